@@ -1,0 +1,83 @@
+#include "actors/runtime/actor.hpp"
+
+#include <pmix_common.h>
+
+namespace zpmix {
+
+void Bus::add(Actor &actor) {
+    actors_[actor.name()] = &actor;
+    for (const auto &[type, fn] : actor.handlers()) types_[type] = &actor;
+}
+
+void Bus::set_peer_sink(Reactor &reactor, PeerSink sink) {
+    peer_reactor_ = &reactor;
+    peer_sink_ = std::move(sink);
+}
+
+Actor *Bus::handler_of(std::string_view type) const {
+    auto it = types_.find(std::string(type));
+    return it == types_.end() ? nullptr : it->second;
+}
+
+Actor *Bus::find(std::string_view name) const {
+    auto it = actors_.find(std::string(name));
+    return it == actors_.end() ? nullptr : it->second;
+}
+
+void Bus::send(const std::string &to, zmq::message_t msg) {
+    if (Actor *actor = find(to)) {
+        // Always through the mailbox, even on the same thread: a handler never re-enters.
+        auto shared = std::make_shared<zmq::message_t>(std::move(msg));
+        actor->reactor().post([actor, shared] { actor->deliver(*shared); });
+        return;
+    }
+    if (!peer_sink_) {
+        spdlog::warn("bus: no route to '{}', message dropped", to);
+        return;
+    }
+    if (peer_reactor_->on_reactor_thread()) {
+        peer_sink_(to, std::move(msg));
+    } else {
+        auto shared = std::make_shared<zmq::message_t>(std::move(msg));
+        peer_reactor_->post([this, to, shared] { peer_sink_(to, std::move(*shared)); });
+    }
+}
+
+Actor::Actor(std::string name, Reactor &reactor, Bus &bus)
+    : name_(std::move(name)), reactor_(reactor), bus_(bus) {
+    log_ = spdlog::default_logger()->clone(name_);
+}
+
+void Actor::dispatch(const Envelope &env) {
+    auto it = handlers_.find(env.type);
+    if (it == handlers_.end()) {
+        log_->warn("unknown message type '{}' from {}", env.type, spdlog::to_hex(env.from));
+        reply_error(env, PMIX_ERR_NOT_SUPPORTED, "unknown message type '" + env.type + "'");
+        return;
+    }
+    try {
+        it->second(env);
+    } catch (const DecodeError &e) {
+        log_->warn("{}", e.what());
+        reply_error(env, PMIX_ERR_BAD_PARAM, e.what());
+    } catch (const std::exception &e) {
+        log_->error("handler for '{}' failed: {}", env.type, e.what());
+        reply_error(env, PMIX_ERROR, e.what());
+    }
+}
+
+void Actor::deliver(const zmq::message_t &msg) {
+    try {
+        dispatch(decode(msg));
+    } catch (const DecodeError &e) {
+        log_->error("dropped a malformed internal message: {}", e.what());
+    }
+}
+
+void Actor::reply_error(const Envelope &req, std::int32_t status, std::string message) {
+    if (req.from.empty()) return;  // nobody to answer
+    bus_.send(req.from, encode(msg::ErrorReply::type, req.id,
+                               msg::ErrorReply{status, std::move(message)}, name_));
+}
+
+}  // namespace zpmix

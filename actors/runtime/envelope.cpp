@@ -1,0 +1,103 @@
+#include "actors/runtime/envelope.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <span>
+
+namespace zpmix {
+
+namespace {
+
+// Keys of the envelope map, in the order they are packed.
+constexpr std::string_view kVersion = "v", kType = "t", kId = "id", kFrom = "from", kBody = "body";
+
+std::string_view str_of(const msgpack::object &o) {
+    if (o.type == msgpack::type::STR) return {o.via.str.ptr, o.via.str.size};
+    if (o.type == msgpack::type::BIN) return {o.via.bin.ptr, o.via.bin.size};
+    throw DecodeError("envelope field is not a string");
+}
+
+std::uint64_t uint_of(const msgpack::object &o) {
+    if (o.type != msgpack::type::POSITIVE_INTEGER) throw DecodeError("envelope field is not a uint");
+    return o.via.u64;
+}
+
+}  // namespace
+
+msgpack::object_handle unpack_bounded(const char *data, std::size_t size,
+                                      const DecodeLimits &limits) {
+    if (size > limits.max_message)
+        throw DecodeError("message of " + std::to_string(size) + " bytes exceeds the limit of " +
+                          std::to_string(limits.max_message));
+    // A container needs at least one byte per element (two per map entry), so the message size
+    // bounds every honest count; anything larger is a lie we refuse before allocating for it.
+    const std::size_t elems = std::min(limits.max_elements, size);
+    const msgpack::unpack_limit bounds(elems, elems / 2, size, size, size, limits.max_depth);
+    try {
+        std::size_t offset = 0;
+        auto handle = msgpack::unpack(data, size, offset, nullptr, nullptr, bounds);
+        if (offset != size) throw DecodeError("trailing bytes after the message");
+        return handle;
+    } catch (const DecodeError &) {
+        throw;
+    } catch (const std::exception &e) {
+        throw DecodeError(std::string("malformed message: ") + e.what());
+    }
+}
+
+Envelope decode(const void *data, std::size_t size, const DecodeLimits &limits) {
+    auto handle = unpack_bounded(static_cast<const char *>(data), size, limits);
+    const msgpack::object &root = handle.get();
+    if (root.type != msgpack::type::MAP) throw DecodeError("envelope is not a map");
+
+    Envelope env;
+    bool have_type = false;
+    for (const auto &kv : std::span(root.via.map.ptr, root.via.map.size)) {
+        if (kv.key.type != msgpack::type::STR) continue;  // ignore what we do not know
+        const std::string_view key = str_of(kv.key);
+        if (key == kVersion) {
+            env.version = static_cast<std::uint32_t>(uint_of(kv.val));
+        } else if (key == kType) {
+            env.type = str_of(kv.val);
+            have_type = true;
+        } else if (key == kId) {
+            env.id = uint_of(kv.val);
+        } else if (key == kFrom) {
+            env.from = str_of(kv.val);
+        } else if (key == kBody) {
+            env.body = kv.val;
+        }
+    }
+    if (!have_type || env.type.empty()) throw DecodeError("envelope has no message type");
+    if (env.version == 0) throw DecodeError("envelope has no protocol version");
+    env.zone = std::shared_ptr<msgpack::zone>(handle.zone().release());
+    return env;
+}
+
+namespace detail {
+
+void pack_header(msgpack::packer<msgpack::sbuffer> &pk, std::string_view type, std::uint64_t id,
+                 std::string_view from) {
+    pk.pack_map(from.empty() ? 4 : 5);
+    pk.pack(kVersion);
+    pk.pack(kProtocolVersion);
+    pk.pack(kType);
+    pk.pack(type);
+    pk.pack(kId);
+    pk.pack(id);
+    if (!from.empty()) {
+        pk.pack(kFrom);
+        pk.pack_bin(static_cast<std::uint32_t>(from.size()));
+        pk.pack_bin_body(from.data(), static_cast<std::uint32_t>(from.size()));
+    }
+    pk.pack(kBody);
+}
+
+zmq::message_t to_message(msgpack::sbuffer &&buf) {
+    const std::size_t size = buf.size();
+    char *data = buf.release();
+    return zmq::message_t(data, size, [](void *p, void *) { std::free(p); }, nullptr);
+}
+
+}  // namespace detail
+}  // namespace zpmix

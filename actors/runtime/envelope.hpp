@@ -1,0 +1,82 @@
+#pragma once
+// The one message envelope every zpmix peer and actor speaks:
+//   {"v": protocol version, "t": message type, "id": request id, "from": sender, "body": payload}
+// as a msgpack map, so a newer peer's extra fields are ignored and absent ones take defaults.
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <msgpack.hpp>
+#include <zmq.hpp>
+
+#include "zpmix/build_config.hpp"
+
+namespace zpmix {
+
+inline constexpr std::uint32_t kProtocolVersion = build::protocol_version;
+
+// Bounds every decoder applies, so that a hostile header cannot make a peer allocate without
+// limit: no container may declare more elements than the message has bytes, nor more than
+// max_elements, and nesting is bounded.
+struct DecodeLimits {
+    std::size_t max_message = std::size_t{64} << 20;  // also ZMQ_MAXMSGSIZE on every socket
+    std::size_t max_elements = std::size_t{1} << 20;  // per array or map
+    std::size_t max_depth = 32;
+};
+
+// A message that is not a well-formed envelope, or whose body is not the expected type.
+struct DecodeError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct Envelope {
+    std::uint32_t version = 0;
+    std::string type;
+    std::uint64_t id = 0;
+    std::string from;
+    msgpack::object body;                  // a nil object when absent
+    std::shared_ptr<msgpack::zone> zone;   // owns body
+
+    // The body as a message struct; throws DecodeError when it does not fit.
+    template <class T>
+    T as() const {
+        T value{};
+        try {
+            if (body.type != msgpack::type::NIL) body.convert(value);
+        } catch (const std::exception &e) {
+            throw DecodeError("bad body for '" + type + "': " + e.what());
+        }
+        return value;
+    }
+};
+
+// Decodes one envelope; throws DecodeError on anything malformed, truncated or oversized.
+Envelope decode(const void *data, std::size_t size, const DecodeLimits &limits = {});
+inline Envelope decode(const zmq::message_t &msg, const DecodeLimits &limits = {}) {
+    return decode(msg.data(), msg.size(), limits);
+}
+
+// Unpacks a bounded msgpack object (for payloads nested as bytes, e.g. cached data blobs).
+msgpack::object_handle unpack_bounded(const char *data, std::size_t size,
+                                      const DecodeLimits &limits = {});
+
+namespace detail {
+void pack_header(msgpack::packer<msgpack::sbuffer> &pk, std::string_view type, std::uint64_t id,
+                 std::string_view from);
+zmq::message_t to_message(msgpack::sbuffer &&buf);
+}  // namespace detail
+
+// Encodes one envelope into a ZeroMQ message without copying the packed bytes.
+template <class Body>
+zmq::message_t encode(std::string_view type, std::uint64_t id, const Body &body,
+                      std::string_view from = {}) {
+    msgpack::sbuffer buf(256);
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    detail::pack_header(pk, type, id, from);
+    pk.pack(body);
+    return detail::to_message(std::move(buf));
+}
+
+}  // namespace zpmix

@@ -1,0 +1,77 @@
+#pragma once
+// The loop an actor runs on: one thread polls ZeroMQ sockets, plain file descriptors (pipes,
+// signalfd, pidfd) and timers, and runs what other threads post to it. Every callback runs on
+// the reactor's thread, one at a time, so the actors it hosts need no locks.
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <zmq.hpp>
+
+namespace zpmix {
+
+class Reactor {
+public:
+    using Callback = std::function<void()>;
+    using Clock = std::chrono::steady_clock;
+    using TimerId = std::uint64_t;
+
+    Reactor();
+    ~Reactor();
+    Reactor(const Reactor &) = delete;
+    Reactor &operator=(const Reactor &) = delete;
+
+    // Calls on_readable whenever the socket (or fd) has input. The socket must outlive the watch.
+    void watch(zmq::socket_ref socket, Callback on_readable);
+    void unwatch(zmq::socket_ref socket);
+    void watch_fd(int fd, Callback on_readable);
+    void unwatch_fd(int fd);
+
+    TimerId after(Clock::duration delay, Callback fn);
+    TimerId every(Clock::duration period, Callback fn);
+    void cancel(TimerId id);
+
+    // Thread-safe: runs fn on the reactor's thread, in posting order.
+    void post(Callback fn);
+
+    // Runs until stop(); stop() is thread-safe and may be called from a callback.
+    void run();
+    void stop();
+    bool on_reactor_thread() const;
+
+private:
+    struct Watch {
+        void *socket = nullptr;
+        int fd = -1;
+        std::shared_ptr<Callback> fn;  // shared: a callback may unwatch itself while running
+    };
+    struct Timer {
+        Clock::time_point due;
+        Clock::duration period{};
+        Callback fn;
+    };
+
+    void drain_posted();
+    int run_timers();  // returns the poll timeout in ms until the next timer, -1 if none
+
+    int wake_fd_ = -1;  // eventfd: post() and stop() wake the poll
+    std::vector<Watch> watches_;
+    bool watches_changed_ = true;  // the poll set must be rebuilt
+    std::map<TimerId, Timer> timers_;
+    std::multimap<Clock::time_point, TimerId> due_;
+    TimerId next_timer_ = 1;
+
+    std::mutex mu_;  // guards posted_ and stopping_ only
+    std::deque<Callback> posted_;
+    bool stopping_ = false;
+    std::thread::id thread_;
+};
+
+}  // namespace zpmix

@@ -1,0 +1,142 @@
+#define BOOST_TEST_MODULE actor
+#include <boost/test/unit_test.hpp>
+
+#include <future>
+#include <thread>
+
+#include <pmix_common.h>
+
+#include "actors/runtime/actor.hpp"
+
+using namespace zpmix;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Add {
+    static constexpr const char *type = "add";
+    std::int64_t value = 0;
+    MSGPACK_DEFINE_MAP(value);
+};
+struct Total {
+    static constexpr const char *type = "total";
+    std::int64_t value = 0;
+    MSGPACK_DEFINE_MAP(value);
+};
+
+// Keeps a running total; answers each Add with the new Total.
+class Counter : public Actor {
+public:
+    Counter(Reactor &r, Bus &b) : Actor("counter", r, b) { on(&Counter::add); }
+
+private:
+    std::int64_t total_ = 0;
+    void add(const Envelope &env, Add &m) {
+        if (m.value < 0) throw std::runtime_error("negative");
+        total_ += m.value;
+        reply(env, Total{total_});
+    }
+};
+
+// Collects whatever reaches it (replies and errors) and hands them to the test thread.
+class Probe : public Actor {
+public:
+    Probe(Reactor &r, Bus &b) : Actor("probe", r, b) {
+        on(&Probe::total);
+        on(&Probe::error);
+    }
+    std::promise<std::pair<std::string, std::int64_t>> next;
+    void ask(const std::string &to, const Add &m) { send(to, m, 9); }
+    template <class M>
+    void ask_as(const std::string &to, const M &m) { send(to, m, 9); }
+
+private:
+    void total(const Envelope &, Total &t) { next.set_value({"total", t.value}); }
+    void error(const Envelope &env, msg::ErrorReply &e) {
+        BOOST_TEST(env.id == 9u);
+        next.set_value({"error", e.status});
+    }
+};
+
+struct Unknown {
+    static constexpr const char *type = "no-such-type";
+    int x = 0;
+    MSGPACK_DEFINE_MAP(x);
+};
+struct BadAdd {
+    static constexpr const char *type = "add";
+    std::string value = "seven";
+    MSGPACK_DEFINE_MAP(value);
+};
+
+// Two reactors on two threads, one actor each: messages cross threads only through mailboxes.
+struct TwoThreads {
+    Bus bus;
+    Reactor r1, r2;
+    Counter counter{r1, bus};
+    Probe probe{r2, bus};
+    std::thread t1, t2;
+    TwoThreads() {
+        bus.add(counter);
+        bus.add(probe);
+        t1 = std::thread([this] { r1.run(); });
+        t2 = std::thread([this] { r2.run(); });
+    }
+    ~TwoThreads() {
+        r1.stop();
+        r2.stop();
+        t1.join();
+        t2.join();
+    }
+    std::pair<std::string, std::int64_t> roundtrip(auto send) {
+        probe.next = {};
+        auto f = probe.next.get_future();
+        r2.post([&] { send(); });
+        BOOST_REQUIRE(f.wait_for(5s) == std::future_status::ready);
+        return f.get();
+    }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(dispatch_by_type_and_reply, TwoThreads) {
+    BOOST_TEST(roundtrip([&] { probe.ask("counter", Add{5}); }).second == 5);
+    auto r = roundtrip([&] { probe.ask("counter", Add{6}); });
+    BOOST_TEST(r.first == "total");
+    BOOST_TEST(r.second == 11);
+    BOOST_TEST(bus.handler_of("add") == &counter);
+}
+
+BOOST_FIXTURE_TEST_CASE(unknown_type_gets_not_supported, TwoThreads) {
+    auto r = roundtrip([&] { probe.ask_as("counter", Unknown{}); });
+    BOOST_TEST(r.first == "error");
+    BOOST_TEST(r.second == PMIX_ERR_NOT_SUPPORTED);
+}
+
+BOOST_FIXTURE_TEST_CASE(malformed_body_gets_bad_param_and_actor_keeps_serving, TwoThreads) {
+    auto r = roundtrip([&] { probe.ask_as("counter", BadAdd{}); });
+    BOOST_TEST(r.first == "error");
+    BOOST_TEST(r.second == PMIX_ERR_BAD_PARAM);
+    auto failed = roundtrip([&] { probe.ask("counter", Add{-1}); });
+    BOOST_TEST(failed.second == PMIX_ERROR);
+    BOOST_TEST(roundtrip([&] { probe.ask("counter", Add{1}); }).second == 1);
+}
+
+BOOST_AUTO_TEST_CASE(timers_fire_in_order_and_cancel) {
+    Reactor r;
+    std::vector<int> fired;
+    r.after(30ms, [&] { fired.push_back(3); });
+    r.after(10ms, [&] { fired.push_back(1); });
+    auto never = r.after(20ms, [&] { fired.push_back(2); });
+    r.cancel(never);
+    int ticks = 0;
+    r.every(5ms, [&] {
+        if (++ticks == 3) r.post([&] { fired.push_back(0); });
+    });
+    r.after(50ms, [&] { r.stop(); });
+    r.run();
+    BOOST_TEST(fired.size() == 3u);
+    BOOST_TEST(fired.front() == 1);
+    BOOST_TEST(fired.back() == 3);
+    BOOST_TEST(ticks >= 3);
+}

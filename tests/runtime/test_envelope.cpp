@@ -1,0 +1,120 @@
+#define BOOST_TEST_MODULE envelope
+#include <boost/test/unit_test.hpp>
+
+#include "actors/runtime/envelope.hpp"
+
+using namespace zpmix;
+
+namespace {
+struct Sample {
+    static constexpr const char *type = "sample";
+    std::string name;
+    std::uint32_t count = 7;
+    std::vector<std::string> tags;
+    MSGPACK_DEFINE_MAP(name, count, tags);
+};
+struct SampleV2 {  // a newer peer's version: one more field
+    static constexpr const char *type = "sample";
+    std::string name;
+    std::uint32_t count = 0;
+    std::vector<std::string> tags;
+    double extra = 0;
+    MSGPACK_DEFINE_MAP(name, count, tags, extra);
+};
+struct NameOnly {
+    std::string name;
+    MSGPACK_DEFINE_MAP(name);
+};
+
+std::string pack(auto &&...items) {
+    msgpack::sbuffer buf;
+    msgpack::packer pk(buf);
+    (pk.pack(items), ...);
+    return {buf.data(), buf.size()};
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(round_trip_keeps_every_field) {
+    auto msg = encode("sample", 42, Sample{"x", 3, {"a", "b"}}, "sender");
+    Envelope env = decode(msg);
+    BOOST_TEST(env.version == kProtocolVersion);
+    BOOST_TEST(env.type == "sample");
+    BOOST_TEST(env.id == 42u);
+    BOOST_TEST(env.from == "sender");
+    auto s = env.as<Sample>();
+    BOOST_TEST(s.name == "x");
+    BOOST_TEST(s.count == 3u);
+    BOOST_TEST(s.tags.size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(newer_fields_are_ignored_and_absent_ones_defaulted) {
+    auto newer = decode(encode("sample", 1, SampleV2{"n", 9, {}, 2.5}));
+    BOOST_TEST(newer.as<Sample>().count == 9u);
+    auto older = decode(encode("sample", 1, NameOnly{"old"}));
+    auto s = older.as<Sample>();
+    BOOST_TEST(s.name == "old");
+    BOOST_TEST(s.count == 7u);  // the struct's default
+}
+
+BOOST_AUTO_TEST_CASE(unknown_envelope_keys_are_ignored) {
+    msgpack::sbuffer buf;
+    msgpack::packer pk(buf);
+    pk.pack_map(4);
+    pk.pack("v"), pk.pack(1), pk.pack("t"), pk.pack("ping");
+    pk.pack("future"), pk.pack("whatever"), pk.pack("id"), pk.pack(5);
+    auto env = decode(buf.data(), buf.size());
+    BOOST_TEST(env.type == "ping");
+    BOOST_TEST(env.id == 5u);
+    BOOST_TEST(env.body.type == msgpack::type::NIL);
+}
+
+BOOST_AUTO_TEST_CASE(wrong_body_type_is_a_decode_error) {
+    msgpack::sbuffer buf;
+    msgpack::packer pk(buf);
+    pk.pack_map(3);
+    pk.pack("v"), pk.pack(1), pk.pack("t"), pk.pack("sample"), pk.pack("body");
+    pk.pack_map(1), pk.pack("count"), pk.pack("not a number");
+    auto env = decode(buf.data(), buf.size());
+    BOOST_CHECK_THROW(env.as<Sample>(), DecodeError);
+}
+
+BOOST_AUTO_TEST_CASE(malformed_messages_are_rejected) {
+    BOOST_CHECK_THROW(decode("", 0), DecodeError);
+    BOOST_CHECK_THROW(decode("\xc1", 1), DecodeError);              // reserved byte
+    const std::string not_map = pack(42);
+    BOOST_CHECK_THROW(decode(not_map.data(), not_map.size()), DecodeError);
+    const std::string no_type = pack(std::map<std::string, int>{{"v", 1}});
+    BOOST_CHECK_THROW(decode(no_type.data(), no_type.size()), DecodeError);
+    const std::string no_version = pack(std::map<std::string, std::string>{{"t", "x"}});
+    BOOST_CHECK_THROW(decode(no_version.data(), no_version.size()), DecodeError);
+    auto good = encode("sample", 1, Sample{"", 1, {}});
+    const std::string truncated(static_cast<const char *>(good.data()), good.size() - 3);
+    BOOST_CHECK_THROW(decode(truncated.data(), truncated.size()), DecodeError);
+    std::string trailing(static_cast<const char *>(good.data()), good.size());
+    trailing += '\x01';
+    BOOST_CHECK_THROW(decode(trailing.data(), trailing.size()), DecodeError);
+}
+
+BOOST_AUTO_TEST_CASE(hostile_headers_cannot_force_allocations) {
+    // 5 bytes that claim 4 billion elements: refused before anything is allocated for them.
+    const char array32[] = {'\xdd', '\xff', '\xff', '\xff', '\xff'};
+    BOOST_CHECK_THROW(decode(array32, sizeof array32), DecodeError);
+    const char map32[] = {'\xdf', '\xff', '\xff', '\xff', '\xff'};
+    BOOST_CHECK_THROW(decode(map32, sizeof map32), DecodeError);
+    const char str32[] = {'\xdb', '\xff', '\xff', '\xff', '\xff'};
+    BOOST_CHECK_THROW(decode(str32, sizeof str32), DecodeError);
+    const char bin32[] = {'\xc6', '\x7f', '\xff', '\xff', '\xff'};
+    BOOST_CHECK_THROW(decode(bin32, sizeof bin32), DecodeError);
+    // Deep nesting beyond the limit.
+    std::string deep(100, '\x91');
+    deep += '\xc0';
+    BOOST_CHECK_THROW(decode(deep.data(), deep.size()), DecodeError);
+}
+
+BOOST_AUTO_TEST_CASE(oversized_messages_are_rejected) {
+    DecodeLimits small;
+    small.max_message = 64;
+    auto big = encode("sample", 1, Sample{std::string(100, 'x'), 1, {}});
+    BOOST_CHECK_THROW(decode(big, small), DecodeError);
+    BOOST_CHECK_NO_THROW(decode(big));
+}
