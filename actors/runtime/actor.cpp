@@ -6,7 +6,7 @@ namespace zpmix {
 
 void Bus::add(Actor &actor) {
     actors_[actor.name()] = &actor;
-    for (const auto &[type, fn] : actor.handlers()) types_[type] = &actor;
+    for (const auto &[type, fn] : actor.handlers()) types_[type].push_back(&actor);
 }
 
 void Bus::set_peer_sink(Reactor &reactor, PeerSink sink) {
@@ -16,7 +16,17 @@ void Bus::set_peer_sink(Reactor &reactor, PeerSink sink) {
 
 Actor *Bus::handler_of(std::string_view type) const {
     auto it = types_.find(std::string(type));
-    return it == types_.end() ? nullptr : it->second;
+    return it == types_.end() ? nullptr : it->second.front();
+}
+
+void Bus::broadcast(std::string_view type, const zmq::message_t &msg) {
+    auto it = types_.find(std::string(type));
+    if (it == types_.end()) return;
+    for (Actor *actor : it->second) {
+        auto copy = std::make_shared<zmq::message_t>();
+        copy->copy(const_cast<zmq::message_t &>(msg));  // shares the buffer, no byte copy
+        actor->reactor().post([actor, copy] { actor->deliver(*copy); });
+    }
 }
 
 Actor *Bus::find(std::string_view name) const {

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include <spdlog/fmt/bin_to_hex.h>
 #include <spdlog/spdlog.h>
@@ -31,13 +32,16 @@ public:
 
     // Thread-safe. To an actor: queued in its mailbox. To a peer: sent on the sink's thread.
     void send(const std::string &to, zmq::message_t msg);
-    // The actor that handles a message type, or nullptr.
+    // Queues msg in the mailbox of every actor that handles `type` (internal notifications such
+    // as a process's exit, which several actors follow).
+    void broadcast(std::string_view type, const zmq::message_t &msg);
+    // The first actor registered for a message type (the one peers' requests go to), or nullptr.
     Actor *handler_of(std::string_view type) const;
     Actor *find(std::string_view name) const;
 
 private:
     std::unordered_map<std::string, Actor *> actors_;
-    std::unordered_map<std::string, Actor *> types_;
+    std::unordered_map<std::string, std::vector<Actor *>> types_;
     Reactor *peer_reactor_ = nullptr;
     PeerSink peer_sink_;
 };
@@ -74,6 +78,10 @@ protected:
     template <class Msg>
     void send(const std::string &to, const Msg &m, std::uint64_t id = 0) {
         bus_.send(to, encode(Msg::type, id, m, name_));
+    }
+    template <class Msg>
+    void broadcast(const Msg &m) {
+        bus_.broadcast(Msg::type, encode(Msg::type, 0, m, name_));
     }
     template <class Msg>
     void reply(const Envelope &req, const Msg &m) {

@@ -31,6 +31,14 @@ struct DecodeError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// What the transport vouches for about a message's sender (never read from the message itself):
+// the kernel's credentials of an ipc:// peer, or that the peer came over tcp://.
+struct PeerCredentials {
+    bool tcp = false;
+    std::int64_t pid = 0;  // 0 when unknown (tcp, or an in-process sender)
+    std::int64_t uid = -1;
+};
+
 struct Envelope {
     std::uint32_t version = 0;
     std::string type;
@@ -38,6 +46,7 @@ struct Envelope {
     std::string from;
     msgpack::object body;                  // a nil object when absent
     std::shared_ptr<msgpack::zone> zone;   // owns body
+    PeerCredentials peer;                  // filled in by the broker for messages from peers
 
     // The body as a message struct; throws DecodeError when it does not fit.
     template <class T>

@@ -1,0 +1,126 @@
+#pragma once
+// Jobs: what the launcher asks of a broker, what a broker knows of a namespace, and what it
+// tells the launcher back. Shared by `zpmix run`, the broker's actors and the client library.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <msgpack.hpp>
+
+namespace zpmix::msg {
+
+// One rank's placement, recorded by the launcher and served as job-level information.
+struct ProcInfo {
+    std::uint32_t rank = 0;
+    std::uint16_t local_rank = 0;
+    std::uint16_t node_rank = 0;
+    std::uint32_t node_id = 0;
+    std::uint32_t app_num = 0;
+    std::string hostname;
+    std::string cpuset;    // hwloc bitmap list string ("0-1"), empty when unbound
+    std::string locality;  // PMIx locality string ("SK0:L3ss0:L2s0:L1s0:CRs0:HTs0")
+    std::int64_t pid = 0;
+    MSGPACK_DEFINE_MAP(rank, local_rank, node_rank, node_id, app_num, hostname, cpuset, locality,
+                       pid);
+};
+
+// Everything a client learns at init: the namespace and every rank's placement.
+struct JobInfo {
+    std::string nspace;
+    std::uint32_t size = 0;       // PMIX_JOB_SIZE
+    std::uint32_t univ_size = 0;  // PMIX_UNIV_SIZE
+    std::uint32_t max_procs = 0;  // PMIX_MAX_PROCS
+    std::uint32_t num_apps = 1;
+    std::string session_tmpdir;  // PMIX_TMPDIR
+    std::string nsdir;           // PMIX_NSDIR; each rank's PMIX_PROCDIR is nsdir/<rank>
+    std::vector<std::string> nodes;                             // index = node id
+    std::vector<ProcInfo> procs;                                // index = rank
+    std::map<std::string, std::vector<std::uint32_t>> psets;  // name -> ranks
+    MSGPACK_DEFINE_MAP(nspace, size, univ_size, max_procs, num_apps, session_tmpdir, nsdir, nodes,
+                       procs, psets);
+};
+
+// `zpmix run` -> broker: start a job. Answered by LaunchReply, then streamed Output and
+// ProcExit messages and a final JobEnded, all addressed to the requester.
+struct Launch {
+    static constexpr const char *type = "job.launch";
+    std::vector<std::string> argv;
+    std::vector<std::string> env;  // "NAME=value" added to each rank's environment
+    std::string cwd;
+    std::uint32_t np = 1;
+    std::string bind_to = "none";  // none | core | package
+    std::string map_by = "slot";   // slot | core
+    std::vector<std::string> psets;  // PMIX_PSET_NAMES: each names the whole job
+    double timeout_s = 0;           // 0: no limit
+    bool personality_ompi = false;
+    MSGPACK_DEFINE_MAP(argv, env, cwd, np, bind_to, map_by, psets, timeout_s, personality_ompi);
+};
+
+struct LaunchReply {
+    static constexpr const char *type = "job.launched";
+    std::string nspace;
+    std::vector<std::int64_t> pids;  // index = rank
+    MSGPACK_DEFINE_MAP(nspace, pids);
+};
+
+// A line (or a chunk without newline at EOF) of a rank's stdout (fd 1) or stderr (fd 2).
+struct Output {
+    static constexpr const char *type = "job.output";
+    std::string nspace;
+    std::uint32_t rank = 0;
+    std::uint8_t fd = 1;
+    std::string data;
+    MSGPACK_DEFINE_MAP(nspace, rank, fd, data);
+};
+
+// A rank ended: exit_code when it exited, signal when a signal killed it.
+struct ProcExit {
+    static constexpr const char *type = "proc.exit";
+    std::string nspace;
+    std::uint32_t rank = 0;
+    std::int64_t pid = 0;
+    std::int32_t exit_code = 0;
+    std::int32_t signal = 0;
+    MSGPACK_DEFINE_MAP(nspace, rank, pid, exit_code, signal);
+};
+
+// The job is over; status is what `zpmix run` exits with (0, exit code, or 128+signal).
+struct JobEnded {
+    static constexpr const char *type = "job.ended";
+    std::string nspace;
+    std::int32_t status = 0;
+    std::string message;  // why, when it did not end by itself (abort, timeout, signal)
+    MSGPACK_DEFINE_MAP(nspace, status, message);
+};
+
+// Deliver a signal to every live rank of a job (the launcher forwards its own SIGINT...).
+struct SignalJob {
+    static constexpr const char *type = "job.signal";
+    std::string nspace;
+    std::int32_t signal = 0;
+    MSGPACK_DEFINE_MAP(nspace, signal);
+};
+
+// PMIx_Abort from a client: the launcher ends the job with this status and message.
+struct Abort {
+    static constexpr const char *type = "abort";
+    std::int32_t status = 0;
+    std::string message;
+    MSGPACK_DEFINE_MAP(status, message);
+};
+
+// Launcher -> server: a namespace exists (before its ranks start), and is gone.
+struct RegisterNamespace {
+    static constexpr const char *type = "ns.register";
+    JobInfo job;
+    std::string secret;
+    MSGPACK_DEFINE_MAP(job, secret);
+};
+struct DeregisterNamespace {
+    static constexpr const char *type = "ns.deregister";
+    std::string nspace;
+    MSGPACK_DEFINE_MAP(nspace);
+};
+
+}  // namespace zpmix::msg

@@ -1,0 +1,32 @@
+#pragma once
+// How a peer opens its session with its node's broker. Every peer's first message is a Hello;
+// the broker answers with a Welcome (or an ErrorReply). The envelope carries the protocol
+// version, so old and new releases can tell each other apart.
+#include <cstdint>
+#include <string>
+
+#include <msgpack.hpp>
+
+#include "actors/protocol/job.hpp"
+
+namespace zpmix::msg {
+
+struct Hello {
+    static constexpr const char *type = "hello";
+    std::string role = "client";  // client | tool | launcher
+    std::string nspace;           // client: the job it belongs to (from its environment)
+    std::uint32_t rank = 0;
+    std::int64_t pid = 0;
+    std::string secret;  // the per-job secret; required on tcp://
+    MSGPACK_DEFINE_MAP(role, nspace, rank, pid, secret);
+};
+
+struct Welcome {
+    static constexpr const char *type = "welcome";
+    std::string broker;      // the broker's name (its host and pid)
+    std::string events_uri;  // where its event publisher (XPUB) listens
+    JobInfo job;             // a client's whole job-level information, in one message
+    MSGPACK_DEFINE_MAP(broker, events_uri, job);
+};
+
+}  // namespace zpmix::msg
