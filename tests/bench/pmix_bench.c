@@ -1,0 +1,126 @@
+/* The wire-up benchmark: one standard-API PMIx program, built against zpmix and against another
+ * PMIx implementation, run under each one's launcher. Rank 0 prints one line per figure:
+ *   <figure> <value in microseconds>
+ * Figures: init (time inside PMIx_Init), fence_barrier median/p99, fence_collect_64 and
+ * fence_collect_4k medians (PMIX_COLLECT_DATA after a Put+Commit of a card of that size),
+ * get_job (PMIx_Get of a cached job-level key), get_remote (PMIx_Get of a peer's card after a
+ * collecting fence). */
+#include <pmix.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double percentile(double *v, int n, double p) {
+    qsort(v, n, sizeof *v, cmp_double);
+    int i = (int)(p * (n - 1) + 0.5);
+    return v[i];
+}
+
+static void check(pmix_status_t rc, const char *what) {
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "pmix_bench: %s failed: %s\n", what, PMIx_Error_string(rc));
+        exit(1);
+    }
+}
+
+static pmix_proc_t me;
+
+static void fence(int collect) {
+    pmix_info_t info;
+    PMIX_INFO_CONSTRUCT(&info);
+    bool yes = true;
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    check(PMIx_Fence(NULL, 0, collect ? &info : NULL, collect ? 1 : 0), "PMIx_Fence");
+    PMIX_INFO_DESTRUCT(&info);
+}
+
+/* Median (and p99) of `iters` fences; with card > 0 every rank puts a card of that size first. */
+static void time_fences(const char *name, int iters, size_t card, int report_p99) {
+    double *t = malloc(sizeof(double) * iters);
+    char *buf = malloc(card + 1);
+    for (int i = 0; i < iters; ++i) {
+        if (card > 0) {
+            pmix_value_t v;
+            memset(buf, 'a' + (i % 26), card);
+            buf[card] = '\0';
+            v.type = PMIX_BYTE_OBJECT;
+            v.data.bo.bytes = buf;
+            v.data.bo.size = card;
+            check(PMIx_Put(PMIX_GLOBAL, "bench.card", &v), "PMIx_Put");
+            check(PMIx_Commit(), "PMIx_Commit");
+        }
+        double t0 = now_us();
+        fence(card > 0);
+        t[i] = now_us() - t0;
+    }
+    if (me.rank == 0) {
+        printf("%s_median %.2f\n", name, percentile(t, iters, 0.5));
+        if (report_p99) printf("%s_p99 %.2f\n", name, percentile(t, iters, 0.99));
+    }
+    free(buf);
+    free(t);
+}
+
+int main(int argc, char **argv) {
+    int iters = argc > 1 ? atoi(argv[1]) : 200;
+    double t0 = now_us();
+    check(PMIx_Init(&me, NULL, 0), "PMIx_Init");
+    double t_init = now_us() - t0;
+
+    pmix_proc_t wild;
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_value_t *val = NULL;
+    check(PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val), "PMIx_Get(job size)");
+    uint32_t size = val->data.uint32;
+    PMIX_VALUE_RELEASE(val);
+
+    fence(0); /* warm up and line everyone up */
+    time_fences("fence_barrier", iters, 0, 1);
+    time_fences("fence_collect_64", iters / 4 + 1, 64, 0);
+    time_fences("fence_collect_4k", iters / 4 + 1, 4096, 0);
+
+    /* Cached job-level Get, many times: the median of batches of 100. */
+    enum { batches = 200, per = 100 };
+    double g[batches];
+    for (int b = 0; b < batches; ++b) {
+        double s = now_us();
+        for (int i = 0; i < per; ++i) {
+            check(PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val), "PMIx_Get");
+            PMIX_VALUE_RELEASE(val);
+        }
+        g[b] = (now_us() - s) / per;
+    }
+    /* A peer's card after the collecting fences above. */
+    pmix_proc_t peer;
+    PMIX_LOAD_PROCID(&peer, me.nspace, (me.rank + 1) % size);
+    double r[batches];
+    for (int b = 0; b < batches; ++b) {
+        double s = now_us();
+        for (int i = 0; i < per; ++i) {
+            check(PMIx_Get(&peer, "bench.card", NULL, 0, &val), "PMIx_Get(card)");
+            PMIX_VALUE_RELEASE(val);
+        }
+        r[b] = (now_us() - s) / per;
+    }
+    if (me.rank == 0) {
+        printf("init %.2f\n", t_init);
+        printf("get_job_median %.3f\n", percentile(g, batches, 0.5));
+        printf("get_remote_median %.3f\n", percentile(r, batches, 0.5));
+    }
+    fence(0);
+    check(PMIx_Finalize(NULL, 0), "PMIx_Finalize");
+    return 0;
+}
