@@ -1135,6 +1135,8 @@ typedef void (*pmix_device_dist_cbfunc_t)(pmix_status_t status, pmix_device_dist
 /****  ZPMIX HELPERS USED BY THE MACROS BELOW (exported, not part of the standard)  ****/
 /* copy at most `max` chars of `src` into `dst` (which has room for max+1) and terminate it */
 PMIX_EXPORT void zpmix_load_string(char *dst, const char *src, size_t max);
+/* strdup() that strict C11 programs can call; NULL stays NULL */
+PMIX_EXPORT char *zpmix_strdup(const char *s);
 /* length of a namespace, at most PMIX_MAX_NSLEN+1 */
 PMIX_EXPORT size_t zpmix_nslen(const char *ns);
 /* NULL-terminated string arrays ("argv") */
@@ -1268,8 +1270,8 @@ PMIX_EXPORT pmix_status_t zpmix_data_array_construct(pmix_data_array_t *array, s
 #define PMIX_ENVAR_DESTRUCT(m) zpmix_object_destruct(PMIX_ENVAR, (m))
 #define PMIX_ENVAR_LOAD(m, e, v, s)                         \
     do {                                                    \
-        (m)->envar = (NULL == (e)) ? NULL : strdup(e);      \
-        (m)->value = (NULL == (v)) ? NULL : strdup(v);      \
+        (m)->envar = (NULL == (e)) ? NULL : zpmix_strdup(e);      \
+        (m)->value = (NULL == (v)) ? NULL : zpmix_strdup(v);      \
         (m)->separator = (s);                               \
     } while (0)
 
@@ -1420,7 +1422,7 @@ PMIX_EXPORT pmix_status_t zpmix_data_array_construct(pmix_data_array_t *array, s
 #define PMIX_REGATTR_LOAD(a, n, k, t, v)                                  \
     do {                                                                  \
         const char *_zpmix_n = (n), *_zpmix_k = (k), *_zpmix_v = (v);     \
-        (a)->name = (NULL == _zpmix_n) ? NULL : strdup(_zpmix_n);         \
+        (a)->name = (NULL == _zpmix_n) ? NULL : zpmix_strdup(_zpmix_n);         \
         PMIX_LOAD_KEY((a)->string, _zpmix_k);                             \
         (a)->type = (t);                                                  \
         if (NULL != _zpmix_v) (void)zpmix_argv_append(&(a)->description, _zpmix_v); \
