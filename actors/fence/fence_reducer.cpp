@@ -1,0 +1,129 @@
+#include "actors/fence/fence_reducer.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include <pmix_common.h>
+
+namespace zpmix {
+
+namespace {
+
+bool takes_part(const std::vector<msg::Proc> &participants, const msg::Proc &p) {
+    return std::binary_search(participants.begin(), participants.end(), p) ||
+           std::binary_search(participants.begin(), participants.end(),
+                              msg::Proc{p.nspace, msg::kWildcardRank});
+}
+
+}  // namespace
+
+FenceReducer::FenceReducer(Reactor &reactor, Bus &bus) : Actor("fence", reactor, bus) {
+    on(&FenceReducer::contribute);
+    on(&FenceReducer::collected);
+    on(&FenceReducer::proc_exit);
+}
+
+void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
+    auto participants = msg::canonical_participants(std::move(m.participants));
+    if (participants.empty() || !takes_part(participants, m.proc)) {
+        reply_error(env, PMIX_ERR_BAD_PARAM, "the contributor is not among the participants");
+        return;
+    }
+    const std::string key = msg::fence_key(participants, m.fence_id);
+    auto [it, created] = fences_.try_emplace(key);
+    Fence &f = it->second;
+    if (created) {
+        f.participants = std::move(participants);
+        f.collect = m.collect;
+        if (m.timeout_ms > 0)
+            f.timer = reactor().after(std::chrono::milliseconds(m.timeout_ms), [this, key] {
+                if (auto t = fences_.find(key); t != fences_.end()) {
+                    t->second.timer = 0;
+                    log().info("fence {} timed out", key);
+                    finish(key, PMIX_ERR_TIMEOUT);
+                }
+            });
+    }
+    if (!f.arrived.insert(m.proc).second) {
+        reply_error(env, PMIX_ERR_EXISTS, "this process already contributed to the fence");
+        return;
+    }
+    f.collect = f.collect || m.collect;
+    f.routes.push_back(env.from);
+    for (const auto &[ns, size] : m.sizes)
+        if (std::binary_search(f.participants.begin(), f.participants.end(),
+                               msg::Proc{ns, msg::kWildcardRank}))
+            f.sizes.emplace(ns, size);
+    for (const auto &gone : exited_)
+        if (takes_part(f.participants, gone) && !f.arrived.contains(gone)) {
+            finish(key, PMIX_ERR_PROC_TERM_WO_SYNC);
+            return;
+        }
+    maybe_complete(key, f);
+}
+
+long FenceReducer::expected_local(const Fence &f) const {
+    long n = 0;
+    for (const auto &p : f.participants) {
+        if (p.rank != msg::kWildcardRank) {
+            ++n;
+            continue;
+        }
+        auto size = f.sizes.find(p.nspace);
+        if (size == f.sizes.end()) return -1;
+        n += size->second;
+    }
+    return n;
+}
+
+void FenceReducer::maybe_complete(const std::string &key, Fence &f) {
+    if (f.gathering || f.pending_children > 0 ||
+        static_cast<long>(f.arrived.size()) != expected_local(f))
+        return;
+    if (!f.collect) {
+        finish(key, PMIX_SUCCESS);
+        return;
+    }
+    f.gathering = true;
+    const std::uint64_t id = next_request_++;
+    gathering_.emplace(id, key);
+    send("modex", msg::ModexCollect{f.participants}, id);
+}
+
+void FenceReducer::collected(const Envelope &env, msg::ModexCollected &m) {
+    auto node = gathering_.extract(env.id);
+    if (!node) return;
+    if (fences_.contains(node.mapped())) finish(node.mapped(), PMIX_SUCCESS, std::move(m.data));
+}
+
+void FenceReducer::proc_exit(const Envelope &, msg::ProcExit &m) {
+    const msg::Proc gone{m.nspace, m.rank};
+    exited_.insert(gone);
+    std::vector<std::string> failed;
+    for (const auto &[key, f] : fences_)
+        if (!f.gathering && takes_part(f.participants, gone) && !f.arrived.contains(gone))
+            failed.push_back(key);
+    for (const auto &key : failed) {
+        log().info("fence {} fails: {}:{} ended before contributing", key, m.nspace, m.rank);
+        finish(key, PMIX_ERR_PROC_TERM_WO_SYNC);
+    }
+}
+
+void FenceReducer::finish(const std::string &key, std::int32_t status,
+                          std::vector<msg::ProcData> data) {
+    auto node = fences_.extract(key);
+    if (!node) return;
+    Fence &f = node.mapped();
+    if (f.timer) reactor().cancel(f.timer);
+    std::erase_if(gathering_, [&](const auto &kv) { return kv.second == key; });
+    // One encoding for everyone: each copy shares the buffer.
+    zmq::message_t done =
+        encode(msg::FenceDone::type, 0, msg::FenceDone{key, status, std::move(data)}, name());
+    for (const auto &route : f.routes) {
+        zmq::message_t copy;
+        copy.copy(done);
+        bus().send(route, std::move(copy));
+    }
+}
+
+}  // namespace zpmix

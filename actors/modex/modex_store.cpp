@@ -1,0 +1,229 @@
+#include "actors/modex/modex_store.hpp"
+
+#include <chrono>
+
+#include <pmix_common.h>
+
+namespace zpmix {
+
+namespace {
+
+// The keys of a blob (a msgpack map key -> [type, payload]), or DecodeError.
+template <class Fn>
+void for_each_entry(const msg::Blob &blob, Fn fn) {
+    if (blob.empty()) return;
+    auto handle = unpack_bounded(blob.data(), blob.size());
+    const msgpack::object &obj = handle.get();
+    if (obj.type != msgpack::type::MAP) throw DecodeError("a data blob is not a map");
+    for (const auto &kv : obj.via.map) {
+        if (kv.key.type != msgpack::type::STR) throw DecodeError("a data key is not a string");
+        fn(kv.key.as<std::string>(), kv.val);
+    }
+}
+
+Envelope return_address(const Envelope &env) {
+    Envelope r;
+    r.from = env.from;
+    r.id = env.id;
+    r.type = env.type;
+    return r;
+}
+
+// Whether `reader`, looking in `range`, sees an entry that `e_pub` published in `e_range`.
+bool visible(const msg::Proc &e_pub, std::uint8_t e_range, const msg::Proc &reader,
+             std::uint8_t range) {
+    auto within = [&](std::uint8_t r) {
+        if (r == PMIX_RANGE_PROC_LOCAL) return e_pub == reader;
+        if (r == PMIX_RANGE_NAMESPACE) return e_pub.nspace == reader.nspace;
+        return true;  // one broker: local, session, global, rm all span it
+    };
+    return within(e_range) && within(range);
+}
+
+}  // namespace
+
+ModexStore::ModexStore(Reactor &reactor, Bus &bus) : Actor("modex", reactor, bus) {
+    on(&ModexStore::commit);
+    on(&ModexStore::get);
+    on(&ModexStore::collect);
+    on(&ModexStore::publish);
+    on(&ModexStore::lookup);
+    on(&ModexStore::unpublish);
+    on(&ModexStore::proc_exit);
+}
+
+void ModexStore::commit(const Envelope &env, msg::Commit &m) {
+    Committed c;
+    for (const msg::Blob *blob : {&m.local, &m.remote, &m.global})
+        for_each_entry(*blob, [&](std::string key, const msgpack::object &) {
+            c.keys.insert(std::move(key));
+        });
+    c.local = std::move(m.local);
+    c.remote = std::move(m.remote);
+    c.global = std::move(m.global);
+    committed_[m.proc] = std::move(c);
+    if (env.id) reply(env, msg::Ok{});
+    settle_waiters(m.proc);
+}
+
+msg::ProcData ModexStore::data_of(const msg::Proc &proc, const Committed &c) const {
+    // Every reader is on this node for now: it sees local and global data.
+    msg::ProcData d{proc, {}};
+    if (!c.local.empty()) d.blobs.push_back(c.local);
+    if (!c.global.empty()) d.blobs.push_back(c.global);
+    return d;
+}
+
+void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
+    if (m.proc.rank == msg::kWildcardRank) {
+        reply_error(env, PMIX_ERR_BAD_PARAM, "direct modex needs one rank");
+        return;
+    }
+    auto it = committed_.find(m.proc);
+    if (it != committed_.end()) {
+        if (it->second.keys.contains(m.key))
+            reply(env, msg::ModexData{data_of(m.proc, it->second)});
+        else
+            reply_error(env, PMIX_ERR_NOT_FOUND, "'" + m.key + "' was not committed");
+        return;
+    }
+    if (exited_.contains(m.proc)) {
+        reply_error(env, PMIX_ERR_NOT_FOUND, "the process ended without committing");
+        return;
+    }
+    const std::uint64_t id = next_waiter_++;
+    Waiter w{return_address(env), m.proc, m.key, 0};
+    if (m.timeout_ms > 0)
+        w.timer = reactor().after(std::chrono::milliseconds(m.timeout_ms), [this, id] {
+            auto node = waiters_.extract(id);
+            if (node) reply_error(node.mapped().req, PMIX_ERR_TIMEOUT, "direct modex timed out");
+        });
+    waiters_.emplace(id, std::move(w));
+}
+
+void ModexStore::settle_waiters(const msg::Proc &proc) {
+    auto c = committed_.find(proc);
+    const bool gone = exited_.contains(proc);
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+        Waiter &w = it->second;
+        if (w.proc != proc) {
+            ++it;
+            continue;
+        }
+        if (c != committed_.end() && c->second.keys.contains(w.key))
+            reply(w.req, msg::ModexData{data_of(proc, c->second)});
+        else if (c != committed_.end())
+            reply_error(w.req, PMIX_ERR_NOT_FOUND, "'" + w.key + "' was not committed");
+        else if (gone)
+            reply_error(w.req, PMIX_ERR_NOT_FOUND, "the process ended without committing");
+        else {
+            ++it;
+            continue;
+        }
+        if (w.timer) reactor().cancel(w.timer);
+        it = waiters_.erase(it);
+    }
+}
+
+void ModexStore::collect(const Envelope &env, msg::ModexCollect &m) {
+    msg::ModexCollected out;
+    for (const auto &p : m.procs) {
+        if (p.rank == msg::kWildcardRank) {
+            for (auto it = committed_.lower_bound({p.nspace, 0});
+                 it != committed_.end() && it->first.nspace == p.nspace; ++it)
+                out.data.push_back(data_of(it->first, it->second));
+        } else if (auto it = committed_.find(p); it != committed_.end()) {
+            out.data.push_back(data_of(p, it->second));
+        }
+    }
+    reply(env, out);
+}
+
+void ModexStore::proc_exit(const Envelope &, msg::ProcExit &m) {
+    const msg::Proc proc{m.nspace, m.rank};
+    exited_.insert(proc);
+    settle_waiters(proc);
+    std::erase_if(published_, [&](const auto &kv) {
+        return kv.second.persistence == PMIX_PERSIST_PROC && kv.second.publisher == proc;
+    });
+}
+
+void ModexStore::publish(const Envelope &env, msg::Publish &m) {
+    std::vector<std::pair<std::string, msg::Blob>> entries;
+    for_each_entry(m.data, [&](std::string key, const msgpack::object &value) {
+        msgpack::sbuffer buf;
+        msgpack::pack(buf, value);
+        entries.emplace_back(std::move(key), msg::Blob(buf.data(), buf.data() + buf.size()));
+    });
+    for (const auto &[key, value] : entries) {
+        auto [lo, hi] = published_.equal_range(key);
+        for (auto it = lo; it != hi; ++it)
+            if (visible(it->second.publisher, it->second.range, m.proc, m.range)) {
+                reply_error(env, PMIX_ERR_DUPLICATE_KEY, "'" + key + "' is already published");
+                return;
+            }
+    }
+    for (auto &[key, value] : entries)
+        published_.emplace(key, Entry{m.proc, m.range, m.persistence, std::move(value)});
+    reply(env, msg::Ok{});
+    for (auto it = lookups_.begin(); it != lookups_.end();) {
+        if (try_lookup(it->second.req, it->second.lookup)) {
+            if (it->second.timer) reactor().cancel(it->second.timer);
+            it = lookups_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+bool ModexStore::try_lookup(const Envelope &req, const msg::Lookup &m) {
+    msg::LookupReply out;
+    std::vector<std::multimap<std::string, Entry>::iterator> read;
+    for (const auto &key : m.keys) {
+        auto [lo, hi] = published_.equal_range(key);
+        for (auto it = lo; it != hi; ++it)
+            if (visible(it->second.publisher, it->second.range, m.proc, m.range)) {
+                out.found.push_back({it->second.publisher, key, it->second.value});
+                read.push_back(it);
+                break;
+            }
+    }
+    if (m.wait && out.found.size() < m.keys.size()) return false;
+    if (out.found.empty()) {
+        reply_error(req, PMIX_ERR_NOT_FOUND, "no such key published");
+        return true;
+    }
+    for (auto it : read)
+        if (it->second.persistence == PMIX_PERSIST_FIRST_READ) published_.erase(it);
+    reply(req, out);
+    return true;
+}
+
+void ModexStore::lookup(const Envelope &env, msg::Lookup &m) {
+    if (m.keys.empty()) {
+        reply_error(env, PMIX_ERR_BAD_PARAM, "lookup without keys");
+        return;
+    }
+    if (try_lookup(env, m)) return;
+    const std::uint64_t id = next_waiter_++;
+    LookupWaiter w{return_address(env), std::move(m), 0};
+    if (w.lookup.timeout_ms > 0)
+        w.timer = reactor().after(std::chrono::milliseconds(w.lookup.timeout_ms), [this, id] {
+            auto node = lookups_.extract(id);
+            if (node) reply_error(node.mapped().req, PMIX_ERR_TIMEOUT, "lookup timed out");
+        });
+    lookups_.emplace(id, std::move(w));
+}
+
+void ModexStore::unpublish(const Envelope &env, msg::Unpublish &m) {
+    const std::set<std::string> keys(m.keys.begin(), m.keys.end());
+    const auto removed = std::erase_if(published_, [&](const auto &kv) {
+        return kv.second.publisher == m.proc && (keys.empty() || keys.contains(kv.first));
+    });
+    if (removed == 0)
+        reply_error(env, PMIX_ERR_NOT_FOUND, "nothing of the caller's was published");
+    else
+        reply(env, msg::Ok{});
+}
+
+}  // namespace zpmix

@@ -1,0 +1,68 @@
+#pragma once
+// ModexStore (`modex`): the data each process committed, direct-modex Get (waiting, bounded, for
+// an owner that has not committed yet), the committed data a collecting fence gathers, and the
+// publish/lookup/unpublish directory.
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "actors/protocol/job.hpp"
+#include "actors/protocol/modex.hpp"
+#include "actors/runtime/actor.hpp"
+
+namespace zpmix {
+
+class ModexStore : public Actor {
+  public:
+    ModexStore(Reactor &reactor, Bus &bus);
+
+  private:
+    struct Committed {
+        msg::Blob local, remote, global;
+        std::unordered_set<std::string> keys;
+    };
+    // A direct-modex Get waiting for its owner's commit.
+    struct Waiter {
+        Envelope req;  // from + id, to answer
+        msg::Proc proc;
+        std::string key;
+        Reactor::TimerId timer = 0;
+    };
+    struct Entry {
+        msg::Proc publisher;
+        std::uint8_t range = 0;
+        std::uint8_t persistence = 0;
+        msg::Blob value;
+    };
+    struct LookupWaiter {
+        Envelope req;
+        msg::Lookup lookup;
+        Reactor::TimerId timer = 0;
+    };
+
+    std::map<msg::Proc, Committed> committed_;
+    std::set<msg::Proc> exited_;
+    std::map<std::uint64_t, Waiter> waiters_;
+    std::multimap<std::string, Entry> published_;  // key -> entries (one per visible scope)
+    std::map<std::uint64_t, LookupWaiter> lookups_;
+    std::uint64_t next_waiter_ = 1;
+
+    void commit(const Envelope &env, msg::Commit &m);
+    void get(const Envelope &env, msg::ModexGet &m);
+    void collect(const Envelope &env, msg::ModexCollect &m);
+    void publish(const Envelope &env, msg::Publish &m);
+    void lookup(const Envelope &env, msg::Lookup &m);
+    void unpublish(const Envelope &env, msg::Unpublish &m);
+    void proc_exit(const Envelope &env, msg::ProcExit &m);
+
+    msg::ProcData data_of(const msg::Proc &proc, const Committed &c) const;
+    // Answers every waiting Get for `proc` that can be answered now.
+    void settle_waiters(const msg::Proc &proc);
+    // Answers the lookup when it can be answered now; returns whether it was.
+    bool try_lookup(const Envelope &req, const msg::Lookup &m);
+};
+
+}  // namespace zpmix

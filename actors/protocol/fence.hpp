@@ -1,0 +1,82 @@
+#pragma once
+// PMIx_Fence: each participant contributes once; the broker's FenceReducer answers every local
+// participant with one FenceDone, the same encoded bytes for all of them.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <msgpack.hpp>
+
+#include "actors/protocol/modex.hpp"
+
+namespace zpmix::msg {
+
+// Sorts the participants, drops duplicates and ranks a wildcard of their namespace already
+// covers: two processes naming the same set in any order get the same list.
+inline std::vector<Proc> canonical_participants(std::vector<Proc> procs) {
+    std::sort(procs.begin(), procs.end());
+    procs.erase(std::unique(procs.begin(), procs.end()), procs.end());
+    std::vector<std::string> wild;
+    for (const auto &p : procs)
+        if (p.rank == kWildcardRank) wild.push_back(p.nspace);
+    if (!wild.empty())
+        std::erase_if(procs, [&](const Proc &p) {
+            return p.rank != kWildcardRank &&
+                   std::binary_search(wild.begin(), wild.end(), p.nspace);
+        });
+    return procs;
+}
+
+// The name of one fence: the canonical participant set and the fence id, as text
+// ("ns:0,1;ns2:*#3"). Clients and the broker derive it the same way, so a FenceDone needs no
+// per-client request id.
+inline std::string fence_key(const std::vector<Proc> &canonical, std::uint64_t fence_id) {
+    std::string key;
+    const std::string *ns = nullptr;
+    for (const auto &p : canonical) {
+        if (!ns || *ns != p.nspace) {
+            if (ns) key += ';';
+            key += p.nspace;
+            key += ':';
+            ns = &p.nspace;
+        } else {
+            key += ',';
+        }
+        if (p.rank == kWildcardRank)
+            key += '*';
+        else
+            key += std::to_string(p.rank);
+    }
+    key += '#';
+    key += std::to_string(fence_id);
+    return key;
+}
+
+// Client -> fence. `fence_id` is the client's sequence number of fences over this participant
+// set (every participant calls its fences over one set in the same order, so the ids match up).
+// `sizes` gives the size of each namespace the contributor knows (its own), so that a wildcard's
+// count is known once anyone of that namespace has contributed.
+struct FenceContribute {
+    static constexpr const char *type = "fence.contribute";
+    std::vector<Proc> participants;  // canonical
+    std::uint64_t fence_id = 0;
+    bool collect = false;
+    std::uint32_t timeout_ms = 0;  // 0 = no limit
+    Proc proc;                     // the contributor
+    std::vector<std::pair<std::string, std::uint32_t>> sizes;
+    MSGPACK_DEFINE_MAP(participants, fence_id, collect, timeout_ms, proc, sizes);
+};
+
+// fence -> each local participant (envelope id 0): the fence named `key` completed with `status`
+// (PMIX_SUCCESS, PMIX_ERR_TIMEOUT, PMIX_ERR_PROC_TERM_WO_SYNC when a participant ended first),
+// and with collect, every participant's data.
+struct FenceDone {
+    static constexpr const char *type = "fence.done";
+    std::string key;
+    std::int32_t status = 0;
+    std::vector<ProcData> data;
+    MSGPACK_DEFINE_MAP(key, status, data);
+};
+
+}  // namespace zpmix::msg

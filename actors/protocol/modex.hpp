@@ -1,0 +1,121 @@
+#pragma once
+// The modex: what a process committed (PMIx_Put + PMIx_Commit), direct-modex Get for keys of
+// processes that did not take part in a collecting fence, and publish/lookup/unpublish.
+//
+// A data blob is the msgpack bytes of a map key -> [type, payload] (the C binding's value codec),
+// kept opaque by the broker so that it never decodes values it only stores and forwards.
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <msgpack.hpp>
+
+namespace zpmix::msg {
+
+using Blob = std::vector<char>;  // packed as msgpack bin
+
+inline constexpr std::uint32_t kWildcardRank = 0xfffffffeu;  // PMIX_RANK_WILDCARD
+
+// A process name; rank may be PMIX_RANK_WILDCARD (0xfffffffe) for a whole namespace.
+struct Proc {
+    std::string nspace;
+    std::uint32_t rank = 0;
+    auto operator<=>(const Proc &) const = default;
+    MSGPACK_DEFINE_MAP(nspace, rank);
+};
+
+// Client -> modex: everything the client has put so far, by scope (each commit replaces the last).
+struct Commit {
+    static constexpr const char *type = "modex.commit";
+    Proc proc;
+    Blob local;   // PMIX_LOCAL: for processes on the same node
+    Blob remote;  // PMIX_REMOTE: for processes on other nodes
+    Blob global;  // PMIX_GLOBAL: for everyone
+    MSGPACK_DEFINE_MAP(proc, local, remote, global);
+};
+
+// One process's committed data as a reader on this node sees it (local+global, or remote+global).
+struct ProcData {
+    Proc proc;
+    std::vector<Blob> blobs;
+    MSGPACK_DEFINE_MAP(proc, blobs);
+};
+
+// Client -> modex: direct modex. Answered by ModexData once `proc` has committed data holding
+// `key` (all of its data, so the client caches it), or an ErrorReply: PMIX_ERR_TIMEOUT after
+// timeout_ms (0 = wait until the owner exits), PMIX_ERR_NOT_FOUND when the owner committed without
+// the key or exited without committing it.
+struct ModexGet {
+    static constexpr const char *type = "modex.get";
+    Proc proc;
+    std::string key;
+    std::uint32_t timeout_ms = 0;
+    MSGPACK_DEFINE_MAP(proc, key, timeout_ms);
+};
+struct ModexData {
+    static constexpr const char *type = "modex.data";
+    ProcData data;
+    MSGPACK_DEFINE_MAP(data);
+};
+
+// fence -> modex: the committed data of these processes (wildcards allowed), for a collecting
+// fence. Answered by ModexCollected with the same request id.
+struct ModexCollect {
+    static constexpr const char *type = "modex.collect";
+    std::vector<Proc> procs;
+    MSGPACK_DEFINE_MAP(procs);
+};
+struct ModexCollected {
+    static constexpr const char *type = "modex.collected";
+    std::vector<ProcData> data;
+    MSGPACK_DEFINE_MAP(data);
+};
+
+// PMIx_Publish: `data` is a blob (key -> [type, payload]). range/persistence are the PMIx values.
+// Answered by Ok, or an ErrorReply PMIX_ERR_DUPLICATE_KEY when a key is already published in an
+// overlapping range.
+struct Publish {
+    static constexpr const char *type = "modex.publish";
+    Proc proc;
+    std::uint8_t range = 0;  // pmix_data_range_t
+    std::uint8_t persistence = 0;
+    Blob data;
+    MSGPACK_DEFINE_MAP(proc, range, persistence, data);
+};
+
+// PMIx_Lookup: answered by LookupReply with the keys found (each with its publisher); with
+// wait, only once every key is there (or PMIX_ERR_TIMEOUT after timeout_ms, 0 = no limit);
+// without wait, PMIX_ERR_NOT_FOUND when none is there.
+struct Lookup {
+    static constexpr const char *type = "modex.lookup";
+    Proc proc;
+    std::uint8_t range = 0;
+    std::vector<std::string> keys;
+    bool wait = false;
+    std::uint32_t timeout_ms = 0;
+    MSGPACK_DEFINE_MAP(proc, range, keys, wait, timeout_ms);
+};
+struct Published {
+    Proc publisher;
+    std::string key;
+    Blob value;  // msgpack [type, payload]
+    MSGPACK_DEFINE_MAP(publisher, key, value);
+};
+struct LookupReply {
+    static constexpr const char *type = "modex.found";
+    std::vector<Published> found;
+    MSGPACK_DEFINE_MAP(found);
+};
+
+// PMIx_Unpublish: removes the caller's keys (all of them when `keys` is empty). Answered by Ok,
+// or PMIX_ERR_NOT_FOUND when none of the keys was published by the caller.
+struct Unpublish {
+    static constexpr const char *type = "modex.unpublish";
+    Proc proc;
+    std::uint8_t range = 0;
+    std::vector<std::string> keys;
+    MSGPACK_DEFINE_MAP(proc, range, keys);
+};
+
+}  // namespace zpmix::msg
