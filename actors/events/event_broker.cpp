@@ -1,0 +1,361 @@
+#include "actors/events/event_broker.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+
+#include <pmix_common.h>
+
+namespace zpmix {
+
+namespace {
+
+constexpr std::uint32_t kWildcard = PMIX_RANK_WILDCARD;
+constexpr std::string_view kSyncPrefix = "ev/sync/";
+
+std::string hostname() {
+    char buf[256] = {};
+    ::gethostname(buf, sizeof buf - 1);
+    return buf;
+}
+
+std::int64_t now_s() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+EventBroker::EventBroker(Reactor &reactor, Bus &bus, zmq::socket_t xpub, EventOptions options)
+    : Actor("events", reactor, bus),
+      opts_(std::move(options)),
+      xpub_(std::move(xpub)),
+      cache_(opts_.ring_size) {
+    if (opts_.host.empty()) opts_.host = hostname();
+    on(&EventBroker::notify);
+    on(&EventBroker::register_handler);
+    on(&EventBroker::streams);
+    on(&EventBroker::resend);
+    on(&EventBroker::ack);
+    on(&EventBroker::notify_completion);
+    on(&EventBroker::proc_exit);
+    on(&EventBroker::ns_register);
+    on(&EventBroker::ns_deregister);
+    reactor.watch(xpub_, [this] { on_subscription(); });
+}
+
+EventBroker::~EventBroker() {
+    reactor().unwatch(xpub_);
+}
+
+// --- requests ------------------------------------------------------------------------------
+
+void EventBroker::notify(const Envelope &env, msg::NotifyEvent &m) {
+    if (m.event.timestamp == 0) m.event.timestamp = now_s();
+    const std::int32_t status = publish(std::move(m.event), !m.do_not_cache);
+    if (status != PMIX_SUCCESS) {
+        reply_error(env, status, "cannot publish the event: bad range or targets");
+        return;
+    }
+    reply(env, msg::Ok{});
+}
+
+void EventBroker::register_handler(const Envelope &env, msg::EventRegister &m) {
+    if (m.sync.empty()) {
+        complete_register(env, m);
+        return;
+    }
+    if (synced_.erase(m.sync) > 0) {
+        complete_register(env, m);
+        return;
+    }
+    if (awaiting_sync_.contains(m.sync)) {
+        reply_error(env, PMIX_ERR_BAD_PARAM, "sync id already in use");
+        return;
+    }
+    const std::string id = m.sync;
+    auto timer = reactor().after(opts_.sync_timeout, [this, id] {
+        auto it = awaiting_sync_.find(id);
+        if (it == awaiting_sync_.end()) return;
+        log().warn("registration {} timed out waiting for its subscription", id);
+        reply_error(it->second.req, PMIX_ERR_TIMEOUT,
+                    "event subscription never reached the broker");
+        awaiting_sync_.erase(it);
+    });
+    awaiting_sync_.emplace(id, PendingRegister{env, std::move(m), timer});
+}
+
+void EventBroker::complete_register(const Envelope &req, const msg::EventRegister &m) {
+    msg::EventRegistered out;
+    out.session = opts_.session;
+    out.host = opts_.host;
+    for (const auto &stream : m.streams) {
+        auto it = heads_.find(stream);
+        out.heads[stream] = it == heads_.end() ? 0 : it->second;
+    }
+    out.replay = cache_.of_streams(m.streams);
+    if (!m.proc.nspace.empty() && m.proc.nspace != opts_.self.nspace) {
+        // A client that registers is a local process of its job, even if we missed the
+        // namespace's registration (a singleton, or a job launched by another broker).
+        if (auto [it, fresh] = jobs_.try_emplace(m.proc.nspace); fresh || !it->second.empty())
+            it->second.insert(m.proc.rank);
+    }
+    reply(req, out);
+}
+
+void EventBroker::streams(const Envelope &env, msg::EventStreamsQuery &) {
+    reply(env, msg::EventStreams{opts_.session, opts_.host});
+}
+
+void EventBroker::resend(const Envelope &env, msg::EventResend &m) {
+    msg::EventResent out{m.stream, m.from, m.to, {}};
+    if (m.to >= m.from && m.to - m.from < std::uint64_t{1} << 20)
+        out.events = cache_.range(m.stream, m.from, m.to);
+    if (out.events.size() != (m.to >= m.from ? m.to - m.from + 1 : 0))
+        log().warn("{} asked for {}#{}..{}: {} of them are no longer cached",
+                   spdlog::to_hex(env.from), m.stream, m.from, m.to,
+                   (m.to - m.from + 1) - out.events.size());
+    reply(env, out);
+}
+
+void EventBroker::ack(const Envelope &, msg::EventAck &m) {
+    for (const auto &[stream, upto] : m.upto) cache_.ack(m.proc, stream, upto);
+}
+
+void EventBroker::notify_completion(const Envelope &env, msg::NotifyCompletion &m) {
+    completion_watchers_[m.nspace].push_back(m.requester);
+    reply(env, msg::Ok{});
+}
+
+// --- what the other actors tell us ----------------------------------------------------------
+
+void EventBroker::ns_register(const Envelope &, msg::RegisterNamespace &m) {
+    auto &ranks = jobs_[m.job.nspace];
+    for (const auto &p : m.job.procs)
+        if (p.hostname.empty() || p.hostname == opts_.host) ranks.insert(p.rank);
+}
+
+void EventBroker::ns_deregister(const Envelope &, msg::DeregisterNamespace &m) {
+    jobs_.erase(m.nspace);
+    job_status_.erase(m.nspace);
+    completion_watchers_.erase(m.nspace);
+    cache_.forget({m.nspace, kWildcard});
+}
+
+void EventBroker::proc_exit(const Envelope &, msg::ProcExit &m) {
+    const msg::Proc proc{m.nspace, m.rank};
+    if (auto it = jobs_.find(m.nspace); it != jobs_.end()) it->second.erase(m.rank);
+    cache_.forget(proc);
+
+    msg::Event ev;
+    ev.source = opts_.self;
+    ev.range = static_cast<std::uint8_t>(msg::Range::nspace);
+    ev.affected = {proc};
+    ev.timestamp = now_s();
+    // Events of a job go to the job's namespace stream, whoever their source is.
+    auto publish_job = [&](std::int32_t code, std::string text) {
+        msg::Event e = ev;
+        e.status = code;
+        e.text = std::move(text);
+        e.info =
+            InfoBlob().add_int(PMIX_EXIT_CODE, m.signal ? 128 + m.signal : m.exit_code).bytes();
+        publish_on(msg::topic::nspace(m.nspace), std::move(e), true);
+    };
+    std::int32_t failure = 0;
+    if (m.signal != 0) {
+        failure = 128 + m.signal;
+        publish_job(PMIX_ERR_PROC_ABORTED_BY_SIG,
+                    fmt::format("{}:{} killed by signal {}", m.nspace, m.rank, m.signal));
+    } else if (m.exit_code != 0) {
+        failure = m.exit_code;
+        publish_job(PMIX_ERR_EXIT_NONZERO_TERM,
+                    fmt::format("{}:{} exited with status {}", m.nspace, m.rank, m.exit_code));
+    }
+    publish_job(PMIX_EVENT_PROC_TERMINATED, fmt::format("{}:{} terminated", m.nspace, m.rank));
+    if (failure != 0) job_status_.try_emplace(m.nspace, failure);
+
+    auto job = jobs_.find(m.nspace);
+    if (job == jobs_.end() || !job->second.empty()) return;
+    // The last local rank ended: the job is over here.
+    auto watchers = completion_watchers_.find(m.nspace);
+    if (watchers != completion_watchers_.end()) {
+        const auto st = job_status_.find(m.nspace);
+        const std::int32_t status = st == job_status_.end() ? 0 : st->second;
+        for (const auto &w : watchers->second) {
+            msg::Event e;
+            e.source = opts_.self;
+            e.status = PMIX_EVENT_JOB_END;
+            e.range = static_cast<std::uint8_t>(msg::Range::custom);
+            e.custom_range = {w};
+            e.affected = {{m.nspace, kWildcard}};
+            e.timestamp = now_s();
+            e.text = fmt::format("job {} ended with status {}", m.nspace, status);
+            e.info = InfoBlob().add_status(PMIX_JOB_TERM_STATUS, status).bytes();
+            publish_on(msg::topic::proc(w), std::move(e), true);
+        }
+        completion_watchers_.erase(watchers);
+    }
+}
+
+// --- publishing ------------------------------------------------------------------------------
+
+std::vector<std::string> EventBroker::prefixes_of(const msg::Event &ev, std::string &error) const {
+    switch (static_cast<msg::Range>(ev.range)) {
+        case msg::Range::rm:
+            return {msg::topic::rm()};
+        case msg::Range::local:
+            return {msg::topic::node(opts_.host)};
+        case msg::Range::nspace:
+            if (ev.source.nspace.empty()) break;
+            return {msg::topic::nspace(ev.source.nspace)};
+        case msg::Range::session:
+            return {msg::topic::session(opts_.session)};
+        case msg::Range::global:
+            return {msg::topic::global()};
+        case msg::Range::custom: {
+            std::set<std::string> out;
+            for (const auto &p : ev.custom_range) {
+                if (p.nspace.empty()) continue;
+                out.insert(p.rank == kWildcard ? msg::topic::nspace(p.nspace)
+                                               : msg::topic::proc(p));
+            }
+            if (out.empty()) break;
+            return {out.begin(), out.end()};
+        }
+        default:
+            break;
+    }
+    error = "range";
+    return {};
+}
+
+std::int32_t EventBroker::publish(msg::Event ev, bool cache) {
+    std::string error;
+    const auto prefixes = prefixes_of(ev, error);
+    if (prefixes.empty()) return PMIX_ERR_BAD_PARAM;
+    if (static_cast<msg::Range>(ev.range) == msg::Range::rm)
+        log().info("event {} for the resource manager from {}:{}: {}", ev.status, ev.source.nspace,
+                   ev.source.rank, ev.text);
+    for (const auto &prefix : prefixes) publish_on(prefix, ev, cache);
+    return PMIX_SUCCESS;
+}
+
+std::set<msg::Proc> EventBroker::recipients(const std::string &prefix) const {
+    // The local processes a job-level stream reaches: they must all have an event before it may
+    // leave the cache.
+    std::set<msg::Proc> out;
+    auto add_job = [&](const std::string &ns) {
+        if (auto it = jobs_.find(ns); it != jobs_.end())
+            for (auto r : it->second) out.insert({ns, r});
+    };
+    if (prefix.starts_with("ev/n/")) {
+        add_job(prefix.substr(5, prefix.size() - 6));
+    } else if (prefix.starts_with("ev/p/")) {
+        const auto body = prefix.substr(5, prefix.size() - 6);  // <nspace>/<rank>
+        const auto slash = body.rfind('/');
+        const std::string ns = body.substr(0, slash);
+        const auto rank = static_cast<std::uint32_t>(std::stoul(body.substr(slash + 1)));
+        if (auto it = jobs_.find(ns); it != jobs_.end() && it->second.contains(rank))
+            out.insert({ns, rank});
+    } else if (prefix != msg::topic::rm()) {
+        for (const auto &[ns, ranks] : jobs_) add_job(ns);
+    }
+    return out;
+}
+
+void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cache) {
+    ev.stream = msg::topic::stream(prefix, ev.enviro);
+    ev.seq = ++heads_[ev.stream];
+    const std::string topic = msg::topic::of_event(ev.stream, ev.status);
+    zmq::message_t body = encode(msg::Event::type, 0, ev, name());
+    if (cache) cache_.add(ev, ev.enviro ? std::set<msg::Proc>{} : recipients(prefix));
+    if (opts_.test_drop_every != 0 && ev.seq % opts_.test_drop_every == 0) {
+        log().debug("test: not sending {}#{}", ev.stream, ev.seq);
+        return;
+    }
+    // XPUB never blocks: a subscriber at its high-water mark loses the message, and recovers
+    // it from the cache when it sees the gap.
+    xpub_.send(zmq::buffer(topic), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    xpub_.send(body, zmq::send_flags::dontwait);
+}
+
+void EventBroker::on_subscription() {
+    for (;;) {
+        zmq::message_t m;
+        if (!xpub_.recv(m, zmq::recv_flags::dontwait)) return;
+        if (m.size() < 1) continue;
+        const bool subscribe = static_cast<const char *>(m.data())[0] == 1;
+        const std::string_view topic(static_cast<const char *>(m.data()) + 1, m.size() - 1);
+        if (!topic.starts_with(kSyncPrefix) || topic.size() <= kSyncPrefix.size() + 1) continue;
+        const std::string id(
+            topic.substr(kSyncPrefix.size(), topic.size() - kSyncPrefix.size() - 1));
+        if (!subscribe) {
+            synced_.erase(id);
+            continue;
+        }
+        auto it = awaiting_sync_.find(id);
+        if (it == awaiting_sync_.end()) {
+            synced_.insert(id);
+            continue;
+        }
+        reactor().cancel(it->second.timer);
+        PendingRegister pending = std::move(it->second);
+        awaiting_sync_.erase(it);
+        complete_register(pending.req, pending.body);
+    }
+}
+
+// --- info blobs ------------------------------------------------------------------------------
+
+InfoBlob &InfoBlob::add_int(const std::string &key, std::int64_t v) {
+    const bool small = v >= INT32_MIN && v <= INT32_MAX;
+    items_.emplace_back(key, [v, small](auto &pk) {
+        pk.pack_array(2);
+        pk.pack(static_cast<std::uint16_t>(small ? PMIX_INT : PMIX_INT64));
+        pk.pack(v);
+    });
+    return *this;
+}
+
+InfoBlob &InfoBlob::add_status(const std::string &key, std::int32_t v) {
+    items_.emplace_back(key, [v](auto &pk) {
+        pk.pack_array(2);
+        pk.pack(static_cast<std::uint16_t>(PMIX_STATUS));
+        pk.pack(v);
+    });
+    return *this;
+}
+
+InfoBlob &InfoBlob::add_bool(const std::string &key, bool v) {
+    items_.emplace_back(key, [v](auto &pk) {
+        pk.pack_array(2);
+        pk.pack(static_cast<std::uint16_t>(PMIX_BOOL));
+        pk.pack(v);
+    });
+    return *this;
+}
+
+InfoBlob &InfoBlob::add_string(const std::string &key, const std::string &v) {
+    items_.emplace_back(key, [v](auto &pk) {
+        pk.pack_array(2);
+        pk.pack(static_cast<std::uint16_t>(PMIX_STRING));
+        pk.pack(v);
+    });
+    return *this;
+}
+
+msg::Blob InfoBlob::bytes() const {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_array(static_cast<std::uint32_t>(items_.size()));
+    for (const auto &[key, fn] : items_) {
+        pk.pack_array(3);  // [key, flags, value], as the C binding's codec packs a pmix_info_t
+        pk.pack(key);
+        pk.pack(std::uint32_t{0});
+        fn(pk);
+    }
+    return msg::Blob(buf.data(), buf.data() + buf.size());
+}
+
+}  // namespace zpmix

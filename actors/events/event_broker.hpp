@@ -1,0 +1,95 @@
+#pragma once
+// The broker's `events` actor: numbers, publishes and caches events on the broker's XPUB.
+//
+// Publishing: every event goes out as [topic][envelope] (actors/protocol/events.hpp has the
+// topic scheme), so ZeroMQ's prefix filtering sends it only to processes in its range.
+// Registration: a client's "ev.register" is answered only once the XPUB has seen the client's
+// sync subscription (its other subscriptions, made before on the same connection, are then in
+// effect), with the cached events of its streams for the new handler.
+// Runtime events: a process's exit (ProcExit from the launcher) becomes PMIX_EVENT_PROC_TERMINATED,
+// plus an error code when abnormal, for the rest of its job; the end of a job, PMIX_EVENT_JOB_END
+// for whoever asked.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "actors/events/event_cache.hpp"
+#include "actors/protocol/events.hpp"
+#include "actors/protocol/job.hpp"
+#include "actors/runtime/actor.hpp"
+
+namespace zpmix {
+
+struct EventOptions {
+    std::size_t ring_size = 512;  // [events] cache_size
+    std::string session = "0";    // this broker's session id (ev/s/<session>/)
+    std::string host;             // this node (ev/node/<host>/); empty: gethostname()
+    msg::Proc self;               // the source of runtime events
+    std::chrono::milliseconds sync_timeout{10000};  // a registration's sync subscription must come
+    // Testing only: publish every event numbered a multiple of this without sending it (0: off),
+    // so subscribers must detect the gap and recover it from the cache.
+    std::uint64_t test_drop_every = 0;
+};
+
+class EventBroker : public Actor {
+  public:
+    // `xpub` is bound already; the actor owns it from now on.
+    EventBroker(Reactor &reactor, Bus &bus, zmq::socket_t xpub, EventOptions options);
+    ~EventBroker() override;
+
+    const EventCache &cache() const { return cache_; }
+
+  private:
+    EventOptions opts_;
+    zmq::socket_t xpub_;
+    EventCache cache_;
+    std::unordered_map<std::string, std::uint64_t> heads_;  // stream -> last seq
+    std::map<std::string, std::set<std::uint32_t>> jobs_;   // nspace -> local ranks still running
+    std::map<std::string, std::int32_t> job_status_;        // nspace -> first failure's status
+    std::map<std::string, std::vector<msg::Proc>> completion_watchers_;  // nspace -> requesters
+    struct PendingRegister {
+        Envelope req;
+        msg::EventRegister body;
+        Reactor::TimerId timer = 0;
+    };
+    std::unordered_map<std::string, PendingRegister> awaiting_sync_;  // sync id -> request
+    std::unordered_set<std::string> synced_;  // sync subscriptions seen before their request
+
+    void notify(const Envelope &env, msg::NotifyEvent &m);
+    void register_handler(const Envelope &env, msg::EventRegister &m);
+    void streams(const Envelope &env, msg::EventStreamsQuery &m);
+    void resend(const Envelope &env, msg::EventResend &m);
+    void ack(const Envelope &env, msg::EventAck &m);
+    void notify_completion(const Envelope &env, msg::NotifyCompletion &m);
+    void proc_exit(const Envelope &env, msg::ProcExit &m);
+    void ns_register(const Envelope &env, msg::RegisterNamespace &m);
+    void ns_deregister(const Envelope &env, msg::DeregisterNamespace &m);
+
+    void on_subscription();
+    void complete_register(const Envelope &req, const msg::EventRegister &m);
+    // Publishes ev to each of the range prefixes; returns PMIx status.
+    std::int32_t publish(msg::Event ev, bool cache);
+    void publish_on(const std::string &prefix, msg::Event ev, bool cache);
+    std::vector<std::string> prefixes_of(const msg::Event &ev, std::string &error) const;
+    std::set<msg::Proc> recipients(const std::string &prefix) const;
+};
+
+// The info blob of an event (the codec's [[key, flags, [type, payload]]...]) from typed values.
+class InfoBlob {
+  public:
+    InfoBlob &add_int(const std::string &key, std::int64_t v);
+    InfoBlob &add_status(const std::string &key, std::int32_t v);
+    InfoBlob &add_bool(const std::string &key, bool v);
+    InfoBlob &add_string(const std::string &key, const std::string &v);
+    msg::Blob bytes() const;
+
+  private:
+    std::vector<std::pair<std::string, std::function<void(msgpack::packer<msgpack::sbuffer> &)>>>
+        items_;
+};
+
+}  // namespace zpmix

@@ -1,0 +1,167 @@
+#pragma once
+// Event notification (RFC0002): the event as published on the broker's XPUB, the requests a
+// client makes over its request channel, and the topic scheme that maps PMIx ranges to ZeroMQ
+// prefix subscriptions. docs/events.md describes the scheme for subscribers in other languages.
+//
+// Topics: every published event is two frames, [topic][envelope of type "event"], where
+//   topic  = stream + <code> + "/"            e.g. "ev/n/job1/j/-201/"
+//   stream = <range prefix> + <class> + "/"   class "j" (job-level) or "e" (environment)
+// and the range prefixes are
+//   ev/g/                  GLOBAL                ev/s/<session>/   SESSION
+//   ev/n/<nspace>/         NAMESPACE             ev/node/<host>/   LOCAL (the node)
+//   ev/p/<nspace>/<rank>/  one process (a CUSTOM range's members)
+//   ev/rm/                 RM: the resource manager's (monitors') feed, no client subscribes
+// Each stream numbers its events 1, 2, 3... so a subscriber sees a gap and asks for the rest.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <msgpack.hpp>
+
+#include "actors/protocol/modex.hpp"  // Proc, Blob
+
+namespace zpmix::msg {
+
+// PMIx range values (pmix_data_range_t), repeated so that the broker needs no PMIx header.
+enum class Range : std::uint8_t {
+    undef = 0,
+    rm = 1,
+    local = 2,
+    nspace = 3,
+    session = 4,
+    global = 5,
+    custom = 6,
+    proc_local = 7
+};
+
+// One event. `info` is the msgpack bytes of an array of pmix_info_t in the C binding's value codec
+// ([[key, flags, [type, payload]], ...]): the broker forwards it without decoding it.
+struct Event {
+    static constexpr const char *type = "event";
+    std::string stream;              // the stream it was numbered in
+    std::uint64_t seq = 0;           // 1, 2, ... within the stream
+    std::int32_t status = 0;         // the event code
+    Proc source;                     // the notifying process, or the broker for runtime events
+    std::uint8_t range = 0;          // Range
+    std::vector<Proc> custom_range;  // members when range is custom
+    std::vector<Proc> affected;      // PMIX_EVENT_AFFECTED_PROC(S)
+    bool non_default = false;        // PMIX_EVENT_NON_DEFAULT: default handlers skip it
+    bool enviro = false;             // an environment event (PMIX_EVENT_ENVIRO_LEVEL)
+    std::string text;                // PMIX_EVENT_TEXT_MESSAGE
+    std::int64_t timestamp = 0;      // PMIX_EVENT_TIMESTAMP, seconds since the epoch
+    Blob info;
+    MSGPACK_DEFINE_MAP(stream, seq, status, source, range, custom_range, affected, non_default,
+                       enviro, text, timestamp, info);
+};
+
+// Client or tool -> events: PMIx_Notify_event (ranges other than PROC_LOCAL). Answered by Ok once
+// published, or an ErrorReply (bad range, empty custom range...).
+struct NotifyEvent {
+    static constexpr const char *type = "ev.notify";
+    Event event;  // stream and seq are assigned by the broker
+    bool do_not_cache = false;
+    MSGPACK_DEFINE_MAP(event, do_not_cache);
+};
+
+// Client -> events: a handler registration. The client has subscribed its SUB socket to
+// `streams` and then to "ev/sync/<sync>/" (empty `sync`: no new subscription); the broker answers
+// only once its XPUB has seen that sync subscription, so every event published after the answer
+// reaches the client. The answer carries the cached events of `streams`, replayed to the new
+// handler, and each stream's last sequence number.
+struct EventRegister {
+    static constexpr const char *type = "ev.register";
+    Proc proc;
+    std::string sync;
+    std::vector<std::string> streams;
+    MSGPACK_DEFINE_MAP(proc, sync, streams);
+};
+struct EventRegistered {
+    static constexpr const char *type = "ev.registered";
+    std::string session;                         // for the client's "ev/s/<session>/" streams
+    std::string host;                            // for its "ev/node/<host>/" streams
+    std::map<std::string, std::uint64_t> heads;  // stream -> last sequence number published
+    std::vector<Event> replay;                   // cached events of those streams, oldest first
+    MSGPACK_DEFINE_MAP(session, host, heads, replay);
+};
+
+// Client -> events: the streams (and session/host) a process may receive, before it subscribes.
+struct EventStreamsQuery {
+    static constexpr const char *type = "ev.streams";
+    Proc proc;
+    MSGPACK_DEFINE_MAP(proc);
+};
+struct EventStreams {
+    static constexpr const char *type = "ev.streams.reply";
+    std::string session;
+    std::string host;
+    MSGPACK_DEFINE_MAP(session, host);
+};
+
+// Client -> events: a gap in a stream; answered by EventResent with the cached events of
+// [from, to]. Numbers in that interval the answer lacks were not cached and are lost.
+struct EventResend {
+    static constexpr const char *type = "ev.resend";
+    std::string stream;
+    std::uint64_t from = 0, to = 0;
+    MSGPACK_DEFINE_MAP(stream, from, to);
+};
+struct EventResent {
+    static constexpr const char *type = "ev.resent";
+    std::string stream;
+    std::uint64_t from = 0, to = 0;
+    std::vector<Event> events;
+    MSGPACK_DEFINE_MAP(stream, from, to, events);
+};
+
+// Client -> events, one-way: the process has received every event up to seq in these streams, so
+// the broker may drop job-level events that all of the job's local processes now have.
+struct EventAck {
+    static constexpr const char *type = "ev.ack";
+    Proc proc;
+    std::map<std::string, std::uint64_t> upto;
+    MSGPACK_DEFINE_MAP(proc, upto);
+};
+
+// Client -> events: tell me when this job ends (PMIX_NOTIFY_COMPLETION); the broker then sends
+// PMIX_EVENT_JOB_END on the requester's own process stream.
+struct NotifyCompletion {
+    static constexpr const char *type = "ev.notify_completion";
+    Proc requester;
+    std::string nspace;
+    MSGPACK_DEFINE_MAP(requester, nspace);
+};
+
+namespace topic {
+
+inline std::string global() {
+    return "ev/g/";
+}
+inline std::string session(const std::string &sid) {
+    return "ev/s/" + sid + "/";
+}
+inline std::string nspace(const std::string &ns) {
+    return "ev/n/" + ns + "/";
+}
+inline std::string node(const std::string &host) {
+    return "ev/node/" + host + "/";
+}
+inline std::string proc(const Proc &p) {
+    return "ev/p/" + p.nspace + "/" + std::to_string(p.rank) + "/";
+}
+inline std::string rm() {
+    return "ev/rm/";
+}
+inline std::string sync(const std::string &id) {
+    return "ev/sync/" + id + "/";
+}
+// A stream: a range prefix and the event class.
+inline std::string stream(const std::string &prefix, bool enviro) {
+    return prefix + (enviro ? "e/" : "j/");
+}
+inline std::string of_event(const std::string &stream, std::int32_t code) {
+    return stream + std::to_string(code) + "/";
+}
+
+}  // namespace topic
+}  // namespace zpmix::msg
