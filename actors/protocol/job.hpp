@@ -110,6 +110,16 @@ struct Abort {
     MSGPACK_DEFINE_MAP(status, message);
 };
 
+// Server -> launcher: a connected client of the job called PMIx_Abort (its Abort, identified).
+struct AbortJob {
+    static constexpr const char *type = "job.abort";
+    std::string nspace;
+    std::uint32_t rank = 0;
+    std::int32_t status = 0;
+    std::string message;
+    MSGPACK_DEFINE_MAP(nspace, rank, status, message);
+};
+
 // Launcher -> server: a namespace exists (before its ranks start), and is gone.
 struct RegisterNamespace {
     static constexpr const char *type = "ns.register";

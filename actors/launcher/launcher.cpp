@@ -1,0 +1,540 @@
+#include "actors/launcher/launcher.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <pmix_common.h>
+
+extern char **environ;
+
+namespace zpmix {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kMaxChunk = 64 * 1024;  // a longer line is forwarded in pieces
+constexpr std::uint32_t kMaxRanks = 65535;    // local_rank is 16 bits
+
+int pidfd_open(pid_t pid) {
+    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+}
+
+std::string random_secret() {
+    unsigned char bytes[16];
+    if (::getrandom(bytes, sizeof bytes, 0) != sizeof bytes)
+        throw std::system_error(errno, std::generic_category(), "getrandom");
+    std::string hex;
+    for (unsigned char b : bytes) hex += fmt::format("{:02x}", b);
+    return hex;
+}
+
+std::string list_string(hwloc_const_bitmap_t set) {
+    char *s = nullptr;
+    hwloc_bitmap_list_asprintf(&s, set);
+    std::string out = s ? s : "";
+    std::free(s);
+    return out;
+}
+
+std::string describe_exit(std::uint32_t rank, pid_t pid, int code, int sig) {
+    if (sig)
+        return fmt::format("rank {} (pid {}) was killed by signal {} ({})", rank, pid, sig,
+                           strsignal(sig));
+    return fmt::format("rank {} (pid {}) exited with status {}", rank, pid, code);
+}
+
+// The rank's environment: ours, minus what belongs to another job, plus Launch.env and the
+// client variables.
+std::vector<std::string> rank_environment(const std::vector<std::string> &extra,
+                                          const std::vector<std::string> &client) {
+    std::map<std::string, std::string> env;
+    auto put = [&](const std::string &kv) {
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) return;
+        env[kv.substr(0, eq)] = kv;
+    };
+    for (char **e = environ; *e; ++e) {
+        const std::string_view kv = *e;
+        if (kv.starts_with("ZPMIX_URI=") || kv.starts_with("ZPMIX_SECRET=") ||
+            kv.starts_with("PMIX_NAMESPACE=") || kv.starts_with("PMIX_RANK="))
+            continue;
+        put(std::string(kv));
+    }
+    for (const auto &kv : extra) put(kv);
+    for (const auto &kv : client) put(kv);
+    std::vector<std::string> out;
+    for (auto &[k, kv] : env) out.push_back(std::move(kv));
+    return out;
+}
+
+}  // namespace
+
+Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings)
+    : Actor("launcher", reactor, bus), settings_(std::move(settings)) {
+    on(&Launcher::launch);
+    on(&Launcher::signal_job);
+    on(&Launcher::abort_job);
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    hostname_ = host;
+    hwloc_topology_init(&topo_);
+    if (hwloc_topology_load(topo_) != 0) throw std::runtime_error("hwloc: cannot load topology");
+    // Three descriptors per rank (two pipes and a pidfd): allow as many as we may.
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+Launcher::~Launcher() {
+    // Normally empty: shutdown() ended every job. Never leave a process behind regardless.
+    for (auto &[nspace, job] : jobs_) {
+        for (auto &r : job.ranks) {
+            if (r.reaped) continue;
+            ::kill(r.pid, SIGKILL);
+            ::waitpid(r.pid, nullptr, 0);
+        }
+        for (auto &r : job.ranks)
+            for (int fd : {r.out, r.err, r.pidfd})
+                if (fd >= 0) ::close(fd);
+    }
+    for (auto &[pid, fd] : requesters_) ::close(fd);
+    hwloc_topology_destroy(topo_);
+}
+
+void Launcher::shutdown(std::function<void()> done) {
+    shutting_down_ = true;
+    if (jobs_.empty()) return done();
+    on_idle_ = std::move(done);
+    for (auto &[nspace, job] : jobs_) fail(job, 128 + SIGTERM, "the broker is shutting down");
+    // A rank stuck in the kernel may outlive SIGKILL for a while: do not hang the shutdown.
+    reactor().after(std::chrono::milliseconds(settings_.kill_grace_ms + 3000), [this] {
+        if (!on_idle_) return;
+        log().error("{} job(s) still not reaped; stopping anyway", jobs_.size());
+        std::exchange(on_idle_, nullptr)();
+    });
+}
+
+void Launcher::remove_session_dir() {
+    std::error_code ec;
+    fs::remove_all(settings_.run_dir + "/session", ec);
+}
+
+std::string Launcher::locality_of(hwloc_const_bitmap_t set) const {
+    // One field per level: the logical indexes of the objects the cpuset touches.
+    static constexpr std::pair<hwloc_obj_type_t, const char *> levels[] = {
+        {HWLOC_OBJ_PACKAGE, "SK"},  {HWLOC_OBJ_L3CACHE, "L3s"}, {HWLOC_OBJ_L2CACHE, "L2s"},
+        {HWLOC_OBJ_L1CACHE, "L1s"}, {HWLOC_OBJ_CORE, "CRs"},    {HWLOC_OBJ_PU, "HTs"}};
+    std::string out;
+    hwloc_bitmap_t idx = hwloc_bitmap_alloc();
+    for (const auto &[type, prefix] : levels) {
+        const int n = hwloc_get_nbobjs_by_type(topo_, type);
+        if (n <= 0) continue;
+        hwloc_bitmap_zero(idx);
+        for (int i = 0; i < n; ++i) {
+            hwloc_obj_t o = hwloc_get_obj_by_type(topo_, type, static_cast<unsigned>(i));
+            if (hwloc_bitmap_intersects(o->cpuset, set)) hwloc_bitmap_set(idx, o->logical_index);
+        }
+        if (!out.empty()) out += ':';
+        out += prefix + list_string(idx);
+    }
+    hwloc_bitmap_free(idx);
+    return out;
+}
+
+// Rank i goes on core (i mod ncores); map-by slot and core coincide on one node with a slot per
+// core. bind-to says which cpuset it is held to: none, that core, or the core's package.
+std::string Launcher::place(msg::JobInfo &info, const msg::Launch &m,
+                            std::vector<hwloc_bitmap_t> &sets) {
+    if (m.map_by != "slot" && m.map_by != "core") return "unknown --map-by '" + m.map_by + "'";
+    if (m.bind_to != "none" && m.bind_to != "core" && m.bind_to != "package")
+        return "unknown --bind-to '" + m.bind_to + "'";
+    const int ncores = hwloc_get_nbobjs_by_type(topo_, HWLOC_OBJ_CORE);
+    for (std::uint32_t i = 0; i < info.size; ++i) {
+        msg::ProcInfo &p = info.procs[i];
+        p.rank = i;
+        p.local_rank = p.node_rank = static_cast<std::uint16_t>(i);
+        p.hostname = hostname_;
+        if (m.bind_to == "none" || ncores <= 0) continue;
+        hwloc_obj_t core = hwloc_get_obj_by_type(topo_, HWLOC_OBJ_CORE, i % ncores);
+        hwloc_obj_t target = core;
+        if (m.bind_to == "package") {
+            target = hwloc_get_ancestor_obj_by_type(topo_, HWLOC_OBJ_PACKAGE, core);
+            if (!target) target = hwloc_get_root_obj(topo_);
+        }
+        sets[i] = hwloc_bitmap_dup(target->cpuset);
+        p.cpuset = list_string(sets[i]);
+        p.locality = locality_of(sets[i]);
+    }
+    return {};
+}
+
+void Launcher::launch(const Envelope &env, msg::Launch &m) {
+    if (env.peer.tcp) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "launch over tcp refused");
+    if (shutting_down_) return reply_error(env, PMIX_ERR_NOT_AVAILABLE, "the broker is stopping");
+    if (m.argv.empty() || m.argv[0].empty())
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "no program to launch");
+    if (m.np == 0 || m.np > kMaxRanks)
+        return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("-n must be 1..{}", kMaxRanks));
+    if (!(m.timeout_s >= 0)) return reply_error(env, PMIX_ERR_BAD_PARAM, "negative timeout");
+
+    Job job;
+    msg::JobInfo &info = job.info;
+    info.nspace = fmt::format("zpmix.{}.{}", ::getpid(), next_job_++);
+    info.size = info.univ_size = info.max_procs = m.np;
+    info.num_apps = 1;
+    info.nodes = {hostname_};
+    info.procs.resize(m.np);
+    for (const auto &pset : m.psets) {
+        auto &ranks = info.psets[pset];
+        for (std::uint32_t i = 0; i < m.np; ++i) ranks.push_back(i);
+    }
+    std::vector<hwloc_bitmap_t> sets(m.np, nullptr);
+    struct FreeSets {
+        std::vector<hwloc_bitmap_t> &s;
+        ~FreeSets() {
+            for (auto b : s) hwloc_bitmap_free(b);
+        }
+    } free_sets{sets};
+    if (auto err = place(info, m, sets); !err.empty())
+        return reply_error(env, PMIX_ERR_BAD_PARAM, err);
+
+    info.session_tmpdir = settings_.run_dir + "/session";
+    info.nsdir = info.session_tmpdir + "/" + info.nspace;
+    std::error_code ec;
+    fs::create_directories(info.nsdir, ec);
+    for (std::uint32_t i = 0; i < m.np && !ec; ++i)
+        fs::create_directory(info.nsdir + "/" + std::to_string(i), ec);
+    if (ec) {
+        fs::remove_all(info.nsdir, ec);
+        return reply_error(env, PMIX_ERR_OUT_OF_RESOURCE, "cannot create " + info.nsdir);
+    }
+    const std::string secret = random_secret();
+
+    hwloc_bitmap_t saved = hwloc_bitmap_alloc();
+    hwloc_get_cpubind(topo_, saved, HWLOC_CPUBIND_THREAD);
+    std::string error;
+    int error_status = PMIX_ERROR;
+    job.ranks.resize(m.np);
+    for (std::uint32_t i = 0; i < m.np && error.empty(); ++i) {
+        Rank &r = job.ranks[i];
+        int out[2], err[2];
+        if (::pipe2(out, O_CLOEXEC) != 0) {
+            error = fmt::format("pipe: {}", strerror(errno));
+            break;
+        }
+        if (::pipe2(err, O_CLOEXEC) != 0) {
+            error = fmt::format("pipe: {}", strerror(errno));
+            ::close(out[0]);
+            ::close(out[1]);
+            break;
+        }
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+        posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+        if (!m.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, m.cwd.c_str());
+        posix_spawnattr_t attr;
+        posix_spawnattr_init(&attr);
+        // One process group per job: signals reach what the ranks start too. The broker's
+        // blocked signals (signalfd) must not be inherited.
+        sigset_t none, all;
+        sigemptyset(&none);
+        sigfillset(&all);
+        posix_spawnattr_setsigmask(&attr, &none);
+        posix_spawnattr_setsigdefault(&attr, &all);
+        posix_spawnattr_setpgroup(&attr, job.pgid);
+        posix_spawnattr_setflags(
+            &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+        const auto envs = rank_environment(
+            m.env, {"ZPMIX_URI=" + settings_.uri, "ZPMIX_SECRET=" + secret,
+                    "PMIX_NAMESPACE=" + info.nspace, "PMIX_RANK=" + std::to_string(i)});
+        std::vector<char *> argv, envp;
+        for (auto &a : m.argv) argv.push_back(const_cast<char *>(a.c_str()));
+        argv.push_back(nullptr);
+        for (auto &e : envs) envp.push_back(const_cast<char *>(e.c_str()));
+        envp.push_back(nullptr);
+
+        // The child inherits the spawning thread's binding, so it never runs unbound.
+        if (sets[i] && hwloc_set_cpubind(topo_, sets[i], HWLOC_CPUBIND_THREAD) != 0)
+            error = fmt::format("cannot bind rank {} to cpuset {}: {}", i, info.procs[i].cpuset,
+                                strerror(errno));
+        pid_t pid = -1;
+        int rc = 0;
+        if (error.empty()) {
+            rc = ::posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
+            if (rc != 0) {
+                error = fmt::format("cannot launch '{}': {}", m.argv[0], strerror(rc));
+                error_status = rc == ENOENT ? PMIX_ERR_NOT_FOUND : PMIX_ERR_SYS_OTHER;
+            }
+        }
+        if (sets[i]) hwloc_set_cpubind(topo_, saved, HWLOC_CPUBIND_THREAD);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&attr);
+        ::close(out[1]);
+        ::close(err[1]);
+        r.out = out[0];
+        r.err = err[0];
+        if (!error.empty()) break;
+        if (job.pgid == 0) job.pgid = pid;
+        r.pid = pid;
+        r.pidfd = pidfd_open(pid);
+        info.procs[i].pid = pid;
+        ++job.live;
+        if (r.pidfd < 0) error = fmt::format("pidfd_open: {}", strerror(errno));
+    }
+    hwloc_bitmap_free(saved);
+
+    if (!error.empty()) {
+        // Nothing of a half-started job survives: kill and reap what did start.
+        for (auto &r : job.ranks) {
+            if (r.pid > 0) {
+                ::kill(r.pid, SIGKILL);
+                ::waitpid(r.pid, nullptr, 0);
+            }
+            for (int fd : {r.out, r.err, r.pidfd})
+                if (fd >= 0) ::close(fd);
+        }
+        fs::remove_all(info.nsdir, ec);
+        log().warn("launch of {} failed: {}", m.argv[0], error);
+        return reply_error(env, error_status, error);
+    }
+
+    job.requester = env.from;
+    job.requester_pid = env.peer.pid;
+    const std::string nspace = info.nspace;
+    msg::LaunchReply launched{nspace, {}};
+    for (const auto &p : info.procs) launched.pids.push_back(p.pid);
+    // Registered before any rank's Hello can be read: the mailbox is drained before sockets.
+    send("server", msg::RegisterNamespace{info, secret});
+    reply(env, launched);
+    log().info("launched {}: {} rank(s) of {}", nspace, m.np, m.argv[0]);
+
+    auto [it, inserted] = jobs_.emplace(nspace, std::move(job));
+    Job &j = it->second;
+    for (std::size_t i = 0; i < j.ranks.size(); ++i) {
+        reactor().watch_fd(j.ranks[i].out, [this, nspace, i] { on_output(nspace, i, 1); });
+        reactor().watch_fd(j.ranks[i].err, [this, nspace, i] { on_output(nspace, i, 2); });
+        reactor().watch_fd(j.ranks[i].pidfd, [this, nspace, i] { on_rank_exit(nspace, i); });
+    }
+    if (m.timeout_s > 0) {
+        const double limit = m.timeout_s;
+        j.time_limit =
+            reactor().after(std::chrono::duration_cast<Reactor::Clock::duration>(
+                                std::chrono::duration<double>(limit)),
+                            [this, nspace, limit] {
+                                auto it = jobs_.find(nspace);
+                                if (it == jobs_.end()) return;
+                                it->second.time_limit = 0;
+                                fail(it->second, kTimeoutStatus,
+                                     fmt::format("job exceeded its time limit of {} s", limit));
+                            });
+    }
+    watch_requester(j.requester_pid);
+}
+
+void Launcher::on_output(const std::string &nspace, std::size_t rank, int which) {
+    auto it = jobs_.find(nspace);
+    if (it != jobs_.end()) read_pipe(it->second, rank, which, false);
+}
+
+// Reads what the pipe holds (all of it when draining, else a bounded amount), forwarding each
+// complete line; at EOF the partial last line too, and the pipe is closed.
+void Launcher::read_pipe(Job &job, std::size_t rank, int which, bool drain) {
+    Rank &r = job.ranks[rank];
+    int &fd = which == 1 ? r.out : r.err;
+    std::string &buf = which == 1 ? r.out_buf : r.err_buf;
+    if (fd < 0) return;
+    auto emit = [&](std::string data) {
+        to_requester(job, msg::Output{job.info.nspace, static_cast<std::uint32_t>(rank),
+                                      static_cast<std::uint8_t>(which), std::move(data)});
+    };
+    char chunk[16384];
+    for (int rounds = 0; drain || rounds < 16; ++rounds) {
+        const ssize_t n = ::read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) break;
+        if (n <= 0) {  // EOF (or an error, which ends the stream the same way)
+            if (!buf.empty()) emit(std::exchange(buf, {}));
+            reactor().unwatch_fd(fd);
+            ::close(fd);
+            fd = -1;
+            return;
+        }
+        buf.append(chunk, static_cast<std::size_t>(n));
+        std::size_t start = 0;
+        for (std::size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1)
+            emit(buf.substr(start, nl + 1 - start));
+        buf.erase(0, start);
+        while (buf.size() >= kMaxChunk) {
+            emit(buf.substr(0, kMaxChunk));
+            buf.erase(0, kMaxChunk);
+        }
+    }
+}
+
+void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
+    auto it = jobs_.find(nspace);
+    if (it == jobs_.end()) return;
+    Job &job = it->second;
+    Rank &r = job.ranks[rank];
+    int st = 0;
+    const pid_t got = ::waitpid(r.pid, &st, WNOHANG);
+    if (got == 0) return;  // not yet
+    reactor().unwatch_fd(r.pidfd);
+    ::close(r.pidfd);
+    r.pidfd = -1;
+    r.reaped = true;
+    --job.live;
+    int code = 0, sig = 0;
+    if (got < 0) {
+        log().error("waitpid({}) of {} rank {}: {}", r.pid, nspace, rank, strerror(errno));
+        code = 1;
+    } else if (WIFSIGNALED(st)) {
+        sig = WTERMSIG(st);
+    } else {
+        code = WEXITSTATUS(st);
+    }
+    // Everything the rank wrote before it exited is in its pipes now: forward it first.
+    read_pipe(job, rank, 1, true);
+    read_pipe(job, rank, 2, true);
+    msg::ProcExit exit{nspace, static_cast<std::uint32_t>(rank), r.pid, code, sig};
+    broadcast(exit);
+    to_requester(job, exit);
+    if (sig || code) fail(job, sig ? 128 + sig : code, describe_exit(rank, r.pid, code, sig));
+    if (job.live == 0) finish(nspace);
+}
+
+void Launcher::fail(Job &job, int status, std::string message) {
+    if (!job.status) {
+        job.status = status;
+        job.message = std::move(message);
+        log().info("{}: {}", job.info.nspace, job.message);
+    }
+    if (job.terminating || job.live == 0) return;
+    job.terminating = true;
+    signal_ranks(job, SIGTERM);
+    const std::string nspace = job.info.nspace;
+    job.kill_timer =
+        reactor().after(std::chrono::milliseconds(settings_.kill_grace_ms), [this, nspace] {
+            auto it = jobs_.find(nspace);
+            if (it == jobs_.end()) return;
+            it->second.kill_timer = 0;
+            signal_ranks(it->second, SIGKILL);
+        });
+}
+
+void Launcher::signal_ranks(Job &job, int sig) {
+    if (job.pgid > 0) ::kill(-job.pgid, sig);
+    for (const auto &r : job.ranks)  // a rank may have left the job's process group
+        if (!r.reaped && r.pid > 0) ::kill(r.pid, sig);
+}
+
+void Launcher::finish(const std::string &nspace) {
+    auto it = jobs_.find(nspace);
+    Job &job = it->second;
+    for (std::size_t i = 0; i < job.ranks.size(); ++i) {
+        read_pipe(job, i, 1, true);
+        read_pipe(job, i, 2, true);
+    }
+    // What the ranks left running in the job's process group does not outlive the job.
+    if (job.pgid > 0) ::kill(-job.pgid, SIGKILL);
+    for (std::size_t i = 0; i < job.ranks.size(); ++i) {
+        Rank &r = job.ranks[i];
+        for (int which : {1, 2}) {
+            int &fd = which == 1 ? r.out : r.err;
+            std::string &buf = which == 1 ? r.out_buf : r.err_buf;
+            if (fd < 0) continue;
+            if (!buf.empty())
+                to_requester(job,
+                             msg::Output{nspace, static_cast<std::uint32_t>(i),
+                                         static_cast<std::uint8_t>(which), std::exchange(buf, {})});
+            reactor().unwatch_fd(fd);
+            ::close(fd);
+            fd = -1;
+        }
+    }
+    if (job.kill_timer) reactor().cancel(job.kill_timer);
+    if (job.time_limit) reactor().cancel(job.time_limit);
+    std::error_code ec;
+    fs::remove_all(job.info.nsdir, ec);
+    send("server", msg::DeregisterNamespace{nspace});
+    const int status = job.status.value_or(0);
+    log().info("{} ended with status {}", nspace, status);
+    to_requester(job, msg::JobEnded{nspace, status, job.message});
+    const std::int64_t requester_pid = job.requester_pid;
+    jobs_.erase(it);
+
+    bool still_needed = false;
+    for (const auto &[ns, j] : jobs_) still_needed |= j.requester_pid == requester_pid;
+    if (!still_needed) {
+        if (auto w = requesters_.find(requester_pid); w != requesters_.end()) {
+            reactor().unwatch_fd(w->second);
+            ::close(w->second);
+            requesters_.erase(w);
+        }
+    }
+    if (jobs_.empty() && on_idle_) std::exchange(on_idle_, nullptr)();
+}
+
+void Launcher::signal_job(const Envelope &env, msg::SignalJob &m) {
+    auto it = jobs_.find(m.nspace);
+    if (it == jobs_.end()) return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
+    if (m.signal <= 0 || m.signal >= NSIG)
+        return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("bad signal {}", m.signal));
+    log().info("{}: forwarding signal {}", m.nspace, m.signal);
+    signal_ranks(it->second, m.signal);
+    reply(env, msg::Ok{});
+}
+
+void Launcher::abort_job(const Envelope &env, msg::AbortJob &m) {
+    if (env.peer.tcp || env.peer.uid >= 0)  // only the server sends this, for its clients
+        return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    auto it = jobs_.find(m.nspace);
+    if (it == jobs_.end()) return;
+    fail(it->second, m.status,
+         fmt::format("rank {} called PMIx_Abort with status {}{}{}", m.rank, m.status,
+                     m.message.empty() ? "" : ": ", m.message));
+}
+
+void Launcher::watch_requester(std::int64_t pid) {
+    // Our own process (an embedded broker) ends the jobs itself when it stops.
+    if (pid <= 0 || pid == ::getpid() || requesters_.contains(pid)) return;
+    const int fd = pidfd_open(static_cast<pid_t>(pid));
+    if (fd < 0) {
+        if (errno == ESRCH) return requester_died(pid);
+        log().warn("cannot watch requester pid {}: {}", pid, strerror(errno));
+        return;
+    }
+    requesters_[pid] = fd;
+    reactor().watch_fd(fd, [this, pid] { requester_died(pid); });
+}
+
+void Launcher::requester_died(std::int64_t pid) {
+    if (auto w = requesters_.find(pid); w != requesters_.end()) {
+        reactor().unwatch_fd(w->second);
+        ::close(w->second);
+        requesters_.erase(w);
+    }
+    for (auto &[nspace, job] : jobs_) {
+        if (job.requester_pid != pid) continue;
+        job.requester.clear();
+        fail(job, 128 + SIGTERM, fmt::format("its requester (pid {}) died", pid));
+    }
+}
+
+}  // namespace zpmix

@@ -1,0 +1,91 @@
+#pragma once
+// Starts jobs on this node the way mpirun does: places and binds each rank with hwloc, spawns it
+// with the client environment, forwards its stdout/stderr line by line to the requester, reaps
+// it, and ends the job: on the first abnormal exit, PMIx_Abort, the time limit, the requester's
+// death or the broker's shutdown, the remaining ranks get SIGTERM, then SIGKILL after the grace
+// period. JobEnded comes last, after every Output and ProcExit of the job.
+#include <sys/types.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <hwloc.h>
+
+#include "actors/protocol/job.hpp"
+#include "actors/runtime/actor.hpp"
+
+namespace zpmix {
+
+class Launcher : public Actor {
+  public:
+    struct Settings {
+        std::string run_dir;  // session directories go under <run_dir>/session
+        std::string uri;      // the broker's ipc uri, given to ranks as ZPMIX_URI
+        int kill_grace_ms = 2000;
+    };
+    // The job status when a job exceeds Launch.timeout_s (as timeout(1) does).
+    static constexpr int kTimeoutStatus = 124;
+
+    Launcher(Reactor &reactor, Bus &bus, Settings settings);
+    ~Launcher() override;
+
+    // Reactor thread: refuses new launches, terminates every job and calls done once all are
+    // reaped (or when the grace period and a margin are over, whatever is left).
+    void shutdown(std::function<void()> done);
+    // After the reactor stopped: removes <run_dir>/session.
+    void remove_session_dir();
+
+  private:
+    struct Rank {
+        pid_t pid = -1;
+        int pidfd = -1;
+        int out = -1, err = -1;        // read ends of its stdout and stderr pipes
+        std::string out_buf, err_buf;  // a line not yet complete
+        bool reaped = false;
+    };
+    struct Job {
+        msg::JobInfo info;
+        std::string requester;  // routing id; cleared when the requester is gone
+        std::int64_t requester_pid = 0;
+        pid_t pgid = 0;
+        std::vector<Rank> ranks;
+        std::size_t live = 0;
+        std::optional<int> status;  // set by the first failure
+        std::string message;
+        bool terminating = false;
+        Reactor::TimerId kill_timer = 0, time_limit = 0;
+    };
+
+    Settings settings_;
+    std::string hostname_;
+    hwloc_topology_t topo_ = nullptr;
+    std::map<std::string, Job> jobs_;         // by namespace
+    std::map<std::int64_t, int> requesters_;  // pid -> pidfd of a requester we watch
+    unsigned next_job_ = 1;
+    bool shutting_down_ = false;
+    std::function<void()> on_idle_;
+
+    void launch(const Envelope &env, msg::Launch &m);
+    void signal_job(const Envelope &env, msg::SignalJob &m);
+    void abort_job(const Envelope &env, msg::AbortJob &m);
+
+    std::string place(msg::JobInfo &info, const msg::Launch &m, std::vector<hwloc_bitmap_t> &sets);
+    std::string locality_of(hwloc_const_bitmap_t set) const;
+    void on_output(const std::string &nspace, std::size_t rank, int which);
+    void read_pipe(Job &job, std::size_t rank, int which, bool to_eof_or_empty);
+    void on_rank_exit(const std::string &nspace, std::size_t rank);
+    void fail(Job &job, int status, std::string message);
+    void signal_ranks(Job &job, int sig);
+    void finish(const std::string &nspace);
+    void watch_requester(std::int64_t pid);
+    void requester_died(std::int64_t pid);
+    template <class Msg>
+    void to_requester(const Job &job, const Msg &m) {
+        if (!job.requester.empty()) send(job.requester, m);
+    }
+};
+
+}  // namespace zpmix

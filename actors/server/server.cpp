@@ -1,0 +1,86 @@
+#include "actors/server/server.hpp"
+
+#include <pmix_common.h>
+
+namespace zpmix {
+
+namespace {
+// Messages the broker's own actors send each other; a peer that sends one is refused.
+bool from_peer(const Envelope &env) {
+    return env.peer.tcp || env.peer.uid >= 0;
+}
+}  // namespace
+
+Server::Server(Reactor &reactor, Bus &bus, std::string broker_name, std::string events_uri)
+    : Actor("server", reactor, bus),
+      broker_name_(std::move(broker_name)),
+      events_uri_(std::move(events_uri)) {
+    on(&Server::hello);
+    on(&Server::abort);
+    on(&Server::register_namespace);
+    on(&Server::deregister_namespace);
+    on(&Server::proc_exit);
+}
+
+void Server::hello(const Envelope &env, msg::Hello &m) {
+    msg::Welcome welcome{broker_name_, events_uri_, {}};
+    if (m.role == "tool" || m.role == "launcher") {
+        // Tools and launchers act on this node's jobs: only local peers of our uid (ZAP).
+        if (env.peer.tcp) {
+            log().warn("refused a {} over tcp (pid {})", m.role, m.pid);
+            return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
+                               "a " + m.role + " must connect over ipc");
+        }
+    } else if (m.role == "client") {
+        auto it = namespaces_.find(m.nspace);
+        if (it == namespaces_.end()) {
+            log().warn("hello from unknown namespace '{}' rank {} (pid {})", m.nspace, m.rank,
+                       env.peer.pid);
+            return reply_error(env, PMIX_ERR_NOT_FOUND, "unknown namespace '" + m.nspace + "'");
+        }
+        if (env.peer.tcp && m.secret != it->second.secret) {
+            log().warn("refused a tcp client claiming {}.{}: {} job secret", m.nspace, m.rank,
+                       m.secret.empty() ? "no" : "wrong");
+            return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "bad job secret");
+        }
+        if (m.rank >= it->second.job.size)
+            return reply_error(env, PMIX_ERR_BAD_PARAM,
+                               "rank " + std::to_string(m.rank) + " is not in " + m.nspace);
+        welcome.job = it->second.job;
+    } else {
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "unknown role '" + m.role + "'");
+    }
+    sessions_[env.from] = Session{m.role, m.nspace, m.rank};
+    log().debug("{} {}.{} connected (pid {})", m.role, m.nspace, m.rank, env.peer.pid);
+    reply(env, welcome);
+}
+
+void Server::abort(const Envelope &env, msg::Abort &m) {
+    auto it = sessions_.find(env.from);
+    if (it == sessions_.end() || it->second.role != "client")
+        return reply_error(env, PMIX_ERR_NOT_FOUND, "abort from a peer that is not a client");
+    send("launcher", msg::AbortJob{it->second.nspace, it->second.rank, m.status, m.message});
+    reply(env, msg::Ok{});
+}
+
+void Server::register_namespace(const Envelope &env, msg::RegisterNamespace &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    const std::string nspace = m.job.nspace;
+    namespaces_[nspace] = Namespace{std::move(m.job), std::move(m.secret), {}};
+    log().debug("namespace {} registered", nspace);
+}
+
+void Server::deregister_namespace(const Envelope &env, msg::DeregisterNamespace &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    namespaces_.erase(m.nspace);
+    std::erase_if(sessions_, [&](const auto &kv) { return kv.second.nspace == m.nspace; });
+    log().debug("namespace {} deregistered", m.nspace);
+}
+
+void Server::proc_exit(const Envelope &env, msg::ProcExit &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    if (auto it = namespaces_.find(m.nspace); it != namespaces_.end())
+        it->second.exited.insert(m.rank);
+}
+
+}  // namespace zpmix

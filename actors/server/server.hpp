@@ -1,0 +1,43 @@
+#pragma once
+// Sessions: answers every peer's Hello, keeps the namespaces the launcher registers and which of
+// their ranks are connected or gone.
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "actors/protocol/job.hpp"
+#include "actors/protocol/session.hpp"
+#include "actors/runtime/actor.hpp"
+
+namespace zpmix {
+
+class Server : public Actor {
+  public:
+    Server(Reactor &reactor, Bus &bus, std::string broker_name, std::string events_uri);
+
+  private:
+    struct Namespace {
+        msg::JobInfo job;
+        std::string secret;
+        std::set<std::uint32_t> exited;
+    };
+    struct Session {
+        std::string role;  // client | tool | launcher
+        std::string nspace;
+        std::uint32_t rank = 0;
+    };
+
+    std::string broker_name_;
+    std::string events_uri_;
+    std::map<std::string, Namespace> namespaces_;
+    std::unordered_map<std::string, Session> sessions_;  // by routing id
+
+    void hello(const Envelope &env, msg::Hello &m);
+    void abort(const Envelope &env, msg::Abort &m);
+    void register_namespace(const Envelope &env, msg::RegisterNamespace &m);
+    void deregister_namespace(const Envelope &env, msg::DeregisterNamespace &m);
+    void proc_exit(const Envelope &env, msg::ProcExit &m);
+};
+
+}  // namespace zpmix

@@ -1,0 +1,347 @@
+#include "broker/broker.hpp"
+
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include <pmix_common.h>
+
+#include "actors/launcher/launcher.hpp"
+#include "actors/server/server.hpp"
+#include "broker/rendezvous.hpp"
+
+namespace zpmix {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string hostname() {
+    char buf[256] = {};
+    ::gethostname(buf, sizeof buf - 1);
+    return buf;
+}
+
+void make_private_dir(const std::string &dir) {
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+        throw std::system_error(errno, std::generic_category(), "mkdir " + dir);
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0)
+        throw std::system_error(errno, std::generic_category(), "stat " + dir);
+    if (!S_ISDIR(st.st_mode)) throw std::runtime_error(dir + " is not a directory");
+    if (st.st_uid != ::getuid())
+        throw std::runtime_error(dir + " belongs to uid " + std::to_string(st.st_uid) +
+                                 ", not to us (uid " + std::to_string(::getuid()) + ")");
+    if ((st.st_mode & 0777) != 0700 && ::chmod(dir.c_str(), 0700) != 0)
+        throw std::system_error(errno, std::generic_category(), "chmod " + dir);
+}
+
+// Private directories of embedded brokers whose process died without cleaning up.
+void remove_dead_embedded_dirs(const std::string &base) {
+    std::error_code ec;
+    for (const auto &entry : fs::directory_iterator(base, ec)) {
+        const std::string name = entry.path().filename();
+        if (!name.starts_with("broker-")) continue;
+        const long pid = std::strtol(name.c_str() + 7, nullptr, 10);
+        if (pid > 0 && !process_alive(pid)) {
+            spdlog::info("removing {} left by dead broker pid {}", entry.path().string(), pid);
+            fs::remove_all(entry.path(), ec);
+        }
+    }
+}
+
+// "ipc:<uid>:<pid>" or "tcp", as the ZAP handler vouched for the connection.
+PeerCredentials credentials_of(const char *user_id) {
+    PeerCredentials p;
+    const std::string_view u = user_id ? user_id : "";
+    if (u == "tcp") {
+        p.tcp = true;
+    } else if (u.starts_with("ipc:")) {
+        const char *s = u.data() + 4;
+        char *end = nullptr;
+        p.uid = std::strtoll(s, &end, 10);
+        if (end && *end == ':') p.pid = std::strtoll(end + 1, nullptr, 10);
+    }
+    return p;
+}
+
+}  // namespace
+
+Broker::Broker(Config config) : config_(std::move(config)), uid_(::getuid()) {
+    static std::atomic<unsigned> embedded_count{0};
+    log_ = spdlog::default_logger()->clone("broker");
+    if (config_.run_dir.empty()) {
+        const std::string base = default_base_dir();
+        make_private_dir(base);
+        remove_dead_embedded_dirs(base);
+        run_dir_ =
+            base + "/broker-" + std::to_string(::getpid()) + "-" + std::to_string(embedded_count++);
+        fs::remove_all(run_dir_);  // a leftover of an earlier process that had our pid
+        private_run_dir_ = true;
+    } else {
+        run_dir_ = fs::absolute(config_.run_dir).lexically_normal().string();
+        if (run_dir_.size() > 1 && run_dir_.back() == '/') run_dir_.pop_back();
+    }
+    make_private_dir(run_dir_);
+    name_ = hostname() + ":" + std::to_string(::getpid());
+    uri_ = "ipc://" + run_dir_ + "/broker.sock";
+    events_uri_ = "ipc://" + run_dir_ + "/events.sock";
+    // ipc paths are bounded by sun_path: fail here with a clear message rather than in bind.
+    if (run_dir_.size() + 13 > 107)
+        throw std::runtime_error("run directory path too long for an ipc socket: " + run_dir_);
+    add_standard_actors();
+}
+
+// ---- The broker's actors. Other issues append their add_actor<...>() lines here. ----------
+void Broker::add_standard_actors() {
+    add_actor<Server>(name_, events_uri_);
+    launcher_ = &add_actor<Launcher>(Launcher::Settings{run_dir_, uri_, config_.kill_grace_ms});
+}
+// -------------------------------------------------------------------------------------------
+
+Broker::~Broker() {
+    try {
+        stop();
+    } catch (const std::exception &e) {
+        log_->error("while stopping: {}", e.what());
+    }
+}
+
+void Broker::start() {
+    if (started_.exchange(true)) throw std::logic_error("Broker::start called twice");
+    const std::string rdv = rendezvous_path(run_dir_);
+    if (auto old = read_rendezvous(rdv)) {
+        if (old->pid != ::getpid() && process_alive(old->pid)) {
+            started_ = false;
+            throw BrokerRunning("a broker (pid " + std::to_string(old->pid) +
+                                ") is already running in " + run_dir_);
+        }
+        log_->info("reclaiming {}: its broker (pid {}) is gone", run_dir_, old->pid);
+        ::unlink(rdv.c_str());
+    }
+
+    if (config_.handle_signals) {
+        // Blocked before the first socket exists, so ZeroMQ's I/O threads inherit the mask and
+        // the signals reach only our signalfd.
+        sigset_t set;
+        sigemptyset(&set);
+        for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, s);
+        pthread_sigmask(SIG_BLOCK, &set, nullptr);
+        signal_fd_ = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (signal_fd_ < 0) throw std::system_error(errno, std::generic_category(), "signalfd");
+    }
+
+    zap_ = zmq::socket_t(ctx_, zmq::socket_type::rep);
+    zap_.set(zmq::sockopt::linger, 0);
+    zap_.bind("inproc://zeromq.zap.01");
+
+    router_ = zmq::socket_t(ctx_, zmq::socket_type::router);
+    router_.set(zmq::sockopt::zap_domain, "zpmix");
+    router_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config_.max_message_bytes));
+    router_.set(zmq::sockopt::router_mandatory, 1);
+    router_.set(zmq::sockopt::sndhwm, 100000);
+    router_.set(zmq::sockopt::rcvhwm, 100000);
+    router_.bind(uri_);
+    if (!config_.tcp.empty()) {
+        router_.bind(config_.tcp);
+        tcp_uri_ = router_.get(zmq::sockopt::last_endpoint);
+    }
+    xpub_ = zmq::socket_t(ctx_, zmq::socket_type::xpub);
+    xpub_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config_.max_message_bytes));
+    xpub_.set(zmq::sockopt::linger, 0);
+    xpub_.bind(events_uri_);
+
+    write_rendezvous(
+        rdv, {uri_, events_uri_, tcp_uri_, ::getpid(), uid_, build::protocol_version, hostname()});
+
+    bus_.set_peer_sink(reactor_, [this](const std::string &peer, zmq::message_t msg) {
+        send_to_peer(peer, std::move(msg));
+    });
+    reactor_.watch(zap_, [this] { on_zap(); });
+    reactor_.watch(router_, [this] { on_router(); });
+    if (signal_fd_ >= 0) {
+        reactor_.watch_fd(signal_fd_, [this] {
+            signalfd_siginfo si{};
+            while (::read(signal_fd_, &si, sizeof si) == sizeof si) {
+                log_->info("received signal {} ({}): shutting down", si.ssi_signo,
+                           strsignal(static_cast<int>(si.ssi_signo)));
+                begin_shutdown();
+            }
+        });
+    }
+    log_->info("broker {} listening on {}{}", name_, uri_,
+               tcp_uri_.empty() ? "" : " and " + tcp_uri_);
+    thread_ = std::thread([this] {
+        try {
+            reactor_.run();
+        } catch (const std::exception &e) {
+            log_->critical("reactor failed: {}", e.what());
+        }
+    });
+}
+
+void Broker::request_stop() {
+    if (!started_) return;
+    reactor_.post([this] { begin_shutdown(); });
+}
+
+void Broker::stop() {
+    request_stop();
+    wait();
+}
+
+void Broker::wait() {
+    {
+        std::lock_guard lock(cleanup_mu_);
+        if (thread_.joinable()) thread_.join();
+    }
+    cleanup();
+}
+
+void Broker::begin_shutdown() {
+    if (shutting_down_.exchange(true)) return;
+    launcher_->shutdown([this] { reactor_.stop(); });
+}
+
+void Broker::cleanup() {
+    std::lock_guard lock(cleanup_mu_);
+    if (cleaned_) return;
+    cleaned_ = true;
+    if (started_) {
+        // Let the last replies (JobEnded...) leave, but never wait on a peer that is gone.
+        router_.set(zmq::sockopt::linger, 200);
+        router_.close();
+        xpub_.close();
+        zap_.close();
+        const std::string rdv = rendezvous_path(run_dir_);
+        if (auto info = read_rendezvous(rdv); info && info->pid == ::getpid())
+            ::unlink(rdv.c_str());
+    }
+    if (signal_fd_ >= 0) ::close(signal_fd_);
+    ctx_.close();
+    std::error_code ec;
+    for (const char *f : {"/broker.sock", "/events.sock"}) fs::remove(run_dir_ + f, ec);
+    launcher_->remove_session_dir();
+    if (private_run_dir_)
+        fs::remove_all(run_dir_, ec);
+    else
+        fs::remove(run_dir_, ec);  // only when empty: it may be shared with embedded brokers
+    if (started_) log_->info("broker {} stopped", name_);
+}
+
+void Broker::on_zap() {
+    // ZAP request: version, request id, domain, address, routing id, mechanism[, credentials].
+    std::vector<zmq::message_t> req;
+    for (;;) {
+        zmq::message_t part;
+        if (!zap_.recv(part, zmq::recv_flags::dontwait)) return;
+        const bool more = part.more();
+        req.push_back(std::move(part));
+        if (!more) break;
+    }
+    if (req.size() < 6) return;
+    const std::string address = req[3].to_string();
+    std::string status = "200", text = "OK", user_id;
+    // ipc peers: "<...>:<uid>:<gid>:<pid>" from SO_PEERCRED. tcp binds are IPv4: no colon.
+    const auto last = address.rfind(':');
+    if (last == std::string::npos) {
+        user_id = "tcp";
+    } else {
+        const auto gid_colon = address.rfind(':', last - 1);
+        const auto uid_colon = gid_colon == std::string::npos || gid_colon == 0
+                                   ? std::string::npos
+                                   : address.rfind(':', gid_colon - 1);
+        const long long pid = std::strtoll(address.c_str() + last + 1, nullptr, 10);
+        const long long uid = uid_colon == std::string::npos
+                                  ? -1
+                                  : std::strtoll(address.c_str() + uid_colon + 1, nullptr, 10);
+        if (uid < 0 || uid != static_cast<long long>(uid_)) {
+            log_->warn(
+                "refused an ipc connection from uid {} pid {}: the broker serves uid {} only", uid,
+                pid, uid_);
+            status = "400";
+            text = "wrong uid";
+        } else {
+            user_id = "ipc:" + std::to_string(uid) + ":" + std::to_string(pid);
+        }
+    }
+    zap_.send(zmq::str_buffer("1.0"), zmq::send_flags::sndmore);
+    zap_.send(req[1], zmq::send_flags::sndmore);
+    zap_.send(zmq::buffer(status), zmq::send_flags::sndmore);
+    zap_.send(zmq::buffer(text), zmq::send_flags::sndmore);
+    zap_.send(zmq::buffer(user_id), zmq::send_flags::sndmore);
+    zap_.send(zmq::message_t(), zmq::send_flags::none);
+}
+
+void Broker::on_router() {
+    const DecodeLimits limits{.max_message = config_.max_message_bytes};
+    // A bounded batch per wake-up, so that timers and other sockets get their turn.
+    for (int n = 0; n < 256; ++n) {
+        std::vector<zmq::message_t> parts;
+        for (;;) {
+            zmq::message_t part;
+            if (!router_.recv(part, zmq::recv_flags::dontwait)) {
+                if (parts.empty()) return;
+                break;
+            }
+            const bool more = part.more();
+            parts.push_back(std::move(part));
+            if (!more) break;
+        }
+        const std::string peer = parts[0].to_string();
+        auto refuse = [&](std::uint64_t id, std::int32_t status, const std::string &why) {
+            log_->warn("peer {}: {}", spdlog::to_hex(peer), why);
+            send_to_peer(peer,
+                         encode(msg::ErrorReply::type, id, msg::ErrorReply{status, why}, "broker"));
+        };
+        if (bus_.find(peer)) {
+            log_->warn("dropped a message from a peer whose routing id names actor '{}'", peer);
+            continue;
+        }
+        if (parts.size() != 2) {
+            refuse(0, PMIX_ERR_BAD_PARAM,
+                   "expected one message frame, got " + std::to_string(parts.size() - 1));
+            continue;
+        }
+        Envelope env;
+        try {
+            env = decode(parts[1], limits);
+        } catch (const DecodeError &e) {
+            refuse(0, PMIX_ERR_BAD_PARAM, e.what());
+            continue;
+        }
+        env.from = peer;
+        const char *user_id = nullptr;
+        try {
+            user_id = parts[1].gets("User-Id");
+        } catch (const zmq::error_t &) {
+        }
+        env.peer = credentials_of(user_id);
+        Actor *actor = bus_.handler_of(env.type);
+        if (!actor) {
+            refuse(env.id, PMIX_ERR_NOT_SUPPORTED, "unknown message type '" + env.type + "'");
+            continue;
+        }
+        actor->dispatch(env);
+    }
+}
+
+void Broker::send_to_peer(const std::string &peer, zmq::message_t msg) {
+    try {
+        if (!router_.send(zmq::buffer(peer),
+                          zmq::send_flags::sndmore | zmq::send_flags::dontwait) ||
+            !router_.send(msg, zmq::send_flags::dontwait))
+            log_->warn("peer {} is not keeping up: message dropped", spdlog::to_hex(peer));
+    } catch (const zmq::error_t &e) {
+        // EHOSTUNREACH (ROUTER_MANDATORY): the peer has gone.
+        log_->info("peer {} is gone, message dropped: {}", spdlog::to_hex(peer), e.what());
+    }
+}
+
+}  // namespace zpmix

@@ -1,0 +1,101 @@
+#pragma once
+// A node's broker: one reactor thread hosting the broker's actors (server, launcher, and those
+// add_standard_actors() adds), a ROUTER for clients, tools and launchers (ipc, optionally tcp),
+// an XPUB for events, and a ZAP handler that admits only peers of the broker's own uid.
+//
+//   Broker b(config);                    // nothing is bound yet
+//   b.add_actor<MyActor>(args...);       // optional, before start()
+//   b.start();                           // binds, writes <run_dir>/broker.json, runs
+//   ... b.uri() ...
+//   b.stop();                            // ends jobs, joins, removes every file it made
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "actors/runtime/actor.hpp"
+#include "broker/config.hpp"
+
+namespace zpmix {
+
+class Launcher;
+
+// Another live broker already owns the run directory.
+struct BrokerRunning : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+class Broker {
+  public:
+    explicit Broker(Config config);
+    ~Broker();  // stops if still running
+    Broker(const Broker &) = delete;
+    Broker &operator=(const Broker &) = delete;
+
+    // Binds the sockets, writes the rendezvous file and starts the reactor thread. Throws
+    // BrokerRunning, or std::runtime_error when a socket or the run directory cannot be made.
+    void start();
+    // Terminates the jobs it launched (SIGTERM, SIGKILL after kill_grace_ms), stops the reactor,
+    // joins it and removes the sockets, rendezvous file and run directory. Idempotent.
+    void stop();
+    // Thread-safe and non-blocking (also from a reactor callback): begins what stop() does.
+    void request_stop();
+    // Blocks until the broker has stopped (by stop(), request_stop() or a signal), then cleans up.
+    void wait();
+
+    const std::string &uri() const { return uri_; }
+    const std::string &events_uri() const { return events_uri_; }
+    const std::string &tcp_uri() const { return tcp_uri_; }  // empty unless tcp is on
+    const std::string &run_dir() const { return run_dir_; }
+    const std::string &name() const { return name_; }
+    const Config &config() const { return config_; }
+    Reactor &reactor() { return reactor_; }
+    Bus &bus() { return bus_; }
+
+    // Constructs A(reactor(), bus(), args...) and registers it on the bus. Before start() only.
+    template <class A, class... Args>
+    A &add_actor(Args &&...args) {
+        auto actor = std::make_unique<A>(reactor_, bus_, std::forward<Args>(args)...);
+        A &ref = *actor;
+        bus_.add(ref);
+        actors_.push_back(std::move(actor));
+        return ref;
+    }
+
+  private:
+    void add_standard_actors();
+    void prepare_run_dir();
+    void on_router();
+    void on_zap();
+    void send_to_peer(const std::string &peer, zmq::message_t msg);
+    void begin_shutdown();  // reactor thread
+    void cleanup();
+
+    Config config_;
+    std::string name_;
+    std::string run_dir_;
+    bool private_run_dir_ = false;  // made by us for an embedded broker: removed at stop
+    std::string uri_, events_uri_, tcp_uri_;
+    std::shared_ptr<spdlog::logger> log_;
+    std::uint32_t uid_;
+
+    Reactor reactor_;
+    Bus bus_;
+    std::vector<std::unique_ptr<Actor>> actors_;
+    Launcher *launcher_ = nullptr;
+
+    zmq::context_t ctx_;
+    zmq::socket_t zap_, router_, xpub_;
+    int signal_fd_ = -1;
+
+    std::thread thread_;
+    std::atomic<bool> started_{false}, shutting_down_{false};
+    std::mutex cleanup_mu_;
+    bool cleaned_ = false;
+};
+
+}  // namespace zpmix

@@ -1,0 +1,79 @@
+#include "broker/config.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <spdlog/spdlog.h>
+#include <toml++/toml.h>
+
+namespace zpmix {
+
+std::string default_base_dir() {
+    if (const char *xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg)
+        return std::string(xdg) + "/zpmix";
+    return "/tmp/zpmix-" + std::to_string(::getuid());
+}
+
+void load_config_file(const std::string &path, Config &into) {
+    toml::table t;
+    try {
+        t = toml::parse_file(path);
+    } catch (const toml::parse_error &e) {
+        throw ConfigError(path + ": " + std::string(e.description()));
+    }
+    const toml::table *broker = t["broker"].as_table();
+    for (const auto &[key, node] : t) {
+        if (key.str() != "broker")
+            throw ConfigError(path + ": unknown section or key '" + std::string(key.str()) + "'");
+    }
+    if (!broker) return;
+    for (const auto &[key, node] : *broker) {
+        const std::string k(key.str());
+        auto bad = [&](const char *what) {
+            return ConfigError(path + ": broker." + k + " must be " + what);
+        };
+        if (k == "run_dir") {
+            if (!node.is_string()) throw bad("a string");
+            into.run_dir = *node.value<std::string>();
+        } else if (k == "tcp") {
+            if (!node.is_string()) throw bad("a string");
+            into.tcp = *node.value<std::string>();
+        } else if (k == "max_message_bytes") {
+            auto v = node.value<std::int64_t>();
+            if (!node.is_integer() || *v < 1024) throw bad("an integer >= 1024");
+            into.max_message_bytes = static_cast<std::size_t>(*v);
+        } else if (k == "log_level") {
+            if (!node.is_string()) throw bad("a string");
+            into.log_level = *node.value<std::string>();
+            if (spdlog::level::from_str(into.log_level) == spdlog::level::off &&
+                into.log_level != "off")
+                throw bad("one of trace, debug, info, warn, error, off");
+        } else if (k == "kill_grace_ms") {
+            auto v = node.value<std::int64_t>();
+            if (!node.is_integer() || *v < 0 || *v > 3600000) throw bad("an integer in 0..3600000");
+            into.kill_grace_ms = static_cast<int>(*v);
+        } else {
+            throw ConfigError(path + ": unknown key broker." + k);
+        }
+    }
+}
+
+Config load_config(const std::optional<std::string> &explicit_path) {
+    Config c;
+    if (explicit_path) {
+        load_config_file(*explicit_path, c);
+    } else if (const char *env = std::getenv("ZPMIX_CONFIG"); env && *env) {
+        load_config_file(env, c);
+    }
+    return c;
+}
+
+void apply_log_level(const std::string &level) {
+    const auto l = spdlog::level::from_str(level);
+    if (l == spdlog::level::off && level != "off")
+        throw ConfigError("unknown log level '" + level + "'");
+    spdlog::set_level(l);
+}
+
+}  // namespace zpmix

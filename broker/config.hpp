@@ -1,0 +1,39 @@
+#pragma once
+// The broker's settings: built-in defaults, then a TOML file (`--config FILE` or $ZPMIX_CONFIG),
+// then command-line flags. config/zpmix.toml documents every key.
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace zpmix {
+
+struct Config {
+    // Where the broker's sockets, rendezvous file and session directories live. Empty: a private
+    // directory `<base>/broker-<pid>-<n>` (an embedded broker); `zpmix broker` uses `<base>`.
+    std::string run_dir;
+    std::string
+        tcp;  // "tcp://host:port" to also listen on tcp (clients of remote nodes); empty: off
+    std::size_t max_message_bytes = std::size_t{64} << 20;
+    std::string log_level = "info";  // trace | debug | info | warn | error | off
+    int kill_grace_ms = 2000;        // SIGTERM to SIGKILL when a job is terminated
+    // Not a file key: whether the broker itself stops on SIGTERM/SIGINT (a standalone broker).
+    bool handle_signals = false;
+};
+
+struct ConfigError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// The per-user base directory: $XDG_RUNTIME_DIR/zpmix, else /tmp/zpmix-<uid>.
+std::string default_base_dir();
+
+// Reads a TOML file over `into`; throws ConfigError naming the file and the bad key.
+void load_config_file(const std::string &path, Config &into);
+// `explicit_path` if set, else $ZPMIX_CONFIG if set, else nothing: defaults stay.
+Config load_config(const std::optional<std::string> &explicit_path);
+
+// Applies the level name to spdlog's default logger; throws ConfigError on an unknown name.
+void apply_log_level(const std::string &level);
+
+}  // namespace zpmix

@@ -1,0 +1,77 @@
+#include "broker/rendezvous.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+namespace zpmix {
+
+std::string rendezvous_path(const std::string &run_dir) {
+    return run_dir + "/broker.json";
+}
+
+bool process_alive(std::int64_t pid) {
+    if (pid <= 0) return false;
+    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+std::optional<RendezvousInfo> read_rendezvous(const std::string &path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    try {
+        const auto j = nlohmann::json::parse(in);
+        RendezvousInfo r;
+        r.uri = j.at("uri").get<std::string>();
+        r.events_uri = j.value("events_uri", "");
+        r.tcp_uri = j.value("tcp_uri", "");
+        r.pid = j.at("pid").get<std::int64_t>();
+        r.uid = j.value("uid", std::int64_t{-1});
+        r.protocol = j.value("protocol", 0u);
+        r.hostname = j.value("hostname", "");
+        return r;
+    } catch (const std::exception &e) {
+        spdlog::warn("ignoring malformed rendezvous file {}: {}", path, e.what());
+        return std::nullopt;
+    }
+}
+
+void write_rendezvous(const std::string &path, const RendezvousInfo &r) {
+    const nlohmann::json j = {
+        {"uri", r.uri}, {"events_uri", r.events_uri}, {"tcp_uri", r.tcp_uri},  {"pid", r.pid},
+        {"uid", r.uid}, {"protocol", r.protocol},     {"hostname", r.hostname}};
+    const std::string text = j.dump(2) + "\n";
+    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) throw std::system_error(errno, std::generic_category(), "create " + tmp);
+    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(tmp.c_str());
+        throw std::system_error(err, std::generic_category(), "write " + path);
+    }
+}
+
+std::optional<RendezvousInfo> find_broker(const std::string &run_dir) {
+    const std::string path = rendezvous_path(run_dir);
+    auto info = read_rendezvous(path);
+    if (!info) return std::nullopt;
+    if (!process_alive(info->pid)) {
+        spdlog::info("removing stale rendezvous file {} (broker pid {} is gone)", path, info->pid);
+        ::unlink(path.c_str());
+        for (const char *sock : {"/broker.sock", "/events.sock"})
+            ::unlink((run_dir + sock).c_str());
+        return std::nullopt;
+    }
+    return info;
+}
+
+}  // namespace zpmix
