@@ -5,15 +5,6 @@
 #include <pmix_server.h>
 #include <pmix_tool.h>
 
-PMIX_EXPORT pmix_status_t PMIx_Abort(int status, const char msg[], pmix_proc_t procs[],
-                                     size_t nprocs) {
-    (void)status;
-    (void)msg;
-    (void)procs;
-    (void)nprocs;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_Allocation_request(pmix_alloc_directive_t directive,
                                                   pmix_info_t *info, size_t ninfo,
                                                   pmix_info_t **results, size_t *nresults) {
@@ -33,10 +24,6 @@ PMIX_EXPORT pmix_status_t PMIx_Allocation_request_nb(pmix_alloc_directive_t dire
     (void)ninfo;
     (void)cbfunc;
     (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Commit(void) {
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
@@ -216,33 +203,6 @@ PMIX_EXPORT pmix_status_t PMIx_Fabric_update_nb(pmix_fabric_t *fabric, pmix_op_c
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
-                                     const pmix_info_t info[], size_t ninfo) {
-    (void)procs;
-    (void)nprocs;
-    (void)info;
-    (void)ninfo;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs,
-                                        const pmix_info_t info[], size_t ninfo,
-                                        pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)procs;
-    (void)nprocs;
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo) {
-    (void)info;
-    (void)ninfo;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_generate_ppn(const char *input, char **ppn) {
     (void)input;
     (void)ppn;
@@ -252,16 +212,6 @@ PMIX_EXPORT pmix_status_t PMIx_generate_ppn(const char *input, char **ppn) {
 PMIX_EXPORT pmix_status_t PMIx_generate_regex(const char *input, char **regex) {
     (void)input;
     (void)regex;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
-                                   const pmix_info_t info[], size_t ninfo, pmix_value_t **val) {
-    (void)proc;
-    (void)key;
-    (void)info;
-    (void)ninfo;
-    (void)val;
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
@@ -281,18 +231,6 @@ PMIX_EXPORT pmix_status_t PMIx_Get_credential(const pmix_info_t info[], size_t n
 
 PMIX_EXPORT pmix_status_t PMIx_Get_credential_nb(const pmix_info_t info[], size_t ninfo,
                                                  pmix_credential_cbfunc_t cbfunc, void *cbdata) {
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
-                                      const pmix_info_t info[], size_t ninfo,
-                                      pmix_value_cbfunc_t cbfunc, void *cbdata) {
-    (void)proc;
-    (void)key;
     (void)info;
     (void)ninfo;
     (void)cbfunc;
@@ -427,17 +365,6 @@ PMIX_EXPORT pmix_status_t PMIx_Group_leave_nb(const char grp[], const pmix_info_
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo) {
-    (void)proc;
-    (void)info;
-    (void)ninfo;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT int PMIx_Initialized(void) {
-    return 0;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_IOF_deregister(size_t iofhdlr, const pmix_info_t directives[],
                                               size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata) {
     (void)iofhdlr;
@@ -526,25 +453,6 @@ PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata,
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const pmix_info_t info[],
-                                      size_t ninfo) {
-    (void)data;
-    (void)ndata;
-    (void)info;
-    (void)ninfo;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Lookup_nb(char **keys, const pmix_info_t info[], size_t ninfo,
-                                         pmix_lookup_cbfunc_t cbfunc, void *cbdata) {
-    (void)keys;
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_proc_t *source,
                                             pmix_data_range_t range, const pmix_info_t info[],
                                             size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata) {
@@ -584,28 +492,6 @@ PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor, pm
 
 PMIX_EXPORT void PMIx_Progress(void) {}
 
-PMIX_EXPORT pmix_status_t PMIx_Publish(const pmix_info_t info[], size_t ninfo) {
-    (void)info;
-    (void)ninfo;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Publish_nb(const pmix_info_t info[], size_t ninfo,
-                                          pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_value_t *val) {
-    (void)scope;
-    (void)key;
-    (void)val;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nqueries,
                                           pmix_info_t **results, size_t *nresults) {
     (void)queries;
@@ -641,21 +527,6 @@ PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], siz
     (void)evhdlr;
     (void)cbfunc;
     (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Resolve_nodes(const pmix_nspace_t nspace, char **nodelist) {
-    (void)nspace;
-    (void)nodelist;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Resolve_peers(const char *nodename, const pmix_nspace_t nspace,
-                                             pmix_proc_t **procs, size_t *nprocs) {
-    (void)nodename;
-    (void)nspace;
-    (void)procs;
-    (void)nprocs;
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
@@ -850,14 +721,6 @@ PMIX_EXPORT pmix_status_t PMIx_Spawn_nb(const pmix_info_t job_info[], size_t nin
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Store_internal(const pmix_proc_t *proc, const char key[],
-                                              pmix_value_t *val) {
-    (void)proc;
-    (void)key;
-    (void)val;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_tool_attach_to_server(pmix_proc_t *myproc, pmix_proc_t *server,
                                                      pmix_info_t info[], size_t ninfo) {
     (void)myproc;
@@ -902,23 +765,6 @@ PMIX_EXPORT pmix_status_t PMIx_tool_set_server(const pmix_proc_t *server, pmix_i
     (void)server;
     (void)info;
     (void)ninfo;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Unpublish(char **keys, const pmix_info_t info[], size_t ninfo) {
-    (void)keys;
-    (void)info;
-    (void)ninfo;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Unpublish_nb(char **keys, const pmix_info_t info[], size_t ninfo,
-                                            pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)keys;
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
     return PMIX_ERR_NOT_SUPPORTED;
 }
 

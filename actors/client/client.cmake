@@ -1,0 +1,6 @@
+# The client actor and the client API go into libpmix (included from bindings/c/CMakeLists.txt).
+target_sources(pmix PRIVATE
+  ${CMAKE_SOURCE_DIR}/actors/client/client_store.cpp
+  ${CMAKE_SOURCE_DIR}/actors/client/client_actor.cpp
+  ${CMAKE_SOURCE_DIR}/bindings/c/src/client_api.cpp)
+target_link_libraries(pmix PRIVATE zpmix_runtime)

@@ -1,0 +1,325 @@
+#include "actors/client/client_store.hpp"
+
+#include <algorithm>
+#include <mutex>
+
+#include <pmix.h>
+
+#include "actors/runtime/envelope.hpp"
+#include "value_codec.hpp"
+
+namespace zpmix::client {
+
+StoredValue::~StoredValue() {
+    PMIx_Value_destruct(&v);
+}
+StoredValue &StoredValue::operator=(StoredValue &&o) noexcept {
+    if (this != &o) {
+        PMIx_Value_destruct(&v);
+        v = o.v;
+        o.v = pmix_value_t{};
+    }
+    return *this;
+}
+
+namespace {
+
+void set(ValueMap &m, const char *key, const void *data, pmix_data_type_t type) {
+    StoredValue sv;
+    if (PMIx_Value_load(&sv.v, data, type) == PMIX_SUCCESS) m.insert_or_assign(key, std::move(sv));
+}
+void set_u32(ValueMap &m, const char *key, std::uint32_t v) {
+    set(m, key, &v, PMIX_UINT32);
+}
+void set_str(ValueMap &m, const char *key, const std::string &s) {
+    set(m, key, s.c_str(), PMIX_STRING);
+}
+
+template <class Range, class Fn>
+std::string join(const Range &r, char sep, Fn fn) {
+    std::string out;
+    for (const auto &x : r) {
+        if (!out.empty()) out += sep;
+        out += fn(x);
+    }
+    return out;
+}
+
+pmix_value_t *copy_of(const pmix_value_t &v) {
+    pmix_value_t *out = nullptr;
+    PMIX_VALUE_CREATE(out, 1);
+    if (out == nullptr) return nullptr;
+    if (PMIx_Value_xfer(out, &v) != PMIX_SUCCESS) {
+        PMIX_VALUE_RELEASE(out);
+        return nullptr;
+    }
+    return out;
+}
+
+// The per-process keys answered from a rank's ProcInfo.
+enum class ProcKey {
+    rank,
+    global_rank,
+    app_rank,
+    local_rank,
+    node_rank,
+    nodeid,
+    hostname,
+    locality,
+    cpuset,
+    appnum,
+    pid,
+    procdir,
+    procid
+};
+const std::unordered_map<std::string_view, ProcKey> kProcKeys = {
+    {PMIX_RANK, ProcKey::rank},           {PMIX_GLOBAL_RANK, ProcKey::global_rank},
+    {PMIX_APP_RANK, ProcKey::app_rank},   {PMIX_LOCAL_RANK, ProcKey::local_rank},
+    {PMIX_NODE_RANK, ProcKey::node_rank}, {PMIX_NODEID, ProcKey::nodeid},
+    {PMIX_HOSTNAME, ProcKey::hostname},   {PMIX_LOCALITY_STRING, ProcKey::locality},
+    {PMIX_CPUSET, ProcKey::cpuset},       {PMIX_APPNUM, ProcKey::appnum},
+    {PMIX_PROC_PID, ProcKey::pid},        {PMIX_PROCDIR, ProcKey::procdir},
+    {PMIX_PROCID, ProcKey::procid},
+};
+
+}  // namespace
+
+void ClientStore::set_job(const msg::JobInfo &job, std::uint32_t my_rank) {
+    Namespace ns;
+    ns.has_job = true;
+    ns.job = job;
+    if (my_rank < job.procs.size()) ns.my_node = job.procs[my_rank].node_id;
+    ValueMap &m = ns.job_values;
+    set_u32(m, PMIX_JOB_SIZE, job.size);
+    set_u32(m, PMIX_UNIV_SIZE, job.univ_size ? job.univ_size : job.size);
+    set_u32(m, PMIX_MAX_PROCS, job.max_procs ? job.max_procs : job.size);
+    set_u32(m, PMIX_JOB_NUM_APPS, job.num_apps);
+    if (job.num_apps == 1) set_u32(m, PMIX_APP_SIZE, job.size);
+    set_str(m, PMIX_NSPACE, job.nspace);
+    set_str(m, PMIX_JOBID, job.nspace);
+    if (!job.session_tmpdir.empty()) set_str(m, PMIX_TMPDIR, job.session_tmpdir);
+    if (!job.nsdir.empty()) set_str(m, PMIX_NSDIR, job.nsdir);
+    set_u32(m, PMIX_NUM_NODES, static_cast<std::uint32_t>(job.nodes.size()));
+    const std::string nodes = join(job.nodes, ',', [](const std::string &s) { return s; });
+    set_str(m, PMIX_NODE_LIST, nodes);
+    set_str(m, PMIX_NODE_MAP, nodes);
+    // PMIX_PROC_MAP: per node (in node-id order) the comma list of its ranks, ';' between nodes.
+    std::vector<std::vector<std::uint32_t>> by_node(job.nodes.size());
+    for (const auto &p : job.procs)
+        if (p.node_id < by_node.size()) by_node[p.node_id].push_back(p.rank);
+    set_str(m, PMIX_PROC_MAP, join(by_node, ';', [](const std::vector<std::uint32_t> &ranks) {
+                return join(ranks, ',', [](std::uint32_t r) { return std::to_string(r); });
+            }));
+    // Node-level keys of the caller's node.
+    const std::vector<std::uint32_t> local =
+        ns.my_node < by_node.size() ? by_node[ns.my_node] : std::vector<std::uint32_t>{};
+    set_u32(m, PMIX_LOCAL_SIZE, static_cast<std::uint32_t>(local.size()));
+    set_u32(m, PMIX_NODE_SIZE, static_cast<std::uint32_t>(local.size()));
+    set_str(m, PMIX_LOCAL_PEERS,
+            join(local, ',', [](std::uint32_t r) { return std::to_string(r); }));
+    if (!local.empty()) {
+        pmix_rank_t leader = *std::min_element(local.begin(), local.end());
+        set(m, PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
+    }
+    pmix_rank_t app_leader = 0;
+    set(m, PMIX_APPLDR, &app_leader, PMIX_PROC_RANK);
+    if (ns.my_node < job.nodes.size()) {
+        set_str(m, PMIX_HOSTNAME, job.nodes[ns.my_node]);
+        set_u32(m, PMIX_NODEID, ns.my_node);
+    }
+    if (!job.psets.empty()) {
+        std::vector<char *> names;
+        for (const auto &[name, ranks] : job.psets)
+            names.push_back(const_cast<char *>(name.c_str()));
+        pmix_data_array_t arr{PMIX_STRING, names.size(), names.data()};
+        set(m, PMIX_PSET_NAMES, &arr, PMIX_DATA_ARRAY);
+    }
+
+    std::unique_lock lock(mu_);
+    my_nspace_ = job.nspace;
+    my_rank_ = my_rank;
+    auto &slot = namespaces_[job.nspace];
+    ns.procs = std::move(slot.procs);  // keep what was stored before the job was known
+    slot = std::move(ns);
+}
+
+bool ClientStore::proc_value(const Namespace &ns, std::uint32_t rank, std::string_view key,
+                             pmix_value_t *out) {
+    if (!ns.has_job || rank >= ns.job.procs.size()) return false;
+    auto k = kProcKeys.find(key);
+    if (k == kProcKeys.end()) return false;
+    const msg::ProcInfo &p = ns.job.procs[rank];
+    switch (k->second) {
+        case ProcKey::rank:
+        case ProcKey::global_rank:
+            return PMIx_Value_load(out, &rank, PMIX_PROC_RANK) == PMIX_SUCCESS;
+        case ProcKey::app_rank: {
+            pmix_rank_t first = rank;
+            while (first > 0 && ns.job.procs[first - 1].app_num == p.app_num) --first;
+            pmix_rank_t r = rank - first;
+            return PMIx_Value_load(out, &r, PMIX_PROC_RANK) == PMIX_SUCCESS;
+        }
+        case ProcKey::local_rank:
+            return PMIx_Value_load(out, &p.local_rank, PMIX_UINT16) == PMIX_SUCCESS;
+        case ProcKey::node_rank:
+            return PMIx_Value_load(out, &p.node_rank, PMIX_UINT16) == PMIX_SUCCESS;
+        case ProcKey::nodeid:
+            return PMIx_Value_load(out, &p.node_id, PMIX_UINT32) == PMIX_SUCCESS;
+        case ProcKey::appnum:
+            return PMIx_Value_load(out, &p.app_num, PMIX_UINT32) == PMIX_SUCCESS;
+        case ProcKey::hostname:
+            return PMIx_Value_load(out, p.hostname.c_str(), PMIX_STRING) == PMIX_SUCCESS;
+        case ProcKey::locality:
+            return !p.locality.empty() &&
+                   PMIx_Value_load(out, p.locality.c_str(), PMIX_STRING) == PMIX_SUCCESS;
+        case ProcKey::cpuset:
+            return !p.cpuset.empty() &&
+                   PMIx_Value_load(out, p.cpuset.c_str(), PMIX_STRING) == PMIX_SUCCESS;
+        case ProcKey::pid: {
+            if (p.pid == 0) return false;
+            pid_t pid = static_cast<pid_t>(p.pid);
+            return PMIx_Value_load(out, &pid, PMIX_PID) == PMIX_SUCCESS;
+        }
+        case ProcKey::procdir: {
+            if (ns.job.nsdir.empty()) return false;
+            const std::string dir = ns.job.nsdir + "/" + std::to_string(rank);
+            return PMIx_Value_load(out, dir.c_str(), PMIX_STRING) == PMIX_SUCCESS;
+        }
+        case ProcKey::procid: {
+            pmix_proc_t proc;
+            PMIX_LOAD_PROCID(&proc, ns.job.nspace.c_str(), rank);
+            return PMIx_Value_load(out, &proc, PMIX_PROC) == PMIX_SUCCESS;
+        }
+    }
+    return false;
+}
+
+pmix_status_t ClientStore::get(std::string_view nspace, std::uint32_t rank, std::string_view key,
+                               pmix_value_t **out) const {
+    std::shared_lock lock(mu_);
+    auto ns = namespaces_.find(nspace);
+    if (ns == namespaces_.end()) return PMIX_ERR_NOT_FOUND;
+    const Namespace &n = ns->second;
+    if (auto p = n.procs.find(rank); p != n.procs.end()) {
+        if (auto v = p->second.find(key); v != p->second.end()) {
+            *out = copy_of(v->second.v);
+            return *out ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+        }
+    }
+    if (rank != PMIX_RANK_WILDCARD && n.has_job && rank < n.job.procs.size() &&
+        kProcKeys.contains(key)) {
+        pmix_value_t *v = nullptr;
+        PMIX_VALUE_CREATE(v, 1);
+        if (v == nullptr) return PMIX_ERR_NOMEM;
+        if (proc_value(n, rank, key, v)) {
+            *out = v;
+            return PMIX_SUCCESS;
+        }
+        PMIX_VALUE_RELEASE(v);
+    }
+    // Job-level keys, also answered for a specific rank.
+    if (auto v = n.job_values.find(key); v != n.job_values.end()) {
+        *out = copy_of(v->second.v);
+        return *out ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+    }
+    return PMIX_ERR_NOT_FOUND;
+}
+
+pmix_status_t ClientStore::put(pmix_scope_t scope, const char *key, const pmix_value_t *value) {
+    if (scope < PMIX_LOCAL || scope > PMIX_INTERNAL) return PMIX_ERR_BAD_PARAM;
+    std::string packed;
+    if (scope != PMIX_INTERNAL) {
+        msgpack::sbuffer buf;
+        c::Packer pk(buf);
+        if (pmix_status_t rc = c::encode_value(pk, *value); rc != PMIX_SUCCESS) return rc;
+        packed.assign(buf.data(), buf.size());
+    }
+    StoredValue sv;
+    if (pmix_status_t rc = PMIx_Value_xfer(&sv.v, value); rc != PMIX_SUCCESS) return rc;
+    std::unique_lock lock(mu_);
+    if (scope != PMIX_INTERNAL) {
+        // A key lives in one scope: a later put in another scope moves it.
+        for (auto &m : puts_) m.erase(key);
+        puts_[scope - PMIX_LOCAL].insert_or_assign(key, std::move(packed));
+    }
+    namespaces_[my_nspace_].procs[my_rank_].insert_or_assign(key, std::move(sv));
+    return PMIX_SUCCESS;
+}
+
+void ClientStore::commit_blobs(msg::Commit &out) const {
+    std::shared_lock lock(mu_);
+    out.proc = {my_nspace_, my_rank_};
+    msg::Blob *blobs[3] = {&out.local, &out.remote, &out.global};
+    for (int s = 0; s < 3; ++s) {
+        if (puts_[s].empty()) continue;
+        msgpack::sbuffer buf;
+        msgpack::packer<msgpack::sbuffer> pk(buf);
+        pk.pack_map(static_cast<std::uint32_t>(puts_[s].size()));
+        for (const auto &[key, packed] : puts_[s]) {
+            pk.pack(key);
+            buf.write(packed.data(), packed.size());
+        }
+        blobs[s]->assign(buf.data(), buf.data() + buf.size());
+    }
+}
+
+pmix_status_t ClientStore::store(std::string_view nspace, std::uint32_t rank, const char *key,
+                                 const pmix_value_t *value) {
+    StoredValue sv;
+    if (pmix_status_t rc = PMIx_Value_xfer(&sv.v, value); rc != PMIX_SUCCESS) return rc;
+    std::unique_lock lock(mu_);
+    auto ns = namespaces_.find(nspace);
+    if (ns == namespaces_.end()) ns = namespaces_.emplace(std::string(nspace), Namespace{}).first;
+    ns->second.procs[rank].insert_or_assign(key, std::move(sv));
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t ClientStore::add(const msg::ProcData &data) {
+    pmix_status_t status = PMIX_SUCCESS;
+    std::vector<std::pair<std::string, StoredValue>> values;
+    for (const auto &blob : data.blobs) {
+        try {
+            auto handle = unpack_bounded(blob.data(), blob.size());
+            const msgpack::object &obj = handle.get();
+            if (obj.type != msgpack::type::MAP) throw DecodeError("not a map");
+            for (const auto &kv : obj.via.map) {
+                if (kv.key.type != msgpack::type::STR) throw DecodeError("key not a string");
+                StoredValue sv;
+                if (c::decode_value(kv.val, &sv.v) != PMIX_SUCCESS) {
+                    status = PMIX_ERR_UNPACK_FAILURE;
+                    continue;
+                }
+                values.emplace_back(kv.key.as<std::string>(), std::move(sv));
+            }
+        } catch (const std::exception &) {
+            status = PMIX_ERR_UNPACK_FAILURE;
+        }
+    }
+    std::unique_lock lock(mu_);
+    auto ns = namespaces_.find(data.proc.nspace);
+    if (ns == namespaces_.end()) ns = namespaces_.emplace(data.proc.nspace, Namespace{}).first;
+    ValueMap &m = ns->second.procs[data.proc.rank];
+    for (auto &[key, sv] : values) m.insert_or_assign(std::move(key), std::move(sv));
+    return status;
+}
+
+void ClientStore::forget(std::string_view nspace, std::uint32_t rank) {
+    std::unique_lock lock(mu_);
+    if (auto ns = namespaces_.find(nspace); ns != namespaces_.end()) ns->second.procs.erase(rank);
+}
+
+bool ClientStore::job_of(std::string_view nspace, msg::JobInfo &out) const {
+    std::shared_lock lock(mu_);
+    auto ns = namespaces_.find(nspace);
+    if (ns == namespaces_.end() || !ns->second.has_job) return false;
+    out = ns->second.job;
+    return true;
+}
+
+std::uint32_t ClientStore::job_size() const {
+    std::shared_lock lock(mu_);
+    auto ns = namespaces_.find(my_nspace_);
+    return ns == namespaces_.end() ? 0 : ns->second.job.size;
+}
+
+}  // namespace zpmix::client

@@ -1,0 +1,85 @@
+#pragma once
+// ClientStore: what a client process knows without asking anyone: its job's information (from
+// the Welcome), the data fences and direct-modex Gets brought in, and its own puts. API threads
+// read it directly under a shared lock (a cached PMIx_Get costs a hash lookup and a value copy);
+// the client's progress thread and PMIx_Put write it under the exclusive lock.
+#include <cstdint>
+#include <map>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <pmix_common.h>
+
+#include "actors/protocol/job.hpp"
+#include "actors/protocol/modex.hpp"
+
+namespace zpmix::client {
+
+// A pmix_value_t the store owns.
+struct StoredValue {
+    pmix_value_t v{};
+    StoredValue() = default;
+    StoredValue(StoredValue &&o) noexcept : v(o.v) { o.v = pmix_value_t{}; }
+    StoredValue &operator=(StoredValue &&o) noexcept;
+    ~StoredValue();
+};
+
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept {
+        return std::hash<std::string_view>{}(s);
+    }
+};
+using ValueMap = std::unordered_map<std::string, StoredValue, StringHash, std::equal_to<>>;
+
+class ClientStore {
+  public:
+    // The caller's own job: job-level values are computed once here.
+    void set_job(const msg::JobInfo &job, std::uint32_t my_rank);
+
+    // A copy of the value (PMIX_VALUE_RELEASE frees it): PMIX_ERR_NOT_FOUND when not cached.
+    pmix_status_t get(std::string_view nspace, std::uint32_t rank, std::string_view key,
+                      pmix_value_t **out) const;
+
+    // Own data: kept for PMIx_Commit (scope LOCAL/REMOTE/GLOBAL) and readable locally at once.
+    pmix_status_t put(pmix_scope_t scope, const char *key, const pmix_value_t *value);
+    // Everything put so far with a shared scope, as the Commit message's blobs.
+    void commit_blobs(msg::Commit &out) const;
+    // PMIx_Store_internal: a value for any process, local to this client.
+    pmix_status_t store(std::string_view nspace, std::uint32_t rank, const char *key,
+                        const pmix_value_t *value);
+    // Data brought in by a fence or direct modex (replaces the keys it carries). Returns
+    // PMIX_ERR_UNPACK_FAILURE (and keeps what decoded) when a blob is malformed.
+    pmix_status_t add(const msg::ProcData &data);
+    void forget(std::string_view nspace, std::uint32_t rank);
+
+    // For PMIx_Resolve_peers / PMIx_Resolve_nodes: the own job (copied under the lock).
+    bool job_of(std::string_view nspace, msg::JobInfo &out) const;
+    std::uint32_t job_size() const;
+
+  private:
+    struct Namespace {
+        bool has_job = false;
+        msg::JobInfo job;
+        std::uint32_t my_node = 0;
+        ValueMap job_values;
+        std::unordered_map<std::uint32_t, ValueMap> procs;
+    };
+    using Namespaces = std::unordered_map<std::string, Namespace, StringHash, std::equal_to<>>;
+
+    // Per-process job information of any rank, computed from its ProcInfo.
+    static bool proc_value(const Namespace &ns, std::uint32_t rank, std::string_view key,
+                           pmix_value_t *out);
+
+    mutable std::shared_mutex mu_;
+    Namespaces namespaces_;
+    std::string my_nspace_;
+    std::uint32_t my_rank_ = 0;
+    // Own puts by scope, each key -> packed [type, payload].
+    std::map<std::string, std::string> puts_[3];  // local, remote, global
+};
+
+}  // namespace zpmix::client

@@ -1,0 +1,616 @@
+// zpmix: the client side of the PMIx standard API (init, put/commit/fence/get, publish/lookup,
+// job information), over the ClientActor and its store.
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include <pmix.h>
+
+#include "actors/client/client_actor.hpp"
+#include "actors/client/client_store.hpp"
+#include "actors/protocol/job.hpp"
+#include "actors/protocol/modex.hpp"
+#include "value_codec.hpp"
+
+namespace {
+
+using namespace zpmix;
+using client::ClientActor;
+using client::ClientStore;
+
+constexpr std::uint32_t kInitTimeoutMs = 10000;  // for the Welcome, when PMIX_TIMEOUT is not given
+
+// The process's one client. Never destroyed: a program may exit without PMIx_Finalize while the
+// progress thread runs, and static destructors must not race it.
+struct Client {
+    std::mutex init_mu;  // init/finalize
+    int refs = 0;
+    std::atomic<bool> initialized{false};
+    pmix_proc_t me{};
+    std::uint32_t job_size = 1;
+    std::unique_ptr<ClientStore> store;
+    std::unique_ptr<ClientActor> actor;
+    std::mutex seq_mu;
+    std::unordered_map<std::string, std::uint64_t> fence_seq;  // participant set -> next fence id
+};
+
+Client &the_client() {
+    static Client *c = new Client;
+    return *c;
+}
+
+// The directives an API call honours, from its info array.
+struct Directives {
+    bool collect = false;
+    bool optional = false;
+    bool refresh = false;
+    bool wait = false;
+    std::uint32_t timeout_ms = 0;
+    pmix_scope_t scope = PMIX_SCOPE_UNDEF;
+    pmix_data_range_t range = PMIX_RANGE_SESSION;
+    pmix_persistence_t persistence = PMIX_PERSIST_SESSION;
+};
+
+bool is_directive(const pmix_info_t &i) {
+    return PMIX_CHECK_KEY(&i, PMIX_TIMEOUT) || PMIX_CHECK_KEY(&i, PMIX_RANGE) ||
+           PMIX_CHECK_KEY(&i, PMIX_PERSISTENCE) || PMIX_CHECK_KEY(&i, PMIX_WAIT);
+}
+
+Directives parse(const pmix_info_t *info, size_t ninfo) {
+    Directives d;
+    for (size_t n = 0; info != nullptr && n < ninfo; ++n) {
+        const pmix_info_t &i = info[n];
+        if (PMIX_CHECK_KEY(&i, PMIX_COLLECT_DATA)) {
+            d.collect = PMIX_INFO_TRUE(&i);
+        } else if (PMIX_CHECK_KEY(&i, PMIX_OPTIONAL)) {
+            d.optional = PMIX_INFO_TRUE(&i);
+        } else if (PMIX_CHECK_KEY(&i, PMIX_GET_REFRESH_CACHE)) {
+            d.refresh = PMIX_INFO_TRUE(&i);
+        } else if (PMIX_CHECK_KEY(&i, PMIX_WAIT)) {
+            d.wait = true;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_TIMEOUT)) {
+            pmix_status_t rc;
+            int seconds = 0;
+            PMIX_VALUE_GET_NUMBER(rc, &i.value, seconds, int);
+            if (rc == PMIX_SUCCESS && seconds > 0)
+                d.timeout_ms = static_cast<std::uint32_t>(seconds) * 1000u;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_DATA_SCOPE) && i.value.type == PMIX_SCOPE) {
+            d.scope = i.value.data.scope;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_RANGE) && i.value.type == PMIX_DATA_RANGE) {
+            d.range = i.value.data.range;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_PERSISTENCE) && i.value.type == PMIX_PERSIST) {
+            d.persistence = i.value.data.persist;
+        }
+    }
+    return d;
+}
+
+msg::Proc to_msg(const pmix_proc_t &p) {
+    return {std::string(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN)), p.rank};
+}
+
+// Waits for a ClientActor callback: every request completes (reply, timeout, lost connection, or
+// the actor's end), so the wait is bounded by the request's own limits.
+template <class T = int>
+struct Completion {
+    std::promise<std::pair<pmix_status_t, T>> promise;
+    std::pair<pmix_status_t, T> wait() { return promise.get_future().get(); }
+};
+
+// ------------------------------------------------------------------ init and finalize
+
+pmix_status_t init_singleton(Client &c) {
+    msg::JobInfo job;
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    job.nspace = "singleton." + std::to_string(getpid());
+    job.size = job.univ_size = job.max_procs = 1;
+    job.nodes = {host};
+    msg::ProcInfo p;
+    p.hostname = host;
+    p.pid = getpid();
+    job.procs = {p};
+    c.store->set_job(job, 0);
+    PMIX_LOAD_PROCID(&c.me, job.nspace.c_str(), 0);
+    c.job_size = 1;
+    c.actor = std::make_unique<ClientActor>(*c.store);
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
+    const char *ns = getenv("PMIX_NAMESPACE");
+    const char *rank = getenv("PMIX_RANK");
+    if (ns == nullptr || rank == nullptr) return PMIX_ERR_INIT;
+    const char *secret = getenv("ZPMIX_SECRET");
+    msg::Hello hello{"client", ns, static_cast<std::uint32_t>(strtoul(rank, nullptr, 10)), getpid(),
+                     secret ? secret : ""};
+    try {
+        c.actor = std::make_unique<ClientActor>(*c.store, uri);
+    } catch (const std::exception &) {
+        return PMIX_ERR_UNREACH;
+    }
+    Completion<msg::Welcome> done;
+    c.actor->request(hello, d.timeout_ms ? d.timeout_ms : kInitTimeoutMs,
+                     [&](pmix_status_t status, const Envelope *env) {
+                         msg::Welcome w;
+                         if (status == PMIX_SUCCESS) {
+                             try {
+                                 w = env->as<msg::Welcome>();
+                             } catch (const DecodeError &) {
+                                 status = PMIX_ERR_UNPACK_FAILURE;
+                             }
+                         }
+                         done.promise.set_value({status, std::move(w)});
+                     });
+    auto [status, welcome] = done.wait();
+    if (status == PMIX_SUCCESS && welcome.job.nspace != hello.nspace) status = PMIX_ERR_INIT;
+    if (status != PMIX_SUCCESS) {
+        c.actor.reset();
+        return status;
+    }
+    c.store->set_job(welcome.job, hello.rank);
+    PMIX_LOAD_PROCID(&c.me, ns, hello.rank);
+    c.job_size = welcome.job.size;
+    return PMIX_SUCCESS;
+}
+
+bool ready() {
+    return the_client().initialized.load(std::memory_order_acquire);
+}
+
+// ------------------------------------------------------------------ get
+
+// The value's copy for a cached key, else PMIX_ERR_NOT_FOUND.
+pmix_status_t get_cached(Client &c, const pmix_proc_t &p, const char *key, pmix_value_t **val) {
+    return c.store->get(std::string_view(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN)), p.rank, key,
+                        val);
+}
+
+// Whether a Get that missed the cache may ask the broker for the owner's committed data.
+bool may_go_remote(const Client &c, const pmix_proc_t &p, const char *key, const Directives &d) {
+    if (d.optional || !c.actor->has_broker()) return false;
+    if (p.rank == PMIX_RANK_WILDCARD || p.rank == PMIX_RANK_UNDEF || p.rank == PMIX_RANK_INVALID)
+        return false;
+    if (PMIX_CHECK_PROCID(&p, &c.me)) return false;  // own data is all here
+    return strncmp(key, "pmix.", 5) != 0;            // reserved keys are job information
+}
+
+// Direct modex: asks the broker for the owner's data; `then` runs on the progress thread with
+// the Get's outcome once the data is in the store.
+template <class Then>
+void fetch(Client &c, const pmix_proc_t &p, const char *key, const Directives &d, Then then) {
+    msg::ModexGet m{to_msg(p), key, d.timeout_ms};
+    ClientStore *store = c.store.get();
+    c.actor->request(m, d.timeout_ms, [store, then](pmix_status_t status, const Envelope *env) {
+        if (status == PMIX_SUCCESS) {
+            try {
+                status = store->add(env->as<msg::ModexData>().data);
+            } catch (const DecodeError &) {
+                status = PMIX_ERR_UNPACK_FAILURE;
+            }
+        }
+        then(status);
+    });
+}
+
+bool bad_key(const char *key) {
+    return key == nullptr || key[0] == '\0' || strnlen(key, PMIX_MAX_KEYLEN + 1) > PMIX_MAX_KEYLEN;
+}
+
+// ------------------------------------------------------------------ fence
+
+struct FencePlan {
+    pmix_status_t status = PMIX_SUCCESS;
+    bool local_only = false;  // only the caller takes part: nothing to wait for
+    msg::FenceContribute contribution;
+};
+
+FencePlan plan_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                     size_t ninfo) {
+    FencePlan plan;
+    const Directives d = parse(info, ninfo);
+    std::vector<msg::Proc> participants;
+    if (procs == nullptr || nprocs == 0)
+        participants.push_back({std::string(c.me.nspace), PMIX_RANK_WILDCARD});
+    else
+        for (size_t i = 0; i < nprocs; ++i) participants.push_back(to_msg(procs[i]));
+    participants = msg::canonical_participants(std::move(participants));
+    const msg::Proc me = to_msg(c.me);
+    const msg::Proc my_ns{me.nspace, PMIX_RANK_WILDCARD};
+    if (!std::binary_search(participants.begin(), participants.end(), me) &&
+        !std::binary_search(participants.begin(), participants.end(), my_ns)) {
+        plan.status = PMIX_ERR_BAD_PARAM;  // the caller must take part
+        return plan;
+    }
+    if (participants.size() == 1 && (participants[0] == me || c.job_size == 1)) {
+        plan.local_only = true;
+        return plan;
+    }
+    if (!c.actor->has_broker()) {
+        plan.status = PMIX_ERR_UNREACH;  // a singleton has no one to fence with
+        return plan;
+    }
+    std::uint64_t id;
+    {
+        std::lock_guard lock(c.seq_mu);
+        id = c.fence_seq[msg::fence_key(participants, 0)]++;
+    }
+    plan.contribution = msg::FenceContribute{
+        std::move(participants), id, d.collect, d.timeout_ms, me, {{me.nspace, c.job_size}}};
+    return plan;
+}
+
+// ------------------------------------------------------------------ publish / lookup
+
+pmix_status_t publish_message(Client &c, const pmix_info_t info[], size_t ninfo, msg::Publish &m) {
+    if (info == nullptr || ninfo == 0) return PMIX_ERR_BAD_PARAM;
+    const Directives d = parse(info, ninfo);
+    msgpack::sbuffer buf;
+    c::Packer pk(buf);
+    std::uint32_t n = 0;
+    for (size_t i = 0; i < ninfo; ++i) n += is_directive(info[i]) ? 0 : 1;
+    if (n == 0) return PMIX_ERR_BAD_PARAM;
+    pk.pack_map(n);
+    for (size_t i = 0; i < ninfo; ++i) {
+        if (is_directive(info[i])) continue;
+        pk.pack(std::string_view(info[i].key, strnlen(info[i].key, PMIX_MAX_KEYLEN)));
+        if (pmix_status_t rc = c::encode_value(pk, info[i].value); rc != PMIX_SUCCESS) return rc;
+    }
+    m.proc = to_msg(c.me);
+    m.range = d.range;
+    m.persistence = d.persistence;
+    m.data.assign(buf.data(), buf.data() + buf.size());
+    return PMIX_SUCCESS;
+}
+
+msg::Lookup lookup_message(Client &c, std::vector<std::string> keys, const pmix_info_t info[],
+                           size_t ninfo) {
+    const Directives d = parse(info, ninfo);
+    return msg::Lookup{to_msg(c.me), d.range, std::move(keys), d.wait, d.timeout_ms};
+}
+
+// Fills pdata (by key) from a LookupReply; returns PMIX_ERR_NOT_FOUND when nothing matched.
+pmix_status_t fill_lookup(const msg::LookupReply &r, pmix_pdata_t *pdata, size_t n) {
+    pmix_status_t status = PMIX_ERR_NOT_FOUND;
+    for (const auto &f : r.found)
+        for (size_t i = 0; i < n; ++i) {
+            if (!PMIX_CHECK_KEY(&pdata[i], f.key.c_str())) continue;
+            PMIx_Value_destruct(&pdata[i].value);
+            if (c::decode_value(f.value.data(), f.value.size(), &pdata[i].value) != PMIX_SUCCESS)
+                return PMIX_ERR_UNPACK_FAILURE;
+            PMIX_LOAD_PROCID(&pdata[i].proc, f.publisher.nspace.c_str(), f.publisher.rank);
+            status = PMIX_SUCCESS;
+        }
+    return status;
+}
+
+std::vector<std::string> keys_of(char **keys) {
+    std::vector<std::string> out;
+    for (size_t i = 0; keys != nullptr && keys[i] != nullptr; ++i) out.emplace_back(keys[i]);
+    return out;
+}
+
+template <class Msg>
+pmix_status_t ask(Client &c, const Msg &m, std::uint32_t timeout_ms) {
+    Completion<> done;
+    c.actor->request(m, timeout_ms, [&](pmix_status_t status, const Envelope *) {
+        done.promise.set_value({status, 0});
+    });
+    return done.wait().first;
+}
+
+template <class Msg>
+pmix_status_t ask_nb(Client &c, const Msg &m, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    c.actor->request(m, 0, [cbfunc, cbdata](pmix_status_t status, const Envelope *) {
+        if (cbfunc) cbfunc(status, cbdata);
+    });
+    return PMIX_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo) {
+    Client &c = the_client();
+    std::lock_guard lock(c.init_mu);
+    if (c.refs > 0) {
+        ++c.refs;
+        if (proc) *proc = c.me;
+        return PMIX_SUCCESS;
+    }
+    c.store = std::make_unique<ClientStore>();
+    c.fence_seq.clear();
+    const char *uri = getenv("ZPMIX_URI");
+    const pmix_status_t rc = (uri == nullptr || uri[0] == '\0')
+                                 ? init_singleton(c)
+                                 : init_client(c, uri, parse(info, ninfo));
+    if (rc != PMIX_SUCCESS) {
+        c.store.reset();
+        return rc;
+    }
+    c.refs = 1;
+    c.initialized.store(true, std::memory_order_release);
+    if (proc) *proc = c.me;
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT int PMIx_Initialized(void) {
+    return ready() ? 1 : 0;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo) {
+    (void)info;
+    (void)ninfo;
+    Client &c = the_client();
+    std::lock_guard lock(c.init_mu);
+    if (c.refs == 0) return PMIX_ERR_INIT;
+    if (--c.refs > 0) return PMIX_SUCCESS;
+    c.initialized.store(false, std::memory_order_release);
+    c.actor.reset();  // fails whatever is still pending, then disconnects
+    c.store.reset();
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Abort(int status, const char msg[], pmix_proc_t procs[],
+                                     size_t nprocs) {
+    (void)procs;  // the launcher ends the caller's whole job, which the standard allows
+    (void)nprocs;
+    if (!ready()) return PMIX_ERR_INIT;
+    Client &c = the_client();
+    if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
+    return ask(c, msg::Abort{status, msg ? msg : ""}, 0);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_value_t *val) {
+    if (!ready()) return PMIX_ERR_INIT;
+    if (bad_key(key) || val == nullptr) return PMIX_ERR_BAD_PARAM;
+    return the_client().store->put(scope, key, val);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Commit(void) {
+    if (!ready()) return PMIX_ERR_INIT;
+    Client &c = the_client();
+    if (!c.actor->has_broker()) return PMIX_SUCCESS;  // a singleton's data stays here
+    msg::Commit m;
+    c.store->commit_blobs(m);
+    c.actor->notify(m);
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
+                                     const pmix_info_t info[], size_t ninfo) {
+    if (!ready()) return PMIX_ERR_INIT;
+    Client &c = the_client();
+    FencePlan plan = plan_fence(c, procs, nprocs, info, ninfo);
+    if (plan.status != PMIX_SUCCESS || plan.local_only) return plan.status;
+    Completion<> done;
+    c.actor->fence(plan.contribution, [&](pmix_status_t status, const Envelope *) {
+        done.promise.set_value({status, 0});
+    });
+    return done.wait().first;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs,
+                                        const pmix_info_t info[], size_t ninfo,
+                                        pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    if (!ready()) return PMIX_ERR_INIT;
+    Client &c = the_client();
+    FencePlan plan = plan_fence(c, procs, nprocs, info, ninfo);
+    if (plan.status != PMIX_SUCCESS) return plan.status;
+    if (plan.local_only) {
+        if (cbfunc) c.actor->post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
+        return PMIX_SUCCESS;
+    }
+    c.actor->fence(plan.contribution, [cbfunc, cbdata](pmix_status_t status, const Envelope *) {
+        if (cbfunc) cbfunc(status, cbdata);
+    });
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
+                                   const pmix_info_t info[], size_t ninfo, pmix_value_t **val) {
+    if (!ready()) return PMIX_ERR_INIT;
+    if (bad_key(key) || val == nullptr) return PMIX_ERR_BAD_PARAM;
+    Client &c = the_client();
+    const pmix_proc_t &p = proc ? *proc : c.me;
+    *val = nullptr;
+    if (ninfo == 0 || info == nullptr) {  // the common case: straight to the cache
+        pmix_status_t rc = get_cached(c, p, key, val);
+        if (rc != PMIX_ERR_NOT_FOUND || !may_go_remote(c, p, key, Directives{})) return rc;
+    }
+    const Directives d = parse(info, ninfo);
+    if (!d.refresh) {
+        pmix_status_t rc = get_cached(c, p, key, val);
+        if (rc != PMIX_ERR_NOT_FOUND) return rc;
+    }
+    if (!may_go_remote(c, p, key, d)) return PMIX_ERR_NOT_FOUND;
+    Completion<> done;
+    fetch(c, p, key, d, [&](pmix_status_t status) { done.promise.set_value({status, 0}); });
+    if (pmix_status_t rc = done.wait().first; rc != PMIX_SUCCESS) return rc;
+    return get_cached(c, p, key, val);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
+                                      const pmix_info_t info[], size_t ninfo,
+                                      pmix_value_cbfunc_t cbfunc, void *cbdata) {
+    if (!ready()) return PMIX_ERR_INIT;
+    if (bad_key(key) || cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+    Client &c = the_client();
+    const pmix_proc_t p = proc ? *proc : c.me;
+    const Directives d = parse(info, ninfo);
+    const std::string k(key);
+    // The callback gets a value the library owns and frees once the callback returns.
+    auto answer = [&c, p, k, cbfunc, cbdata](pmix_status_t status) {
+        pmix_value_t *v = nullptr;
+        if (status == PMIX_SUCCESS) status = get_cached(c, p, k.c_str(), &v);
+        cbfunc(status, v, cbdata);
+        if (v) PMIX_VALUE_RELEASE(v);
+    };
+    pmix_value_t *probe = nullptr;
+    const pmix_status_t rc = d.refresh ? PMIX_ERR_NOT_FOUND : get_cached(c, p, key, &probe);
+    if (probe) PMIX_VALUE_RELEASE(probe);
+    if (rc == PMIX_SUCCESS || !may_go_remote(c, p, key, d)) {
+        c.actor->post([answer, rc] { answer(rc); });
+        return PMIX_SUCCESS;
+    }
+    fetch(c, p, key, d, answer);
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Store_internal(const pmix_proc_t *proc, const char key[],
+                                              pmix_value_t *val) {
+    if (!ready()) return PMIX_ERR_INIT;
+    if (proc == nullptr || bad_key(key) || val == nullptr) return PMIX_ERR_BAD_PARAM;
+    return the_client().store->store(
+        std::string_view(proc->nspace, strnlen(proc->nspace, PMIX_MAX_NSLEN)), proc->rank, key,
+        val);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Publish(const pmix_info_t info[], size_t ninfo) {
+    if (!ready()) return PMIX_ERR_INIT;
+    Client &c = the_client();
+    if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
+    msg::Publish m;
+    if (pmix_status_t rc = publish_message(c, info, ninfo, m); rc != PMIX_SUCCESS) return rc;
+    return ask(c, m, parse(info, ninfo).timeout_ms);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Publish_nb(const pmix_info_t info[], size_t ninfo,
+                                          pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    if (!ready()) return PMIX_ERR_INIT;
+    Client &c = the_client();
+    if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
+    msg::Publish m;
+    if (pmix_status_t rc = publish_message(c, info, ninfo, m); rc != PMIX_SUCCESS) return rc;
+    return ask_nb(c, m, cbfunc, cbdata);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const pmix_info_t info[],
+                                      size_t ninfo) {
+    if (!ready()) return PMIX_ERR_INIT;
+    if (data == nullptr || ndata == 0) return PMIX_ERR_BAD_PARAM;
+    Client &c = the_client();
+    if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
+    std::vector<std::string> keys;
+    for (size_t i = 0; i < ndata; ++i) {
+        if (bad_key(data[i].key)) return PMIX_ERR_BAD_PARAM;
+        keys.emplace_back(data[i].key);
+    }
+    msg::Lookup m = lookup_message(c, std::move(keys), info, ninfo);
+    Completion<msg::LookupReply> done;
+    c.actor->request(m, m.timeout_ms, [&](pmix_status_t status, const Envelope *env) {
+        msg::LookupReply r;
+        if (status == PMIX_SUCCESS) {
+            try {
+                r = env->as<msg::LookupReply>();
+            } catch (const DecodeError &) {
+                status = PMIX_ERR_UNPACK_FAILURE;
+            }
+        }
+        done.promise.set_value({status, std::move(r)});
+    });
+    auto [status, reply] = done.wait();
+    if (status != PMIX_SUCCESS) return status;
+    return fill_lookup(reply, data, ndata);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Lookup_nb(char **keys, const pmix_info_t info[], size_t ninfo,
+                                         pmix_lookup_cbfunc_t cbfunc, void *cbdata) {
+    if (!ready()) return PMIX_ERR_INIT;
+    std::vector<std::string> k = keys_of(keys);
+    if (k.empty() || cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+    for (const auto &key : k)
+        if (bad_key(key.c_str())) return PMIX_ERR_BAD_PARAM;
+    Client &c = the_client();
+    if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
+    msg::Lookup m = lookup_message(c, k, info, ninfo);
+    c.actor->request(m, m.timeout_ms,
+                     [k, cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
+                         pmix_pdata_t *pdata = nullptr;
+                         PMIX_PDATA_CREATE(pdata, k.size());
+                         for (size_t i = 0; i < k.size(); ++i)
+                             PMIX_LOAD_KEY(pdata[i].key, k[i].c_str());
+                         if (status == PMIX_SUCCESS) {
+                             try {
+                                 status = fill_lookup(env->as<msg::LookupReply>(), pdata, k.size());
+                             } catch (const DecodeError &) {
+                                 status = PMIX_ERR_UNPACK_FAILURE;
+                             }
+                         }
+                         cbfunc(status, status == PMIX_SUCCESS ? pdata : nullptr,
+                                status == PMIX_SUCCESS ? k.size() : 0, cbdata);
+                         PMIX_PDATA_FREE(pdata, k.size());
+                     });
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Unpublish(char **keys, const pmix_info_t info[], size_t ninfo) {
+    if (!ready()) return PMIX_ERR_INIT;
+    Client &c = the_client();
+    if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
+    const Directives d = parse(info, ninfo);
+    return ask(c, msg::Unpublish{to_msg(c.me), d.range, keys_of(keys)}, d.timeout_ms);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Unpublish_nb(char **keys, const pmix_info_t info[], size_t ninfo,
+                                            pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    if (!ready()) return PMIX_ERR_INIT;
+    Client &c = the_client();
+    if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
+    const Directives d = parse(info, ninfo);
+    return ask_nb(c, msg::Unpublish{to_msg(c.me), d.range, keys_of(keys)}, cbfunc, cbdata);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Resolve_peers(const char *nodename, const pmix_nspace_t nspace,
+                                             pmix_proc_t **procs, size_t *nprocs) {
+    if (!ready()) return PMIX_ERR_INIT;
+    if (procs == nullptr || nprocs == nullptr) return PMIX_ERR_BAD_PARAM;
+    *procs = nullptr;
+    *nprocs = 0;
+    Client &c = the_client();
+    msg::JobInfo job;
+    const char *ns = (nspace == nullptr || nspace[0] == '\0') ? c.me.nspace : nspace;
+    if (!c.store->job_of(ns, job)) return PMIX_ERR_NOT_FOUND;
+    std::string host;
+    if (nodename != nullptr) {
+        host = nodename;
+    } else {
+        pmix_proc_t me = c.me;
+        if (me.rank < job.procs.size()) host = job.procs[me.rank].hostname;
+    }
+    std::vector<std::uint32_t> ranks;
+    for (const auto &p : job.procs)
+        if (p.hostname == host) ranks.push_back(p.rank);
+    if (ranks.empty()) return PMIX_ERR_NOT_FOUND;
+    PMIX_PROC_CREATE(*procs, ranks.size());
+    if (*procs == nullptr) return PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < ranks.size(); ++i)
+        PMIX_LOAD_PROCID(&(*procs)[i], job.nspace.c_str(), ranks[i]);
+    *nprocs = ranks.size();
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Resolve_nodes(const pmix_nspace_t nspace, char **nodelist) {
+    if (!ready()) return PMIX_ERR_INIT;
+    if (nodelist == nullptr) return PMIX_ERR_BAD_PARAM;
+    *nodelist = nullptr;
+    Client &c = the_client();
+    msg::JobInfo job;
+    const char *ns = (nspace == nullptr || nspace[0] == '\0') ? c.me.nspace : nspace;
+    if (!c.store->job_of(ns, job)) return PMIX_ERR_NOT_FOUND;
+    std::string list;
+    for (const auto &n : job.nodes) list += (list.empty() ? "" : ",") + n;
+    *nodelist = strdup(list.c_str());
+    return *nodelist ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+}
+
+}  // extern "C"
