@@ -13,7 +13,9 @@ PMIX_EXPORT void zpmix_load_string(char *dst, const char *src, size_t max) {
     memcpy(dst, src, n);
 }
 
-PMIX_EXPORT char *zpmix_strdup(const char *s) { return s == nullptr ? nullptr : strdup(s); }
+PMIX_EXPORT char *zpmix_strdup(const char *s) {
+    return s == nullptr ? nullptr : strdup(s);
+}
 
 PMIX_EXPORT size_t zpmix_nslen(const char *ns) {
     return ns == nullptr ? 0 : strnlen(ns, PMIX_MAX_NSLEN + 1);

@@ -26,7 +26,7 @@ bool is_hwloc(const char *s) {
 bool encodable(pmix_data_type_t t, const void *obj, int depth);
 
 bool encodable_array(pmix_data_type_t t, const void *arr, size_t n, int depth) {
-    if (n == 0 || arr == nullptr) return type_size(t) != 0 && t != PMIX_POINTER;
+    if (n == 0 || arr == nullptr) return true;
     size_t sz = type_size(t);
     for (size_t i = 0; i < n; ++i)
         if (!encodable(t, static_cast<const char *>(arr) + i * sz, depth)) return false;
@@ -486,10 +486,22 @@ pmix_status_t get_int(const msgpack::object &o, T *out) {
     return kBad;
 }
 
+// msgpack-cxx packs integral floating-point values as integers, so accept those too
 pmix_status_t get_float(const msgpack::object &o, double *out) {
-    if (o.type != object_type::FLOAT32 && o.type != object_type::FLOAT64) return kBad;
-    *out = o.via.f64;
-    return PMIX_SUCCESS;
+    switch (o.type) {
+        case object_type::FLOAT32:
+        case object_type::FLOAT64:
+            *out = o.via.f64;
+            return PMIX_SUCCESS;
+        case object_type::POSITIVE_INTEGER:
+            *out = static_cast<double>(o.via.u64);
+            return PMIX_SUCCESS;
+        case object_type::NEGATIVE_INTEGER:
+            *out = static_cast<double>(o.via.i64);
+            return PMIX_SUCCESS;
+        default:
+            return kBad;
+    }
 }
 
 pmix_status_t get_float(const msgpack::object &o, float *out) {
@@ -579,9 +591,6 @@ pmix_status_t get_array_of(const msgpack::object &o, pmix_data_type_t t, T **out
             zpmix_array_free(t, arr, cnt);
             return rc;
         }
-    }
-    if (t == PMIX_INFO) {  // keep the sender's flags, but mark the end as PMIX_INFO_CREATE does
-        PMIX_INFO_SET_END(reinterpret_cast<pmix_info_t *>(arr) + cnt - 1);
     }
     *out = reinterpret_cast<T *>(arr);
     *n = cnt;
@@ -746,8 +755,9 @@ pmix_status_t get_object_impl(const msgpack::object &o, pmix_data_type_t t, void
             if (f == nullptr) return kBad;
             pmix_data_type_t et = 0;
             ZTRY(get_int(f[0], &et));
-            if (type_size(et) == 0 || et == PMIX_POINTER) return PMIX_ERR_BAD_PARAM;
             d->type = et;
+            bool empty = f[1].type == object_type::ARRAY && f[1].via.array.size == 0;
+            if (et == PMIX_POINTER || (type_size(et) == 0 && !empty)) return PMIX_ERR_BAD_PARAM;
             return get_array_of(f[1], et, &d->array, &d->size, depth);
         }
         case PMIX_ENVAR: {
