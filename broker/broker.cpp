@@ -12,7 +12,9 @@
 
 #include <pmix_common.h>
 
+#include "actors/fence/fence_reducer.hpp"
 #include "actors/launcher/launcher.hpp"
+#include "actors/modex/modex_store.hpp"
 #include "actors/server/server.hpp"
 #include "broker/rendezvous.hpp"
 
@@ -71,6 +73,13 @@ PeerCredentials credentials_of(const char *user_id) {
     return p;
 }
 
+// A routing id as short hex, for log lines.
+std::string peer_name(const std::string &rid) {
+    std::string out;
+    for (unsigned char c : rid) out += fmt::format("{:02x}", c);
+    return out;
+}
+
 }  // namespace
 
 Broker::Broker(Config config) : config_(std::move(config)), uid_(::getuid()) {
@@ -102,6 +111,8 @@ Broker::Broker(Config config) : config_(std::move(config)), uid_(::getuid()) {
 void Broker::add_standard_actors() {
     add_actor<Server>(name_, events_uri_);
     launcher_ = &add_actor<Launcher>(Launcher::Settings{run_dir_, uri_, config_.kill_grace_ms});
+    add_actor<ModexStore>();
+    add_actor<FenceReducer>();
 }
 // -------------------------------------------------------------------------------------------
 
@@ -296,7 +307,7 @@ void Broker::on_router() {
         }
         const std::string peer = parts[0].to_string();
         auto refuse = [&](std::uint64_t id, std::int32_t status, const std::string &why) {
-            log_->warn("peer {}: {}", spdlog::to_hex(peer), why);
+            log_->warn("peer {}: {}", peer_name(peer), why);
             send_to_peer(peer,
                          encode(msg::ErrorReply::type, id, msg::ErrorReply{status, why}, "broker"));
         };
@@ -337,10 +348,10 @@ void Broker::send_to_peer(const std::string &peer, zmq::message_t msg) {
         if (!router_.send(zmq::buffer(peer),
                           zmq::send_flags::sndmore | zmq::send_flags::dontwait) ||
             !router_.send(msg, zmq::send_flags::dontwait))
-            log_->warn("peer {} is not keeping up: message dropped", spdlog::to_hex(peer));
+            log_->warn("peer {} is not keeping up: message dropped", peer_name(peer));
     } catch (const zmq::error_t &e) {
         // EHOSTUNREACH (ROUTER_MANDATORY): the peer has gone.
-        log_->info("peer {} is gone, message dropped: {}", spdlog::to_hex(peer), e.what());
+        log_->info("peer {} is gone, message dropped: {}", peer_name(peer), e.what());
     }
 }
 

@@ -1,0 +1,367 @@
+#define BOOST_TEST_MODULE broker
+#include <boost/test/unit_test.hpp>
+
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include <pmix_common.h>
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include "actors/protocol/session.hpp"
+#include "broker/broker.hpp"
+#include "broker/rendezvous.hpp"
+
+using namespace zpmix;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+extern char **environ;
+
+namespace {
+
+// Keeps every log line so tests can check what the broker reported.
+class CaptureSink : public spdlog::sinks::base_sink<std::mutex> {
+  public:
+    bool contains(const std::string &text) {
+        std::lock_guard lock(mutex_);
+        for (const auto &l : lines_)
+            if (l.find(text) != std::string::npos) return true;
+        return false;
+    }
+
+  protected:
+    void sink_it_(const spdlog::details::log_msg &m) override {
+        lines_.emplace_back(m.payload.data(), m.payload.size());
+    }
+    void flush_() override {}
+
+  private:
+    std::vector<std::string> lines_;
+};
+
+std::shared_ptr<CaptureSink> capture() {
+    static auto sink = [] {
+        auto s = std::make_shared<CaptureSink>();
+        auto logger = std::make_shared<spdlog::logger>(
+            "zpmix", spdlog::sinks_init_list{s, std::make_shared<spdlog::sinks::stderr_sink_mt>()});
+        spdlog::set_default_logger(logger);
+        return s;
+    }();
+    return sink;
+}
+
+struct TempDir {
+    std::string path;
+    TempDir() {
+        char tmpl[] = "/tmp/zpmix-test-XXXXXX";
+        path = ::mkdtemp(tmpl);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+// A raw DEALER: sends whatever bytes a test wants and waits (with a deadline) for a reply.
+struct Peer {
+    zmq::context_t ctx;
+    zmq::socket_t s{ctx, zmq::socket_type::dealer};
+    explicit Peer(const std::string &uri) {
+        s.set(zmq::sockopt::linger, 0);
+        s.connect(uri);
+    }
+    void send_raw(const std::string &bytes) { s.send(zmq::buffer(bytes), zmq::send_flags::none); }
+    template <class M>
+    void send(const M &m, std::uint64_t id = 1) {
+        s.send(encode(M::type, id, m), zmq::send_flags::none);
+    }
+    std::optional<Envelope> recv(std::chrono::milliseconds timeout = 5000ms) {
+        zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
+        if (zmq::poll(&item, 1, timeout) == 0) return std::nullopt;
+        zmq::message_t m;
+        (void)s.recv(m);
+        return decode(m);
+    }
+    std::int32_t error_status() {
+        auto env = recv();
+        BOOST_REQUIRE(env);
+        BOOST_REQUIRE_EQUAL(env->type, msg::ErrorReply::type);
+        return env->as<msg::ErrorReply>().status;
+    }
+    msg::Welcome hello(msg::Hello h) {
+        send(h);
+        auto env = recv();
+        BOOST_REQUIRE(env);
+        BOOST_REQUIRE_EQUAL(env->type, msg::Welcome::type);
+        return env->as<msg::Welcome>();
+    }
+};
+
+msg::Hello tool_hello() {
+    msg::Hello h;
+    h.role = "tool";
+    h.pid = ::getpid();
+    return h;
+}
+
+// Registers a namespace with the server as the launcher would.
+class Registrar : public Actor {
+  public:
+    Registrar(Reactor &r, Bus &b, msg::JobInfo job, std::string secret) : Actor("registrar", r, b) {
+        send("server", msg::RegisterNamespace{std::move(job), std::move(secret)});
+    }
+};
+
+msg::JobInfo two_rank_job() {
+    msg::JobInfo job;
+    job.nspace = "test.ns";
+    job.size = 2;
+    job.procs.resize(2);
+    job.procs[1].rank = 1;
+    job.procs[1].cpuset = "3";
+    return job;
+}
+
+pid_t dead_pid() {
+    const pid_t pid = ::fork();
+    if (pid == 0) ::_exit(0);
+    ::waitpid(pid, nullptr, 0);
+    return pid;
+}
+
+struct Nonsense {
+    static constexpr const char *type = "no.such.type";
+    int x = 1;
+    MSGPACK_DEFINE_MAP(x);
+};
+struct BadHello {  // the right type, a body of the wrong shape
+    static constexpr const char *type = "hello";
+    std::vector<int> role{1, 2};
+    MSGPACK_DEFINE_MAP(role);
+};
+
+Config config_in(const std::string &dir) {
+    Config c;
+    c.run_dir = dir;
+    return c;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(rendezvous_written_and_removed) {
+    capture();
+    TempDir tmp;
+    const std::string dir = tmp.path + "/run";
+    {
+        Broker b(config_in(dir));
+        b.start();
+        auto info = find_broker(dir);
+        BOOST_REQUIRE(info);
+        BOOST_TEST(info->pid == ::getpid());
+        BOOST_TEST(info->uri == b.uri());
+        BOOST_TEST(info->events_uri == b.events_uri());
+        BOOST_TEST(info->protocol == kProtocolVersion);
+        struct stat st {};
+        BOOST_REQUIRE(::stat(dir.c_str(), &st) == 0);
+        BOOST_TEST((st.st_mode & 0777) == 0700u);
+        b.stop();
+        BOOST_TEST(!fs::exists(dir));
+    }
+    BOOST_TEST(!fs::exists(dir));
+}
+
+BOOST_AUTO_TEST_CASE(embedded_brokers_get_private_dirs) {
+    capture();
+    TempDir tmp;
+    ::setenv("XDG_RUNTIME_DIR", tmp.path.c_str(), 1);
+    Broker a(Config{}), b(Config{});
+    ::unsetenv("XDG_RUNTIME_DIR");
+    a.start();
+    b.start();
+    BOOST_TEST(a.run_dir() != b.run_dir());
+    BOOST_TEST(a.run_dir().starts_with(tmp.path + "/zpmix/broker-"));
+    BOOST_TEST(!find_broker(tmp.path + "/zpmix"));  // nothing shared for `zpmix run` to find
+    Peer p(b.uri());
+    p.hello(tool_hello());
+    a.stop();
+    b.stop();
+    BOOST_TEST(!fs::exists(a.run_dir()));
+    BOOST_TEST(!fs::exists(b.run_dir()));
+}
+
+BOOST_AUTO_TEST_CASE(stale_rendezvous_reclaimed_live_one_refused) {
+    auto log = capture();
+    TempDir tmp;
+    const std::string dir = tmp.path + "/run";
+    fs::create_directory(dir);
+    const pid_t gone = dead_pid();
+    write_rendezvous(rendezvous_path(dir),
+                     {"ipc://" + dir + "/broker.sock", "", "", gone, ::getuid(), 1, "h"});
+    {
+        Broker b(config_in(dir));
+        b.start();
+        BOOST_TEST(log->contains("reclaiming " + dir));
+        BOOST_TEST(find_broker(dir)->pid == ::getpid());
+    }
+    // A live process owns it (pid 1 never dies): refused.
+    fs::create_directory(dir);
+    write_rendezvous(rendezvous_path(dir), {"ipc://x", "", "", 1, ::getuid(), 1, "h"});
+    {
+        Broker b(config_in(dir));
+        BOOST_CHECK_THROW(b.start(), BrokerRunning);
+    }
+    // find_broker drops a stale file.
+    write_rendezvous(rendezvous_path(dir), {"ipc://x", "", "", gone, ::getuid(), 1, "h"});
+    BOOST_TEST(!find_broker(dir));
+    BOOST_TEST(!fs::exists(rendezvous_path(dir)));
+}
+
+BOOST_AUTO_TEST_CASE(hello_and_welcome) {
+    capture();
+    TempDir tmp;
+    Broker b(config_in(tmp.path + "/run"));
+    b.add_actor<Registrar>(two_rank_job(), "s3cret");
+    b.start();
+    Peer p(b.uri());
+    const auto w = p.hello(tool_hello());
+    BOOST_TEST(w.events_uri == b.events_uri());
+    BOOST_TEST(w.broker == b.name());
+    BOOST_TEST(w.job.nspace.empty());
+
+    msg::Hello client;
+    client.nspace = "test.ns";
+    client.rank = 1;
+    const auto cw = p.hello(client);
+    BOOST_TEST(cw.job.size == 2u);
+    BOOST_REQUIRE(cw.job.procs.size() == 2u);
+    BOOST_TEST(cw.job.procs[1].cpuset == "3");
+
+    client.nspace = "no.such.ns";
+    p.send(client);
+    BOOST_TEST(p.error_status() == PMIX_ERR_NOT_FOUND);
+    client.nspace = "test.ns";
+    client.rank = 2;
+    p.send(client);
+    BOOST_TEST(p.error_status() == PMIX_ERR_BAD_PARAM);
+    // Messages only the broker's actors may send are refused from peers.
+    p.send(msg::RegisterNamespace{two_rank_job(), ""});
+    BOOST_TEST(p.error_status() == PMIX_ERR_NO_PERMISSIONS);
+}
+
+BOOST_AUTO_TEST_CASE(bad_messages_answered_others_still_served) {
+    auto log = capture();
+    TempDir tmp;
+    Config c = config_in(tmp.path + "/run");
+    c.max_message_bytes = 1 << 20;
+    Broker b(c);
+    b.start();
+    Peer bad(b.uri()), good(b.uri());
+
+    bad.send_raw("\xc1garbage");  // 0xc1 is never valid msgpack
+    BOOST_TEST(bad.error_status() == PMIX_ERR_BAD_PARAM);
+    good.hello(tool_hello());
+
+    const auto whole = encode(msg::Hello::type, 1, tool_hello());
+    bad.send_raw(std::string(static_cast<const char *>(whole.data()), whole.size() / 2));
+    BOOST_TEST(bad.error_status() == PMIX_ERR_BAD_PARAM);  // truncated
+
+    bad.send_raw("\x81\xa1t\xa5hello");  // no protocol version
+    BOOST_TEST(bad.error_status() == PMIX_ERR_BAD_PARAM);
+
+    bad.send(Nonsense{}, 42);
+    auto env = bad.recv();
+    BOOST_REQUIRE(env);
+    BOOST_TEST(env->id == 42u);
+    BOOST_TEST(env->as<msg::ErrorReply>().status == PMIX_ERR_NOT_SUPPORTED);
+
+    bad.send(BadHello{});
+    BOOST_TEST(bad.error_status() == PMIX_ERR_BAD_PARAM);
+
+    bad.s.send(zmq::str_buffer("one"), zmq::send_flags::sndmore);
+    bad.s.send(zmq::str_buffer("two"), zmq::send_flags::none);
+    BOOST_TEST(bad.error_status() == PMIX_ERR_BAD_PARAM);  // multipart
+
+    // Over ZMQ_MAXMSGSIZE: the broker's transport drops the connection, no reply.
+    Peer huge(b.uri());
+    huge.send_raw(std::string(2 << 20, 'x'));
+    BOOST_TEST(!huge.recv(300ms));
+    good.hello(tool_hello());
+    BOOST_TEST(log->contains("malformed message"));
+}
+
+BOOST_AUTO_TEST_CASE(peer_of_another_uid_refused) {
+    auto log = capture();
+    if (::getuid() != 0) {
+        BOOST_TEST_MESSAGE("skipped: needs root to setuid to nobody");
+        return;
+    }
+    TempDir tmp;
+    const std::string dir = tmp.path + "/run";
+    Broker b(config_in(dir));
+    b.start();
+    // Open the path for this test only, so the refusal is the broker's, not the file system's.
+    ::chmod(tmp.path.c_str(), 0755);
+    ::chmod(dir.c_str(), 0755);
+    ::chmod((dir + "/broker.sock").c_str(), 0777);
+
+    auto run_peer = [&](std::vector<std::string> args) {
+        int pipefd[2];
+        BOOST_REQUIRE(::pipe(pipefd) == 0);
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+        std::vector<char *> argv;
+        for (auto &a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        pid_t pid;
+        BOOST_REQUIRE(::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0);
+        posix_spawn_file_actions_destroy(&fa);
+        ::close(pipefd[1]);
+        std::string out;
+        char buf[256];
+        for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof buf)) > 0;) out.append(buf, n);
+        ::close(pipefd[0]);
+        int st = 0;
+        ::waitpid(pid, &st, 0);
+        return std::make_pair(WEXITSTATUS(st), out);
+    };
+    const std::string prog = std::string(ZPMIX_BIN_DIR) + "/../tests/zpmix_hello_peer";
+    auto [rc_same, same] = run_peer({prog, b.uri()});
+    BOOST_TEST(same == "welcome\n");
+    auto [rc, out] = run_peer({prog, b.uri(), "--uid", "65534"});
+    if (rc == 77) {
+        BOOST_TEST_MESSAGE("skipped: setuid to 65534 impossible here");
+        return;
+    }
+    BOOST_TEST(out == "nothing\n");
+    BOOST_TEST(log->contains("refused an ipc connection from uid 65534"));
+}
+
+BOOST_AUTO_TEST_CASE(tcp_clients_need_the_job_secret) {
+    auto log = capture();
+    TempDir tmp;
+    Config c = config_in(tmp.path + "/run");
+    c.tcp = "tcp://127.0.0.1:*";
+    Broker b(c);
+    b.add_actor<Registrar>(two_rank_job(), "s3cret");
+    b.start();
+    BOOST_REQUIRE(b.tcp_uri().starts_with("tcp://127.0.0.1:"));
+    Peer p(b.tcp_uri());
+    msg::Hello h;
+    h.nspace = "test.ns";
+    p.send(h);
+    BOOST_TEST(p.error_status() == PMIX_ERR_NO_PERMISSIONS);
+    h.secret = "guess";
+    p.send(h);
+    BOOST_TEST(p.error_status() == PMIX_ERR_NO_PERMISSIONS);
+    BOOST_TEST(log->contains("wrong job secret"));
+    p.send(tool_hello());  // tools and launchers are local only
+    BOOST_TEST(p.error_status() == PMIX_ERR_NO_PERMISSIONS);
+    h.secret = "s3cret";
+    BOOST_TEST(p.hello(h).job.nspace == "test.ns");
+}
