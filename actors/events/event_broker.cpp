@@ -10,6 +10,11 @@ namespace zpmix {
 
 namespace {
 
+// Messages that only the broker's own actors may send.
+bool from_peer(const Envelope &env) {
+    return env.peer.tcp || env.peer.uid >= 0;
+}
+
 constexpr std::uint32_t kWildcard = PMIX_RANK_WILDCARD;
 constexpr std::string_view kSyncPrefix = "ev/sync/";
 
@@ -27,10 +32,10 @@ std::int64_t now_s() {
 
 }  // namespace
 
-EventBroker::EventBroker(Reactor &reactor, Bus &bus, zmq::socket_t xpub, EventOptions options)
+EventBroker::EventBroker(Reactor &reactor, Bus &bus, zmq::socket_t &xpub, EventOptions options)
     : Actor("events", reactor, bus),
       opts_(std::move(options)),
-      xpub_(std::move(xpub)),
+      xpub_(xpub),
       cache_(opts_.ring_size) {
     if (opts_.host.empty()) opts_.host = hostname();
     on(&EventBroker::notify);
@@ -113,9 +118,8 @@ void EventBroker::resend(const Envelope &env, msg::EventResend &m) {
     if (m.to >= m.from && m.to - m.from < std::uint64_t{1} << 20)
         out.events = cache_.range(m.stream, m.from, m.to);
     if (out.events.size() != (m.to >= m.from ? m.to - m.from + 1 : 0))
-        log().warn("{} asked for {}#{}..{}: {} of them are no longer cached",
-                   spdlog::to_hex(env.from), m.stream, m.from, m.to,
-                   (m.to - m.from + 1) - out.events.size());
+        log().warn("a subscriber asked for {}#{}..{}: {} of them are no longer cached", m.stream,
+                   m.from, m.to, (m.to - m.from + 1) - out.events.size());
     reply(env, out);
 }
 
@@ -130,20 +134,37 @@ void EventBroker::notify_completion(const Envelope &env, msg::NotifyCompletion &
 
 // --- what the other actors tell us ----------------------------------------------------------
 
-void EventBroker::ns_register(const Envelope &, msg::RegisterNamespace &m) {
+void EventBroker::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
     auto &ranks = jobs_[m.job.nspace];
     for (const auto &p : m.job.procs)
         if (p.hostname.empty() || p.hostname == opts_.host) ranks.insert(p.rank);
 }
 
-void EventBroker::ns_deregister(const Envelope &, msg::DeregisterNamespace &m) {
+void EventBroker::ns_deregister(const Envelope &env, msg::DeregisterNamespace &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
     jobs_.erase(m.nspace);
     job_status_.erase(m.nspace);
     completion_watchers_.erase(m.nspace);
     cache_.forget({m.nspace, kWildcard});
 }
 
-void EventBroker::proc_exit(const Envelope &, msg::ProcExit &m) {
+void EventBroker::abort_job(const Envelope &env, msg::AbortJob &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    msg::Event ev;
+    ev.source = opts_.self;
+    ev.status = PMIX_ERR_PROC_REQUESTED_ABORT;
+    ev.range = static_cast<std::uint8_t>(msg::Range::nspace);
+    ev.affected = {{m.nspace, m.rank}};
+    ev.timestamp = now_s();
+    ev.text = fmt::format("{}:{} called PMIx_Abort with status {}{}{}", m.nspace, m.rank, m.status,
+                          m.message.empty() ? "" : ": ", m.message);
+    ev.info = InfoBlob().add_int(PMIX_EXIT_CODE, m.status).bytes();
+    publish_on(msg::topic::nspace(m.nspace), std::move(ev), true);
+}
+
+void EventBroker::proc_exit(const Envelope &env, msg::ProcExit &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
     const msg::Proc proc{m.nspace, m.rank};
     if (auto it = jobs_.find(m.nspace); it != jobs_.end()) it->second.erase(m.rank);
     cache_.forget(proc);

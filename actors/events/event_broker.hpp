@@ -30,6 +30,7 @@ struct EventOptions {
     std::string host;             // this node (ev/node/<host>/); empty: gethostname()
     msg::Proc self;               // the source of runtime events
     std::chrono::milliseconds sync_timeout{10000};  // a registration's sync subscription must come
+    int sndhwm = 100000;  // [events] sndhwm: per subscriber; beyond it events drop (and are resent)
     // Testing only: publish every event numbered a multiple of this without sending it (0: off),
     // so subscribers must detect the gap and recover it from the cache.
     std::uint64_t test_drop_every = 0;
@@ -37,15 +38,16 @@ struct EventOptions {
 
 class EventBroker : public Actor {
   public:
-    // `xpub` is bound already; the actor owns it from now on.
-    EventBroker(Reactor &reactor, Bus &bus, zmq::socket_t xpub, EventOptions options);
+    // `xpub` is the broker's event publisher: bound by the time the reactor runs, closed by its
+    // owner after the reactor stopped; only this actor uses it meanwhile.
+    EventBroker(Reactor &reactor, Bus &bus, zmq::socket_t &xpub, EventOptions options);
     ~EventBroker() override;
 
     const EventCache &cache() const { return cache_; }
 
   private:
     EventOptions opts_;
-    zmq::socket_t xpub_;
+    zmq::socket_t &xpub_;
     EventCache cache_;
     std::unordered_map<std::string, std::uint64_t> heads_;  // stream -> last seq
     std::map<std::string, std::set<std::uint32_t>> jobs_;   // nspace -> local ranks still running
@@ -68,6 +70,7 @@ class EventBroker : public Actor {
     void proc_exit(const Envelope &env, msg::ProcExit &m);
     void ns_register(const Envelope &env, msg::RegisterNamespace &m);
     void ns_deregister(const Envelope &env, msg::DeregisterNamespace &m);
+    void abort_job(const Envelope &env, msg::AbortJob &m);
 
     void on_subscription();
     void complete_register(const Envelope &req, const msg::EventRegister &m);

@@ -51,6 +51,7 @@ T await(std::promise<T> &p) {
 
 struct Fixture {
     zmq::context_t ctx;
+    zmq::socket_t xpub{ctx, zmq::socket_type::xpub};
     Bus bus;
     Reactor reactor;
     std::unique_ptr<EventBroker> events;
@@ -58,12 +59,11 @@ struct Fixture {
     std::thread thread;
 
     explicit Fixture(EventOptions opts = {}) {
-        zmq::socket_t xpub(ctx, zmq::socket_type::xpub);
         xpub.bind("inproc://events");
         opts.session = "s1";
         opts.host = "nodeA";
         opts.self = {"broker", 0};
-        events = std::make_unique<EventBroker>(reactor, bus, std::move(xpub), opts);
+        events = std::make_unique<EventBroker>(reactor, bus, xpub, opts);
         bus.add(*events);
         bus.add(req);
         thread = std::thread([this] { reactor.run(); });

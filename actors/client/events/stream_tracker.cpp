@@ -65,8 +65,10 @@ void StreamTracker::drain(Stream &s, std::vector<msg::Event> &out, std::uint64_t
 
 std::optional<StreamTracker::Gap> StreamTracker::gap_of(const std::string &name, Stream &s) {
     if (s.pending.empty()) return std::nullopt;
-    const std::uint64_t last_missing = s.pending.rbegin()->first - 1;
-    const std::uint64_t from = std::max(s.next, s.requested_to + 1);
+    std::uint64_t last_missing = s.pending.rbegin()->first - 1;
+    while (last_missing >= s.next && s.pending.contains(last_missing)) --last_missing;
+    std::uint64_t from = std::max(s.next, s.requested_to + 1);
+    while (from <= last_missing && s.pending.contains(from)) ++from;
     if (from > last_missing) return std::nullopt;
     s.requested_to = last_missing;
     return Gap{name, from, last_missing};
