@@ -12,6 +12,7 @@
 
 #include <pmix_common.h>
 
+#include "actors/events/event_broker.hpp"
 #include "actors/fence/fence_reducer.hpp"
 #include "actors/launcher/launcher.hpp"
 #include "actors/modex/modex_store.hpp"
@@ -113,6 +114,11 @@ void Broker::add_standard_actors() {
     launcher_ = &add_actor<Launcher>(Launcher::Settings{run_dir_, uri_, config_.kill_grace_ms});
     add_actor<ModexStore>();
     add_actor<FenceReducer>();
+    add_actor<EventBroker>(xpub_, EventOptions{.ring_size = config_.event_cache_size,
+                                               .host = hostname(),
+                                               .self = {name_, 0},
+                                               .sndhwm = config_.event_sndhwm,
+                                               .test_drop_every = config_.event_test_drop_every});
 }
 // -------------------------------------------------------------------------------------------
 

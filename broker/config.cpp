@@ -15,6 +15,33 @@ std::string default_base_dir() {
     return "/tmp/zpmix-" + std::to_string(::getuid());
 }
 
+namespace {
+
+// [events]: the event broker's cache and publisher.
+void load_events_section(const std::string &path, const toml::table &events, Config &into) {
+    for (const auto &[key, node] : events) {
+        const std::string k(key.str());
+        const auto v = node.value<std::int64_t>();
+        auto bad = [&](const char *what) {
+            return ConfigError(path + ": events." + k + " must be " + what);
+        };
+        if (k == "cache_size") {
+            if (!node.is_integer() || *v < 1 || *v > 1000000) throw bad("an integer in 1..1000000");
+            into.event_cache_size = static_cast<std::size_t>(*v);
+        } else if (k == "sndhwm") {
+            if (!node.is_integer() || *v < 1 || *v > 100000000) throw bad("an integer >= 1");
+            into.event_sndhwm = static_cast<int>(*v);
+        } else if (k == "test_drop_every") {
+            if (!node.is_integer() || *v < 0) throw bad("an integer >= 0");
+            into.event_test_drop_every = static_cast<std::uint64_t>(*v);
+        } else {
+            throw ConfigError(path + ": unknown key events." + k);
+        }
+    }
+}
+
+}  // namespace
+
 void load_config_file(const std::string &path, Config &into) {
     toml::table t;
     try {
@@ -24,9 +51,10 @@ void load_config_file(const std::string &path, Config &into) {
     }
     const toml::table *broker = t["broker"].as_table();
     for (const auto &[key, node] : t) {
-        if (key.str() != "broker")
+        if (key.str() != "broker" && key.str() != "events")
             throw ConfigError(path + ": unknown section or key '" + std::string(key.str()) + "'");
     }
+    if (const toml::table *events = t["events"].as_table()) load_events_section(path, *events, into);
     if (!broker) return;
     for (const auto &[key, node] : *broker) {
         const std::string k(key.str());

@@ -17,6 +17,10 @@ struct Config {
     std::size_t max_message_bytes = std::size_t{64} << 20;
     std::string log_level = "info";  // trace | debug | info | warn | error | off
     int kill_grace_ms = 2000;        // SIGTERM to SIGKILL when a job is terminated
+    // [events]
+    std::size_t event_cache_size = 512;  // cache_size: events kept for replay and recovery
+    int event_sndhwm = 100000;           // sndhwm: events queued per subscriber before drops
+    std::uint64_t event_test_drop_every = 0;  // test_drop_every: testing gap recovery only
     // Not a file key: whether the broker itself stops on SIGTERM/SIGINT (a standalone broker).
     bool handle_signals = false;
 };

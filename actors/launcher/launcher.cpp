@@ -310,7 +310,7 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
                 if (fd >= 0) ::close(fd);
         }
         fs::remove_all(info.nsdir, ec);
-        log().warn("launch of {} failed: {}", m.argv[0], error);
+        log().info("launch of {} failed: {}", m.argv[0], error);
         return reply_error(env, error_status, error);
     }
 

@@ -1,0 +1,295 @@
+// `zpmix run`: launches a job through this node's broker (--broker URI, else the standalone
+// broker of <base>/broker.json, else one embedded in this process) and relays its output, its
+// signals and its exit status like mpirun.
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include <pmix_common.h>
+
+#include "actors/protocol/common.hpp"
+#include "actors/protocol/session.hpp"
+#include "broker/broker.hpp"
+#include "broker/commands.hpp"
+#include "broker/rendezvous.hpp"
+
+namespace zpmix::cli {
+
+namespace {
+
+using namespace std::chrono_literals;
+constexpr auto kHelloTimeout = 10s;
+// Exit statuses of `zpmix run` itself failing (not the job's).
+constexpr int kFailed = 1, kNotFound = 127;
+
+struct RunOptions {
+    std::uint32_t np = 1;
+    std::vector<std::string> exports, psets;
+    bool tag_output = false;
+    double timeout = 0;
+    std::string bind_to = "none", map_by = "slot", broker;
+    int verbose = 0, quiet = 0;
+};
+
+void write_all(int fd, std::string_view data) {
+    while (!data.empty()) {
+        const ssize_t n = ::write(fd, data.data(), data.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;  // stdout closed: the output is dropped, the job goes on
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+}
+
+int fail(const std::string &message, int status = kFailed) {
+    std::cerr << "zpmix run: " << message << "\n";
+    return status;
+}
+
+// The conversation with the broker: one DEALER, a monitor telling when the broker goes away,
+// and a signalfd for the signals we forward to the job.
+class Session {
+  public:
+    Session(const std::string &uri, int signal_fd) : signal_fd_(signal_fd) {
+        dealer_.set(zmq::sockopt::linger, 0);
+        dealer_.set(zmq::sockopt::heartbeat_ivl, 2000);
+        dealer_.set(zmq::sockopt::heartbeat_timeout, 6000);
+        zmq_socket_monitor(dealer_.handle(), "inproc://zpmix-run-monitor", ZMQ_EVENT_DISCONNECTED);
+        monitor_.connect("inproc://zpmix-run-monitor");
+        dealer_.connect(uri);
+    }
+
+    template <class M>
+    void send(const M &m) {
+        dealer_.send(encode(M::type, ++next_id_, m), zmq::send_flags::none);
+    }
+
+    enum class Event { message, signal, lost, timeout };
+    // Waits for the next message (into env), a signal (into sig), or the broker's loss.
+    Event next(Envelope &env, int &sig, std::chrono::milliseconds timeout) {
+        zmq::pollitem_t items[] = {{dealer_.handle(), 0, ZMQ_POLLIN, 0},
+                                   {nullptr, signal_fd_, ZMQ_POLLIN, 0},
+                                   {monitor_.handle(), 0, ZMQ_POLLIN, 0}};
+        for (;;) {
+            const int rc = zmq::poll(items, 3, timeout);
+            if (rc == 0) return Event::timeout;
+            if (items[0].revents & ZMQ_POLLIN) {
+                zmq::message_t m;
+                (void)dealer_.recv(m);
+                try {
+                    env = decode(m);
+                    return Event::message;
+                } catch (const DecodeError &e) {
+                    spdlog::warn("undecodable message from the broker: {}", e.what());
+                    continue;
+                }
+            }
+            if (items[1].revents & ZMQ_POLLIN) {
+                signalfd_siginfo si{};
+                if (::read(signal_fd_, &si, sizeof si) == sizeof si) {
+                    sig = static_cast<int>(si.ssi_signo);
+                    return Event::signal;
+                }
+            }
+            if (items[2].revents & ZMQ_POLLIN) {
+                zmq::message_t ev, addr;
+                (void)monitor_.recv(ev);
+                if (ev.more()) (void)monitor_.recv(addr);
+                return Event::lost;
+            }
+        }
+    }
+
+  private:
+    zmq::context_t ctx_;
+    zmq::socket_t dealer_{ctx_, zmq::socket_type::dealer};
+    zmq::socket_t monitor_{ctx_, zmq::socket_type::pair};
+    int signal_fd_;
+    std::uint64_t next_id_ = 0;
+};
+
+int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
+    if (argv.empty()) return fail("no program given (zpmix run [options] prog [args...])");
+    try {
+        setup_logging("run", "warn", o.verbose, o.quiet);
+    } catch (const std::exception &e) {
+        return fail(e.what());
+    }
+    msg::Launch launch;
+    launch.argv = argv;
+    launch.np = o.np;
+    launch.bind_to = o.bind_to;
+    launch.map_by = o.map_by;
+    launch.psets = o.psets;
+    launch.timeout_s = o.timeout;
+    if (char *cwd = ::getcwd(nullptr, 0)) {
+        launch.cwd = cwd;
+        std::free(cwd);
+    }
+    for (const auto &x : o.exports) {
+        if (x.find('=') != std::string::npos) {
+            launch.env.push_back(x);
+        } else if (const char *v = std::getenv(x.c_str())) {
+            launch.env.push_back(x + "=" + v);
+        } else {
+            spdlog::warn("-x {}: not set here, not exported", x);
+        }
+    }
+
+    // Blocked before any thread exists, so that they reach only our signalfd.
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sigs, s);
+    pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+    const int signal_fd = ::signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+    ::signal(SIGPIPE, SIG_IGN);
+
+    std::unique_ptr<Broker> embedded;
+    std::string uri = o.broker;
+    if (uri.empty()) {
+        if (auto found = find_broker(default_base_dir())) {
+            uri = found->uri;
+            spdlog::debug("using the broker (pid {}) at {}", found->pid, uri);
+        } else {
+            try {
+                Config config = load_config(std::nullopt);
+                config.run_dir.clear();  // a private directory: nobody else looks for it
+                embedded = std::make_unique<Broker>(config);
+                embedded->start();
+                uri = embedded->uri();
+            } catch (const std::exception &e) {
+                return fail(std::string("cannot start a broker: ") + e.what());
+            }
+        }
+    }
+
+    Session session(uri, signal_fd);
+    int status = kFailed;
+    auto finish = [&](int s) {
+        status = s;
+        if (embedded) embedded->stop();
+        return status;
+    };
+
+    msg::Hello hello;
+    hello.role = "launcher";
+    hello.pid = ::getpid();
+    session.send(hello);
+    Envelope env;
+    int sig = 0;
+    std::vector<int> pending_signals;
+    auto wait_reply = [&](const char *what) -> std::optional<int> {
+        const auto deadline = std::chrono::steady_clock::now() + kHelloTimeout;
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0)
+                return fail(fmt::format("no answer from the broker at {} ({})", uri, what));
+            switch (session.next(env, sig, left)) {
+                case Session::Event::message:
+                    if (env.type == msg::ErrorReply::type) {
+                        const auto e = env.as<msg::ErrorReply>();
+                        return fail(e.message,
+                                    e.status == PMIX_ERR_NOT_FOUND ? kNotFound : kFailed);
+                    }
+                    return std::nullopt;
+                case Session::Event::signal:
+                    pending_signals.push_back(sig);
+                    if (pending_signals.size() >= 3) return 128 + sig;
+                    continue;
+                case Session::Event::lost:
+                    return fail("lost the connection to the broker at " + uri);
+                case Session::Event::timeout:
+                    continue;
+            }
+        }
+    };
+    if (auto failed = wait_reply("hello")) return finish(*failed);
+    session.send(launch);
+    if (auto failed = wait_reply("launch")) return finish(*failed);
+    const auto launched = env.as<msg::LaunchReply>();
+    spdlog::debug("job {} launched: {} rank(s)", launched.nspace, launched.pids.size());
+
+    auto forward = [&](int s) {
+        spdlog::debug("forwarding signal {} to {}", s, launched.nspace);
+        session.send(msg::SignalJob{launched.nspace, s});
+    };
+    int signals_seen = 0;
+    for (int s : pending_signals) forward(s), ++signals_seen;
+
+    std::map<std::pair<std::uint32_t, int>, bool> mid_line;  // (rank, fd) -> inside a line
+    for (;;) {
+        switch (session.next(env, sig, -1ms)) {
+            case Session::Event::timeout:
+                continue;
+            case Session::Event::lost:
+                return finish(fail("lost the connection to the broker at " + uri + "; job " +
+                                   launched.nspace + " is terminated"));
+            case Session::Event::signal:
+                // mpirun-like: forward; the third time, stop waiting for the job.
+                forward(sig);
+                if (++signals_seen >= 3)
+                    return finish(fail("giving up on " + launched.nspace, 128 + sig));
+                continue;
+            case Session::Event::message:
+                break;
+        }
+        try {
+            if (env.type == msg::Output::type) {
+                auto out = env.as<msg::Output>();
+                const int fd = out.fd == 2 ? 2 : 1;
+                bool &inside = mid_line[{out.rank, fd}];
+                if (o.tag_output && !inside)
+                    out.data = fmt::format("[{},{}]<{}>: ", out.nspace, out.rank,
+                                           fd == 1 ? "stdout" : "stderr") +
+                               out.data;
+                inside = !out.data.ends_with('\n');
+                write_all(fd, out.data);
+            } else if (env.type == msg::ProcExit::type) {
+                const auto e = env.as<msg::ProcExit>();
+                spdlog::debug("rank {} (pid {}) ended: code {} signal {}", e.rank, e.pid,
+                              e.exit_code, e.signal);
+            } else if (env.type == msg::JobEnded::type) {
+                const auto e = env.as<msg::JobEnded>();
+                if (!e.message.empty()) std::cerr << "zpmix run: " << e.message << "\n";
+                return finish(e.status);
+            } else if (env.type == msg::ErrorReply::type) {
+                spdlog::warn("broker: {}", env.as<msg::ErrorReply>().message);
+            }
+        } catch (const DecodeError &e) {
+            spdlog::warn("{}", e.what());
+        }
+    }
+}
+
+}  // namespace
+
+void add_run_command(CLI::App &app, int &status) {
+    auto o = std::make_shared<RunOptions>();
+    auto *cmd = app.add_subcommand("run", "Launch a parallel job on this node (like mpirun)");
+    cmd->add_option("-n,--np", o->np, "Number of ranks")->check(CLI::Range(1, 65535));
+    cmd->add_option("-x", o->exports, "Export VAR (its value here) or set VAR=value in the ranks")
+        ->allow_extra_args(false);
+    cmd->add_flag("--tag-output", o->tag_output, "Prefix each line with [nspace,rank]<stream>:");
+    cmd->add_option("--timeout", o->timeout, "Terminate the job after S seconds (exit status 124)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--bind-to", o->bind_to, "none | core | package")
+        ->check(CLI::IsMember({"none", "core", "package"}));
+    cmd->add_option("--map-by", o->map_by, "slot | core")->check(CLI::IsMember({"slot", "core"}));
+    cmd->add_option("--pset", o->psets, "Name the job as a process set (repeatable)")
+        ->allow_extra_args(false);
+    cmd->add_option("--broker", o->broker, "The broker's URI (default: find or embed one)");
+    cmd->add_flag("-v,--verbose", o->verbose, "More log output (repeatable)");
+    cmd->add_flag("-q,--quiet", o->quiet, "Less log output (repeatable)");
+    cmd->prefix_command();  // options end at the program: `zpmix run -n 2 ls -l`
+    cmd->footer(
+        "Exit status: the job's (0, the first failing rank's exit code, or 128+signal); "
+        "124 on --timeout; 127 if the program is not found; 1 if zpmix run failed.");
+    cmd->callback([o, cmd, &status] { status = run_job(*o, cmd->remaining()); });
+}
+
+}  // namespace zpmix::cli

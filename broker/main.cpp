@@ -1,0 +1,35 @@
+// zpmix: the command line of the zpmix runtime (`zpmix run`, `zpmix broker`, ...).
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "broker/commands.hpp"
+#include "zpmix/build_config.hpp"
+
+namespace zpmix::cli {
+
+void setup_logging(const std::string &name, const std::string &level, int verbose, int quiet) {
+    auto logger =
+        std::make_shared<spdlog::logger>(name, std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    logger->set_pattern("%H:%M:%S.%e zpmix %n %l: %v");
+    spdlog::set_default_logger(logger);
+    int l = spdlog::level::from_str(level);
+    l = std::clamp(l - verbose + quiet, 0, static_cast<int>(spdlog::level::off));
+    spdlog::set_level(static_cast<spdlog::level::level_enum>(l));
+}
+
+}  // namespace zpmix::cli
+
+int main(int argc, char **argv) {
+    CLI::App app{"zpmix: a PMIx runtime on an embedded ZeroMQ broker", "zpmix"};
+    app.set_version_flag("--version", std::string("zpmix ") + zpmix::build::version);
+    app.require_subcommand(1);
+    int status = 0;
+    zpmix::cli::add_broker_command(app, status);
+    zpmix::cli::add_run_command(app, status);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        return app.exit(e);
+    }
+    return status;
+}
