@@ -139,7 +139,15 @@ void ClientActor::on_monitor() {
         spdlog::debug("pmix client: connection event {:#x}", what);
         lost_ = true;
         fail_all(PMIX_ERR_LOST_CONNECTION);
+        if (lost_hook_) lost_hook_();
     }
+}
+
+void ClientActor::on_lost(std::function<void()> fn) {
+    reactor_.post([this, fn = std::move(fn)] {
+        lost_hook_ = fn;
+        if (lost_ && lost_hook_) lost_hook_();
+    });
 }
 
 void ClientActor::complete(std::uint64_t id, pmix_status_t status, const Envelope *env) {

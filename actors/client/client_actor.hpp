@@ -56,6 +56,12 @@ class ClientActor {
     }
     // Thread-safe: runs fn on the progress thread.
     void post(std::function<void()> fn) { reactor_.post(std::move(fn)); }
+    // For the actor's companions on the progress thread (the events' SUB socket).
+    Reactor &reactor() { return reactor_; }
+    zmq::context_t &context() { return ctx_; }
+    // Thread-safe: fn runs on the progress thread once the broker's end is noticed, after the
+    // pending requests failed (at once if it already was). nullptr removes it.
+    void on_lost(std::function<void()> fn);
 
   private:
     struct Pending {
@@ -75,6 +81,7 @@ class ClientActor {
     std::unordered_map<std::uint64_t, Pending> pending_;
     std::unordered_map<std::string, std::uint64_t> fences_;  // fence key -> request id
     bool lost_ = false;
+    std::function<void()> lost_hook_;
     std::thread thread_;
 
     void submit(std::uint64_t id, std::string fence_key, zmq::message_t msg,

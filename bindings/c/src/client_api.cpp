@@ -15,6 +15,7 @@
 #include <pmix.h>
 
 #include "actors/client/client_actor.hpp"
+#include "client_events.hpp"
 #include "actors/client/client_store.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
@@ -122,6 +123,7 @@ pmix_status_t init_singleton(Client &c) {
     PMIX_LOAD_PROCID(&c.me, job.nspace.c_str(), 0);
     c.job_size = 1;
     c.actor = std::make_unique<ClientActor>(*c.store);
+    c::events_start(*c.actor, c.me, job, "", "");
     return PMIX_SUCCESS;
 }
 
@@ -159,6 +161,7 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
     c.store->set_job(welcome.job, hello.rank);
     PMIX_LOAD_PROCID(&c.me, ns, hello.rank);
     c.job_size = welcome.job.size;
+    c::events_start(*c.actor, c.me, welcome.job, welcome.events_uri, welcome.broker);
     return PMIX_SUCCESS;
 }
 
@@ -325,6 +328,7 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     if (c.refs > 0) {
         ++c.refs;
         if (proc) *proc = c.me;
+        c::events_model_declared(info, ninfo);  // another library of this process declares itself
         return PMIX_SUCCESS;
     }
     c.store = std::make_unique<ClientStore>();
@@ -355,6 +359,7 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo) 
     if (c.refs == 0) return PMIX_ERR_INIT;
     if (--c.refs > 0) return PMIX_SUCCESS;
     c.initialized.store(false, std::memory_order_release);
+    c::events_stop();
     c.actor.reset();  // fails whatever is still pending, then disconnects
     c.store.reset();
     return PMIX_SUCCESS;

@@ -129,14 +129,6 @@ PMIX_EXPORT pmix_status_t PMIx_Data_unpack(const pmix_proc_t *source, pmix_data_
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Deregister_event_handler(size_t evhdlr_ref, pmix_op_cbfunc_t cbfunc,
-                                                        void *cbdata) {
-    (void)evhdlr_ref;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_Disconnect(const pmix_proc_t procs[], size_t nprocs,
                                           const pmix_info_t info[], size_t ninfo) {
     (void)procs;
@@ -453,19 +445,6 @@ PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata,
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_proc_t *source,
-                                            pmix_data_range_t range, const pmix_info_t info[],
-                                            size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)status;
-    (void)source;
-    (void)range;
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_status_t error,
                                                const pmix_info_t directives[], size_t ndirs,
                                                pmix_info_t **results, size_t *nresults) {
@@ -513,20 +492,6 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nque
 PMIX_EXPORT pmix_status_t PMIx_Register_attributes(char *function, char *attrs[]) {
     (void)function;
     (void)attrs;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], size_t ncodes,
-                                                      pmix_info_t info[], size_t ninfo,
-                                                      pmix_notification_fn_t evhdlr,
-                                                      pmix_hdlr_reg_cbfunc_t cbfunc, void *cbdata) {
-    (void)codes;
-    (void)ncodes;
-    (void)info;
-    (void)ninfo;
-    (void)evhdlr;
-    (void)cbfunc;
-    (void)cbdata;
     return PMIX_ERR_NOT_SUPPORTED;
 }
 

@@ -1,0 +1,280 @@
+#include "actors/client/events/client_events.hpp"
+
+#include <unistd.h>
+
+#include <future>
+
+#include <spdlog/spdlog.h>
+
+namespace zpmix::client {
+
+namespace {
+
+constexpr std::uint32_t kRegisterTimeoutMs = 30000;
+
+EventScope scope_of(const ClientEvents::Identity &id) {
+    EventScope s;
+    s.self = id.me;
+    const std::string broker = id.broker;
+    std::string my_host;
+    if (id.me.rank < id.job.procs.size()) my_host = id.job.procs[id.me.rank].hostname;
+    auto job = std::make_shared<msg::JobInfo>(id.job);
+    s.is_host = [broker](const msg::Proc &p) { return p.nspace == broker; };
+    s.is_local = [broker, job, my_host](const msg::Proc &p) {
+        if (p.nspace == broker) return true;
+        if (p.nspace != job->nspace || p.rank >= job->procs.size()) return false;
+        return job->procs[p.rank].hostname == my_host;
+    };
+    return s;
+}
+
+}  // namespace
+
+ClientEvents::ClientEvents(ClientActor &actor, Identity id)
+    : actor_(actor), id_(std::move(id)), registry_(scope_of(id_)) {
+    if (id_.events_uri.empty()) return;
+    sub_ = zmq::socket_t(actor_.context(), zmq::socket_type::sub);
+    sub_.set(zmq::sockopt::linger, 0);
+    sub_.set(zmq::sockopt::rcvhwm, 100000);
+    sub_.connect(id_.events_uri);
+    actor_.post([this] { actor_.reactor().watch(sub_, [this] { on_sub(); }); });
+    actor_.on_lost([this] {
+        msg::Event ev;
+        ev.status = PMIX_ERR_LOST_CONNECTION;
+        ev.source = {id_.broker, 0};
+        ev.range = PMIX_RANGE_PROC_LOCAL;
+        ev.text = "lost the connection to the broker";
+        raise_local(std::move(ev));
+    });
+}
+
+ClientEvents::~ClientEvents() {
+    actor_.on_lost(nullptr);  // posted before the close below: no hook runs after it
+    std::promise<void> closed;
+    actor_.post([&] {
+        if (sub_) {
+            actor_.reactor().unwatch(sub_);
+            sub_.close();
+        }
+        closed.set_value();
+    });
+    closed.get_future().wait();
+}
+
+bool ClientEvents::on_progress_thread() const {
+    return actor_.reactor().on_reactor_thread();
+}
+
+EventChain::Post ClientEvents::poster() {
+    return [this](std::function<void()> fn) { actor_.post(std::move(fn)); };
+}
+
+// --- registration ------------------------------------------------------------------------------
+
+void ClientEvents::register_handler(EventHandler h, Registered done) {
+    actor_.post([this, h = std::move(h), done = std::move(done)]() mutable {
+        if (!sub_) {  // no broker: events of this process only
+            std::size_t id = 0;
+            const pmix_status_t rc = registry_.add(std::move(h), id);
+            done(rc, id);
+            return;
+        }
+        if (have_streams_) {
+            add_registered(std::move(h), std::move(done));
+            return;
+        }
+        actor_.request(msg::EventStreamsQuery{id_.me}, kRegisterTimeoutMs,
+                       [this, h = std::move(h), done = std::move(done)](
+                           pmix_status_t status, const Envelope *env) mutable {
+                           if (status == PMIX_SUCCESS) {
+                               auto s = env->as<msg::EventStreams>();
+                               session_ = s.session;
+                               host_ = s.host;
+                               have_streams_ = true;
+                           }
+                           if (status != PMIX_SUCCESS) return done(status, 0);
+                           add_registered(std::move(h), std::move(done));
+                       });
+    });
+}
+
+std::vector<std::string> ClientEvents::streams_for(const EventHandler &h) const {
+    const std::vector<std::string> prefixes = {
+        msg::topic::proc(id_.me), msg::topic::nspace(id_.me.nspace), msg::topic::node(host_),
+        msg::topic::session(session_), msg::topic::global()};
+    std::vector<std::string> out;
+    for (const auto &p : prefixes) {
+        if (h.job_level) out.push_back(msg::topic::stream(p, false));
+        if (h.enviro_level) out.push_back(msg::topic::stream(p, true));
+    }
+    return out;
+}
+
+void ClientEvents::add_registered(EventHandler h, Registered done) {
+    const auto streams = streams_for(h);
+    std::size_t id = 0;
+    if (const pmix_status_t rc = registry_.add(std::move(h), id); rc != PMIX_SUCCESS)
+        return done(rc, 0);
+    // Until the broker answers, the handler gets nothing live: its replay comes first.
+    replayed_upto_[id] = {};
+    for (const auto &s : streams) replayed_upto_[id][s] = UINT64_MAX;
+    subscribe_and_register(id, streams, std::move(done));
+}
+
+void ClientEvents::subscribe_and_register(std::size_t id, std::vector<std::string> streams,
+                                          Registered done) {
+    std::string sync;
+    for (const auto &s : streams) {
+        if (!subscribed_.insert(s).second) continue;
+        sub_.set(zmq::sockopt::subscribe, s);
+        if (sync.empty()) sync = std::to_string(::getpid()) + "." + std::to_string(next_sync_++);
+    }
+    if (!sync.empty()) sub_.set(zmq::sockopt::subscribe, msg::topic::sync(sync));
+    actor_.request(
+        msg::EventRegister{id_.me, sync, streams}, kRegisterTimeoutMs,
+        [this, id, sync, done = std::move(done)](pmix_status_t status, const Envelope *env) {
+            if (!sync.empty()) sub_.set(zmq::sockopt::unsubscribe, msg::topic::sync(sync));
+            msg::EventRegistered reg;
+            if (status == PMIX_SUCCESS) {
+                try {
+                    reg = env->as<msg::EventRegistered>();
+                } catch (const DecodeError &) {
+                    status = PMIX_ERR_UNPACK_FAILURE;
+                }
+            }
+            if (status != PMIX_SUCCESS) {
+                registry_.remove(id);
+                replayed_upto_.erase(id);
+                return done(status, 0);
+            }
+            replayed_upto_[id] = reg.heads;
+            done(PMIX_SUCCESS, id);
+            // The RFC's order: the registration is acknowledged, then cached events replayed.
+            for (const auto &ev : reg.replay) run_chain(ev, {id});
+            std::vector<msg::Event> early;
+            for (const auto &[stream, head] : reg.heads) {
+                std::optional<StreamTracker::Gap> gap;
+                auto ready = tracker_.start(stream, head, gap);
+                early.insert(early.end(), ready.begin(), ready.end());
+                if (gap) recover(*gap);
+            }
+            deliver(std::move(early));
+            send_acks();
+        });
+}
+
+void ClientEvents::deregister(std::size_t id, OpDone done) {
+    auto work = [this, id, done = std::move(done)] {
+        const bool found = registry_.remove(id);
+        replayed_upto_.erase(id);
+        if (done) done(found ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND);
+    };
+    if (on_progress_thread()) {
+        work();
+    } else {
+        actor_.post(std::move(work));
+    }
+}
+
+// --- notification ------------------------------------------------------------------------------
+
+void ClientEvents::notify(msg::Event ev, bool do_not_cache, OpDone done) {
+    actor_.post([this, ev = std::move(ev), do_not_cache, done = std::move(done)]() mutable {
+        if (ev.range == PMIX_RANGE_PROC_LOCAL || !sub_) {
+            if (!sub_ && ev.range == PMIX_RANGE_RM) return done(PMIX_ERR_UNREACH);
+            run_chain(ev);
+            return done(PMIX_SUCCESS);
+        }
+        actor_.request(
+            msg::NotifyEvent{std::move(ev), do_not_cache}, kRegisterTimeoutMs,
+            [done = std::move(done)](pmix_status_t status, const Envelope *) { done(status); });
+    });
+}
+
+void ClientEvents::raise_local(msg::Event ev) {
+    actor_.post([this, ev = std::move(ev)] { run_chain(ev); });
+}
+
+// --- delivery ----------------------------------------------------------------------------------
+
+void ClientEvents::on_sub() {
+    std::vector<msg::Event> ready;
+    for (int n = 0; n < 1024; ++n) {  // bounded: other work on this thread gets its turn
+        zmq::message_t topic, body;
+        if (!sub_.recv(topic, zmq::recv_flags::dontwait)) break;
+        if (!topic.more()) continue;
+        if (!sub_.recv(body, zmq::recv_flags::dontwait)) break;
+        while (body.more()) (void)sub_.recv(body, zmq::recv_flags::dontwait);
+        try {
+            std::optional<StreamTracker::Gap> gap;
+            auto got = tracker_.accept(decode(body).as<msg::Event>(), gap);
+            ready.insert(ready.end(), std::make_move_iterator(got.begin()),
+                         std::make_move_iterator(got.end()));
+            if (gap) recover(*gap);
+        } catch (const DecodeError &e) {
+            spdlog::error("pmix client: dropped a malformed event: {}", e.what());
+        }
+    }
+    deliver(std::move(ready));
+    send_acks();
+}
+
+void ClientEvents::recover(const StreamTracker::Gap &gap) {
+    spdlog::debug("pmix client: events {}#{}..{} missed, asking the broker", gap.stream, gap.from,
+                  gap.to);
+    actor_.request(msg::EventResend{gap.stream, gap.from, gap.to}, kRegisterTimeoutMs,
+                   [this, gap](pmix_status_t status, const Envelope *env) {
+                       std::vector<msg::Event> events;
+                       if (status == PMIX_SUCCESS) {
+                           try {
+                               events = env->as<msg::EventResent>().events;
+                           } catch (const DecodeError &) {
+                           }
+                       }
+                       deliver(tracker_.fill(gap.stream, gap.from, gap.to, std::move(events)));
+                       send_acks();
+                   });
+}
+
+void ClientEvents::deliver(std::vector<msg::Event> events) {
+    for (const auto &ev : events) run_chain(ev);
+}
+
+void ClientEvents::send_acks() {
+    msg::EventAck ack{id_.me, {}};
+    for (const auto &[stream, upto] : tracker_.upto()) {
+        auto &last = acked_[stream];
+        if (upto > last) ack.upto[stream] = last = upto;
+    }
+    if (!ack.upto.empty()) actor_.notify(ack);
+}
+
+void ClientEvents::run_chain(const msg::Event &wire, std::vector<std::size_t> only) {
+    std::shared_ptr<LocalEvent> ev;
+    try {
+        ev = LocalEvent::from_wire(wire);
+    } catch (const std::exception &e) {
+        spdlog::error("pmix client: event {} dropped: {}", wire.status, e.what());
+        return;
+    }
+    std::vector<std::size_t> chain;
+    if (!only.empty()) {
+        for (std::size_t id : only)
+            if (const EventHandler *h = registry_.find(id); h && registry_.matches(*h, *ev))
+                chain.push_back(id);
+    } else {
+        for (std::size_t id : registry_.chain_for(*ev)) {
+            // A handler registered after this event was cached had it in its replay.
+            auto r = replayed_upto_.find(id);
+            if (!wire.stream.empty() && r != replayed_upto_.end()) {
+                auto s = r->second.find(wire.stream);
+                if (s != r->second.end() && wire.seq <= s->second) continue;
+            }
+            chain.push_back(id);
+        }
+    }
+    if (chain.empty()) return;
+    EventChain::run(registry_, std::move(ev), std::move(chain), poster());
+}
+
+}  // namespace zpmix::client

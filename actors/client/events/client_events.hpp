@@ -1,0 +1,73 @@
+#pragma once
+// A client process's event notification: its handler registry, its SUB socket on the broker's
+// XPUB, and the requests that register, recover and acknowledge events. Everything runs on the
+// ClientActor's progress thread; the public calls may come from any thread.
+//
+// Registration: the process subscribes (once per stream) to the streams it may receive (its
+// proc, namespace, node, session and the global one; environment streams only for handlers that
+// asked), then to a unique sync topic, and sends "ev.register"; the broker answers once the sync
+// subscription reached it, with the streams' heads and their cached events, which go to the new
+// handler only. Live events then pass the StreamTracker (in order, once, gaps recovered) and run
+// the handler chain.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "actors/client/client_actor.hpp"
+#include "actors/client/events/event_chain.hpp"
+#include "actors/client/events/stream_tracker.hpp"
+
+namespace zpmix::client {
+
+class ClientEvents {
+  public:
+    struct Identity {
+        msg::Proc me;
+        msg::JobInfo job;        // for the LOCAL source range
+        std::string events_uri;  // empty: no broker (a singleton)
+        std::string broker;      // the broker's name: the source of runtime events
+    };
+    ClientEvents(ClientActor &actor, Identity id);
+    ~ClientEvents();  // not on the progress thread
+
+    using Registered = std::function<void(pmix_status_t, std::size_t id)>;
+    using OpDone = std::function<void(pmix_status_t)>;
+    void register_handler(EventHandler h, Registered done);
+    void deregister(std::size_t id, OpDone done);
+    // PMIx_Notify_event: PROC_LOCAL runs here, the other ranges go through the broker.
+    void notify(msg::Event ev, bool do_not_cache, OpDone done);
+    // An event of this process alone (PMIX_ERR_LOST_CONNECTION, PMIX_MODEL_DECLARED...).
+    void raise_local(msg::Event ev);
+
+    bool on_progress_thread() const;
+
+  private:
+    ClientActor &actor_;
+    Identity id_;
+    HandlerRegistry registry_;
+    StreamTracker tracker_;
+    zmq::socket_t sub_;
+    bool have_streams_ = false;
+    std::string session_, host_;
+    std::set<std::string> subscribed_;
+    std::uint64_t next_sync_ = 1;
+    std::map<std::size_t, std::map<std::string, std::uint64_t>> replayed_upto_;
+    std::map<std::string, std::uint64_t> acked_;
+
+    void add_registered(EventHandler h, Registered done);
+    void subscribe_and_register(std::size_t id, std::vector<std::string> streams, Registered done);
+    std::vector<std::string> streams_for(const EventHandler &h) const;
+    void on_sub();
+    void deliver(std::vector<msg::Event> events);
+    void recover(const StreamTracker::Gap &gap);
+    void send_acks();
+    void run_chain(const msg::Event &wire, std::vector<std::size_t> only = {});
+    EventChain::Post poster();
+};
+
+}  // namespace zpmix::client
