@@ -320,7 +320,7 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
     msg::LaunchReply launched{nspace, {}};
     for (const auto &p : info.procs) launched.pids.push_back(p.pid);
     // Registered before any rank's Hello can be read: the mailbox is drained before sockets.
-    send("server", msg::RegisterNamespace{info, secret});
+    broadcast(msg::RegisterNamespace{info, secret});  // server, events
     reply(env, launched);
     log().info("launched {}: {} rank(s) of {}", nspace, m.np, m.argv[0]);
 
@@ -472,7 +472,7 @@ void Launcher::finish(const std::string &nspace) {
     if (job.time_limit) reactor().cancel(job.time_limit);
     std::error_code ec;
     fs::remove_all(job.info.nsdir, ec);
-    send("server", msg::DeregisterNamespace{nspace});
+    broadcast(msg::DeregisterNamespace{nspace});  // server, events
     const int status = job.status.value_or(0);
     log().info("{} ended with status {}", nspace, status);
     to_requester(job, msg::JobEnded{nspace, status, job.message});

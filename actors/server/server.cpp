@@ -59,7 +59,7 @@ void Server::abort(const Envelope &env, msg::Abort &m) {
     auto it = sessions_.find(env.from);
     if (it == sessions_.end() || it->second.role != "client")
         return reply_error(env, PMIX_ERR_NOT_FOUND, "abort from a peer that is not a client");
-    send("launcher", msg::AbortJob{it->second.nspace, it->second.rank, m.status, m.message});
+    broadcast(msg::AbortJob{it->second.nspace, it->second.rank, m.status, m.message});  // launcher, events
     reply(env, msg::Ok{});
 }
 
