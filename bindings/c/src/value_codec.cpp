@@ -516,7 +516,7 @@ pmix_status_t get_str(const msgpack::object &o, char **out) {
     *out = nullptr;
     if (o.type == object_type::NIL) return PMIX_SUCCESS;
     if (o.type != object_type::STR) return kBad;
-    *out = strndup(o.via.str.ptr, o.via.str.size);
+    *out = o.via.str.size == 0 ? strdup("") : strndup(o.via.str.ptr, o.via.str.size);
     return *out == nullptr ? PMIX_ERR_NOMEM : PMIX_SUCCESS;
 }
 
@@ -525,7 +525,7 @@ pmix_status_t get_fixed(const msgpack::object &o, char *dst, size_t max) {
     if (o.type != object_type::STR) return kBad;
     if (o.via.str.size > max) return PMIX_ERR_BAD_PARAM;
     memset(dst, 0, max + 1);
-    memcpy(dst, o.via.str.ptr, o.via.str.size);
+    if (o.via.str.size > 0) memcpy(dst, o.via.str.ptr, o.via.str.size);
     return PMIX_SUCCESS;
 }
 
