@@ -1,0 +1,216 @@
+#define BOOST_TEST_MODULE wireup
+#include <boost/test/unit_test.hpp>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "actors/protocol/session.hpp"
+#include "broker/broker.hpp"
+
+// Integration: real PMIx programs (tests/wireup/wireup_prog.c) launched by the real broker's
+// launcher, as `zpmix run` would, with their output and exit statuses checked.
+using namespace zpmix;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+extern char **environ;
+
+namespace {
+
+const std::string kProg = std::string(ZPMIX_BIN_DIR) + "/../tests/wireup_prog";
+
+struct TempDir {
+    std::string path;
+    TempDir() {
+        char tmpl[] = "/tmp/zpmix-wireup-XXXXXX";
+        path = ::mkdtemp(tmpl);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+struct JobResult {
+    std::int32_t status = -1;
+    std::string out, err;
+    std::vector<msg::ProcExit> exits;
+};
+
+// An embedded broker and a launcher-role peer that starts jobs on it.
+struct JobRunner {
+    TempDir tmp;
+    Broker broker{[this] {
+        Config c;
+        c.run_dir = tmp.path + "/run";
+        c.kill_grace_ms = 500;
+        return c;
+    }()};
+    zmq::context_t ctx;
+    zmq::socket_t s{ctx, zmq::socket_type::dealer};
+    std::map<std::string, JobResult> jobs;  // by namespace
+    std::uint64_t next_id = 1;
+
+    JobRunner() {
+        broker.start();
+        s.set(zmq::sockopt::linger, 0);
+        s.connect(broker.uri());
+        msg::Hello h;
+        h.role = "launcher";
+        h.pid = ::getpid();
+        send(h);
+        auto env = recv(10s);
+        BOOST_REQUIRE(env);
+        BOOST_REQUIRE_EQUAL(env->type, msg::Welcome::type);
+    }
+    ~JobRunner() { broker.stop(); }
+
+    template <class M>
+    void send(const M &m) {
+        s.send(encode(M::type, next_id++, m), zmq::send_flags::none);
+    }
+    std::optional<Envelope> recv(std::chrono::milliseconds timeout) {
+        zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
+        if (zmq::poll(&item, 1, timeout) == 0) return std::nullopt;
+        zmq::message_t m;
+        (void)s.recv(m);
+        return decode(m);
+    }
+    // Starts a job; returns its namespace.
+    std::string launch(std::vector<std::string> argv, std::uint32_t np,
+                       std::vector<std::string> env = {}, std::string bind_to = "none") {
+        msg::Launch l;
+        l.bind_to = std::move(bind_to);
+        l.argv = std::move(argv);
+        l.np = np;
+        l.env = std::move(env);
+        l.timeout_s = 60;  // a hung job fails the test instead of hanging it
+        send(l);
+        for (;;) {
+            auto e = recv(20s);
+            BOOST_REQUIRE_MESSAGE(e, "no answer to the launch");
+            if (e->type == msg::ErrorReply::type)
+                BOOST_FAIL("launch refused: " << e->as<msg::ErrorReply>().message);
+            if (e->type == msg::LaunchReply::type) return e->as<msg::LaunchReply>().nspace;
+            handle(*e);
+        }
+    }
+    void handle(const Envelope &e) {
+        if (e.type == msg::Output::type) {
+            auto o = e.as<msg::Output>();
+            (o.fd == 1 ? jobs[o.nspace].out : jobs[o.nspace].err) += o.data;
+        } else if (e.type == msg::ProcExit::type) {
+            auto x = e.as<msg::ProcExit>();
+            jobs[x.nspace].exits.push_back(x);
+        } else if (e.type == msg::JobEnded::type) {
+            auto j = e.as<msg::JobEnded>();
+            jobs[j.nspace].status = j.status;
+        }
+    }
+    // Waits (bounded) until every given job has ended.
+    void wait(const std::vector<std::string> &nspaces) {
+        const auto deadline = std::chrono::steady_clock::now() + 90s;
+        auto all_done = [&] {
+            for (const auto &ns : nspaces)
+                if (jobs[ns].status < 0) return false;
+            return true;
+        };
+        while (!all_done()) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            BOOST_REQUIRE_MESSAGE(left.count() > 0, "jobs did not end in time");
+            if (auto e = recv(left)) handle(*e);
+        }
+    }
+    JobResult run(const std::string &scenario, std::uint32_t np, std::string bind_to = "none") {
+        const std::string ns = launch({kProg, scenario}, np, {}, std::move(bind_to));
+        wait({ns});
+        const JobResult &r = jobs[ns];
+        BOOST_TEST_MESSAGE(scenario << " stdout:\n" << r.out << "stderr:\n" << r.err);
+        return r;
+    }
+};
+
+std::size_t count(const std::string &text, const std::string &what) {
+    std::size_t n = 0;
+    for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+    return n;
+}
+
+void expect_ok(const JobResult &r, const std::string &scenario, std::size_t ranks) {
+    BOOST_TEST(r.status == 0, scenario << " failed:\n" << r.err);
+    BOOST_TEST(count(r.out, scenario + " ok") == ranks);
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(wireup, JobRunner)
+
+BOOST_AUTO_TEST_CASE(every_type_round_trips_through_put_fence_get) {
+    expect_ok(run("types", 3), "types", 3);
+}
+
+BOOST_AUTO_TEST_CASE(sparse_get_waits_for_the_owners_commit) {
+    expect_ok(run("sparse", 3), "sparse", 3);
+}
+
+BOOST_AUTO_TEST_CASE(subsets_and_concurrent_fences) {
+    expect_ok(run("fences", 4), "fences", 4);
+}
+
+BOOST_AUTO_TEST_CASE(fence_timeout_when_a_participant_never_comes) {
+    expect_ok(run("timeout", 2), "timeout", 2);
+}
+
+BOOST_AUTO_TEST_CASE(participant_death_fails_the_fence_for_the_others) {
+    auto r = run("death", 3);
+    expect_ok(r, "death", 2);  // the rank that left prints nothing
+}
+
+BOOST_AUTO_TEST_CASE(job_information_keys_and_types) {
+    expect_ok(run("jobinfo", 2, "core"), "jobinfo", 2);  // bound: cpuset and locality exist
+}
+
+BOOST_AUTO_TEST_CASE(fence_across_two_namespaces) {
+    const std::string a = launch({kProg, "twojobs"}, 2, {"WIREUP_SIDE=a"});
+    const std::string b = launch({kProg, "twojobs"}, 2, {"WIREUP_SIDE=b"});
+    wait({a, b});
+    BOOST_TEST_MESSAGE("a:\n"
+                       << jobs[a].out << jobs[a].err << "b:\n"
+                       << jobs[b].out << jobs[b].err);
+    expect_ok(jobs[a], "twojobs", 2);
+    expect_ok(jobs[b], "twojobs", 2);
+}
+
+BOOST_AUTO_TEST_CASE(abort_ends_the_job_with_its_status) {
+    auto r = run("abort", 2);
+    BOOST_TEST(r.status == 7, "status " << r.status << "\n" << r.err);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// No ZPMIX_URI: the program initialises as a singleton and does everything on its own.
+BOOST_AUTO_TEST_CASE(singleton_init) {
+    std::vector<std::string> env;
+    for (char **e = environ; *e; ++e) {
+        std::string kv(*e);
+        if (kv.starts_with("ZPMIX_") || kv.starts_with("PMIX_")) continue;
+        env.push_back(kv);
+    }
+    std::vector<char *> envp, argv;
+    for (auto &kv : env) envp.push_back(kv.data());
+    envp.push_back(nullptr);
+    std::string prog = kProg, scenario = "singleton";
+    argv = {prog.data(), scenario.data(), nullptr};
+    pid_t pid;
+    BOOST_REQUIRE(::posix_spawn(&pid, prog.c_str(), nullptr, nullptr, argv.data(), envp.data()) ==
+                  0);
+    int status = 0;
+    BOOST_REQUIRE(::waitpid(pid, &status, 0) == pid);
+    BOOST_TEST(WIFEXITED(status));
+    BOOST_TEST(WEXITSTATUS(status) == 0);
+}

@@ -1,0 +1,557 @@
+/* A PMIx program for the wire-up integration tests: `wireup_prog <scenario>`. It uses only the
+ * standard API, prints what went wrong on stderr, and exits 0 when its scenario held. */
+#include <pmix.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static pmix_proc_t me;
+static uint32_t size;
+static int failures;
+
+/* What went wrong, printed when the program ends (one burst of output right before exit). */
+static char report[1 << 16];
+static size_t reported;
+#define NOTE(...) \
+    (reported += (size_t)snprintf(report + reported, sizeof report - reported, __VA_ARGS__), \
+     reported = reported < sizeof report ? reported : sizeof report - 1)
+
+#define CHECK(cond)                                                                        \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            NOTE("rank %u: %s:%d: %s\n", me.rank, __FILE__, __LINE__, #cond); \
+            ++failures;                                                                    \
+        }                                                                                  \
+    } while (0)
+#define CHECK_RC(expr, want)                                                             \
+    do {                                                                                 \
+        pmix_status_t rc_ = (expr);                                                      \
+        if (rc_ != (want)) {                                                             \
+            NOTE("rank %u: %s:%d: %s = %s, wanted %s\n", me.rank, __FILE__,    \
+                    __LINE__, #expr, PMIx_Error_string(rc_), PMIx_Error_string(want));   \
+            ++failures;                                                                  \
+        }                                                                                \
+    } while (0)
+
+static void fence_with(const pmix_proc_t *procs, size_t n, int collect, pmix_status_t want) {
+    pmix_info_t info;
+    bool yes = true;
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    CHECK_RC(PMIx_Fence(procs, n, collect ? &info : NULL, collect ? 1 : 0), want);
+    PMIX_INFO_DESTRUCT(&info);
+}
+
+/* ------------------------------------------------------------------ every data type */
+
+/* Loads the i-th sample value for `rank` into v; returns 0 past the last sample. */
+static int sample(int i, uint32_t rank, pmix_value_t *v) {
+    static char str[64];
+    static char bytes[5] = {1, 0, 2, 0, 3};
+    pmix_proc_t proc;
+    pmix_byte_object_t bo;
+    pmix_envar_t env;
+    struct timeval tv;
+    int ints[3];
+    pmix_data_array_t arr;
+    PMIX_VALUE_CONSTRUCT(v);
+    switch (i) {
+        case 0: { bool b = rank % 2; return PMIx_Value_load(v, &b, PMIX_BOOL) == PMIX_SUCCESS; }
+        case 1: { uint8_t x = 200 + rank; return PMIx_Value_load(v, &x, PMIX_BYTE) == PMIX_SUCCESS; }
+        case 2: snprintf(str, sizeof str, "rank-%u-string", rank);
+                return PMIx_Value_load(v, str, PMIX_STRING) == PMIX_SUCCESS;
+        case 3: { size_t x = (size_t)1 << 40 | rank; return PMIx_Value_load(v, &x, PMIX_SIZE) == PMIX_SUCCESS; }
+        case 4: { pid_t x = 1000 + rank; return PMIx_Value_load(v, &x, PMIX_PID) == PMIX_SUCCESS; }
+        case 5: { int x = -7 - (int)rank; return PMIx_Value_load(v, &x, PMIX_INT) == PMIX_SUCCESS; }
+        case 6: { int8_t x = -100; return PMIx_Value_load(v, &x, PMIX_INT8) == PMIX_SUCCESS; }
+        case 7: { int16_t x = -30000; return PMIx_Value_load(v, &x, PMIX_INT16) == PMIX_SUCCESS; }
+        case 8: { int32_t x = -2000000000; return PMIx_Value_load(v, &x, PMIX_INT32) == PMIX_SUCCESS; }
+        case 9: { int64_t x = INT64_MIN + rank; return PMIx_Value_load(v, &x, PMIX_INT64) == PMIX_SUCCESS; }
+        case 10: { unsigned x = 4000000000u + rank; return PMIx_Value_load(v, &x, PMIX_UINT) == PMIX_SUCCESS; }
+        case 11: { uint8_t x = 255; return PMIx_Value_load(v, &x, PMIX_UINT8) == PMIX_SUCCESS; }
+        case 12: { uint16_t x = 65535 - rank; return PMIx_Value_load(v, &x, PMIX_UINT16) == PMIX_SUCCESS; }
+        case 13: { uint32_t x = 0xdeadbeef ^ rank; return PMIx_Value_load(v, &x, PMIX_UINT32) == PMIX_SUCCESS; }
+        case 14: { uint64_t x = UINT64_MAX - rank; return PMIx_Value_load(v, &x, PMIX_UINT64) == PMIX_SUCCESS; }
+        case 15: { float x = 1.5f + rank; return PMIx_Value_load(v, &x, PMIX_FLOAT) == PMIX_SUCCESS; }
+        case 16: { double x = 3.25e100 * (rank + 1); return PMIx_Value_load(v, &x, PMIX_DOUBLE) == PMIX_SUCCESS; }
+        case 17: tv.tv_sec = 1700000000 + rank; tv.tv_usec = 123456;
+                 return PMIx_Value_load(v, &tv, PMIX_TIMEVAL) == PMIX_SUCCESS;
+        case 18: { time_t x = 1700000000 + rank; return PMIx_Value_load(v, &x, PMIX_TIME) == PMIX_SUCCESS; }
+        case 19: { pmix_status_t x = PMIX_ERR_TIMEOUT; return PMIx_Value_load(v, &x, PMIX_STATUS) == PMIX_SUCCESS; }
+        case 20: { pmix_rank_t x = rank; return PMIx_Value_load(v, &x, PMIX_PROC_RANK) == PMIX_SUCCESS; }
+        case 21: PMIX_LOAD_PROCID(&proc, "some.namespace", rank);
+                 return PMIx_Value_load(v, &proc, PMIX_PROC) == PMIX_SUCCESS;
+        case 22: bo.bytes = bytes; bo.size = sizeof bytes;
+                 return PMIx_Value_load(v, &bo, PMIX_BYTE_OBJECT) == PMIX_SUCCESS;
+        case 23: { pmix_persistence_t x = PMIX_PERSIST_PROC; return PMIx_Value_load(v, &x, PMIX_PERSIST) == PMIX_SUCCESS; }
+        case 24: { pmix_scope_t x = PMIX_REMOTE; return PMIx_Value_load(v, &x, PMIX_SCOPE) == PMIX_SUCCESS; }
+        case 25: { pmix_data_range_t x = PMIX_RANGE_NAMESPACE; return PMIx_Value_load(v, &x, PMIX_DATA_RANGE) == PMIX_SUCCESS; }
+        case 26: { pmix_proc_state_t x = PMIX_PROC_STATE_RUNNING; return PMIx_Value_load(v, &x, PMIX_PROC_STATE) == PMIX_SUCCESS; }
+        case 27: ints[0] = 1; ints[1] = -2; ints[2] = (int)rank;
+                 arr.type = PMIX_INT; arr.size = 3; arr.array = ints;
+                 return PMIx_Value_load(v, &arr, PMIX_DATA_ARRAY) == PMIX_SUCCESS;
+        case 28: env.envar = "ZPMIX_TEST_VAR"; env.value = "on"; env.separator = ':';
+                 return PMIx_Value_load(v, &env, PMIX_ENVAR) == PMIX_SUCCESS;
+        case 29: { pmix_link_state_t x = PMIX_LINK_UP; return PMIx_Value_load(v, &x, PMIX_LINK_STATE) == PMIX_SUCCESS; }
+        case 30: { pmix_job_state_t x = PMIX_JOB_STATE_RUNNING; return PMIx_Value_load(v, &x, PMIX_JOB_STATE) == PMIX_SUCCESS; }
+        case 31: { pmix_alloc_directive_t x = PMIX_ALLOC_EXTEND; return PMIx_Value_load(v, &x, PMIX_ALLOC_DIRECTIVE) == PMIX_SUCCESS; }
+        case 32: { pmix_data_type_t x = PMIX_DOUBLE; return PMIx_Value_load(v, &x, PMIX_DATA_TYPE) == PMIX_SUCCESS; }
+        case 33: { pmix_info_directives_t x = PMIX_INFO_REQD; return PMIx_Value_load(v, &x, PMIX_INFO_DIRECTIVES) == PMIX_SUCCESS; }
+        case 34: { int16_t x = 0; (void)x; return PMIx_Value_load(v, NULL, PMIX_UNDEF) == PMIX_SUCCESS; }
+        default: return 0;
+    }
+}
+
+static void put_samples(const char *prefix) {
+    pmix_value_t v;
+    char key[64];
+    for (int i = 0; sample(i, me.rank, &v); ++i) {
+        snprintf(key, sizeof key, "%s.%d", prefix, i);
+        CHECK_RC(PMIx_Put(i % 3 == 0 ? PMIX_LOCAL : i % 3 == 1 ? PMIX_REMOTE : PMIX_GLOBAL, key, &v),
+                 PMIX_SUCCESS);
+        PMIX_VALUE_DESTRUCT(&v);
+    }
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+}
+
+static void get_samples(const char *prefix, uint32_t rank, int remote_scope_expected) {
+    pmix_value_t want, *got;
+    pmix_proc_t p;
+    char key[64];
+    PMIX_LOAD_PROCID(&p, me.nspace, rank);
+    for (int i = 0; sample(i, rank, &want); ++i) {
+        snprintf(key, sizeof key, "%s.%d", prefix, i);
+        got = NULL;
+        pmix_status_t rc = PMIx_Get(&p, key, NULL, 0, &got);
+        /* REMOTE-scope data is not for processes on the owner's node (all are, here). */
+        int hidden = (i % 3 == 1) && rank != me.rank && !remote_scope_expected;
+        if (hidden) {
+            CHECK_RC(rc, PMIX_ERR_NOT_FOUND);
+        } else if (rc != PMIX_SUCCESS) {
+            NOTE("rank %u: get %s of %u: %s\n", me.rank, key, rank, PMIx_Error_string(rc));
+            ++failures;
+        } else {
+            if (got->type != want.type || PMIx_Value_compare(got, &want) != PMIX_EQUAL) {
+                NOTE("rank %u: %s of %u: type %d vs %d, values differ\n", me.rank, key,
+                        rank, got->type, want.type);
+                ++failures;
+            }
+            PMIX_VALUE_RELEASE(got);
+        }
+        PMIX_VALUE_DESTRUCT(&want);
+    }
+}
+
+static void scenario_types(int collect) {
+    put_samples("t");
+    fence_with(NULL, 0, collect, PMIX_SUCCESS);
+    for (uint32_t r = 0; r < size; ++r) get_samples("t", r, 0);
+}
+
+/* ------------------------------------------------------------------ sparse: Get before commit */
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int got_done;
+static pmix_status_t got_status;
+static int64_t got_value;
+
+static void on_value(pmix_status_t status, pmix_value_t *kv, void *cbdata) {
+    (void)cbdata;
+    pthread_mutex_lock(&mu);
+    got_status = status;
+    if (status == PMIX_SUCCESS && kv->type == PMIX_INT64) got_value = kv->data.int64;
+    got_done = 1;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+static void wait_value(void) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 20;
+    pthread_mutex_lock(&mu);
+    while (!got_done)
+        if (pthread_cond_timedwait(&cv, &mu, &deadline) != 0) break;
+    CHECK(got_done);
+    pthread_mutex_unlock(&mu);
+}
+
+static void publish_flag(const char *key) {
+    pmix_info_t info;
+    int one = 1;
+    PMIX_INFO_LOAD(&info, key, &one, PMIX_INT);
+    CHECK_RC(PMIx_Publish(&info, 1), PMIX_SUCCESS);
+    PMIX_INFO_DESTRUCT(&info);
+}
+
+static void wait_flag(const char *key) {
+    pmix_pdata_t pd;
+    pmix_info_t wait;
+    int all = 0;
+    PMIX_PDATA_CONSTRUCT(&pd);
+    PMIX_LOAD_KEY(pd.key, key);
+    PMIX_INFO_LOAD(&wait, PMIX_WAIT, &all, PMIX_INT);
+    CHECK_RC(PMIx_Lookup(&pd, 1, &wait, 1), PMIX_SUCCESS);
+    PMIX_PDATA_DESTRUCT(&pd);
+    PMIX_INFO_DESTRUCT(&wait);
+}
+
+static void scenario_sparse(void) {
+    pmix_proc_t peer;
+    pmix_value_t v;
+    int64_t x = 4242;
+    if (me.rank == 0) {
+        /* Ask for rank 1's key before it exists; the lookup after it is answered only once the
+         * broker has registered the Get, so rank 1 commits after the Get waits. */
+        PMIX_LOAD_PROCID(&peer, me.nspace, 1);
+        CHECK_RC(PMIx_Get_nb(&peer, "late.key", NULL, 0, on_value, NULL), PMIX_SUCCESS);
+        pmix_pdata_t pd;
+        PMIX_PDATA_CONSTRUCT(&pd);
+        PMIX_LOAD_KEY(pd.key, "nobody.published.this");
+        CHECK_RC(PMIx_Lookup(&pd, 1, NULL, 0), PMIX_ERR_NOT_FOUND);
+        PMIX_PDATA_DESTRUCT(&pd);
+        publish_flag("sparse.waiting");
+        wait_value();
+        CHECK_RC(got_status, PMIX_SUCCESS);
+        CHECK(got_value == 4242);
+        /* Committed without the key: not found, at once. */
+        pmix_value_t *none = NULL;
+        CHECK_RC(PMIx_Get(&peer, "never.put", NULL, 0, &none), PMIX_ERR_NOT_FOUND);
+        /* Optional: cached only, never remote. */
+        pmix_info_t opt;
+        bool yes = true;
+        PMIX_INFO_LOAD(&opt, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+        pmix_proc_t other;
+        PMIX_LOAD_PROCID(&other, me.nspace, 2);
+        CHECK_RC(PMIx_Get(&other, "late.key", &opt, 1, &none), PMIX_ERR_NOT_FOUND);
+        /* PMIX_TIMEOUT bounds a Get of a key that never comes. */
+        pmix_info_t to;
+        int one = 1;
+        PMIX_INFO_LOAD(&to, PMIX_TIMEOUT, &one, PMIX_INT);
+        CHECK_RC(PMIx_Get(&other, "late.key", &to, 1, &none), PMIX_ERR_TIMEOUT);
+        publish_flag("sparse.done");
+    } else if (me.rank == 1) {
+        wait_flag("sparse.waiting");
+        PMIX_VALUE_LOAD(&v, &x, PMIX_INT64);
+        CHECK_RC(PMIx_Put(PMIX_GLOBAL, "late.key", &v), PMIX_SUCCESS);
+        PMIX_VALUE_DESTRUCT(&v);
+        CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+        wait_flag("sparse.done");
+    } else {
+        wait_flag("sparse.done");
+    }
+    /* Data exchange without collect: every rank reads every other's card by direct modex. */
+    put_samples("s");
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);
+    for (uint32_t r = 0; r < size; ++r) get_samples("s", r, 0);
+}
+
+/* ------------------------------------------------------------------ fences */
+
+static int nb_done;
+static pmix_status_t nb_status[8];
+
+static void on_fence(pmix_status_t status, void *cbdata) {
+    pthread_mutex_lock(&mu);
+    nb_status[(intptr_t)cbdata] = status;
+    ++nb_done;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+static void scenario_fences(void) {
+    /* np = 4: halves, with their own data. */
+    pmix_proc_t half[2], evens[2], all[4];
+    pmix_value_t v, *got;
+    uint32_t base = me.rank < 2 ? 0 : 2;
+    PMIX_LOAD_PROCID(&half[0], me.nspace, base + 1); /* order does not matter */
+    PMIX_LOAD_PROCID(&half[1], me.nspace, base);
+    uint32_t x = 100 + me.rank;
+    PMIX_VALUE_LOAD(&v, &x, PMIX_UINT32);
+    CHECK_RC(PMIx_Put(PMIX_GLOBAL, "half", &v), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    for (int i = 0; i < 5; ++i) fence_with(half, 2, 1, PMIX_SUCCESS);
+    pmix_proc_t partner;
+    PMIX_LOAD_PROCID(&partner, me.nspace, base + (me.rank == base ? 1 : 0));
+    pmix_info_t opt;
+    bool yes = true;
+    PMIX_INFO_LOAD(&opt, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+    CHECK_RC(PMIx_Get(&partner, "half", &opt, 1, &got), PMIX_SUCCESS);
+    if (got) {
+        CHECK(got->type == PMIX_UINT32 && got->data.uint32 == 100 + partner.rank);
+        PMIX_VALUE_RELEASE(got);
+    }
+    /* The other half's data did not come with this fence. */
+    pmix_proc_t stranger;
+    PMIX_LOAD_PROCID(&stranger, me.nspace, (base + 2) % 4);
+    CHECK_RC(PMIx_Get(&stranger, "half", &opt, 1, &got), PMIX_ERR_NOT_FOUND);
+
+    /* Concurrent non-blocking fences over different sets, started in different orders. */
+    for (uint32_t r = 0; r < 4; ++r) PMIX_LOAD_PROCID(&all[r], me.nspace, r);
+    PMIX_LOAD_PROCID(&evens[0], me.nspace, me.rank % 2);
+    PMIX_LOAD_PROCID(&evens[1], me.nspace, me.rank % 2 + 2);
+    nb_done = 0;
+    if (me.rank % 2) {
+        CHECK_RC(PMIx_Fence_nb(evens, 2, NULL, 0, on_fence, (void *)0), PMIX_SUCCESS);
+        CHECK_RC(PMIx_Fence_nb(NULL, 0, NULL, 0, on_fence, (void *)1), PMIX_SUCCESS);
+        CHECK_RC(PMIx_Fence_nb(all, 4, NULL, 0, on_fence, (void *)2), PMIX_SUCCESS);
+    } else {
+        CHECK_RC(PMIx_Fence_nb(all, 4, NULL, 0, on_fence, (void *)2), PMIX_SUCCESS);
+        CHECK_RC(PMIx_Fence_nb(NULL, 0, NULL, 0, on_fence, (void *)1), PMIX_SUCCESS);
+        CHECK_RC(PMIx_Fence_nb(evens, 2, NULL, 0, on_fence, (void *)0), PMIX_SUCCESS);
+    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 20;
+    pthread_mutex_lock(&mu);
+    while (nb_done < 3)
+        if (pthread_cond_timedwait(&cv, &mu, &deadline) != 0) break;
+    CHECK(nb_done == 3);
+    pthread_mutex_unlock(&mu);
+    for (int i = 0; i < 3; ++i) CHECK_RC(nb_status[i], PMIX_SUCCESS);
+    /* A fence the caller is not part of is refused. */
+    pmix_proc_t others[1];
+    PMIX_LOAD_PROCID(&others[0], me.nspace, (me.rank + 1) % 4);
+    CHECK_RC(PMIx_Fence(others, 1, NULL, 0), PMIX_ERR_BAD_PARAM);
+    /* Just self: completes here. */
+    CHECK_RC(PMIx_Fence(&me, 1, NULL, 0), PMIX_SUCCESS);
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);
+}
+
+/* Rank 1 never joins: rank 0's fence with PMIX_TIMEOUT fails with PMIX_ERR_TIMEOUT. */
+static void scenario_timeout(void) {
+    if (me.rank == 0) {
+        pmix_info_t info;
+        int one = 1;
+        PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &one, PMIX_INT);
+        CHECK_RC(PMIx_Fence(NULL, 0, &info, 1), PMIX_ERR_TIMEOUT);
+        publish_flag("timeout.seen");
+    } else {
+        wait_flag("timeout.seen");
+    }
+}
+
+/* The last rank ends right after init: the others' fence fails instead of hanging. */
+static void scenario_death(void) {
+    if (me.rank == size - 1) {
+        PMIx_Finalize(NULL, 0);
+        exit(0);
+    }
+    pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
+    if (rc != PMIX_ERR_PROC_TERM_WO_SYNC) {
+        NOTE("rank %u: fence with a dead participant: %s\n", me.rank,
+                PMIx_Error_string(rc));
+        ++failures;
+    }
+    pmix_proc_t dead;
+    pmix_value_t *got = NULL;
+    PMIX_LOAD_PROCID(&dead, me.nspace, size - 1);
+    CHECK_RC(PMIx_Get(&dead, "never.committed", NULL, 0, &got), PMIX_ERR_NOT_FOUND);
+}
+
+/* ------------------------------------------------------------------ job information */
+
+static pmix_value_t *job_get(uint32_t rank, const char *key, pmix_data_type_t type) {
+    pmix_proc_t p;
+    pmix_value_t *v = NULL;
+    PMIX_LOAD_PROCID(&p, me.nspace, rank);
+    pmix_status_t rc = PMIx_Get(&p, key, NULL, 0, &v);
+    if (rc != PMIX_SUCCESS) {
+        NOTE("rank %u: get %s: %s\n", me.rank, key, PMIx_Error_string(rc));
+        ++failures;
+        return NULL;
+    }
+    if (v->type != type) {
+        NOTE("rank %u: %s has type %s, wanted %s\n", me.rank, key,
+                PMIx_Data_type_string(v->type), PMIx_Data_type_string(type));
+        ++failures;
+        PMIX_VALUE_RELEASE(v);
+        return NULL;
+    }
+    return v;
+}
+
+#define JOB_CHECK(rank, key, type, cond)         \
+    do {                                         \
+        pmix_value_t *v = job_get(rank, key, type); \
+        if (v) {                                 \
+            CHECK(cond);                         \
+            PMIX_VALUE_RELEASE(v);               \
+        }                                        \
+    } while (0)
+
+static void scenario_jobinfo(int singleton) {
+    const uint32_t W = PMIX_RANK_WILDCARD;
+    JOB_CHECK(W, PMIX_JOB_SIZE, PMIX_UINT32, v->data.uint32 == size);
+    JOB_CHECK(W, PMIX_UNIV_SIZE, PMIX_UINT32, v->data.uint32 >= size);
+    JOB_CHECK(W, PMIX_MAX_PROCS, PMIX_UINT32, v->data.uint32 >= size);
+    JOB_CHECK(W, PMIX_LOCAL_SIZE, PMIX_UINT32, v->data.uint32 == size);
+    JOB_CHECK(W, PMIX_NUM_NODES, PMIX_UINT32, v->data.uint32 == 1);
+    JOB_CHECK(W, PMIX_JOB_NUM_APPS, PMIX_UINT32, v->data.uint32 == 1);
+    JOB_CHECK(W, PMIX_NSPACE, PMIX_STRING, strcmp(v->data.string, me.nspace) == 0);
+    JOB_CHECK(W, PMIX_JOBID, PMIX_STRING, v->data.string[0] != '\0');
+    JOB_CHECK(W, PMIX_NODE_LIST, PMIX_STRING, v->data.string[0] != '\0');
+    JOB_CHECK(W, PMIX_NODE_MAP, PMIX_STRING, v->data.string[0] != '\0');
+    JOB_CHECK(W, PMIX_PROC_MAP, PMIX_STRING, v->data.string[0] == '0');
+    JOB_CHECK(W, PMIX_LOCAL_PEERS, PMIX_STRING, v->data.string[0] == '0');
+    JOB_CHECK(W, PMIX_HOSTNAME, PMIX_STRING, v->data.string[0] != '\0');
+    JOB_CHECK(me.rank, PMIX_JOB_SIZE, PMIX_UINT32, v->data.uint32 == size); /* also per rank */
+    for (uint32_t r = 0; r < size; ++r) {
+        JOB_CHECK(r, PMIX_RANK, PMIX_PROC_RANK, v->data.rank == r);
+        JOB_CHECK(r, PMIX_GLOBAL_RANK, PMIX_PROC_RANK, v->data.rank == r);
+        JOB_CHECK(r, PMIX_LOCAL_RANK, PMIX_UINT16, v->data.uint16 == r);
+        JOB_CHECK(r, PMIX_NODE_RANK, PMIX_UINT16, v->data.uint16 == r);
+        JOB_CHECK(r, PMIX_NODEID, PMIX_UINT32, v->data.uint32 == 0);
+        JOB_CHECK(r, PMIX_APPNUM, PMIX_UINT32, v->data.uint32 == 0);
+        JOB_CHECK(r, PMIX_HOSTNAME, PMIX_STRING, v->data.string[0] != '\0');
+    }
+    if (!singleton) {
+        JOB_CHECK(W, PMIX_TMPDIR, PMIX_STRING, v->data.string[0] == '/');
+        JOB_CHECK(W, PMIX_NSDIR, PMIX_STRING, v->data.string[0] == '/');
+        JOB_CHECK(me.rank, PMIX_PROCDIR, PMIX_STRING, v->data.string[0] == '/');
+        for (uint32_t r = 0; r < size; ++r) {
+            JOB_CHECK(r, PMIX_LOCALITY_STRING, PMIX_STRING, v->data.string[0] != '\0');
+            JOB_CHECK(r, PMIX_CPUSET, PMIX_STRING, v->data.string[0] != '\0');
+        }
+    }
+    /* Errors. */
+    pmix_value_t *v = NULL;
+    pmix_proc_t p;
+    PMIX_LOAD_PROCID(&p, me.nspace, W);
+    CHECK_RC(PMIx_Get(&p, "no.such.job.key", NULL, 0, &v), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(PMIx_Get(&p, NULL, NULL, 0, &v), PMIX_ERR_BAD_PARAM);
+    CHECK_RC(PMIx_Get(&p, PMIX_JOB_SIZE, NULL, 0, NULL), PMIX_ERR_BAD_PARAM);
+    /* Own data, PMIx_Store_internal, resolve. */
+    int64_t x = 77;
+    pmix_value_t mine;
+    PMIX_VALUE_LOAD(&mine, &x, PMIX_INT64);
+    CHECK_RC(PMIx_Put(PMIX_LOCAL, "mine", &mine), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Store_internal(&me, "internal", &mine), PMIX_SUCCESS);
+    PMIX_VALUE_DESTRUCT(&mine);
+    JOB_CHECK(me.rank, "mine", PMIX_INT64, v->data.int64 == 77);
+    JOB_CHECK(me.rank, "internal", PMIX_INT64, v->data.int64 == 77);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    pmix_proc_t *peers = NULL;
+    size_t npeers = 0;
+    CHECK_RC(PMIx_Resolve_peers(NULL, NULL, &peers, &npeers), PMIX_SUCCESS);
+    CHECK(npeers == size);
+    PMIX_PROC_FREE(peers, npeers);
+    char *nodes = NULL;
+    CHECK_RC(PMIx_Resolve_nodes(me.nspace, &nodes), PMIX_SUCCESS);
+    CHECK(nodes != NULL && nodes[0] != '\0');
+    free(nodes);
+    /* Nested init is counted. */
+    pmix_proc_t again;
+    CHECK_RC(PMIx_Init(&again, NULL, 0), PMIX_SUCCESS);
+    CHECK(PMIX_CHECK_PROCID(&again, &me));
+    CHECK_RC(PMIx_Finalize(NULL, 0), PMIX_SUCCESS);
+    CHECK(PMIx_Initialized());
+}
+
+/* ------------------------------------------------------------------ two namespaces */
+
+/* Two jobs of two ranks: each job's rank 0 publishes its namespace, the other job looks it up,
+ * then all four fence over both namespaces and read each other's data. */
+static void scenario_twojobs(void) {
+    const char *side = getenv("WIREUP_SIDE"); /* "a" or "b" */
+    char mykey[32], otherkey[32];
+    snprintf(mykey, sizeof mykey, "ns.%s", side);
+    snprintf(otherkey, sizeof otherkey, "ns.%s", side[0] == 'a' ? "b" : "a");
+    if (me.rank == 0) {
+        pmix_info_t info;
+        PMIX_INFO_LOAD(&info, mykey, me.nspace, PMIX_STRING);
+        CHECK_RC(PMIx_Publish(&info, 1), PMIX_SUCCESS);
+        PMIX_INFO_DESTRUCT(&info);
+    }
+    pmix_pdata_t pd;
+    pmix_info_t wait;
+    int all = 0;
+    PMIX_PDATA_CONSTRUCT(&pd);
+    PMIX_LOAD_KEY(pd.key, otherkey);
+    PMIX_INFO_LOAD(&wait, PMIX_WAIT, &all, PMIX_INT);
+    CHECK_RC(PMIx_Lookup(&pd, 1, &wait, 1), PMIX_SUCCESS);
+    if (pd.value.type != PMIX_STRING) {
+        ++failures;
+        return;
+    }
+    pmix_proc_t procs[2];
+    PMIX_LOAD_PROCID(&procs[0], me.nspace, PMIX_RANK_WILDCARD);
+    PMIX_LOAD_PROCID(&procs[1], pd.value.data.string, PMIX_RANK_WILDCARD);
+    uint32_t x = me.rank + (side[0] == 'a' ? 10 : 20);
+    pmix_value_t v;
+    PMIX_VALUE_LOAD(&v, &x, PMIX_UINT32);
+    CHECK_RC(PMIx_Put(PMIX_GLOBAL, "card", &v), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    fence_with(procs, 2, 1, PMIX_SUCCESS);
+    fence_with(procs, 2, 0, PMIX_SUCCESS); /* a second one over the same set */
+    for (uint32_t r = 0; r < 2; ++r) {
+        pmix_proc_t p;
+        pmix_value_t *got = NULL;
+        PMIX_LOAD_PROCID(&p, pd.value.data.string, r);
+        CHECK_RC(PMIx_Get(&p, "card", NULL, 0, &got), PMIX_SUCCESS);
+        if (got) {
+            CHECK(got->data.uint32 == r + (side[0] == 'a' ? 20 : 10));
+            PMIX_VALUE_RELEASE(got);
+        }
+    }
+    PMIX_PDATA_DESTRUCT(&pd);
+    PMIX_INFO_DESTRUCT(&wait);
+}
+
+static void scenario_abort(void) {
+    if (me.rank == 1) {
+        /* Returns once the broker has the request (or never: the job may end first). */
+        PMIx_Abort(7, "wireup abort test", NULL, 0);
+        for (;;) PMIx_Fence(NULL, 0, NULL, 0);
+    }
+    PMIx_Fence(NULL, 0, NULL, 0); /* fails or never returns: the job is ended */
+    for (;;) PMIx_Fence(NULL, 0, NULL, 0);
+}
+
+int main(int argc, char **argv) {
+    const char *what = argc > 1 ? argv[1] : "types";
+    pmix_value_t *v = NULL;
+    pmix_proc_t none;
+    PMIX_LOAD_PROCID(&none, "x", 0);
+    if (PMIx_Get(&none, PMIX_JOB_SIZE, NULL, 0, &v) != PMIX_ERR_INIT || PMIx_Initialized()) {
+        fprintf(stderr, "Get before init did not give PMIX_ERR_INIT\n");
+        return 1;
+    }
+    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "PMIx_Init: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    pmix_proc_t wild;
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    if (PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v) != PMIX_SUCCESS) return 1;
+    size = v->data.uint32;
+    PMIX_VALUE_RELEASE(v);
+
+    if (!strcmp(what, "types")) scenario_types(1);
+    else if (!strcmp(what, "sparse")) scenario_sparse();
+    else if (!strcmp(what, "fences")) scenario_fences();
+    else if (!strcmp(what, "timeout")) scenario_timeout();
+    else if (!strcmp(what, "death")) scenario_death();
+    else if (!strcmp(what, "jobinfo")) scenario_jobinfo(0);
+    else if (!strcmp(what, "singleton")) {
+        CHECK(size == 1 && me.rank == 0 && strncmp(me.nspace, "singleton.", 10) == 0);
+        scenario_jobinfo(1);
+        scenario_types(1);
+    } else if (!strcmp(what, "twojobs")) scenario_twojobs();
+    else if (!strcmp(what, "abort")) scenario_abort();
+    else {
+        fprintf(stderr, "unknown scenario %s\n", what);
+        ++failures;
+    }
+    CHECK_RC(PMIx_Finalize(NULL, 0), PMIX_SUCCESS);
+    CHECK(!PMIx_Initialized());
+    if (failures == 0) printf("rank %u: %s ok\n", me.rank, what);
+    else fputs(report, stderr);
+    return failures == 0 ? 0 : 1;
+}
