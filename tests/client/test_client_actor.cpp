@@ -1,0 +1,150 @@
+#define BOOST_TEST_MODULE client_actor
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+
+#include <pmix.h>
+
+#include "actors/client/client_actor.hpp"
+#include "actors/client/client_store.hpp"
+#include "actors/protocol/modex.hpp"
+#include "broker/broker.hpp"
+
+// The client's actor against a real broker: requests, replies, and the broker's death.
+using namespace zpmix;
+using namespace zpmix::client;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+    std::string path;
+    TempDir() {
+        char tmpl[] = "/tmp/zpmix-ca-XXXXXX";
+        path = ::mkdtemp(tmpl);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+class Registrar : public Actor {
+  public:
+    Registrar(Reactor &r, Bus &b, msg::JobInfo job) : Actor("registrar", r, b) {
+        send("server", msg::RegisterNamespace{std::move(job), ""});
+    }
+};
+
+msg::JobInfo two_ranks() {
+    msg::JobInfo j;
+    j.nspace = "ns";
+    j.size = 2;
+    j.nodes = {"node0"};
+    j.procs.resize(2);
+    j.procs[1].rank = 1;
+    j.procs[1].local_rank = 1;
+    j.procs[0].hostname = j.procs[1].hostname = "node0";
+    return j;
+}
+
+// Runs a request and waits (bounded) for its outcome.
+template <class Msg>
+std::pair<pmix_status_t, std::string> ask(ClientActor &a, const Msg &m, std::uint32_t timeout_ms,
+                                          std::chrono::seconds limit = 10s) {
+    auto p = std::make_shared<std::promise<std::pair<pmix_status_t, std::string>>>();
+    auto f = p->get_future();
+    a.request(m, timeout_ms, [p](pmix_status_t status, const Envelope *env) {
+        p->set_value({status, env ? env->type : ""});
+    });
+    BOOST_REQUIRE(f.wait_for(limit) == std::future_status::ready);
+    return f.get();
+}
+
+msg::Hello hello(std::uint32_t rank) {
+    return {"client", "ns", rank, ::getpid(), ""};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(requests_are_answered_and_the_brokers_end_fails_pending_ones) {
+    TempDir tmp;
+    Config c;
+    c.run_dir = tmp.path + "/run";
+    Broker broker(c);
+    broker.add_actor<Registrar>(two_ranks());
+    broker.start();
+    ClientStore store;
+    ClientActor actor(store, broker.uri());
+    auto [status, type] = ask(actor, hello(0), 5000);
+    BOOST_TEST(status == PMIX_SUCCESS);
+    BOOST_TEST(type == msg::Welcome::type);
+    // An error reply carries its status.
+    BOOST_TEST(ask(actor, msg::ModexGet{{"ns", msg::kWildcardRank}, "k", 0}, 0).first ==
+               PMIX_ERR_BAD_PARAM);
+    // The client's own timeout.
+    BOOST_TEST(ask(actor, msg::ModexGet{{"ns", 1}, "k", 0}, 100).first == PMIX_ERR_TIMEOUT);
+    // A Get that waits for ever, then the broker goes away.
+    auto p = std::make_shared<std::promise<pmix_status_t>>();
+    auto f = p->get_future();
+    actor.request(msg::ModexGet{{"ns", 1}, "k", 0}, 0,
+                  [p](pmix_status_t s, const Envelope *) { p->set_value(s); });
+    BOOST_TEST((f.wait_for(50ms) == std::future_status::timeout));  // really waiting
+    broker.stop();
+    BOOST_REQUIRE(f.wait_for(10s) == std::future_status::ready);
+    BOOST_TEST(f.get() == PMIX_ERR_LOST_CONNECTION);
+    // And every later request fails at once.
+    BOOST_TEST(ask(actor, msg::ModexGet{{"ns", 1}, "k", 0}, 0).first == PMIX_ERR_LOST_CONNECTION);
+}
+
+BOOST_AUTO_TEST_CASE(no_broker_at_the_uri_fails_fast) {
+    TempDir tmp;
+    ClientStore store;
+    ClientActor actor(store, "ipc://" + tmp.path + "/nobody.sock");
+    BOOST_TEST(ask(actor, hello(0), 0).first == PMIX_ERR_LOST_CONNECTION);
+}
+
+BOOST_AUTO_TEST_CASE(store_serves_job_info_and_data) {
+    ClientStore store;
+    store.set_job(two_ranks(), 0);
+    pmix_value_t *v = nullptr;
+    BOOST_REQUIRE(store.get("ns", PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &v) == PMIX_SUCCESS);
+    BOOST_TEST(v->type == PMIX_UINT32);
+    BOOST_TEST(v->data.uint32 == 2u);
+    PMIX_VALUE_RELEASE(v);
+    BOOST_REQUIRE(store.get("ns", 1, PMIX_LOCAL_RANK, &v) == PMIX_SUCCESS);
+    BOOST_TEST(v->type == PMIX_UINT16);
+    BOOST_TEST(v->data.uint16 == 1u);
+    PMIX_VALUE_RELEASE(v);
+    BOOST_REQUIRE(store.get("ns", PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS, &v) == PMIX_SUCCESS);
+    BOOST_TEST(std::string(v->data.string) == "0,1");
+    PMIX_VALUE_RELEASE(v);
+    BOOST_TEST(store.get("ns", 5, PMIX_LOCAL_RANK, &v) == PMIX_ERR_NOT_FOUND);
+    BOOST_TEST(store.get("other", 0, PMIX_JOB_SIZE, &v) == PMIX_ERR_NOT_FOUND);
+    // Own puts: readable at once, committed by scope; INTERNAL stays here.
+    pmix_value_t x;
+    std::uint64_t n = 99;
+    PMIx_Value_load(&x, &n, PMIX_UINT64);
+    BOOST_TEST(store.put(PMIX_GLOBAL, "g", &x) == PMIX_SUCCESS);
+    BOOST_TEST(store.put(PMIX_INTERNAL, "i", &x) == PMIX_SUCCESS);
+    BOOST_TEST(store.put(static_cast<pmix_scope_t>(9), "bad", &x) == PMIX_ERR_BAD_PARAM);
+    PMIx_Value_destruct(&x);
+    BOOST_REQUIRE(store.get("ns", 0, "i", &v) == PMIX_SUCCESS);
+    BOOST_TEST(v->data.uint64 == 99u);
+    PMIX_VALUE_RELEASE(v);
+    msg::Commit commit;
+    store.commit_blobs(commit);
+    BOOST_TEST(commit.local.empty());
+    BOOST_TEST(commit.remote.empty());
+    BOOST_TEST(!commit.global.empty());
+    // What a fence brings in for another rank; a malformed blob is reported, not fatal.
+    msg::ProcData d{{"ns", 1}, {commit.global, msg::Blob{'\xc1'}}};
+    BOOST_TEST(store.add(d) == PMIX_ERR_UNPACK_FAILURE);
+    BOOST_REQUIRE(store.get("ns", 1, "g", &v) == PMIX_SUCCESS);
+    BOOST_TEST(v->type == PMIX_UINT64);
+    BOOST_TEST(v->data.uint64 == 99u);
+    PMIX_VALUE_RELEASE(v);
+    BOOST_TEST(store.get("ns", 1, "i", &v) == PMIX_ERR_NOT_FOUND);
+}

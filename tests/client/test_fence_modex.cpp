@@ -1,0 +1,294 @@
+#define BOOST_TEST_MODULE fence_modex
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+#include <pmix_common.h>
+
+#include "actors/protocol/fence.hpp"
+#include "actors/protocol/job.hpp"
+#include "actors/protocol/modex.hpp"
+#include "actors/protocol/session.hpp"
+#include "broker/broker.hpp"
+
+// The broker's ModexStore and FenceReducer, driven by raw client sessions over the real ROUTER.
+using namespace zpmix;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::uint32_t W = msg::kWildcardRank;
+
+struct TempDir {
+    std::string path;
+    TempDir() {
+        char tmpl[] = "/tmp/zpmix-fm-XXXXXX";
+        path = ::mkdtemp(tmpl);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+// Registers a namespace with the server as the launcher would.
+class Registrar : public Actor {
+  public:
+    Registrar(Reactor &r, Bus &b, msg::JobInfo job) : Actor("registrar", r, b) {
+        send("server", msg::RegisterNamespace{std::move(job), "secret"});
+    }
+};
+
+msg::JobInfo job(const std::string &ns, std::uint32_t size) {
+    msg::JobInfo j;
+    j.nspace = ns;
+    j.size = size;
+    j.procs.resize(size);
+    for (std::uint32_t r = 0; r < size; ++r) j.procs[r].rank = r;
+    return j;
+}
+
+// A client session: a DEALER that said Hello as proc (nspace, rank).
+struct Session {
+    zmq::context_t ctx;
+    zmq::socket_t s{ctx, zmq::socket_type::dealer};
+    msg::Proc proc;
+    std::uint64_t next_id = 1;
+    Session(const std::string &uri, msg::Proc p) : proc(std::move(p)) {
+        s.set(zmq::sockopt::linger, 0);
+        s.connect(uri);
+        msg::Hello h{"client", proc.nspace, proc.rank, ::getpid(), "secret"};
+        send(h);
+        auto env = recv();
+        BOOST_REQUIRE(env);
+        BOOST_REQUIRE_EQUAL(env->type, msg::Welcome::type);
+    }
+    template <class M>
+    std::uint64_t send(const M &m) {
+        const std::uint64_t id = next_id++;
+        s.send(encode(M::type, id, m), zmq::send_flags::none);
+        return id;
+    }
+    std::optional<zmq::message_t> recv_raw(std::chrono::milliseconds timeout = 5000ms) {
+        zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
+        if (zmq::poll(&item, 1, timeout) == 0) return std::nullopt;
+        zmq::message_t m;
+        (void)s.recv(m);
+        return m;
+    }
+    std::optional<Envelope> recv(std::chrono::milliseconds timeout = 5000ms) {
+        auto m = recv_raw(timeout);
+        if (!m) return std::nullopt;
+        return decode(*m);
+    }
+    template <class M>
+    M expect(std::chrono::milliseconds timeout = 5000ms) {
+        auto env = recv(timeout);
+        BOOST_REQUIRE_MESSAGE(env, "no " << M::type << " in time");
+        if (env->type == msg::ErrorReply::type)
+            BOOST_FAIL("error " << env->as<msg::ErrorReply>().status << ": "
+                                << env->as<msg::ErrorReply>().message);
+        BOOST_REQUIRE_EQUAL(env->type, M::type);
+        return env->as<M>();
+    }
+    std::int32_t expect_error(std::chrono::milliseconds timeout = 5000ms) {
+        auto env = recv(timeout);
+        BOOST_REQUIRE(env);
+        BOOST_REQUIRE_EQUAL(env->type, msg::ErrorReply::type);
+        return env->as<msg::ErrorReply>().status;
+    }
+    // Something to await, proving the broker handled everything this session sent before.
+    void sync() {
+        send(msg::Unpublish{proc, 0, {"sync.no.such.key"}});
+        BOOST_REQUIRE_EQUAL(expect_error(), PMIX_ERR_NOT_FOUND);
+    }
+};
+
+// A blob with one uint32 value per key, as the C binding packs it.
+msg::Blob blob(const std::map<std::string, std::uint32_t> &values) {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_map(static_cast<std::uint32_t>(values.size()));
+    for (const auto &[k, v] : values) {
+        pk.pack(k);
+        pk.pack_array(2);
+        pk.pack(static_cast<std::uint16_t>(PMIX_UINT32));
+        pk.pack(v);
+    }
+    return msg::Blob(buf.data(), buf.data() + buf.size());
+}
+
+msg::FenceContribute contribution(std::vector<msg::Proc> participants, const msg::Proc &me,
+                                  bool collect = false, std::uint64_t id = 0,
+                                  std::uint32_t timeout_ms = 0) {
+    msg::FenceContribute c;
+    c.participants = msg::canonical_participants(std::move(participants));
+    c.fence_id = id;
+    c.collect = collect;
+    c.timeout_ms = timeout_ms;
+    c.proc = me;
+    c.sizes = {{me.nspace, 3}};
+    return c;
+}
+
+struct Fixture {
+    TempDir tmp;
+    Broker broker{[this] {
+        Config c;
+        c.run_dir = tmp.path + "/run";
+        return c;
+    }()};
+    Fixture() {
+        broker.add_actor<Registrar>(job("ns", 3));
+        broker.start();
+    }
+    ~Fixture() { broker.stop(); }
+    void proc_exit(const std::string &ns, std::uint32_t rank) {
+        broker.bus().broadcast(msg::ProcExit::type,
+                               encode(msg::ProcExit::type, 0, msg::ProcExit{ns, rank, 1, 0, 9}));
+    }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(canonical_participants_and_keys) {
+    auto a = msg::canonical_participants({{"b", 2}, {"a", 1}, {"b", 2}, {"c", 5}, {"c", W}});
+    BOOST_TEST(msg::fence_key(a, 3) == "a:1;b:2;c:*#3");
+    BOOST_TEST(msg::fence_key(msg::canonical_participants({{"c", W}, {"b", 2}, {"a", 1}}), 3) ==
+               "a:1;b:2;c:*#3");
+}
+
+BOOST_FIXTURE_TEST_SUITE(broker_actors, Fixture)
+
+BOOST_AUTO_TEST_CASE(collecting_fence_sends_the_same_bytes_to_everyone) {
+    std::vector<std::unique_ptr<Session>> s;
+    for (std::uint32_t r = 0; r < 3; ++r)
+        s.push_back(std::make_unique<Session>(broker.uri(), msg::Proc{"ns", r}));
+    for (std::uint32_t r = 0; r < 3; ++r) {
+        msg::Commit c{
+            {"ns", r}, blob({{"local", r}}), blob({{"remote", r}}), blob({{"card", 10 + r}})};
+        s[r]->send(c);
+        s[r]->expect<msg::Ok>();  // a commit with a request id is acknowledged
+    }
+    for (std::uint32_t r = 0; r < 3; ++r) s[r]->send(contribution({{"ns", W}}, {"ns", r}, true));
+    std::vector<std::string> raw;
+    for (auto &p : s) {
+        auto m = p->recv_raw();
+        BOOST_REQUIRE(m);
+        raw.emplace_back(static_cast<const char *>(m->data()), m->size());
+    }
+    BOOST_TEST(raw[0] == raw[1]);
+    BOOST_TEST(raw[1] == raw[2]);
+    auto done = decode(raw[0].data(), raw[0].size()).as<msg::FenceDone>();
+    BOOST_TEST(done.status == PMIX_SUCCESS);
+    BOOST_TEST(done.key == "ns:*#0");
+    BOOST_REQUIRE(done.data.size() == 3u);
+    for (const auto &d : done.data)
+        BOOST_TEST(d.blobs.size() == 2u);  // local + global: every reader is on this node
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_fences_over_different_sets_do_not_mix) {
+    Session a(broker.uri(), {"ns", 0}), b(broker.uri(), {"ns", 1}), c(broker.uri(), {"ns", 2});
+    // {0,1} twice (ids 0 and 1) and {1,2}; contributions interleaved.
+    a.send(contribution({{"ns", 0}, {"ns", 1}}, {"ns", 0}, false, 0));
+    c.send(contribution({{"ns", 1}, {"ns", 2}}, {"ns", 2}, false, 0));
+    a.send(contribution({{"ns", 0}, {"ns", 1}}, {"ns", 0}, false, 1));
+    BOOST_TEST(!a.recv(50ms));  // nothing is complete yet
+    b.send(contribution({{"ns", 1}, {"ns", 0}}, {"ns", 1}, false, 1));
+    BOOST_TEST(a.expect<msg::FenceDone>().key == "ns:0,1#1");
+    BOOST_TEST(b.expect<msg::FenceDone>().key == "ns:0,1#1");
+    b.send(contribution({{"ns", 2}, {"ns", 1}}, {"ns", 1}, false, 0));
+    BOOST_TEST(b.expect<msg::FenceDone>().key == "ns:1,2#0");
+    BOOST_TEST(c.expect<msg::FenceDone>().key == "ns:1,2#0");
+    b.send(contribution({{"ns", 0}, {"ns", 1}}, {"ns", 1}, false, 0));
+    BOOST_TEST(a.expect<msg::FenceDone>().key == "ns:0,1#0");
+    BOOST_TEST(b.expect<msg::FenceDone>().key == "ns:0,1#0");
+    // Contributing twice, or to a fence one is not part of, is refused.
+    a.send(contribution({{"ns", 0}, {"ns", 2}}, {"ns", 0}, false, 5));
+    a.send(contribution({{"ns", 0}, {"ns", 2}}, {"ns", 0}, false, 5));
+    BOOST_TEST(a.expect_error() == PMIX_ERR_EXISTS);
+    a.send(contribution({{"ns", 1}, {"ns", 2}}, {"ns", 0}, false, 9));
+    BOOST_TEST(a.expect_error() == PMIX_ERR_BAD_PARAM);
+}
+
+BOOST_AUTO_TEST_CASE(fence_times_out_when_a_participant_never_comes) {
+    Session a(broker.uri(), {"ns", 0});
+    a.send(contribution({{"ns", 0}, {"ns", 1}}, {"ns", 0}, false, 0, 100));
+    auto done = a.expect<msg::FenceDone>();
+    BOOST_TEST(done.status == PMIX_ERR_TIMEOUT);
+}
+
+BOOST_AUTO_TEST_CASE(participant_exit_fails_the_fence_for_the_others) {
+    Session a(broker.uri(), {"ns", 0}), b(broker.uri(), {"ns", 1});
+    a.send(contribution({{"ns", W}}, {"ns", 0}));
+    b.send(contribution({{"ns", W}}, {"ns", 1}));
+    b.sync();
+    proc_exit("ns", 2);
+    BOOST_TEST(a.expect<msg::FenceDone>().status == PMIX_ERR_PROC_TERM_WO_SYNC);
+    BOOST_TEST(b.expect<msg::FenceDone>().status == PMIX_ERR_PROC_TERM_WO_SYNC);
+    // A later fence that names the dead process fails at once.
+    a.send(contribution({{"ns", 0}, {"ns", 2}}, {"ns", 0}, false, 0));
+    BOOST_TEST(a.expect<msg::FenceDone>().status == PMIX_ERR_PROC_TERM_WO_SYNC);
+}
+
+BOOST_AUTO_TEST_CASE(direct_modex_waits_for_the_commit) {
+    Session a(broker.uri(), {"ns", 0}), b(broker.uri(), {"ns", 1});
+    a.send(msg::ModexGet{{"ns", 1}, "card", 0});
+    a.sync();  // the Get is registered before b commits
+    b.send(msg::Commit{{"ns", 1}, {}, {}, blob({{"card", 7}})});
+    auto data = a.expect<msg::ModexData>();
+    BOOST_TEST(data.data.proc.rank == 1u);
+    BOOST_REQUIRE(data.data.blobs.size() == 1u);
+    BOOST_TEST((data.data.blobs[0] == blob({{"card", 7}})));
+    // Committed, but without the key: not found at once.
+    a.send(msg::ModexGet{{"ns", 1}, "other", 0});
+    BOOST_TEST(a.expect_error() == PMIX_ERR_NOT_FOUND);
+    // Never committed: the timeout, or the owner's exit, ends the wait.
+    a.send(msg::ModexGet{{"ns", 2}, "card", 100});
+    BOOST_TEST(a.expect_error() == PMIX_ERR_TIMEOUT);
+    a.send(msg::ModexGet{{"ns", 2}, "card", 0});
+    a.sync();
+    proc_exit("ns", 2);
+    BOOST_TEST(a.expect_error() == PMIX_ERR_NOT_FOUND);
+}
+
+BOOST_AUTO_TEST_CASE(publish_lookup_unpublish) {
+    Session a(broker.uri(), {"ns", 0}), b(broker.uri(), {"ns", 1});
+    msg::Lookup wait{{"ns", 1}, PMIX_RANGE_SESSION, {"svc"}, true, 0};
+    b.send(wait);
+    b.sync();
+    a.send(msg::Publish{{"ns", 0}, PMIX_RANGE_SESSION, PMIX_PERSIST_SESSION, blob({{"svc", 5}})});
+    a.expect<msg::Ok>();
+    auto found = b.expect<msg::LookupReply>();
+    BOOST_REQUIRE(found.found.size() == 1u);
+    BOOST_TEST(found.found[0].publisher.rank == 0u);
+    a.send(msg::Publish{{"ns", 0}, PMIX_RANGE_SESSION, PMIX_PERSIST_SESSION, blob({{"svc", 6}})});
+    BOOST_TEST(a.expect_error() == PMIX_ERR_DUPLICATE_KEY);
+    // Range PROC_LOCAL: only the publisher sees it.
+    a.send(
+        msg::Publish{{"ns", 0}, PMIX_RANGE_PROC_LOCAL, PMIX_PERSIST_SESSION, blob({{"mine", 1}})});
+    a.expect<msg::Ok>();
+    b.send(msg::Lookup{{"ns", 1}, PMIX_RANGE_SESSION, {"mine"}, false, 0});
+    BOOST_TEST(b.expect_error() == PMIX_ERR_NOT_FOUND);
+    // Only the publisher unpublishes.
+    b.send(msg::Unpublish{{"ns", 1}, 0, {"svc"}});
+    BOOST_TEST(b.expect_error() == PMIX_ERR_NOT_FOUND);
+    a.send(msg::Unpublish{{"ns", 0}, 0, {"svc"}});
+    a.expect<msg::Ok>();
+    b.send(msg::Lookup{{"ns", 1}, PMIX_RANGE_SESSION, {"svc"}, true, 100});
+    BOOST_TEST(b.expect_error() == PMIX_ERR_TIMEOUT);
+}
+
+BOOST_AUTO_TEST_CASE(malformed_commit_is_refused_and_the_broker_keeps_serving) {
+    Session a(broker.uri(), {"ns", 0});
+    msg::Commit bad{{"ns", 0}, {}, {}, msg::Blob{'\x93', '\x01'}};  // a truncated array
+    a.send(bad);
+    BOOST_TEST(a.expect_error() == PMIX_ERR_BAD_PARAM);
+    a.send(msg::Commit{{"ns", 0}, {}, {}, blob({{"ok", 1}})});
+    a.expect<msg::Ok>();
+}
+
+BOOST_AUTO_TEST_SUITE_END()
