@@ -1,0 +1,405 @@
+#include "actors/jobctl/job_control.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include <pmix_common.h>
+
+namespace zpmix {
+
+namespace {
+
+// Messages that only the broker's own actors send.
+bool from_peer(const Envelope &env) {
+    return env.peer.tcp || env.peer.uid >= 0;
+}
+
+std::string proc_name(const msg::Proc &p) {
+    return p.rank == msg::kWildcardRank ? p.nspace + ":*" : p.nspace + ":" + std::to_string(p.rank);
+}
+
+std::string rank_list(const std::vector<std::uint32_t> &ranks) {
+    std::string out;
+    for (auto r : ranks) out += (out.empty() ? "" : ",") + std::to_string(r);
+    return out;
+}
+
+std::int64_t now_s() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+JobControl::JobControl(Reactor &reactor, Bus &bus, Settings settings)
+    : Actor("jobctl", reactor, bus),
+      settings_(std::move(settings)),
+      owner_uid_(::getuid()),
+      events_(ctx_, zmq::socket_type::sub) {
+    on(&JobControl::request);
+    on(&JobControl::preempt);
+    on(&JobControl::proc_table);
+    on(&JobControl::ns_register);
+    on(&JobControl::ns_deregister);
+    on(&JobControl::proc_exit);
+    on(&JobControl::signalled);
+    on(&JobControl::ok);
+    on(&JobControl::error);
+    // Connecting before the broker binds is fine for ipc: ZeroMQ retries until it is there. Every
+    // event, since completions may come in any range the application chose.
+    events_.set(zmq::sockopt::linger, 0);
+    events_.set(zmq::sockopt::subscribe, "ev/");
+    events_.connect(settings_.events_uri);
+    reactor.watch(events_, [this] { on_event(); });
+}
+
+JobControl::~JobControl() {
+    reactor().unwatch(events_);
+}
+
+void JobControl::answer(const Envelope &env, std::int32_t status, std::string message,
+                        std::vector<msg::Proc> affected) {
+    reply(env, msg::JobControlReply{status, std::move(message), std::move(affected)});
+}
+
+// --- requests ---------------------------------------------------------------------------------
+
+void JobControl::request(const Envelope &env, msg::JobControl &m) {
+    // Who asks, and may they: a process for its own job, a tool of the job owner's uid.
+    if (env.peer.tcp) return answer(env, PMIX_ERR_NO_PERMISSIONS, "job control over tcp refused");
+    const bool tool = m.requester.nspace.empty();
+    std::string who;
+    if (tool) {
+        if (env.peer.uid >= 0 && static_cast<std::uint32_t>(env.peer.uid) != owner_uid_)
+            return answer(env, PMIX_ERR_NO_PERMISSIONS, "a tool needs the job owner's uid");
+        who = fmt::format("tool pid {} uid {}", env.peer.pid, env.peer.uid);
+    } else {
+        auto it = jobs_.find(m.requester.nspace);
+        if (it == jobs_.end() || m.requester.rank >= it->second.info.procs.size())
+            return answer(env, PMIX_ERR_NO_PERMISSIONS,
+                          "unknown requester " + proc_name(m.requester));
+        const auto pid = it->second.info.procs[m.requester.rank].pid;
+        if (env.peer.pid > 0 && pid > 0 && env.peer.pid != pid) {
+            log().warn("pid {} claimed to be {} (pid {}): job control refused", env.peer.pid,
+                       proc_name(m.requester), pid);
+            return answer(env, PMIX_ERR_NO_PERMISSIONS, "the requester is not who it says");
+        }
+        who = fmt::format("{} (pid {})", proc_name(m.requester), pid);
+    }
+
+    // The targets: one job, some or all of its ranks.
+    std::string nspace = tool ? std::string() : m.requester.nspace;
+    bool all = m.targets.empty();
+    std::set<std::uint32_t> ranks;
+    for (const auto &t : m.targets) {
+        if (nspace.empty()) nspace = t.nspace;
+        if (t.nspace != nspace)
+            return answer(
+                env, tool ? PMIX_ERR_BAD_PARAM : PMIX_ERR_NO_PERMISSIONS,
+                tool ? "targets must be of one job" : "a process may control only its own job");
+        if (t.rank == msg::kWildcardRank)
+            all = true;
+        else
+            ranks.insert(t.rank);
+    }
+    if (nspace.empty()) return answer(env, PMIX_ERR_BAD_PARAM, "a tool must name its targets");
+    auto job_it = jobs_.find(nspace);
+    if (job_it == jobs_.end()) return answer(env, PMIX_ERR_NOT_FOUND, "no job " + nspace);
+    Job &job = job_it->second;
+    if (all)
+        for (std::uint32_t r = 0; r < job.info.procs.size(); ++r) ranks.insert(r);
+    for (auto r : ranks)
+        if (r >= job.info.procs.size())
+            return answer(env, PMIX_ERR_BAD_PARAM, fmt::format("{} has no rank {}", nspace, r));
+    std::vector<std::uint32_t> list(ranks.begin(), ranks.end());
+    log().info("{} asks {}{} of {}:{}", who, m.action,
+               m.action == "signal" ? " " + std::to_string(m.signal) : std::string(), nspace,
+               all ? "*" : rank_list(list));
+
+    // Asks the launcher to signal the targets and answers with those it reached; `pausing`
+    // records SIGSTOP/SIGCONT in the process table.
+    auto act = [this, env, nspace, action = m.action](int sig, bool on_request, bool pausing,
+                                                      std::vector<std::uint32_t> targets) {
+        signal_ranks(nspace, std::move(targets), sig, on_request,
+                     [this, env, nspace, action, sig, pausing](std::int32_t status,
+                                                               std::vector<std::uint32_t> done) {
+                         if (status != PMIX_SUCCESS)
+                             return answer(env, status, action + " failed: the launcher refused");
+                         if (done.empty())
+                             return answer(env, PMIX_ERR_NOT_FOUND,
+                                           "no live process among the targets");
+                         std::vector<msg::Proc> affected;
+                         auto it = jobs_.find(nspace);
+                         for (auto r : done) {
+                             affected.push_back({nspace, r});
+                             if (pausing && it != jobs_.end())
+                                 it->second.ranks[r].paused = sig == SIGSTOP;
+                         }
+                         answer(env, PMIX_SUCCESS,
+                                fmt::format("{} delivered to {} process(es)", action, done.size()),
+                                std::move(affected));
+                     });
+    };
+    if (m.action == "pause") return act(SIGSTOP, false, true, list);
+    if (m.action == "resume") return act(SIGCONT, false, true, list);
+    if (m.action == "kill") return act(SIGKILL, true, false, list);
+    if (m.action == "terminate") {
+        act(SIGTERM, true, false, list);
+        // A stopped process acts on SIGTERM only once it runs again.
+        signal_ranks(nspace, list, SIGCONT, true, [](std::int32_t, auto) {});
+        return;
+    }
+    if (m.action == "signal") {
+        if (m.signal <= 0 || m.signal >= NSIG)
+            return answer(env, PMIX_ERR_BAD_PARAM, fmt::format("bad signal {}", m.signal));
+        return act(m.signal, false, m.signal == SIGSTOP || m.signal == SIGCONT, list);
+    }
+    if (m.action == "preemptible") {
+        job.preemptible = m.preemptible;
+        return answer(env, PMIX_SUCCESS,
+                      nspace + (m.preemptible ? " is preemptible" : " is not preemptible"));
+    }
+    if (m.action == "checkpoint_method") {
+        if (tool) return answer(env, PMIX_ERR_BAD_PARAM, "only the job registers its methods");
+        if (m.ckpt_signal == 0 && !m.ckpt_event)
+            return answer(env, PMIX_ERR_BAD_PARAM, "no checkpoint method given");
+        if (m.ckpt_signal < 0 || m.ckpt_signal >= NSIG)
+            return answer(env, PMIX_ERR_BAD_PARAM, fmt::format("bad signal {}", m.ckpt_signal));
+        if (job.ckpt_signal == 0 && !job.ckpt_event) {  // the first registration stands
+            job.ckpt_signal = m.ckpt_signal;
+            job.ckpt_event = m.ckpt_signal == 0;
+        }
+        return answer(env, PMIX_SUCCESS,
+                      job.ckpt_event ? "checkpoint by event"
+                                     : fmt::format("checkpoint by signal {}", job.ckpt_signal));
+    }
+    if (m.action == "checkpoint") return checkpoint(env, m, tool ? "uid" : who, nspace, list);
+    if (m.action == "cancel") {
+        const std::string requester = tool ? "uid" : who;
+        std::vector<std::uint64_t> victims;
+        for (const auto &[key, c] : checkpoints_)
+            if (c.requester == requester && (m.cancel_id.empty() || c.id == m.cancel_id))
+                victims.push_back(key);
+        if (victims.empty())
+            return answer(env, PMIX_ERR_NOT_FOUND,
+                          m.cancel_id.empty() ? "nothing pending to cancel"
+                                              : "no pending request '" + m.cancel_id + "'");
+        for (auto key : victims)
+            finish_checkpoint(key, PMIX_ERR_JOB_CANCELED, "cancelled by " + who);
+        return answer(env, PMIX_SUCCESS, fmt::format("cancelled {} request(s)", victims.size()));
+    }
+    if (m.action == "restart" || m.action == "provision")
+        return answer(env, PMIX_ERR_NOT_SUPPORTED, m.action + " is not supported by zpmix");
+    answer(env, PMIX_ERR_BAD_PARAM, "unknown job-control action '" + m.action + "'");
+}
+
+void JobControl::checkpoint(const Envelope &env, const msg::JobControl &m, const std::string &who,
+                            const std::string &nspace, std::vector<std::uint32_t> ranks) {
+    Job &job = jobs_.at(nspace);
+    if (job.ckpt_signal == 0 && !job.ckpt_event)
+        return answer(
+            env, PMIX_ERR_NOT_SUPPORTED,
+            nspace + " registered no checkpoint method (PMIX_JOB_CTRL_CHECKPOINT_METHOD)");
+    if (!m.id.empty())
+        for (const auto &[key, c] : checkpoints_)
+            if (c.requester == who && c.id == m.id)
+                return answer(env, PMIX_ERR_BAD_PARAM, "request id '" + m.id + "' is in use");
+    std::erase_if(ranks, [&](std::uint32_t r) { return job.ranks[r].exited; });
+    if (ranks.empty()) return answer(env, PMIX_ERR_NOT_FOUND, "no live process among the targets");
+    const std::uint64_t key = next_id_++;
+    const auto timeout =
+        m.timeout_ms ? std::chrono::milliseconds(m.timeout_ms) : settings_.checkpoint_timeout;
+    Checkpoint c{env, who, m.id, nspace, {ranks.begin(), ranks.end()}, 0};
+    c.timer = reactor().after(timeout, [this, key, timeout] {
+        checkpoints_.at(key).timer = 0;
+        finish_checkpoint(key, PMIX_ERR_TIMEOUT,
+                          fmt::format("no checkpoint completion within {} ms", timeout.count()));
+    });
+    checkpoints_.emplace(key, std::move(c));
+    if (job.ckpt_event) {
+        std::vector<msg::Proc> targets;
+        for (auto r : ranks) targets.push_back({nspace, r});
+        raise_event(PMIX_JCTRL_CHECKPOINT, targets, targets, "checkpoint requested");
+    } else {
+        signal_ranks(nspace, ranks, job.ckpt_signal, false,
+                     [this, key](std::int32_t status, std::vector<std::uint32_t> done) {
+                         if (!checkpoints_.contains(key)) return;
+                         if (status != PMIX_SUCCESS || done.empty())
+                             finish_checkpoint(key, PMIX_ERR_NOT_FOUND,
+                                               "the checkpoint signal reached no process");
+                     });
+    }
+}
+
+void JobControl::finish_checkpoint(std::uint64_t key, std::int32_t status,
+                                   const std::string &message) {
+    auto it = checkpoints_.find(key);
+    if (it == checkpoints_.end()) return;
+    if (it->second.timer) reactor().cancel(it->second.timer);
+    log().info("checkpoint of {}{}: {}", it->second.nspace,
+               it->second.id.empty() ? "" : " (" + it->second.id + ")", message);
+    answer(it->second.req, status, message);
+    checkpoints_.erase(it);
+}
+
+void JobControl::preempt(const Envelope &env, msg::Preempt &m) {
+    if (env.peer.tcp ||
+        (env.peer.uid >= 0 && static_cast<std::uint32_t>(env.peer.uid) != owner_uid_))
+        return answer(env, PMIX_ERR_NO_PERMISSIONS, "preemption needs the job owner's uid");
+    auto it = jobs_.find(m.nspace);
+    if (it == jobs_.end()) return answer(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
+    if (!it->second.preemptible)
+        return answer(env, PMIX_ERR_NO_PERMISSIONS, m.nspace + " is not preemptible");
+    log().info("tool pid {} preempts {}: alert, then terminate in {} ms", env.peer.pid, m.nspace,
+               m.grace_ms);
+    raise_event(PMIX_JCTRL_PREEMPT_ALERT, {{m.nspace, msg::kWildcardRank}},
+                {{m.nspace, msg::kWildcardRank}},
+                fmt::format("{} is preempted: terminating in {} ms", m.nspace, m.grace_ms));
+    const std::string nspace = m.nspace;
+    reactor().after(std::chrono::milliseconds(m.grace_ms), [this, nspace] {
+        auto it = jobs_.find(nspace);
+        if (it == jobs_.end()) return;
+        std::vector<std::uint32_t> ranks;
+        for (std::uint32_t r = 0; r < it->second.ranks.size(); ++r)
+            if (!it->second.ranks[r].exited) ranks.push_back(r);
+        log().info("preempting {}: terminating {} process(es)", nspace, ranks.size());
+        signal_ranks(nspace, ranks, SIGTERM, true, [](std::int32_t, auto) {});
+        signal_ranks(nspace, ranks, SIGCONT, true, [](std::int32_t, auto) {});
+    });
+    answer(env, PMIX_SUCCESS, "preemption alert delivered to " + m.nspace);
+}
+
+void JobControl::proc_table(const Envelope &env, msg::ProcTableQuery &m) {
+    if (!m.nspace.empty() && !jobs_.contains(m.nspace))
+        return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
+    msg::ProcTable out;
+    for (const auto &[nspace, job] : jobs_) {
+        if (!m.nspace.empty() && nspace != m.nspace) continue;
+        for (std::uint32_t r = 0; r < job.ranks.size(); ++r) {
+            const auto &p = job.info.procs[r];
+            const auto &s = job.ranks[r];
+            const char *state =
+                s.exited ? (s.signal ? "killed" : "exited") : (s.paused ? "paused" : "running");
+            out.procs.push_back({nspace, r, p.hostname, p.pid, state, s.exit_code, s.signal});
+        }
+    }
+    reply(env, out);
+}
+
+// --- what the other actors tell us ------------------------------------------------------------
+
+void JobControl::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    Job job;
+    job.ranks.resize(m.job.procs.size());
+    job.info = std::move(m.job);
+    const std::string nspace = job.info.nspace;
+    jobs_[nspace] = std::move(job);
+}
+
+void JobControl::ns_deregister(const Envelope &env, msg::DeregisterNamespace &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    std::vector<std::uint64_t> gone;
+    for (const auto &[key, c] : checkpoints_)
+        if (c.nspace == m.nspace) gone.push_back(key);
+    for (auto key : gone) finish_checkpoint(key, PMIX_ERR_NOT_FOUND, "the job ended");
+    jobs_.erase(m.nspace);
+}
+
+void JobControl::proc_exit(const Envelope &env, msg::ProcExit &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    auto it = jobs_.find(m.nspace);
+    if (it == jobs_.end() || m.rank >= it->second.ranks.size()) return;
+    it->second.ranks[m.rank] = RankState{false, true, m.exit_code, m.signal};
+    std::vector<std::uint64_t> failed;
+    for (const auto &[key, c] : checkpoints_)
+        if (c.nspace == m.nspace && c.waiting.contains(m.rank)) failed.push_back(key);
+    for (auto key : failed)
+        finish_checkpoint(key, PMIX_ERR_PROC_TERM_WO_SYNC,
+                          fmt::format("rank {} ended before completing its checkpoint", m.rank));
+}
+
+void JobControl::signalled(const Envelope &env, msg::SignalledRanks &) {
+    if (from_peer(env)) return;
+    auto it = awaiting_.find(env.id);
+    if (it == awaiting_.end()) return;
+    auto then = std::move(it->second);
+    awaiting_.erase(it);
+    then(PMIX_SUCCESS, env);
+}
+
+void JobControl::ok(const Envelope &env, msg::Ok &) {
+    if (from_peer(env)) return;
+    awaiting_.erase(env.id);  // an event went out
+}
+
+void JobControl::error(const Envelope &env, msg::ErrorReply &m) {
+    if (from_peer(env)) return;
+    log().warn("{} refused: {}", env.from, m.message);
+    auto it = awaiting_.find(env.id);
+    if (it == awaiting_.end()) return;
+    auto then = std::move(it->second);
+    awaiting_.erase(it);
+    then(m.status, env);
+}
+
+// --- helpers ----------------------------------------------------------------------------------
+
+void JobControl::signal_ranks(const std::string &nspace, std::vector<std::uint32_t> ranks, int sig,
+                              bool on_request,
+                              std::function<void(std::int32_t, std::vector<std::uint32_t>)> then) {
+    const std::uint64_t id = next_id_++;
+    awaiting_[id] = [then = std::move(then)](std::int32_t status, const Envelope &env) {
+        std::vector<std::uint32_t> done;
+        if (status == PMIX_SUCCESS) done = env.as<msg::SignalledRanks>().ranks;
+        then(status, std::move(done));
+    };
+    send("launcher", msg::SignalRanks{nspace, std::move(ranks), sig, on_request}, id);
+}
+
+void JobControl::raise_event(std::int32_t code, std::vector<msg::Proc> range,
+                             std::vector<msg::Proc> affected, std::string text) {
+    msg::NotifyEvent n;
+    n.event.status = code;
+    n.event.source = {settings_.broker, 0};
+    n.event.range = static_cast<std::uint8_t>(msg::Range::custom);
+    n.event.custom_range = std::move(range);
+    n.event.affected = std::move(affected);
+    n.event.text = std::move(text);
+    n.event.timestamp = now_s();
+    n.do_not_cache = true;  // a request for now, not a state for latecomers
+    const std::uint64_t id = next_id_++;
+    awaiting_[id] = [this, code](std::int32_t status, const Envelope &) {
+        log().error("event {} could not be published: status {}", code, status);
+    };
+    send("events", n, id);
+}
+
+void JobControl::on_event() {
+    for (int n = 0; n < 256; ++n) {
+        zmq::message_t topic, body;
+        if (!events_.recv(topic, zmq::recv_flags::dontwait)) return;
+        if (!topic.more() || !events_.recv(body, zmq::recv_flags::dontwait)) continue;
+        while (body.more()) (void)events_.recv(body, zmq::recv_flags::dontwait);
+        try {
+            const Envelope env = decode(body);
+            if (env.type != msg::Event::type) continue;
+            const auto ev = env.as<msg::Event>();
+            if (ev.status != PMIX_JCTRL_CHECKPOINT_COMPLETE) continue;
+            std::vector<std::uint64_t> complete;
+            for (auto &[key, c] : checkpoints_)
+                if (c.nspace == ev.source.nspace && c.waiting.erase(ev.source.rank) &&
+                    c.waiting.empty())
+                    complete.push_back(key);
+            for (auto key : complete) finish_checkpoint(key, PMIX_SUCCESS, "checkpoint complete");
+        } catch (const DecodeError &e) {
+            log().warn("undecodable event: {}", e.what());
+        }
+    }
+}
+
+}  // namespace zpmix

@@ -1,0 +1,93 @@
+#pragma once
+// The broker's `jobctl` actor (RFC0015 job control): PMIx_Job_control from the job's own
+// processes and from tools of the job owner's uid, `zpmix ctl|ps|preempt`.
+//
+// It follows the jobs the launcher registers (their ranks, pids and exits) and asks the launcher,
+// by message, to signal ranks: pause/resume are SIGSTOP/SIGCONT, kill SIGKILL, terminate SIGTERM.
+// A checkpoint uses the first method the job registered (a signal, or the PMIX_JCTRL_CHECKPOINT
+// event) and completes when every target has notified PMIX_JCTRL_CHECKPOINT_COMPLETE, which it
+// sees as a subscriber of the broker's event publisher, like any external monitor. Pending
+// checkpoints are what CANCEL cancels. Every action is logged with who asked.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "actors/protocol/events.hpp"
+#include "actors/protocol/job.hpp"
+#include "actors/protocol/jobctl.hpp"
+#include "actors/runtime/actor.hpp"
+
+namespace zpmix {
+
+class JobControl : public Actor {
+  public:
+    struct Settings {
+        std::string events_uri;  // the broker's XPUB, where checkpoint completions appear
+        std::string broker;      // the broker's name: the source of the events it raises
+        std::chrono::milliseconds checkpoint_timeout{10000};  // without PMIX_TIMEOUT
+    };
+    JobControl(Reactor &reactor, Bus &bus, Settings settings);
+    ~JobControl() override;
+
+  private:
+    struct RankState {
+        bool paused = false;
+        bool exited = false;
+        std::int32_t exit_code = 0, signal = 0;
+    };
+    struct Job {
+        msg::JobInfo info;
+        std::vector<RankState> ranks;
+        bool preemptible = false;
+        std::int32_t ckpt_signal = 0;  // the registered checkpoint method: a signal, or
+        bool ckpt_event = false;       // the event; neither: none registered
+    };
+    struct Checkpoint {
+        Envelope req;
+        std::string requester;  // who may cancel it
+        std::string id;
+        std::string nspace;
+        std::set<std::uint32_t> waiting;  // targets that have not completed yet
+        Reactor::TimerId timer = 0;
+    };
+
+    Settings settings_;
+    std::uint32_t owner_uid_;
+    std::map<std::string, Job> jobs_;                  // by namespace
+    std::map<std::uint64_t, Checkpoint> checkpoints_;  // by our own request number
+    std::map<std::uint64_t, std::function<void(std::int32_t, const Envelope &)>> awaiting_;
+    std::uint64_t next_id_ = 1;
+    zmq::context_t ctx_;
+    zmq::socket_t events_;  // SUB to the broker's XPUB
+
+    void request(const Envelope &env, msg::JobControl &m);
+    void preempt(const Envelope &env, msg::Preempt &m);
+    void proc_table(const Envelope &env, msg::ProcTableQuery &m);
+    void ns_register(const Envelope &env, msg::RegisterNamespace &m);
+    void ns_deregister(const Envelope &env, msg::DeregisterNamespace &m);
+    void proc_exit(const Envelope &env, msg::ProcExit &m);
+    void signalled(const Envelope &env, msg::SignalledRanks &m);
+    void ok(const Envelope &env, msg::Ok &m);
+    void error(const Envelope &env, msg::ErrorReply &m);
+
+    // Asks the launcher to signal ranks; then(status, ranks that got it).
+    void signal_ranks(const std::string &nspace, std::vector<std::uint32_t> ranks, int sig,
+                      bool on_request,
+                      std::function<void(std::int32_t, std::vector<std::uint32_t>)> then);
+    void raise_event(std::int32_t code, std::vector<msg::Proc> range,
+                     std::vector<msg::Proc> affected, std::string text);
+    void checkpoint(const Envelope &env, const msg::JobControl &m, const std::string &who,
+                    const std::string &nspace, std::vector<std::uint32_t> ranks);
+    void finish_checkpoint(std::uint64_t key, std::int32_t status, const std::string &message);
+    void on_event();
+    void answer(const Envelope &env, std::int32_t status, std::string message,
+                std::vector<msg::Proc> affected = {});
+};
+
+}  // namespace zpmix

@@ -1,0 +1,31 @@
+#pragma once
+// The broker's `log` actor (PMIx_Log): writes what processes log to the broker's stderr or stdout,
+// one line per entry tagged with its source, and to syslog as an RFC 3164 datagram on a Unix
+// socket ([log] syslog_socket, /dev/log by default; no daemon listening: the channel fails).
+// Email is not a channel zpmix has.
+#include <string>
+
+#include "actors/protocol/log.hpp"
+#include "actors/runtime/actor.hpp"
+
+namespace zpmix {
+
+class LogSink : public Actor {
+  public:
+    struct Settings {
+        std::string syslog_socket = "/dev/log";
+    };
+    LogSink(Reactor &reactor, Bus &bus, Settings settings);
+    ~LogSink() override;
+
+  private:
+    Settings settings_;
+    std::string host_;
+    int syslog_fd_ = -1;
+
+    void log_request(const Envelope &env, msg::Log &m);
+    // Writes one entry; returns a PMIx status.
+    int write_entry(const msg::Log &m, const msg::LogEntry &e, const std::string &prefix);
+};
+
+}  // namespace zpmix

@@ -1,0 +1,190 @@
+#include "actors/monitor/process_monitor.hpp"
+
+#include <signal.h>
+
+#include <pmix_common.h>
+
+#include "actors/protocol/events.hpp"
+
+namespace zpmix {
+
+namespace {
+
+bool from_peer(const Envelope &env) {
+    return env.peer.tcp || env.peer.uid >= 0;
+}
+
+std::string proc_name(const msg::Proc &p) {
+    return p.nspace + ":" + std::to_string(p.rank);
+}
+
+// Whether a file's watched properties moved between two checks.
+bool progressed(const struct stat &a, const struct stat &b, const msg::MonitorRequest &m) {
+    auto same = [](const timespec &x, const timespec &y) {
+        return x.tv_sec == y.tv_sec && x.tv_nsec == y.tv_nsec;
+    };
+    return (m.file_size && a.st_size != b.st_size) ||
+           (m.file_access && !same(a.st_atim, b.st_atim)) ||
+           (m.file_modify && !same(a.st_mtim, b.st_mtim));
+}
+
+}  // namespace
+
+ProcessMonitor::ProcessMonitor(Reactor &reactor, Bus &bus, Settings settings)
+    : Actor("monitor", reactor, bus), settings_(settings) {
+    on(&ProcessMonitor::request);
+    on(&ProcessMonitor::beat);
+    on(&ProcessMonitor::proc_exit);
+    on(&ProcessMonitor::ns_deregister);
+    on(&ProcessMonitor::ok);
+    on(&ProcessMonitor::error);
+    on(&ProcessMonitor::signalled);
+}
+
+void ProcessMonitor::request(const Envelope &env, msg::MonitorRequest &m) {
+    if (m.proc.nspace.empty() || m.proc.rank == msg::kWildcardRank)
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "a monitor watches one process");
+    if (m.kind == "cancel") {
+        auto it = procs_.find(m.proc);
+        const bool found =
+            it != procs_.end() &&
+            std::any_of(it->second.monitors.begin(), it->second.monitors.end(),
+                        [&](const Monitor &x) { return m.id.empty() || x.spec.id == m.id; });
+        if (!found)
+            return reply_error(env, PMIX_ERR_NOT_FOUND,
+                               m.id.empty() ? "no monitor to cancel" : "no monitor '" + m.id + "'");
+        drop(m.proc, m.id);
+        log().info("{} cancelled {}", proc_name(m.proc), m.id.empty() ? "its monitors" : m.id);
+        return reply(env, msg::Ok{});
+    }
+    if (m.kind != "heartbeat" && m.kind != "file")
+        return reply_error(env, PMIX_ERR_NOT_SUPPORTED, "unknown monitor '" + m.kind + "'");
+    if (m.time == 0) return reply_error(env, PMIX_ERR_BAD_PARAM, "a monitor needs a time > 0");
+    if (m.drops == 0) m.drops = 1;
+    if (m.kind == "file") {
+        if (m.file.empty()) return reply_error(env, PMIX_ERR_BAD_PARAM, "no file to monitor");
+        if (!m.file_size && !m.file_access && !m.file_modify) m.file_size = true;
+    }
+    if (m.range == static_cast<std::uint8_t>(msg::Range::undef) ||
+        m.range == static_cast<std::uint8_t>(msg::Range::custom) ||
+        m.range > static_cast<std::uint8_t>(msg::Range::proc_local))
+        m.range = static_cast<std::uint8_t>(msg::Range::nspace);
+    Watched &w = procs_[m.proc];
+    if (m.id.empty()) m.id = fmt::format("{}-{}", m.kind, next_id_++);
+    for (const auto &x : w.monitors)
+        if (x.spec.id == m.id)
+            return reply_error(env, PMIX_ERR_BAD_PARAM, "monitor id '" + m.id + "' is in use");
+    Monitor mon;
+    mon.spec = m;
+    mon.beats_seen = w.beats;
+    if (m.kind == "file") mon.last_ok = ::stat(m.file.c_str(), &mon.last) == 0;
+    const msg::Proc proc = m.proc;
+    const std::string id = m.id;
+    mon.timer =
+        reactor().every(settings_.time_unit * m.time, [this, proc, id] { check(proc, id); });
+    w.monitors.push_back(std::move(mon));
+    log().info("{} monitored: {} {} every {} x {} ms, {} drop(s), event {}{}", proc_name(proc),
+               m.kind, m.kind == "file" ? m.file : id, m.time, settings_.time_unit.count(), m.drops,
+               m.code, m.app_control ? ", application control" : "");
+    reply(env, msg::Ok{});
+}
+
+void ProcessMonitor::beat(const Envelope &, msg::MonitorBeat &m) {
+    auto it = procs_.find(m.proc);
+    if (it != procs_.end()) ++it->second.beats;  // no monitor yet: nothing to count for
+}
+
+void ProcessMonitor::check(const msg::Proc &proc, const std::string &id) {
+    auto it = procs_.find(proc);
+    if (it == procs_.end()) return;
+    for (auto &mon : it->second.monitors) {
+        if (mon.spec.id != id) continue;
+        bool alive;
+        if (mon.spec.kind == "heartbeat") {
+            alive = it->second.beats != mon.beats_seen;
+            mon.beats_seen = it->second.beats;
+        } else {
+            struct stat now {};
+            const bool ok = ::stat(mon.spec.file.c_str(), &now) == 0;
+            alive = ok && (!mon.last_ok || progressed(mon.last, now, mon.spec));
+            if (ok) mon.last = now;
+            mon.last_ok = ok;
+        }
+        if (alive) {
+            if (mon.tripped) log().info("{}: {} is progressing again", proc_name(proc), id);
+            mon.misses = 0;
+            mon.tripped = false;
+        } else if (++mon.misses >= mon.spec.drops && !mon.tripped) {
+            mon.tripped = true;
+            trip(proc, mon);
+        }
+        return;
+    }
+}
+
+void ProcessMonitor::trip(const msg::Proc &proc, const Monitor &mon) {
+    const auto &m = mon.spec;
+    const bool terminate = settings_.terminate && !m.app_control;
+    log().warn("{}: monitor {} tripped ({} missed {}){}", proc_name(proc), m.id, m.drops,
+               m.kind == "heartbeat" ? "heartbeat(s)" : "check(s) of " + m.file,
+               terminate ? ": terminating it" : "");
+    msg::NotifyEvent n;
+    n.event.status = m.code;
+    n.event.source = proc;
+    n.event.range = m.range;
+    n.event.affected = {proc};
+    n.event.text = fmt::format("{} {} stalled: monitor {} missed {} {}", proc_name(proc),
+                               m.kind == "heartbeat" ? "heartbeat" : "file " + m.file, m.id,
+                               m.drops, m.kind == "heartbeat" ? "beat(s)" : "check(s)");
+    n.event.timestamp = std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    n.do_not_cache = true;
+    // The monitored process hears it too, whatever the range reaches.
+    const auto range = static_cast<msg::Range>(m.range);
+    if (range == msg::Range::rm || range == msg::Range::proc_local) {
+        msg::NotifyEvent self = n;
+        self.event.range = static_cast<std::uint8_t>(msg::Range::custom);
+        self.event.custom_range = {proc};
+        send("events", self, next_id_++);
+    }
+    if (range != msg::Range::proc_local) send("events", n, next_id_++);
+    if (terminate)
+        send("launcher", msg::SignalRanks{proc.nspace, {proc.rank}, SIGTERM, false}, next_id_++);
+}
+
+void ProcessMonitor::drop(const msg::Proc &proc, const std::string &id) {
+    auto it = procs_.find(proc);
+    if (it == procs_.end()) return;
+    std::erase_if(it->second.monitors, [&](const Monitor &m) {
+        if (!id.empty() && m.spec.id != id) return false;
+        reactor().cancel(m.timer);
+        return true;
+    });
+    if (it->second.monitors.empty()) procs_.erase(it);
+}
+
+void ProcessMonitor::proc_exit(const Envelope &env, msg::ProcExit &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    const msg::Proc proc{m.nspace, m.rank};
+    if (procs_.contains(proc)) log().info("{} ended: its monitors end", proc_name(proc));
+    drop(proc, {});
+}
+
+void ProcessMonitor::ns_deregister(const Envelope &env, msg::DeregisterNamespace &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    std::vector<msg::Proc> gone;
+    for (const auto &[p, w] : procs_)
+        if (p.nspace == m.nspace) gone.push_back(p);
+    for (const auto &p : gone) drop(p, {});
+}
+
+void ProcessMonitor::ok(const Envelope &, msg::Ok &) {}
+
+void ProcessMonitor::error(const Envelope &env, msg::ErrorReply &m) {
+    if (!from_peer(env)) log().warn("{} refused a monitor's request: {}", env.from, m.message);
+}
+
+void ProcessMonitor::signalled(const Envelope &, msg::SignalledRanks &) {}
+
+}  // namespace zpmix

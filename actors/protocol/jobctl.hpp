@@ -1,0 +1,91 @@
+#pragma once
+// Job control (PMIx_Job_control, RFC0015) and the operators' `zpmix ctl|ps|preempt`: what clients
+// and tools ask the broker's `jobctl` actor, and what it asks the launcher (which owns the
+// processes and is the only one to signal them).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <msgpack.hpp>
+
+#include "actors/protocol/modex.hpp"  // Proc
+
+namespace zpmix::msg {
+
+// Client or tool -> jobctl: one job-control operation. Answered by JobControlReply (granted or
+// not, and why), or an ErrorReply for a malformed request.
+struct JobControl {
+    static constexpr const char *type = "jctl.request";
+    Proc requester;             // the calling process; empty nspace: a tool
+    std::vector<Proc> targets;  // empty: the requester's whole namespace
+    // pause | resume | kill | terminate | signal | checkpoint | cancel | preemptible |
+    // checkpoint_method | restart | provision
+    std::string action;
+    std::int32_t signal = 0;       // signal: the signal number
+    std::string id;                // PMIX_JOB_CTRL_ID: names this request (for cancel)
+    std::string cancel_id;         // cancel: the request to cancel; empty: all the requester's
+    bool preemptible = true;       // preemptible: the mark's value
+    std::int32_t ckpt_signal = 0;  // checkpoint_method: a signal, or
+    bool ckpt_event = false;       //   the PMIX_JCTRL_CHECKPOINT event
+    std::uint32_t timeout_ms = 0;  // checkpoint: how long to wait for completion (0: default)
+    MSGPACK_DEFINE_MAP(requester, targets, action, signal, id, cancel_id, preemptible, ckpt_signal,
+                       ckpt_event, timeout_ms);
+};
+
+struct JobControlReply {
+    static constexpr const char *type = "jctl.reply";
+    std::int32_t status = 0;     // PMIX_SUCCESS when granted and done, else why not
+    std::string message;         // what was done, or why not
+    std::vector<Proc> affected;  // the processes acted on
+    MSGPACK_DEFINE_MAP(status, message, affected);
+};
+
+// Tool -> jobctl (`zpmix preempt`): warn a preemptible job with PMIX_JCTRL_PREEMPT_ALERT, give it
+// grace_ms, then terminate it. Answered by JobControlReply once the alert went out.
+struct Preempt {
+    static constexpr const char *type = "jctl.preempt";
+    std::string nspace;
+    std::uint32_t grace_ms = 1000;
+    MSGPACK_DEFINE_MAP(nspace, grace_ms);
+};
+
+// Tool -> jobctl (`zpmix ps`): the process table of one job (empty: every job).
+struct ProcTableQuery {
+    static constexpr const char *type = "jctl.ps";
+    std::string nspace;
+    MSGPACK_DEFINE_MAP(nspace);
+};
+struct ProcRow {
+    std::string nspace;
+    std::uint32_t rank = 0;
+    std::string host;
+    std::int64_t pid = 0;
+    std::string state;  // running | paused | exited | killed
+    std::int32_t exit_code = 0;
+    std::int32_t signal = 0;
+    MSGPACK_DEFINE_MAP(nspace, rank, host, pid, state, exit_code, signal);
+};
+struct ProcTable {
+    static constexpr const char *type = "jctl.ps.reply";
+    std::vector<ProcRow> procs;
+    MSGPACK_DEFINE_MAP(procs);
+};
+
+// jobctl (or monitor) -> launcher: deliver `signal` to these ranks of a job it launched. When
+// `on_request` is set, their end is what was asked for and does not fail the rest of the job.
+// Answered by SignalledRanks (the ranks still alive that got it).
+struct SignalRanks {
+    static constexpr const char *type = "job.signal_ranks";
+    std::string nspace;
+    std::vector<std::uint32_t> ranks;
+    std::int32_t signal = 0;
+    bool on_request = false;
+    MSGPACK_DEFINE_MAP(nspace, ranks, signal, on_request);
+};
+struct SignalledRanks {
+    static constexpr const char *type = "job.signalled_ranks";
+    std::vector<std::uint32_t> ranks;
+    MSGPACK_DEFINE_MAP(ranks);
+};
+
+}  // namespace zpmix::msg
