@@ -84,6 +84,7 @@ Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings)
     : Actor("launcher", reactor, bus), settings_(std::move(settings)) {
     on(&Launcher::launch);
     on(&Launcher::signal_job);
+    on(&Launcher::signal_job_ranks);
     on(&Launcher::abort_job);
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
@@ -415,7 +416,8 @@ void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
     msg::ProcExit exit{nspace, static_cast<std::uint32_t>(rank), r.pid, code, sig};
     broadcast(exit);
     to_requester(job, exit);
-    if (sig || code) fail(job, sig ? 128 + sig : code, describe_exit(rank, r.pid, code, sig));
+    if ((sig || code) && !r.ending_on_request)
+        fail(job, sig ? 128 + sig : code, describe_exit(rank, r.pid, code, sig));
     if (job.live == 0) finish(nspace);
 }
 
@@ -499,6 +501,24 @@ void Launcher::signal_job(const Envelope &env, msg::SignalJob &m) {
     log().info("{}: forwarding signal {}", m.nspace, m.signal);
     signal_ranks(it->second, m.signal);
     reply(env, msg::Ok{});
+}
+
+void Launcher::signal_job_ranks(const Envelope &env, msg::SignalRanks &m) {
+    if (env.peer.tcp || env.peer.uid >= 0)  // only jobctl and monitor send this
+        return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    auto it = jobs_.find(m.nspace);
+    if (it == jobs_.end()) return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
+    if (m.signal <= 0 || m.signal >= NSIG)
+        return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("bad signal {}", m.signal));
+    msg::SignalledRanks out;
+    for (auto rank : m.ranks) {
+        if (rank >= it->second.ranks.size()) continue;
+        Rank &r = it->second.ranks[rank];
+        if (r.reaped || r.pid <= 0 || ::kill(r.pid, m.signal) != 0) continue;
+        r.ending_on_request |= m.on_request;
+        out.ranks.push_back(rank);
+    }
+    reply(env, out);
 }
 
 void Launcher::abort_job(const Envelope &env, msg::AbortJob &m) {

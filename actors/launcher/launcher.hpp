@@ -15,6 +15,7 @@
 #include <hwloc.h>
 
 #include "actors/protocol/job.hpp"
+#include "actors/protocol/jobctl.hpp"
 #include "actors/runtime/actor.hpp"
 
 namespace zpmix {
@@ -45,6 +46,7 @@ class Launcher : public Actor {
         int out = -1, err = -1;        // read ends of its stdout and stderr pipes
         std::string out_buf, err_buf;  // a line not yet complete
         bool reaped = false;
+        bool ending_on_request = false;  // job control ended it: not a failure of the job
     };
     struct Job {
         msg::JobInfo info;
@@ -70,6 +72,7 @@ class Launcher : public Actor {
 
     void launch(const Envelope &env, msg::Launch &m);
     void signal_job(const Envelope &env, msg::SignalJob &m);
+    void signal_job_ranks(const Envelope &env, msg::SignalRanks &m);
     void abort_job(const Envelope &env, msg::AbortJob &m);
 
     std::string place(msg::JobInfo &info, const msg::Launch &m, std::vector<hwloc_bitmap_t> &sets);
