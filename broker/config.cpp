@@ -40,6 +40,32 @@ void load_events_section(const std::string &path, const toml::table &events, Con
     }
 }
 
+// [monitor]: process monitors. [log]: PMIx_Log channels.
+void load_monitor_log_section(const std::string &path, const std::string &section,
+                              const toml::table &table, Config &into) {
+    for (const auto &[key, node] : table) {
+        const std::string k(key.str());
+        auto bad = [&](const char *what) {
+            return ConfigError(path + ": " + section + "." + k + " must be " + what);
+        };
+        const auto s = node.value<std::string>();
+        const auto v = node.value<std::int64_t>();
+        if (section == "monitor" && k == "response") {
+            if (!node.is_string() || (*s != "report" && *s != "terminate"))
+                throw bad("\"report\" or \"terminate\"");
+            into.monitor_terminate = *s == "terminate";
+        } else if (section == "monitor" && k == "time_unit_ms") {
+            if (!node.is_integer() || *v < 1 || *v > 1000) throw bad("an integer in 1..1000");
+            into.monitor_time_unit_ms = static_cast<int>(*v);
+        } else if (section == "log" && k == "syslog_socket") {
+            if (!node.is_string()) throw bad("a string");
+            into.log_syslog_socket = *s;
+        } else {
+            throw ConfigError(path + ": unknown key " + section + "." + k);
+        }
+    }
+}
+
 }  // namespace
 
 void load_config_file(const std::string &path, Config &into) {
@@ -51,10 +77,14 @@ void load_config_file(const std::string &path, Config &into) {
     }
     const toml::table *broker = t["broker"].as_table();
     for (const auto &[key, node] : t) {
-        if (key.str() != "broker" && key.str() != "events")
+        if (key.str() != "broker" && key.str() != "events" && key.str() != "monitor" &&
+            key.str() != "log")
             throw ConfigError(path + ": unknown section or key '" + std::string(key.str()) + "'");
     }
     if (const toml::table *events = t["events"].as_table()) load_events_section(path, *events, into);
+    for (const char *section : {"monitor", "log"})
+        if (const toml::table *s = t[section].as_table())
+            load_monitor_log_section(path, section, *s, into);
     if (!broker) return;
     for (const auto &[key, node] : *broker) {
         const std::string k(key.str());

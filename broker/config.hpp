@@ -21,6 +21,11 @@ struct Config {
     std::size_t event_cache_size = 512;  // cache_size: events kept for replay and recovery
     int event_sndhwm = 100000;           // sndhwm: events queued per subscriber before drops
     std::uint64_t event_test_drop_every = 0;  // test_drop_every: testing gap recovery only
+    // [monitor]
+    bool monitor_terminate = false;  // response: "report" (false) or "terminate" a stalled process
+    int monitor_time_unit_ms = 1000;  // time_unit_ms: one second of the monitor times (testing)
+    // [log]
+    std::string log_syslog_socket = "/dev/log";  // syslog_socket: where PMIX_LOG_SYSLOG goes
     // Not a file key: whether the broker itself stops on SIGTERM/SIGINT (a standalone broker).
     bool handle_signals = false;
 };
