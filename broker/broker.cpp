@@ -14,8 +14,11 @@
 
 #include "actors/events/event_broker.hpp"
 #include "actors/fence/fence_reducer.hpp"
+#include "actors/jobctl/job_control.hpp"
+#include "actors/jobctl/log_sink.hpp"
 #include "actors/launcher/launcher.hpp"
 #include "actors/modex/modex_store.hpp"
+#include "actors/monitor/process_monitor.hpp"
 #include "actors/server/server.hpp"
 #include "broker/rendezvous.hpp"
 
@@ -119,6 +122,10 @@ void Broker::add_standard_actors() {
                                                .self = {name_, 0},
                                                .sndhwm = config_.event_sndhwm,
                                                .test_drop_every = config_.event_test_drop_every});
+    add_actor<JobControl>(JobControl::Settings{.events_uri = events_uri_, .broker = name_});
+    add_actor<ProcessMonitor>(ProcessMonitor::Settings{
+        config_.monitor_terminate, std::chrono::milliseconds(config_.monitor_time_unit_ms)});
+    add_actor<LogSink>(LogSink::Settings{config_.log_syslog_socket});
 }
 // -------------------------------------------------------------------------------------------
 

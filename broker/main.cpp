@@ -26,6 +26,9 @@ int main(int argc, char **argv) {
     int status = 0;
     zpmix::cli::add_broker_command(app, status);
     zpmix::cli::add_run_command(app, status);
+    zpmix::cli::add_ctl_command(app, status);
+    zpmix::cli::add_ps_command(app, status);
+    zpmix::cli::add_preempt_command(app, status);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {

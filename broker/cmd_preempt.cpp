@@ -1,0 +1,39 @@
+// `zpmix preempt --job NS [--grace-ms N]`: tell a preemptible job (PMIX_JCTRL_PREEMPT_ALERT) that
+// it is being preempted, then terminate it after the grace period.
+#include <iostream>
+
+#include <pmix_common.h>
+
+#include "actors/protocol/jobctl.hpp"
+#include "broker/commands.hpp"
+#include "broker/tool_session.hpp"
+
+namespace zpmix::cli {
+
+void add_preempt_command(CLI::App &app, int &status) {
+    auto o = std::make_shared<std::pair<msg::Preempt, std::string>>();  // request, broker uri
+    auto *cmd = app.add_subcommand("preempt", "Preempt a job that declared itself preemptible");
+    cmd->add_option("--job", o->first.nspace, "The job's namespace")->required();
+    cmd->add_option("--grace-ms", o->first.grace_ms,
+                    "Milliseconds between the alert and the termination (default 1000)");
+    cmd->add_option("--broker", o->second, "The broker's URI (default: the standalone broker)");
+    cmd->callback([o, &status] {
+        try {
+            ToolSession session(o->second, std::chrono::seconds(10));
+            const auto r = session.ask<msg::JobControlReply>(o->first);
+            if (r.status != PMIX_SUCCESS) {
+                std::cerr << "zpmix preempt: refused (status " << r.status << "): " << r.message
+                          << "\n";
+                status = 1;
+                return;
+            }
+            std::cout << r.message << "\n";
+            status = 0;
+        } catch (const std::exception &e) {
+            std::cerr << "zpmix preempt: " << e.what() << "\n";
+            status = 1;
+        }
+    });
+}
+
+}  // namespace zpmix::cli

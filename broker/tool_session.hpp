@@ -1,0 +1,70 @@
+#pragma once
+// A tool's session with a standalone broker, for the operators' commands (`zpmix ctl`, `ps`,
+// `preempt`): found by --broker URI or the rendezvous file, a Hello as a tool, then requests
+// answered within a deadline.
+#include <unistd.h>
+
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "actors/protocol/common.hpp"
+#include "actors/protocol/session.hpp"
+#include "actors/runtime/envelope.hpp"
+#include "broker/config.hpp"
+#include "broker/rendezvous.hpp"
+
+namespace zpmix::cli {
+
+class ToolSession {
+  public:
+    // Throws std::runtime_error when no broker is found or it does not welcome us.
+    explicit ToolSession(std::string uri, std::chrono::milliseconds timeout) : timeout_(timeout) {
+        if (uri.empty()) {
+            auto found = find_broker(default_base_dir());
+            if (!found)
+                throw std::runtime_error("no broker running in " + default_base_dir() +
+                                         " (start `zpmix broker`, or give --broker URI)");
+            uri = found->uri;
+        }
+        dealer_.set(zmq::sockopt::linger, 0);
+        dealer_.connect(uri);
+        msg::Hello hello;
+        hello.role = "tool";
+        hello.pid = ::getpid();
+        ask<msg::Welcome>(hello);
+    }
+
+    // Sends m and returns the reply's body as R; throws on an ErrorReply or the deadline.
+    template <class R, class M>
+    R ask(const M &m) {
+        const std::uint64_t id = ++next_id_;
+        dealer_.send(encode(M::type, id, m), zmq::send_flags::none);
+        const auto deadline = std::chrono::steady_clock::now() + timeout_;
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            zmq::pollitem_t item{dealer_.handle(), 0, ZMQ_POLLIN, 0};
+            if (left.count() <= 0 || zmq::poll(&item, 1, left) == 0)
+                throw std::runtime_error("no answer from the broker");
+            zmq::message_t bytes;
+            (void)dealer_.recv(bytes);
+            const Envelope env = decode(bytes);
+            if (env.id != id) continue;
+            if (env.type == msg::ErrorReply::type)
+                throw std::runtime_error(env.as<msg::ErrorReply>().message);
+            return env.as<R>();
+        }
+    }
+
+  private:
+    std::chrono::milliseconds timeout_;
+    zmq::context_t ctx_;
+    zmq::socket_t dealer_{ctx_, zmq::socket_type::dealer};
+    std::uint64_t next_id_ = 0;
+};
+
+}  // namespace zpmix::cli
