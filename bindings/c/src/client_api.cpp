@@ -16,6 +16,7 @@
 
 #include "actors/client/client_actor.hpp"
 #include "client_events.hpp"
+#include "client_jobctl.hpp"
 #include "actors/client/client_store.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
@@ -124,6 +125,7 @@ pmix_status_t init_singleton(Client &c) {
     c.job_size = 1;
     c.actor = std::make_unique<ClientActor>(*c.store);
     c::events_start(*c.actor, c.me, job, "", "");
+    c::jobctl_start(*c.actor, c.me);
     return PMIX_SUCCESS;
 }
 
@@ -162,6 +164,7 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
     PMIX_LOAD_PROCID(&c.me, ns, hello.rank);
     c.job_size = welcome.job.size;
     c::events_start(*c.actor, c.me, welcome.job, welcome.events_uri, welcome.broker);
+    c::jobctl_start(*c.actor, c.me);
     return PMIX_SUCCESS;
 }
 
@@ -359,6 +362,7 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo) 
     if (c.refs == 0) return PMIX_ERR_INIT;
     if (--c.refs > 0) return PMIX_SUCCESS;
     c.initialized.store(false, std::memory_order_release);
+    c::jobctl_stop();
     c::events_stop();
     c.actor.reset();  // fails whatever is still pending, then disconnects
     c.store.reset();

@@ -395,77 +395,8 @@ PMIX_EXPORT pmix_status_t PMIx_IOF_push(const pmix_proc_t targets[], size_t ntar
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t ntargets,
-                                           const pmix_info_t directives[], size_t ndirs,
-                                           pmix_info_t **results, size_t *nresults) {
-    (void)targets;
-    (void)ntargets;
-    (void)directives;
-    (void)ndirs;
-    (void)results;
-    (void)nresults;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_t ntargets,
-                                              const pmix_info_t directives[], size_t ndirs,
-                                              pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    (void)targets;
-    (void)ntargets;
-    (void)directives;
-    (void)ndirs;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_Load_topology(pmix_topology_t *topo) {
     (void)topo;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Log(const pmix_info_t data[], size_t ndata,
-                                   const pmix_info_t directives[], size_t ndirs) {
-    (void)data;
-    (void)ndata;
-    (void)directives;
-    (void)ndirs;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata,
-                                      const pmix_info_t directives[], size_t ndirs,
-                                      pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)data;
-    (void)ndata;
-    (void)directives;
-    (void)ndirs;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_status_t error,
-                                               const pmix_info_t directives[], size_t ndirs,
-                                               pmix_info_t **results, size_t *nresults) {
-    (void)monitor;
-    (void)error;
-    (void)directives;
-    (void)ndirs;
-    (void)results;
-    (void)nresults;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor, pmix_status_t error,
-                                                  const pmix_info_t directives[], size_t ndirs,
-                                                  pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    (void)monitor;
-    (void)error;
-    (void)directives;
-    (void)ndirs;
-    (void)cbfunc;
-    (void)cbdata;
     return PMIX_ERR_NOT_SUPPORTED;
 }
 

@@ -1,0 +1,384 @@
+// zpmix: job control, process monitoring and logging (RFC0015): PMIx_Job_control(_nb),
+// PMIx_Process_monitor(_nb) (and so PMIx_Heartbeat), PMIx_Log(_nb). Each is one request to a
+// broker actor (jobctl, monitor, log); a heartbeat is one one-way message.
+#include "client_jobctl.hpp"
+
+#include <cstring>
+#include <future>
+#include <mutex>
+
+#include "actors/protocol/jobctl.hpp"
+#include "actors/protocol/log.hpp"
+#include "actors/protocol/monitor.hpp"
+#include "pmix.h"
+
+namespace zpmix::c {
+
+namespace {
+
+// Guards the actor against a concurrent finalize; calls hold it only while submitting.
+std::mutex g_mu;
+client::ClientActor *g_actor = nullptr;
+pmix_proc_t g_me{};
+
+msg::Proc to_msg(const pmix_proc_t &p) {
+    return {std::string(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN)), p.rank};
+}
+
+bool is(const pmix_info_t &i, const char *key) {
+    return PMIX_CHECK_KEY(&i, key);
+}
+
+std::string string_of(const pmix_value_t &v) {
+    return v.type == PMIX_STRING && v.data.string ? v.data.string : "";
+}
+
+bool number_of(const pmix_value_t &v, std::int64_t &out) {
+    pmix_status_t rc;
+    std::int64_t n = 0;
+    PMIX_VALUE_GET_NUMBER(rc, &v, n, std::int64_t);
+    if (rc != PMIX_SUCCESS) return false;
+    out = n;
+    return true;
+}
+
+std::uint32_t timeout_ms_of(const pmix_info_t *info, size_t n) {
+    for (size_t i = 0; info && i < n; ++i) {
+        std::int64_t s = 0;
+        if (is(info[i], PMIX_TIMEOUT) && number_of(info[i].value, s) && s > 0)
+            return static_cast<std::uint32_t>(s * 1000);
+    }
+    return 0;
+}
+
+// Sends a request; done(status, reply) runs on the progress thread. PMIX_ERR_INIT when the
+// library is not initialised, PMIX_ERR_UNREACH for a singleton (no broker to ask).
+template <class Msg>
+pmix_status_t submit(const Msg &m, std::uint32_t timeout_ms, client::ClientActor::Done done) {
+    std::lock_guard lock(g_mu);
+    if (!g_actor) return PMIX_ERR_INIT;
+    if (!g_actor->has_broker()) return PMIX_ERR_UNREACH;
+    g_actor->request(m, timeout_ms, std::move(done));
+    return PMIX_SUCCESS;
+}
+
+// ---- job control
+
+pmix_status_t job_control_message(const pmix_proc_t targets[], size_t ntargets,
+                                  const pmix_info_t dirs[], size_t ndirs, msg::JobControl &m) {
+    {
+        std::lock_guard lock(g_mu);
+        if (!g_actor) return PMIX_ERR_INIT;
+        m.requester = to_msg(g_me);
+    }
+    for (size_t i = 0; targets && i < ntargets; ++i) m.targets.push_back(to_msg(targets[i]));
+    auto set_action = [&](const char *a) {
+        if (!m.action.empty()) return false;  // one operation per request
+        m.action = a;
+        return true;
+    };
+    for (size_t n = 0; dirs && n < ndirs; ++n) {
+        const pmix_info_t &i = dirs[n];
+        const pmix_value_t &v = i.value;
+        bool ok = true;
+        std::int64_t num = 0;
+        if (is(i, PMIX_JOB_CTRL_ID)) {
+            m.id = string_of(v);
+        } else if (is(i, PMIX_TIMEOUT)) {
+            // below
+        } else if (is(i, PMIX_JOB_CTRL_PAUSE)) {
+            if (PMIX_INFO_TRUE(&i)) ok = set_action("pause");
+        } else if (is(i, PMIX_JOB_CTRL_RESUME)) {
+            if (PMIX_INFO_TRUE(&i)) ok = set_action("resume");
+        } else if (is(i, PMIX_JOB_CTRL_KILL)) {
+            if (PMIX_INFO_TRUE(&i)) ok = set_action("kill");
+        } else if (is(i, PMIX_JOB_CTRL_TERMINATE)) {
+            if (PMIX_INFO_TRUE(&i)) ok = set_action("terminate");
+        } else if (is(i, PMIX_JOB_CTRL_SIGNAL)) {
+            ok = set_action("signal") && number_of(v, num);
+            m.signal = static_cast<std::int32_t>(num);
+        } else if (is(i, PMIX_JOB_CTRL_CANCEL)) {
+            ok = set_action("cancel");
+            m.cancel_id = string_of(v);
+        } else if (is(i, PMIX_JOB_CTRL_CHECKPOINT)) {
+            ok = set_action("checkpoint");
+            if (m.id.empty()) m.id = string_of(v);
+        } else if (is(i, PMIX_JOB_CTRL_CHECKPOINT_METHOD)) {
+            ok = set_action("checkpoint_method") && v.type == PMIX_DATA_ARRAY && v.data.darray &&
+                 v.data.darray->type == PMIX_INFO;
+            if (!ok) return PMIX_ERR_BAD_PARAM;
+            const auto *methods = static_cast<const pmix_info_t *>(v.data.darray->array);
+            // The first method the application lists is the one used.
+            for (size_t k = 0; k < v.data.darray->size && m.ckpt_signal == 0 && !m.ckpt_event;
+                 ++k) {
+                if (is(methods[k], PMIX_JOB_CTRL_CHECKPOINT_SIGNAL) &&
+                    number_of(methods[k].value, num))
+                    m.ckpt_signal = static_cast<std::int32_t>(num);
+                else if (is(methods[k], PMIX_JOB_CTRL_CHECKPOINT_EVENT))
+                    m.ckpt_event = PMIX_INFO_TRUE(&methods[k]);
+            }
+        } else if (is(i, PMIX_JOB_CTRL_PREEMPTIBLE)) {
+            ok = set_action("preemptible");
+            m.preemptible = PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_JOB_CTRL_RESTART)) {
+            ok = set_action("restart");
+        } else if (is(i, PMIX_JOB_CTRL_PROVISION) || is(i, PMIX_JOB_CTRL_PROVISION_IMAGE)) {
+            ok = set_action("provision");
+        } else if (PMIX_INFO_IS_REQUIRED(&i)) {
+            return PMIX_ERR_NOT_SUPPORTED;  // a required directive we do not know
+        }
+        if (!ok) return PMIX_ERR_BAD_PARAM;
+    }
+    if (m.action.empty()) return PMIX_ERR_BAD_PARAM;
+    if (m.action == "restart" || m.action == "provision") return PMIX_ERR_NOT_SUPPORTED;
+    m.timeout_ms = timeout_ms_of(dirs, ndirs);
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t status_of(pmix_status_t status, const Envelope *env) {
+    if (status != PMIX_SUCCESS || !env) return status;
+    try {
+        return env->as<msg::JobControlReply>().status;
+    } catch (const DecodeError &) {
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+}
+
+// ---- monitoring
+
+pmix_status_t monitor_message(const pmix_info_t *monitor, pmix_status_t error,
+                              const pmix_info_t dirs[], size_t ndirs, msg::MonitorRequest &m) {
+    if (is(*monitor, PMIX_MONITOR_HEARTBEAT)) {
+        m.kind = "heartbeat";
+    } else if (is(*monitor, PMIX_MONITOR_FILE)) {
+        m.kind = "file";
+        m.file = string_of(monitor->value);
+        if (m.file.empty()) return PMIX_ERR_BAD_PARAM;
+    } else if (is(*monitor, PMIX_MONITOR_CANCEL)) {
+        m.kind = "cancel";
+        m.id = string_of(monitor->value);
+    } else {
+        return PMIX_ERR_NOT_SUPPORTED;
+    }
+    m.code = error;
+    for (size_t n = 0; dirs && n < ndirs; ++n) {
+        const pmix_info_t &i = dirs[n];
+        std::int64_t num = 0;
+        auto count = [&](std::uint32_t &into) {
+            if (!number_of(i.value, num) || num < 0 || num > UINT32_MAX) return false;
+            into = static_cast<std::uint32_t>(num);
+            return true;
+        };
+        bool ok = true;
+        if (is(i, PMIX_MONITOR_ID)) {
+            if (m.kind != "cancel") m.id = string_of(i.value);
+        } else if (is(i, PMIX_MONITOR_HEARTBEAT_TIME) || is(i, PMIX_MONITOR_FILE_CHECK_TIME)) {
+            ok = count(m.time);
+        } else if (is(i, PMIX_MONITOR_HEARTBEAT_DROPS) || is(i, PMIX_MONITOR_FILE_DROPS)) {
+            ok = count(m.drops);
+        } else if (is(i, PMIX_MONITOR_FILE_SIZE)) {
+            m.file_size = PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_MONITOR_FILE_ACCESS)) {  // the standard's type varies: presence
+            m.file_access = i.value.type != PMIX_BOOL || PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_MONITOR_FILE_MODIFY)) {
+            m.file_modify = i.value.type != PMIX_BOOL || PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_MONITOR_APP_CONTROL)) {
+            m.app_control = PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_RANGE)) {
+            ok = i.value.type == PMIX_DATA_RANGE;
+            if (ok) m.range = i.value.data.range;
+        } else if (PMIX_INFO_IS_REQUIRED(&i) && !is(i, PMIX_TIMEOUT)) {
+            return PMIX_ERR_NOT_SUPPORTED;
+        }
+        if (!ok) return PMIX_ERR_BAD_PARAM;
+    }
+    return PMIX_SUCCESS;
+}
+
+// ---- logging
+
+pmix_status_t log_message(const pmix_info_t data[], size_t ndata, const pmix_info_t dirs[],
+                          size_t ndirs, msg::Log &m) {
+    if (!data || ndata == 0) return PMIX_ERR_BAD_PARAM;
+    {
+        std::lock_guard lock(g_mu);
+        if (!g_actor) return PMIX_ERR_INIT;
+        m.source = to_msg(g_me);
+    }
+    for (size_t n = 0; n < ndata; ++n) {
+        const pmix_info_t &i = data[n];
+        std::string channel;
+        if (is(i, PMIX_LOG_STDERR))
+            channel = "stderr";
+        else if (is(i, PMIX_LOG_STDOUT))
+            channel = "stdout";
+        else if (is(i, PMIX_LOG_SYSLOG) || is(i, PMIX_LOG_LOCAL_SYSLOG) ||
+                 is(i, PMIX_LOG_GLOBAL_SYSLOG))
+            channel = "syslog";
+        else if (is(i, PMIX_LOG_EMAIL))
+            channel = "email";
+        else
+            channel = std::string(i.key, strnlen(i.key, PMIX_MAX_KEYLEN));  // the broker judges
+        if (channel != "email" && i.value.type != PMIX_STRING) return PMIX_ERR_BAD_PARAM;
+        m.entries.push_back({channel, string_of(i.value)});
+    }
+    for (size_t n = 0; dirs && n < ndirs; ++n) {
+        const pmix_info_t &i = dirs[n];
+        std::int64_t num = 0;
+        if (is(i, PMIX_LOG_SOURCE)) {
+            if (i.value.type != PMIX_PROC || !i.value.data.proc) return PMIX_ERR_BAD_PARAM;
+            m.source = to_msg(*i.value.data.proc);
+        } else if (is(i, PMIX_LOG_TIMESTAMP)) {
+            if (i.value.type == PMIX_TIME)
+                m.timestamp = i.value.data.time;
+            else if (number_of(i.value, num))
+                m.timestamp = num;
+            else
+                return PMIX_ERR_BAD_PARAM;
+        } else if (is(i, PMIX_LOG_GENERATE_TIMESTAMP)) {
+            m.generate_timestamp = PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_LOG_ONCE)) {
+            m.once = PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_LOG_SYSLOG_PRI)) {
+            if (!number_of(i.value, num)) return PMIX_ERR_BAD_PARAM;
+            m.syslog_priority = static_cast<std::int32_t>(num);
+        }
+    }
+    return PMIX_SUCCESS;
+}
+
+}  // namespace
+
+void jobctl_start(client::ClientActor &actor, const pmix_proc_t &me) {
+    std::lock_guard lock(g_mu);
+    g_actor = &actor;
+    g_me = me;
+}
+
+void jobctl_stop() {
+    std::lock_guard lock(g_mu);
+    g_actor = nullptr;
+}
+
+}  // namespace zpmix::c
+
+using namespace zpmix;
+using namespace zpmix::c;
+
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_t ntargets,
+                                              const pmix_info_t directives[], size_t ndirs,
+                                              pmix_info_cbfunc_t cbfunc, void *cbdata) {
+    msg::JobControl m;
+    if (pmix_status_t rc = job_control_message(targets, ntargets, directives, ndirs, m);
+        rc != PMIX_SUCCESS)
+        return rc;
+    // The broker answers a checkpoint when it completes or its own timeout passes.
+    const std::uint32_t limit = m.timeout_ms ? m.timeout_ms + 5000 : 0;
+    return submit(m, limit, [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
+        if (cbfunc) cbfunc(status_of(status, env), nullptr, 0, cbdata, nullptr, nullptr);
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t ntargets,
+                                           const pmix_info_t directives[], size_t ndirs,
+                                           pmix_info_t **results, size_t *nresults) {
+    if (results) *results = nullptr;
+    if (nresults) *nresults = 0;
+    msg::JobControl m;
+    if (pmix_status_t rc = job_control_message(targets, ntargets, directives, ndirs, m);
+        rc != PMIX_SUCCESS)
+        return rc;
+    std::promise<pmix_status_t> done;
+    const std::uint32_t limit = m.timeout_ms ? m.timeout_ms + 5000 : 0;
+    if (pmix_status_t rc = submit(m, limit,
+                                  [&done](pmix_status_t status, const Envelope *env) {
+                                      done.set_value(status_of(status, env));
+                                  });
+        rc != PMIX_SUCCESS)
+        return rc;
+    return done.get_future().get();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor, pmix_status_t error,
+                                                  const pmix_info_t directives[], size_t ndirs,
+                                                  pmix_info_cbfunc_t cbfunc, void *cbdata) {
+    if (!monitor) return PMIX_ERR_BAD_PARAM;
+    if (is(*monitor, PMIX_SEND_HEARTBEAT)) {
+        // One one-way message; nothing to wait for, so no callback either.
+        std::lock_guard lock(g_mu);
+        if (!g_actor) return PMIX_ERR_INIT;
+        if (!g_actor->has_broker()) return PMIX_ERR_UNREACH;
+        g_actor->notify(msg::MonitorBeat{to_msg(g_me)});
+        return PMIX_OPERATION_SUCCEEDED;
+    }
+    msg::MonitorRequest m;
+    {
+        std::lock_guard lock(g_mu);
+        m.proc = to_msg(g_me);
+    }
+    if (pmix_status_t rc = monitor_message(monitor, error, directives, ndirs, m);
+        rc != PMIX_SUCCESS)
+        return rc;
+    return submit(m, timeout_ms_of(directives, ndirs),
+                  [cbfunc, cbdata](pmix_status_t status, const Envelope *) {
+                      if (cbfunc) cbfunc(status, nullptr, 0, cbdata, nullptr, nullptr);
+                  });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_status_t error,
+                                               const pmix_info_t directives[], size_t ndirs,
+                                               pmix_info_t **results, size_t *nresults) {
+    if (results) *results = nullptr;
+    if (nresults) *nresults = 0;
+    if (!monitor) return PMIX_ERR_BAD_PARAM;
+    if (is(*monitor, PMIX_SEND_HEARTBEAT)) {
+        const pmix_status_t rc =
+            PMIx_Process_monitor_nb(monitor, error, directives, ndirs, nullptr, nullptr);
+        return rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc;
+    }
+    msg::MonitorRequest m;
+    {
+        std::lock_guard lock(g_mu);
+        m.proc = to_msg(g_me);
+    }
+    if (pmix_status_t rc = monitor_message(monitor, error, directives, ndirs, m);
+        rc != PMIX_SUCCESS)
+        return rc;
+    std::promise<pmix_status_t> done;
+    if (pmix_status_t rc =
+            submit(m, timeout_ms_of(directives, ndirs),
+                   [&done](pmix_status_t status, const Envelope *) { done.set_value(status); });
+        rc != PMIX_SUCCESS)
+        return rc;
+    return done.get_future().get();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata,
+                                      const pmix_info_t directives[], size_t ndirs,
+                                      pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    msg::Log m;
+    if (pmix_status_t rc = log_message(data, ndata, directives, ndirs, m); rc != PMIX_SUCCESS)
+        return rc;
+    return submit(m, timeout_ms_of(directives, ndirs),
+                  [cbfunc, cbdata](pmix_status_t status, const Envelope *) {
+                      if (cbfunc) cbfunc(status, cbdata);
+                  });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Log(const pmix_info_t data[], size_t ndata,
+                                   const pmix_info_t directives[], size_t ndirs) {
+    msg::Log m;
+    if (pmix_status_t rc = log_message(data, ndata, directives, ndirs, m); rc != PMIX_SUCCESS)
+        return rc;
+    std::promise<pmix_status_t> done;
+    if (pmix_status_t rc =
+            submit(m, timeout_ms_of(directives, ndirs),
+                   [&done](pmix_status_t status, const Envelope *) { done.set_value(status); });
+        rc != PMIX_SUCCESS)
+        return rc;
+    return done.get_future().get();
+}
+
+}  // extern "C"
