@@ -47,11 +47,16 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, zmq::socket_t &xpub, EventO
     on(&EventBroker::proc_exit);
     on(&EventBroker::ns_register);
     on(&EventBroker::ns_deregister);
-    reactor.watch(xpub_, [this] { on_subscription(); });
+    on(&EventBroker::abort_job);
+    // The broker binds the socket when it starts, before its reactor runs this.
+    reactor.post([this] {
+        xpub_.set(zmq::sockopt::sndhwm, opts_.sndhwm);
+        this->reactor().watch(xpub_, [this] { on_subscription(); });
+    });
 }
 
 EventBroker::~EventBroker() {
-    reactor().unwatch(xpub_);
+    if (xpub_) reactor().unwatch(xpub_);
 }
 
 // --- requests ------------------------------------------------------------------------------

@@ -1,0 +1,92 @@
+"""Subscribe to a zpmix broker's events with plain ZeroMQ and msgpack.
+
+Every event the broker publishes on its XPUB socket is two frames: a topic and an envelope.
+Topics are  ev/<range prefix><class>/<code>/  (docs/events.md), so subscribing to a prefix
+selects events by range, class and code:
+
+    ev/                     everything
+    ev/g/                   GLOBAL range          ev/s/<session>/     SESSION range
+    ev/n/<nspace>/          NAMESPACE range       ev/node/<host>/     LOCAL (node) range
+    ev/p/<nspace>/<rank>/   one process           ev/rm/              RM range (monitors only)
+
+The envelope is a msgpack map {"v", "t": "event", "id", "from", "body"}; the body a map with
+stream, seq, status, source {nspace, rank}, range, custom_range, affected, non_default, enviro,
+text, timestamp, and info: msgpack bytes of [[key, flags, [type, payload]], ...].
+
+    from zpmix_events import EventSubscriber
+    with EventSubscriber(events_uri("/run/user/1000/zpmix")) as sub:
+        for ev in sub:
+            print(ev["status"], ev["source"], ev["info"])
+"""
+import json
+import os
+
+import msgpack
+import zmq
+
+__all__ = ["EventSubscriber", "decode_event", "events_uri"]
+
+
+def events_uri(run_dir):
+    """The events URI a broker announces in <run_dir>/broker.json."""
+    with open(os.path.join(run_dir, "broker.json")) as f:
+        return json.load(f)["events_uri"]
+
+
+def _text(v):
+    return v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+
+
+def decode_event(topic, envelope):
+    """One event (a dict) from its two frames; raises ValueError when they are not an event."""
+    env = msgpack.unpackb(envelope, raw=False, strict_map_key=False)
+    if not isinstance(env, dict) or env.get("t") != "event" or not isinstance(env.get("body"), dict):
+        raise ValueError("not a zpmix event")
+    ev = dict(env["body"])
+    ev["topic"] = _text(topic)
+    info = {}
+    blob = ev.get("info") or b""
+    if blob:
+        for item in msgpack.unpackb(blob, raw=False, strict_map_key=False):
+            key, _flags, value = item
+            info[key] = value[1] if isinstance(value, list) and len(value) == 2 else value
+    ev["info"] = info
+    return ev
+
+
+class EventSubscriber:
+    """A SUB socket on a broker's event publisher, yielding decoded events."""
+
+    def __init__(self, uri, topics=("ev/",), context=None):
+        self._ctx = context or zmq.Context.instance()
+        self._sock = self._ctx.socket(zmq.SUB)
+        self._sock.setsockopt(zmq.LINGER, 0)
+        for t in topics:
+            self._sock.setsockopt(zmq.SUBSCRIBE, t.encode())
+        self._sock.connect(uri)
+
+    def recv(self, timeout_ms=None):
+        """The next event, or None when none came within timeout_ms (None: wait forever)."""
+        while True:
+            if timeout_ms is not None and not self._sock.poll(timeout_ms):
+                return None
+            frames = self._sock.recv_multipart()
+            if len(frames) != 2:
+                continue
+            try:
+                return decode_event(frames[0], frames[1])
+            except (ValueError, msgpack.exceptions.ExtraData, msgpack.exceptions.UnpackException):
+                continue
+
+    def __iter__(self):
+        while True:
+            yield self.recv()
+
+    def close(self):
+        self._sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

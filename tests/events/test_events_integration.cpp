@@ -1,0 +1,268 @@
+#define BOOST_TEST_MODULE events_integration
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include <pmix_common.h>
+
+#include "actors/protocol/events.hpp"
+#include "actors/protocol/session.hpp"
+#include "broker/broker.hpp"
+
+// Integration: real PMIx programs (tests/events/events_prog.c) launched by the real broker, with
+// events injected by this test as a peer of the broker (as `zpmix notify` does).
+using namespace zpmix;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kProg = std::string(ZPMIX_BIN_DIR) + "/../tests/events_prog";
+
+struct TempDir {
+    std::string path;
+    TempDir() {
+        char tmpl[] = "/tmp/zpmix-events-XXXXXX";
+        path = ::mkdtemp(tmpl);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+struct Job {
+    std::map<std::uint32_t, std::string> out;  // rank -> stdout
+    int ready = 0;
+    bool ended = false;
+    std::int32_t status = -1;
+};
+
+struct Runner {
+    TempDir tmp;
+    std::unique_ptr<Broker> broker;
+    zmq::context_t ctx;
+    zmq::socket_t s{ctx, zmq::socket_type::dealer};
+    std::map<std::string, Job> jobs;
+    std::uint64_t next_id = 1;
+    std::map<std::uint64_t, std::int32_t> replies;
+    std::vector<std::string> launched;
+
+    explicit Runner(std::string extra_config = "") {
+        Config c;
+        c.run_dir = tmp.path + "/run";
+        c.kill_grace_ms = 500;
+        if (!extra_config.empty()) {
+            std::ofstream(tmp.path + "/zpmix.toml") << extra_config;
+            load_config_file(tmp.path + "/zpmix.toml", c);
+        }
+        broker = std::make_unique<Broker>(c);
+        broker->start();
+        s.set(zmq::sockopt::linger, 0);
+        s.connect(broker->uri());
+        msg::Hello h;
+        h.role = "launcher";
+        h.pid = ::getpid();
+        send(h);
+        auto env = recv(10s);
+        BOOST_REQUIRE(env);
+        BOOST_REQUIRE_EQUAL(env->type, msg::Welcome::type);
+    }
+    ~Runner() {
+        if (broker) broker->stop();
+    }
+
+    template <class M>
+    std::uint64_t send(const M &m) {
+        s.send(encode(M::type, next_id, m), zmq::send_flags::none);
+        return next_id++;
+    }
+    std::optional<Envelope> recv(std::chrono::milliseconds timeout) {
+        zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
+        if (zmq::poll(&item, 1, timeout) == 0) return std::nullopt;
+        zmq::message_t m;
+        (void)s.recv(m);
+        return decode(m);
+    }
+    void pump(std::chrono::milliseconds timeout) {
+        auto e = recv(timeout);
+        if (!e) return;
+        if (e->type == msg::Output::type) {
+            auto o = e->as<msg::Output>();
+            if (o.fd == 1) {
+                jobs[o.nspace].out[o.rank] += o.data;
+                if (o.data.starts_with("ready")) ++jobs[o.nspace].ready;
+            } else {
+                BOOST_TEST_MESSAGE(o.nspace << ":" << o.rank << " stderr: " << o.data);
+            }
+        } else if (e->type == msg::JobEnded::type) {
+            auto j = e->as<msg::JobEnded>();
+            jobs[j.nspace].ended = true;
+            jobs[j.nspace].status = j.status;
+        } else if (e->type == msg::LaunchReply::type) {
+            launched.push_back(e->as<msg::LaunchReply>().nspace);
+        } else if (e->type == msg::Ok::type) {
+            replies[e->id] = 0;
+        } else if (e->type == msg::ErrorReply::type) {
+            replies[e->id] = e->as<msg::ErrorReply>().status;
+        }
+    }
+    // Pumps until pred holds; false at the deadline.
+    template <class Pred>
+    bool until(Pred pred, std::chrono::seconds limit = 30s) {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        while (!pred()) {
+            if (std::chrono::steady_clock::now() > deadline) return false;
+            pump(100ms);
+        }
+        return true;
+    }
+    std::string launch(const std::string &mode, std::uint32_t np) {
+        msg::Launch l;
+        l.argv = {kProg, mode};
+        l.np = np;
+        l.timeout_s = 60;
+        send(l);
+        const std::size_t before = launched.size();
+        BOOST_REQUIRE(until([&] { return launched.size() > before; }));
+        return launched.back();
+    }
+    std::int32_t notify(std::int32_t code, msg::Range range, msg::Proc source,
+                        std::vector<msg::Proc> custom = {}, bool enviro = false) {
+        msg::NotifyEvent n;
+        n.event.status = code;
+        n.event.range = static_cast<std::uint8_t>(range);
+        n.event.source = std::move(source);
+        n.event.custom_range = std::move(custom);
+        n.event.enviro = enviro;
+        const auto id = send(n);
+        BOOST_REQUIRE(until([&] { return replies.contains(id); }));
+        return replies[id];
+    }
+    // "got a b c end" -> {a, b, c}
+    static std::vector<int> codes(const std::string &out) {
+        std::vector<int> got;
+        auto at = out.find("got");
+        if (at == std::string::npos) return got;
+        std::istringstream in(out.substr(at + 3));
+        std::string w;
+        while (in >> w && w != "end") got.push_back(std::stoi(w));
+        return got;
+    }
+};
+
+using Codes = std::vector<int>;
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(each_range_reaches_exactly_its_processes) {
+    Runner r;
+    const std::string a = r.launch("listen", 4);
+    const std::string b = r.launch("listen", 4);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[a].ready == 4 && r.jobs[b].ready == 4; }));
+    const msg::Proc tool{"tool", 0};
+    BOOST_TEST(r.notify(-1, msg::Range::nspace, {a, 0}) == 0);                  // a's ranks
+    BOOST_TEST(r.notify(-2, msg::Range::custom, tool, {{b, 2}, {a, 3}}) == 0);  // b:2, a:3
+    BOOST_TEST(r.notify(-3, msg::Range::custom, tool, {{b, PMIX_RANK_WILDCARD}}) == 0);  // b
+    BOOST_TEST(r.notify(-4, msg::Range::local, tool) == 0);                              // everyone
+    BOOST_TEST(r.notify(-5, msg::Range::session, tool) == 0);                            // everyone
+    BOOST_TEST(r.notify(-6, msg::Range::rm, tool) == 0);                                 // nobody
+    BOOST_TEST(r.notify(-7, msg::Range::global, tool, {}, true) ==
+               0);  // environment: everyone asked
+    BOOST_TEST(r.notify(-9999, msg::Range::global, tool) == 0);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[a].ended && r.jobs[b].ended; }));
+    BOOST_TEST(r.jobs[a].status == 0);
+    BOOST_TEST(r.jobs[b].status == 0);
+    for (std::uint32_t rank = 0; rank < 4; ++rank) {
+        Codes want_a = {-1, -4, -5, -7, -9999};
+        if (rank == 3) want_a = {-1, -2, -4, -5, -7, -9999};
+        Codes want_b = {-3, -4, -5, -7, -9999};
+        if (rank == 2) want_b = {-2, -3, -4, -5, -7, -9999};
+        BOOST_TEST(Runner::codes(r.jobs[a].out[rank]) == want_a, boost::test_tools::per_element());
+        BOOST_TEST(Runner::codes(r.jobs[b].out[rank]) == want_b, boost::test_tools::per_element());
+    }
+}
+
+BOOST_AUTO_TEST_CASE(client_notifications_reach_their_range) {
+    Runner r;
+    const std::string other = r.launch("listen", 2);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[other].ready == 2; }));
+    const std::string a = r.launch("notify", 3);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[a].ready == 3; }));
+    // rank 0 of `a` notified -500 (namespace) and -501 (global) right after its registration:
+    // the other ranks of `a` may register later and then get them from the cache.
+    BOOST_TEST(r.notify(-9999, msg::Range::global, {"tool", 0}) == 0);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[a].ended && r.jobs[other].ended; }));
+    for (std::uint32_t rank = 0; rank < 3; ++rank)
+        BOOST_TEST(Runner::codes(r.jobs[a].out[rank]) == (Codes{-500, -501, -9999}),
+                   boost::test_tools::per_element());
+    for (std::uint32_t rank = 0; rank < 2; ++rank)
+        BOOST_TEST(Runner::codes(r.jobs[other].out[rank]) == (Codes{-501, -9999}),
+                   boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_late_registrant_gets_cached_events) {
+    Runner r;
+    // Before any process exists, events for the session are cached; each rank registers later.
+    BOOST_TEST(r.notify(-11, msg::Range::session, {"tool", 0}) == 0);
+    BOOST_TEST(r.notify(-12, msg::Range::session, {"tool", 0}) == 0);
+    const std::string a = r.launch("listen", 2);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[a].ready == 2; }));
+    BOOST_TEST(r.notify(-9999, msg::Range::global, {"tool", 0}) == 0);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[a].ended; }));
+    for (std::uint32_t rank = 0; rank < 2; ++rank)
+        BOOST_TEST(Runner::codes(r.jobs[a].out[rank]) == (Codes{-11, -12, -9999}),
+                   boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(dropped_events_are_recovered_in_order) {
+    Runner r("[events]\ntest_drop_every = 2\n");  // every second event of a stream is not sent
+    const std::string a = r.launch("listen", 2);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[a].ready == 2; }));
+    for (int i = 1; i <= 6; ++i)
+        BOOST_TEST(r.notify(-20 - i, msg::Range::global, {"tool", 0}) == 0);
+    BOOST_TEST(r.notify(-9999, msg::Range::global, {"tool", 0}) == 0);  // #7: sent
+    BOOST_REQUIRE(r.until([&] { return r.jobs[a].ended; }));
+    for (std::uint32_t rank = 0; rank < 2; ++rank)
+        BOOST_TEST(
+            Runner::codes(r.jobs[a].out[rank]) == (Codes{-21, -22, -23, -24, -25, -26, -9999}),
+            boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_slow_handler_does_not_delay_the_others) {
+    Runner r;
+    const std::string slow = r.launch("slow", 1);
+    const std::string fast = r.launch("listen", 3);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[slow].ready == 1 && r.jobs[fast].ready == 3; }));
+    for (int i = 1; i <= 5; ++i)
+        BOOST_TEST(r.notify(-30 - i, msg::Range::global, {"tool", 0}) == 0);
+    BOOST_TEST(r.notify(-9999, msg::Range::global, {"tool", 0}) == 0);
+    // The fast job is done while the slow one still works through its 6 x 300 ms handlers.
+    BOOST_REQUIRE(r.until([&] { return r.jobs[fast].ended; }));
+    BOOST_TEST(!r.jobs[slow].ended);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[slow].ended; }));
+    BOOST_TEST(Runner::codes(r.jobs[slow].out[0]) == (Codes{-31, -32, -33, -34, -35, -9999}),
+               boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_process_exit_reaches_the_rest_of_its_job) {
+    Runner r;
+    const std::string a = r.launch("exit", 3);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[a].ended; }));
+    BOOST_TEST(r.jobs[a].status == 0);
+    for (std::uint32_t rank : {0u, 2u})
+        BOOST_TEST(Runner::codes(r.jobs[a].out[rank]) == (Codes{PMIX_EVENT_PROC_TERMINATED}),
+                   boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_second_library_declares_its_model) {
+    Runner r;
+    const std::string a = r.launch("hybrid", 1);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[a].ended; }));
+    BOOST_TEST(r.jobs[a].status == 0);
+    BOOST_TEST(r.jobs[a].out[0] == "model OpenMP\n");
+}

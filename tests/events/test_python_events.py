@@ -1,0 +1,68 @@
+"""bindings/python/zpmix_events.py against a real `zpmix broker`: an event injected over the
+broker's ROUTER (as `zpmix notify` does) arrives decoded, and a subscriber to another range
+does not get it. Usage: test_python_events.py <zpmix binary> <bindings/python dir>"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import msgpack
+import zmq
+
+sys.path.insert(0, sys.argv[2])
+from zpmix_events import EventSubscriber, events_uri  # noqa: E402
+
+
+def envelope(t, rid, body):
+    return msgpack.packb({"v": 1, "t": t, "id": rid, "body": body}, use_bin_type=True)
+
+
+def main():
+    run_dir = tempfile.mkdtemp(prefix="zpmix-py-")
+    broker = subprocess.Popen([sys.argv[1], "broker", "--run-dir", run_dir, "-q"])
+    try:
+        deadline = time.monotonic() + 10
+        while not os.path.exists(os.path.join(run_dir, "broker.json")):
+            assert time.monotonic() < deadline, "broker did not start"
+            assert broker.poll() is None, "broker exited"
+            time.sleep(0.01)  # polling for the broker's rendezvous file, not waiting on an event
+        uri = events_uri(run_dir)
+        everything = EventSubscriber(uri, ["ev/"])
+        other = EventSubscriber(uri, ["ev/n/other/"])
+        ctx = zmq.Context.instance()
+        dealer = ctx.socket(zmq.DEALER)
+        dealer.setsockopt(zmq.LINGER, 0)
+        dealer.connect("ipc://" + os.path.join(run_dir, "broker.sock"))
+        dealer.send(envelope("hello", 1, {"role": "tool", "pid": os.getpid()}))
+        assert dealer.poll(10000), "no welcome"
+        dealer.recv()
+        # A slow joiner may miss the first events: repeat until one arrives, within a deadline.
+        info = msgpack.packb([["site.reason", 0, [3, "maintenance"]]], use_bin_type=True)
+        got = None
+        deadline = time.monotonic() + 10
+        rid = 2
+        while got is None and time.monotonic() < deadline:
+            dealer.send(envelope("ev.notify", rid, {"event": {
+                "status": -4242, "range": 5, "enviro": True, "text": "hello",
+                "source": {"nspace": "py", "rank": 0}, "info": info}}))
+            rid += 1
+            assert dealer.poll(5000), "no answer to ev.notify"
+            dealer.recv()
+            got = everything.recv(200)
+        assert got is not None, "no event received"
+        assert got["status"] == -4242, got
+        assert got["topic"] == "ev/g/e/-4242/", got["topic"]
+        assert got["stream"] == "ev/g/e/", got
+        assert got["seq"] >= 1
+        assert got["text"] == "hello"
+        assert got["info"] == {"site.reason": "maintenance"}, got["info"]
+        assert other.recv(200) is None, "a namespace subscriber got a global event"
+        print("ok")
+    finally:
+        broker.terminate()
+        broker.wait(10)
+
+
+if __name__ == "__main__":
+    main()
