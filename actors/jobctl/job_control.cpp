@@ -49,12 +49,15 @@ JobControl::JobControl(Reactor &reactor, Bus &bus, Settings settings)
     on(&JobControl::signalled);
     on(&JobControl::ok);
     on(&JobControl::error);
-    // Connecting before the broker binds is fine for ipc: ZeroMQ retries until it is there. Every
-    // event, since completions may come in any range the application chose.
+    // Every event, since completions may come in any range the application chose. Connected once
+    // the reactor runs, so after the broker bound its publisher (else the first connection
+    // attempt fails and ZeroMQ retries only after its reconnect interval).
     events_.set(zmq::sockopt::linger, 0);
     events_.set(zmq::sockopt::subscribe, "ev/");
-    events_.connect(settings_.events_uri);
-    reactor.watch(events_, [this] { on_event(); });
+    reactor.post([this] {
+        events_.connect(settings_.events_uri);
+        this->reactor().watch(events_, [this] { on_event(); });
+    });
 }
 
 JobControl::~JobControl() {
