@@ -16,7 +16,9 @@ static pmix_proc_t me;
 static volatile sig_atomic_t got_signal = 0;
 static atomic_int alerts = 0, checkpoint_asked = 0, preempt_alerts = 0;
 
-static void on_signal(int sig) { got_signal = sig; }
+static void on_signal(int sig) {
+    got_signal = sig;
+}
 
 static void sleep_ms(int ms) {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -33,7 +35,11 @@ static double now_ms(void) {
 static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
                      size_t ninfo, pmix_info_t results[], size_t nresults,
                      pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
-    (void)id; (void)info; (void)ninfo; (void)results; (void)nresults;
+    (void)id;
+    (void)info;
+    (void)ninfo;
+    (void)results;
+    (void)nresults;
     if (status == PMIX_MONITOR_HEARTBEAT_ALERT || status == PMIX_MONITOR_FILE_ALERT) {
         atomic_fetch_add(&alerts, 1);
         printf("rank %u alert %d from %s:%u\n", me.rank, status, source->nspace, source->rank);
@@ -61,8 +67,8 @@ static pmix_status_t control(pmix_info_t *dirs, size_t n) {
 }
 
 static void checkpoint_complete(void) {
-    pmix_status_t rc = PMIx_Notify_event(PMIX_JCTRL_CHECKPOINT_COMPLETE, &me, PMIX_RANGE_RM, NULL,
-                                         0, NULL, NULL);
+    pmix_status_t rc =
+        PMIx_Notify_event(PMIX_JCTRL_CHECKPOINT_COMPLETE, &me, PMIX_RANGE_RM, NULL, 0, NULL, NULL);
     printf("rank %u checkpointed (%d)\n", me.rank, rc);
     fflush(stdout);
 }
@@ -96,7 +102,10 @@ static int phase(int ms, int beat, const char *grow) {
         if (beat) PMIx_Heartbeat();
         if (grow) {
             FILE *f = fopen(grow, "a");
-            if (f) { fputs("x\n", f); fclose(f); }
+            if (f) {
+                fputs("x\n", f);
+                fclose(f);
+            }
         }
         sleep_ms(5);
     }
@@ -117,7 +126,8 @@ static struct {
 
 static void nb_done(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
                     pmix_release_cbfunc_t release_fn, void *release_cbdata) {
-    (void)info; (void)ninfo;
+    (void)info;
+    (void)ninfo;
     long i = (long)cbdata;
     nb[i].status = status;
     atomic_store(&nb[i].done, 1);
@@ -136,7 +146,7 @@ static void checkpoint_nb(long slot, const char *id) {
 static pmix_status_t cancel(const char *id) {
     pmix_info_t d;
     PMIX_INFO_CONSTRUCT(&d);
-    bool all = true;  /* no id: every request of ours */
+    bool all = true; /* no id: every request of ours */
     if (id)
         PMIx_Info_load(&d, PMIX_JOB_CTRL_CANCEL, id, PMIX_STRING);
     else
