@@ -142,7 +142,7 @@ void Broker::start() {
     const std::string rdv = rendezvous_path(run_dir_);
     if (auto old = read_rendezvous(rdv)) {
         if (old->pid != ::getpid() && process_alive(old->pid)) {
-            started_ = false;
+            started_ = false;  // nothing of ours to clean up: the files are the live broker's
             throw BrokerRunning("a broker (pid " + std::to_string(old->pid) +
                                 ") is already running in " + run_dir_);
         }
@@ -250,8 +250,10 @@ void Broker::cleanup() {
     if (signal_fd_ >= 0) ::close(signal_fd_);
     ctx_.close();
     std::error_code ec;
-    for (const char *f : {"/broker.sock", "/events.sock"}) fs::remove(run_dir_ + f, ec);
-    launcher_->remove_session_dir();
+    if (started_) {  // else the files may be another live broker's (start() refused)
+        for (const char *f : {"/broker.sock", "/events.sock"}) fs::remove(run_dir_ + f, ec);
+        launcher_->remove_session_dir();
+    }
     if (private_run_dir_)
         fs::remove_all(run_dir_, ec);
     else

@@ -290,6 +290,8 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
         ::close(err[1]);
         r.out = out[0];
         r.err = err[0];
+        ::fcntl(r.out, F_SETFL, O_NONBLOCK);  // the reactor reads what is there, never waits
+        ::fcntl(r.err, F_SETFL, O_NONBLOCK);
         if (!error.empty()) break;
         if (job.pgid == 0) job.pgid = pid;
         r.pid = pid;

@@ -1,0 +1,324 @@
+#define BOOST_TEST_MODULE launcher
+#include <boost/test/unit_test.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+extern char **environ;
+
+namespace {
+
+const std::string kZpmix = std::string(ZPMIX_BIN_DIR) + "/zpmix";
+const std::string kRank = std::string(ZPMIX_BIN_DIR) + "/../tests/zpmix_rank_prog";
+
+struct TempDir {
+    std::string path;
+    TempDir() {
+        char tmpl[] = "/tmp/zpmix-ltest-XXXXXX";
+        path = ::mkdtemp(tmpl);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+// A child process with its stdout and stderr captured; every wait has a deadline.
+class Proc {
+  public:
+    Proc(std::vector<std::string> args, std::vector<std::string> extra_env = {}) {
+        int out[2], err[2];
+        BOOST_REQUIRE(::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0);
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+        posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+        std::vector<std::string> env;
+        for (char **e = environ; *e; ++e) env.emplace_back(*e);
+        for (auto &e : extra_env) env.push_back(e);
+        std::vector<char *> argv, envp;
+        for (auto &a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        for (auto &e : env) envp.push_back(e.data());
+        envp.push_back(nullptr);
+        BOOST_REQUIRE(::posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), envp.data()) == 0);
+        posix_spawn_file_actions_destroy(&fa);
+        ::close(out[1]);
+        ::close(err[1]);
+        out_fd_ = out[0];
+        err_fd_ = err[0];
+        pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+    }
+    ~Proc() {
+        if (!status_) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+        for (int fd : {out_fd_, err_fd_, pidfd_})
+            if (fd >= 0) ::close(fd);
+    }
+    pid_t pid() const { return pid_; }
+    const std::string &out() const { return out_; }
+    const std::string &err() const { return err_; }
+
+    // Reads output until pred(out) holds; false at the deadline or when both pipes closed.
+    // (on stderr when `err`).
+    template <class Pred>
+    bool read_until(Pred pred, std::chrono::milliseconds timeout = 20s, bool err = false) {
+        const auto deadline = Clock::now() + timeout;
+        const std::string &s = err ? err_ : out_;
+        while (!pred(s)) {
+            if (!pump(deadline)) return pred(s);
+        }
+        return true;
+    }
+    // Waits for the exit (draining output); the wait status, or nullopt at the deadline.
+    std::optional<int> wait(std::chrono::milliseconds timeout = 30s) {
+        const auto deadline = Clock::now() + timeout;
+        while (out_fd_ >= 0 || err_fd_ >= 0)
+            if (!pump(deadline)) break;
+        pollfd p{pidfd_, POLLIN, 0};
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        if (::poll(&p, 1, std::max<int>(0, static_cast<int>(left.count()))) <= 0)
+            return std::nullopt;
+        int st = 0;
+        ::waitpid(pid_, &st, 0);
+        status_ = st;
+        return st;
+    }
+    // The exit code as a shell would report it (128+signal when killed).
+    int exit_code(std::chrono::milliseconds timeout = 30s) {
+        auto st = wait(timeout);
+        BOOST_REQUIRE_MESSAGE(st, "process did not exit in time; stderr: " + err_);
+        return WIFEXITED(*st) ? WEXITSTATUS(*st) : 128 + WTERMSIG(*st);
+    }
+
+  private:
+    // One poll round: false when the deadline passed or nothing is left to read.
+    bool pump(Clock::time_point deadline) {
+        std::vector<pollfd> fds;
+        if (out_fd_ >= 0) fds.push_back({out_fd_, POLLIN, 0});
+        if (err_fd_ >= 0) fds.push_back({err_fd_, POLLIN, 0});
+        if (fds.empty()) return false;
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        if (left.count() <= 0) return false;
+        if (::poll(fds.data(), fds.size(), static_cast<int>(left.count())) <= 0) return false;
+        for (auto &p : fds) {
+            if (!(p.revents & (POLLIN | POLLHUP))) continue;
+            char buf[4096];
+            const ssize_t n = ::read(p.fd, buf, sizeof buf);
+            std::string &dst = p.fd == out_fd_ ? out_ : err_;
+            int &fd = p.fd == out_fd_ ? out_fd_ : err_fd_;
+            if (n > 0) {
+                dst.append(buf, static_cast<std::size_t>(n));
+            } else {
+                ::close(fd);
+                fd = -1;
+            }
+        }
+        return true;
+    }
+
+    pid_t pid_ = -1;
+    int out_fd_ = -1, err_fd_ = -1, pidfd_ = -1;
+    std::string out_, err_;
+    std::optional<int> status_;
+};
+
+// Every run uses its own base directory, so no standalone broker of the machine interferes.
+struct Env {
+    TempDir tmp;
+    std::vector<std::string> env() const { return {"XDG_RUNTIME_DIR=" + tmp.path}; }
+    std::string base() const { return tmp.path + "/zpmix"; }
+    Proc run(std::vector<std::string> args) const {
+        args.insert(args.begin(), {kZpmix, "run"});
+        return Proc(args, env());
+    }
+};
+
+std::vector<pid_t> pids_in(const std::string &out) {
+    std::vector<pid_t> pids;
+    static const std::regex re(R"(rank \d+ pid (\d+))");
+    for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it)
+        pids.push_back(std::stoi((*it)[1]));
+    return pids;
+}
+
+std::size_t count(const std::string &s, const std::string &what) {
+    std::size_t n = 0;
+    for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1)) ++n;
+    return n;
+}
+
+// Processes are reaped by their parent; until then they are zombies, which kill(pid, 0) sees.
+bool gone_within(pid_t pid, std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (fd < 0) return errno == ESRCH;
+    pollfd p{fd, POLLIN, 0};
+    const bool exited = ::poll(&p, 1, static_cast<int>(timeout.count())) == 1;
+    ::close(fd);
+    // Exited; now wait (bounded) for its parent to reap it.
+    while (exited && Clock::now() < deadline)
+        if (::kill(pid, 0) != 0 && errno == ESRCH)
+            return true;
+        else
+            std::this_thread::yield();
+    return false;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(output_of_every_rank) {
+    Env e;
+    auto p = e.run({"-n", "4", kRank});
+    BOOST_TEST(p.exit_code() == 0);
+    for (int r = 0; r < 4; ++r)
+        BOOST_TEST(count(p.out(), "rank " + std::to_string(r) + " pid") == 1u);
+    BOOST_TEST(!fs::exists(e.base() + "/broker.json"));  // the embedded broker is private
+}
+
+BOOST_AUTO_TEST_CASE(program_arguments_are_not_options) {
+    Env e;
+    auto p = e.run(
+        {"-n", "2", "sh", "-c", "printf '%s %s\\n' \"$1\" \"$2\"", "sh", "-n", "--tag-output"});
+    BOOST_TEST(p.exit_code() == 0);
+    BOOST_TEST(count(p.out(), "-n --tag-output\n") == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(tag_output_and_partial_last_line) {
+    Env e;
+    auto p = e.run({"-n", "2", "--tag-output", kRank, "noeol:tail"});
+    BOOST_TEST(p.exit_code() == 0);
+    static const std::regex tagged(R"(\[zpmix\.\d+\.1,1\]<stdout>: rank 1 pid \d+\n)");
+    BOOST_TEST(std::regex_search(p.out(), tagged), p.out());
+    BOOST_TEST(count(p.out(), "<stdout>: tail") == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(exit_status_of_the_job) {
+    Env e;
+    BOOST_TEST(e.run({"-n", "2", kRank, "exit:3"}).exit_code() == 3);
+    auto killed = e.run({"-n", "2", kRank, "0=signal:9", "ok"});
+    BOOST_TEST(killed.exit_code() == 128 + 9);
+    BOOST_TEST(killed.err().find("rank 0") != std::string::npos, killed.err());
+    BOOST_TEST(killed.err().find("signal 9") != std::string::npos);
+    auto missing = e.run({"no-such-program-zpmix"});
+    BOOST_TEST(missing.exit_code() == 127);
+    BOOST_TEST(missing.err().find("no-such-program-zpmix") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(failing_rank_terminates_the_others) {
+    Env e;
+    const std::string ready = e.tmp.path + "/ready";
+    fs::create_directory(ready);
+    auto p = e.run({"-n", "4", kRank, "2=exit:5:" + ready + ":3", "sleep:" + ready});
+    BOOST_TEST(p.exit_code() == 5);
+    const auto pids = pids_in(p.out());
+    BOOST_TEST(pids.size() == 4u, p.out());
+    for (pid_t pid : pids) BOOST_TEST(gone_within(pid, 5s), "pid " << pid);
+    BOOST_TEST(p.err().find("rank 2") != std::string::npos, p.err());
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_to_run_leaves_nothing_behind) {
+    Env e;
+    auto p = e.run({"-n", "3", kRank, "sleep"});
+    BOOST_REQUIRE(p.read_until([](const std::string &o) { return pids_in(o).size() == 3; }));
+    ::kill(p.pid(), SIGTERM);
+    BOOST_TEST(p.exit_code() == 128 + SIGTERM);
+    for (pid_t pid : pids_in(p.out())) BOOST_TEST(gone_within(pid, 5s), "pid " << pid);
+    BOOST_TEST(fs::is_empty(e.base()));  // the embedded broker's directory is gone
+}
+
+BOOST_AUTO_TEST_CASE(time_limit) {
+    Env e;
+    auto p = e.run({"--timeout", "0.5", "-n", "2", kRank, "sleep"});
+    BOOST_TEST(p.exit_code() == 124);
+    BOOST_TEST(p.err().find("job exceeded its time limit of 0.5 s") != std::string::npos, p.err());
+    for (pid_t pid : pids_in(p.out())) BOOST_TEST(gone_within(pid, 5s));
+}
+
+BOOST_AUTO_TEST_CASE(environment) {
+    Env e;
+    ::setenv("ZPMIX_TEST_EXPORTED", "from-here", 1);
+    auto p = e.run({"-x", "FOO=bar", "-x", "ZPMIX_TEST_EXPORTED", "-n", "1", "sh", "-c",
+                    "echo $FOO $ZPMIX_TEST_EXPORTED $PMIX_NAMESPACE $PMIX_RANK; "
+                    "test -n \"$ZPMIX_SECRET\" && echo \"$ZPMIX_URI\""});
+    BOOST_TEST(p.exit_code() == 0);
+    static const std::regex re(R"(bar from-here zpmix\.\d+\.1 0\nipc://.*/broker\.sock\n)");
+    BOOST_TEST(std::regex_match(p.out(), re), p.out());
+}
+
+BOOST_AUTO_TEST_CASE(binding_to_cores) {
+    Env e;
+    auto p = e.run({"-n", "2", "--bind-to", "core", kRank, "cpus"});
+    BOOST_TEST(p.exit_code() == 0);
+    BOOST_TEST(count(p.out(), "cpus 1\n") == 2u, p.out());
+}
+
+BOOST_AUTO_TEST_CASE(standalone_broker) {
+    Env e;
+    Proc broker({kZpmix, "broker"}, e.env());
+    const std::string rdv = e.base() + "/broker.json";
+    // The rendezvous file is written before the broker logs that it listens.
+    BOOST_REQUIRE(broker.read_until(
+        [](const std::string &err) { return err.find("listening on") != std::string::npos; }, 10s,
+        true));
+    BOOST_TEST(fs::exists(rdv));
+    auto second = Proc({kZpmix, "broker"}, e.env());
+    BOOST_TEST(second.exit_code() == 1);
+    BOOST_TEST(second.err().find("already running") != std::string::npos, second.err());
+
+    // zpmix run finds it: the namespace carries the broker's pid.
+    auto p = e.run({"--tag-output", kRank});
+    BOOST_TEST(p.exit_code() == 0);
+    BOOST_TEST(p.out().find("[zpmix." + std::to_string(broker.pid()) + ".") != std::string::npos,
+               p.out());
+
+    // A `zpmix run` that dies does not leave its job running.
+    {
+        auto doomed = e.run({"-n", "2", kRank, "sleep"});
+        BOOST_REQUIRE(
+            doomed.read_until([](const std::string &o) { return pids_in(o).size() == 2; }));
+        ::kill(doomed.pid(), SIGKILL);
+        BOOST_TEST(doomed.exit_code() == 128 + SIGKILL);
+        for (pid_t pid : pids_in(doomed.out())) BOOST_TEST(gone_within(pid, 10s), "pid " << pid);
+    }
+
+    // Stopping the broker ends a running job with a message, and removes every file.
+    auto running = e.run({"-n", "2", kRank, "sleep"});
+    BOOST_REQUIRE(running.read_until([](const std::string &o) { return pids_in(o).size() == 2; }));
+    ::kill(broker.pid(), SIGTERM);
+    BOOST_TEST(broker.exit_code() == 0);
+    BOOST_TEST(running.exit_code() == 128 + SIGTERM);
+    BOOST_TEST(running.err().find("shutting down") != std::string::npos, running.err());
+    for (pid_t pid : pids_in(running.out())) BOOST_TEST(gone_within(pid, 5s));
+    BOOST_TEST(!fs::exists(rdv));
+    BOOST_TEST(!fs::exists(e.base()));
+}
+
+BOOST_AUTO_TEST_CASE(cli_help_and_version) {
+    Proc v({kZpmix, "--version"});
+    BOOST_TEST(v.exit_code() == 0);
+    BOOST_TEST(v.out().starts_with("zpmix "));
+    Proc h({kZpmix, "run", "--help"});
+    BOOST_TEST(h.exit_code() == 0);
+    BOOST_TEST(h.out().find("--tag-output") != std::string::npos);
+    Proc none({kZpmix, "run"});
+    BOOST_TEST(none.exit_code() != 0);
+}
