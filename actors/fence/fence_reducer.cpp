@@ -21,6 +21,7 @@ FenceReducer::FenceReducer(Reactor &reactor, Bus &bus) : Actor("fence", reactor,
     on(&FenceReducer::contribute);
     on(&FenceReducer::collected);
     on(&FenceReducer::proc_exit);
+    on(&FenceReducer::namespace_gone);
 }
 
 void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
@@ -54,11 +55,11 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
         if (std::binary_search(f.participants.begin(), f.participants.end(),
                                msg::Proc{ns, msg::kWildcardRank}))
             f.sizes.emplace(ns, size);
-    for (const auto &gone : exited_)
-        if (takes_part(f.participants, gone) && !f.arrived.contains(gone)) {
-            finish(key, PMIX_ERR_PROC_TERM_WO_SYNC);
-            return;
-        }
+    // Later exits are handled as they come; one that came before fails a new fence at once.
+    if (created && missing_for_good(f)) {
+        finish(key, PMIX_ERR_PROC_TERM_WO_SYNC);
+        return;
+    }
     maybe_complete(key, f);
 }
 
@@ -74,6 +75,20 @@ long FenceReducer::expected_local(const Fence &f) const {
         n += size->second;
     }
     return n;
+}
+
+const msg::Proc *FenceReducer::missing_for_good(const Fence &f) const {
+    for (const auto &p : f.participants) {
+        if (p.rank != msg::kWildcardRank) {
+            auto it = exited_.find(p);
+            if (it != exited_.end() && !f.arrived.contains(p)) return &*it;
+            continue;
+        }
+        for (auto it = exited_.lower_bound({p.nspace, 0});
+             it != exited_.end() && it->nspace == p.nspace; ++it)
+            if (!f.arrived.contains(*it)) return &*it;
+    }
+    return nullptr;
 }
 
 void FenceReducer::maybe_complete(const std::string &key, Fence &f) {
@@ -107,6 +122,11 @@ void FenceReducer::proc_exit(const Envelope &, msg::ProcExit &m) {
         log().info("fence {} fails: {}:{} ended before contributing", key, m.nspace, m.rank);
         finish(key, PMIX_ERR_PROC_TERM_WO_SYNC);
     }
+}
+
+void FenceReducer::namespace_gone(const Envelope &env, msg::DeregisterNamespace &m) {
+    if (env.peer.tcp || env.peer.uid >= 0) return;  // the launcher's, never a peer's
+    std::erase_if(exited_, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
 }
 
 void FenceReducer::finish(const std::string &key, std::int32_t status,

@@ -35,15 +35,18 @@ class FenceReducer : public Actor {
 
     std::unordered_map<std::string, Fence> fences_;   // by fence_key
     std::map<std::uint64_t, std::string> gathering_;  // modex request id -> fence key
-    std::set<msg::Proc> exited_;
+    std::set<msg::Proc> exited_;                      // until their namespace is deregistered
     std::uint64_t next_request_ = 1;
 
     void contribute(const Envelope &env, msg::FenceContribute &m);
     void collected(const Envelope &env, msg::ModexCollected &m);
     void proc_exit(const Envelope &env, msg::ProcExit &m);
+    void namespace_gone(const Envelope &env, msg::DeregisterNamespace &m);
 
     // How many of this node's processes take part, or -1 while a wildcard's size is unknown.
     long expected_local(const Fence &f) const;
+    // A participant that ended before contributing, if any.
+    const msg::Proc *missing_for_good(const Fence &f) const;
     void maybe_complete(const std::string &key, Fence &f);
     // Sends one FenceDone to every local contributor and forgets the fence.
     void finish(const std::string &key, std::int32_t status, std::vector<msg::ProcData> data = {});

@@ -50,6 +50,7 @@ ModexStore::ModexStore(Reactor &reactor, Bus &bus) : Actor("modex", reactor, bus
     on(&ModexStore::lookup);
     on(&ModexStore::unpublish);
     on(&ModexStore::proc_exit);
+    on(&ModexStore::namespace_gone);
 }
 
 void ModexStore::commit(const Envelope &env, msg::Commit &m) {
@@ -145,6 +146,18 @@ void ModexStore::proc_exit(const Envelope &, msg::ProcExit &m) {
     settle_waiters(proc);
     std::erase_if(published_, [&](const auto &kv) {
         return kv.second.persistence == PMIX_PERSIST_PROC && kv.second.publisher == proc;
+    });
+}
+
+// The job is over: its data goes, and what it published for no longer than itself.
+void ModexStore::namespace_gone(const Envelope &env, msg::DeregisterNamespace &m) {
+    if (env.peer.tcp || env.peer.uid >= 0) return;  // the launcher's, never a peer's
+    std::erase_if(committed_, [&](const auto &kv) { return kv.first.nspace == m.nspace; });
+    std::erase_if(exited_, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
+    std::erase_if(published_, [&](const auto &kv) {
+        return kv.second.publisher.nspace == m.nspace &&
+               (kv.second.persistence == PMIX_PERSIST_PROC ||
+                kv.second.persistence == PMIX_PERSIST_APP);
     });
 }
 

@@ -57,6 +57,7 @@ class ModexStore : public Actor {
     void lookup(const Envelope &env, msg::Lookup &m);
     void unpublish(const Envelope &env, msg::Unpublish &m);
     void proc_exit(const Envelope &env, msg::ProcExit &m);
+    void namespace_gone(const Envelope &env, msg::DeregisterNamespace &m);
 
     msg::ProcData data_of(const msg::Proc &proc, const Committed &c) const;
     // Answers every waiting Get for `proc` that can be answered now.

@@ -255,6 +255,17 @@ BOOST_AUTO_TEST_CASE(direct_modex_waits_for_the_commit) {
     BOOST_TEST(a.expect_error() == PMIX_ERR_NOT_FOUND);
 }
 
+BOOST_AUTO_TEST_CASE(a_deregistered_namespace_leaves_nothing_behind) {
+    Session a(broker.uri(), {"ns", 0});
+    a.send(msg::Commit{{"ns", 0}, {}, {}, blob({{"card", 1}})});
+    a.expect<msg::Ok>();
+    broker.bus().broadcast(msg::DeregisterNamespace::type, encode(msg::DeregisterNamespace::type, 0,
+                                                                  msg::DeregisterNamespace{"ns"}));
+    a.sync();
+    a.send(msg::ModexGet{{"ns", 0}, "card", 100});
+    BOOST_TEST(a.expect_error() == PMIX_ERR_TIMEOUT);
+}
+
 BOOST_AUTO_TEST_CASE(publish_lookup_unpublish) {
     Session a(broker.uri(), {"ns", 0}), b(broker.uri(), {"ns", 1});
     msg::Lookup wait{{"ns", 1}, PMIX_RANGE_SESSION, {"svc"}, true, 0};
