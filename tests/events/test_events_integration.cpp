@@ -1,6 +1,13 @@
 #define BOOST_TEST_MODULE events_integration
 #include <boost/test/unit_test.hpp>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -52,18 +59,41 @@ struct Runner {
     std::map<std::uint64_t, std::int32_t> replies;
     std::vector<std::string> launched;
 
-    explicit Runner(std::string extra_config = "") {
-        Config c;
-        c.run_dir = tmp.path + "/run";
-        c.kill_grace_ms = 500;
-        if (!extra_config.empty()) {
-            std::ofstream(tmp.path + "/zpmix.toml") << extra_config;
-            load_config_file(tmp.path + "/zpmix.toml", c);
+    struct Options {
+        std::string config;       // TOML for the broker
+        int kill_grace_ms = 500;  // SIGTERM to SIGKILL when a job is torn down
+        bool standalone = false;  // a `zpmix broker` process instead of one in this process
+    };
+    pid_t broker_pid = -1;
+
+    Runner() : Runner(Options{}) {}
+    explicit Runner(Options o) {
+        const std::string run_dir = tmp.path + "/run";
+        if (o.standalone) {
+            const std::string zpmix = std::string(ZPMIX_BIN_DIR) + "/zpmix";
+            std::vector<std::string> args = {zpmix, "broker", "--run-dir", run_dir, "-q"};
+            std::vector<char *> argv;
+            for (auto &a : args) argv.push_back(a.data());
+            argv.push_back(nullptr);
+            BOOST_REQUIRE(::posix_spawn(&broker_pid, zpmix.c_str(), nullptr, nullptr, argv.data(),
+                                        environ) == 0);
+            // Its socket appears once it listens: ZeroMQ retries the connection meanwhile, and
+            // the Welcome below has a deadline.
+            s.set(zmq::sockopt::linger, 0);
+            s.connect("ipc://" + run_dir + "/broker.sock");
+        } else {
+            Config c;
+            c.run_dir = run_dir;
+            c.kill_grace_ms = o.kill_grace_ms;
+            if (!o.config.empty()) {
+                std::ofstream(tmp.path + "/zpmix.toml") << o.config;
+                load_config_file(tmp.path + "/zpmix.toml", c);
+            }
+            broker = std::make_unique<Broker>(c);
+            broker->start();
+            s.set(zmq::sockopt::linger, 0);
+            s.connect(broker->uri());
         }
-        broker = std::make_unique<Broker>(c);
-        broker->start();
-        s.set(zmq::sockopt::linger, 0);
-        s.connect(broker->uri());
         msg::Hello h;
         h.role = "launcher";
         h.pid = ::getpid();
@@ -74,6 +104,17 @@ struct Runner {
     }
     ~Runner() {
         if (broker) broker->stop();
+        if (broker_pid > 0) {
+            ::kill(broker_pid, SIGKILL);
+            ::waitpid(broker_pid, nullptr, 0);
+        }
+    }
+    // Kills the standalone broker at once.
+    void kill_broker() {
+        BOOST_REQUIRE(broker_pid > 0);
+        ::kill(broker_pid, SIGKILL);
+        ::waitpid(broker_pid, nullptr, 0);
+        broker_pid = -1;
     }
 
     template <class M>
@@ -121,9 +162,10 @@ struct Runner {
         }
         return true;
     }
-    std::string launch(const std::string &mode, std::uint32_t np) {
+    std::string launch(const std::string &mode, std::uint32_t np, std::string arg = "") {
         msg::Launch l;
         l.argv = {kProg, mode};
+        if (!arg.empty()) l.argv.push_back(std::move(arg));
         l.np = np;
         l.timeout_s = 60;
         send(l);
@@ -182,7 +224,9 @@ BOOST_AUTO_TEST_CASE(each_range_reaches_exactly_its_processes) {
         if (rank == 3) want_a = {-1, -2, -4, -5, -7, -9999};
         Codes want_b = {-3, -4, -5, -7, -9999};
         if (rank == 2) want_b = {-2, -3, -4, -5, -7, -9999};
+        BOOST_TEST_INFO(a << ":" << rank << " printed " << r.jobs[a].out[rank]);
         BOOST_TEST(Runner::codes(r.jobs[a].out[rank]) == want_a, boost::test_tools::per_element());
+        BOOST_TEST_INFO(b << ":" << rank << " printed " << r.jobs[b].out[rank]);
         BOOST_TEST(Runner::codes(r.jobs[b].out[rank]) == want_b, boost::test_tools::per_element());
     }
 }
@@ -197,12 +241,16 @@ BOOST_AUTO_TEST_CASE(client_notifications_reach_their_range) {
     // the other ranks of `a` may register later and then get them from the cache.
     BOOST_TEST(r.notify(-9999, msg::Range::global, {"tool", 0}) == 0);
     BOOST_REQUIRE(r.until([&] { return r.jobs[a].ended && r.jobs[other].ended; }));
-    for (std::uint32_t rank = 0; rank < 3; ++rank)
+    for (std::uint32_t rank = 0; rank < 3; ++rank) {
+        BOOST_TEST_INFO(a << ":" << rank << " printed " << r.jobs[a].out[rank]);
         BOOST_TEST(Runner::codes(r.jobs[a].out[rank]) == (Codes{-500, -501, -9999}),
                    boost::test_tools::per_element());
-    for (std::uint32_t rank = 0; rank < 2; ++rank)
+    }
+    for (std::uint32_t rank = 0; rank < 2; ++rank) {
+        BOOST_TEST_INFO(other << ":" << rank << " printed " << r.jobs[other].out[rank]);
         BOOST_TEST(Runner::codes(r.jobs[other].out[rank]) == (Codes{-501, -9999}),
                    boost::test_tools::per_element());
+    }
 }
 
 BOOST_AUTO_TEST_CASE(a_late_registrant_gets_cached_events) {
@@ -220,31 +268,48 @@ BOOST_AUTO_TEST_CASE(a_late_registrant_gets_cached_events) {
 }
 
 BOOST_AUTO_TEST_CASE(dropped_events_are_recovered_in_order) {
-    Runner r("[events]\ntest_drop_every = 2\n");  // every second event of a stream is not sent
+    Runner r({.config = "[events]\ntest_drop_every = 2\n",
+              .kill_grace_ms = 500});  // every second event of a stream is not sent
     const std::string a = r.launch("listen", 2);
     BOOST_REQUIRE(r.until([&] { return r.jobs[a].ready == 2; }));
     for (int i = 1; i <= 6; ++i)
         BOOST_TEST(r.notify(-20 - i, msg::Range::global, {"tool", 0}) == 0);
     BOOST_TEST(r.notify(-9999, msg::Range::global, {"tool", 0}) == 0);  // #7: sent
     BOOST_REQUIRE(r.until([&] { return r.jobs[a].ended; }));
-    for (std::uint32_t rank = 0; rank < 2; ++rank)
-        BOOST_TEST(
-            Runner::codes(r.jobs[a].out[rank]) == (Codes{-21, -22, -23, -24, -25, -26, -9999}),
-            boost::test_tools::per_element());
+    for (std::uint32_t rank = 0; rank < 2; ++rank) {
+        // Order holds within a stream: the other rank's termination (namespace stream) may come
+        // while this rank still waits for a resend of the global one.
+        Codes global = Runner::codes(r.jobs[a].out[rank]);
+        std::erase(global, PMIX_EVENT_PROC_TERMINATED);
+        BOOST_TEST_INFO(a << ":" << rank << " printed " << r.jobs[a].out[rank]);
+        BOOST_TEST(global == (Codes{-21, -22, -23, -24, -25, -26, -9999}),
+                   boost::test_tools::per_element());
+    }
 }
 
 BOOST_AUTO_TEST_CASE(a_slow_handler_does_not_delay_the_others) {
     Runner r;
-    const std::string slow = r.launch("slow", 1);
+    // The slow process's first handler call blocks until this test writes to the FIFO, which it
+    // does only once the other job got every event and ended.
+    const std::string fifo = r.tmp.path + "/release";
+    BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const int release = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);  // keeps the FIFO open
+    BOOST_REQUIRE(release >= 0);
+    const std::string slow = r.launch("slow", 1, fifo);
     const std::string fast = r.launch("listen", 3);
     BOOST_REQUIRE(r.until([&] { return r.jobs[slow].ready == 1 && r.jobs[fast].ready == 3; }));
     for (int i = 1; i <= 5; ++i)
         BOOST_TEST(r.notify(-30 - i, msg::Range::global, {"tool", 0}) == 0);
     BOOST_TEST(r.notify(-9999, msg::Range::global, {"tool", 0}) == 0);
-    // The fast job is done while the slow one still works through its 6 x 300 ms handlers.
     BOOST_REQUIRE(r.until([&] { return r.jobs[fast].ended; }));
-    BOOST_TEST(!r.jobs[slow].ended);
+    BOOST_TEST(!r.jobs[slow].ended);  // still blocked in its first handler
+    for (std::uint32_t rank = 0; rank < 3; ++rank)
+        BOOST_TEST(Runner::codes(r.jobs[fast].out[rank]) == (Codes{-31, -32, -33, -34, -35, -9999}),
+                   boost::test_tools::per_element());
+    BOOST_REQUIRE(::write(release, "x", 1) == 1);
     BOOST_REQUIRE(r.until([&] { return r.jobs[slow].ended; }));
+    ::close(release);
+    BOOST_TEST(r.jobs[slow].status == 0);
     BOOST_TEST(Runner::codes(r.jobs[slow].out[0]) == (Codes{-31, -32, -33, -34, -35, -9999}),
                boost::test_tools::per_element());
 }
@@ -254,9 +319,85 @@ BOOST_AUTO_TEST_CASE(a_process_exit_reaches_the_rest_of_its_job) {
     const std::string a = r.launch("exit", 3);
     BOOST_REQUIRE(r.until([&] { return r.jobs[a].ended; }));
     BOOST_TEST(r.jobs[a].status == 0);
-    for (std::uint32_t rank : {0u, 2u})
+    for (std::uint32_t rank : {0u, 2u}) {
+        BOOST_TEST_INFO(a << ":" << rank << " printed " << r.jobs[a].out[rank]);
         BOOST_TEST(Runner::codes(r.jobs[a].out[rank]) == (Codes{PMIX_EVENT_PROC_TERMINATED}),
                    boost::test_tools::per_element());
+        BOOST_TEST(r.jobs[a].out[rank].find("affected 1\n") != std::string::npos);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(an_abort_reaches_the_rest_of_its_job) {
+    // A long grace: the survivors ignore SIGTERM and leave by themselves once they printed.
+    Runner r({.config = "", .kill_grace_ms = 20000});
+    const std::string a = r.launch("abort", 3);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[a].ended; }));
+    BOOST_TEST(r.jobs[a].status == 7);
+    for (std::uint32_t rank : {0u, 2u}) {
+        const std::string &out = r.jobs[a].out[rank];
+        BOOST_TEST_INFO(a << ":" << rank << " printed " << out);
+        BOOST_TEST(Runner::codes(out) == (Codes{PMIX_ERR_PROC_REQUESTED_ABORT}),
+                   boost::test_tools::per_element());
+        BOOST_TEST(out.find("affected 1\n") != std::string::npos);
+        BOOST_TEST(out.find("exit_code 7\n") != std::string::npos);
+    }
+}
+
+namespace {
+
+// Waits (inotify, with a deadline) until `dir` holds the files `names`.
+bool wait_files(const std::string &dir, const std::vector<std::string> &names,
+                std::chrono::seconds limit) {
+    const int fd = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (fd < 0 || ::inotify_add_watch(fd, dir.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE) < 0)
+        return false;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    auto all = [&] {
+        for (const auto &n : names)
+            if (!fs::exists(dir + "/" + n)) return false;
+        return true;
+    };
+    bool ok = all();
+    while (!ok) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) break;
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, static_cast<int>(left.count())) == 1) {
+            char buf[4096];
+            while (::read(fd, buf, sizeof buf) > 0) {
+            }
+        }
+        ok = all();
+    }
+    ::close(fd);
+    return ok;
+}
+
+std::string slurp(const std::string &path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_broker_death_is_a_lost_connection_event) {
+    Runner r({.config = "", .kill_grace_ms = 500, .standalone = true});
+    const std::string results = r.tmp.path + "/results";
+    fs::create_directory(results);
+    const std::string a = r.launch("lost", 2, results);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[a].ready == 2; }));
+    r.kill_broker();
+    // Each rank's default handler got PMIX_ERR_LOST_CONNECTION; rank 0's pending fence failed
+    // with it instead of hanging (the ranks give up after 20 s, the test at 15).
+    BOOST_REQUIRE(wait_files(results, {"0.out", "1.out"}, 15s));
+    BOOST_TEST(slurp(results + "/0.out") == fmt::format("event {} call {}\n",
+                                                        PMIX_ERR_LOST_CONNECTION,
+                                                        PMIX_ERR_LOST_CONNECTION));
+    BOOST_TEST(slurp(results + "/1.out") ==
+               fmt::format("event {} call {}\n", PMIX_ERR_LOST_CONNECTION, PMIX_SUCCESS));
 }
 
 BOOST_AUTO_TEST_CASE(a_second_library_declares_its_model) {
