@@ -35,8 +35,10 @@ class ToolSession {
         msg::Hello hello;
         hello.role = "tool";
         hello.pid = ::getpid();
-        ask<msg::Welcome>(hello);
+        welcome_ = ask<msg::Welcome>(hello);
     }
+
+    const msg::Welcome &welcome() const { return welcome_; }
 
     // Sends m and returns the reply's body as R; throws on an ErrorReply or the deadline.
     template <class R, class M>
@@ -62,6 +64,7 @@ class ToolSession {
 
   private:
     std::chrono::milliseconds timeout_;
+    msg::Welcome welcome_;
     zmq::context_t ctx_;
     zmq::socket_t dealer_{ctx_, zmq::socket_type::dealer};
     std::uint64_t next_id_ = 0;
