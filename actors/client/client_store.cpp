@@ -99,6 +99,10 @@ void ClientStore::set_job(const msg::JobInfo &job, std::uint32_t my_rank) {
     set_str(m, PMIX_JOBID, job.nspace);
     if (!job.session_tmpdir.empty()) set_str(m, PMIX_TMPDIR, job.session_tmpdir);
     if (!job.nsdir.empty()) set_str(m, PMIX_NSDIR, job.nsdir);
+    if (!job.session_tmpdir.empty()) {
+        bool rm_cleans = true;  // the launcher removes the session directories at the job's end
+        set(m, PMIX_TDIR_RMCLEAN, &rm_cleans, PMIX_BOOL);
+    }
     set_u32(m, PMIX_NUM_NODES, static_cast<std::uint32_t>(job.nodes.size()));
     const std::string nodes = join(job.nodes, ',', [](const std::string &s) { return s; });
     set_str(m, PMIX_NODE_LIST, nodes);
