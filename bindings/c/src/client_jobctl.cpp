@@ -4,8 +4,11 @@
 #include "client_jobctl.hpp"
 
 #include <cstring>
+#include <filesystem>
 #include <future>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 #include "actors/protocol/jobctl.hpp"
 #include "actors/protocol/log.hpp"
@@ -132,6 +135,40 @@ pmix_status_t job_control_message(const pmix_proc_t targets[], size_t ntargets,
     if (m.action.empty()) return PMIX_ERR_BAD_PARAM;
     if (m.action == "restart" || m.action == "provision") return PMIX_ERR_NOT_SUPPORTED;
     m.timeout_ms = timeout_ms_of(dirs, ndirs);
+    return PMIX_SUCCESS;
+}
+
+// PMIX_REGISTER_CLEANUP(_DIR): the launcher removes the job's session directory (PMIX_NSDIR)
+// with everything in it when the job ends, so a path inside it is registered already (Open MPI
+// registers its job session directory at MPI_Init). Anything else is not supported. nullopt:
+// the directives are not a cleanup registration.
+std::optional<pmix_status_t> cleanup_registration(const pmix_info_t dirs[], size_t ndirs) {
+    std::vector<std::string> paths;
+    for (size_t n = 0; dirs && n < ndirs; ++n) {
+        const pmix_info_t &i = dirs[n];
+        if (is(i, PMIX_REGISTER_CLEANUP) || is(i, PMIX_REGISTER_CLEANUP_DIR)) {
+            if (string_of(i.value).empty()) return PMIX_ERR_BAD_PARAM;
+            paths.push_back(string_of(i.value));
+        } else if (is(i, PMIX_CLEANUP_IGNORE)) {
+            return PMIX_ERR_NOT_SUPPORTED;  // the whole directory goes
+        }
+    }
+    if (paths.empty()) return std::nullopt;
+    pmix_proc_t job;
+    {
+        std::lock_guard lock(g_mu);
+        if (!g_actor) return PMIX_ERR_INIT;
+        PMIX_LOAD_PROCID(&job, g_me.nspace, PMIX_RANK_WILDCARD);
+    }
+    pmix_value_t *nsdir = nullptr;
+    if (PMIx_Get(&job, PMIX_NSDIR, nullptr, 0, &nsdir) != PMIX_SUCCESS || !nsdir)
+        return PMIX_ERR_NOT_SUPPORTED;
+    const std::filesystem::path root = std::filesystem::path(string_of(*nsdir)).lexically_normal();
+    PMIX_VALUE_RELEASE(nsdir);
+    for (const auto &p : paths) {
+        const auto rel = std::filesystem::path(p).lexically_normal().lexically_relative(root);
+        if (root.empty() || rel.empty() || *rel.begin() == "..") return PMIX_ERR_NOT_SUPPORTED;
+    }
     return PMIX_SUCCESS;
 }
 
@@ -270,6 +307,15 @@ extern "C" {
 PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_t ntargets,
                                               const pmix_info_t directives[], size_t ndirs,
                                               pmix_info_cbfunc_t cbfunc, void *cbdata) {
+    if (auto rc = cleanup_registration(directives, ndirs)) {
+        if (*rc != PMIX_SUCCESS) return *rc;
+        std::lock_guard lock(g_mu);
+        if (!g_actor) return PMIX_ERR_INIT;
+        g_actor->post([cbfunc, cbdata] {
+            if (cbfunc) cbfunc(PMIX_SUCCESS, nullptr, 0, cbdata, nullptr, nullptr);
+        });
+        return PMIX_SUCCESS;
+    }
     msg::JobControl m;
     if (pmix_status_t rc = job_control_message(targets, ntargets, directives, ndirs, m);
         rc != PMIX_SUCCESS)
@@ -286,6 +332,7 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t n
                                            pmix_info_t **results, size_t *nresults) {
     if (results) *results = nullptr;
     if (nresults) *nresults = 0;
+    if (auto rc = cleanup_registration(directives, ndirs)) return *rc;
     msg::JobControl m;
     if (pmix_status_t rc = job_control_message(targets, ntargets, directives, ndirs, m);
         rc != PMIX_SUCCESS)
