@@ -62,6 +62,9 @@ void events_model_declared(const pmix_info_t info[], size_t ninfo) {
     if (LocalEvent::to_wire(PMIX_MODEL_DECLARED, g_me, PMIX_RANGE_PROC_LOCAL, info, ninfo, wire,
                             no_cache) != PMIX_SUCCESS)
         return;
+    // Only handlers registered for PMIX_MODEL_DECLARED get it: Open MPI's default handler
+    // aborts on any event it is given.
+    wire.non_default = true;
     ev->raise_local(std::move(wire));
 }
 
