@@ -15,6 +15,8 @@
 
 #include <pmix_common.h>
 
+#include "actors/launcher/personality.hpp"
+
 extern char **environ;
 
 namespace zpmix {
@@ -55,9 +57,10 @@ std::string describe_exit(std::uint32_t rank, pid_t pid, int code, int sig) {
 }
 
 // The rank's environment: ours, minus what belongs to another job, plus Launch.env and the
-// client variables.
+// client variables, then the Open MPI personality when ompi_lib_dir is set.
 std::vector<std::string> rank_environment(const std::vector<std::string> &extra,
-                                          const std::vector<std::string> &client) {
+                                          const std::vector<std::string> &client,
+                                          const std::string &ompi_lib_dir) {
     std::map<std::string, std::string> env;
     auto put = [&](const std::string &kv) {
         const auto eq = kv.find('=');
@@ -73,6 +76,7 @@ std::vector<std::string> rank_environment(const std::vector<std::string> &extra,
     }
     for (const auto &kv : extra) put(kv);
     for (const auto &kv : client) put(kv);
+    if (!ompi_lib_dir.empty()) personality::apply_ompi(env, ompi_lib_dir);
     std::vector<std::string> out;
     for (auto &[k, kv] : env) out.push_back(std::move(kv));
     return out;
@@ -224,6 +228,7 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
     }
     const std::string secret = random_secret();
 
+    const std::string ompi_lib_dir = m.personality_ompi ? personality::library_dir() : "";
     hwloc_bitmap_t saved = hwloc_bitmap_alloc();
     hwloc_get_cpubind(topo_, saved, HWLOC_CPUBIND_THREAD);
     std::string error;
@@ -261,9 +266,11 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
         posix_spawnattr_setflags(
             &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
-        const auto envs = rank_environment(
-            m.env, {"ZPMIX_URI=" + settings_.uri, "ZPMIX_SECRET=" + secret,
-                    "PMIX_NAMESPACE=" + info.nspace, "PMIX_RANK=" + std::to_string(i)});
+        const auto envs =
+            rank_environment(m.env,
+                             {"ZPMIX_URI=" + settings_.uri, "ZPMIX_SECRET=" + secret,
+                              "PMIX_NAMESPACE=" + info.nspace, "PMIX_RANK=" + std::to_string(i)},
+                             ompi_lib_dir);
         std::vector<char *> argv, envp;
         for (auto &a : m.argv) argv.push_back(const_cast<char *>(a.c_str()));
         argv.push_back(nullptr);

@@ -1,0 +1,117 @@
+#include "actors/launcher/personality.hpp"
+
+#include <elf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "zpmix/build_config.hpp"
+
+namespace zpmix::personality {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Bounds on what we read of a program: its section table and dynamic string table.
+constexpr std::size_t kMaxSections = 4096;
+constexpr std::size_t kMaxTable = 16 << 20;
+
+std::string resolve(const std::string &program, const std::string &cwd) {
+    auto executable = [](const fs::path &p) {
+        std::error_code ec;
+        return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+    };
+    if (program.find('/') != std::string::npos) {
+        const fs::path p =
+            program.front() == '/' || cwd.empty() ? fs::path(program) : fs::path(cwd) / program;
+        return executable(p) ? p.string() : std::string();
+    }
+    const char *path = std::getenv("PATH");
+    std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    while (true) {
+        const auto colon = dirs.find(':');
+        const std::string_view dir = dirs.substr(0, colon);
+        const fs::path p = fs::path(dir.empty() ? "." : std::string(dir)) / program;
+        if (executable(p)) return p.string();
+        if (colon == std::string_view::npos) return {};
+        dirs.remove_prefix(colon + 1);
+    }
+}
+
+template <class T>
+bool read_at(std::ifstream &f, std::uint64_t offset, T *out, std::size_t count = 1) {
+    f.seekg(static_cast<std::streamoff>(offset));
+    f.read(reinterpret_cast<char *>(out), static_cast<std::streamsize>(sizeof(T) * count));
+    return static_cast<std::size_t>(f.gcount()) == sizeof(T) * count;
+}
+
+// The DT_NEEDED names of a 64-bit ELF file, from its SHT_DYNAMIC section and the string table
+// that section links to.
+std::vector<std::string> needed_libraries(const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    Elf64_Ehdr eh{};
+    if (!f || !read_at(f, 0, &eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+        eh.e_shnum == 0 || eh.e_shnum > kMaxSections)
+        return {};
+    std::vector<Elf64_Shdr> sections(eh.e_shnum);
+    if (!read_at(f, eh.e_shoff, sections.data(), sections.size())) return {};
+    std::vector<std::string> out;
+    for (const auto &sh : sections) {
+        if (sh.sh_type != SHT_DYNAMIC || sh.sh_link >= sections.size()) continue;
+        const Elf64_Shdr &strtab = sections[sh.sh_link];
+        if (sh.sh_size > kMaxTable || strtab.sh_size > kMaxTable) continue;
+        std::vector<Elf64_Dyn> dyn(sh.sh_size / sizeof(Elf64_Dyn));
+        std::string strings(strtab.sh_size, '\0');
+        if (!read_at(f, sh.sh_offset, dyn.data(), dyn.size()) ||
+            !read_at(f, strtab.sh_offset, strings.data(), strings.size()))
+            continue;
+        for (const auto &d : dyn) {
+            if (d.d_tag == DT_NULL) break;
+            if (d.d_tag == DT_NEEDED && d.d_un.d_val < strings.size())
+                out.emplace_back(strings.c_str() + d.d_un.d_val);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+bool links_libmpi(const std::string &program, const std::string &cwd) {
+    const std::string path = resolve(program, cwd);
+    if (path.empty()) return false;
+    for (const auto &lib : needed_libraries(path))
+        if (lib.starts_with("libmpi.so") || lib.starts_with("libmpi_")) return true;
+    return false;
+}
+
+std::string library_dir() {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    const fs::path build_root = fs::path(build::build_libdir).parent_path();
+    if (!ec && !build_root.empty()) {
+        auto [b, e] = std::mismatch(build_root.begin(), build_root.end(), exe.begin(), exe.end());
+        if (b == build_root.end()) return build::build_libdir;
+    }
+    return build::install_libdir;
+}
+
+void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_dir) {
+    auto value = [&](const std::string &name) -> std::string {
+        auto it = env.find(name);
+        return it == env.end() ? std::string() : it->second.substr(name.size() + 1);
+    };
+    const std::string ld = value("LD_LIBRARY_PATH");
+    env["LD_LIBRARY_PATH"] = "LD_LIBRARY_PATH=" + lib_dir + (ld.empty() ? "" : ":" + ld);
+    // Without an ORTE launch environment, schizo/orte makes every rank a singleton (which
+    // then fails to start its own orted); excluded, ess/pmi asks PMIx_Init, i.e. zpmix.
+    env.try_emplace("OMPI_MCA_schizo", "OMPI_MCA_schizo=^orte");
+}
+
+}  // namespace zpmix::personality

@@ -1,0 +1,24 @@
+#pragma once
+// Personalities: what a launch adds to the ranks' environment so that a runtime nobody here
+// wrote uses zpmix. "ompi": Open MPI 4.1, which reaches its runtime only through libpmix.so.2.
+#include <map>
+#include <string>
+
+namespace zpmix::personality {
+
+// Whether the program (a name looked up in PATH like posix_spawnp, or a path relative to cwd)
+// is an ELF executable that needs Open MPI's libmpi (a DT_NEEDED entry "libmpi.so..." or
+// "libmpi_..."). False for anything else (a script, MPICH's libmpich, an unreadable file).
+bool links_libmpi(const std::string &program, const std::string &cwd);
+
+// The directory holding zpmix's libpmix.so.2: the build tree's lib directory when this
+// executable runs from the build tree, else the install libdir.
+std::string library_dir();
+
+// The Open MPI personality, applied to a rank's environment (NAME -> "NAME=value"): zpmix's
+// library directory first on LD_LIBRARY_PATH, and the MCA settings that make Open MPI use the
+// PMIx server it finds instead of running as a singleton. Settings the environment already
+// has (the user's -x or their own environment) are kept.
+void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_dir);
+
+}  // namespace zpmix::personality
