@@ -12,6 +12,7 @@
 
 #include <pmix_common.h>
 
+#include "actors/launcher/personality.hpp"
 #include "actors/protocol/common.hpp"
 #include "actors/protocol/session.hpp"
 #include "broker/broker.hpp"
@@ -33,6 +34,7 @@ struct RunOptions {
     bool tag_output = false;
     double timeout = 0;
     std::string bind_to = "none", map_by = "slot", broker;
+    std::string personality = "auto";
     int verbose = 0, quiet = 0;
 };
 
@@ -130,6 +132,10 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
         launch.cwd = cwd;
         std::free(cwd);
     }
+    launch.personality_ompi =
+        o.personality == "ompi" ||
+        (o.personality == "auto" && personality::links_libmpi(argv[0], launch.cwd));
+    if (launch.personality_ompi) spdlog::debug("personality: ompi");
     for (const auto &x : o.exports) {
         if (x.find('=') != std::string::npos) {
             launch.env.push_back(x);
@@ -282,6 +288,11 @@ void add_run_command(CLI::App &app, int &status) {
     cmd->add_option("--map-by", o->map_by, "slot | core")->check(CLI::IsMember({"slot", "core"}));
     cmd->add_option("--pset", o->psets, "Name the job as a process set (repeatable)")
         ->allow_extra_args(false);
+    cmd->add_option("--personality", o->personality,
+                    "ompi: run an Open MPI 4.1 program on zpmix (zpmix's libpmix.so.2 first on "
+                    "LD_LIBRARY_PATH, OMPI_MCA_schizo=^orte); none: no change; auto (default): "
+                    "ompi when the program links libmpi")
+        ->check(CLI::IsMember({"auto", "ompi", "none"}));
     cmd->add_option("--broker", o->broker, "The broker's URI (default: find or embed one)");
     cmd->add_flag("-v,--verbose", o->verbose, "More log output (repeatable)");
     cmd->add_flag("-q,--quiet", o->quiet, "Less log output (repeatable)");
