@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <optional>
 
 #include <pmix_common.h>
@@ -259,9 +260,15 @@ BOOST_AUTO_TEST_CASE(a_deregistered_namespace_leaves_nothing_behind) {
     Session a(broker.uri(), {"ns", 0});
     a.send(msg::Commit{{"ns", 0}, {}, {}, blob({{"card", 1}})});
     a.expect<msg::Ok>();
-    broker.bus().broadcast(msg::DeregisterNamespace::type, encode(msg::DeregisterNamespace::type, 0,
-                                                                  msg::DeregisterNamespace{"ns"}));
-    a.sync();
+    // Broadcast on the broker's thread, then wait until its queue has run past the delivery.
+    std::promise<void> settled;
+    broker.reactor().post([&] {
+        broker.bus().broadcast(
+            msg::DeregisterNamespace::type,
+            encode(msg::DeregisterNamespace::type, 0, msg::DeregisterNamespace{"ns"}));
+        broker.reactor().post([&] { settled.set_value(); });
+    });
+    BOOST_REQUIRE(settled.get_future().wait_for(5s) == std::future_status::ready);
     a.send(msg::ModexGet{{"ns", 0}, "card", 100});
     BOOST_TEST(a.expect_error() == PMIX_ERR_TIMEOUT);
 }
