@@ -516,8 +516,13 @@ pmix_status_t get_str(const msgpack::object &o, char **out) {
     *out = nullptr;
     if (o.type == object_type::NIL) return PMIX_SUCCESS;
     if (o.type != object_type::STR) return kBad;
-    *out = o.via.str.size == 0 ? strdup("") : strndup(o.via.str.ptr, o.via.str.size);
-    return *out == nullptr ? PMIX_ERR_NOMEM : PMIX_SUCCESS;
+    // msgpack strings are not NUL-terminated: copy exactly size bytes (strndup would scan on).
+    const std::size_t n = o.via.str.size;
+    *out = static_cast<char *>(std::malloc(n + 1));
+    if (*out == nullptr) return PMIX_ERR_NOMEM;
+    if (n > 0) std::memcpy(*out, o.via.str.ptr, n);
+    (*out)[n] = '\0';
+    return PMIX_SUCCESS;
 }
 
 // str into a fixed char[max+1]
