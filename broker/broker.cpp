@@ -120,7 +120,6 @@ void Broker::add_standard_actors() {
     add_actor<EventBroker>(xpub_, EventOptions{.ring_size = config_.event_cache_size,
                                                .host = hostname(),
                                                .self = {name_, 0},
-                                               .sndhwm = config_.event_sndhwm,
                                                .test_drop_every = config_.event_test_drop_every});
     add_actor<JobControl>(JobControl::Settings{.events_uri = events_uri_, .broker = name_});
     add_actor<ProcessMonitor>(ProcessMonitor::Settings{
@@ -179,6 +178,8 @@ void Broker::start() {
     xpub_ = zmq::socket_t(ctx_, zmq::socket_type::xpub);
     xpub_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config_.max_message_bytes));
     xpub_.set(zmq::sockopt::linger, 0);
+    // Per subscriber; beyond it events drop (and are resent). Read at bind time only.
+    xpub_.set(zmq::sockopt::sndhwm, config_.event_sndhwm);
     xpub_.bind(events_uri_);
 
     write_rendezvous(

@@ -180,10 +180,11 @@ void EventBroker::proc_exit(const Envelope &env, msg::ProcExit &m) {
     ev.affected = {proc};
     ev.timestamp = now_s();
     // Events of a job go to the job's namespace stream, whoever their source is.
-    auto publish_job = [&](std::int32_t code, std::string text) {
+    auto publish_job = [&](std::int32_t code, std::string text, bool non_default = false) {
         msg::Event e = ev;
         e.status = code;
         e.text = std::move(text);
+        e.non_default = non_default;
         e.info =
             InfoBlob().add_int(PMIX_EXIT_CODE, m.signal ? 128 + m.signal : m.exit_code).bytes();
         publish_on(msg::topic::nspace(m.nspace), std::move(e), true);
@@ -198,7 +199,10 @@ void EventBroker::proc_exit(const Envelope &env, msg::ProcExit &m) {
         publish_job(PMIX_ERR_EXIT_NONZERO_TERM,
                     fmt::format("{}:{} exited with status {}", m.nspace, m.rank, m.exit_code));
     }
-    publish_job(PMIX_EVENT_PROC_TERMINATED, fmt::format("{}:{} terminated", m.nspace, m.rank));
+    // A rank's end is not an error: only handlers registered for it get it (Open MPI's default
+    // handler aborts the process on any event it is given).
+    publish_job(PMIX_EVENT_PROC_TERMINATED, fmt::format("{}:{} terminated", m.nspace, m.rank),
+                true);
     if (failure != 0) job_status_.try_emplace(m.nspace, failure);
 
     auto job = jobs_.find(m.nspace);
