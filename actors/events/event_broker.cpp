@@ -49,10 +49,7 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, zmq::socket_t &xpub, EventO
     on(&EventBroker::ns_deregister);
     on(&EventBroker::abort_job);
     // The broker binds the socket when it starts, before its reactor runs this.
-    reactor.post([this] {
-        xpub_.set(zmq::sockopt::sndhwm, opts_.sndhwm);
-        this->reactor().watch(xpub_, [this] { on_subscription(); });
-    });
+    reactor.post([this] { this->reactor().watch(xpub_, [this] { on_subscription(); }); });
 }
 
 EventBroker::~EventBroker() {

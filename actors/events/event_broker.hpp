@@ -30,7 +30,6 @@ struct EventOptions {
     std::string host;             // this node (ev/node/<host>/); empty: gethostname()
     msg::Proc self;               // the source of runtime events
     std::chrono::milliseconds sync_timeout{10000};  // a registration's sync subscription must come
-    int sndhwm = 100000;  // [events] sndhwm: per subscriber; beyond it events drop (and are resent)
     // Testing only: publish every event numbered a multiple of this without sending it (0: off),
     // so subscribers must detect the gap and recover it from the cache.
     std::uint64_t test_drop_every = 0;
@@ -38,8 +37,9 @@ struct EventOptions {
 
 class EventBroker : public Actor {
   public:
-    // `xpub` is the broker's event publisher: bound by the time the reactor runs, closed by its
-    // owner after the reactor stopped; only this actor uses it meanwhile.
+    // `xpub` is the broker's event publisher: bound by the time the reactor runs (its sndhwm,
+    // `[events] sndhwm`, set before binding: ZeroMQ reads it then), closed by its owner after
+    // the reactor stopped; only this actor uses it meanwhile.
     EventBroker(Reactor &reactor, Bus &bus, zmq::socket_t &xpub, EventOptions options);
     ~EventBroker() override;
 

@@ -6,6 +6,7 @@
 
 #include <pmix_common.h>
 
+#include "actors/client/events/stream_tracker.hpp"
 #include "actors/events/event_broker.hpp"
 
 // The broker's events actor in one process: an XPUB on inproc, a test actor making the client's
@@ -58,7 +59,8 @@ struct Fixture {
     Requester req{reactor, bus};
     std::thread thread;
 
-    explicit Fixture(EventOptions opts = {}) {
+    explicit Fixture(EventOptions opts = {}, int sndhwm = 1000) {
+        xpub.set(zmq::sockopt::sndhwm, sndhwm);  // as the broker does: before binding
         xpub.bind("inproc://events");
         opts.session = "s1";
         opts.host = "nodeA";
@@ -285,4 +287,55 @@ BOOST_AUTO_TEST_CASE(dropped_events_are_recovered_from_the_cache) {
     auto got = await(f.req.on_resent);
     BOOST_REQUIRE(got.events.size() == 1u);
     BOOST_TEST(got.events[0].status == -3);
+}
+
+BOOST_AUTO_TEST_CASE(high_water_mark_drops_are_detected_and_replayed) {
+    Fixture f({}, 1);  // the XPUB queues at most one event per subscriber
+
+    // A subscriber that does not read while 100 events are published: the publisher drops what
+    // does not fit, as it would for a stuck process.
+    zmq::socket_t sub(f.ctx, zmq::socket_type::sub);
+    sub.set(zmq::sockopt::rcvhwm, 1);
+    sub.connect("inproc://events");
+    sub.set(zmq::sockopt::subscribe, "ev/g/j/");
+    sub.set(zmq::sockopt::subscribe, msg::topic::sync("hwm"));
+    f.req.ask(msg::EventRegister{{"job1", 0}, "hwm", {"ev/g/j/"}});
+    const auto reg = await(f.req.on_registered);
+    client::StreamTracker tracker;
+    std::optional<client::StreamTracker::Gap> gap;
+    BOOST_TEST(tracker.start("ev/g/j/", reg.heads.at("ev/g/j/"), gap).empty());
+    for (int i = 1; i <= 100; ++i) BOOST_TEST(f.notify(event(-i, msg::Range::global)) == 0);
+
+    std::vector<msg::Event> delivered;
+    std::vector<client::StreamTracker::Gap> gaps;
+    std::size_t received = 0;
+    auto take = [&](std::chrono::milliseconds wait) {
+        auto e = next_event(sub, wait);
+        if (!e) return false;
+        ++received;
+        std::optional<client::StreamTracker::Gap> g;
+        auto ready = tracker.accept(e->second, g);
+        delivered.insert(delivered.end(), ready.begin(), ready.end());
+        if (g) gaps.push_back(*g);
+        return true;
+    };
+    while (take(200ms)) {
+    }
+    // A drop at a stream's end shows at its next event.
+    BOOST_TEST(f.notify(event(-101, msg::Range::global)) == 0);
+    BOOST_REQUIRE(take(5s));
+    BOOST_TEST(received < 101u);  // the publisher did drop events
+    BOOST_REQUIRE(!gaps.empty());
+    for (const auto &g : gaps) {
+        f.req.ask(msg::EventResend{g.stream, g.from, g.to});
+        auto got = await(f.req.on_resent);
+        auto ready = tracker.fill(g.stream, g.from, g.to, got.events);
+        delivered.insert(delivered.end(), ready.begin(), ready.end());
+    }
+    BOOST_TEST(tracker.lost() == 0u);
+    BOOST_REQUIRE(delivered.size() == 101u);
+    for (std::size_t i = 0; i < delivered.size(); ++i) {
+        BOOST_TEST(delivered[i].seq == i + 1);
+        BOOST_TEST(delivered[i].status == -static_cast<int>(i + 1));
+    }
 }
