@@ -6,7 +6,8 @@
  *            prints "ready" once both are published
  *   slow F   like listen, but the first handler call blocks until a byte can be read from the
  *            FIFO F (at most 20 s): the test releases it once the other processes are done
- *   exit     rank 1 exits after every rank registered; the others print what they got up to
+ *   exit     also registers for PMIX_EVENT_PROC_TERMINATED (not given to default handlers);
+ *            rank 1 exits after every rank registered; the others print what they got up to
  *            PMIX_EVENT_PROC_TERMINATED and "affected <rank>"
  *   abort    rank 1 calls PMIx_Abort(7) after every rank registered; the others (SIGTERM
  *            ignored, so that the job's termination does not race the event) print what they
@@ -170,6 +171,10 @@ int main(int argc, char **argv) {
         return 11;
     }
     if (reg(NULL, 0, 1) < 0) return 11; /* environment events */
+    if (strcmp(mode, "exit") == 0) {    /* a rank's normal end reaches only handlers asking */
+        pmix_status_t code = PMIX_EVENT_PROC_TERMINATED;
+        if (reg(&code, 1, 0) < 0) return 11;
+    }
     if (strcmp(mode, "notify") == 0 && me.rank == 0) {
         if (PMIx_Notify_event(-500, &me, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL) != PMIX_SUCCESS)
             return 14;
