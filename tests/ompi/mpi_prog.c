@@ -1,0 +1,84 @@
+/* An ordinary MPI program, built with Debian's mpicc: nothing in it knows about zpmix.
+ *   mpi_prog check          world size/rank, MPI_Allreduce, a point-to-point ring; prints
+ *                           "rank R of N: allreduce S ring T ok" per rank
+ *   mpi_prog abort R CODE   every rank prints "rank R pid P"; after a barrier rank R calls
+ *                           MPI_Abort(MPI_COMM_WORLD, CODE) while the others wait in a barrier
+ *   mpi_prog kill R         the same, but rank R kills itself with SIGKILL
+ *   mpi_prog init           MPI_Init and MPI_Finalize only (the benchmark)
+ * Exit status: 0, or 1 with a message on stderr when a check fails. */
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int check(int rank, int size, int expected_size) {
+    if (expected_size > 0 && size != expected_size) {
+        fprintf(stderr, "rank %d: world size %d, expected %d\n", rank, size, expected_size);
+        return 1;
+    }
+    const char *env_rank = getenv("PMIX_RANK");
+    if (env_rank == NULL || atoi(env_rank) != rank) {
+        fprintf(stderr, "rank %d: PMIX_RANK is %s\n", rank, env_rank ? env_rank : "unset");
+        return 1;
+    }
+    long mine = rank + 1, sum = 0;
+    MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (sum != (long)size * (size + 1) / 2) {
+        fprintf(stderr, "rank %d: allreduce gave %ld\n", rank, sum);
+        return 1;
+    }
+    /* The ring: a token passed from rank 0 around every rank, each adding its rank. */
+    long token = 0;
+    const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    if (size > 1) {
+        if (rank == 0) {
+            MPI_Send(&token, 1, MPI_LONG, next, 7, MPI_COMM_WORLD);
+            MPI_Recv(&token, 1, MPI_LONG, prev, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(&token, 1, MPI_LONG, prev, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            token += rank;
+            MPI_Send(&token, 1, MPI_LONG, next, 7, MPI_COMM_WORLD);
+        }
+        MPI_Bcast(&token, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    }
+    if (token != (long)size * (size - 1) / 2) {
+        fprintf(stderr, "rank %d: ring gave %ld\n", rank, token);
+        return 1;
+    }
+    printf("rank %d of %d: allreduce %ld ring %ld ok\n", rank, size, sum, token);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "check";
+    MPI_Init(&argc, &argv);
+    int rank = -1, size = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int rc = 0;
+    if (strcmp(mode, "abort") == 0 || strcmp(mode, "kill") == 0) {
+        printf("rank %d pid %d\n", rank, (int)getpid());
+        fflush(stdout);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    if (strcmp(mode, "check") == 0) {
+        rc = check(rank, size, argc > 2 ? atoi(argv[2]) : 0);
+    } else if (strcmp(mode, "abort") == 0 && argc > 3) {
+        if (rank == atoi(argv[2])) MPI_Abort(MPI_COMM_WORLD, atoi(argv[3]));
+        MPI_Barrier(MPI_COMM_WORLD);
+        fprintf(stderr, "rank %d: passed the barrier after an abort\n", rank);
+        rc = 1;
+    } else if (strcmp(mode, "kill") == 0 && argc > 2) {
+        if (rank == atoi(argv[2])) raise(SIGKILL);
+        MPI_Barrier(MPI_COMM_WORLD);
+        fprintf(stderr, "rank %d: passed the barrier after a death\n", rank);
+        rc = 1;
+    } else if (strcmp(mode, "init") != 0) {
+        fprintf(stderr, "usage: %s [check [SIZE] | abort RANK CODE | kill RANK | init]\n", argv[0]);
+        rc = 2;
+    }
+    MPI_Finalize();
+    return rc;
+}
