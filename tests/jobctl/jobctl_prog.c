@@ -88,6 +88,8 @@ static void register_method(int sig) {
     PMIX_INFO_CONSTRUCT(&dir);
     PMIx_Info_load(&dir, PMIX_JOB_CTRL_CHECKPOINT_METHOD, &arr, PMIX_DATA_ARRAY);
     pmix_status_t rc = control(&dir, 1);
+    PMIX_INFO_DESTRUCT(&dir);
+    PMIX_INFO_DESTRUCT(&method);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "register checkpoint method: %d\n", rc);
         exit(3);
@@ -140,6 +142,7 @@ static void checkpoint_nb(long slot, const char *id) {
     PMIx_Info_load(&d, PMIX_JOB_CTRL_CHECKPOINT, id, PMIX_STRING);
     pmix_proc_t self = me;
     pmix_status_t rc = PMIx_Job_control_nb(&self, 1, &d, 1, nb_done, (void *)slot);
+    PMIX_INFO_DESTRUCT(&d);
     if (rc != PMIX_SUCCESS) printf("checkpoint %s: %d\n", id, rc);
 }
 
@@ -151,7 +154,9 @@ static pmix_status_t cancel(const char *id) {
         PMIx_Info_load(&d, PMIX_JOB_CTRL_CANCEL, id, PMIX_STRING);
     else
         PMIx_Info_load(&d, PMIX_JOB_CTRL_CANCEL, &all, PMIX_BOOL);
-    return control(&d, 1);
+    pmix_status_t rc = control(&d, 1);
+    PMIX_INFO_DESTRUCT(&d);
+    return rc;
 }
 
 static void wait_nb(int slot) {
@@ -177,7 +182,10 @@ static pmix_status_t monitor(const char *kind, const char *file, const char *id,
         PMIx_Info_load(&dirs[n++], PMIX_MONITOR_FILE_DROPS, &drops, PMIX_UINT32);
     }
     if (id) PMIx_Info_load(&dirs[n++], PMIX_MONITOR_ID, id, PMIX_STRING);
-    return PMIx_Process_monitor(&mon, code, dirs, n, NULL, NULL);
+    pmix_status_t rc = PMIx_Process_monitor(&mon, code, dirs, n, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&mon);
+    for (size_t i = 0; i < n; ++i) PMIX_INFO_DESTRUCT(&dirs[i]);
+    return rc;
 }
 
 int main(int argc, char **argv) {
@@ -249,7 +257,7 @@ int main(int argc, char **argv) {
         }
     }
     if (strcmp(mode, "control-other") == 0) {
-        /* A process may control only its own job; rank 0 signals rank 1 of its own. */
+        /* A process may control only its own job: another job's process is refused. */
         pmix_proc_t other;
         pmix_info_t d;
         int sig = SIGUSR1;
@@ -296,13 +304,14 @@ int main(int argc, char **argv) {
         PMIx_Info_load(&c, PMIX_MONITOR_CANCEL, &yes_all, PMIX_BOOL);
         printf("cancel all: %d\n", PMIx_Process_monitor(&c, PMIX_SUCCESS, NULL, 0, NULL, NULL));
         printf("cancel again: %d\n", PMIx_Process_monitor(&c, PMIX_SUCCESS, NULL, 0, NULL, NULL));
+        PMIX_INFO_DESTRUCT(&c);
         printf("alerts after cancel: %d\n", phase(300, 0, NULL));
         PMIx_Finalize(NULL, 0);
         return 0;
     }
     if (strcmp(mode, "mon-exit") == 0) {
         /* A monitor that would trip soon after its process is gone. */
-        monitor("heartbeat", NULL, "doomed", PMIX_MONITOR_HEARTBEAT_ALERT, 5, 1);
+        monitor("heartbeat", NULL, "doomed", PMIX_MONITOR_HEARTBEAT_ALERT, 50, 1);
         PMIx_Finalize(NULL, 0);
         return 0;
     }
@@ -317,6 +326,8 @@ int main(int argc, char **argv) {
         PMIx_Info_load(&data[1], PMIX_LOG_SYSLOG, "syslog line from the app", PMIX_STRING);
         PMIx_Info_load(&dirs[0], PMIX_LOG_GENERATE_TIMESTAMP, &yes, PMIX_BOOL);
         printf("log: %d\n", PMIx_Log(data, 2, dirs, 1));
+        PMIX_INFO_DESTRUCT(&data[0]);
+        PMIX_INFO_DESTRUCT(&data[1]);
         PMIx_Info_load(&data[0], PMIX_LOG_STDERR, "only once", PMIX_STRING);
         PMIx_Info_load(&data[1], PMIX_LOG_SYSLOG, "never sent", PMIX_STRING);
         PMIx_Info_load(&dirs[1], PMIX_LOG_ONCE, &yes, PMIX_BOOL);
@@ -324,6 +335,9 @@ int main(int argc, char **argv) {
         PMIX_INFO_CONSTRUCT(&email);
         PMIx_Info_load(&email, PMIX_LOG_EMAIL, "mail", PMIX_STRING);
         printf("log email: %d\n", PMIx_Log(&email, 1, NULL, 0));
+        PMIX_INFO_DESTRUCT(&data[0]);
+        PMIX_INFO_DESTRUCT(&data[1]);
+        PMIX_INFO_DESTRUCT(&email);
         PMIx_Finalize(NULL, 0);
         return 0;
     }
