@@ -12,7 +12,6 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -152,11 +151,11 @@ struct Env {
     }
 };
 
+// The pids of "rank R pid P" lines. (No std::regex: GCC 12 warns inside it under ASan.)
 std::vector<pid_t> pids_in(const std::string &out) {
     std::vector<pid_t> pids;
-    static const std::regex re(R"(rank \d+ pid (\d+))");
-    for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it)
-        pids.push_back(std::stoi((*it)[1]));
+    for (auto pos = out.find(" pid "); pos != std::string::npos; pos = out.find(" pid ", pos + 1))
+        if (out.rfind("rank ", pos) != std::string::npos) pids.push_back(std::atoi(&out[pos + 5]));
     return pids;
 }
 
@@ -206,8 +205,8 @@ BOOST_AUTO_TEST_CASE(tag_output_and_partial_last_line) {
     Env e;
     auto p = e.run({"-n", "2", "--tag-output", kRank, "noeol:tail"});
     BOOST_TEST(p.exit_code() == 0);
-    static const std::regex tagged(R"(\[zpmix\.\d+\.1,1\]<stdout>: rank 1 pid \d+\n)");
-    BOOST_TEST(std::regex_search(p.out(), tagged), p.out());
+    BOOST_TEST(p.out().starts_with("[zpmix."), p.out());
+    BOOST_TEST(count(p.out(), ".1,1]<stdout>: rank 1 pid ") == 1u, p.out());
     BOOST_TEST(count(p.out(), "<stdout>: tail") == 2u);
 }
 
@@ -260,8 +259,9 @@ BOOST_AUTO_TEST_CASE(environment) {
                     "echo $FOO $ZPMIX_TEST_EXPORTED $PMIX_NAMESPACE $PMIX_RANK; "
                     "test -n \"$ZPMIX_SECRET\" && echo \"$ZPMIX_URI\""});
     BOOST_TEST(p.exit_code() == 0);
-    static const std::regex re(R"(bar from-here zpmix\.\d+\.1 0\nipc://.*/broker\.sock\n)");
-    BOOST_TEST(std::regex_match(p.out(), re), p.out());
+    BOOST_TEST(p.out().starts_with("bar from-here zpmix."), p.out());
+    BOOST_TEST(p.out().find(".1 0\nipc://") != std::string::npos, p.out());
+    BOOST_TEST(p.out().ends_with("/broker.sock\n"), p.out());
 }
 
 BOOST_AUTO_TEST_CASE(binding_to_cores) {
