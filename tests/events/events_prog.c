@@ -156,7 +156,9 @@ int main(int argc, char **argv) {
         PMIX_INFO_CONSTRUCT(&info);
         PMIx_Info_load(&info, PMIX_PROGRAMMING_MODEL, "OpenMP", PMIX_STRING);
         pmix_proc_t again;
-        if (PMIx_Init(&again, &info, 1) != PMIX_SUCCESS) return 12;
+        pmix_status_t rc = PMIx_Init(&again, &info, 1);
+        PMIX_INFO_DESTRUCT(&info);
+        if (rc != PMIX_SUCCESS) return 12;
         if (!wait_for(has_model)) return 13;
         printf("model %s\n", model);
         PMIx_Finalize(NULL, 0);
