@@ -123,39 +123,45 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
                m.action == "signal" ? " " + std::to_string(m.signal) : std::string(), nspace,
                all ? "*" : rank_list(list));
 
+    // Requests that complete at once are remembered by id, so that cancelling one is told apart
+    // from cancelling nothing.
+    const std::string requester = tool ? "uid" : who;
+    auto named = [this, requester, id = m.id, action = m.action] {
+        if (id.empty()) return;
+        named_done_.push_back({requester, id, action});
+        if (named_done_.size() > kNamedDone) named_done_.pop_front();
+    };
+
     // Asks the launcher to signal the targets and answers with those it reached; `pausing`
     // records SIGSTOP/SIGCONT in the process table.
-    auto act = [this, env, nspace, action = m.action](int sig, bool on_request, bool pausing,
-                                                      std::vector<std::uint32_t> targets) {
-        signal_ranks(nspace, std::move(targets), sig, on_request,
-                     [this, env, nspace, action, sig, pausing](std::int32_t status,
-                                                               std::vector<std::uint32_t> done) {
-                         if (status != PMIX_SUCCESS)
-                             return answer(env, status, action + " failed: the launcher refused");
-                         if (done.empty())
-                             return answer(env, PMIX_ERR_NOT_FOUND,
-                                           "no live process among the targets");
-                         std::vector<msg::Proc> affected;
-                         auto it = jobs_.find(nspace);
-                         for (auto r : done) {
-                             affected.push_back({nspace, r});
-                             if (pausing && it != jobs_.end())
-                                 it->second.ranks[r].paused = sig == SIGSTOP;
-                         }
-                         answer(env, PMIX_SUCCESS,
-                                fmt::format("{} delivered to {} process(es)", action, done.size()),
-                                std::move(affected));
-                     });
+    auto act = [this, env, nspace, named, action = m.action](int sig, bool on_request, bool pausing,
+                                                             std::vector<std::uint32_t> targets) {
+        auto done = [this, env, nspace, named, action, sig, pausing](
+                        std::int32_t status, std::vector<std::uint32_t> done) {
+            if (status != PMIX_SUCCESS)
+                return answer(env, status, action + " failed: the launcher refused");
+            if (done.empty())
+                return answer(env, PMIX_ERR_NOT_FOUND, "no live process among the targets");
+            std::vector<msg::Proc> affected;
+            auto it = jobs_.find(nspace);
+            for (auto r : done) {
+                affected.push_back({nspace, r});
+                if (pausing && it != jobs_.end()) it->second.ranks[r].paused = sig == SIGSTOP;
+            }
+            named();
+            answer(env, PMIX_SUCCESS,
+                   fmt::format("{} delivered to {} process(es)", action, done.size()),
+                   std::move(affected));
+        };
+        if (action == "terminate")
+            terminate(nspace, std::move(targets), std::move(done));
+        else
+            signal_ranks(nspace, std::move(targets), sig, on_request, std::move(done));
     };
     if (m.action == "pause") return act(SIGSTOP, false, true, list);
     if (m.action == "resume") return act(SIGCONT, false, true, list);
     if (m.action == "kill") return act(SIGKILL, true, false, list);
-    if (m.action == "terminate") {
-        act(SIGTERM, true, false, list);
-        // A stopped process acts on SIGTERM only once it runs again.
-        signal_ranks(nspace, list, SIGCONT, true, [](std::int32_t, auto) {});
-        return;
-    }
+    if (m.action == "terminate") return act(SIGTERM, true, false, list);
     if (m.action == "signal") {
         if (m.signal <= 0 || m.signal >= NSIG)
             return answer(env, PMIX_ERR_BAD_PARAM, fmt::format("bad signal {}", m.signal));
@@ -163,6 +169,7 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
     }
     if (m.action == "preemptible") {
         job.preemptible = m.preemptible;
+        named();
         return answer(env, PMIX_SUCCESS,
                       nspace + (m.preemptible ? " is preemptible" : " is not preemptible"));
     }
@@ -176,28 +183,58 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
             job.ckpt_signal = m.ckpt_signal;
             job.ckpt_event = m.ckpt_signal == 0;
         }
+        named();
         return answer(env, PMIX_SUCCESS,
                       job.ckpt_event ? "checkpoint by event"
                                      : fmt::format("checkpoint by signal {}", job.ckpt_signal));
     }
-    if (m.action == "checkpoint") return checkpoint(env, m, tool ? "uid" : who, nspace, list);
-    if (m.action == "cancel") {
-        const std::string requester = tool ? "uid" : who;
-        std::vector<std::uint64_t> victims;
-        for (const auto &[key, c] : checkpoints_)
-            if (c.requester == requester && (m.cancel_id.empty() || c.id == m.cancel_id))
-                victims.push_back(key);
-        if (victims.empty())
-            return answer(env, PMIX_ERR_NOT_FOUND,
-                          m.cancel_id.empty() ? "nothing pending to cancel"
-                                              : "no pending request '" + m.cancel_id + "'");
-        for (auto key : victims)
-            finish_checkpoint(key, PMIX_ERR_JOB_CANCELED, "cancelled by " + who);
-        return answer(env, PMIX_SUCCESS, fmt::format("cancelled {} request(s)", victims.size()));
-    }
+    if (m.action == "checkpoint") return checkpoint(env, m, requester, nspace, list);
+    if (m.action == "cancel") return cancel(env, m, requester, who);
     if (m.action == "restart" || m.action == "provision")
         return answer(env, PMIX_ERR_NOT_SUPPORTED, m.action + " is not supported by zpmix");
     answer(env, PMIX_ERR_BAD_PARAM, "unknown job-control action '" + m.action + "'");
+}
+
+void JobControl::cancel(const Envelope &env, const msg::JobControl &m, const std::string &requester,
+                        const std::string &who) {
+    std::vector<std::uint64_t> victims;
+    for (const auto &[key, c] : checkpoints_)
+        if (c.requester == requester && (m.cancel_id.empty() || c.id == m.cancel_id))
+            victims.push_back(key);
+    if (victims.empty()) {
+        if (m.cancel_id.empty())
+            return answer(env, PMIX_ERR_NOT_FOUND,
+                          "nothing pending to cancel (only pending checkpoints can be)");
+        // The newest request of that id decides: one that completed at once cannot be undone.
+        for (auto it = named_done_.rbegin(); it != named_done_.rend(); ++it)
+            if (it->requester == requester && it->id == m.cancel_id)
+                return answer(env, PMIX_ERR_NOT_SUPPORTED,
+                              fmt::format("request '{}' ({}) completed at once: only pending "
+                                          "checkpoints can be cancelled",
+                                          m.cancel_id, it->action));
+        return answer(env, PMIX_ERR_NOT_FOUND, "no pending request '" + m.cancel_id + "'");
+    }
+    for (auto key : victims) finish_checkpoint(key, PMIX_ERR_JOB_CANCELED, "cancelled by " + who);
+    answer(env, PMIX_SUCCESS, fmt::format("cancelled {} request(s)", victims.size()));
+}
+
+void JobControl::terminate(const std::string &nspace, std::vector<std::uint32_t> ranks,
+                           std::function<void(std::int32_t, std::vector<std::uint32_t>)> then) {
+    signal_ranks(nspace, ranks, SIGTERM, true, std::move(then));
+    // A stopped process acts on SIGTERM only once it runs again.
+    signal_ranks(nspace, ranks, SIGCONT, true, [](std::int32_t, auto) {});
+    const auto grace = settings_.kill_grace;
+    reactor().after(grace, [this, nspace, ranks = std::move(ranks), grace] {
+        auto it = jobs_.find(nspace);
+        if (it == jobs_.end()) return;  // the whole job ended meanwhile
+        std::vector<std::uint32_t> alive;
+        for (auto r : ranks)
+            if (!it->second.ranks[r].exited) alive.push_back(r);
+        if (alive.empty()) return;
+        log().warn("{}:{} still alive {} ms after SIGTERM: SIGKILL", nspace, rank_list(alive),
+                   grace.count());
+        signal_ranks(nspace, std::move(alive), SIGKILL, true, [](std::int32_t, auto) {});
+    });
 }
 
 void JobControl::checkpoint(const Envelope &env, const msg::JobControl &m, const std::string &who,
@@ -270,8 +307,7 @@ void JobControl::preempt(const Envelope &env, msg::Preempt &m) {
         for (std::uint32_t r = 0; r < it->second.ranks.size(); ++r)
             if (!it->second.ranks[r].exited) ranks.push_back(r);
         log().info("preempting {}: terminating {} process(es)", nspace, ranks.size());
-        signal_ranks(nspace, ranks, SIGTERM, true, [](std::int32_t, auto) {});
-        signal_ranks(nspace, ranks, SIGCONT, true, [](std::int32_t, auto) {});
+        terminate(nspace, std::move(ranks), [](std::int32_t, auto) {});
     });
     answer(env, PMIX_SUCCESS, "preemption alert delivered to " + m.nspace);
 }

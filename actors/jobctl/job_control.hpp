@@ -7,9 +7,12 @@
 // A checkpoint uses the first method the job registered (a signal, or the PMIX_JCTRL_CHECKPOINT
 // event) and completes when every target has notified PMIX_JCTRL_CHECKPOINT_COMPLETE, which it
 // sees as a subscriber of the broker's event publisher, like any external monitor. Pending
-// checkpoints are what CANCEL cancels. Every action is logged with who asked.
+// checkpoints are what CANCEL cancels; the other requests complete at once, and cancelling one of
+// them by its id is refused as not supported. Terminated processes that outlive the grace
+// period get SIGKILL. Every action is logged with who asked.
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -31,6 +34,8 @@ class JobControl : public Actor {
         std::string events_uri;  // the broker's XPUB, where checkpoint completions appear
         std::string broker;      // the broker's name: the source of the events it raises
         std::chrono::milliseconds checkpoint_timeout{10000};  // without PMIX_TIMEOUT
+        // TERMINATE (and preemption): SIGTERM, then SIGKILL to whoever is still alive after it.
+        std::chrono::milliseconds kill_grace{2000};
     };
     JobControl(Reactor &reactor, Bus &bus, Settings settings);
     ~JobControl() override;
@@ -62,6 +67,13 @@ class JobControl : public Actor {
     std::map<std::string, Job> jobs_;                  // by namespace
     std::map<std::uint64_t, Checkpoint> checkpoints_;  // by our own request number
     std::map<std::uint64_t, std::function<void(std::int32_t, const Envelope &)>> awaiting_;
+    // Ids of requests that completed at once (requester, id, action), the last kNamedDone: to
+    // tell "cannot be cancelled" from "no such request".
+    static constexpr std::size_t kNamedDone = 1024;
+    struct NamedDone {
+        std::string requester, id, action;
+    };
+    std::deque<NamedDone> named_done_;
     std::uint64_t next_id_ = 1;
     zmq::context_t ctx_;
     zmq::socket_t events_;  // SUB to the broker's XPUB
@@ -80,6 +92,11 @@ class JobControl : public Actor {
     void signal_ranks(const std::string &nspace, std::vector<std::uint32_t> ranks, int sig,
                       bool on_request,
                       std::function<void(std::int32_t, std::vector<std::uint32_t>)> then);
+    // SIGTERM (and SIGCONT) to the ranks; SIGKILL after the grace period to those still alive.
+    void terminate(const std::string &nspace, std::vector<std::uint32_t> ranks,
+                   std::function<void(std::int32_t, std::vector<std::uint32_t>)> then);
+    void cancel(const Envelope &env, const msg::JobControl &m, const std::string &requester,
+                const std::string &who);
     void raise_event(std::int32_t code, std::vector<msg::Proc> range,
                      std::vector<msg::Proc> affected, std::string text);
     void checkpoint(const Envelope &env, const msg::JobControl &m, const std::string &who,
