@@ -1,5 +1,6 @@
 // `zpmix ctl pause|resume|kill|terminate|signal SIG|checkpoint ID --job NS [--ranks LIST]`: job
-// control by an operator, as a tool of the job owner's uid.
+// control by an operator, as a tool of the job owner's uid, through whichever broker of this node
+// runs the job (the standalone one, or one embedded in `zpmix run`).
 #include <signal.h>
 
 #include <cstring>
@@ -72,7 +73,8 @@ int run_ctl(const CtlOptions &o) {
         else
             for (auto r : parse_ranks(o.ranks)) m.targets.push_back({o.job, r});
         ToolSession session(
-            o.broker, std::chrono::milliseconds(static_cast<long>(o.timeout_s * 1000) + 5000));
+            broker_of_job(o.broker, o.job),
+            std::chrono::milliseconds(static_cast<long>(o.timeout_s * 1000) + 5000));
         const auto r = session.ask<msg::JobControlReply>(m);
         if (r.status != PMIX_SUCCESS) {
             std::cerr << "zpmix ctl: " << o.action << " refused (status " << r.status
@@ -100,7 +102,8 @@ void add_ctl_command(CLI::App &app, int &status) {
     cmd->add_option("arg", o->arg, "The signal (signal), the request id (checkpoint, cancel)");
     cmd->add_option("--job", o->job, "The job's namespace")->required();
     cmd->add_option("--ranks", o->ranks, "Ranks to act on, e.g. 0,2-3 (default: all)");
-    cmd->add_option("--broker", o->broker, "The broker's URI (default: the standalone broker)");
+    cmd->add_option("--broker", o->broker,
+                    "The broker's URI (default: the one of this node that runs the job)");
     cmd->add_option("--timeout", o->timeout_s, "Seconds to wait for a checkpoint (default 30)");
     cmd->callback([o, &status] {
         if (o->action == "signal" && o->arg.empty())

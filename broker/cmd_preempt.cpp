@@ -16,10 +16,12 @@ void add_preempt_command(CLI::App &app, int &status) {
     cmd->add_option("--job", o->first.nspace, "The job's namespace")->required();
     cmd->add_option("--grace-ms", o->first.grace_ms,
                     "Milliseconds between the alert and the termination (default 1000)");
-    cmd->add_option("--broker", o->second, "The broker's URI (default: the standalone broker)");
+    cmd->add_option("--broker", o->second,
+                    "The broker's URI (default: the one of this node that runs the job)");
     cmd->callback([o, &status] {
         try {
-            ToolSession session(o->second, std::chrono::seconds(10));
+            ToolSession session(broker_of_job(o->second, o->first.nspace),
+                                std::chrono::seconds(10));
             const auto r = session.ask<msg::JobControlReply>(o->first);
             if (r.status != PMIX_SUCCESS) {
                 std::cerr << "zpmix preempt: refused (status " << r.status << "): " << r.message

@@ -1,4 +1,5 @@
-// `zpmix ps [--job NS] [--json]`: the processes of the standalone broker's jobs, with their state.
+// `zpmix ps [--job NS] [--json]`: the processes of this node's jobs (the standalone broker's and
+// those of `zpmix run`'s embedded brokers), with their state.
 #include <iostream>
 
 #include <fmt/format.h>
@@ -12,6 +13,42 @@ namespace zpmix::cli {
 
 namespace {
 
+constexpr auto kScanTimeout = std::chrono::seconds(5);  // per broker, when looking for a job
+
+std::vector<RendezvousInfo> brokers_here() {
+    auto found = find_brokers(default_base_dir());
+    if (found.empty())
+        throw std::runtime_error("no broker running in " + default_base_dir() +
+                                 " (start `zpmix broker` or `zpmix run`, or give --broker URI)");
+    return found;
+}
+
+}  // namespace
+
+std::string broker_of_job(const std::string &broker, const std::string &nspace) {
+    if (!broker.empty()) return broker;
+    std::string why;
+    for (const auto &b : brokers_here()) {
+        try {
+            ToolSession session(b.uri, kScanTimeout);
+            (void)session.ask<msg::ProcTable>(msg::ProcTableQuery{nspace});
+            return b.uri;
+        } catch (const std::exception &e) {  // not its job (or it is going away): the next one
+            why = e.what();
+        }
+    }
+    throw std::runtime_error("no broker on this node runs job " + nspace + " (" + why + ")");
+}
+
+std::vector<std::string> brokers_to_list(const std::string &broker) {
+    if (!broker.empty()) return {broker};
+    std::vector<std::string> out;
+    for (const auto &b : brokers_here()) out.push_back(b.uri);
+    return out;
+}
+
+namespace {
+
 struct PsOptions {
     std::string job, broker;
     bool json = false;
@@ -20,8 +57,23 @@ struct PsOptions {
 int run_ps(const PsOptions &o) {
     msg::ProcTable table;
     try {
-        ToolSession session(o.broker, std::chrono::seconds(10));
-        table = session.ask<msg::ProcTable>(msg::ProcTableQuery{o.job});
+        if (!o.job.empty()) {
+            ToolSession session(broker_of_job(o.broker, o.job), std::chrono::seconds(10));
+            table = session.ask<msg::ProcTable>(msg::ProcTableQuery{o.job});
+        } else {
+            const auto uris = brokers_to_list(o.broker);
+            for (const auto &uri : uris) {
+                try {
+                    ToolSession session(uri, std::chrono::seconds(10));
+                    auto t = session.ask<msg::ProcTable>(msg::ProcTableQuery{});
+                    table.procs.insert(table.procs.end(), t.procs.begin(), t.procs.end());
+                } catch (const std::exception &e) {
+                    // One broker that stopped meanwhile does not hide the others' jobs.
+                    if (uris.size() == 1) throw;
+                    std::cerr << "zpmix ps: " << uri << ": " << e.what() << "\n";
+                }
+            }
+        }
     } catch (const std::exception &e) {
         std::cerr << "zpmix ps: " << e.what() << "\n";
         return 1;
@@ -55,10 +107,10 @@ int run_ps(const PsOptions &o) {
 
 void add_ps_command(CLI::App &app, int &status) {
     auto o = std::make_shared<PsOptions>();
-    auto *cmd = app.add_subcommand("ps", "List the processes of the broker's jobs");
+    auto *cmd = app.add_subcommand("ps", "List the processes of this node's jobs");
     cmd->add_option("--job", o->job, "Only this job (namespace)");
     cmd->add_flag("--json", o->json, "One JSON array of processes");
-    cmd->add_option("--broker", o->broker, "The broker's URI (default: the standalone broker)");
+    cmd->add_option("--broker", o->broker, "The broker's URI (default: every broker of this node)");
     cmd->callback([o, &status] { status = run_ps(*o); });
 }
 

@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -72,6 +74,25 @@ std::optional<RendezvousInfo> find_broker(const std::string &run_dir) {
         return std::nullopt;
     }
     return info;
+}
+
+}  // namespace zpmix
+
+namespace zpmix {
+
+std::vector<RendezvousInfo> find_brokers(const std::string &base) {
+    std::vector<RendezvousInfo> out;
+    if (auto standalone = find_broker(base)) out.push_back(*standalone);
+    std::vector<std::string> dirs;
+    std::error_code ec;
+    for (const auto &entry : std::filesystem::directory_iterator(base, ec))
+        if (entry.path().filename().string().starts_with("broker-")) dirs.push_back(entry.path());
+    std::sort(dirs.begin(), dirs.end());  // a stable order for `zpmix ps`
+    for (const auto &dir : dirs) {
+        auto info = read_rendezvous(rendezvous_path(dir));
+        if (info && process_alive(info->pid)) out.push_back(*info);
+    }
+    return out;
 }
 
 }  // namespace zpmix

@@ -1,10 +1,12 @@
 #pragma once
 // The rendezvous file `<run_dir>/broker.json` tells tools and `zpmix run` where a broker
 // listens. A standalone `zpmix broker` uses the per-user base directory, so `zpmix run` finds
-// it by default; embedded brokers live in private subdirectories nobody looks into.
+// it by default; embedded brokers live in private subdirectories, where only the operators'
+// commands (`zpmix ps`, `zpmix ctl`) look, to find the broker that runs a job.
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace zpmix {
 
@@ -29,5 +31,10 @@ std::optional<RendezvousInfo> read_rendezvous(const std::string &path);
 // Writes atomically (temporary file + rename), mode 0600.
 void write_rendezvous(const std::string &path, const RendezvousInfo &info);
 bool process_alive(std::int64_t pid);
+
+// Every live broker of this user under base: the standalone one (<base>/broker.json) first, then
+// those embedded in `zpmix run` (<base>/broker-<pid>-<n>/broker.json). Stale files are skipped,
+// not removed: an embedded broker's directory is its own to clean.
+std::vector<RendezvousInfo> find_brokers(const std::string &base);
 
 }  // namespace zpmix
