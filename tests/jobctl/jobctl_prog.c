@@ -214,14 +214,15 @@ int main(int argc, char **argv) {
         }
     }
     if (strcmp(mode, "heartbeat") == 0 || strcmp(mode, "filemon") == 0 ||
-        strcmp(mode, "mon-cancel") == 0) {
+        strcmp(mode, "mon-cancel") == 0 || strcmp(mode, "hb-range") == 0) {
         handle(PMIX_MONITOR_HEARTBEAT_ALERT);
         handle(PMIX_MONITOR_FILE_ALERT);
     }
     printf("rank %u nspace %s ready\n", me.rank, me.nspace);
 
+    if (strcmp(mode, "ignore-term") == 0) signal(SIGTERM, SIG_IGN); /* needs SIGKILL to end */
     if (strcmp(mode, "counter") == 0 || strcmp(mode, "preempt") == 0 ||
-        strncmp(mode, "ckpt-", 5) == 0) {
+        strcmp(mode, "ignore-term") == 0 || strncmp(mode, "ckpt-", 5) == 0) {
         /* Counts in <dir>/counter.<rank>; reports signals; checkpoints when asked. */
         char path[4096];
         snprintf(path, sizeof path, "%s/counter.%u", arg, me.rank);
@@ -239,6 +240,18 @@ int main(int argc, char **argv) {
             wait_nb(2);
             printf("cancel all: %d, checkpoint c2: %d, c3: %d\n", rc, nb[1].status, nb[2].status);
             printf("cancel again: %d\n", cancel("c1"));
+            /* A signal completes at once: cancelling it by its id is not supported. */
+            pmix_info_t sd[2];
+            int sig = SIGUSR1;
+            PMIX_INFO_CONSTRUCT(&sd[0]);
+            PMIX_INFO_CONSTRUCT(&sd[1]);
+            PMIx_Info_load(&sd[0], PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT);
+            PMIx_Info_load(&sd[1], PMIX_JOB_CTRL_ID, "s1", PMIX_STRING);
+            printf("signal s1: %d\n", control(sd, 2));
+            PMIX_INFO_DESTRUCT(&sd[0]);
+            PMIX_INFO_DESTRUCT(&sd[1]);
+            printf("cancel s1: %d\n", cancel("s1"));
+            printf("cancel unknown: %d\n", cancel("never-asked"));
             PMIx_Finalize(NULL, 0);
             return 0;
         }
@@ -277,6 +290,18 @@ int main(int argc, char **argv) {
         printf("more while stalled: %d\n", phase(300, 0, NULL));
         printf("while beating again: %d\n", phase(400, 1, NULL));
         printf("second stall alerted: %d\n", wait_alerts(2, 10000));
+        PMIx_Finalize(NULL, 0);
+        return 0;
+    }
+    if (strcmp(mode, "hb-range") == 0) {
+        /* Rank 0 stops beating; every rank of the job has a handler (registered before the fence,
+         * so before the alert) and must hear it, not only rank 0. */
+        if (PMIx_Fence(NULL, 0, NULL, 0) != PMIX_SUCCESS) return 6;
+        if (me.rank == 0 &&
+            monitor("heartbeat", NULL, NULL, PMIX_MONITOR_HEARTBEAT_ALERT, 1, 2) != PMIX_SUCCESS)
+            return 5;
+        printf("rank %u heard the alert: %d\n", me.rank, wait_alerts(1, 10000));
+        if (PMIx_Fence(NULL, 0, NULL, 0) != PMIX_SUCCESS) return 6;
         PMIx_Finalize(NULL, 0);
         return 0;
     }

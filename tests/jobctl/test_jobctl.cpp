@@ -4,189 +4,36 @@
 #define BOOST_TEST_MODULE jobctl
 #include <boost/test/unit_test.hpp>
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <optional>
+#include <cstring>
+#include <memory>
 #include <regex>
-#include <sstream>
-#include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
-namespace fs = std::filesystem;
-using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
+#include "support/process.hpp"
 
-extern char **environ;
+namespace fs = std::filesystem;
 
 namespace {
+
+using namespace zpmix::test;
 
 const std::string kZpmix = std::string(ZPMIX_BIN_DIR) + "/zpmix";
 const std::string kProg = std::string(ZPMIX_BIN_DIR) + "/../tests/jobctl_prog";
 
-// Blocks up to ms for nothing in particular: the pause between two polls of a condition.
-void poll_pause(int ms = 2) {
-    ::poll(nullptr, 0, ms);
-}
-
-// A child process; stdout captured by a pipe, stderr by a pipe or into a file.
-class Proc {
-  public:
-    Proc(std::vector<std::string> args, const std::vector<std::string> &extra_env,
-         const std::string &err_file = {}) {
-        int out[2], err[2];
-        BOOST_REQUIRE(::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0);
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-        if (err_file.empty())
-            posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-        else
-            posix_spawn_file_actions_addopen(&fa, 2, err_file.c_str(),
-                                             O_WRONLY | O_CREAT | O_APPEND, 0600);
-        std::vector<std::string> env;
-        for (char **e = environ; *e; ++e) env.emplace_back(*e);
-        for (auto &e : extra_env) env.push_back(e);
-        std::vector<char *> argv, envp;
-        for (auto &a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        for (auto &e : env) envp.push_back(e.data());
-        envp.push_back(nullptr);
-        BOOST_REQUIRE(::posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), envp.data()) == 0);
-        posix_spawn_file_actions_destroy(&fa);
-        ::close(out[1]);
-        ::close(err[1]);
-        out_fd_ = out[0];
-        err_fd_ = err[0];
-        if (!err_file.empty()) {
-            ::close(err_fd_);
-            err_fd_ = -1;
-        }
-        pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
-    }
-    ~Proc() {
-        if (!status_) {
-            ::kill(pid_, SIGTERM);
-            if (!wait(5s)) {
-                ::kill(pid_, SIGKILL);
-                ::waitpid(pid_, nullptr, 0);
-            }
-        }
-        for (int fd : {out_fd_, err_fd_, pidfd_})
-            if (fd >= 0) ::close(fd);
-    }
-    pid_t pid() const { return pid_; }
-    const std::string &out() const { return out_; }
-    const std::string &err() const { return err_; }
-
-    template <class Pred>
-    bool read_until(Pred pred, std::chrono::milliseconds timeout = 20s) {
-        const auto deadline = Clock::now() + timeout;
-        while (!pred(out_))
-            if (!pump(deadline)) return pred(out_);
-        return true;
-    }
-    bool read_until_has(const std::string &s, std::chrono::milliseconds timeout = 20s) {
-        return read_until([&](const std::string &o) { return o.find(s) != std::string::npos; },
-                          timeout);
-    }
-    std::optional<int> wait(std::chrono::milliseconds timeout = 30s) {
-        const auto deadline = Clock::now() + timeout;
-        while (out_fd_ >= 0 || err_fd_ >= 0)
-            if (!pump(deadline)) break;
-        pollfd p{pidfd_, POLLIN, 0};
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        if (::poll(&p, 1, std::max<int>(0, static_cast<int>(left.count()))) <= 0)
-            return std::nullopt;
-        int st = 0;
-        ::waitpid(pid_, &st, 0);
-        status_ = st;
-        return st;
-    }
-    int exit_code(std::chrono::milliseconds timeout = 30s) {
-        auto st = wait(timeout);
-        BOOST_REQUIRE_MESSAGE(st, "process did not exit in time; stderr: " + err_);
-        return WIFEXITED(*st) ? WEXITSTATUS(*st) : 128 + WTERMSIG(*st);
-    }
-
-  private:
-    bool pump(Clock::time_point deadline) {
-        std::vector<pollfd> fds;
-        if (out_fd_ >= 0) fds.push_back({out_fd_, POLLIN, 0});
-        if (err_fd_ >= 0) fds.push_back({err_fd_, POLLIN, 0});
-        if (fds.empty()) return false;
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        if (left.count() <= 0) return false;
-        if (::poll(fds.data(), fds.size(), static_cast<int>(left.count())) <= 0) return false;
-        for (auto &p : fds) {
-            if (!(p.revents & (POLLIN | POLLHUP))) continue;
-            char buf[4096];
-            const ssize_t n = ::read(p.fd, buf, sizeof buf);
-            std::string &dst = p.fd == out_fd_ ? out_ : err_;
-            int &fd = p.fd == out_fd_ ? out_fd_ : err_fd_;
-            if (n > 0) {
-                dst.append(buf, static_cast<std::size_t>(n));
-            } else {
-                ::close(fd);
-                fd = -1;
-            }
-        }
-        return true;
-    }
-
-    pid_t pid_ = -1;
-    int out_fd_ = -1, err_fd_ = -1, pidfd_ = -1;
-    std::string out_, err_;
-    std::optional<int> status_;
-};
-
-std::string slurp(const std::string &path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
-// Polls cond until it holds or the deadline passes.
-template <class Cond>
-bool eventually(Cond cond, std::chrono::milliseconds timeout = 10s) {
-    const auto deadline = Clock::now() + timeout;
-    while (!cond()) {
-        if (Clock::now() >= deadline) return cond();
-        poll_pause();
-    }
-    return true;
-}
-
-std::size_t count(const std::string &s, const std::string &what) {
-    std::size_t n = 0;
-    for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1)) ++n;
-    return n;
-}
-
-// A standalone broker in a private base directory (monitor times in units of 20 ms, syslog to a
-// socket of ours), and helpers to run jobs and commands against it.
+// A standalone broker in a private base directory (monitor times in units of 20 ms, 300 ms from
+// SIGTERM to SIGKILL, syslog to a socket of ours), and helpers to run jobs and commands against it.
+// Without `standalone`, only the base directory and the configuration: each `zpmix run` then
+// embeds its own broker.
 struct Broker {
     std::string tmp;
     int syslog_fd = -1;
-    std::optional<Proc> broker;
+    std::optional<Child> broker;
 
-    Broker() {
+    explicit Broker(bool standalone = true) {
         char tmpl[] = "/tmp/zpmix-jctest-XXXXXX";
         tmp = ::mkdtemp(tmpl);
         syslog_fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -195,8 +42,10 @@ struct Broker {
         std::strcpy(addr.sun_path, (tmp + "/syslog.sock").c_str());
         BOOST_REQUIRE(::bind(syslog_fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0);
         std::ofstream(tmp + "/zpmix.toml")
-            << "[monitor]\ntime_unit_ms = 20\n[log]\nsyslog_socket = \"" << tmp
-            << "/syslog.sock\"\n";
+            << "[broker]\nkill_grace_ms = 300\n[monitor]\ntime_unit_ms = 20\n[log]\nsyslog_socket "
+               "= \""
+            << tmp << "/syslog.sock\"\n";
+        if (!standalone) return;
         broker.emplace(std::vector<std::string>{kZpmix, "broker"}, env(), log_path());
         BOOST_REQUIRE_MESSAGE(eventually([&] { return fs::exists(tmp + "/zpmix/broker.json"); }),
                               "the broker did not start: " + log());
@@ -212,10 +61,13 @@ struct Broker {
     std::string log_path() const { return tmp + "/broker.log"; }
     std::string log() const { return slurp(log_path()); }
 
-    // `zpmix run -n np jobctl_prog mode tmp`, once every rank said it is ready; its namespace.
-    std::unique_ptr<Proc> run(int np, const std::string &mode, std::string &nspace) {
-        auto p = std::make_unique<Proc>(
-            std::vector<std::string>{kZpmix, "run", "-n", std::to_string(np), kProg, mode, tmp},
+    // `zpmix run -n np jobctl_prog mode dir` (dir: tmp by default), once every rank said it is
+    // ready; its namespace.
+    std::unique_ptr<Child> run(int np, const std::string &mode, std::string &nspace,
+                               std::string dir = {}) {
+        auto p = std::make_unique<Child>(
+            std::vector<std::string>{kZpmix, "run", "-n", std::to_string(np), kProg, mode,
+                                     dir.empty() ? tmp : dir},
             env());
         BOOST_REQUIRE_MESSAGE(p->read_until([&](const std::string &o) {
             return count(o, " ready") == std::size_t(np);
@@ -229,7 +81,7 @@ struct Broker {
     // A `zpmix` command; its exit code, output in out.
     int cmd(std::vector<std::string> args, std::string &out) {
         args.insert(args.begin(), kZpmix);
-        Proc p(args, env());
+        Child p(args, env());
         const int code = p.exit_code();
         out = p.out() + p.err();
         return code;
@@ -365,6 +217,75 @@ BOOST_AUTO_TEST_CASE(cancel_by_id_and_all_and_own_job_only) {
     auto other = b.run(1, "control-other", ns);
     BOOST_TEST(other->exit_code() == 0);
     BOOST_TEST(other->out().find("other job: -23") != std::string::npos, other->out());
+    // What cannot be cancelled says so: a request that completed at once (NOT_SUPPORTED), an id
+    // nobody used (NOT_FOUND).
+    BOOST_TEST(job->out().find("signal s1: 0") != std::string::npos);
+    BOOST_TEST(job->out().find("cancel s1: -47") != std::string::npos, job->out());
+    BOOST_TEST(job->out().find("cancel unknown: -46") != std::string::npos);
+    std::string out;
+    auto counter = b.run(1, "counter", ns);
+    BOOST_TEST(b.ctl({"cancel", "--job", ns}, out) == 1);
+    BOOST_TEST(out.find("nothing pending to cancel") != std::string::npos, out);
+    BOOST_TEST(b.ctl({"cancel", "nope", "--job", ns}, out) == 1);
+    BOOST_TEST(out.find("no pending request 'nope'") != std::string::npos, out);
+    b.ctl({"kill", "--job", ns}, out);
+}
+
+BOOST_AUTO_TEST_CASE(terminate_escalates_to_sigkill_for_a_process_ignoring_sigterm) {
+    Broker b;
+    std::string ns, out;
+    auto job = b.run(2, "ignore-term", ns);
+    // Counting means SIGTERM is ignored already.
+    BOOST_REQUIRE(eventually([&] { return b.counter(0) > 10 && b.counter(1) > 10; }));
+    BOOST_REQUIRE_MESSAGE(b.ctl({"terminate", "--job", ns, "--ranks", "0"}, out) == 0, out);
+    BOOST_TEST(eventually([&] { return b.state(ns, 0) == "killed"; }), b.log());
+    BOOST_TEST(b.ps(ns)[0]["signal"] == SIGKILL);
+    BOOST_TEST(b.log().find(ns + ":0 still alive 300 ms after SIGTERM: SIGKILL") !=
+               std::string::npos);
+    // Only the target: rank 1 runs on.
+    BOOST_TEST(b.state(ns, 1) == "running");
+    const long c1 = b.counter(1);
+    BOOST_TEST(eventually([&] { return b.counter(1) > c1 + 10; }));
+    BOOST_REQUIRE(b.ctl({"kill", "--job", ns}, out) == 0);
+    BOOST_TEST(job->wait(20s).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(ctl_and_ps_reach_jobs_of_embedded_brokers) {
+    Broker b(false);  // no standalone broker: each `zpmix run` embeds one
+    std::string ns1, ns2, out;
+    fs::create_directory(b.tmp + "/one");  // job 1 counts there, job 2 in tmp
+    auto job1 = b.run(1, "counter", ns1, b.tmp + "/one");
+    auto job2 = b.run(2, "counter", ns2);
+    BOOST_TEST(ns1 != ns2);
+    // Without --job: every broker's jobs.
+    BOOST_REQUIRE_MESSAGE(b.cmd({"ps", "--json"}, out) == 0, out);
+    const auto all = nlohmann::json::parse(out);
+    std::size_t n1 = 0, n2 = 0;
+    for (const auto &row : all) {
+        n1 += row["nspace"] == ns1;
+        n2 += row["nspace"] == ns2;
+    }
+    BOOST_TEST(n1 == 1u, out);
+    BOOST_TEST(n2 == 2u, out);
+    // With --job: the broker that runs it, among several.
+    BOOST_REQUIRE(eventually([&] { return b.counter(0) > 10 && b.counter(1) > 10; }));
+    BOOST_REQUIRE_MESSAGE(b.ctl({"pause", "--job", ns2, "--ranks", "1"}, out) == 0, out);
+    const pid_t pid = b.ps(ns2)[1]["pid"];
+    BOOST_REQUIRE(eventually([&] { return proc_state(pid) == 'T'; }));
+    BOOST_TEST(b.state(ns2, 1) == "paused");
+    const long frozen = b.counter(1), c0 = b.counter(0);
+    BOOST_REQUIRE(eventually([&] { return b.counter(0) > c0 + 200; }));  // rank 0 of ns2: our clock
+    BOOST_TEST(b.counter(1) == frozen);
+    BOOST_REQUIRE_MESSAGE(b.ctl({"resume", "--job", ns2}, out) == 0, out);
+    BOOST_TEST(eventually([&] { return b.counter(1) > frozen + 10; }));
+    BOOST_TEST(b.state(ns2, 1) == "running");
+    BOOST_TEST(b.ctl({"kill", "--job", "no.such.job"}, out) == 1);
+    BOOST_TEST(out.find("no broker on this node runs job no.such.job") != std::string::npos, out);
+    BOOST_REQUIRE(b.ctl({"kill", "--job", ns1}, out) == 0);
+    BOOST_REQUIRE(b.ctl({"kill", "--job", ns2}, out) == 0);
+    BOOST_TEST(job1->wait(20s).has_value());
+    BOOST_TEST(job2->wait(20s).has_value());
+    BOOST_TEST(b.cmd({"ps"}, out) == 1);  // no broker left
 }
 
 BOOST_AUTO_TEST_CASE(preempt_alerts_a_preemptible_job_then_ends_it) {
@@ -395,6 +316,19 @@ BOOST_AUTO_TEST_CASE(heartbeat_alerts_once_per_stall) {
     // The monitored process itself heard it, as the source of its alerts.
     BOOST_TEST(count(o, "alert -109 from " + ns + ":0") == 2u);
     BOOST_TEST(eventually([&] { return count(b.log(), "tripped") == 2; }));
+}
+
+BOOST_AUTO_TEST_CASE(heartbeat_alert_reaches_every_handler_in_range) {
+    Broker b;
+    std::string ns;
+    auto job = b.run(3, "hb-range", ns);
+    BOOST_TEST(job->exit_code() == 0, job->err());
+    const std::string &o = job->out();
+    for (int r = 0; r < 3; ++r) {
+        const std::string rank = "rank " + std::to_string(r);
+        BOOST_TEST(o.find(rank + " heard the alert: 1") != std::string::npos, o);
+        BOOST_TEST(o.find(rank + " alert -109 from " + ns + ":0") != std::string::npos);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(file_monitor_alerts_on_a_stalled_file_only) {
