@@ -6,97 +6,162 @@
 
 namespace zpmix::client {
 
-ClientActor::ClientActor(ClientStore &store) : store_(store), ctx_(0) {
+namespace {
+using Clock = ZmtpConnection::Clock;
+
+Clock::time_point deadline_after(std::uint32_t timeout_ms) {
+    return timeout_ms == 0 ? Clock::time_point::max()
+                           : Clock::now() + std::chrono::milliseconds(timeout_ms);
+}
+}  // namespace
+
+ClientActor::ClientActor(ClientStore &store) : store_(store) {
     thread_ = std::thread([this] { reactor_.run(); });
 }
 
-ClientActor::ClientActor(ClientStore &store, const std::string &uri)
-    : store_(store), has_broker_(true), ctx_(1) {
-    dealer_ = zmq::socket_t(ctx_, zmq::socket_type::dealer);
-    dealer_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(DecodeLimits{}.max_message));
-    dealer_.set(zmq::sockopt::linger, 0);
-    // The monitor must exist before connecting so that no event is missed.
-    const std::string mon = "inproc://zpmix-client-monitor";
-    if (zmq_socket_monitor(
-            dealer_.handle(), mon.c_str(),
-            ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
-                ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0)
-        throw zmq::error_t();
-    monitor_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
-    monitor_.connect(mon);
-    dealer_.connect(uri);
-    reactor_.watch(dealer_, [this] { on_readable(); });
-    reactor_.watch(monitor_, [this] { on_monitor(); });
+ClientActor::ClientActor(ClientStore &store, const std::string &uri, std::uint32_t timeout_ms)
+    : store_(store),
+      conn_(std::make_unique<ZmtpConnection>(uri, ZmtpConnection::Role::dealer,
+                                             deadline_after(timeout_ms),
+                                             DecodeLimits{}.max_message)) {
     thread_ = std::thread([this] { reactor_.run(); });
 }
 
 ClientActor::~ClientActor() {
+    {
+        std::unique_lock lock(mu_);
+        lost_ = true;  // from here on every request fails at once
+        while (!pending_.empty())
+            complete_locked(lock, pending_.begin()->first, PMIX_ERR_LOST_CONNECTION, nullptr);
+    }
+    // Posted after the failed requests' callbacks, so they run before the loop stops.
     reactor_.post([this] {
-        fail_all(PMIX_ERR_LOST_CONNECTION);
-        if (has_broker_) {
-            // Give what is still queued (a last commit, an abort) a moment to leave.
-            dealer_.set(zmq::sockopt::linger, lost_ ? 0 : 1000);
-            zmq_socket_monitor(dealer_.handle(), nullptr, 0);
-        }
+        if (watching_) reactor_.unwatch_fd(conn_->fd());
+        watching_ = false;
         reactor_.stop();
     });
     thread_.join();
-    if (has_broker_) {
-        reactor_.unwatch(dealer_);
-        reactor_.unwatch(monitor_);
-        monitor_.close();
-        dealer_.close();
+    // Whatever was sent (a last commit, an abort) is in the kernel's buffer: closing keeps it.
+    conn_.reset();
+}
+
+// ------------------------------------------------------------------ sending
+
+void ClientActor::send_bytes(const zmq::message_t &bytes) {
+    if (!conn_) return;
+    if (!conn_->send({std::string_view(static_cast<const char *>(bytes.data()), bytes.size())}))
+        mark_lost();
+}
+
+ClientActor::Reply ClientActor::call_bytes(std::uint64_t id, std::string fence_key,
+                                           const zmq::message_t &bytes, std::uint32_t timeout_ms) {
+    if (!conn_) return {PMIX_ERR_UNREACH, {}};
+    std::optional<Reply> slot;
+    {
+        std::lock_guard lock(mu_);
+        if (lost_) return {PMIX_ERR_LOST_CONNECTION, {}};
+        if (!fence_key.empty()) fences_[fence_key] = id;
+        pending_.emplace(id, Pending{nullptr, &slot, std::move(fence_key)});
     }
-    ctx_.close();
+    send_bytes(bytes);
+    const auto deadline = deadline_after(timeout_ms);
+    std::unique_lock lock(mu_);
+    while (!slot) {
+        if (Clock::now() >= deadline) {
+            complete_locked(lock, id, PMIX_ERR_TIMEOUT, nullptr);
+            break;
+        }
+        // Take the reader role if it is free; else the reader fills our slot, or hands the
+        // role on when its own answer came, and wakes us either way. The role is only released
+        // under mu_, so that wake-up cannot be missed.
+        if (read_mu_.try_lock()) {
+            lock.unlock();
+            read_until(slot, deadline);
+            lock.lock();
+            read_mu_.unlock();
+            answered_.notify_all();
+            if (reader_wanted_) {
+                reader_wanted_ = false;
+                reactor_.post([this] { update_watch(); });
+            }
+            continue;
+        }
+        answered_.wait_until(lock, deadline);
+    }
+    return std::move(*slot);
+}
+
+pmix_status_t ClientActor::fence_call(const msg::FenceContribute &m) {
+    const std::uint64_t id = next_id();
+    return call_bytes(id, msg::fence_key(m.participants, m.fence_id), encode(m.type, id, m),
+                      m.timeout_ms)
+        .status;
 }
 
 void ClientActor::fence(const msg::FenceContribute &m, Done done) {
-    const std::uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t id = next_id();
     submit(id, msg::fence_key(m.participants, m.fence_id), encode(m.type, id, m), m.timeout_ms,
            std::move(done));
 }
 
-void ClientActor::submit(std::uint64_t id, std::string fence_key, zmq::message_t bytes,
+void ClientActor::submit(std::uint64_t id, std::string fence_key, const zmq::message_t &bytes,
                          std::uint32_t timeout_ms, Done done) {
-    auto shared = std::make_shared<zmq::message_t>(std::move(bytes));
-    reactor_.post([this, id, key = std::move(fence_key), shared, timeout_ms,
-                   done = std::move(done)]() mutable {
-        if (!has_broker_ || lost_) {
-            if (done) done(has_broker_ ? PMIX_ERR_LOST_CONNECTION : PMIX_ERR_UNREACH, nullptr);
+    if (!conn_) {
+        if (done) reactor_.post([done] { done(PMIX_ERR_UNREACH, nullptr); });
+        return;
+    }
+    {
+        std::lock_guard lock(mu_);
+        if (lost_) {
+            if (done) reactor_.post([done] { done(PMIX_ERR_LOST_CONNECTION, nullptr); });
             return;
         }
-        if (done) {
-            Pending p{std::move(done), key, 0};
-            if (timeout_ms > 0)
-                p.timer = reactor_.after(std::chrono::milliseconds(timeout_ms), [this, id] {
-                    auto it = pending_.find(id);
-                    if (it == pending_.end()) return;
-                    it->second.timer = 0;
+        if (!fence_key.empty()) fences_[fence_key] = id;
+        pending_.emplace(id, Pending{std::move(done), nullptr, std::move(fence_key)});
+        ++async_pending_;
+    }
+    // Posted before the send: the timer exists before any answer's callback can run.
+    reactor_.post([this, id, timeout_ms] {
+        if (timeout_ms > 0) {
+            std::lock_guard lock(mu_);
+            if (pending_.contains(id))
+                timers_[id] = reactor_.after(std::chrono::milliseconds(timeout_ms), [this, id] {
+                    timers_.erase(id);
                     complete(id, PMIX_ERR_TIMEOUT, nullptr);
                 });
-            if (!key.empty()) fences_[key] = id;
-            pending_.emplace(id, std::move(p));
         }
-        if (!dealer_.send(*shared, zmq::send_flags::dontwait)) {
-            spdlog::warn("pmix client: the broker's queue is full, request {} fails", id);
-            complete(id, PMIX_ERR_UNREACH, nullptr);
-        }
+        update_watch();
     });
+    send_bytes(bytes);
 }
 
-void ClientActor::on_readable() {
-    zmq::message_t frame;
+// ------------------------------------------------------------------ reading
+
+void ClientActor::read_until(std::optional<Reply> &slot, Clock::time_point deadline) {
     for (;;) {
-        if (!dealer_.recv(frame, zmq::recv_flags::dontwait)) return;
-        if (frame.more()) continue;  // only the last frame is the envelope
-        on_message(frame);
+        if (!read_available()) {
+            mark_lost();
+            return;
+        }
+        {
+            std::lock_guard lock(mu_);
+            if (slot) return;
+        }
+        if (!conn_->wait_readable(deadline)) return;
     }
 }
 
-void ClientActor::on_message(const zmq::message_t &bytes) {
+bool ClientActor::read_available() {
+    const bool alive = conn_->fill();
+    std::vector<std::string> frames;
+    while (conn_->next(frames)) dispatch(frames.back());  // the envelope is the last frame
+    return alive;
+}
+
+void ClientActor::dispatch(const std::string &bytes) {
     Envelope env;
     try {
-        env = decode(bytes);
+        env = decode(bytes.data(), bytes.size());
     } catch (const DecodeError &e) {
         spdlog::error("pmix client: dropped a malformed message from the broker: {}", e.what());
         return;
@@ -104,9 +169,13 @@ void ClientActor::on_message(const zmq::message_t &bytes) {
     try {
         if (env.type == msg::FenceDone::type) {
             auto done = env.as<msg::FenceDone>();
-            auto f = fences_.find(done.key);
-            if (f == fences_.end()) return;  // timed out here already
-            const std::uint64_t id = f->second;
+            std::uint64_t id;
+            {
+                std::lock_guard lock(mu_);
+                auto f = fences_.find(done.key);
+                if (f == fences_.end()) return;  // timed out here already
+                id = f->second;
+            }
             pmix_status_t status = done.status;
             for (const auto &d : done.data)
                 if (pmix_status_t rc = store_.add(d); rc != PMIX_SUCCESS && status == PMIX_SUCCESS)
@@ -116,8 +185,7 @@ void ClientActor::on_message(const zmq::message_t &bytes) {
         }
         if (env.type == msg::ErrorReply::type) {
             auto e = env.as<msg::ErrorReply>();
-            if (!pending_.contains(env.id))
-                spdlog::warn("pmix client: the broker says: {} ({})", e.message, e.status);
+            spdlog::debug("pmix client: the broker says: {} ({})", e.message, e.status);
             complete(env.id, e.status != PMIX_SUCCESS ? e.status : PMIX_ERROR, nullptr);
             return;
         }
@@ -128,39 +196,96 @@ void ClientActor::on_message(const zmq::message_t &bytes) {
     }
 }
 
-void ClientActor::on_monitor() {
-    for (;;) {
-        zmq::message_t event, endpoint;
-        if (!monitor_.recv(event, zmq::recv_flags::dontwait)) return;
-        if (event.more()) (void)monitor_.recv(endpoint, zmq::recv_flags::dontwait);
-        if (event.size() < sizeof(std::uint16_t) || lost_) continue;
-        std::uint16_t what;
-        std::memcpy(&what, event.data(), sizeof what);
-        spdlog::debug("pmix client: connection event {:#x}", what);
-        lost_ = true;
-        fail_all(PMIX_ERR_LOST_CONNECTION);
-        if (lost_hook_) lost_hook_();
+void ClientActor::complete(std::uint64_t id, pmix_status_t status, Envelope *env) {
+    std::unique_lock lock(mu_);
+    complete_locked(lock, id, status, env);
+}
+
+void ClientActor::complete_locked(std::unique_lock<std::mutex> &, std::uint64_t id,
+                                  pmix_status_t status, Envelope *env) {
+    auto node = pending_.extract(id);
+    if (!node) return;  // answered, timed out or failed already
+    Pending &p = node.mapped();
+    if (!p.fence_key.empty()) fences_.erase(p.fence_key);
+    if (p.slot) {
+        *p.slot = Reply{status, env ? std::move(*env) : Envelope{}};
+        answered_.notify_all();
+        return;
     }
+    --async_pending_;
+    // Non-blocking callbacks always run on the progress thread, never inside a reader.
+    std::optional<Envelope> copy;
+    if (env) copy = std::move(*env);
+    reactor_.post([this, id, status, done = std::move(p.done), copy = std::move(copy)] {
+        if (auto t = timers_.extract(id)) reactor_.cancel(t.mapped());
+        if (done) done(status, copy ? &*copy : nullptr);
+        update_watch();
+    });
+}
+
+void ClientActor::connection_lost() {
+    mark_lost();
+}
+
+void ClientActor::mark_lost() {
+    {
+        std::unique_lock lock(mu_);
+        if (lost_) return;
+        lost_ = true;
+        while (!pending_.empty())
+            complete_locked(lock, pending_.begin()->first, PMIX_ERR_LOST_CONNECTION, nullptr);
+    }
+    spdlog::debug("pmix client: lost the connection to the broker");
+    reactor_.post([this] {
+        update_watch();
+        if (lost_hook_) lost_hook_();
+    });
 }
 
 void ClientActor::on_lost(std::function<void()> fn) {
     reactor_.post([this, fn = std::move(fn)] {
         lost_hook_ = fn;
-        if (lost_ && lost_hook_) lost_hook_();
+        bool lost;
+        {
+            std::lock_guard lock(mu_);
+            lost = lost_;
+        }
+        if (lost && lost_hook_) lost_hook_();
     });
 }
 
-void ClientActor::complete(std::uint64_t id, pmix_status_t status, const Envelope *env) {
-    auto node = pending_.extract(id);
-    if (!node) return;
-    Pending &p = node.mapped();
-    if (p.timer) reactor_.cancel(p.timer);
-    if (!p.fence_key.empty()) fences_.erase(p.fence_key);
-    p.done(status, env);
+void ClientActor::update_watch() {
+    if (!conn_) return;
+    bool want;
+    {
+        std::lock_guard lock(mu_);
+        want = async_pending_ > 0 && !lost_ && !reader_wanted_;
+    }
+    if (want == watching_) return;
+    if (want)
+        reactor_.watch_fd(conn_->fd(), [this] { on_readable(); });
+    else
+        reactor_.unwatch_fd(conn_->fd());
+    watching_ = want;
 }
 
-void ClientActor::fail_all(pmix_status_t status) {
-    while (!pending_.empty()) complete(pending_.begin()->first, status, nullptr);
+void ClientActor::on_readable() {
+    bool reader;
+    {
+        std::lock_guard lock(mu_);
+        reader = read_mu_.try_lock();
+        // Else a blocking caller is reading: it dispatches our answers and calls us back.
+        if (!reader) reader_wanted_ = true;
+    }
+    bool alive = true;
+    if (reader) {
+        alive = read_available();
+        std::lock_guard lock(mu_);
+        read_mu_.unlock();
+        answered_.notify_all();
+    }
+    if (!alive) mark_lost();
+    update_watch();
 }
 
 }  // namespace zpmix::client

@@ -1,22 +1,32 @@
 #pragma once
-// ClientActor: a client process's end of its session with the node's broker. It runs on its own
-// progress thread with its own Reactor and owns the DEALER socket; API threads hand it requests
-// (thread-safe) and get their answers through callbacks that run on the progress thread.
-// Replies are matched to requests by envelope id, and FenceDone (one message for every local
-// participant, without a per-client id) by its fence key. A monitor on the DEALER notices the
-// broker's end: every pending and later request then fails with PMIX_ERR_LOST_CONNECTION.
+// ClientActor: a client process's end of its session with the node's broker. It owns the session
+// connection (a DEALER on the broker's ROUTER, spoken by ZmtpConnection) and a progress thread
+// with its own Reactor, where the callbacks of non-blocking calls and event handlers run.
+//
+// Every message is written by the thread that sends it, so the broker sees a thread's messages
+// in the order it sent them (a Commit before the Fence that follows it). Answers are read by
+// whoever waits for them: a blocking call reads the socket itself on its own thread (one wake-up
+// per answer, the reason this actor exists in this shape); the progress thread reads only while
+// non-blocking requests are outstanding. Whoever reads dispatches every answer it finds to its
+// owner. Replies are matched to requests by envelope id, and FenceDone (one message for every
+// local participant, without a per-client id) by its fence key. When the broker's end goes,
+// every pending and later request fails with PMIX_ERR_LOST_CONNECTION.
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
 
 #include <pmix_common.h>
-#include <zmq.hpp>
 
 #include "actors/client/client_store.hpp"
+#include "actors/client/zmtp_connection.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/session.hpp"
 #include "actors/runtime/envelope.hpp"
@@ -28,69 +38,100 @@ class ClientActor {
   public:
     // status, and the reply's envelope when the broker answered with something else than an error.
     using Done = std::function<void(pmix_status_t, const Envelope *)>;
+    struct Reply {
+        pmix_status_t status = PMIX_ERROR;
+        Envelope env;  // the reply when status is PMIX_SUCCESS
+    };
 
     // A singleton's actor: a progress thread (for the callbacks of non-blocking calls), no broker.
     explicit ClientActor(ClientStore &store);
-    // Connects to the broker at `uri` (the Hello is the first request).
-    ClientActor(ClientStore &store, const std::string &uri);
-    ~ClientActor();  // stops the progress thread; unsent messages get a short linger
+    // Connects to the broker at `uri` within timeout_ms; throws ZmtpError when it cannot.
+    ClientActor(ClientStore &store, const std::string &uri, std::uint32_t timeout_ms);
+    ~ClientActor();  // fails what is pending, stops the progress thread, closes the session
     ClientActor(const ClientActor &) = delete;
     ClientActor &operator=(const ClientActor &) = delete;
 
-    bool has_broker() const { return has_broker_; }
+    bool has_broker() const { return conn_ != nullptr; }
 
-    // Thread-safe. Sends `m`; `done` runs on the progress thread with the reply, an ErrorReply's
+    // Thread-safe, blocking: sends `m` and waits on this thread for the answer, an ErrorReply's
     // status, PMIX_ERR_TIMEOUT after timeout_ms (0 = none) or PMIX_ERR_LOST_CONNECTION.
     template <class Msg>
-    void request(const Msg &m, std::uint32_t timeout_ms, Done done) {
-        const std::uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
-        submit(id, std::string(), encode(Msg::type, id, m), timeout_ms, std::move(done));
+    Reply call(const Msg &m, std::uint32_t timeout_ms) {
+        const std::uint64_t id = next_id();
+        return call_bytes(id, {}, encode(Msg::type, id, m), timeout_ms);
     }
-    // A fence contribution: completed by the FenceDone named by its key (the store has the
-    // fence's data before `done` runs).
+    // Thread-safe, blocking: a fence contribution, completed by the FenceDone named by its key
+    // (the store has the fence's data when this returns).
+    pmix_status_t fence_call(const msg::FenceContribute &m);
+
+    // Thread-safe: sends `m`; `done` runs on the progress thread with the outcome, as for call().
+    template <class Msg>
+    void request(const Msg &m, std::uint32_t timeout_ms, Done done) {
+        const std::uint64_t id = next_id();
+        submit(id, {}, encode(Msg::type, id, m), timeout_ms, std::move(done));
+    }
+    // Non-blocking form of fence_call.
     void fence(const msg::FenceContribute &m, Done done);
-    // Thread-safe: a message that needs no answer (PMIx_Commit).
+    // Thread-safe: a message that needs no answer (PMIx_Commit, a heartbeat).
     template <class Msg>
     void notify(const Msg &m) {
-        submit(0, std::string(), encode(Msg::type, 0, m), 0, nullptr);
+        send_bytes(encode(Msg::type, 0, m));
     }
     // Thread-safe: runs fn on the progress thread.
     void post(std::function<void()> fn) { reactor_.post(std::move(fn)); }
-    // For the actor's companions on the progress thread (the events' SUB socket).
+    // For the actor's companions on the progress thread (the events' SUB connection).
     Reactor &reactor() { return reactor_; }
-    zmq::context_t &context() { return ctx_; }
     // Thread-safe: fn runs on the progress thread once the broker's end is noticed, after the
     // pending requests failed (at once if it already was). nullptr removes it.
     void on_lost(std::function<void()> fn);
+    // Thread-safe: a companion noticed that the broker is gone (its own connection ended).
+    void connection_lost();
 
   private:
+    // A request waiting for its answer: a blocking caller's slot, or a callback for the
+    // progress thread.
     struct Pending {
-        Done done;
-        std::string fence_key;  // empty unless a fence
-        Reactor::TimerId timer = 0;
+        Done done;                     // non-blocking
+        std::optional<Reply> *slot{};  // blocking: filled in by the reader
+        std::string fence_key;         // empty unless a fence
     };
 
     ClientStore &store_;
-    bool has_broker_ = false;
     Reactor reactor_;
-    zmq::context_t ctx_;
-    zmq::socket_t dealer_;
-    zmq::socket_t monitor_;  // the DEALER's connection events
+    std::unique_ptr<ZmtpConnection> conn_;
     std::atomic<std::uint64_t> next_id_{1};
-    // Progress thread only:
+
+    std::mutex mu_;                     // guards what follows, down to reader_wanted_
+    std::condition_variable answered_;  // a slot was filled, or the reader role became free
     std::unordered_map<std::uint64_t, Pending> pending_;
     std::unordered_map<std::string, std::uint64_t> fences_;  // fence key -> request id
+    std::size_t async_pending_ = 0;
     bool lost_ = false;
+    bool reader_wanted_ = false;  // the progress thread needs the socket a blocking reader holds
+
+    std::mutex read_mu_;  // the reader role
+    // Progress thread only:
+    bool watching_ = false;
+    std::unordered_map<std::uint64_t, Reactor::TimerId> timers_;
     std::function<void()> lost_hook_;
     std::thread thread_;
 
-    void submit(std::uint64_t id, std::string fence_key, zmq::message_t msg,
+    std::uint64_t next_id() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
+    Reply call_bytes(std::uint64_t id, std::string fence_key, const zmq::message_t &bytes,
+                     std::uint32_t timeout_ms);
+    void submit(std::uint64_t id, std::string fence_key, const zmq::message_t &bytes,
                 std::uint32_t timeout_ms, Done done);
-    void on_readable();
-    void on_monitor();
-    void on_message(const zmq::message_t &bytes);
-    void complete(std::uint64_t id, pmix_status_t status, const Envelope *env);
-    void fail_all(pmix_status_t status);
+    void send_bytes(const zmq::message_t &bytes);
+    // Reads and dispatches until `slot` is filled or `deadline` passes (the caller holds read_mu_).
+    void read_until(std::optional<Reply> &slot, ZmtpConnection::Clock::time_point deadline);
+    bool read_available();  // reader: fill + dispatch; false when the connection is gone
+    void dispatch(const std::string &bytes);
+    void complete(std::uint64_t id, pmix_status_t status, Envelope *env);
+    void complete_locked(std::unique_lock<std::mutex> &lock, std::uint64_t id, pmix_status_t status,
+                         Envelope *env);
+    void mark_lost();
+    void update_watch();  // progress thread: watch the socket iff non-blocking answers are due
+    void on_readable();   // progress thread
 };
 
 }  // namespace zpmix::client

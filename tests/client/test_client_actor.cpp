@@ -77,15 +77,18 @@ BOOST_AUTO_TEST_CASE(requests_are_answered_and_the_brokers_end_fails_pending_one
     broker.add_actor<Registrar>(two_ranks());
     broker.start();
     ClientStore store;
-    ClientActor actor(store, broker.uri());
+    ClientActor actor(store, broker.uri(), 5000);
     auto [status, type] = ask(actor, hello(0), 5000);
     BOOST_TEST(status == PMIX_SUCCESS);
     BOOST_TEST(type == msg::Welcome::type);
-    // An error reply carries its status.
+    // An error reply carries its status, to a blocking call as to a callback.
     BOOST_TEST(ask(actor, msg::ModexGet{{"ns", msg::kWildcardRank}, "k", 0}, 0).first ==
+               PMIX_ERR_BAD_PARAM);
+    BOOST_TEST(actor.call(msg::ModexGet{{"ns", msg::kWildcardRank}, "k", 0}, 0).status ==
                PMIX_ERR_BAD_PARAM);
     // The client's own timeout.
     BOOST_TEST(ask(actor, msg::ModexGet{{"ns", 1}, "k", 0}, 100).first == PMIX_ERR_TIMEOUT);
+    BOOST_TEST(actor.call(msg::ModexGet{{"ns", 1}, "k", 0}, 100).status == PMIX_ERR_TIMEOUT);
     // A Get that waits for ever, then the broker goes away.
     auto p = std::make_shared<std::promise<pmix_status_t>>();
     auto f = p->get_future();
@@ -97,13 +100,42 @@ BOOST_AUTO_TEST_CASE(requests_are_answered_and_the_brokers_end_fails_pending_one
     BOOST_TEST(f.get() == PMIX_ERR_LOST_CONNECTION);
     // And every later request fails at once.
     BOOST_TEST(ask(actor, msg::ModexGet{{"ns", 1}, "k", 0}, 0).first == PMIX_ERR_LOST_CONNECTION);
+    BOOST_TEST(actor.call(msg::ModexGet{{"ns", 1}, "k", 0}, 0).status == PMIX_ERR_LOST_CONNECTION);
+}
+
+// Blocking callers read the connection themselves, one at a time: a caller whose answer comes
+// first must not wait for one that is still waiting, and a callback must not wait for either.
+BOOST_AUTO_TEST_CASE(blocking_callers_and_callbacks_share_the_connection) {
+    TempDir tmp;
+    Config c;
+    c.run_dir = tmp.path + "/run";
+    Broker broker(c);
+    broker.add_actor<Registrar>(two_ranks());
+    broker.start();
+    ClientStore store;
+    ClientActor actor(store, broker.uri(), 5000);
+    BOOST_REQUIRE(actor.call(hello(0), 5000).status == PMIX_SUCCESS);
+    // A blocking Get of data that never comes: this thread holds the reader role until the end.
+    auto waiting = std::async(std::launch::async, [&] {
+        return actor.call(msg::ModexGet{{"ns", 1}, "k", 0}, 0).status;
+    });
+    BOOST_TEST((waiting.wait_for(50ms) == std::future_status::timeout));
+    for (int i = 0; i < 20; ++i) {
+        BOOST_TEST(actor.call(msg::ModexGet{{"ns", msg::kWildcardRank}, "k", 0}, 5000).status ==
+                   PMIX_ERR_BAD_PARAM);
+        BOOST_TEST(ask(actor, msg::ModexGet{{"ns", msg::kWildcardRank}, "k", 0}, 5000).first ==
+                   PMIX_ERR_BAD_PARAM);
+    }
+    broker.stop();
+    BOOST_REQUIRE(waiting.wait_for(10s) == std::future_status::ready);
+    BOOST_TEST(waiting.get() == PMIX_ERR_LOST_CONNECTION);
 }
 
 BOOST_AUTO_TEST_CASE(no_broker_at_the_uri_fails_fast) {
     TempDir tmp;
     ClientStore store;
-    ClientActor actor(store, "ipc://" + tmp.path + "/nobody.sock");
-    BOOST_TEST(ask(actor, hello(0), 0).first == PMIX_ERR_LOST_CONNECTION);
+    BOOST_CHECK_THROW(ClientActor(store, "ipc://" + tmp.path + "/nobody.sock", 1000),
+                      zpmix::client::ZmtpError);
 }
 
 BOOST_AUTO_TEST_CASE(store_serves_job_info_and_data) {

@@ -33,11 +33,13 @@ EventScope scope_of(const ClientEvents::Identity &id) {
 ClientEvents::ClientEvents(ClientActor &actor, Identity id)
     : actor_(actor), id_(std::move(id)), registry_(scope_of(id_)) {
     if (id_.events_uri.empty()) return;
-    sub_ = zmq::socket_t(actor_.context(), zmq::socket_type::sub);
-    sub_.set(zmq::sockopt::linger, 0);
-    sub_.set(zmq::sockopt::rcvhwm, 100000);
-    sub_.connect(id_.events_uri);
-    actor_.post([this] { actor_.reactor().watch(sub_, [this] { on_sub(); }); });
+    // Connected here (the caller's thread, during init) so that a broker without a publisher
+    // fails PMIx_Init rather than every registration later.
+    sub_ = std::make_unique<ZmtpConnection>(
+        id_.events_uri, ZmtpConnection::Role::sub,
+        ZmtpConnection::Clock::now() + std::chrono::milliseconds(kRegisterTimeoutMs),
+        DecodeLimits{}.max_message);
+    actor_.post([this] { actor_.reactor().watch_fd(sub_->fd(), [this] { on_sub(); }); });
     actor_.on_lost([this] {
         msg::Event ev;
         ev.status = PMIX_ERR_LOST_CONNECTION;
@@ -53,8 +55,8 @@ ClientEvents::~ClientEvents() {
     std::promise<void> closed;
     actor_.post([&] {
         if (sub_) {
-            actor_.reactor().unwatch(sub_);
-            sub_.close();
+            actor_.reactor().unwatch_fd(sub_->fd());
+            sub_.reset();
         }
         closed.set_value();
     });
@@ -126,14 +128,14 @@ void ClientEvents::subscribe_and_register(std::size_t id, std::vector<std::strin
     std::string sync;
     for (const auto &s : streams) {
         if (!subscribed_.insert(s).second) continue;
-        sub_.set(zmq::sockopt::subscribe, s);
+        sub_->subscribe(s, true);
         if (sync.empty()) sync = std::to_string(::getpid()) + "." + std::to_string(next_sync_++);
     }
-    if (!sync.empty()) sub_.set(zmq::sockopt::subscribe, msg::topic::sync(sync));
+    if (!sync.empty()) sub_->subscribe(msg::topic::sync(sync), true);
     actor_.request(
         msg::EventRegister{id_.me, sync, streams}, kRegisterTimeoutMs,
         [this, id, sync, done = std::move(done)](pmix_status_t status, const Envelope *env) {
-            if (!sync.empty()) sub_.set(zmq::sockopt::unsubscribe, msg::topic::sync(sync));
+            if (!sync.empty() && sub_) sub_->subscribe(msg::topic::sync(sync), false);
             msg::EventRegistered reg;
             if (status == PMIX_SUCCESS) {
                 try {
@@ -179,15 +181,17 @@ void ClientEvents::deregister(std::size_t id, OpDone done) {
 // --- notification ------------------------------------------------------------------------------
 
 void ClientEvents::notify(msg::Event ev, bool do_not_cache, OpDone done) {
-    actor_.post([this, ev = std::move(ev), do_not_cache, done = std::move(done)]() mutable {
-        if (ev.range == PMIX_RANGE_PROC_LOCAL || !sub_) {
-            if (!sub_ && ev.range == PMIX_RANGE_RM) return done(PMIX_ERR_UNREACH);
-            run_chain(ev);
-            return done(PMIX_SUCCESS);
-        }
+    if (ev.range != PMIX_RANGE_PROC_LOCAL && sub_) {
+        // Straight from the caller's thread: no hop through the progress thread.
         actor_.request(
             msg::NotifyEvent{std::move(ev), do_not_cache}, kRegisterTimeoutMs,
             [done = std::move(done)](pmix_status_t status, const Envelope *) { done(status); });
+        return;
+    }
+    actor_.post([this, ev = std::move(ev), done = std::move(done)]() mutable {
+        if (!sub_ && ev.range == PMIX_RANGE_RM) return done(PMIX_ERR_UNREACH);
+        run_chain(ev);
+        done(PMIX_SUCCESS);
     });
 }
 
@@ -198,22 +202,26 @@ void ClientEvents::raise_local(msg::Event ev) {
 // --- delivery ----------------------------------------------------------------------------------
 
 void ClientEvents::on_sub() {
+    // A subscription's write fails only when the broker is gone, which the read below sees too.
+    const bool alive = sub_->fill();
     std::vector<msg::Event> ready;
-    for (int n = 0; n < 1024; ++n) {  // bounded: other work on this thread gets its turn
-        zmq::message_t topic, body;
-        if (!sub_.recv(topic, zmq::recv_flags::dontwait)) break;
-        if (!topic.more()) continue;
-        if (!sub_.recv(body, zmq::recv_flags::dontwait)) break;
-        while (body.more()) (void)sub_.recv(body, zmq::recv_flags::dontwait);
+    std::vector<std::string> frames;
+    while (sub_->next(frames)) {
+        if (frames.size() < 2) continue;  // topic, then the event
         try {
             std::optional<StreamTracker::Gap> gap;
-            auto got = tracker_.accept(decode(body).as<msg::Event>(), gap);
+            const std::string &body = frames.back();
+            auto got = tracker_.accept(decode(body.data(), body.size()).as<msg::Event>(), gap);
             ready.insert(ready.end(), std::make_move_iterator(got.begin()),
                          std::make_move_iterator(got.end()));
             if (gap) recover(*gap);
         } catch (const DecodeError &e) {
             spdlog::error("pmix client: dropped a malformed event: {}", e.what());
         }
+    }
+    if (!alive) {
+        actor_.reactor().unwatch_fd(sub_->fd());
+        actor_.connection_lost();
     }
     deliver(std::move(ready));
     send_acks();

@@ -16,8 +16,6 @@
 #include <set>
 #include <string>
 
-#include <zmq.hpp>
-
 #include "actors/client/client_actor.hpp"
 #include "actors/client/events/event_chain.hpp"
 #include "actors/client/events/stream_tracker.hpp"
@@ -51,7 +49,7 @@ class ClientEvents {
     Identity id_;
     HandlerRegistry registry_;
     StreamTracker tracker_;
-    zmq::socket_t sub_;
+    std::unique_ptr<ZmtpConnection> sub_;  // on the broker's XPUB; progress thread only
     bool have_streams_ = false;
     std::string session_, host_;
     std::set<std::string> subscribed_;

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,11 +14,11 @@
 #include <pmix.h>
 
 #include "actors/client/client_actor.hpp"
-#include "client_events.hpp"
-#include "client_jobctl.hpp"
 #include "actors/client/client_store.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
+#include "client_events.hpp"
+#include "client_jobctl.hpp"
 #include "value_codec.hpp"
 
 namespace {
@@ -99,14 +98,6 @@ msg::Proc to_msg(const pmix_proc_t &p) {
     return {std::string(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN)), p.rank};
 }
 
-// Waits for a ClientActor callback: every request completes (reply, timeout, lost connection, or
-// the actor's end), so the wait is bounded by the request's own limits.
-template <class T = int>
-struct Completion {
-    std::promise<std::pair<pmix_status_t, T>> promise;
-    std::pair<pmix_status_t, T> wait() { return promise.get_future().get(); }
-};
-
 // ------------------------------------------------------------------ init and finalize
 
 pmix_status_t init_singleton(Client &c) {
@@ -124,7 +115,7 @@ pmix_status_t init_singleton(Client &c) {
     PMIX_LOAD_PROCID(&c.me, job.nspace.c_str(), 0);
     c.job_size = 1;
     c.actor = std::make_unique<ClientActor>(*c.store);
-    c::events_start(*c.actor, c.me, job, "", "");
+    (void)c::events_start(*c.actor, c.me, job, "", "");  // no connection: cannot fail
     c::jobctl_start(*c.actor, c.me);
     return PMIX_SUCCESS;
 }
@@ -136,25 +127,22 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
     const char *secret = getenv("ZPMIX_SECRET");
     msg::Hello hello{"client", ns, static_cast<std::uint32_t>(strtoul(rank, nullptr, 10)), getpid(),
                      secret ? secret : ""};
+    const std::uint32_t timeout_ms = d.timeout_ms ? d.timeout_ms : kInitTimeoutMs;
     try {
-        c.actor = std::make_unique<ClientActor>(*c.store, uri);
-    } catch (const std::exception &) {
-        return PMIX_ERR_UNREACH;
+        c.actor = std::make_unique<ClientActor>(*c.store, uri, timeout_ms);
+    } catch (const client::ZmtpError &e) {
+        return e.refused ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_UNREACH;
     }
-    Completion<msg::Welcome> done;
-    c.actor->request(hello, d.timeout_ms ? d.timeout_ms : kInitTimeoutMs,
-                     [&](pmix_status_t status, const Envelope *env) {
-                         msg::Welcome w;
-                         if (status == PMIX_SUCCESS) {
-                             try {
-                                 w = env->as<msg::Welcome>();
-                             } catch (const DecodeError &) {
-                                 status = PMIX_ERR_UNPACK_FAILURE;
-                             }
-                         }
-                         done.promise.set_value({status, std::move(w)});
-                     });
-    auto [status, welcome] = done.wait();
+    auto reply = c.actor->call(hello, timeout_ms);
+    pmix_status_t status = reply.status;
+    msg::Welcome welcome;
+    if (status == PMIX_SUCCESS) {
+        try {
+            welcome = reply.env.as<msg::Welcome>();
+        } catch (const DecodeError &) {
+            status = PMIX_ERR_UNPACK_FAILURE;
+        }
+    }
     if (status == PMIX_SUCCESS && welcome.job.nspace != hello.nspace) status = PMIX_ERR_INIT;
     if (status != PMIX_SUCCESS) {
         c.actor.reset();
@@ -163,7 +151,12 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
     c.store->set_job(welcome.job, hello.rank);
     PMIX_LOAD_PROCID(&c.me, ns, hello.rank);
     c.job_size = welcome.job.size;
-    c::events_start(*c.actor, c.me, welcome.job, welcome.events_uri, welcome.broker);
+    if (pmix_status_t rc =
+            c::events_start(*c.actor, c.me, welcome.job, welcome.events_uri, welcome.broker);
+        rc != PMIX_SUCCESS) {
+        c.actor.reset();
+        return rc;
+    }
     c::jobctl_start(*c.actor, c.me);
     return PMIX_SUCCESS;
 }
@@ -205,6 +198,18 @@ void fetch(Client &c, const pmix_proc_t &p, const char *key, const Directives &d
         }
         then(status);
     });
+}
+
+// The blocking form of fetch, answered on the calling thread.
+pmix_status_t fetch_blocking(Client &c, const pmix_proc_t &p, const char *key,
+                             const Directives &d) {
+    auto reply = c.actor->call(msg::ModexGet{to_msg(p), key, d.timeout_ms}, d.timeout_ms);
+    if (reply.status != PMIX_SUCCESS) return reply.status;
+    try {
+        return c.store->add(reply.env.as<msg::ModexData>().data);
+    } catch (const DecodeError &) {
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
 }
 
 bool bad_key(const char *key) {
@@ -306,11 +311,7 @@ std::vector<std::string> keys_of(char **keys) {
 
 template <class Msg>
 pmix_status_t ask(Client &c, const Msg &m, std::uint32_t timeout_ms) {
-    Completion<> done;
-    c.actor->request(m, timeout_ms, [&](pmix_status_t status, const Envelope *) {
-        done.promise.set_value({status, 0});
-    });
-    return done.wait().first;
+    return c.actor->call(m, timeout_ms).status;
 }
 
 template <class Msg>
@@ -401,11 +402,7 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
     Client &c = the_client();
     FencePlan plan = plan_fence(c, procs, nprocs, info, ninfo);
     if (plan.status != PMIX_SUCCESS || plan.local_only) return plan.status;
-    Completion<> done;
-    c.actor->fence(plan.contribution, [&](pmix_status_t status, const Envelope *) {
-        done.promise.set_value({status, 0});
-    });
-    return done.wait().first;
+    return c.actor->fence_call(plan.contribution);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs,
@@ -442,9 +439,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
         if (rc != PMIX_ERR_NOT_FOUND) return rc;
     }
     if (!may_go_remote(c, p, key, d)) return PMIX_ERR_NOT_FOUND;
-    Completion<> done;
-    fetch(c, p, key, d, [&](pmix_status_t status) { done.promise.set_value({status, 0}); });
-    if (pmix_status_t rc = done.wait().first; rc != PMIX_SUCCESS) return rc;
+    if (pmix_status_t rc = fetch_blocking(c, p, key, d); rc != PMIX_SUCCESS) return rc;
     return get_cached(c, p, key, val);
 }
 
@@ -515,21 +510,13 @@ PMIX_EXPORT pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const p
         keys.emplace_back(data[i].key);
     }
     msg::Lookup m = lookup_message(c, std::move(keys), info, ninfo);
-    Completion<msg::LookupReply> done;
-    c.actor->request(m, m.timeout_ms, [&](pmix_status_t status, const Envelope *env) {
-        msg::LookupReply r;
-        if (status == PMIX_SUCCESS) {
-            try {
-                r = env->as<msg::LookupReply>();
-            } catch (const DecodeError &) {
-                status = PMIX_ERR_UNPACK_FAILURE;
-            }
-        }
-        done.promise.set_value({status, std::move(r)});
-    });
-    auto [status, reply] = done.wait();
-    if (status != PMIX_SUCCESS) return status;
-    return fill_lookup(reply, data, ndata);
+    auto reply = c.actor->call(m, m.timeout_ms);
+    if (reply.status != PMIX_SUCCESS) return reply.status;
+    try {
+        return fill_lookup(reply.env.as<msg::LookupReply>(), data, ndata);
+    } catch (const DecodeError &) {
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Lookup_nb(char **keys, const pmix_info_t info[], size_t ninfo,

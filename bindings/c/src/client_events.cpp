@@ -8,6 +8,8 @@
 #include <memory>
 #include <mutex>
 
+#include <spdlog/spdlog.h>
+
 #include "actors/client/events/client_events.hpp"
 #include "pmix.h"
 
@@ -31,13 +33,21 @@ std::shared_ptr<ClientEvents> events() {
 
 }  // namespace
 
-void events_start(client::ClientActor &actor, const pmix_proc_t &me, const msg::JobInfo &job,
-                  const std::string &events_uri, const std::string &broker) {
-    auto ev = std::make_shared<ClientEvents>(
-        actor, ClientEvents::Identity{client::to_msg(me), job, events_uri, broker});
+pmix_status_t events_start(client::ClientActor &actor, const pmix_proc_t &me,
+                           const msg::JobInfo &job, const std::string &events_uri,
+                           const std::string &broker) {
+    std::shared_ptr<ClientEvents> ev;
+    try {
+        ev = std::make_shared<ClientEvents>(
+            actor, ClientEvents::Identity{client::to_msg(me), job, events_uri, broker});
+    } catch (const client::ZmtpError &e) {
+        spdlog::error("pmix client: cannot subscribe to the broker's events: {}", e.what());
+        return e.refused ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_UNREACH;
+    }
     std::lock_guard lock(g_mu);
     g_events = std::move(ev);
     g_me = me;
+    return PMIX_SUCCESS;
 }
 
 void events_stop() {

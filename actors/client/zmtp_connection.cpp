@@ -1,0 +1,300 @@
+#include "actors/client/zmtp_connection.hpp"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace zpmix::client {
+
+namespace {
+
+// ZMTP 3.0 (rfc.zeromq.org/spec/23): frame flags.
+constexpr unsigned char kMore = 0x01, kLong = 0x02, kCommand = 0x04;
+constexpr std::size_t kGreeting = 64;
+
+int ms_until(ZmtpConnection::Clock::time_point deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - ZmtpConnection::Clock::now());
+    return left.count() < 0 ? 0 : static_cast<int>(std::min<long long>(left.count(), 1 << 30));
+}
+
+bool wait_for(int fd, short events, ZmtpConnection::Clock::time_point deadline) {
+    pollfd p{fd, events, 0};
+    for (;;) {
+        const int rc = ::poll(&p, 1, ms_until(deadline));
+        if (rc > 0) return true;
+        if (rc == 0) return false;
+        if (errno != EINTR) return false;
+    }
+}
+
+int connect_to(const std::string &uri, ZmtpConnection::Clock::time_point deadline) {
+    int fd = -1;
+    int rc = -1;
+    if (uri.starts_with("ipc://")) {
+        const std::string path = uri.substr(6);
+        sockaddr_un a{};
+        if (path.size() >= sizeof a.sun_path) throw ZmtpError("ipc path too long: " + path);
+        a.sun_family = AF_UNIX;
+        std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+        fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) throw ZmtpError(std::string("socket: ") + std::strerror(errno));
+        rc = ::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a);
+    } else if (uri.starts_with("tcp://")) {
+        const std::string hostport = uri.substr(6);
+        const auto colon = hostport.rfind(':');
+        if (colon == std::string::npos) throw ZmtpError("no port in " + uri);
+        std::string host = hostport.substr(0, colon);
+        if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
+        addrinfo hints{}, *res = nullptr;
+        hints.ai_socktype = SOCK_STREAM;
+        if (int e = ::getaddrinfo(host.c_str(), hostport.substr(colon + 1).c_str(), &hints, &res);
+            e != 0)
+            throw ZmtpError("cannot resolve " + uri + ": " + gai_strerror(e));
+        fd = ::socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd >= 0) {
+            rc = ::connect(fd, res->ai_addr, res->ai_addrlen);
+            const int one = 1;
+            ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        }
+        ::freeaddrinfo(res);
+        if (fd < 0) throw ZmtpError(std::string("socket: ") + std::strerror(errno));
+    } else {
+        throw ZmtpError("unsupported address " + uri);
+    }
+    if (rc != 0 && errno == EINPROGRESS) {
+        int err = ETIMEDOUT;
+        socklen_t len = sizeof err;
+        if (wait_for(fd, POLLOUT, deadline)) ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        rc = err == 0 ? 0 : -1;
+        errno = err;
+    }
+    if (rc != 0) {
+        const std::string why = std::strerror(errno);
+        ::close(fd);
+        throw ZmtpError("cannot connect to " + uri + ": " + why);
+    }
+    return fd;
+}
+
+void put_frame_header(unsigned char *h, std::size_t &len, unsigned char flags, std::size_t size) {
+    if (size <= 255) {
+        h[0] = flags;
+        h[1] = static_cast<unsigned char>(size);
+        len = 2;
+        return;
+    }
+    h[0] = flags | kLong;
+    for (int i = 0; i < 8; ++i) h[1 + i] = static_cast<unsigned char>(size >> (56 - 8 * i));
+    len = 9;
+}
+
+}  // namespace
+
+ZmtpConnection::ZmtpConnection(const std::string &uri, Role role, Clock::time_point deadline,
+                               std::size_t max_message)
+    : fd_(connect_to(uri, deadline)), max_message_(max_message) {
+    try {
+        handshake(role, deadline);
+    } catch (...) {
+        ::close(fd_);
+        throw;
+    }
+}
+
+ZmtpConnection::~ZmtpConnection() {
+    ::close(fd_);
+}
+
+void ZmtpConnection::read_exact(char *out, std::size_t n, Clock::time_point deadline) {
+    while (n > 0) {
+        const ssize_t got = ::recv(fd_, out, n, 0);
+        if (got > 0) {
+            out += got;
+            n -= static_cast<std::size_t>(got);
+        } else if (got == 0) {
+            throw ZmtpError("the broker closed the connection during the handshake", true);
+        } else if (errno == EAGAIN || errno == EINTR) {
+            if (!wait_for(fd_, POLLIN, deadline)) throw ZmtpError("handshake timed out");
+        } else {
+            throw ZmtpError(std::string("handshake: ") + std::strerror(errno));
+        }
+    }
+}
+
+void ZmtpConnection::handshake(Role role, Clock::time_point deadline) {
+    // Greeting: signature, version 3.0, mechanism NULL, as-server 0, filler.
+    char greeting[kGreeting] = {'\xff', 0, 0, 0, 0, 0, 0, 0, 0, '\x7f', 3, 0, 'N', 'U', 'L', 'L'};
+    // READY with our socket type; the broker's ROUTER/XPUB checks it matches.
+    const std::string_view type = role == Role::dealer ? "DEALER" : "SUB";
+    std::string ready("\x05READY\x0bSocket-Type");
+    ready += std::string("\0\0\0", 3) + static_cast<char>(type.size());
+    ready += type;
+    unsigned char h[9];
+    std::size_t hlen = 0;
+    put_frame_header(h, hlen, kCommand, ready.size());
+    iovec iov[3] = {{greeting, kGreeting}, {h, hlen}, {ready.data(), ready.size()}};
+    if (!write_all(iov, 3)) throw ZmtpError("cannot write the handshake", true);
+
+    char peer[kGreeting];
+    read_exact(peer, kGreeting, deadline);
+    if (static_cast<unsigned char>(peer[0]) != 0xff || peer[9] != 0x7f || peer[10] < 3 ||
+        std::memcmp(peer + 12, "NULL", 5) != 0)
+        throw ZmtpError("the broker does not speak ZMTP 3 with the NULL mechanism");
+    // The broker's READY (or ERROR, when its ZAP handler refused us).
+    char fh[9];
+    read_exact(fh, 2, deadline);
+    std::size_t size = static_cast<unsigned char>(fh[1]);
+    if (fh[0] & kLong) {
+        read_exact(fh + 2, 7, deadline);
+        size = 0;
+        for (int i = 1; i < 9; ++i) size = size << 8 | static_cast<unsigned char>(fh[i]);
+    }
+    if (!(fh[0] & kCommand) || size > 65536) throw ZmtpError("bad handshake from the broker");
+    std::string cmd(size, '\0');
+    read_exact(cmd.data(), size, deadline);
+    if (cmd.starts_with("\x05"
+                        "ERROR"))
+        throw ZmtpError("the broker refused the connection", true);
+    if (!cmd.starts_with("\x05"
+                         "READY"))
+        throw ZmtpError("bad handshake from the broker");
+}
+
+bool ZmtpConnection::write_all(const iovec *iov_in, int n) {
+    iovec iov[8];
+    std::memcpy(iov, iov_in, sizeof(iovec) * static_cast<std::size_t>(n));
+    iovec *cur = iov;
+    while (n > 0) {
+        msghdr m{};
+        m.msg_iov = cur;
+        m.msg_iovlen = static_cast<std::size_t>(n);
+        const ssize_t sent = ::sendmsg(fd_, &m, MSG_NOSIGNAL);
+        if (sent < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) {
+                // Backpressure from a busy broker; its death ends the wait (POLLERR/POLLHUP).
+                pollfd p{fd_, POLLOUT, 0};
+                if (::poll(&p, 1, -1) < 0 && errno != EINTR) return false;
+                continue;
+            }
+            return false;
+        }
+        auto left = static_cast<std::size_t>(sent);
+        while (n > 0 && left >= cur->iov_len) {
+            left -= cur->iov_len;
+            ++cur;
+            --n;
+        }
+        if (n > 0) {
+            cur->iov_base = static_cast<char *>(cur->iov_base) + left;
+            cur->iov_len -= left;
+        }
+    }
+    return true;
+}
+
+bool ZmtpConnection::send(std::initializer_list<std::string_view> frames) {
+    if (frames.size() == 0 || frames.size() > 4) return false;
+    unsigned char headers[4][9];
+    iovec iov[8];
+    int n = 0;
+    std::size_t i = 0;
+    for (auto f : frames) {
+        std::size_t hlen = 0;
+        put_frame_header(headers[i], hlen, i + 1 < frames.size() ? kMore : 0, f.size());
+        iov[n++] = {headers[i], hlen};
+        if (!f.empty()) iov[n++] = {const_cast<char *>(f.data()), f.size()};
+        ++i;
+    }
+    std::lock_guard lock(write_mu_);
+    return write_all(iov, n);
+}
+
+bool ZmtpConnection::subscribe(std::string_view topic, bool on) {
+    // ZMTP 3.0: a subscription is a message whose first byte is 1 (subscribe) or 0 (cancel).
+    std::string m(1, on ? '\1' : '\0');
+    m += topic;
+    return send({m});
+}
+
+bool ZmtpConnection::fill() {
+    constexpr std::size_t kChunk = 65536;
+    if (max_message_ == 0) return false;  // a frame over the limit ended the stream
+    for (;;) {
+        if (in_pos_ == in_end_) in_pos_ = in_end_ = 0;
+        if (in_cap_ - in_end_ < kChunk) {
+            // Room for a chunk: move the unconsumed bytes to the front, or grow.
+            const std::size_t used = in_end_ - in_pos_;
+            const std::size_t cap = std::max(in_cap_, used + kChunk);
+            std::unique_ptr<char[]> fresh(cap == in_cap_ ? nullptr : new char[cap]);
+            char *to = fresh ? fresh.get() : in_.get();
+            if (used > 0) std::memmove(to, in_.get() + in_pos_, used);
+            if (fresh) in_ = std::move(fresh);
+            in_cap_ = cap;
+            in_pos_ = 0;
+            in_end_ = used;
+        }
+        const ssize_t got = ::recv(fd_, in_.get() + in_end_, in_cap_ - in_end_, MSG_DONTWAIT);
+        if (got > 0) {
+            in_end_ += static_cast<std::size_t>(got);
+            if (static_cast<std::size_t>(got) < kChunk) return true;
+            continue;
+        }
+        if (got == 0) return false;
+        if (errno == EINTR) continue;
+        return errno == EAGAIN;
+    }
+}
+
+bool ZmtpConnection::next(std::vector<std::string> &frames) {
+    frames.clear();
+    std::size_t pos = in_pos_;
+    const std::size_t end = in_end_;
+    for (;;) {
+        if (end - pos < 2) return false;
+        const auto flags = static_cast<unsigned char>(in_[pos]);
+        std::size_t size, header;
+        if (flags & kLong) {
+            if (end - pos < 9) return false;
+            size = 0;
+            for (std::size_t i = 1; i < 9; ++i)
+                size = size << 8 | static_cast<unsigned char>(in_[pos + i]);
+            header = 9;
+        } else {
+            size = static_cast<unsigned char>(in_[pos + 1]);
+            header = 2;
+        }
+        if (size > max_message_) {
+            max_message_ = 0;  // fill() now reports the connection gone
+            return false;
+        }
+        if (end - pos - header < size) return false;
+        const char *body = in_.get() + pos + header;
+        pos += header + size;
+        if (flags & kCommand) {  // PING and the like: nothing a client acts on
+            if (frames.empty()) in_pos_ = pos;
+            continue;
+        }
+        frames.emplace_back(body, size);
+        if (!(flags & kMore)) {
+            in_pos_ = pos;
+            return true;
+        }
+    }
+}
+
+bool ZmtpConnection::wait_readable(Clock::time_point deadline) const {
+    return wait_for(fd_, POLLIN, deadline);
+}
+
+}  // namespace zpmix::client

@@ -1,0 +1,74 @@
+#pragma once
+// A client's end of one connection to its broker, speaking ZMTP 3.0 (the ZeroMQ wire protocol,
+// NULL mechanism) directly on the socket: to the broker it is an ordinary DEALER (on its ROUTER)
+// or SUB (on its XPUB). Why not a libzmq socket: libzmq moves every message through its I/O
+// thread, two extra thread wake-ups per message on each side. On a node where ranks outnumber
+// cores those wake-ups are most of a fence's and an event's latency (DEVELOPERS.md, "Client
+// transport", has the measurements). Here the calling thread writes to the kernel and the thread
+// that waits for an answer reads it.
+//
+// Writes are thread-safe. Reading is not: one reader at a time (the ClientActor arbitrates).
+#include <sys/uio.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zpmix::client {
+
+// Handshake or address failures; `refused` when the broker turned the peer away.
+struct ZmtpError : std::runtime_error {
+    bool refused = false;
+    ZmtpError(const std::string &what, bool refused_ = false)
+        : std::runtime_error(what), refused(refused_) {}
+};
+
+class ZmtpConnection {
+  public:
+    enum class Role { dealer, sub };
+    using Clock = std::chrono::steady_clock;
+
+    // Connects to ipc://PATH or tcp://HOST:PORT and completes the handshake before `deadline`.
+    // max_message bounds every incoming frame (a larger one ends the connection).
+    ZmtpConnection(const std::string &uri, Role role, Clock::time_point deadline,
+                   std::size_t max_message);
+    ~ZmtpConnection();
+    ZmtpConnection(const ZmtpConnection &) = delete;
+    ZmtpConnection &operator=(const ZmtpConnection &) = delete;
+
+    int fd() const { return fd_; }
+
+    // Thread-safe: one message of the given frames, written before returning (blocking while
+    // the kernel's buffer is full). False once the connection is gone.
+    bool send(std::initializer_list<std::string_view> frames);
+    // SUB only: (un)subscribes to a topic prefix.
+    bool subscribe(std::string_view topic, bool on);
+
+    // Reader: the next complete message already read, as frames; false when none is buffered.
+    bool next(std::vector<std::string> &frames);
+    // Reader: reads what the socket has without blocking. False when the connection is gone
+    // (end of stream, error, or a frame over the limit).
+    bool fill();
+    // Reader: waits until the socket is readable; false at the deadline.
+    bool wait_readable(Clock::time_point deadline) const;
+
+  private:
+    int fd_ = -1;
+    std::size_t max_message_;
+    std::mutex write_mu_;
+    // Bytes read and not yet consumed: [in_pos_, in_end_) of in_ (grown, never zero-filled).
+    std::unique_ptr<char[]> in_;
+    std::size_t in_cap_ = 0, in_pos_ = 0, in_end_ = 0;
+
+    void handshake(Role role, Clock::time_point deadline);
+    void read_exact(char *out, std::size_t n, Clock::time_point deadline);
+    bool write_all(const iovec *iov, int n);
+};
+
+}  // namespace zpmix::client
