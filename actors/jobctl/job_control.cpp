@@ -44,6 +44,7 @@ JobControl::JobControl(Reactor &reactor, Bus &bus, Settings settings)
     on(&JobControl::preempt);
     on(&JobControl::proc_table);
     on(&JobControl::ns_register);
+    on(&JobControl::rank_spawned);
     on(&JobControl::ns_deregister);
     on(&JobControl::proc_exit);
     on(&JobControl::signalled);
@@ -86,7 +87,8 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
             return answer(env, PMIX_ERR_NO_PERMISSIONS,
                           "unknown requester " + proc_name(m.requester));
         const auto pid = it->second.info.procs[m.requester.rank].pid;
-        if (env.peer.pid > 0 && pid > 0 && env.peer.pid != pid) {
+        // pid 0: that rank is not spawned yet, so the peer cannot be it.
+        if (env.peer.pid > 0 && env.peer.pid != pid) {
             log().warn("pid {} claimed to be {} (pid {}): job control refused", env.peer.pid,
                        proc_name(m.requester), pid);
             return answer(env, PMIX_ERR_NO_PERMISSIONS, "the requester is not who it says");
@@ -338,6 +340,13 @@ void JobControl::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
     job.info = std::move(m.job);
     const std::string nspace = job.info.nspace;
     jobs_[nspace] = std::move(job);
+}
+
+void JobControl::rank_spawned(const Envelope &env, msg::RankSpawned &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    auto it = jobs_.find(m.nspace);
+    if (it != jobs_.end() && m.rank < it->second.info.procs.size())
+        it->second.info.procs[m.rank].pid = m.pid;
 }
 
 void JobControl::ns_deregister(const Envelope &env, msg::DeregisterNamespace &m) {

@@ -82,6 +82,7 @@ class JobControl : public Actor {
     void preempt(const Envelope &env, msg::Preempt &m);
     void proc_table(const Envelope &env, msg::ProcTableQuery &m);
     void ns_register(const Envelope &env, msg::RegisterNamespace &m);
+    void rank_spawned(const Envelope &env, msg::RankSpawned &m);
     void ns_deregister(const Envelope &env, msg::DeregisterNamespace &m);
     void proc_exit(const Envelope &env, msg::ProcExit &m);
     void signalled(const Envelope &env, msg::SignalledRanks &m);

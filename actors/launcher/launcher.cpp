@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -93,8 +94,6 @@ Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings)
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     hostname_ = host;
-    hwloc_topology_init(&topo_);
-    if (hwloc_topology_load(topo_) != 0) throw std::runtime_error("hwloc: cannot load topology");
     // Three descriptors per rank (two pipes and a pidfd): allow as many as we may.
     rlimit rl{};
     if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -107,7 +106,7 @@ Launcher::~Launcher() {
     // Normally empty: shutdown() ended every job. Never leave a process behind regardless.
     for (auto &[nspace, job] : jobs_) {
         for (auto &r : job.ranks) {
-            if (r.reaped) continue;
+            if (r.reaped || r.pid <= 0) continue;
             ::kill(r.pid, SIGKILL);
             ::waitpid(r.pid, nullptr, 0);
         }
@@ -116,7 +115,19 @@ Launcher::~Launcher() {
                 if (fd >= 0) ::close(fd);
     }
     for (auto &[pid, fd] : requesters_) ::close(fd);
-    hwloc_topology_destroy(topo_);
+    if (topo_) hwloc_topology_destroy(topo_);
+}
+
+// Loading costs a few ms (hwloc opens its plugins and reads /sys): only jobs that bind need it.
+hwloc_topology_t Launcher::topology() {
+    if (topo_) return topo_;
+    hwloc_topology_t t = nullptr;
+    if (hwloc_topology_init(&t) != 0) throw std::runtime_error("hwloc: cannot init a topology");
+    if (hwloc_topology_load(t) != 0) {
+        hwloc_topology_destroy(t);
+        throw std::runtime_error("hwloc: cannot load topology");
+    }
+    return topo_ = t;
 }
 
 void Launcher::shutdown(std::function<void()> done) {
@@ -161,12 +172,12 @@ std::string Launcher::locality_of(hwloc_const_bitmap_t set) const {
 
 // Rank i goes on core (i mod ncores); map-by slot and core coincide on one node with a slot per
 // core. bind-to says which cpuset it is held to: none, that core, or the core's package.
-std::string Launcher::place(msg::JobInfo &info, const msg::Launch &m,
-                            std::vector<hwloc_bitmap_t> &sets) {
+std::string Launcher::place(msg::JobInfo &info, const msg::Launch &m, std::vector<Bitmap> &sets) {
     if (m.map_by != "slot" && m.map_by != "core") return "unknown --map-by '" + m.map_by + "'";
     if (m.bind_to != "none" && m.bind_to != "core" && m.bind_to != "package")
         return "unknown --bind-to '" + m.bind_to + "'";
-    const int ncores = hwloc_get_nbobjs_by_type(topo_, HWLOC_OBJ_CORE);
+    const int ncores =
+        m.bind_to == "none" ? 0 : hwloc_get_nbobjs_by_type(topology(), HWLOC_OBJ_CORE);
     for (std::uint32_t i = 0; i < info.size; ++i) {
         msg::ProcInfo &p = info.procs[i];
         p.rank = i;
@@ -179,9 +190,9 @@ std::string Launcher::place(msg::JobInfo &info, const msg::Launch &m,
             target = hwloc_get_ancestor_obj_by_type(topo_, HWLOC_OBJ_PACKAGE, core);
             if (!target) target = hwloc_get_root_obj(topo_);
         }
-        sets[i] = hwloc_bitmap_dup(target->cpuset);
-        p.cpuset = list_string(sets[i]);
-        p.locality = locality_of(sets[i]);
+        sets[i].reset(hwloc_bitmap_dup(target->cpuset));
+        p.cpuset = list_string(sets[i].get());
+        p.locality = locality_of(sets[i].get());
     }
     return {};
 }
@@ -206,14 +217,9 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
         auto &ranks = info.psets[pset];
         for (std::uint32_t i = 0; i < m.np; ++i) ranks.push_back(i);
     }
-    std::vector<hwloc_bitmap_t> sets(m.np, nullptr);
-    struct FreeSets {
-        std::vector<hwloc_bitmap_t> &s;
-        ~FreeSets() {
-            for (auto b : s) hwloc_bitmap_free(b);
-        }
-    } free_sets{sets};
-    if (auto err = place(info, m, sets); !err.empty())
+    Spawning &sp = job.spawning.emplace();
+    sp.sets.resize(m.np);
+    if (auto err = place(info, m, sp.sets); !err.empty())
         return reply_error(env, PMIX_ERR_BAD_PARAM, err);
 
     info.session_tmpdir = settings_.run_dir + "/session";
@@ -228,119 +234,27 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
     }
     const std::string secret = random_secret();
 
-    const std::string ompi_lib_dir = m.personality_ompi ? personality::library_dir() : "";
-    hwloc_bitmap_t saved = hwloc_bitmap_alloc();
-    hwloc_get_cpubind(topo_, saved, HWLOC_CPUBIND_THREAD);
-    std::string error;
-    int error_status = PMIX_ERROR;
+    // One environment for the job; only PMIX_RANK differs between ranks.
+    sp.env = rank_environment(m.env,
+                              {"ZPMIX_URI=" + settings_.uri, "ZPMIX_SECRET=" + secret,
+                               "PMIX_NAMESPACE=" + info.nspace, "PMIX_RANK=0"},
+                              m.personality_ompi ? personality::library_dir() : "");
+    sp.rank_var = static_cast<std::size_t>(
+        std::find_if(sp.env.begin(), sp.env.end(),
+                     [](const std::string &kv) { return kv.starts_with("PMIX_RANK="); }) -
+        sp.env.begin());
+    sp.request = env;
+    sp.argv = std::move(m.argv);
+    sp.cwd = std::move(m.cwd);
     job.ranks.resize(m.np);
-    for (std::uint32_t i = 0; i < m.np && error.empty(); ++i) {
-        Rank &r = job.ranks[i];
-        int out[2], err[2];
-        if (::pipe2(out, O_CLOEXEC) != 0) {
-            error = fmt::format("pipe: {}", strerror(errno));
-            break;
-        }
-        if (::pipe2(err, O_CLOEXEC) != 0) {
-            error = fmt::format("pipe: {}", strerror(errno));
-            ::close(out[0]);
-            ::close(out[1]);
-            break;
-        }
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-        posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-        if (!m.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, m.cwd.c_str());
-        posix_spawnattr_t attr;
-        posix_spawnattr_init(&attr);
-        // One process group per job: signals reach what the ranks start too. The broker's
-        // blocked signals (signalfd) must not be inherited.
-        sigset_t none, all;
-        sigemptyset(&none);
-        sigfillset(&all);
-        posix_spawnattr_setsigmask(&attr, &none);
-        posix_spawnattr_setsigdefault(&attr, &all);
-        posix_spawnattr_setpgroup(&attr, job.pgid);
-        posix_spawnattr_setflags(
-            &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-        const auto envs =
-            rank_environment(m.env,
-                             {"ZPMIX_URI=" + settings_.uri, "ZPMIX_SECRET=" + secret,
-                              "PMIX_NAMESPACE=" + info.nspace, "PMIX_RANK=" + std::to_string(i)},
-                             ompi_lib_dir);
-        std::vector<char *> argv, envp;
-        for (auto &a : m.argv) argv.push_back(const_cast<char *>(a.c_str()));
-        argv.push_back(nullptr);
-        for (auto &e : envs) envp.push_back(const_cast<char *>(e.c_str()));
-        envp.push_back(nullptr);
-
-        // The child inherits the spawning thread's binding, so it never runs unbound.
-        if (sets[i] && hwloc_set_cpubind(topo_, sets[i], HWLOC_CPUBIND_THREAD) != 0)
-            error = fmt::format("cannot bind rank {} to cpuset {}: {}", i, info.procs[i].cpuset,
-                                strerror(errno));
-        pid_t pid = -1;
-        int rc = 0;
-        if (error.empty()) {
-            rc = ::posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
-            if (rc != 0) {
-                error = fmt::format("cannot launch '{}': {}", m.argv[0], strerror(rc));
-                error_status = rc == ENOENT ? PMIX_ERR_NOT_FOUND : PMIX_ERR_SYS_OTHER;
-            }
-        }
-        if (sets[i]) hwloc_set_cpubind(topo_, saved, HWLOC_CPUBIND_THREAD);
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&attr);
-        ::close(out[1]);
-        ::close(err[1]);
-        r.out = out[0];
-        r.err = err[0];
-        ::fcntl(r.out, F_SETFL, O_NONBLOCK);  // the reactor reads what is there, never waits
-        ::fcntl(r.err, F_SETFL, O_NONBLOCK);
-        if (!error.empty()) break;
-        if (job.pgid == 0) job.pgid = pid;
-        r.pid = pid;
-        r.pidfd = pidfd_open(pid);
-        info.procs[i].pid = pid;
-        ++job.live;
-        if (r.pidfd < 0) error = fmt::format("pidfd_open: {}", strerror(errno));
-    }
-    hwloc_bitmap_free(saved);
-
-    if (!error.empty()) {
-        // Nothing of a half-started job survives: kill and reap what did start.
-        for (auto &r : job.ranks) {
-            if (r.pid > 0) {
-                ::kill(r.pid, SIGKILL);
-                ::waitpid(r.pid, nullptr, 0);
-            }
-            for (int fd : {r.out, r.err, r.pidfd})
-                if (fd >= 0) ::close(fd);
-        }
-        fs::remove_all(info.nsdir, ec);
-        log().info("launch of {} failed: {}", m.argv[0], error);
-        return reply_error(env, error_status, error);
-    }
-
     job.requester = env.from;
     job.requester_pid = env.peer.pid;
-    const std::string nspace = info.nspace;
-    msg::LaunchReply launched{nspace, {}};
-    for (const auto &p : info.procs) launched.pids.push_back(p.pid);
-    // Registered before any rank's Hello can be read: the mailbox is drained before sockets.
-    broadcast(msg::RegisterNamespace{info, secret});  // server, events
-    reply(env, launched);
-    log().info("launched {}: {} rank(s) of {}", nspace, m.np, m.argv[0]);
 
+    const std::string nspace = info.nspace;
+    // Server and events know the namespace before its first rank exists (both posted in order).
+    broadcast(msg::RegisterNamespace{info, secret});
     auto [it, inserted] = jobs_.emplace(nspace, std::move(job));
     Job &j = it->second;
-    for (std::size_t i = 0; i < j.ranks.size(); ++i) {
-        reactor().watch_fd(j.ranks[i].out, [this, nspace, i] { on_output(nspace, i, 1); });
-        reactor().watch_fd(j.ranks[i].err, [this, nspace, i] { on_output(nspace, i, 2); });
-        reactor().watch_fd(j.ranks[i].pidfd, [this, nspace, i] { on_rank_exit(nspace, i); });
-    }
     if (m.timeout_s > 0) {
         const double limit = m.timeout_s;
         j.time_limit =
@@ -354,7 +268,151 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
                                      fmt::format("job exceeded its time limit of {} s", limit));
                             });
     }
+    reactor().post([this, nspace] { spawn_next(nspace); });
     watch_requester(j.requester_pid);
+}
+
+// One rank per reactor turn: between two spawns the reactor answers the Hellos (and everything
+// else) that came in, instead of leaving the first ranks waiting for the last to start.
+void Launcher::spawn_next(const std::string &nspace) {
+    auto it = jobs_.find(nspace);
+    if (it == jobs_.end() || !it->second.spawning) return;
+    Job &job = it->second;
+    // A job that failed meanwhile (abort, time limit, requester gone, shutdown) starts no more.
+    if (!job.status && job.spawned < job.ranks.size()) {
+        int status = PMIX_ERROR;
+        if (auto error = spawn_rank(job, job.spawned, status); !error.empty())
+            return abandon_launch(nspace, status, error);
+        ++job.spawned;
+        if (job.spawned < job.ranks.size() && !job.status) {
+            reactor().post([this, nspace] { spawn_next(nspace); });
+            return;
+        }
+    }
+    launched(nspace);
+}
+
+// Spawns rank i bound to its cpuset; its output and exit are watched once the job is launched.
+std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
+    Spawning &sp = *job.spawning;
+    Rank &r = job.ranks[i];
+    int out[2], err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) return fmt::format("pipe: {}", strerror(errno));
+    if (::pipe2(err, O_CLOEXEC) != 0) {
+        const int e = errno;
+        ::close(out[0]);
+        ::close(out[1]);
+        return fmt::format("pipe: {}", strerror(e));
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    if (!sp.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, sp.cwd.c_str());
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    // One process group per job: signals reach what the ranks start too. The broker's
+    // blocked signals (signalfd) must not be inherited.
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setpgroup(&attr, job.pgid);
+    posix_spawnattr_setflags(
+        &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+    sp.env[sp.rank_var] = "PMIX_RANK=" + std::to_string(i);
+    std::vector<char *> argv, envp;
+    for (auto &a : sp.argv) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto &e : sp.env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    std::string error;
+    hwloc_bitmap_t set = sp.sets[i].get();
+    hwloc_bitmap_t saved = set ? hwloc_bitmap_alloc() : nullptr;
+    // The child inherits the spawning thread's binding, so it never runs unbound.
+    if (set) {
+        hwloc_get_cpubind(topo_, saved, HWLOC_CPUBIND_THREAD);
+        if (hwloc_set_cpubind(topo_, set, HWLOC_CPUBIND_THREAD) != 0)
+            error = fmt::format("cannot bind rank {} to cpuset {}: {}", i, job.info.procs[i].cpuset,
+                                strerror(errno));
+    }
+    pid_t pid = -1;
+    if (error.empty()) {
+        const int rc = ::posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
+        if (rc != 0) {
+            error = fmt::format("cannot launch '{}': {}", sp.argv[0], strerror(rc));
+            status = rc == ENOENT ? PMIX_ERR_NOT_FOUND : PMIX_ERR_SYS_OTHER;
+        }
+    }
+    if (set) {
+        hwloc_set_cpubind(topo_, saved, HWLOC_CPUBIND_THREAD);
+        hwloc_bitmap_free(saved);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    ::close(out[1]);
+    ::close(err[1]);
+    r.out = out[0];
+    r.err = err[0];
+    ::fcntl(r.out, F_SETFL, O_NONBLOCK);  // the reactor reads what is there, never waits
+    ::fcntl(r.err, F_SETFL, O_NONBLOCK);
+    if (!error.empty()) return error;
+    if (job.pgid == 0) job.pgid = pid;
+    r.pid = pid;
+    r.pidfd = pidfd_open(pid);
+    job.info.procs[i].pid = pid;
+    ++job.live;
+    // Before this rank's Hello can be read: the mailboxes are drained before the sockets.
+    broadcast(msg::RankSpawned{job.info.nspace, static_cast<std::uint32_t>(i), pid});
+    if (r.pidfd < 0) return fmt::format("pidfd_open: {}", strerror(errno));
+    return {};
+}
+
+// Every rank is spawned (or the job failed first): the requester gets the LaunchReply, then the
+// ranks' output and exits.
+void Launcher::launched(const std::string &nspace) {
+    Job &j = jobs_.at(nspace);
+    const Envelope request = std::move(j.spawning->request);
+    j.spawning.reset();
+    msg::LaunchReply reply_msg{nspace, {}};
+    for (const auto &p : j.info.procs) reply_msg.pids.push_back(p.pid);
+    if (!j.requester.empty()) reply(request, reply_msg);
+    log().info("launched {}: {} of {} rank(s)", nspace, j.spawned, j.ranks.size());
+    for (std::size_t i = 0; i < j.spawned; ++i) {
+        reactor().watch_fd(j.ranks[i].out, [this, nspace, i] { on_output(nspace, i, 1); });
+        reactor().watch_fd(j.ranks[i].err, [this, nspace, i] { on_output(nspace, i, 2); });
+        reactor().watch_fd(j.ranks[i].pidfd, [this, nspace, i] { on_rank_exit(nspace, i); });
+    }
+    if (j.live == 0) finish(nspace);
+}
+
+// A rank could not be spawned: nothing of the job survives, and the Launch gets the error.
+void Launcher::abandon_launch(const std::string &nspace, int status, const std::string &error) {
+    auto it = jobs_.find(nspace);
+    Job &job = it->second;
+    for (auto &r : job.ranks) {
+        if (r.pid > 0) {
+            ::kill(r.pid, SIGKILL);
+            ::waitpid(r.pid, nullptr, 0);
+        }
+        for (int fd : {r.out, r.err, r.pidfd})
+            if (fd >= 0) ::close(fd);
+    }
+    if (job.kill_timer) reactor().cancel(job.kill_timer);
+    if (job.time_limit) reactor().cancel(job.time_limit);
+    std::error_code ec;
+    fs::remove_all(job.info.nsdir, ec);
+    broadcast(msg::DeregisterNamespace{nspace});  // server, events
+    log().info("launch of {} failed: {}", job.spawning->argv[0], error);
+    if (!job.requester.empty()) reply_error(job.spawning->request, status, error);
+    const std::int64_t requester_pid = job.requester_pid;
+    jobs_.erase(it);
+    release_requester(requester_pid);
+    if (jobs_.empty() && on_idle_) std::exchange(on_idle_, nullptr)();
 }
 
 void Launcher::on_output(const std::string &nspace, std::size_t rank, int which) {
@@ -489,17 +547,19 @@ void Launcher::finish(const std::string &nspace) {
     to_requester(job, msg::JobEnded{nspace, status, job.message});
     const std::int64_t requester_pid = job.requester_pid;
     jobs_.erase(it);
-
-    bool still_needed = false;
-    for (const auto &[ns, j] : jobs_) still_needed |= j.requester_pid == requester_pid;
-    if (!still_needed) {
-        if (auto w = requesters_.find(requester_pid); w != requesters_.end()) {
-            reactor().unwatch_fd(w->second);
-            ::close(w->second);
-            requesters_.erase(w);
-        }
-    }
+    release_requester(requester_pid);
     if (jobs_.empty() && on_idle_) std::exchange(on_idle_, nullptr)();
+}
+
+// Stops watching a requester that has no job left.
+void Launcher::release_requester(std::int64_t pid) {
+    for (const auto &[ns, j] : jobs_)
+        if (j.requester_pid == pid) return;
+    if (auto w = requesters_.find(pid); w != requesters_.end()) {
+        reactor().unwatch_fd(w->second);
+        ::close(w->second);
+        requesters_.erase(w);
+    }
 }
 
 void Launcher::signal_job(const Envelope &env, msg::SignalJob &m) {

@@ -4,10 +4,14 @@
 // it, and ends the job: on the first abnormal exit, PMIx_Abort, the time limit, the requester's
 // death or the broker's shutdown, the remaining ranks get SIGTERM, then SIGKILL after the grace
 // period. JobEnded comes last, after every Output and ProcExit of the job.
+// The namespace is registered first and the ranks are spawned one per reactor turn, so the Hellos
+// of the first ranks are answered while the last ones are started; the LaunchReply (with every
+// pid) comes once all are spawned, before any Output or ProcExit.
 #include <sys/types.h>
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,13 +44,26 @@ class Launcher : public Actor {
     void remove_session_dir();
 
   private:
+    struct FreeBitmap {
+        void operator()(hwloc_bitmap_t b) const { hwloc_bitmap_free(b); }
+    };
+    using Bitmap = std::unique_ptr<hwloc_bitmap_s, FreeBitmap>;
     struct Rank {
-        pid_t pid = -1;
+        pid_t pid = -1;  // -1 until spawned
         int pidfd = -1;
         int out = -1, err = -1;        // read ends of its stdout and stderr pipes
         std::string out_buf, err_buf;  // a line not yet complete
         bool reaped = false;
         bool ending_on_request = false;  // job control ended it: not a failure of the job
+    };
+    // What spawning the ranks one by one needs; dropped once the launch is answered.
+    struct Spawning {
+        Envelope request;  // the Launch, answered when the last rank is spawned
+        std::vector<std::string> argv;
+        std::string cwd;
+        std::vector<std::string> env;  // shared by every rank but for env[rank_var]
+        std::size_t rank_var = 0;
+        std::vector<Bitmap> sets;  // per rank; null when unbound
     };
     struct Job {
         msg::JobInfo info;
@@ -54,6 +71,8 @@ class Launcher : public Actor {
         std::int64_t requester_pid = 0;
         pid_t pgid = 0;
         std::vector<Rank> ranks;
+        std::size_t spawned = 0;
+        std::optional<Spawning> spawning;
         std::size_t live = 0;
         std::optional<int> status;  // set by the first failure
         std::string message;
@@ -63,7 +82,7 @@ class Launcher : public Actor {
 
     Settings settings_;
     std::string hostname_;
-    hwloc_topology_t topo_ = nullptr;
+    hwloc_topology_t topo_ = nullptr;         // loaded on the first launch that binds
     std::map<std::string, Job> jobs_;         // by namespace
     std::map<std::int64_t, int> requesters_;  // pid -> pidfd of a requester we watch
     unsigned next_job_ = 1;
@@ -75,7 +94,13 @@ class Launcher : public Actor {
     void signal_job_ranks(const Envelope &env, msg::SignalRanks &m);
     void abort_job(const Envelope &env, msg::AbortJob &m);
 
-    std::string place(msg::JobInfo &info, const msg::Launch &m, std::vector<hwloc_bitmap_t> &sets);
+    void spawn_next(const std::string &nspace);
+    std::string spawn_rank(Job &job, std::size_t i, int &status);
+    void launched(const std::string &nspace);
+    void abandon_launch(const std::string &nspace, int status, const std::string &error);
+
+    hwloc_topology_t topology();
+    std::string place(msg::JobInfo &info, const msg::Launch &m, std::vector<Bitmap> &sets);
     std::string locality_of(hwloc_const_bitmap_t set) const;
     void on_output(const std::string &nspace, std::size_t rank, int which);
     void read_pipe(Job &job, std::size_t rank, int which, bool to_eof_or_empty);
@@ -84,6 +109,7 @@ class Launcher : public Actor {
     void signal_ranks(Job &job, int sig);
     void finish(const std::string &nspace);
     void watch_requester(std::int64_t pid);
+    void release_requester(std::int64_t pid);
     void requester_died(std::int64_t pid);
     template <class Msg>
     void to_requester(const Job &job, const Msg &m) {

@@ -120,12 +120,21 @@ struct AbortJob {
     MSGPACK_DEFINE_MAP(nspace, rank, status, message);
 };
 
-// Launcher -> server: a namespace exists (before its ranks start), and is gone.
+// Launcher -> server: a namespace exists (before its ranks start), and is gone. The ranks are
+// spawned one per reactor turn after it, so that the first ones are served while the last are
+// started: each proc's pid is 0 until its RankSpawned.
 struct RegisterNamespace {
     static constexpr const char *type = "ns.register";
     JobInfo job;
     std::string secret;
     MSGPACK_DEFINE_MAP(job, secret);
+};
+struct RankSpawned {
+    static constexpr const char *type = "ns.spawned";
+    std::string nspace;
+    std::uint32_t rank = 0;
+    std::int64_t pid = 0;
+    MSGPACK_DEFINE_MAP(nspace, rank, pid);
 };
 struct DeregisterNamespace {
     static constexpr const char *type = "ns.deregister";

@@ -18,6 +18,7 @@ Server::Server(Reactor &reactor, Bus &bus, std::string broker_name, std::string 
     on(&Server::hello);
     on(&Server::abort);
     on(&Server::register_namespace);
+    on(&Server::rank_spawned);
     on(&Server::deregister_namespace);
     on(&Server::proc_exit);
 }
@@ -68,6 +69,14 @@ void Server::register_namespace(const Envelope &env, msg::RegisterNamespace &m) 
     const std::string nspace = m.job.nspace;
     namespaces_[nspace] = Namespace{std::move(m.job), std::move(m.secret), {}};
     log().debug("namespace {} registered", nspace);
+}
+
+// A rank's Welcome carries the pids of the ranks spawned so far: its own and every lower rank's.
+void Server::rank_spawned(const Envelope &env, msg::RankSpawned &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    auto it = namespaces_.find(m.nspace);
+    if (it != namespaces_.end() && m.rank < it->second.job.procs.size())
+        it->second.job.procs[m.rank].pid = m.pid;
 }
 
 void Server::deregister_namespace(const Envelope &env, msg::DeregisterNamespace &m) {

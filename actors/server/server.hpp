@@ -36,6 +36,7 @@ class Server : public Actor {
     void hello(const Envelope &env, msg::Hello &m);
     void abort(const Envelope &env, msg::Abort &m);
     void register_namespace(const Envelope &env, msg::RegisterNamespace &m);
+    void rank_spawned(const Envelope &env, msg::RankSpawned &m);
     void deregister_namespace(const Envelope &env, msg::DeregisterNamespace &m);
     void proc_exit(const Envelope &env, msg::ProcExit &m);
 };
