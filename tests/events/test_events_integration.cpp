@@ -2,45 +2,27 @@
 #include <boost/test/unit_test.hpp>
 
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <optional>
-#include <sstream>
 
 #include <pmix_common.h>
 
 #include "actors/protocol/events.hpp"
-#include "actors/protocol/session.hpp"
 #include "broker/broker.hpp"
+#include "support/launcher_peer.hpp"
+#include "support/process.hpp"
 
 // Integration: real PMIx programs (tests/events/events_prog.c) launched by the real broker, with
 // events injected by this test as a peer of the broker (as `zpmix notify` does).
 using namespace zpmix;
-using namespace std::chrono_literals;
+using namespace zpmix::test;
 namespace fs = std::filesystem;
 
 namespace {
 
 const std::string kProg = std::string(ZPMIX_BIN_DIR) + "/../tests/events_prog";
-
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/zpmix-events-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
 
 struct Job {
     std::map<std::uint32_t, std::string> out;  // rank -> stdout
@@ -50,12 +32,11 @@ struct Job {
 };
 
 struct Runner {
-    TempDir tmp;
+    TempDir tmp{"zpmix-events"};
     std::unique_ptr<Broker> broker;
-    zmq::context_t ctx;
-    zmq::socket_t s{ctx, zmq::socket_type::dealer};
+    std::unique_ptr<Child> broker_proc;  // standalone
+    std::optional<LauncherPeer> peer;
     std::map<std::string, Job> jobs;
-    std::uint64_t next_id = 1;
     std::map<std::uint64_t, std::int32_t> replies;
     std::vector<std::string> launched;
 
@@ -64,23 +45,18 @@ struct Runner {
         int kill_grace_ms = 500;  // SIGTERM to SIGKILL when a job is torn down
         bool standalone = false;  // a `zpmix broker` process instead of one in this process
     };
-    pid_t broker_pid = -1;
 
     Runner() : Runner(Options{}) {}
     explicit Runner(Options o) {
         const std::string run_dir = tmp.path + "/run";
         if (o.standalone) {
-            const std::string zpmix = std::string(ZPMIX_BIN_DIR) + "/zpmix";
-            std::vector<std::string> args = {zpmix, "broker", "--run-dir", run_dir, "-q"};
-            std::vector<char *> argv;
-            for (auto &a : args) argv.push_back(a.data());
-            argv.push_back(nullptr);
-            BOOST_REQUIRE(::posix_spawn(&broker_pid, zpmix.c_str(), nullptr, nullptr, argv.data(),
-                                        environ) == 0);
+            broker_proc = std::make_unique<Child>(
+                std::vector<std::string>{std::string(ZPMIX_BIN_DIR) + "/zpmix", "broker",
+                                         "--run-dir", run_dir, "-q"},
+                std::vector<std::string>{}, tmp.path + "/broker.log");
             // Its socket appears once it listens: ZeroMQ retries the connection meanwhile, and
-            // the Welcome below has a deadline.
-            s.set(zmq::sockopt::linger, 0);
-            s.connect("ipc://" + run_dir + "/broker.sock");
+            // the Welcome has a deadline.
+            peer.emplace("ipc://" + run_dir + "/broker.sock");
         } else {
             Config c;
             c.run_dir = run_dir;
@@ -91,44 +67,24 @@ struct Runner {
             }
             broker = std::make_unique<Broker>(c);
             broker->start();
-            s.set(zmq::sockopt::linger, 0);
-            s.connect(broker->uri());
+            peer.emplace(broker->uri());
         }
-        msg::Hello h;
-        h.role = "launcher";
-        h.pid = ::getpid();
-        send(h);
-        auto env = recv(10s);
-        BOOST_REQUIRE(env);
-        BOOST_REQUIRE_EQUAL(env->type, msg::Welcome::type);
     }
     ~Runner() {
+        peer.reset();
         if (broker) broker->stop();
-        if (broker_pid > 0) {
-            ::kill(broker_pid, SIGKILL);
-            ::waitpid(broker_pid, nullptr, 0);
-        }
     }
     // Kills the standalone broker at once.
     void kill_broker() {
-        BOOST_REQUIRE(broker_pid > 0);
-        ::kill(broker_pid, SIGKILL);
-        ::waitpid(broker_pid, nullptr, 0);
-        broker_pid = -1;
+        BOOST_REQUIRE(broker_proc);
+        broker_proc->kill_now();
     }
 
     template <class M>
     std::uint64_t send(const M &m) {
-        s.send(encode(M::type, next_id, m), zmq::send_flags::none);
-        return next_id++;
+        return peer->send(m);
     }
-    std::optional<Envelope> recv(std::chrono::milliseconds timeout) {
-        zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
-        if (zmq::poll(&item, 1, timeout) == 0) return std::nullopt;
-        zmq::message_t m;
-        (void)s.recv(m);
-        return decode(m);
-    }
+    std::optional<Envelope> recv(std::chrono::milliseconds timeout) { return peer->recv(timeout); }
     void pump(std::chrono::milliseconds timeout) {
         auto e = recv(timeout);
         if (!e) return;
@@ -372,13 +328,6 @@ bool wait_files(const std::string &dir, const std::vector<std::string> &names,
     }
     ::close(fd);
     return ok;
-}
-
-std::string slurp(const std::string &path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
 }
 
 }  // namespace

@@ -1,127 +1,42 @@
 #define BOOST_TEST_MODULE ompi
 #include <boost/test/unit_test.hpp>
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <filesystem>
-#include <optional>
+#include <cerrno>
 #include <regex>
-#include <string>
-#include <vector>
+
+#include "support/process.hpp"
 
 // Integration: unmodified Open MPI programs (built with Debian's mpicc) and a python3-pmix
 // client under `zpmix run`, which gives them zpmix's libpmix.so.2 (the ompi personality).
-namespace fs = std::filesystem;
-using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
-
-extern char **environ;
-
 namespace {
+
+using namespace zpmix::test;
 
 const std::string kZpmix = std::string(ZPMIX_BIN_DIR) + "/zpmix";
 const std::string kMpiProg = ZPMIX_MPI_PROG;
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/zpmix-ompi-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
-
-// `zpmix run ARGS` with its output captured; every wait has a deadline.
+// `zpmix run ARGS` with its output captured, in a private base directory (no standalone broker
+// of the machine interferes); Open MPI refuses root without the two variables; no InfiniBand
+// probing in containers.
 class Run {
   public:
-    explicit Run(std::vector<std::string> args) {
-        args.insert(args.begin(), {kZpmix, "run"});
-        int out[2], err[2];
-        BOOST_REQUIRE(::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0);
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-        posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-        std::vector<std::string> env;
-        for (char **e = environ; *e; ++e) env.emplace_back(*e);
-        // A private base directory (no standalone broker of the machine interferes); Open MPI
-        // refuses root without the two variables; no InfiniBand probing in containers.
-        env.insert(env.end(), {"XDG_RUNTIME_DIR=" + tmp_.path, "OMPI_ALLOW_RUN_AS_ROOT=1",
-                               "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_btl=self,vader,tcp"});
-        std::vector<char *> argv, envp;
-        for (auto &a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        for (auto &e : env) envp.push_back(e.data());
-        envp.push_back(nullptr);
-        BOOST_REQUIRE(::posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), envp.data()) == 0);
-        posix_spawn_file_actions_destroy(&fa);
-        ::close(out[1]);
-        ::close(err[1]);
-        fds_[0] = out[0];
-        fds_[1] = err[0];
-    }
-    ~Run() {
-        if (!reaped_) {
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, nullptr, 0);
-        }
-        for (int fd : fds_)
-            if (fd >= 0) ::close(fd);
-    }
-    const std::string &out() const { return text_[0]; }
-    const std::string &err() const { return text_[1]; }
-
+    explicit Run(std::vector<std::string> args)
+        : child_(with_run(std::move(args)),
+                 {"XDG_RUNTIME_DIR=" + tmp_.path, "OMPI_ALLOW_RUN_AS_ROOT=1",
+                  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_btl=self,vader,tcp"}) {}
+    const std::string &out() const { return child_.out(); }
+    const std::string &err() const { return child_.err(); }
     // The exit code (128+signal when killed), after reading all output; fails at the deadline.
-    int exit_code(std::chrono::milliseconds timeout = 60s) {
-        const auto deadline = Clock::now() + timeout;
-        while (fds_[0] >= 0 || fds_[1] >= 0) {
-            std::vector<pollfd> p;
-            for (int fd : fds_)
-                if (fd >= 0) p.push_back({fd, POLLIN, 0});
-            const auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-            BOOST_REQUIRE_MESSAGE(
-                left.count() > 0 && ::poll(p.data(), p.size(), static_cast<int>(left.count())) > 0,
-                "zpmix run did not finish in time; stderr: " + err());
-            for (const auto &x : p) {
-                if (!(x.revents & (POLLIN | POLLHUP))) continue;
-                const int i = x.fd == fds_[0] ? 0 : 1;
-                char buf[4096];
-                const ssize_t n = ::read(x.fd, buf, sizeof buf);
-                if (n > 0) {
-                    text_[i].append(buf, static_cast<std::size_t>(n));
-                } else {
-                    ::close(fds_[i]);
-                    fds_[i] = -1;
-                }
-            }
-        }
-        int st = 0;
-        ::waitpid(pid_, &st, 0);  // its output is closed: it is exiting
-        reaped_ = true;
-        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    }
+    int exit_code(std::chrono::milliseconds timeout = 60s) { return child_.exit_code(timeout); }
 
   private:
-    TempDir tmp_;
-    pid_t pid_ = -1;
-    int fds_[2] = {-1, -1};
-    std::string text_[2];
-    bool reaped_ = false;
+    static std::vector<std::string> with_run(std::vector<std::string> args) {
+        args.insert(args.begin(), {kZpmix, "run"});
+        return args;
+    }
+    TempDir tmp_{"zpmix-ompi"};
+    Child child_;
 };
-
-std::size_t count(const std::string &s, const std::string &what) {
-    std::size_t n = 0;
-    for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1)) ++n;
-    return n;
-}
 
 // The pids the ranks printed ("rank R pid P").
 std::vector<pid_t> rank_pids(const std::string &out) {

@@ -1,39 +1,20 @@
 #define BOOST_TEST_MODULE wireup
 #include <boost/test/unit_test.hpp>
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <map>
-#include <optional>
 
-#include "actors/protocol/session.hpp"
 #include "broker/broker.hpp"
+#include "support/launcher_peer.hpp"
+#include "support/process.hpp"
 
 // Integration: real PMIx programs (tests/wireup/wireup_prog.c) launched by the real broker's
 // launcher, as `zpmix run` would, with their output and exit statuses checked.
 using namespace zpmix;
-using namespace std::chrono_literals;
-namespace fs = std::filesystem;
-
-extern char **environ;
+using namespace zpmix::test;
 
 namespace {
 
 const std::string kProg = std::string(ZPMIX_BIN_DIR) + "/../tests/wireup_prog";
-
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/zpmix-wireup-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
 
 struct JobResult {
     std::int32_t status = -1;
@@ -43,43 +24,30 @@ struct JobResult {
 
 // An embedded broker and a launcher-role peer that starts jobs on it.
 struct JobRunner {
-    TempDir tmp;
+    TempDir tmp{"zpmix-wireup"};
     Broker broker{[this] {
         Config c;
         c.run_dir = tmp.path + "/run";
         c.kill_grace_ms = 500;
         return c;
     }()};
-    zmq::context_t ctx;
-    zmq::socket_t s{ctx, zmq::socket_type::dealer};
+    std::optional<LauncherPeer> peer;
     std::map<std::string, JobResult> jobs;  // by namespace
-    std::uint64_t next_id = 1;
 
     JobRunner() {
         broker.start();
-        s.set(zmq::sockopt::linger, 0);
-        s.connect(broker.uri());
-        msg::Hello h;
-        h.role = "launcher";
-        h.pid = ::getpid();
-        send(h);
-        auto env = recv(10s);
-        BOOST_REQUIRE(env);
-        BOOST_REQUIRE_EQUAL(env->type, msg::Welcome::type);
+        peer.emplace(broker.uri());
     }
-    ~JobRunner() { broker.stop(); }
+    ~JobRunner() {
+        peer.reset();
+        broker.stop();
+    }
 
     template <class M>
     void send(const M &m) {
-        s.send(encode(M::type, next_id++, m), zmq::send_flags::none);
+        peer->send(m);
     }
-    std::optional<Envelope> recv(std::chrono::milliseconds timeout) {
-        zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
-        if (zmq::poll(&item, 1, timeout) == 0) return std::nullopt;
-        zmq::message_t m;
-        (void)s.recv(m);
-        return decode(m);
-    }
+    std::optional<Envelope> recv(std::chrono::milliseconds timeout) { return peer->recv(timeout); }
     // Starts a job; returns its namespace.
     std::string launch(std::vector<std::string> argv, std::uint32_t np,
                        std::vector<std::string> env = {}, std::string bind_to = "none") {
@@ -134,12 +102,6 @@ struct JobRunner {
         return r;
     }
 };
-
-std::size_t count(const std::string &text, const std::string &what) {
-    std::size_t n = 0;
-    for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-    return n;
-}
 
 void expect_ok(const JobResult &r, const std::string &scenario, std::size_t ranks) {
     BOOST_TEST(r.status == 0, scenario << " failed:\n" << r.err);
