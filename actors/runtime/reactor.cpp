@@ -14,7 +14,9 @@ Reactor::Reactor() {
     if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
 }
 
-Reactor::~Reactor() { ::close(wake_fd_); }
+Reactor::~Reactor() {
+    ::close(wake_fd_);
+}
 
 void Reactor::watch(zmq::socket_ref socket, Callback on_readable) {
     unwatch(socket);
@@ -52,13 +54,17 @@ Reactor::TimerId Reactor::every(Clock::duration period, Callback fn) {
     return id;
 }
 
-void Reactor::cancel(TimerId id) { timers_.erase(id); }  // its due_ entry is skipped when reached
+void Reactor::cancel(TimerId id) {
+    timers_.erase(id);
+}  // its due_ entry is skipped when reached
 
 void Reactor::post(Callback fn) {
     {
         std::lock_guard lock(mu_);
         posted_.push_back(std::move(fn));
     }
+    // The loop drains the queue before it polls again: only another thread needs to wake it.
+    if (on_reactor_thread()) return;
     const std::uint64_t one = 1;
     [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
 }
@@ -72,17 +78,19 @@ void Reactor::stop() {
     [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
 }
 
-bool Reactor::on_reactor_thread() const { return std::this_thread::get_id() == thread_; }
+bool Reactor::on_reactor_thread() const {
+    return std::this_thread::get_id() == thread_.load(std::memory_order_relaxed);
+}
 
-void Reactor::drain_posted() {
-    std::uint64_t count;
-    [[maybe_unused]] auto n = ::read(wake_fd_, &count, sizeof count);
+bool Reactor::drain_posted() {
     std::deque<Callback> batch;
     {
         std::lock_guard lock(mu_);
         batch.swap(posted_);
     }
     for (auto &fn : batch) fn();
+    std::lock_guard lock(mu_);
+    return !posted_.empty();
 }
 
 int Reactor::run_timers() {
@@ -103,12 +111,13 @@ int Reactor::run_timers() {
     }
     while (!due_.empty() && !timers_.contains(due_.begin()->second)) due_.erase(due_.begin());
     if (due_.empty()) return -1;
-    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(due_.begin()->first - Clock::now());
+    const auto wait =
+        std::chrono::ceil<std::chrono::milliseconds>(due_.begin()->first - Clock::now());
     return static_cast<int>(std::max<std::int64_t>(0, wait.count()));
 }
 
 void Reactor::run() {
-    thread_ = std::this_thread::get_id();
+    thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
     std::vector<zmq::pollitem_t> items;
     std::vector<Watch> polled;  // what items[1..] stand for
     for (;;) {
@@ -119,7 +128,10 @@ void Reactor::run() {
                 return;
             }
         }
-        const int timeout = run_timers();
+        // Callbacks posted from this thread did not wake the poll: never sleep on them.
+        drain_posted();
+        const int next_timer = run_timers();
+        const int timeout = drain_posted() ? 0 : next_timer;  // timers post too
         if (watches_changed_) {
             polled = watches_;
             items.assign(1, {nullptr, wake_fd_, ZMQ_POLLIN, 0});
@@ -130,7 +142,11 @@ void Reactor::run() {
         if (rc < 0 && zmq_errno() != EINTR)
             throw std::system_error(zmq_errno(), std::generic_category(), "zmq_poll");
         if (rc <= 0) continue;
-        if (items[0].revents & ZMQ_POLLIN) drain_posted();
+        if (items[0].revents & ZMQ_POLLIN) {
+            std::uint64_t count;
+            [[maybe_unused]] auto n = ::read(wake_fd_, &count, sizeof count);
+            drain_posted();
+        }
         for (std::size_t i = 1; i < items.size(); ++i) {
             if (!(items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) continue;
             const Watch &w = polled[i - 1];

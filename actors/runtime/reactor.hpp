@@ -2,6 +2,7 @@
 // The loop an actor runs on: one thread polls ZeroMQ sockets, plain file descriptors (pipes,
 // signalfd, pidfd) and timers, and runs what other threads post to it. Every callback runs on
 // the reactor's thread, one at a time, so the actors it hosts need no locks.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -18,7 +19,7 @@
 namespace zpmix {
 
 class Reactor {
-public:
+  public:
     using Callback = std::function<void()>;
     using Clock = std::chrono::steady_clock;
     using TimerId = std::uint64_t;
@@ -46,7 +47,7 @@ public:
     void stop();
     bool on_reactor_thread() const;
 
-private:
+  private:
     struct Watch {
         void *socket = nullptr;
         int fd = -1;
@@ -58,8 +59,8 @@ private:
         Callback fn;
     };
 
-    void drain_posted();
-    int run_timers();  // returns the poll timeout in ms until the next timer, -1 if none
+    bool drain_posted();  // runs what was posted; true if more was posted meanwhile
+    int run_timers();     // returns the poll timeout in ms until the next timer, -1 if none
 
     int wake_fd_ = -1;  // eventfd: post() and stop() wake the poll
     std::vector<Watch> watches_;
@@ -71,7 +72,7 @@ private:
     std::mutex mu_;  // guards posted_ and stopping_ only
     std::deque<Callback> posted_;
     bool stopping_ = false;
-    std::thread::id thread_;
+    std::atomic<std::thread::id> thread_{};
 };
 
 }  // namespace zpmix
