@@ -73,7 +73,7 @@ void add_broker_command(CLI::App &app, int &status) {
     auto *cmd = app.add_subcommand("broker", "Run this node's broker in the foreground");
     cmd->add_option("--run-dir", o->run_dir,
                     "Directory for the sockets and broker.json (default: $XDG_RUNTIME_DIR/zpmix "
-                    "or /tmp/zpmix-<uid>)");
+                    "or /dev/shm/zpmix-<uid> or /tmp/zpmix-<uid>)");
     cmd->add_option("--tcp", o->tcp, "Also listen on tcp://host:port (remote clients)");
     cmd->add_option("--config", o->config, "TOML configuration file (default: $ZPMIX_CONFIG)");
     cmd->add_flag("-v,--verbose", o->verbose, "More log output (repeatable)");

@@ -34,7 +34,8 @@ struct ConfigError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// The per-user base directory: $XDG_RUNTIME_DIR/zpmix, else /tmp/zpmix-<uid>.
+// The per-user base directory: $XDG_RUNTIME_DIR/zpmix, else /dev/shm/zpmix-<uid> (a tmpfs),
+// else /tmp/zpmix-<uid>.
 std::string default_base_dir();
 
 // Reads a TOML file over `into`; throws ConfigError naming the file and the bad key.
