@@ -6,6 +6,8 @@
 
 #include <msgpack.hpp>
 
+#include "actors/protocol/map.hpp"
+
 namespace zpmix::msg {
 
 // The answer to any request that failed: unknown type, malformed body, refused, or an error of
@@ -14,14 +16,14 @@ struct ErrorReply {
     static constexpr const char *type = "error";
     std::int32_t status = 0;
     std::string message;
-    MSGPACK_DEFINE_MAP(status, message);
+    ZPMIX_MSG_MAP(status, message);
 };
 
 // A reply that carries nothing but success.
 struct Ok {
     static constexpr const char *type = "ok";
     std::int32_t status = 0;
-    MSGPACK_DEFINE_MAP(status);
+    ZPMIX_MSG_MAP(status);
 };
 
 }  // namespace zpmix::msg

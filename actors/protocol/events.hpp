@@ -19,6 +19,8 @@
 
 #include <msgpack.hpp>
 
+#include "actors/protocol/map.hpp"
+
 #include "actors/protocol/modex.hpp"  // Proc, Blob
 
 namespace zpmix::msg {
@@ -51,8 +53,8 @@ struct Event {
     std::string text;                // PMIX_EVENT_TEXT_MESSAGE
     std::int64_t timestamp = 0;      // PMIX_EVENT_TIMESTAMP, seconds since the epoch
     Blob info;
-    MSGPACK_DEFINE_MAP(stream, seq, status, source, range, custom_range, affected, non_default,
-                       enviro, text, timestamp, info);
+    ZPMIX_MSG_MAP(stream, seq, status, source, range, custom_range, affected, non_default, enviro,
+                  text, timestamp, info);
 };
 
 // Client or tool -> events: PMIx_Notify_event (ranges other than PROC_LOCAL). Answered by Ok once
@@ -61,7 +63,7 @@ struct NotifyEvent {
     static constexpr const char *type = "ev.notify";
     Event event;  // stream and seq are assigned by the broker
     bool do_not_cache = false;
-    MSGPACK_DEFINE_MAP(event, do_not_cache);
+    ZPMIX_MSG_MAP(event, do_not_cache);
 };
 
 // Client -> events: a handler registration. The client has subscribed its SUB socket to
@@ -74,7 +76,7 @@ struct EventRegister {
     Proc proc;
     std::string sync;
     std::vector<std::string> streams;
-    MSGPACK_DEFINE_MAP(proc, sync, streams);
+    ZPMIX_MSG_MAP(proc, sync, streams);
 };
 struct EventRegistered {
     static constexpr const char *type = "ev.registered";
@@ -82,20 +84,20 @@ struct EventRegistered {
     std::string host;                            // for its "ev/node/<host>/" streams
     std::map<std::string, std::uint64_t> heads;  // stream -> last sequence number published
     std::vector<Event> replay;                   // cached events of those streams, oldest first
-    MSGPACK_DEFINE_MAP(session, host, heads, replay);
+    ZPMIX_MSG_MAP(session, host, heads, replay);
 };
 
 // Client -> events: the streams (and session/host) a process may receive, before it subscribes.
 struct EventStreamsQuery {
     static constexpr const char *type = "ev.streams";
     Proc proc;
-    MSGPACK_DEFINE_MAP(proc);
+    ZPMIX_MSG_MAP(proc);
 };
 struct EventStreams {
     static constexpr const char *type = "ev.streams.reply";
     std::string session;
     std::string host;
-    MSGPACK_DEFINE_MAP(session, host);
+    ZPMIX_MSG_MAP(session, host);
 };
 
 // Client -> events: a gap in a stream; answered by EventResent with the cached events of
@@ -104,14 +106,14 @@ struct EventResend {
     static constexpr const char *type = "ev.resend";
     std::string stream;
     std::uint64_t from = 0, to = 0;
-    MSGPACK_DEFINE_MAP(stream, from, to);
+    ZPMIX_MSG_MAP(stream, from, to);
 };
 struct EventResent {
     static constexpr const char *type = "ev.resent";
     std::string stream;
     std::uint64_t from = 0, to = 0;
     std::vector<Event> events;
-    MSGPACK_DEFINE_MAP(stream, from, to, events);
+    ZPMIX_MSG_MAP(stream, from, to, events);
 };
 
 // Client -> events, one-way: the process has received every event up to seq in these streams, so
@@ -120,7 +122,7 @@ struct EventAck {
     static constexpr const char *type = "ev.ack";
     Proc proc;
     std::map<std::string, std::uint64_t> upto;
-    MSGPACK_DEFINE_MAP(proc, upto);
+    ZPMIX_MSG_MAP(proc, upto);
 };
 
 // Client -> events: tell me when this job ends (PMIX_NOTIFY_COMPLETION); the broker then sends
@@ -129,7 +131,7 @@ struct NotifyCompletion {
     static constexpr const char *type = "ev.notify_completion";
     Proc requester;
     std::string nspace;
-    MSGPACK_DEFINE_MAP(requester, nspace);
+    ZPMIX_MSG_MAP(requester, nspace);
 };
 
 namespace topic {

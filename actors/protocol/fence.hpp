@@ -8,6 +8,8 @@
 
 #include <msgpack.hpp>
 
+#include "actors/protocol/map.hpp"
+
 #include "actors/protocol/modex.hpp"
 
 namespace zpmix::msg {
@@ -65,7 +67,7 @@ struct FenceContribute {
     std::uint32_t timeout_ms = 0;  // 0 = no limit
     Proc proc;                     // the contributor
     std::vector<std::pair<std::string, std::uint32_t>> sizes;
-    MSGPACK_DEFINE_MAP(participants, fence_id, collect, timeout_ms, proc, sizes);
+    ZPMIX_MSG_MAP(participants, fence_id, collect, timeout_ms, proc, sizes);
 };
 
 // fence -> each local participant (envelope id 0): the fence named `key` completed with `status`
@@ -76,7 +78,7 @@ struct FenceDone {
     std::string key;
     std::int32_t status = 0;
     std::vector<ProcData> data;
-    MSGPACK_DEFINE_MAP(key, status, data);
+    ZPMIX_MSG_MAP(key, status, data);
 };
 
 }  // namespace zpmix::msg

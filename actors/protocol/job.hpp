@@ -8,6 +8,8 @@
 
 #include <msgpack.hpp>
 
+#include "actors/protocol/map.hpp"
+
 namespace zpmix::msg {
 
 // One rank's placement, recorded by the launcher and served as job-level information.
@@ -21,8 +23,7 @@ struct ProcInfo {
     std::string cpuset;    // hwloc bitmap list string ("0-1"), empty when unbound
     std::string locality;  // PMIx locality string ("SK0:L3ss0:L2s0:L1s0:CRs0:HTs0")
     std::int64_t pid = 0;
-    MSGPACK_DEFINE_MAP(rank, local_rank, node_rank, node_id, app_num, hostname, cpuset, locality,
-                       pid);
+    ZPMIX_MSG_MAP(rank, local_rank, node_rank, node_id, app_num, hostname, cpuset, locality, pid);
 };
 
 // Everything a client learns at init: the namespace and every rank's placement.
@@ -32,13 +33,13 @@ struct JobInfo {
     std::uint32_t univ_size = 0;  // PMIX_UNIV_SIZE
     std::uint32_t max_procs = 0;  // PMIX_MAX_PROCS
     std::uint32_t num_apps = 1;
-    std::string session_tmpdir;  // PMIX_TMPDIR
-    std::string nsdir;           // PMIX_NSDIR; each rank's PMIX_PROCDIR is nsdir/<rank>
-    std::vector<std::string> nodes;                             // index = node id
-    std::vector<ProcInfo> procs;                                // index = rank
+    std::string session_tmpdir;      // PMIX_TMPDIR
+    std::string nsdir;               // PMIX_NSDIR; each rank's PMIX_PROCDIR is nsdir/<rank>
+    std::vector<std::string> nodes;  // index = node id
+    std::vector<ProcInfo> procs;     // index = rank
     std::map<std::string, std::vector<std::uint32_t>> psets;  // name -> ranks
-    MSGPACK_DEFINE_MAP(nspace, size, univ_size, max_procs, num_apps, session_tmpdir, nsdir, nodes,
-                       procs, psets);
+    ZPMIX_MSG_MAP(nspace, size, univ_size, max_procs, num_apps, session_tmpdir, nsdir, nodes, procs,
+                  psets);
 };
 
 // `zpmix run` -> broker: start a job. Answered by LaunchReply, then streamed Output and
@@ -49,19 +50,19 @@ struct Launch {
     std::vector<std::string> env;  // "NAME=value" added to each rank's environment
     std::string cwd;
     std::uint32_t np = 1;
-    std::string bind_to = "none";  // none | core | package
-    std::string map_by = "slot";   // slot | core
+    std::string bind_to = "none";    // none | core | package
+    std::string map_by = "slot";     // slot | core
     std::vector<std::string> psets;  // PMIX_PSET_NAMES: each names the whole job
-    double timeout_s = 0;           // 0: no limit
+    double timeout_s = 0;            // 0: no limit
     bool personality_ompi = false;
-    MSGPACK_DEFINE_MAP(argv, env, cwd, np, bind_to, map_by, psets, timeout_s, personality_ompi);
+    ZPMIX_MSG_MAP(argv, env, cwd, np, bind_to, map_by, psets, timeout_s, personality_ompi);
 };
 
 struct LaunchReply {
     static constexpr const char *type = "job.launched";
     std::string nspace;
     std::vector<std::int64_t> pids;  // index = rank
-    MSGPACK_DEFINE_MAP(nspace, pids);
+    ZPMIX_MSG_MAP(nspace, pids);
 };
 
 // A line (or a chunk without newline at EOF) of a rank's stdout (fd 1) or stderr (fd 2).
@@ -71,7 +72,7 @@ struct Output {
     std::uint32_t rank = 0;
     std::uint8_t fd = 1;
     std::string data;
-    MSGPACK_DEFINE_MAP(nspace, rank, fd, data);
+    ZPMIX_MSG_MAP(nspace, rank, fd, data);
 };
 
 // A rank ended: exit_code when it exited, signal when a signal killed it.
@@ -82,7 +83,7 @@ struct ProcExit {
     std::int64_t pid = 0;
     std::int32_t exit_code = 0;
     std::int32_t signal = 0;
-    MSGPACK_DEFINE_MAP(nspace, rank, pid, exit_code, signal);
+    ZPMIX_MSG_MAP(nspace, rank, pid, exit_code, signal);
 };
 
 // The job is over; status is what `zpmix run` exits with (0, exit code, or 128+signal).
@@ -91,7 +92,7 @@ struct JobEnded {
     std::string nspace;
     std::int32_t status = 0;
     std::string message;  // why, when it did not end by itself (abort, timeout, signal)
-    MSGPACK_DEFINE_MAP(nspace, status, message);
+    ZPMIX_MSG_MAP(nspace, status, message);
 };
 
 // Deliver a signal to every live rank of a job (the launcher forwards its own SIGINT...).
@@ -99,7 +100,7 @@ struct SignalJob {
     static constexpr const char *type = "job.signal";
     std::string nspace;
     std::int32_t signal = 0;
-    MSGPACK_DEFINE_MAP(nspace, signal);
+    ZPMIX_MSG_MAP(nspace, signal);
 };
 
 // PMIx_Abort from a client: the launcher ends the job with this status and message.
@@ -107,7 +108,7 @@ struct Abort {
     static constexpr const char *type = "abort";
     std::int32_t status = 0;
     std::string message;
-    MSGPACK_DEFINE_MAP(status, message);
+    ZPMIX_MSG_MAP(status, message);
 };
 
 // Server -> launcher: a connected client of the job called PMIx_Abort (its Abort, identified).
@@ -117,7 +118,7 @@ struct AbortJob {
     std::uint32_t rank = 0;
     std::int32_t status = 0;
     std::string message;
-    MSGPACK_DEFINE_MAP(nspace, rank, status, message);
+    ZPMIX_MSG_MAP(nspace, rank, status, message);
 };
 
 // Launcher -> server: a namespace exists (before its ranks start), and is gone. The ranks are
@@ -127,19 +128,19 @@ struct RegisterNamespace {
     static constexpr const char *type = "ns.register";
     JobInfo job;
     std::string secret;
-    MSGPACK_DEFINE_MAP(job, secret);
+    ZPMIX_MSG_MAP(job, secret);
 };
 struct RankSpawned {
     static constexpr const char *type = "ns.spawned";
     std::string nspace;
     std::uint32_t rank = 0;
     std::int64_t pid = 0;
-    MSGPACK_DEFINE_MAP(nspace, rank, pid);
+    ZPMIX_MSG_MAP(nspace, rank, pid);
 };
 struct DeregisterNamespace {
     static constexpr const char *type = "ns.deregister";
     std::string nspace;
-    MSGPACK_DEFINE_MAP(nspace);
+    ZPMIX_MSG_MAP(nspace);
 };
 
 }  // namespace zpmix::msg

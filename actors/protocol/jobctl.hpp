@@ -8,6 +8,8 @@
 
 #include <msgpack.hpp>
 
+#include "actors/protocol/map.hpp"
+
 #include "actors/protocol/modex.hpp"  // Proc
 
 namespace zpmix::msg {
@@ -28,8 +30,8 @@ struct JobControl {
     std::int32_t ckpt_signal = 0;  // checkpoint_method: a signal, or
     bool ckpt_event = false;       //   the PMIX_JCTRL_CHECKPOINT event
     std::uint32_t timeout_ms = 0;  // checkpoint: how long to wait for completion (0: default)
-    MSGPACK_DEFINE_MAP(requester, targets, action, signal, id, cancel_id, preemptible, ckpt_signal,
-                       ckpt_event, timeout_ms);
+    ZPMIX_MSG_MAP(requester, targets, action, signal, id, cancel_id, preemptible, ckpt_signal,
+                  ckpt_event, timeout_ms);
 };
 
 struct JobControlReply {
@@ -37,7 +39,7 @@ struct JobControlReply {
     std::int32_t status = 0;     // PMIX_SUCCESS when granted and done, else why not
     std::string message;         // what was done, or why not
     std::vector<Proc> affected;  // the processes acted on
-    MSGPACK_DEFINE_MAP(status, message, affected);
+    ZPMIX_MSG_MAP(status, message, affected);
 };
 
 // Tool -> jobctl (`zpmix preempt`): warn a preemptible job with PMIX_JCTRL_PREEMPT_ALERT, give it
@@ -46,14 +48,14 @@ struct Preempt {
     static constexpr const char *type = "jctl.preempt";
     std::string nspace;
     std::uint32_t grace_ms = 1000;
-    MSGPACK_DEFINE_MAP(nspace, grace_ms);
+    ZPMIX_MSG_MAP(nspace, grace_ms);
 };
 
 // Tool -> jobctl (`zpmix ps`): the process table of one job (empty: every job).
 struct ProcTableQuery {
     static constexpr const char *type = "jctl.ps";
     std::string nspace;
-    MSGPACK_DEFINE_MAP(nspace);
+    ZPMIX_MSG_MAP(nspace);
 };
 struct ProcRow {
     std::string nspace;
@@ -63,12 +65,12 @@ struct ProcRow {
     std::string state;  // running | paused | exited | killed
     std::int32_t exit_code = 0;
     std::int32_t signal = 0;
-    MSGPACK_DEFINE_MAP(nspace, rank, host, pid, state, exit_code, signal);
+    ZPMIX_MSG_MAP(nspace, rank, host, pid, state, exit_code, signal);
 };
 struct ProcTable {
     static constexpr const char *type = "jctl.ps.reply";
     std::vector<ProcRow> procs;
-    MSGPACK_DEFINE_MAP(procs);
+    ZPMIX_MSG_MAP(procs);
 };
 
 // jobctl (or monitor) -> launcher: deliver `signal` to these ranks of a job it launched. When
@@ -80,12 +82,12 @@ struct SignalRanks {
     std::vector<std::uint32_t> ranks;
     std::int32_t signal = 0;
     bool on_request = false;
-    MSGPACK_DEFINE_MAP(nspace, ranks, signal, on_request);
+    ZPMIX_MSG_MAP(nspace, ranks, signal, on_request);
 };
 struct SignalledRanks {
     static constexpr const char *type = "job.signalled_ranks";
     std::vector<std::uint32_t> ranks;
-    MSGPACK_DEFINE_MAP(ranks);
+    ZPMIX_MSG_MAP(ranks);
 };
 
 }  // namespace zpmix::msg

@@ -6,6 +6,8 @@
 
 #include <msgpack.hpp>
 
+#include "actors/protocol/map.hpp"
+
 #include "actors/protocol/modex.hpp"  // Proc
 
 namespace zpmix::msg {
@@ -13,7 +15,7 @@ namespace zpmix::msg {
 struct LogEntry {
     std::string channel;  // stderr | stdout | syslog | email (and whatever a newer peer adds)
     std::string text;
-    MSGPACK_DEFINE_MAP(channel, text);
+    ZPMIX_MSG_MAP(channel, text);
 };
 
 // Client -> log. Answered by Ok when every entry (or, with `once`, one of them) was written,
@@ -26,7 +28,7 @@ struct Log {
     bool generate_timestamp = false;   // PMIX_LOG_GENERATE_TIMESTAMP: the broker stamps it
     bool once = false;                 // PMIX_LOG_ONCE: the first channel that works, only
     std::int32_t syslog_priority = 6;  // PMIX_LOG_SYSLOG_PRI (LOG_INFO by default)
-    MSGPACK_DEFINE_MAP(source, entries, timestamp, generate_timestamp, once, syslog_priority);
+    ZPMIX_MSG_MAP(source, entries, timestamp, generate_timestamp, once, syslog_priority);
 };
 
 }  // namespace zpmix::msg

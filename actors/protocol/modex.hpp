@@ -11,6 +11,8 @@
 
 #include <msgpack.hpp>
 
+#include "actors/protocol/map.hpp"
+
 namespace zpmix::msg {
 
 using Blob = std::vector<char>;  // packed as msgpack bin
@@ -22,7 +24,7 @@ struct Proc {
     std::string nspace;
     std::uint32_t rank = 0;
     auto operator<=>(const Proc &) const = default;
-    MSGPACK_DEFINE_MAP(nspace, rank);
+    ZPMIX_MSG_MAP(nspace, rank);
 };
 
 // Client -> modex: everything the client has put so far, by scope (each commit replaces the last).
@@ -32,14 +34,14 @@ struct Commit {
     Blob local;   // PMIX_LOCAL: for processes on the same node
     Blob remote;  // PMIX_REMOTE: for processes on other nodes
     Blob global;  // PMIX_GLOBAL: for everyone
-    MSGPACK_DEFINE_MAP(proc, local, remote, global);
+    ZPMIX_MSG_MAP(proc, local, remote, global);
 };
 
 // One process's committed data as a reader on this node sees it (local+global, or remote+global).
 struct ProcData {
     Proc proc;
     std::vector<Blob> blobs;
-    MSGPACK_DEFINE_MAP(proc, blobs);
+    ZPMIX_MSG_MAP(proc, blobs);
 };
 
 // Client -> modex: direct modex. Answered by ModexData once `proc` has committed data holding
@@ -51,12 +53,12 @@ struct ModexGet {
     Proc proc;
     std::string key;
     std::uint32_t timeout_ms = 0;
-    MSGPACK_DEFINE_MAP(proc, key, timeout_ms);
+    ZPMIX_MSG_MAP(proc, key, timeout_ms);
 };
 struct ModexData {
     static constexpr const char *type = "modex.data";
     ProcData data;
-    MSGPACK_DEFINE_MAP(data);
+    ZPMIX_MSG_MAP(data);
 };
 
 // fence -> modex: the committed data of these processes (wildcards allowed), for a collecting
@@ -64,12 +66,12 @@ struct ModexData {
 struct ModexCollect {
     static constexpr const char *type = "modex.collect";
     std::vector<Proc> procs;
-    MSGPACK_DEFINE_MAP(procs);
+    ZPMIX_MSG_MAP(procs);
 };
 struct ModexCollected {
     static constexpr const char *type = "modex.collected";
     std::vector<ProcData> data;
-    MSGPACK_DEFINE_MAP(data);
+    ZPMIX_MSG_MAP(data);
 };
 
 // PMIx_Publish: `data` is a blob (key -> [type, payload]). range/persistence are the PMIx values.
@@ -81,7 +83,7 @@ struct Publish {
     std::uint8_t range = 0;  // pmix_data_range_t
     std::uint8_t persistence = 0;
     Blob data;
-    MSGPACK_DEFINE_MAP(proc, range, persistence, data);
+    ZPMIX_MSG_MAP(proc, range, persistence, data);
 };
 
 // PMIx_Lookup: answered by LookupReply with the keys found (each with its publisher); with
@@ -94,18 +96,18 @@ struct Lookup {
     std::vector<std::string> keys;
     bool wait = false;
     std::uint32_t timeout_ms = 0;
-    MSGPACK_DEFINE_MAP(proc, range, keys, wait, timeout_ms);
+    ZPMIX_MSG_MAP(proc, range, keys, wait, timeout_ms);
 };
 struct Published {
     Proc publisher;
     std::string key;
     Blob value;  // msgpack [type, payload]
-    MSGPACK_DEFINE_MAP(publisher, key, value);
+    ZPMIX_MSG_MAP(publisher, key, value);
 };
 struct LookupReply {
     static constexpr const char *type = "modex.found";
     std::vector<Published> found;
-    MSGPACK_DEFINE_MAP(found);
+    ZPMIX_MSG_MAP(found);
 };
 
 // PMIx_Unpublish: removes the caller's keys (all of them when `keys` is empty). Answered by Ok,
@@ -115,7 +117,7 @@ struct Unpublish {
     Proc proc;
     std::uint8_t range = 0;
     std::vector<std::string> keys;
-    MSGPACK_DEFINE_MAP(proc, range, keys);
+    ZPMIX_MSG_MAP(proc, range, keys);
 };
 
 }  // namespace zpmix::msg

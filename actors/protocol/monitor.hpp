@@ -7,6 +7,8 @@
 
 #include <msgpack.hpp>
 
+#include "actors/protocol/map.hpp"
+
 #include "actors/protocol/modex.hpp"  // Proc
 
 namespace zpmix::msg {
@@ -27,15 +29,15 @@ struct MonitorRequest {
     std::int32_t code = 0;     // the event to raise
     std::uint8_t range = 3;    // its range (Range), PMIX_RANGE_NAMESPACE by default
     bool app_control = false;  // PMIX_MONITOR_APP_CONTROL: report only, whatever the config says
-    MSGPACK_DEFINE_MAP(proc, kind, id, time, drops, file, file_size, file_access, file_modify, code,
-                       range, app_control);
+    ZPMIX_MSG_MAP(proc, kind, id, time, drops, file, file_size, file_access, file_modify, code,
+                  range, app_control);
 };
 
 // Client -> monitor, one-way (PMIx_Heartbeat): `proc` is alive.
 struct MonitorBeat {
     static constexpr const char *type = "mon.beat";
     Proc proc;
-    MSGPACK_DEFINE_MAP(proc);
+    ZPMIX_MSG_MAP(proc);
 };
 
 }  // namespace zpmix::msg

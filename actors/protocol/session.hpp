@@ -7,6 +7,8 @@
 
 #include <msgpack.hpp>
 
+#include "actors/protocol/map.hpp"
+
 #include "actors/protocol/job.hpp"
 
 namespace zpmix::msg {
@@ -18,7 +20,7 @@ struct Hello {
     std::uint32_t rank = 0;
     std::int64_t pid = 0;
     std::string secret;  // the per-job secret; required on tcp://
-    MSGPACK_DEFINE_MAP(role, nspace, rank, pid, secret);
+    ZPMIX_MSG_MAP(role, nspace, rank, pid, secret);
 };
 
 struct Welcome {
@@ -26,7 +28,7 @@ struct Welcome {
     std::string broker;      // the broker's name (its host and pid)
     std::string events_uri;  // where its event publisher (XPUB) listens
     JobInfo job;             // a client's whole job-level information, in one message
-    MSGPACK_DEFINE_MAP(broker, events_uri, job);
+    ZPMIX_MSG_MAP(broker, events_uri, job);
 };
 
 }  // namespace zpmix::msg

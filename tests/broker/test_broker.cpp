@@ -137,12 +137,12 @@ pid_t dead_pid() {
 struct Nonsense {
     static constexpr const char *type = "no.such.type";
     int x = 1;
-    MSGPACK_DEFINE_MAP(x);
+    ZPMIX_MSG_MAP(x);
 };
 struct BadHello {  // the right type, a body of the wrong shape
     static constexpr const char *type = "hello";
     std::vector<int> role{1, 2};
-    MSGPACK_DEFINE_MAP(role);
+    ZPMIX_MSG_MAP(role);
 };
 
 Config config_in(const std::string &dir) {

@@ -6,6 +6,7 @@
 
 #include <pmix_common.h>
 
+#include "actors/protocol/map.hpp"
 #include "actors/runtime/actor.hpp"
 
 using namespace zpmix;
@@ -16,20 +17,20 @@ namespace {
 struct Add {
     static constexpr const char *type = "add";
     std::int64_t value = 0;
-    MSGPACK_DEFINE_MAP(value);
+    ZPMIX_MSG_MAP(value);
 };
 struct Total {
     static constexpr const char *type = "total";
     std::int64_t value = 0;
-    MSGPACK_DEFINE_MAP(value);
+    ZPMIX_MSG_MAP(value);
 };
 
 // Keeps a running total; answers each Add with the new Total.
 class Counter : public Actor {
-public:
+  public:
     Counter(Reactor &r, Bus &b) : Actor("counter", r, b) { on(&Counter::add); }
 
-private:
+  private:
     std::int64_t total_ = 0;
     void add(const Envelope &env, Add &m) {
         if (m.value < 0) throw std::runtime_error("negative");
@@ -40,7 +41,7 @@ private:
 
 // Collects whatever reaches it (replies and errors) and hands them to the test thread.
 class Probe : public Actor {
-public:
+  public:
     Probe(Reactor &r, Bus &b) : Actor("probe", r, b) {
         on(&Probe::total);
         on(&Probe::error);
@@ -48,9 +49,11 @@ public:
     std::promise<std::pair<std::string, std::int64_t>> next;
     void ask(const std::string &to, const Add &m) { send(to, m, 9); }
     template <class M>
-    void ask_as(const std::string &to, const M &m) { send(to, m, 9); }
+    void ask_as(const std::string &to, const M &m) {
+        send(to, m, 9);
+    }
 
-private:
+  private:
     void total(const Envelope &, Total &t) { next.set_value({"total", t.value}); }
     void error(const Envelope &env, msg::ErrorReply &e) {
         BOOST_TEST(env.id == 9u);
@@ -61,12 +64,12 @@ private:
 struct Unknown {
     static constexpr const char *type = "no-such-type";
     int x = 0;
-    MSGPACK_DEFINE_MAP(x);
+    ZPMIX_MSG_MAP(x);
 };
 struct BadAdd {
     static constexpr const char *type = "add";
     std::string value = "seven";
-    MSGPACK_DEFINE_MAP(value);
+    ZPMIX_MSG_MAP(value);
 };
 
 // Two reactors on two threads, one actor each: messages cross threads only through mailboxes.

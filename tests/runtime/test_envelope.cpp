@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE envelope
 #include <boost/test/unit_test.hpp>
 
+#include "actors/protocol/map.hpp"
 #include "actors/runtime/envelope.hpp"
 
 using namespace zpmix;
@@ -11,7 +12,7 @@ struct Sample {
     std::string name;
     std::uint32_t count = 7;
     std::vector<std::string> tags;
-    MSGPACK_DEFINE_MAP(name, count, tags);
+    ZPMIX_MSG_MAP(name, count, tags);
 };
 struct SampleV2 {  // a newer peer's version: one more field
     static constexpr const char *type = "sample";
@@ -19,11 +20,11 @@ struct SampleV2 {  // a newer peer's version: one more field
     std::uint32_t count = 0;
     std::vector<std::string> tags;
     double extra = 0;
-    MSGPACK_DEFINE_MAP(name, count, tags, extra);
+    ZPMIX_MSG_MAP(name, count, tags, extra);
 };
 struct NameOnly {
     std::string name;
-    MSGPACK_DEFINE_MAP(name);
+    ZPMIX_MSG_MAP(name);
 };
 
 std::string pack(auto &&...items) {
@@ -80,7 +81,7 @@ BOOST_AUTO_TEST_CASE(wrong_body_type_is_a_decode_error) {
 
 BOOST_AUTO_TEST_CASE(malformed_messages_are_rejected) {
     BOOST_CHECK_THROW(decode("", 0), DecodeError);
-    BOOST_CHECK_THROW(decode("\xc1", 1), DecodeError);              // reserved byte
+    BOOST_CHECK_THROW(decode("\xc1", 1), DecodeError);  // reserved byte
     const std::string not_map = pack(42);
     BOOST_CHECK_THROW(decode(not_map.data(), not_map.size()), DecodeError);
     const std::string no_type = pack(std::map<std::string, int>{{"v", 1}});
