@@ -11,6 +11,7 @@ namespace zpmix::client {
 namespace {
 
 constexpr std::uint32_t kRegisterTimeoutMs = 30000;
+constexpr auto kAckDelay = std::chrono::milliseconds(5);
 
 EventScope scope_of(const ClientEvents::Identity &id) {
     EventScope s;
@@ -54,6 +55,7 @@ ClientEvents::~ClientEvents() {
     actor_.on_lost(nullptr);  // posted before the close below: no hook runs after it
     std::promise<void> closed;
     actor_.post([&] {
+        if (ack_timer_) actor_.reactor().cancel(ack_timer_);
         if (sub_) {
             actor_.reactor().unwatch_fd(sub_->fd());
             sub_.reset();
@@ -249,6 +251,16 @@ void ClientEvents::deliver(std::vector<msg::Event> events) {
 }
 
 void ClientEvents::send_acks() {
+    // Acknowledgements only let the broker drop job events it retains for us: one message per
+    // few milliseconds does that as well as one per event, and keeps bursts cheap.
+    if (ack_timer_) return;
+    ack_timer_ = actor_.reactor().after(kAckDelay, [this] {
+        ack_timer_ = 0;
+        flush_acks();
+    });
+}
+
+void ClientEvents::flush_acks() {
     msg::EventAck ack{id_.me, {}};
     for (const auto &[stream, upto] : tracker_.upto()) {
         auto &last = acked_[stream];

@@ -56,6 +56,7 @@ class ClientEvents {
     std::uint64_t next_sync_ = 1;
     std::map<std::size_t, std::map<std::string, std::uint64_t>> replayed_upto_;
     std::map<std::string, std::uint64_t> acked_;
+    Reactor::TimerId ack_timer_ = 0;  // acknowledgements are sent a little later, together
 
     void add_registered(EventHandler h, Registered done);
     void subscribe_and_register(std::size_t id, std::vector<std::string> streams, Registered done);
@@ -63,7 +64,8 @@ class ClientEvents {
     void on_sub();
     void deliver(std::vector<msg::Event> events);
     void recover(const StreamTracker::Gap &gap);
-    void send_acks();
+    void send_acks();   // soon
+    void flush_acks();  // now
     void run_chain(const msg::Event &wire, std::vector<std::size_t> only = {});
     EventChain::Post poster();
 };
