@@ -45,6 +45,7 @@ JobControl::JobControl(Reactor &reactor, Bus &bus, Settings settings)
     on(&JobControl::proc_table);
     on(&JobControl::ns_register);
     on(&JobControl::rank_spawned);
+    on(&JobControl::terminate_ranks);
     on(&JobControl::ns_deregister);
     on(&JobControl::proc_exit);
     on(&JobControl::signalled);
@@ -156,7 +157,7 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
                    std::move(affected));
         };
         if (action == "terminate")
-            terminate(nspace, std::move(targets), std::move(done));
+            terminate(nspace, std::move(targets), true, std::move(done));
         else
             signal_ranks(nspace, std::move(targets), sig, on_request, std::move(done));
     };
@@ -221,12 +222,13 @@ void JobControl::cancel(const Envelope &env, const msg::JobControl &m, const std
 }
 
 void JobControl::terminate(const std::string &nspace, std::vector<std::uint32_t> ranks,
+                           bool on_request,
                            std::function<void(std::int32_t, std::vector<std::uint32_t>)> then) {
-    signal_ranks(nspace, ranks, SIGTERM, true, std::move(then));
+    signal_ranks(nspace, ranks, SIGTERM, on_request, std::move(then));
     // A stopped process acts on SIGTERM only once it runs again.
-    signal_ranks(nspace, ranks, SIGCONT, true, [](std::int32_t, auto) {});
+    signal_ranks(nspace, ranks, SIGCONT, on_request, [](std::int32_t, auto) {});
     const auto grace = settings_.kill_grace;
-    reactor().after(grace, [this, nspace, ranks = std::move(ranks), grace] {
+    reactor().after(grace, [this, nspace, ranks = std::move(ranks), grace, on_request] {
         auto it = jobs_.find(nspace);
         if (it == jobs_.end()) return;  // the whole job ended meanwhile
         std::vector<std::uint32_t> alive;
@@ -235,7 +237,7 @@ void JobControl::terminate(const std::string &nspace, std::vector<std::uint32_t>
         if (alive.empty()) return;
         log().warn("{}:{} still alive {} ms after SIGTERM: SIGKILL", nspace, rank_list(alive),
                    grace.count());
-        signal_ranks(nspace, std::move(alive), SIGKILL, true, [](std::int32_t, auto) {});
+        signal_ranks(nspace, std::move(alive), SIGKILL, on_request, [](std::int32_t, auto) {});
     });
 }
 
@@ -309,7 +311,7 @@ void JobControl::preempt(const Envelope &env, msg::Preempt &m) {
         for (std::uint32_t r = 0; r < it->second.ranks.size(); ++r)
             if (!it->second.ranks[r].exited) ranks.push_back(r);
         log().info("preempting {}: terminating {} process(es)", nspace, ranks.size());
-        terminate(nspace, std::move(ranks), [](std::int32_t, auto) {});
+        terminate(nspace, std::move(ranks), true, [](std::int32_t, auto) {});
     });
     answer(env, PMIX_SUCCESS, "preemption alert delivered to " + m.nspace);
 }
@@ -340,6 +342,18 @@ void JobControl::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
     job.info = std::move(m.job);
     const std::string nspace = job.info.nspace;
     jobs_[nspace] = std::move(job);
+}
+
+void JobControl::terminate_ranks(const Envelope &env, msg::TerminateRanks &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    auto it = jobs_.find(m.nspace);
+    if (it == jobs_.end()) return;
+    std::erase_if(m.ranks, [&](std::uint32_t r) {
+        return r >= it->second.ranks.size() || it->second.ranks[r].exited;
+    });
+    if (m.ranks.empty()) return;
+    log().info("terminating {}:{}: {}", m.nspace, rank_list(m.ranks), m.reason);
+    terminate(m.nspace, std::move(m.ranks), false, [](std::int32_t, auto) {});
 }
 
 void JobControl::rank_spawned(const Envelope &env, msg::RankSpawned &m) {

@@ -83,6 +83,7 @@ class JobControl : public Actor {
     void proc_table(const Envelope &env, msg::ProcTableQuery &m);
     void ns_register(const Envelope &env, msg::RegisterNamespace &m);
     void rank_spawned(const Envelope &env, msg::RankSpawned &m);
+    void terminate_ranks(const Envelope &env, msg::TerminateRanks &m);
     void ns_deregister(const Envelope &env, msg::DeregisterNamespace &m);
     void proc_exit(const Envelope &env, msg::ProcExit &m);
     void signalled(const Envelope &env, msg::SignalledRanks &m);
@@ -94,7 +95,8 @@ class JobControl : public Actor {
                       bool on_request,
                       std::function<void(std::int32_t, std::vector<std::uint32_t>)> then);
     // SIGTERM (and SIGCONT) to the ranks; SIGKILL after the grace period to those still alive.
-    void terminate(const std::string &nspace, std::vector<std::uint32_t> ranks,
+    // on_request: their end was asked for and does not fail the rest of the job.
+    void terminate(const std::string &nspace, std::vector<std::uint32_t> ranks, bool on_request,
                    std::function<void(std::int32_t, std::vector<std::uint32_t>)> then);
     void cancel(const Envelope &env, const msg::JobControl &m, const std::string &requester,
                 const std::string &who);

@@ -149,8 +149,10 @@ void ProcessMonitor::trip(const msg::Proc &proc, const Monitor &mon) {
         send("events", self, next_id_++);
     }
     if (range != msg::Range::proc_local) send("events", n, next_id_++);
-    if (terminate)
-        send("launcher", msg::SignalRanks{proc.nspace, {proc.rank}, SIGTERM, false}, next_id_++);
+    if (terminate)  // as PMIX_JOB_CTRL_TERMINATE does it: SIGTERM, then SIGKILL if need be
+        send("jobctl",
+             msg::TerminateRanks{proc.nspace, {proc.rank}, "monitor " + m.id + " tripped"},
+             next_id_++);
 }
 
 void ProcessMonitor::drop(const msg::Proc &proc, const std::string &id) {

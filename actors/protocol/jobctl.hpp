@@ -84,6 +84,15 @@ struct SignalRanks {
     bool on_request = false;
     ZPMIX_MSG_MAP(nspace, ranks, signal, on_request);
 };
+// monitor -> jobctl: end these ranks as TERMINATE does (SIGTERM, then SIGKILL after the grace
+// period). Their end is a failure of the job, unlike a TERMINATE someone asked for.
+struct TerminateRanks {
+    static constexpr const char *type = "job.terminate_ranks";
+    std::string nspace;
+    std::vector<std::uint32_t> ranks;
+    std::string reason;
+    ZPMIX_MSG_MAP(nspace, ranks, reason);
+};
 struct SignalledRanks {
     static constexpr const char *type = "job.signalled_ranks";
     std::vector<std::uint32_t> ranks;

@@ -220,9 +220,13 @@ int main(int argc, char **argv) {
     }
     printf("rank %u nspace %s ready\n", me.rank, me.nspace);
 
-    if (strcmp(mode, "ignore-term") == 0) signal(SIGTERM, SIG_IGN); /* needs SIGKILL to end */
+    const int stall = strcmp(mode, "stall-ignore-term") == 0;
+    if (strcmp(mode, "ignore-term") == 0 || stall) signal(SIGTERM, SIG_IGN); /* needs SIGKILL */
+    /* A heartbeat monitor that never gets a beat: the broker's response ends the process. */
+    if (stall && monitor("heartbeat", NULL, NULL, PMIX_MONITOR_HEARTBEAT_ALERT, 1, 2) != 0)
+        return 4;
     if (strcmp(mode, "counter") == 0 || strcmp(mode, "preempt") == 0 ||
-        strcmp(mode, "ignore-term") == 0 || strncmp(mode, "ckpt-", 5) == 0) {
+        strcmp(mode, "ignore-term") == 0 || stall || strncmp(mode, "ckpt-", 5) == 0) {
         /* Counts in <dir>/counter.<rank>; reports signals; checkpoints when asked. */
         char path[4096];
         snprintf(path, sizeof path, "%s/counter.%u", arg, me.rank);

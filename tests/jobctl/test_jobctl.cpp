@@ -33,7 +33,8 @@ struct Broker {
     int syslog_fd = -1;
     std::optional<Child> broker;
 
-    explicit Broker(bool standalone = true) {
+    // monitor_keys: more of the [monitor] section.
+    explicit Broker(bool standalone = true, const std::string &monitor_keys = {}) {
         char tmpl[] = "/tmp/zpmix-jctest-XXXXXX";
         tmp = ::mkdtemp(tmpl);
         syslog_fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -42,9 +43,8 @@ struct Broker {
         std::strcpy(addr.sun_path, (tmp + "/syslog.sock").c_str());
         BOOST_REQUIRE(::bind(syslog_fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0);
         std::ofstream(tmp + "/zpmix.toml")
-            << "[broker]\nkill_grace_ms = 300\n[monitor]\ntime_unit_ms = 20\n[log]\nsyslog_socket "
-               "= \""
-            << tmp << "/syslog.sock\"\n";
+            << "[broker]\nkill_grace_ms = 300\n[monitor]\ntime_unit_ms = 20\n"
+            << monitor_keys << "[log]\nsyslog_socket = \"" << tmp << "/syslog.sock\"\n";
         if (!standalone) return;
         broker.emplace(std::vector<std::string>{kZpmix, "broker"}, env(), log_path());
         BOOST_REQUIRE_MESSAGE(eventually([&] { return fs::exists(tmp + "/zpmix/broker.json"); }),
@@ -300,6 +300,16 @@ BOOST_AUTO_TEST_CASE(preempt_alerts_a_preemptible_job_then_ends_it) {
     BOOST_TEST(job->wait(20s).has_value());
     BOOST_TEST(b.state(plain, 0) == "running");
     b.ctl({"kill", "--job", plain}, out);
+}
+
+BOOST_AUTO_TEST_CASE(monitor_terminate_response_ends_a_stalled_process_with_sigkill_if_need_be) {
+    Broker b(true, "response = \"terminate\"\n");
+    std::string ns;
+    auto job = b.run(1, "stall-ignore-term", ns);
+    BOOST_TEST(job->exit_code(20s) == 128 + SIGKILL, job->err() + b.log());
+    BOOST_TEST(b.log().find("terminating " + ns + ":0: monitor") != std::string::npos, b.log());
+    BOOST_TEST(b.log().find(ns + ":0 still alive 300 ms after SIGTERM: SIGKILL") !=
+               std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(heartbeat_alerts_once_per_stall) {
