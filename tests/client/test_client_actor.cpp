@@ -33,8 +33,9 @@ struct TempDir {
 
 class Registrar : public Actor {
   public:
-    Registrar(Reactor &r, Bus &b, msg::JobInfo job) : Actor("registrar", r, b) {
-        send("server", msg::RegisterNamespace{std::move(job), ""});
+    Registrar(Reactor &r, Bus &b, msg::JobInfo job, std::string secret = "")
+        : Actor("registrar", r, b) {
+        send("server", msg::RegisterNamespace{std::move(job), std::move(secret)});
     }
 };
 
@@ -131,11 +132,34 @@ BOOST_AUTO_TEST_CASE(blocking_callers_and_callbacks_share_the_connection) {
     BOOST_TEST(waiting.get() == PMIX_ERR_LOST_CONNECTION);
 }
 
+// A client of another node: ZMTP over tcp, where the broker wants the job's secret.
+BOOST_AUTO_TEST_CASE(tcp_clients_connect_and_need_the_job_secret) {
+    TempDir tmp;
+    Config c;
+    c.run_dir = tmp.path + "/run";
+    c.tcp = "tcp://127.0.0.1:*";
+    Broker broker(c);
+    broker.add_actor<Registrar>(two_ranks(), "s3cret");
+    broker.start();
+    BOOST_REQUIRE(broker.tcp_uri().starts_with("tcp://127.0.0.1:"));
+    ClientStore store;
+    ClientActor actor(store, broker.tcp_uri(), 5000);
+    msg::Hello h = hello(0);
+    h.secret = "guess";
+    BOOST_TEST(actor.call(h, 5000).status == PMIX_ERR_NO_PERMISSIONS);
+    h.secret = "s3cret";
+    auto welcome = actor.call(h, 5000);
+    BOOST_REQUIRE(welcome.status == PMIX_SUCCESS);
+    BOOST_TEST(welcome.env.as<msg::Welcome>().job.size == 2u);
+}
+
 BOOST_AUTO_TEST_CASE(no_broker_at_the_uri_fails_fast) {
     TempDir tmp;
     ClientStore store;
     BOOST_CHECK_THROW(ClientActor(store, "ipc://" + tmp.path + "/nobody.sock", 1000),
                       zpmix::client::ZmtpError);
+    BOOST_CHECK_THROW(ClientActor(store, "tcp://127.0.0.1:1", 1000), zpmix::client::ZmtpError);
+    BOOST_CHECK_THROW(ClientActor(store, "udp://nowhere", 1000), zpmix::client::ZmtpError);
 }
 
 BOOST_AUTO_TEST_CASE(store_serves_job_info_and_data) {
