@@ -55,6 +55,7 @@ ClientEvents::~ClientEvents() {
     actor_.on_lost(nullptr);  // posted before the close below: no hook runs after it
     std::promise<void> closed;
     actor_.post([&] {
+        alive_.reset();  // answers still pending (failed when the actor goes) find us gone
         if (ack_timer_) actor_.reactor().cancel(ack_timer_);
         if (sub_) {
             actor_.reactor().unwatch_fd(sub_->fd());
@@ -88,8 +89,9 @@ void ClientEvents::register_handler(EventHandler h, Registered done) {
             return;
         }
         actor_.request(msg::EventStreamsQuery{id_.me}, kRegisterTimeoutMs,
-                       [this, h = std::move(h), done = std::move(done)](
-                           pmix_status_t status, const Envelope *env) mutable {
+                       [this, alive = std::weak_ptr<void>(alive_), h = std::move(h),
+                        done = std::move(done)](pmix_status_t status, const Envelope *env) mutable {
+                           if (alive.expired()) return done(PMIX_ERR_LOST_CONNECTION, 0);
                            if (status == PMIX_SUCCESS) {
                                auto s = env->as<msg::EventStreams>();
                                session_ = s.session;
@@ -134,37 +136,39 @@ void ClientEvents::subscribe_and_register(std::size_t id, std::vector<std::strin
         if (sync.empty()) sync = std::to_string(::getpid()) + "." + std::to_string(next_sync_++);
     }
     if (!sync.empty()) sub_->subscribe(msg::topic::sync(sync), true);
-    actor_.request(
-        msg::EventRegister{id_.me, sync, streams}, kRegisterTimeoutMs,
-        [this, id, sync, done = std::move(done)](pmix_status_t status, const Envelope *env) {
-            if (!sync.empty() && sub_) sub_->subscribe(msg::topic::sync(sync), false);
-            msg::EventRegistered reg;
-            if (status == PMIX_SUCCESS) {
-                try {
-                    reg = env->as<msg::EventRegistered>();
-                } catch (const DecodeError &) {
-                    status = PMIX_ERR_UNPACK_FAILURE;
-                }
-            }
-            if (status != PMIX_SUCCESS) {
-                registry_.remove(id);
-                replayed_upto_.erase(id);
-                return done(status, 0);
-            }
-            replayed_upto_[id] = reg.heads;
-            done(PMIX_SUCCESS, id);
-            // The RFC's order: the registration is acknowledged, then cached events replayed.
-            for (const auto &ev : reg.replay) run_chain(ev, {id});
-            std::vector<msg::Event> early;
-            for (const auto &[stream, head] : reg.heads) {
-                std::optional<StreamTracker::Gap> gap;
-                auto ready = tracker_.start(stream, head, gap);
-                early.insert(early.end(), ready.begin(), ready.end());
-                if (gap) recover(*gap);
-            }
-            deliver(std::move(early));
-            send_acks();
-        });
+    actor_.request(msg::EventRegister{id_.me, sync, streams}, kRegisterTimeoutMs,
+                   [this, alive = std::weak_ptr<void>(alive_), id, sync, done = std::move(done)](
+                       pmix_status_t status, const Envelope *env) {
+                       if (alive.expired()) return done(PMIX_ERR_LOST_CONNECTION, 0);
+                       if (!sync.empty() && sub_) sub_->subscribe(msg::topic::sync(sync), false);
+                       msg::EventRegistered reg;
+                       if (status == PMIX_SUCCESS) {
+                           try {
+                               reg = env->as<msg::EventRegistered>();
+                           } catch (const DecodeError &) {
+                               status = PMIX_ERR_UNPACK_FAILURE;
+                           }
+                       }
+                       if (status != PMIX_SUCCESS) {
+                           registry_.remove(id);
+                           replayed_upto_.erase(id);
+                           return done(status, 0);
+                       }
+                       replayed_upto_[id] = reg.heads;
+                       done(PMIX_SUCCESS, id);
+                       // The RFC's order: the registration is acknowledged, then cached events
+                       // replayed.
+                       for (const auto &ev : reg.replay) run_chain(ev, {id});
+                       std::vector<msg::Event> early;
+                       for (const auto &[stream, head] : reg.heads) {
+                           std::optional<StreamTracker::Gap> gap;
+                           auto ready = tracker_.start(stream, head, gap);
+                           early.insert(early.end(), ready.begin(), ready.end());
+                           if (gap) recover(*gap);
+                       }
+                       deliver(std::move(early));
+                       send_acks();
+                   });
 }
 
 void ClientEvents::deregister(std::size_t id, OpDone done) {
@@ -233,7 +237,9 @@ void ClientEvents::recover(const StreamTracker::Gap &gap) {
     spdlog::debug("pmix client: events {}#{}..{} missed, asking the broker", gap.stream, gap.from,
                   gap.to);
     actor_.request(msg::EventResend{gap.stream, gap.from, gap.to}, kRegisterTimeoutMs,
-                   [this, gap](pmix_status_t status, const Envelope *env) {
+                   [this, alive = std::weak_ptr<void>(alive_), gap](pmix_status_t status,
+                                                                    const Envelope *env) {
+                       if (alive.expired()) return;
                        std::vector<msg::Event> events;
                        if (status == PMIX_SUCCESS) {
                            try {

@@ -56,7 +56,10 @@ class ClientEvents {
     std::uint64_t next_sync_ = 1;
     std::map<std::size_t, std::map<std::string, std::uint64_t>> replayed_upto_;
     std::map<std::string, std::uint64_t> acked_;
-    Reactor::TimerId ack_timer_ = 0;  // acknowledgements are sent a little later, together
+    Reactor::TimerId ack_timer_ = 0;
+    // Reset when this object goes: request callbacks that outlive it do nothing.
+    std::shared_ptr<void> alive_ =
+        std::make_shared<int>(0);  // acknowledgements are sent a little later, together
 
     void add_registered(EventHandler h, Registered done);
     void subscribe_and_register(std::size_t id, std::vector<std::string> streams, Registered done);
