@@ -155,7 +155,7 @@ bool ClientActor::read_available() {
     const bool alive = conn_->fill();
     std::vector<std::string> frames;
     while (conn_->next(frames)) dispatch(frames.back());  // the envelope is the last frame
-    return alive;
+    return alive && !conn_->broken();
 }
 
 void ClientActor::dispatch(const std::string &bytes) {

@@ -103,8 +103,16 @@ void put_frame_header(unsigned char *h, std::size_t &len, unsigned char flags, s
 ZmtpConnection::ZmtpConnection(const std::string &uri, Role role, Clock::time_point deadline,
                                std::size_t max_message)
     : fd_(connect_to(uri, deadline)), max_message_(max_message) {
+    send_handshake(role);
+    if (role == Role::sub) return;
+    // The broker's ROUTER authenticates (ZAP) before it reads messages, and drops a peer whose
+    // first message arrives while it does: a DEALER waits for the end of the handshake.
     try {
-        handshake(role, deadline);
+        while (!handshake_read()) {
+            if (broken_) throw ZmtpError("bad handshake from the broker", refused_);
+            if (!wait_readable(deadline)) throw ZmtpError("handshake timed out");
+            if (!fill()) throw ZmtpError("the broker closed the connection", true);
+        }
     } catch (...) {
         ::close(fd_);
         throw;
@@ -115,26 +123,10 @@ ZmtpConnection::~ZmtpConnection() {
     ::close(fd_);
 }
 
-void ZmtpConnection::read_exact(char *out, std::size_t n, Clock::time_point deadline) {
-    while (n > 0) {
-        const ssize_t got = ::recv(fd_, out, n, 0);
-        if (got > 0) {
-            out += got;
-            n -= static_cast<std::size_t>(got);
-        } else if (got == 0) {
-            throw ZmtpError("the broker closed the connection during the handshake", true);
-        } else if (errno == EAGAIN || errno == EINTR) {
-            if (!wait_for(fd_, POLLIN, deadline)) throw ZmtpError("handshake timed out");
-        } else {
-            throw ZmtpError(std::string("handshake: ") + std::strerror(errno));
-        }
-    }
-}
-
-void ZmtpConnection::handshake(Role role, Clock::time_point deadline) {
-    // Greeting: signature, version 3.0, mechanism NULL, as-server 0, filler.
+void ZmtpConnection::send_handshake(Role role) {
+    // Greeting: signature, version 3.0, mechanism NULL, as-server 0, filler. Then READY with our
+    // socket type, which the broker's ROUTER/XPUB checks.
     char greeting[kGreeting] = {'\xff', 0, 0, 0, 0, 0, 0, 0, 0, '\x7f', 3, 0, 'N', 'U', 'L', 'L'};
-    // READY with our socket type; the broker's ROUTER/XPUB checks it matches.
     const std::string_view type = role == Role::dealer ? "DEALER" : "SUB";
     std::string ready("\x05READY\x0bSocket-Type");
     ready += std::string("\0\0\0", 3) + static_cast<char>(type.size());
@@ -143,31 +135,8 @@ void ZmtpConnection::handshake(Role role, Clock::time_point deadline) {
     std::size_t hlen = 0;
     put_frame_header(h, hlen, kCommand, ready.size());
     iovec iov[3] = {{greeting, kGreeting}, {h, hlen}, {ready.data(), ready.size()}};
-    if (!write_all(iov, 3)) throw ZmtpError("cannot write the handshake", true);
-
-    char peer[kGreeting];
-    read_exact(peer, kGreeting, deadline);
-    if (static_cast<unsigned char>(peer[0]) != 0xff || peer[9] != 0x7f || peer[10] < 3 ||
-        std::memcmp(peer + 12, "NULL", 5) != 0)
-        throw ZmtpError("the broker does not speak ZMTP 3 with the NULL mechanism");
-    // The broker's READY (or ERROR, when its ZAP handler refused us).
-    char fh[9];
-    read_exact(fh, 2, deadline);
-    std::size_t size = static_cast<unsigned char>(fh[1]);
-    if (fh[0] & kLong) {
-        read_exact(fh + 2, 7, deadline);
-        size = 0;
-        for (int i = 1; i < 9; ++i) size = size << 8 | static_cast<unsigned char>(fh[i]);
-    }
-    if (!(fh[0] & kCommand) || size > 65536) throw ZmtpError("bad handshake from the broker");
-    std::string cmd(size, '\0');
-    read_exact(cmd.data(), size, deadline);
-    if (cmd.starts_with("\x05"
-                        "ERROR"))
-        throw ZmtpError("the broker refused the connection", true);
-    if (!cmd.starts_with("\x05"
-                         "READY"))
-        throw ZmtpError("bad handshake from the broker");
+    std::lock_guard lock(write_mu_);
+    if (!write_all(iov, 3)) broken_ = true;  // the first read reports it
 }
 
 bool ZmtpConnection::write_all(const iovec *iov_in, int n) {
@@ -229,7 +198,7 @@ bool ZmtpConnection::subscribe(std::string_view topic, bool on) {
 
 bool ZmtpConnection::fill() {
     constexpr std::size_t kChunk = 65536;
-    if (max_message_ == 0) return false;  // a frame over the limit ended the stream
+    if (broken_) return false;
     for (;;) {
         if (in_pos_ == in_end_) in_pos_ = in_end_ = 0;
         if (in_cap_ - in_end_ < kChunk) {
@@ -250,14 +219,61 @@ bool ZmtpConnection::fill() {
             if (static_cast<std::size_t>(got) < kChunk) return true;
             continue;
         }
-        if (got == 0) return false;
+        if (got == 0) {
+            // Closed before the handshake ended: how libzmq turns away a ZMTP 3.0 peer.
+            if (!peer_ready_) refused_ = true;
+            return false;
+        }
         if (errno == EINTR) continue;
         return errno == EAGAIN;
     }
 }
 
+bool ZmtpConnection::handshake_read() {
+    if (broken_) return false;
+    if (!peer_greeted_) {
+        if (in_end_ - in_pos_ < kGreeting) return false;
+        const char *g = in_.get() + in_pos_;
+        if (static_cast<unsigned char>(g[0]) != 0xff || g[9] != 0x7f || g[10] < 3 ||
+            std::memcmp(g + 12, "NULL", 5) != 0) {
+            broken_ = true;  // not a ZMTP 3 peer with the NULL mechanism
+            return false;
+        }
+        in_pos_ += kGreeting;
+        peer_greeted_ = true;
+    }
+    if (peer_ready_) return true;
+    // The handshake's end: a READY command, or ERROR when the broker refused us.
+    if (in_end_ - in_pos_ < 2) return false;
+    const auto flags = static_cast<unsigned char>(in_[in_pos_]);
+    std::size_t size = static_cast<unsigned char>(in_[in_pos_ + 1]), header = 2;
+    if (flags & kLong) {
+        if (in_end_ - in_pos_ < 9) return false;
+        size = 0;
+        for (std::size_t i = 1; i < 9; ++i)
+            size = size << 8 | static_cast<unsigned char>(in_[in_pos_ + i]);
+        header = 9;
+    }
+    if (!(flags & kCommand) || size > 65536) {
+        broken_ = true;
+        return false;
+    }
+    if (in_end_ - in_pos_ - header < size) return false;
+    const std::string_view cmd(in_.get() + in_pos_ + header, size);
+    in_pos_ += header + size;
+    peer_ready_ = cmd.starts_with("\x05READY");
+    if (!peer_ready_) {
+        refused_ =
+            cmd.starts_with(std::string_view("\x05"
+                                             "ERROR"));
+        broken_ = true;
+    }
+    return peer_ready_;
+}
+
 bool ZmtpConnection::next(std::vector<std::string> &frames) {
     frames.clear();
+    if (!handshake_read()) return false;
     std::size_t pos = in_pos_;
     const std::size_t end = in_end_;
     for (;;) {
@@ -275,17 +291,17 @@ bool ZmtpConnection::next(std::vector<std::string> &frames) {
             header = 2;
         }
         if (size > max_message_) {
-            max_message_ = 0;  // fill() now reports the connection gone
+            broken_ = true;
             return false;
         }
         if (end - pos - header < size) return false;
-        const char *body = in_.get() + pos + header;
+        const std::string_view body(in_.get() + pos + header, size);
         pos += header + size;
         if (flags & kCommand) {  // PING and the like: nothing a client acts on
             if (frames.empty()) in_pos_ = pos;
             continue;
         }
-        frames.emplace_back(body, size);
+        frames.emplace_back(body);
         if (!(flags & kMore)) {
             in_pos_ = pos;
             return true;

@@ -34,7 +34,9 @@ class ZmtpConnection {
     enum class Role { dealer, sub };
     using Clock = std::chrono::steady_clock;
 
-    // Connects to ipc://PATH or tcp://HOST:PORT and completes the handshake before `deadline`.
+    // Connects to ipc://PATH or tcp://HOST:PORT and handshakes before `deadline`. A SUB does not
+    // wait for the broker's half of the handshake: it is read with the first events, so
+    // subscribing costs PMIx_Init no round trip.
     // max_message bounds every incoming frame (a larger one ends the connection).
     ZmtpConnection(const std::string &uri, Role role, Clock::time_point deadline,
                    std::size_t max_message);
@@ -53,8 +55,11 @@ class ZmtpConnection {
     // Reader: the next complete message already read, as frames; false when none is buffered.
     bool next(std::vector<std::string> &frames);
     // Reader: reads what the socket has without blocking. False when the connection is gone
-    // (end of stream, error, or a frame over the limit).
+    // (end of stream, error, a bad handshake, or a frame over the limit).
     bool fill();
+    // The broker turned us away in the handshake (its ZAP handler refused the connection).
+    bool refused() const { return refused_; }
+    bool broken() const { return broken_; }
     // Reader: waits until the socket is readable; false at the deadline.
     bool wait_readable(Clock::time_point deadline) const;
 
@@ -66,8 +71,13 @@ class ZmtpConnection {
     std::unique_ptr<char[]> in_;
     std::size_t in_cap_ = 0, in_pos_ = 0, in_end_ = 0;
 
-    void handshake(Role role, Clock::time_point deadline);
-    void read_exact(char *out, std::size_t n, Clock::time_point deadline);
+    bool peer_greeted_ = false;  // its greeting was read
+    bool peer_ready_ = false;    // its READY was read: frames are messages from here on
+    bool broken_ = false;        // a bad handshake or an oversized frame: the stream is over
+    bool refused_ = false;
+
+    void send_handshake(Role role);
+    bool handshake_read();  // consumes the broker's greeting and READY; true once both are in
     bool write_all(const iovec *iov, int n);
 };
 

@@ -35,7 +35,8 @@ ClientEvents::ClientEvents(ClientActor &actor, Identity id)
     : actor_(actor), id_(std::move(id)), registry_(scope_of(id_)) {
     if (id_.events_uri.empty()) return;
     // Connected here (the caller's thread, during init) so that a broker without a publisher
-    // fails PMIx_Init rather than every registration later.
+    // fails PMIx_Init rather than every registration later. The handshake's end is read with
+    // the first events: PMIx_Init does not wait for it.
     sub_ = std::make_unique<ZmtpConnection>(
         id_.events_uri, ZmtpConnection::Role::sub,
         ZmtpConnection::Clock::now() + std::chrono::milliseconds(kRegisterTimeoutMs),
@@ -225,7 +226,7 @@ void ClientEvents::on_sub() {
             spdlog::error("pmix client: dropped a malformed event: {}", e.what());
         }
     }
-    if (!alive) {
+    if (!alive || sub_->broken()) {
         actor_.reactor().unwatch_fd(sub_->fd());
         actor_.connection_lost();
     }
