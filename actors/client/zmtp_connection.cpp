@@ -105,18 +105,18 @@ ZmtpConnection::ZmtpConnection(const std::string &uri, Role role, Clock::time_po
     : fd_(connect_to(uri, deadline)), max_message_(max_message) {
     send_handshake(role);
     if (role == Role::sub) return;
-    // The broker's ROUTER authenticates (ZAP) before it reads messages, and drops a peer whose
-    // first message arrives while it does: a DEALER waits for the end of the handshake.
-    try {
-        while (!handshake_read()) {
-            if (broken_) throw ZmtpError("bad handshake from the broker", refused_);
-            if (!wait_readable(deadline)) throw ZmtpError("handshake timed out");
-            if (!fill()) throw ZmtpError("the broker closed the connection", true);
-        }
-    } catch (...) {
+    if (!complete_handshake(deadline)) {
         ::close(fd_);
-        throw;
+        throw ZmtpError(refused_ ? "the broker refused the connection" : "handshake failed",
+                        refused_);
     }
+}
+
+bool ZmtpConnection::complete_handshake(Clock::time_point deadline) {
+    while (!handshake_read()) {
+        if (broken_ || !wait_readable(deadline) || !fill()) return false;
+    }
+    return true;
 }
 
 ZmtpConnection::~ZmtpConnection() {
@@ -190,6 +190,8 @@ bool ZmtpConnection::send(std::initializer_list<std::string_view> frames) {
 }
 
 bool ZmtpConnection::subscribe(std::string_view topic, bool on) {
+    // libzmq drops a peer whose first message comes before the end of the handshake.
+    if (!peer_ready_ && !complete_handshake(Clock::now() + std::chrono::seconds(10))) return false;
     // ZMTP 3.0: a subscription is a message whose first byte is 1 (subscribe) or 0 (cancel).
     std::string m(1, on ? '\1' : '\0');
     m += topic;

@@ -34,9 +34,10 @@ class ZmtpConnection {
     enum class Role { dealer, sub };
     using Clock = std::chrono::steady_clock;
 
-    // Connects to ipc://PATH or tcp://HOST:PORT and handshakes before `deadline`. A SUB does not
-    // wait for the broker's half of the handshake: it is read with the first events, so
-    // subscribing costs PMIx_Init no round trip.
+    // Connects to ipc://PATH or tcp://HOST:PORT and handshakes before `deadline`. A SUB only
+    // sends its half: the broker's half is read before its first subscription (libzmq drops a
+    // peer whose first message comes before the end of the handshake), so opening it costs
+    // PMIx_Init no round trip.
     // max_message bounds every incoming frame (a larger one ends the connection).
     ZmtpConnection(const std::string &uri, Role role, Clock::time_point deadline,
                    std::size_t max_message);
@@ -49,7 +50,7 @@ class ZmtpConnection {
     // Thread-safe: one message of the given frames, written before returning (blocking while
     // the kernel's buffer is full). False once the connection is gone.
     bool send(std::initializer_list<std::string_view> frames);
-    // SUB only: (un)subscribes to a topic prefix.
+    // SUB only, reader: (un)subscribes to a topic prefix (first ending the handshake).
     bool subscribe(std::string_view topic, bool on);
 
     // Reader: the next complete message already read, as frames; false when none is buffered.
@@ -78,6 +79,7 @@ class ZmtpConnection {
 
     void send_handshake(Role role);
     bool handshake_read();  // consumes the broker's greeting and READY; true once both are in
+    bool complete_handshake(Clock::time_point deadline);  // reads until handshake_read()
     bool write_all(const iovec *iov, int n);
 };
 
