@@ -1,153 +1,38 @@
 #define BOOST_TEST_MODULE launcher
 #include <boost/test/unit_test.hpp>
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "support/process.hpp"
+
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
-
-extern char **environ;
 
 namespace {
+
+using namespace zpmix::test;
 
 const std::string kZpmix = std::string(ZPMIX_BIN_DIR) + "/zpmix";
 const std::string kRank = std::string(ZPMIX_BIN_DIR) + "/../tests/zpmix_rank_prog";
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/zpmix-ltest-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
-
-// A child process with its stdout and stderr captured; every wait has a deadline.
-class Proc {
-  public:
-    Proc(std::vector<std::string> args, std::vector<std::string> extra_env = {}) {
-        int out[2], err[2];
-        BOOST_REQUIRE(::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0);
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-        posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-        std::vector<std::string> env;
-        for (char **e = environ; *e; ++e) env.emplace_back(*e);
-        for (auto &e : extra_env) env.push_back(e);
-        std::vector<char *> argv, envp;
-        for (auto &a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        for (auto &e : env) envp.push_back(e.data());
-        envp.push_back(nullptr);
-        BOOST_REQUIRE(::posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), envp.data()) == 0);
-        posix_spawn_file_actions_destroy(&fa);
-        ::close(out[1]);
-        ::close(err[1]);
-        out_fd_ = out[0];
-        err_fd_ = err[0];
-        pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
-    }
-    ~Proc() {
-        if (!status_) {
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, nullptr, 0);
-        }
-        for (int fd : {out_fd_, err_fd_, pidfd_})
-            if (fd >= 0) ::close(fd);
-    }
-    pid_t pid() const { return pid_; }
-    const std::string &out() const { return out_; }
-    const std::string &err() const { return err_; }
-
-    // Reads output until pred(out) holds; false at the deadline or when both pipes closed.
-    // (on stderr when `err`).
-    template <class Pred>
-    bool read_until(Pred pred, std::chrono::milliseconds timeout = 20s, bool err = false) {
-        const auto deadline = Clock::now() + timeout;
-        const std::string &s = err ? err_ : out_;
-        while (!pred(s)) {
-            if (!pump(deadline)) return pred(s);
-        }
-        return true;
-    }
-    // Waits for the exit (draining output); the wait status, or nullopt at the deadline.
-    std::optional<int> wait(std::chrono::milliseconds timeout = 30s) {
-        const auto deadline = Clock::now() + timeout;
-        while (out_fd_ >= 0 || err_fd_ >= 0)
-            if (!pump(deadline)) break;
-        pollfd p{pidfd_, POLLIN, 0};
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        if (::poll(&p, 1, std::max<int>(0, static_cast<int>(left.count()))) <= 0)
-            return std::nullopt;
-        int st = 0;
-        ::waitpid(pid_, &st, 0);
-        status_ = st;
-        return st;
-    }
-    // The exit code as a shell would report it (128+signal when killed).
-    int exit_code(std::chrono::milliseconds timeout = 30s) {
-        auto st = wait(timeout);
-        BOOST_REQUIRE_MESSAGE(st, "process did not exit in time; stderr: " + err_);
-        return WIFEXITED(*st) ? WEXITSTATUS(*st) : 128 + WTERMSIG(*st);
-    }
-
-  private:
-    // One poll round: false when the deadline passed or nothing is left to read.
-    bool pump(Clock::time_point deadline) {
-        std::vector<pollfd> fds;
-        if (out_fd_ >= 0) fds.push_back({out_fd_, POLLIN, 0});
-        if (err_fd_ >= 0) fds.push_back({err_fd_, POLLIN, 0});
-        if (fds.empty()) return false;
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        if (left.count() <= 0) return false;
-        if (::poll(fds.data(), fds.size(), static_cast<int>(left.count())) <= 0) return false;
-        for (auto &p : fds) {
-            if (!(p.revents & (POLLIN | POLLHUP))) continue;
-            char buf[4096];
-            const ssize_t n = ::read(p.fd, buf, sizeof buf);
-            std::string &dst = p.fd == out_fd_ ? out_ : err_;
-            int &fd = p.fd == out_fd_ ? out_fd_ : err_fd_;
-            if (n > 0) {
-                dst.append(buf, static_cast<std::size_t>(n));
-            } else {
-                ::close(fd);
-                fd = -1;
-            }
-        }
-        return true;
-    }
-
-    pid_t pid_ = -1;
-    int out_fd_ = -1, err_fd_ = -1, pidfd_ = -1;
-    std::string out_, err_;
-    std::optional<int> status_;
-};
-
 // Every run uses its own base directory, so no standalone broker of the machine interferes.
 struct Env {
-    TempDir tmp;
+    TempDir tmp{"zpmix-ltest"};
     std::vector<std::string> env() const { return {"XDG_RUNTIME_DIR=" + tmp.path}; }
     std::string base() const { return tmp.path + "/zpmix"; }
-    Proc run(std::vector<std::string> args) const {
+    Child run(std::vector<std::string> args) const {
         args.insert(args.begin(), {kZpmix, "run"});
-        return Proc(args, env());
+        return Child(args, env());
     }
 };
 
@@ -157,12 +42,6 @@ std::vector<pid_t> pids_in(const std::string &out) {
     for (auto pos = out.find(" pid "); pos != std::string::npos; pos = out.find(" pid ", pos + 1))
         if (out.rfind("rank ", pos) != std::string::npos) pids.push_back(std::atoi(&out[pos + 5]));
     return pids;
-}
-
-std::size_t count(const std::string &s, const std::string &what) {
-    std::size_t n = 0;
-    for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1)) ++n;
-    return n;
 }
 
 // Processes are reaped by their parent; until then they are zombies, which kill(pid, 0) sees.
@@ -273,14 +152,13 @@ BOOST_AUTO_TEST_CASE(binding_to_cores) {
 
 BOOST_AUTO_TEST_CASE(standalone_broker) {
     Env e;
-    Proc broker({kZpmix, "broker"}, e.env());
+    Child broker({kZpmix, "broker"}, e.env());
     const std::string rdv = e.base() + "/broker.json";
     // The rendezvous file is written before the broker logs that it listens.
-    BOOST_REQUIRE(broker.read_until(
-        [](const std::string &err) { return err.find("listening on") != std::string::npos; }, 10s,
-        true));
+    BOOST_REQUIRE(
+        broker.until([&] { return broker.err().find("listening on") != std::string::npos; }, 10s));
     BOOST_TEST(fs::exists(rdv));
-    auto second = Proc({kZpmix, "broker"}, e.env());
+    Child second({kZpmix, "broker"}, e.env());
     BOOST_TEST(second.exit_code() == 1);
     BOOST_TEST(second.err().find("already running") != std::string::npos, second.err());
 
@@ -313,12 +191,12 @@ BOOST_AUTO_TEST_CASE(standalone_broker) {
 }
 
 BOOST_AUTO_TEST_CASE(cli_help_and_version) {
-    Proc v({kZpmix, "--version"});
+    Child v({kZpmix, "--version"});
     BOOST_TEST(v.exit_code() == 0);
     BOOST_TEST(v.out().starts_with("zpmix "));
-    Proc h({kZpmix, "run", "--help"});
+    Child h({kZpmix, "run", "--help"});
     BOOST_TEST(h.exit_code() == 0);
     BOOST_TEST(h.out().find("--tag-output") != std::string::npos);
-    Proc none({kZpmix, "run"});
+    Child none({kZpmix, "run"});
     BOOST_TEST(none.exit_code() != 0);
 }
