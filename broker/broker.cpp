@@ -114,7 +114,8 @@ Broker::Broker(Config config) : config_(std::move(config)), uid_(::getuid()) {
 // ---- The broker's actors. Other issues append their add_actor<...>() lines here. ----------
 void Broker::add_standard_actors() {
     add_actor<Server>(name_, events_uri_);
-    launcher_ = &add_actor<Launcher>(Launcher::Settings{run_dir_, uri_, config_.kill_grace_ms});
+    launcher_ = &add_actor_on<Launcher>(launcher_reactor_,
+                                        Launcher::Settings{run_dir_, uri_, config_.kill_grace_ms});
     add_actor<ModexStore>();
     add_actor<FenceReducer>();
     add_actor<EventBroker>(xpub_, EventOptions{.ring_size = config_.event_cache_size,
@@ -205,13 +206,15 @@ void Broker::start() {
     }
     log_->info("broker {} listening on {}{}", name_, uri_,
                tcp_uri_.empty() ? "" : " and " + tcp_uri_);
-    thread_ = std::thread([this] {
+    auto run = [this](Reactor &reactor) {
         try {
-            reactor_.run();
+            reactor.run();
         } catch (const std::exception &e) {
             log_->critical("reactor failed: {}", e.what());
         }
-    });
+    };
+    launcher_thread_ = std::thread(run, std::ref(launcher_reactor_));
+    thread_ = std::thread(run, std::ref(reactor_));
 }
 
 void Broker::request_stop() {
@@ -228,13 +231,19 @@ void Broker::wait() {
     {
         std::lock_guard lock(cleanup_mu_);
         if (thread_.joinable()) thread_.join();
+        if (launcher_thread_.joinable()) launcher_thread_.join();
     }
     cleanup();
 }
 
 void Broker::begin_shutdown() {
     if (shutting_down_.exchange(true)) return;
-    launcher_->shutdown([this] { reactor_.stop(); });
+    launcher_reactor_.post([this] {
+        launcher_->shutdown([this] {
+            launcher_reactor_.stop();
+            reactor_.stop();
+        });
+    });
 }
 
 void Broker::cleanup() {

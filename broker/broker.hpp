@@ -59,7 +59,12 @@ class Broker {
     // Constructs A(reactor(), bus(), args...) and registers it on the bus. Before start() only.
     template <class A, class... Args>
     A &add_actor(Args &&...args) {
-        auto actor = std::make_unique<A>(reactor_, bus_, std::forward<Args>(args)...);
+        return add_actor_on<A>(reactor_, std::forward<Args>(args)...);
+    }
+    // The same, on another of the broker's reactors (an actor whose handlers block).
+    template <class A, class... Args>
+    A &add_actor_on(Reactor &reactor, Args &&...args) {
+        auto actor = std::make_unique<A>(reactor, bus_, std::forward<Args>(args)...);
         A &ref = *actor;
         bus_.add(ref);
         actors_.push_back(std::move(actor));
@@ -84,6 +89,9 @@ class Broker {
     std::uint32_t uid_;
 
     Reactor reactor_;
+    // The launcher's own loop: a spawn blocks its thread until the child has exec'd (milliseconds
+    // when cores are short), and the Hellos of the ranks already started must not wait for it.
+    Reactor launcher_reactor_;
     Bus bus_;
     std::vector<std::unique_ptr<Actor>> actors_;
     Launcher *launcher_ = nullptr;
@@ -92,7 +100,7 @@ class Broker {
     zmq::socket_t zap_, router_, xpub_;
     int signal_fd_ = -1;
 
-    std::thread thread_;
+    std::thread thread_, launcher_thread_;
     std::atomic<bool> started_{false}, shutting_down_{false};
     std::mutex cleanup_mu_;
     bool cleaned_ = false;
