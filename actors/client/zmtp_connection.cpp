@@ -231,6 +231,25 @@ bool ZmtpConnection::fill() {
     }
 }
 
+bool ZmtpConnection::frame_at(std::size_t pos, Frame &f) {
+    if (in_end_ - pos < 2) return false;
+    f.flags = static_cast<unsigned char>(in_[pos]);
+    f.size = static_cast<unsigned char>(in_[pos + 1]);
+    f.header = 2;
+    if (f.flags & kLong) {
+        if (in_end_ - pos < 9) return false;
+        f.size = 0;
+        for (std::size_t i = 1; i < 9; ++i)
+            f.size = f.size << 8 | static_cast<unsigned char>(in_[pos + i]);
+        f.header = 9;
+    }
+    if (f.size > max_message_) {
+        broken_ = true;
+        return false;
+    }
+    return in_end_ - pos - f.header >= f.size;
+}
+
 bool ZmtpConnection::handshake_read() {
     if (broken_) return false;
     if (!peer_greeted_) {
@@ -246,23 +265,12 @@ bool ZmtpConnection::handshake_read() {
     }
     if (peer_ready_) return true;
     // The handshake's end: a READY command, or ERROR when the broker refused us.
-    if (in_end_ - in_pos_ < 2) return false;
-    const auto flags = static_cast<unsigned char>(in_[in_pos_]);
-    std::size_t size = static_cast<unsigned char>(in_[in_pos_ + 1]), header = 2;
-    if (flags & kLong) {
-        if (in_end_ - in_pos_ < 9) return false;
-        size = 0;
-        for (std::size_t i = 1; i < 9; ++i)
-            size = size << 8 | static_cast<unsigned char>(in_[in_pos_ + i]);
-        header = 9;
-    }
-    if (!(flags & kCommand) || size > 65536) {
-        broken_ = true;
-        return false;
-    }
-    if (in_end_ - in_pos_ - header < size) return false;
-    const std::string_view cmd(in_.get() + in_pos_ + header, size);
-    in_pos_ += header + size;
+    Frame f;
+    if (!frame_at(in_pos_, f)) return false;
+    if (!(f.flags & kCommand)) broken_ = true;
+    if (broken_) return false;
+    const std::string_view cmd(in_.get() + in_pos_ + f.header, f.size);
+    in_pos_ += f.header + f.size;
     peer_ready_ = cmd.starts_with("\x05READY");
     if (!peer_ready_) {
         refused_ =
@@ -277,34 +285,17 @@ bool ZmtpConnection::next(std::vector<std::string> &frames) {
     frames.clear();
     if (!handshake_read()) return false;
     std::size_t pos = in_pos_;
-    const std::size_t end = in_end_;
     for (;;) {
-        if (end - pos < 2) return false;
-        const auto flags = static_cast<unsigned char>(in_[pos]);
-        std::size_t size, header;
-        if (flags & kLong) {
-            if (end - pos < 9) return false;
-            size = 0;
-            for (std::size_t i = 1; i < 9; ++i)
-                size = size << 8 | static_cast<unsigned char>(in_[pos + i]);
-            header = 9;
-        } else {
-            size = static_cast<unsigned char>(in_[pos + 1]);
-            header = 2;
-        }
-        if (size > max_message_) {
-            broken_ = true;
-            return false;
-        }
-        if (end - pos - header < size) return false;
-        const std::string_view body(in_.get() + pos + header, size);
-        pos += header + size;
-        if (flags & kCommand) {  // PING and the like: nothing a client acts on
+        Frame f;
+        if (!frame_at(pos, f)) return false;
+        const std::string_view body(in_.get() + pos + f.header, f.size);
+        pos += f.header + f.size;
+        if (f.flags & kCommand) {  // PING and the like: nothing a client acts on
             if (frames.empty()) in_pos_ = pos;
             continue;
         }
         frames.emplace_back(body);
-        if (!(flags & kMore)) {
+        if (!(f.flags & kMore)) {
             in_pos_ = pos;
             return true;
         }

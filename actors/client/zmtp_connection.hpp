@@ -77,6 +77,12 @@ class ZmtpConnection {
     bool broken_ = false;        // a bad handshake or an oversized frame: the stream is over
     bool refused_ = false;
 
+    struct Frame {
+        unsigned char flags = 0;
+        std::size_t size = 0, header = 0;
+    };
+    // The frame starting at pos, if it is all in; a frame over max_message breaks the stream.
+    bool frame_at(std::size_t pos, Frame &f);
     void send_handshake(Role role);
     bool handshake_read();  // consumes the broker's greeting and READY; true once both are in
     bool complete_handshake(Clock::time_point deadline);  // reads until handshake_read()

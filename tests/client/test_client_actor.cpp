@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <memory>
 
 #include <pmix.h>
 
@@ -68,15 +69,25 @@ msg::Hello hello(std::uint32_t rank) {
     return {"client", "ns", rank, ::getpid(), ""};
 }
 
+// A started broker with the two-rank namespace "ns" registered (and tcp, when given).
+struct TwoRankBroker {
+    TempDir tmp;
+    std::unique_ptr<Broker> broker;
+    explicit TwoRankBroker(const std::string &tcp = {}, const std::string &secret = {}) {
+        Config c;
+        c.run_dir = tmp.path + "/run";
+        c.tcp = tcp;
+        broker = std::make_unique<Broker>(c);
+        broker->add_actor<Registrar>(two_ranks(), secret);
+        broker->start();
+    }
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(requests_are_answered_and_the_brokers_end_fails_pending_ones) {
-    TempDir tmp;
-    Config c;
-    c.run_dir = tmp.path + "/run";
-    Broker broker(c);
-    broker.add_actor<Registrar>(two_ranks());
-    broker.start();
+    TwoRankBroker b;
+    Broker &broker = *b.broker;
     ClientStore store;
     ClientActor actor(store, broker.uri(), 5000);
     auto [status, type] = ask(actor, hello(0), 5000);
@@ -107,12 +118,8 @@ BOOST_AUTO_TEST_CASE(requests_are_answered_and_the_brokers_end_fails_pending_one
 // Blocking callers read the connection themselves, one at a time: a caller whose answer comes
 // first must not wait for one that is still waiting, and a callback must not wait for either.
 BOOST_AUTO_TEST_CASE(blocking_callers_and_callbacks_share_the_connection) {
-    TempDir tmp;
-    Config c;
-    c.run_dir = tmp.path + "/run";
-    Broker broker(c);
-    broker.add_actor<Registrar>(two_ranks());
-    broker.start();
+    TwoRankBroker b;
+    Broker &broker = *b.broker;
     ClientStore store;
     ClientActor actor(store, broker.uri(), 5000);
     BOOST_REQUIRE(actor.call(hello(0), 5000).status == PMIX_SUCCESS);
@@ -134,13 +141,8 @@ BOOST_AUTO_TEST_CASE(blocking_callers_and_callbacks_share_the_connection) {
 
 // A client of another node: ZMTP over tcp, where the broker wants the job's secret.
 BOOST_AUTO_TEST_CASE(tcp_clients_connect_and_need_the_job_secret) {
-    TempDir tmp;
-    Config c;
-    c.run_dir = tmp.path + "/run";
-    c.tcp = "tcp://127.0.0.1:*";
-    Broker broker(c);
-    broker.add_actor<Registrar>(two_ranks(), "s3cret");
-    broker.start();
+    TwoRankBroker b("tcp://127.0.0.1:*", "s3cret");
+    Broker &broker = *b.broker;
     BOOST_REQUIRE(broker.tcp_uri().starts_with("tcp://127.0.0.1:"));
     ClientStore store;
     ClientActor actor(store, broker.tcp_uri(), 5000);
