@@ -1123,7 +1123,10 @@ PMIX_EXPORT pmix_value_cmp_t PMIx_Value_compare(pmix_value_t *v1, pmix_value_t *
 PMIX_EXPORT pmix_status_t PMIx_Info_load(pmix_info_t *info, const char *key, const void *data,
                                          pmix_data_type_t type) {
     if (info == nullptr || key == nullptr) return PMIX_ERR_BAD_PARAM;
-    PMIX_LOAD_KEY(info->key, key);  // the directive flags are left as they are
+    PMIX_LOAD_KEY(info->key, key);
+    // Programs load infos they never constructed (OpenPMIx clears the flags here too): stack
+    // garbage in the flags could mark it PERSISTENT, and its destruct would then leak the value.
+    info->flags = 0;
     return PMIx_Value_load(&info->value, data, type);
 }
 
