@@ -56,6 +56,9 @@ pmix_info_t *sample_infos(size_t n) {
         uint32_t x = static_cast<uint32_t>(i * 7);
         PMIX_INFO_LOAD(&info[i], ("key" + std::to_string(i)).c_str(), &x, PMIX_UINT32);
     }
+    // Loading clears the flags, CREATE's end mark too (as in OpenPMIx): mark the end again, so
+    // that the codec carries a flag.
+    PMIX_INFO_SET_END(&info[n - 1]);
     return info;
 }
 
