@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <system_error>
+#include <utility>
 
 namespace zpmix {
 
@@ -121,12 +122,16 @@ void Reactor::run() {
     std::vector<zmq::pollitem_t> items;
     std::vector<Watch> polled;  // what items[1..] stand for
     for (;;) {
+        bool stopping;
         {
             std::lock_guard lock(mu_);
-            if (stopping_) {
-                stopping_ = false;
-                return;
-            }
+            stopping = std::exchange(stopping_, false);
+        }
+        if (stopping) {
+            // What was posted before stop() still runs: another thread's last messages (a
+            // job's end, sent by the launcher just before it stops the broker) are not lost.
+            drain_posted();
+            return;
         }
         // Callbacks posted from this thread did not wake the poll: never sleep on them.
         drain_posted();

@@ -42,7 +42,8 @@ class Reactor {
     // Thread-safe: runs fn on the reactor's thread, in posting order.
     void post(Callback fn);
 
-    // Runs until stop(); stop() is thread-safe and may be called from a callback.
+    // Runs until stop(), then runs what was posted before it; stop() is thread-safe and may be
+    // called from a callback.
     void run();
     void stop();
     bool on_reactor_thread() const;
