@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pmix.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -15,6 +16,32 @@
 static pmix_proc_t me;
 static volatile sig_atomic_t got_signal = 0;
 static atomic_int alerts = 0, checkpoint_asked = 0, preempt_alerts = 0;
+/* Signalled whenever an alert or a non-blocking completion comes in: waits sleep on it. */
+static pthread_mutex_t news_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t news = PTHREAD_COND_INITIALIZER;
+
+static void announce(void) {
+    pthread_mutex_lock(&news_mu);
+    pthread_cond_broadcast(&news);
+    pthread_mutex_unlock(&news_mu);
+}
+
+/* Waits until *flag >= n, or ms pass; whether it got there. */
+static int wait_for_count(atomic_int *flag, int n, int ms) {
+    struct timespec end;
+    clock_gettime(CLOCK_REALTIME, &end);
+    end.tv_sec += ms / 1000;
+    end.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (end.tv_nsec >= 1000000000L) {
+        end.tv_sec += 1;
+        end.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&news_mu);
+    while (atomic_load(flag) < n)
+        if (pthread_cond_timedwait(&news, &news_mu, &end) != 0) break;
+    pthread_mutex_unlock(&news_mu);
+    return atomic_load(flag) >= n;
+}
 
 static void on_signal(int sig) {
     got_signal = sig;
@@ -41,8 +68,9 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
     (void)results;
     (void)nresults;
     if (status == PMIX_MONITOR_HEARTBEAT_ALERT || status == PMIX_MONITOR_FILE_ALERT) {
-        atomic_fetch_add(&alerts, 1);
         printf("rank %u alert %d from %s:%u\n", me.rank, status, source->nspace, source->rank);
+        atomic_fetch_add(&alerts, 1);
+        announce();
     } else if (status == PMIX_JCTRL_CHECKPOINT) {
         atomic_fetch_add(&checkpoint_asked, 1);
     } else if (status == PMIX_JCTRL_PREEMPT_ALERT) {
@@ -116,9 +144,7 @@ static int phase(int ms, int beat, const char *grow) {
 
 /* Waits (bounded) for the alert count to reach n. */
 static int wait_alerts(int n, int ms) {
-    double end = now_ms() + ms;
-    while (atomic_load(&alerts) < n && now_ms() < end) sleep_ms(2);
-    return atomic_load(&alerts) >= n;
+    return wait_for_count(&alerts, n, ms);
 }
 
 static struct {
@@ -133,6 +159,7 @@ static void nb_done(pmix_status_t status, pmix_info_t *info, size_t ninfo, void 
     long i = (long)cbdata;
     nb[i].status = status;
     atomic_store(&nb[i].done, 1);
+    announce();
     if (release_fn) release_fn(release_cbdata);
 }
 
@@ -160,8 +187,7 @@ static pmix_status_t cancel(const char *id) {
 }
 
 static void wait_nb(int slot) {
-    double end = now_ms() + 10000;
-    while (!atomic_load(&nb[slot].done) && now_ms() < end) sleep_ms(2);
+    (void)wait_for_count(&nb[slot].done, 1, 10000);
 }
 
 static pmix_status_t monitor(const char *kind, const char *file, const char *id, pmix_status_t code,
