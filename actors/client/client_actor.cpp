@@ -153,12 +153,12 @@ void ClientActor::read_until(std::optional<Reply> &slot, Clock::time_point deadl
 
 bool ClientActor::read_available() {
     const bool alive = conn_->fill();
-    std::vector<std::string> frames;
+    std::vector<std::string_view> frames;
     while (conn_->next(frames)) dispatch(frames.back());  // the envelope is the last frame
     return alive && !conn_->broken();
 }
 
-void ClientActor::dispatch(const std::string &bytes) {
+void ClientActor::dispatch(std::string_view bytes) {
     Envelope env;
     try {
         env = decode(bytes.data(), bytes.size());

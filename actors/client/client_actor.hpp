@@ -125,7 +125,7 @@ class ClientActor {
     // Reads and dispatches until `slot` is filled or `deadline` passes (the caller holds read_mu_).
     void read_until(std::optional<Reply> &slot, ZmtpConnection::Clock::time_point deadline);
     bool read_available();  // reader: fill + dispatch; false when the connection is gone
-    void dispatch(const std::string &bytes);
+    void dispatch(std::string_view bytes);
     void complete(std::uint64_t id, pmix_status_t status, Envelope *env);
     void complete_locked(std::unique_lock<std::mutex> &lock, std::uint64_t id, pmix_status_t status,
                          Envelope *env);

@@ -281,7 +281,7 @@ bool ZmtpConnection::handshake_read() {
     return peer_ready_;
 }
 
-bool ZmtpConnection::next(std::vector<std::string> &frames) {
+bool ZmtpConnection::next(std::vector<std::string_view> &frames) {
     frames.clear();
     if (!handshake_read()) return false;
     std::size_t pos = in_pos_;

@@ -53,8 +53,9 @@ class ZmtpConnection {
     // SUB only, reader: (un)subscribes to a topic prefix (first ending the handshake).
     bool subscribe(std::string_view topic, bool on);
 
-    // Reader: the next complete message already read, as frames; false when none is buffered.
-    bool next(std::vector<std::string> &frames);
+    // Reader: the next complete message already read, as frames (views into the read buffer,
+    // valid until the next fill()); false when none is buffered.
+    bool next(std::vector<std::string_view> &frames);
     // Reader: reads what the socket has without blocking. False when the connection is gone
     // (end of stream, error, a bad handshake, or a frame over the limit).
     bool fill();

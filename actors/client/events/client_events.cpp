@@ -212,12 +212,12 @@ void ClientEvents::on_sub() {
     // A subscription's write fails only when the broker is gone, which the read below sees too.
     const bool alive = sub_->fill();
     std::vector<msg::Event> ready;
-    std::vector<std::string> frames;
+    std::vector<std::string_view> frames;
     while (sub_->next(frames)) {
         if (frames.size() < 2) continue;  // topic, then the event
         try {
             std::optional<StreamTracker::Gap> gap;
-            const std::string &body = frames.back();
+            const std::string_view body = frames.back();
             auto got = tracker_.accept(decode(body.data(), body.size()).as<msg::Event>(), gap);
             ready.insert(ready.end(), std::make_move_iterator(got.begin()),
                          std::make_move_iterator(got.end()));
