@@ -5,7 +5,6 @@
 
 #include <cstring>
 #include <filesystem>
-#include <future>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -63,6 +62,21 @@ pmix_status_t submit(const Msg &m, std::uint32_t timeout_ms, client::ClientActor
     if (!g_actor->has_broker()) return PMIX_ERR_UNREACH;
     g_actor->request(m, timeout_ms, std::move(done));
     return PMIX_SUCCESS;
+}
+
+// The blocking form: sends a request and waits for its answer on this thread (the actor's call);
+// the status of the exchange, the same refusals as submit.
+template <class Msg>
+pmix_status_t ask(const Msg &m, std::uint32_t timeout_ms, client::ClientActor::Reply &reply) {
+    client::ClientActor *actor;
+    {
+        std::lock_guard lock(g_mu);
+        if (!g_actor) return PMIX_ERR_INIT;
+        if (!g_actor->has_broker()) return PMIX_ERR_UNREACH;
+        actor = g_actor;
+    }
+    reply = actor->call(m, timeout_ms);
+    return reply.status;
 }
 
 // ---- job control
@@ -337,15 +351,9 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t n
     if (pmix_status_t rc = job_control_message(targets, ntargets, directives, ndirs, m);
         rc != PMIX_SUCCESS)
         return rc;
-    std::promise<pmix_status_t> done;
-    const std::uint32_t limit = m.timeout_ms ? m.timeout_ms + 5000 : 0;
-    if (pmix_status_t rc = submit(m, limit,
-                                  [&done](pmix_status_t status, const Envelope *env) {
-                                      done.set_value(status_of(status, env));
-                                  });
-        rc != PMIX_SUCCESS)
-        return rc;
-    return done.get_future().get();
+    client::ClientActor::Reply reply;
+    const pmix_status_t rc = ask(m, m.timeout_ms ? m.timeout_ms + 5000 : 0, reply);
+    return status_of(rc, &reply.env);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor, pmix_status_t error,
@@ -393,13 +401,8 @@ PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_
     if (pmix_status_t rc = monitor_message(monitor, error, directives, ndirs, m);
         rc != PMIX_SUCCESS)
         return rc;
-    std::promise<pmix_status_t> done;
-    if (pmix_status_t rc =
-            submit(m, timeout_ms_of(directives, ndirs),
-                   [&done](pmix_status_t status, const Envelope *) { done.set_value(status); });
-        rc != PMIX_SUCCESS)
-        return rc;
-    return done.get_future().get();
+    client::ClientActor::Reply reply;
+    return ask(m, timeout_ms_of(directives, ndirs), reply);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata,
@@ -419,13 +422,8 @@ PMIX_EXPORT pmix_status_t PMIx_Log(const pmix_info_t data[], size_t ndata,
     msg::Log m;
     if (pmix_status_t rc = log_message(data, ndata, directives, ndirs, m); rc != PMIX_SUCCESS)
         return rc;
-    std::promise<pmix_status_t> done;
-    if (pmix_status_t rc =
-            submit(m, timeout_ms_of(directives, ndirs),
-                   [&done](pmix_status_t status, const Envelope *) { done.set_value(status); });
-        rc != PMIX_SUCCESS)
-        return rc;
-    return done.get_future().get();
+    client::ClientActor::Reply reply;
+    return ask(m, timeout_ms_of(directives, ndirs), reply);
 }
 
 }  // extern "C"
