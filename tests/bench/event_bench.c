@@ -13,6 +13,8 @@
  * a round that gets no answer prints "hang" and the program exits with status 3. */
 #include <pmix.h>
 
+#include "bench_util.h"
+
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,22 +28,6 @@ static pmix_proc_t me;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int answers = 0;
-
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double percentile(double *v, int n, double p) {
-    qsort(v, n, sizeof *v, cmp_double);
-    return v[(int)(p * (n - 1) + 0.5)];
-}
 
 static void check(pmix_status_t rc, const char *what) {
     if (rc != PMIX_SUCCESS) {

@@ -3,13 +3,8 @@
  * "mpi_init <us>" and "mpi_finalize <us>": the slowest rank's time in each call. */
 #include <mpi.h>
 #include <stdio.h>
-#include <time.h>
 
-static double now_us(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
+#include "bench_util.h"
 
 int main(int argc, char **argv) {
     const double t0 = now_us();
