@@ -108,6 +108,18 @@ Broker::Broker(Config config) : config_(std::move(config)), uid_(::getuid()) {
     // ipc paths are bounded by sun_path: fail here with a clear message rather than in bind.
     if (run_dir_.size() + 13 > 107)
         throw std::runtime_error("run directory path too long for an ipc socket: " + run_dir_);
+    router_ = std::make_unique<ZmtpListener>(
+        reactor_, ZmtpListener::Settings{.path = uri_.substr(6),
+                                         .kind = ZmtpListener::Kind::router,
+                                         .uid = uid_,
+                                         .max_message = config_.max_message_bytes});
+    // Per subscriber; beyond it events drop (and are resent).
+    xpub_ = std::make_unique<ZmtpListener>(
+        reactor_, ZmtpListener::Settings{.path = events_uri_.substr(6),
+                                         .kind = ZmtpListener::Kind::publisher,
+                                         .uid = uid_,
+                                         .max_message = config_.max_message_bytes,
+                                         .sndhwm = static_cast<std::size_t>(config_.event_sndhwm)});
     add_standard_actors();
 }
 
@@ -118,7 +130,7 @@ void Broker::add_standard_actors() {
                                         Launcher::Settings{run_dir_, uri_, config_.kill_grace_ms});
     add_actor<ModexStore>();
     add_actor<FenceReducer>();
-    add_actor<EventBroker>(xpub_, EventOptions{.ring_size = config_.event_cache_size,
+    add_actor<EventBroker>(*xpub_, EventOptions{.ring_size = config_.event_cache_size,
                                                .host = hostname(),
                                                .self = {name_, 0},
                                                .test_drop_every = config_.event_test_drop_every});
@@ -164,27 +176,22 @@ void Broker::start() {
         if (signal_fd_ < 0) throw std::system_error(errno, std::generic_category(), "signalfd");
     }
 
-    zap_ = zmq::socket_t(ctx_, zmq::socket_type::rep);
-    zap_.set(zmq::sockopt::linger, 0);
-    zap_.bind("inproc://zeromq.zap.01");
-
-    router_ = zmq::socket_t(ctx_, zmq::socket_type::router);
-    router_.set(zmq::sockopt::zap_domain, "zpmix");
-    router_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config_.max_message_bytes));
-    router_.set(zmq::sockopt::router_mandatory, 1);
-    router_.set(zmq::sockopt::sndhwm, 100000);
-    router_.set(zmq::sockopt::rcvhwm, 100000);
-    router_.bind(uri_);
+    router_->listen();
+    xpub_->listen();
     if (!config_.tcp.empty()) {
-        router_.bind(config_.tcp);
-        tcp_uri_ = router_.get(zmq::sockopt::last_endpoint);
+        zap_ = zmq::socket_t(ctx_, zmq::socket_type::rep);
+        zap_.set(zmq::sockopt::linger, 0);
+        zap_.bind("inproc://zeromq.zap.01");
+        tcp_router_ = zmq::socket_t(ctx_, zmq::socket_type::router);
+        tcp_router_.set(zmq::sockopt::zap_domain, "zpmix");
+        tcp_router_.set(zmq::sockopt::maxmsgsize,
+                        static_cast<std::int64_t>(config_.max_message_bytes));
+        tcp_router_.set(zmq::sockopt::router_mandatory, 1);
+        tcp_router_.set(zmq::sockopt::sndhwm, 100000);
+        tcp_router_.set(zmq::sockopt::rcvhwm, 100000);
+        tcp_router_.bind(config_.tcp);
+        tcp_uri_ = tcp_router_.get(zmq::sockopt::last_endpoint);
     }
-    xpub_ = zmq::socket_t(ctx_, zmq::socket_type::xpub);
-    xpub_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config_.max_message_bytes));
-    xpub_.set(zmq::sockopt::linger, 0);
-    // Per subscriber; beyond it events drop (and are resent). Read at bind time only.
-    xpub_.set(zmq::sockopt::sndhwm, config_.event_sndhwm);
-    xpub_.bind(events_uri_);
 
     write_rendezvous(
         rdv, {uri_, events_uri_, tcp_uri_, ::getpid(), uid_, build::protocol_version, hostname()});
@@ -192,8 +199,12 @@ void Broker::start() {
     bus_.set_peer_sink(reactor_, [this](const std::string &peer, zmq::message_t msg) {
         send_to_peer(peer, std::move(msg));
     });
-    reactor_.watch(zap_, [this] { on_zap(); });
-    reactor_.watch(router_, [this] { on_router(); });
+    router_->on_message([this](const std::string &peer, const std::vector<std::string_view> &frames,
+                               const PeerCredentials &cred) { on_peer_message(peer, frames, cred); });
+    if (tcp_router_) {
+        reactor_.watch(zap_, [this] { on_zap(); });
+        reactor_.watch(tcp_router_, [this] { on_tcp_router(); });
+    }
     if (signal_fd_ >= 0) {
         reactor_.watch_fd(signal_fd_, [this] {
             signalfd_siginfo si{};
@@ -252,10 +263,13 @@ void Broker::cleanup() {
     cleaned_ = true;
     if (started_) {
         // Let the last replies (JobEnded...) leave, but never wait on a peer that is gone.
-        router_.set(zmq::sockopt::linger, 200);
-        router_.close();
-        xpub_.close();
-        zap_.close();
+        router_->close(std::chrono::milliseconds(200));
+        xpub_->close();
+        if (tcp_router_) {
+            tcp_router_.set(zmq::sockopt::linger, 200);
+            tcp_router_.close();
+            zap_.close();
+        }
         const std::string rdv = rendezvous_path(run_dir_);
         if (auto info = read_rendezvous(rdv); info && info->pid == ::getpid())
             ::unlink(rdv.c_str());
@@ -263,10 +277,7 @@ void Broker::cleanup() {
     if (signal_fd_ >= 0) ::close(signal_fd_);
     ctx_.close();
     std::error_code ec;
-    if (started_) {  // else the files may be another live broker's (start() refused)
-        for (const char *f : {"/broker.sock", "/events.sock"}) fs::remove(run_dir_ + f, ec);
-        launcher_->remove_session_dir();
-    }
+    if (started_) launcher_->remove_session_dir();
     if (private_run_dir_)
         fs::remove_all(run_dir_, ec);
     else
@@ -318,14 +329,13 @@ void Broker::on_zap() {
     zap_.send(zmq::message_t(), zmq::send_flags::none);
 }
 
-void Broker::on_router() {
-    const DecodeLimits limits{.max_message = config_.max_message_bytes};
+void Broker::on_tcp_router() {
     // A bounded batch per wake-up, so that timers and other sockets get their turn.
     for (int n = 0; n < 256; ++n) {
         std::vector<zmq::message_t> parts;
         for (;;) {
             zmq::message_t part;
-            if (!router_.recv(part, zmq::recv_flags::dontwait)) {
+            if (!tcp_router_.recv(part, zmq::recv_flags::dontwait)) {
                 if (parts.empty()) return;
                 break;
             }
@@ -334,48 +344,73 @@ void Broker::on_router() {
             if (!more) break;
         }
         const std::string peer = parts[0].to_string();
-        auto refuse = [&](std::uint64_t id, std::int32_t status, const std::string &why) {
-            log_->warn("peer {}: {}", peer_name(peer), why);
-            send_to_peer(peer,
-                         encode(msg::ErrorReply::type, id, msg::ErrorReply{status, why}, "broker"));
-        };
         if (bus_.find(peer)) {
             log_->warn("dropped a message from a peer whose routing id names actor '{}'", peer);
             continue;
         }
-        if (parts.size() != 2) {
-            refuse(0, PMIX_ERR_BAD_PARAM,
-                   "expected one message frame, got " + std::to_string(parts.size() - 1));
-            continue;
-        }
-        Envelope env;
-        try {
-            env = decode(parts[1], limits);
-        } catch (const DecodeError &e) {
-            refuse(0, PMIX_ERR_BAD_PARAM, e.what());
-            continue;
-        }
-        env.from = peer;
+        std::vector<std::string_view> frames;
+        for (std::size_t i = 1; i < parts.size(); ++i)
+            frames.emplace_back(static_cast<const char *>(parts[i].data()), parts[i].size());
         const char *user_id = nullptr;
         try {
-            user_id = parts[1].gets("User-Id");
+            if (parts.size() > 1) user_id = parts[1].gets("User-Id");
         } catch (const zmq::error_t &) {
         }
-        env.peer = credentials_of(user_id);
-        Actor *actor = bus_.handler_of(env.type);
-        if (!actor) {
-            refuse(env.id, PMIX_ERR_NOT_SUPPORTED, "unknown message type '" + env.type + "'");
-            continue;
-        }
-        actor->dispatch(env);
+        on_peer_message(peer, frames, credentials_of(user_id));
     }
 }
 
-void Broker::send_to_peer(const std::string &peer, zmq::message_t msg) {
+void Broker::on_peer_message(const std::string &peer, const std::vector<std::string_view> &frames,
+                             const PeerCredentials &cred) {
+    auto refuse = [&](std::uint64_t id, std::int32_t status, const std::string &why) {
+        log_->warn("peer {}: {}", peer_name(peer), why);
+        send_to_peer(peer,
+                     encode(msg::ErrorReply::type, id, msg::ErrorReply{status, why}, "broker"));
+    };
+    if (frames.size() != 1) {
+        refuse(0, PMIX_ERR_BAD_PARAM,
+               "expected one message frame, got " + std::to_string(frames.size()));
+        return;
+    }
+    Envelope env;
     try {
-        if (!router_.send(zmq::buffer(peer),
-                          zmq::send_flags::sndmore | zmq::send_flags::dontwait) ||
-            !router_.send(msg, zmq::send_flags::dontwait))
+        env = decode(frames[0].data(), frames[0].size(),
+                     DecodeLimits{.max_message = config_.max_message_bytes});
+    } catch (const DecodeError &e) {
+        refuse(0, PMIX_ERR_BAD_PARAM, e.what());
+        return;
+    }
+    env.from = peer;
+    env.peer = cred;
+    Actor *actor = bus_.handler_of(env.type);
+    if (!actor) {
+        refuse(env.id, PMIX_ERR_NOT_SUPPORTED, "unknown message type '" + env.type + "'");
+        return;
+    }
+    actor->dispatch(env);
+}
+
+void Broker::send_to_peer(const std::string &peer, zmq::message_t msg) {
+    if (ZmtpListener::is_routing_id(peer)) {
+        switch (router_->send(peer, {static_cast<const char *>(msg.data()), msg.size()})) {
+            case ZmtpListener::Sent::ok: break;
+            case ZmtpListener::Sent::gone:
+                log_->info("peer {} is gone, message dropped", peer_name(peer));
+                break;
+            case ZmtpListener::Sent::full:
+                log_->warn("peer {} is not keeping up: message dropped", peer_name(peer));
+                break;
+        }
+        return;
+    }
+    if (!tcp_router_) {
+        log_->info("no peer {}: message dropped", peer_name(peer));
+        return;
+    }
+    try {
+        if (!tcp_router_.send(zmq::buffer(peer),
+                              zmq::send_flags::sndmore | zmq::send_flags::dontwait) ||
+            !tcp_router_.send(msg, zmq::send_flags::dontwait))
             log_->warn("peer {} is not keeping up: message dropped", peer_name(peer));
     } catch (const zmq::error_t &e) {
         // EHOSTUNREACH (ROUTER_MANDATORY): the peer has gone.

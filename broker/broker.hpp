@@ -1,7 +1,8 @@
 #pragma once
 // A node's broker: one reactor thread hosting the broker's actors (server, launcher, and those
-// add_standard_actors() adds), a ROUTER for clients, tools and launchers (ipc, optionally tcp),
-// an XPUB for events, and a ZAP handler that admits only peers of the broker's own uid.
+// add_standard_actors() adds), a ROUTER for clients, tools and launchers and an XPUB for events,
+// both on ipc and spoken by the broker itself (ZmtpListener), admitting only the broker's uid;
+// optionally libzmq's ROUTER on tcp, whose ZAP handler marks its peers as remote.
 //
 //   Broker b(config);                    // nothing is bound yet
 //   b.add_actor<MyActor>(args...);       // optional, before start()
@@ -18,6 +19,7 @@
 #include <zmq.hpp>
 
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/zmtp_listener.hpp"
 #include "broker/config.hpp"
 
 namespace zpmix {
@@ -74,8 +76,11 @@ class Broker {
   private:
     void add_standard_actors();
     void prepare_run_dir();
-    void on_router();
+    void on_tcp_router();
     void on_zap();
+    // A message from a peer (ipc or tcp), without its routing id.
+    void on_peer_message(const std::string &peer, const std::vector<std::string_view> &frames,
+                         const PeerCredentials &cred);
     void send_to_peer(const std::string &peer, zmq::message_t msg);
     void begin_shutdown();  // reactor thread
     void cleanup();
@@ -96,8 +101,9 @@ class Broker {
     std::vector<std::unique_ptr<Actor>> actors_;
     Launcher *launcher_ = nullptr;
 
+    std::unique_ptr<ZmtpListener> router_, xpub_;  // ipc: <run_dir>/broker.sock, events.sock
     zmq::context_t ctx_;
-    zmq::socket_t zap_, router_, xpub_;
+    zmq::socket_t zap_, tcp_router_;  // only with config.tcp
     int signal_fd_ = -1;
 
     std::thread thread_, launcher_thread_;

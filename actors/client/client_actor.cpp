@@ -19,11 +19,12 @@ ClientActor::ClientActor(ClientStore &store) : store_(store) {
     thread_ = std::thread([this] { reactor_.run(); });
 }
 
-ClientActor::ClientActor(ClientStore &store, const std::string &uri, std::uint32_t timeout_ms)
+ClientActor::ClientActor(ClientStore &store, const std::string &uri, std::uint32_t timeout_ms,
+                         bool pipeline)
     : store_(store),
       conn_(std::make_unique<ZmtpConnection>(uri, ZmtpConnection::Role::dealer,
                                              deadline_after(timeout_ms),
-                                             DecodeLimits{}.max_message)) {
+                                             DecodeLimits{}.max_message, pipeline)) {
     thread_ = std::thread([this] { reactor_.run(); });
 }
 

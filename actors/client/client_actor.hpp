@@ -46,12 +46,17 @@ class ClientActor {
     // A singleton's actor: a progress thread (for the callbacks of non-blocking calls), no broker.
     explicit ClientActor(ClientStore &store);
     // Connects to the broker at `uri` within timeout_ms; throws ZmtpError when it cannot.
-    ClientActor(ClientStore &store, const std::string &uri, std::uint32_t timeout_ms);
+    // `pipeline`: the first request follows the handshake at once (ZmtpConnection).
+    ClientActor(ClientStore &store, const std::string &uri, std::uint32_t timeout_ms,
+                bool pipeline = false);
     ~ClientActor();  // fails what is pending, stops the progress thread, closes the session
     ClientActor(const ClientActor &) = delete;
     ClientActor &operator=(const ClientActor &) = delete;
 
     bool has_broker() const { return conn_ != nullptr; }
+    // The broker turned this process away in the handshake. Valid once a call has failed with
+    // PMIX_ERR_LOST_CONNECTION.
+    bool refused() const { return conn_ && conn_->refused(); }
 
     // Thread-safe, blocking: sends `m` and waits on this thread for the answer, an ErrorReply's
     // status, PMIX_ERR_TIMEOUT after timeout_ms (0 = none) or PMIX_ERR_LOST_CONNECTION.

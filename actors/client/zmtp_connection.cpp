@@ -13,13 +13,14 @@
 #include <cerrno>
 #include <cstring>
 
+#include "actors/runtime/zmtp_wire.hpp"
+
 namespace zpmix::client {
 
 namespace {
 
-// ZMTP 3.0 (rfc.zeromq.org/spec/23): frame flags.
-constexpr unsigned char kMore = 0x01, kLong = 0x02, kCommand = 0x04;
-constexpr std::size_t kGreeting = 64;
+using zmtp::kCommand;
+using zmtp::kMore;
 
 int ms_until(ZmtpConnection::Clock::time_point deadline) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -86,25 +87,13 @@ int connect_to(const std::string &uri, ZmtpConnection::Clock::time_point deadlin
     return fd;
 }
 
-void put_frame_header(unsigned char *h, std::size_t &len, unsigned char flags, std::size_t size) {
-    if (size <= 255) {
-        h[0] = flags;
-        h[1] = static_cast<unsigned char>(size);
-        len = 2;
-        return;
-    }
-    h[0] = flags | kLong;
-    for (int i = 0; i < 8; ++i) h[1 + i] = static_cast<unsigned char>(size >> (56 - 8 * i));
-    len = 9;
-}
-
 }  // namespace
 
 ZmtpConnection::ZmtpConnection(const std::string &uri, Role role, Clock::time_point deadline,
-                               std::size_t max_message)
+                               std::size_t max_message, bool pipeline)
     : fd_(connect_to(uri, deadline)), max_message_(max_message) {
     send_handshake(role);
-    if (role == Role::sub) return;
+    if (role == Role::sub || pipeline) return;
     if (!complete_handshake(deadline)) {
         ::close(fd_);
         throw ZmtpError(refused_ ? "the broker refused the connection" : "handshake failed",
@@ -124,17 +113,13 @@ ZmtpConnection::~ZmtpConnection() {
 }
 
 void ZmtpConnection::send_handshake(Role role) {
-    // Greeting: signature, version 3.0, mechanism NULL, as-server 0, filler. Then READY with our
-    // socket type, which the broker's ROUTER/XPUB checks.
-    char greeting[kGreeting] = {'\xff', 0, 0, 0, 0, 0, 0, 0, 0, '\x7f', 3, 0, 'N', 'U', 'L', 'L'};
-    const std::string_view type = role == Role::dealer ? "DEALER" : "SUB";
-    std::string ready("\x05READY\x0bSocket-Type");
-    ready += std::string("\0\0\0", 3) + static_cast<char>(type.size());
-    ready += type;
-    unsigned char h[9];
-    std::size_t hlen = 0;
-    put_frame_header(h, hlen, kCommand, ready.size());
-    iovec iov[3] = {{greeting, kGreeting}, {h, hlen}, {ready.data(), ready.size()}};
+    // Greeting, then READY with our socket type, which the broker's ROUTER/XPUB checks.
+    char greeting[zmtp::kGreetingSize];
+    zmtp::greeting(greeting);
+    const std::string ready = zmtp::ready(role == Role::dealer ? "DEALER" : "SUB");
+    unsigned char h[zmtp::kMaxHeader];
+    const std::size_t hlen = zmtp::put_header(h, kCommand, ready.size());
+    iovec iov[3] = {{greeting, sizeof greeting}, {h, hlen}, {const_cast<char *>(ready.data()), ready.size()}};
     std::lock_guard lock(write_mu_);
     if (!write_all(iov, 3)) broken_ = true;  // the first read reports it
 }
@@ -174,13 +159,13 @@ bool ZmtpConnection::write_all(const iovec *iov_in, int n) {
 
 bool ZmtpConnection::send(std::initializer_list<std::string_view> frames) {
     if (frames.size() == 0 || frames.size() > 4) return false;
-    unsigned char headers[4][9];
+    unsigned char headers[4][zmtp::kMaxHeader];
     iovec iov[8];
     int n = 0;
     std::size_t i = 0;
     for (auto f : frames) {
-        std::size_t hlen = 0;
-        put_frame_header(headers[i], hlen, i + 1 < frames.size() ? kMore : 0, f.size());
+        const std::size_t hlen =
+            zmtp::put_header(headers[i], i + 1 < frames.size() ? kMore : 0, f.size());
         iov[n++] = {headers[i], hlen};
         if (!f.empty()) iov[n++] = {const_cast<char *>(f.data()), f.size()};
         ++i;
@@ -232,17 +217,9 @@ bool ZmtpConnection::fill() {
 }
 
 bool ZmtpConnection::frame_at(std::size_t pos, Frame &f) {
-    if (in_end_ - pos < 2) return false;
-    f.flags = static_cast<unsigned char>(in_[pos]);
-    f.size = static_cast<unsigned char>(in_[pos + 1]);
-    f.header = 2;
-    if (f.flags & kLong) {
-        if (in_end_ - pos < 9) return false;
-        f.size = 0;
-        for (std::size_t i = 1; i < 9; ++i)
-            f.size = f.size << 8 | static_cast<unsigned char>(in_[pos + i]);
-        f.header = 9;
-    }
+    const auto h = zmtp::read_header(in_.get() + pos, in_end_ - pos);
+    if (!h) return false;
+    f = *h;
     if (f.size > max_message_) {
         broken_ = true;
         return false;
@@ -253,14 +230,12 @@ bool ZmtpConnection::frame_at(std::size_t pos, Frame &f) {
 bool ZmtpConnection::handshake_read() {
     if (broken_) return false;
     if (!peer_greeted_) {
-        if (in_end_ - in_pos_ < kGreeting) return false;
-        const char *g = in_.get() + in_pos_;
-        if (static_cast<unsigned char>(g[0]) != 0xff || g[9] != 0x7f || g[10] < 3 ||
-            std::memcmp(g + 12, "NULL", 5) != 0) {
+        if (in_end_ - in_pos_ < zmtp::kGreetingSize) return false;
+        if (!zmtp::greeting_ok(in_.get() + in_pos_)) {
             broken_ = true;  // not a ZMTP 3 peer with the NULL mechanism
             return false;
         }
-        in_pos_ += kGreeting;
+        in_pos_ += zmtp::kGreetingSize;
         peer_greeted_ = true;
     }
     if (peer_ready_) return true;

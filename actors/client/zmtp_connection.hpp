@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "actors/runtime/zmtp_wire.hpp"
+
 namespace zpmix::client {
 
 // Handshake or address failures; `refused` when the broker turned the peer away.
@@ -37,10 +39,13 @@ class ZmtpConnection {
     // Connects to ipc://PATH or tcp://HOST:PORT and handshakes before `deadline`. A SUB only
     // sends its half: the broker's half is read before its first subscription (libzmq drops a
     // peer whose first message comes before the end of the handshake), so opening it costs
-    // PMIx_Init no round trip.
+    // PMIx_Init no round trip. `pipeline`: a DEALER does the same, and its first message
+    // follows its half at once; only for a broker that speaks ZMTP itself (ZmtpListener, ipc,
+    // protocol 2 on), as libzmq's ROUTER with a ZAP handler drops such a message. A refusal then
+    // shows on the first read (refused()).
     // max_message bounds every incoming frame (a larger one ends the connection).
     ZmtpConnection(const std::string &uri, Role role, Clock::time_point deadline,
-                   std::size_t max_message);
+                   std::size_t max_message, bool pipeline = false);
     ~ZmtpConnection();
     ZmtpConnection(const ZmtpConnection &) = delete;
     ZmtpConnection &operator=(const ZmtpConnection &) = delete;
@@ -78,10 +83,7 @@ class ZmtpConnection {
     bool broken_ = false;        // a bad handshake or an oversized frame: the stream is over
     bool refused_ = false;
 
-    struct Frame {
-        unsigned char flags = 0;
-        std::size_t size = 0, header = 0;
-    };
+    using Frame = zmtp::FrameHeader;
     // The frame starting at pos, if it is all in; a frame over max_message breaks the stream.
     bool frame_at(std::size_t pos, Frame &f);
     void send_handshake(Role role);

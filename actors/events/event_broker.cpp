@@ -32,7 +32,7 @@ std::int64_t now_s() {
 
 }  // namespace
 
-EventBroker::EventBroker(Reactor &reactor, Bus &bus, zmq::socket_t &xpub, EventOptions options)
+EventBroker::EventBroker(Reactor &reactor, Bus &bus, ZmtpListener &xpub, EventOptions options)
     : Actor("events", reactor, bus),
       opts_(std::move(options)),
       xpub_(xpub),
@@ -48,12 +48,7 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, zmq::socket_t &xpub, EventO
     on(&EventBroker::ns_register);
     on(&EventBroker::ns_deregister);
     on(&EventBroker::abort_job);
-    // The broker binds the socket when it starts, before its reactor runs this.
-    reactor.post([this] { this->reactor().watch(xpub_, [this] { on_subscription(); }); });
-}
-
-EventBroker::~EventBroker() {
-    if (xpub_) reactor().unwatch(xpub_);
+    xpub_.on_subscription([this](bool on, std::string_view topic) { on_subscription(on, topic); });
 }
 
 // --- requests ------------------------------------------------------------------------------
@@ -301,36 +296,27 @@ void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cach
         log().debug("test: not sending {}#{}", ev.stream, ev.seq);
         return;
     }
-    // XPUB never blocks: a subscriber at its high-water mark loses the message, and recovers
-    // it from the cache when it sees the gap.
-    xpub_.send(zmq::buffer(topic), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
-    xpub_.send(body, zmq::send_flags::dontwait);
+    // Never blocks: a subscriber at its high-water mark loses the message, and recovers it from
+    // the cache when it sees the gap.
+    xpub_.publish(topic, {static_cast<const char *>(body.data()), body.size()});
 }
 
-void EventBroker::on_subscription() {
-    for (;;) {
-        zmq::message_t m;
-        if (!xpub_.recv(m, zmq::recv_flags::dontwait)) return;
-        if (m.size() < 1) continue;
-        const bool subscribe = static_cast<const char *>(m.data())[0] == 1;
-        const std::string_view topic(static_cast<const char *>(m.data()) + 1, m.size() - 1);
-        if (!topic.starts_with(kSyncPrefix) || topic.size() <= kSyncPrefix.size() + 1) continue;
-        const std::string id(
-            topic.substr(kSyncPrefix.size(), topic.size() - kSyncPrefix.size() - 1));
-        if (!subscribe) {
-            synced_.erase(id);
-            continue;
-        }
-        auto it = awaiting_sync_.find(id);
-        if (it == awaiting_sync_.end()) {
-            synced_.insert(id);
-            continue;
-        }
-        reactor().cancel(it->second.timer);
-        PendingRegister pending = std::move(it->second);
-        awaiting_sync_.erase(it);
-        complete_register(pending.req, pending.body);
+void EventBroker::on_subscription(bool subscribe, std::string_view topic) {
+    if (!topic.starts_with(kSyncPrefix) || topic.size() <= kSyncPrefix.size() + 1) return;
+    const std::string id(topic.substr(kSyncPrefix.size(), topic.size() - kSyncPrefix.size() - 1));
+    if (!subscribe) {
+        synced_.erase(id);
+        return;
     }
+    auto it = awaiting_sync_.find(id);
+    if (it == awaiting_sync_.end()) {
+        synced_.insert(id);
+        return;
+    }
+    reactor().cancel(it->second.timer);
+    PendingRegister pending = std::move(it->second);
+    awaiting_sync_.erase(it);
+    complete_register(pending.req, pending.body);
 }
 
 // --- info blobs ------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 #pragma once
-// The broker's `events` actor: numbers, publishes and caches events on the broker's XPUB.
+// The broker's `events` actor: numbers, publishes and caches events on the broker's XPUB (a
+// ZmtpListener of the publisher kind).
 //
 // Publishing: every event goes out as [topic][envelope] (actors/protocol/events.hpp has the
 // topic scheme), so ZeroMQ's prefix filtering sends it only to processes in its range.
@@ -21,6 +22,7 @@
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/zmtp_listener.hpp"
 
 namespace zpmix {
 
@@ -37,17 +39,15 @@ struct EventOptions {
 
 class EventBroker : public Actor {
   public:
-    // `xpub` is the broker's event publisher: bound by the time the reactor runs (its sndhwm,
-    // `[events] sndhwm`, set before binding: ZeroMQ reads it then), closed by its owner after
-    // the reactor stopped; only this actor uses it meanwhile.
-    EventBroker(Reactor &reactor, Bus &bus, zmq::socket_t &xpub, EventOptions options);
-    ~EventBroker() override;
+    // `xpub` is the broker's event publisher, on this actor's reactor; only this actor publishes
+    // on it and hears its subscriptions. It outlives the reactor's run.
+    EventBroker(Reactor &reactor, Bus &bus, ZmtpListener &xpub, EventOptions options);
 
     const EventCache &cache() const { return cache_; }
 
   private:
     EventOptions opts_;
-    zmq::socket_t &xpub_;
+    ZmtpListener &xpub_;
     EventCache cache_;
     std::unordered_map<std::string, std::uint64_t> heads_;  // stream -> last seq
     std::map<std::string, std::set<std::uint32_t>> jobs_;   // nspace -> local ranks still running
@@ -72,7 +72,7 @@ class EventBroker : public Actor {
     void ns_deregister(const Envelope &env, msg::DeregisterNamespace &m);
     void abort_job(const Envelope &env, msg::AbortJob &m);
 
-    void on_subscription();
+    void on_subscription(bool subscribe, std::string_view topic);
     void complete_register(const Envelope &req, const msg::EventRegister &m);
     // Publishes ev to each of the range prefixes; returns PMIx status.
     std::int32_t publish(msg::Event ev, bool cache);

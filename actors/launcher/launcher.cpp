@@ -71,6 +71,7 @@ std::vector<std::string> rank_environment(const std::vector<std::string> &extra,
     for (char **e = environ; *e; ++e) {
         const std::string_view kv = *e;
         if (kv.starts_with("ZPMIX_URI=") || kv.starts_with("ZPMIX_SECRET=") ||
+            kv.starts_with("ZPMIX_PROTOCOL=") ||
             kv.starts_with("PMIX_NAMESPACE=") || kv.starts_with("PMIX_RANK="))
             continue;
         put(std::string(kv));
@@ -237,6 +238,7 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
     // One environment for the job; only PMIX_RANK differs between ranks.
     sp.env = rank_environment(m.env,
                               {"ZPMIX_URI=" + settings_.uri, "ZPMIX_SECRET=" + secret,
+                               "ZPMIX_PROTOCOL=" + std::to_string(build::protocol_version),
                                "PMIX_NAMESPACE=" + info.nspace, "PMIX_RANK=0"},
                               m.personality_ompi ? personality::library_dir() : "");
     sp.rank_var = static_cast<std::size_t>(

@@ -21,7 +21,8 @@ Reactor::~Reactor() {
 
 void Reactor::watch(zmq::socket_ref socket, Callback on_readable) {
     unwatch(socket);
-    watches_.push_back({socket.handle(), -1, std::make_shared<Callback>(std::move(on_readable))});
+    watches_.push_back(
+        {socket.handle(), -1, std::make_shared<Callback>(std::move(on_readable)), nullptr});
     watches_changed_ = true;
 }
 
@@ -32,13 +33,22 @@ void Reactor::unwatch(zmq::socket_ref socket) {
 
 void Reactor::watch_fd(int fd, Callback on_readable) {
     unwatch_fd(fd);
-    watches_.push_back({nullptr, fd, std::make_shared<Callback>(std::move(on_readable))});
+    watches_.push_back({nullptr, fd, std::make_shared<Callback>(std::move(on_readable)), nullptr});
     watches_changed_ = true;
 }
 
 void Reactor::unwatch_fd(int fd) {
     if (std::erase_if(watches_, [&](const Watch &w) { return w.socket == nullptr && w.fd == fd; }))
         watches_changed_ = true;
+}
+
+void Reactor::when_writable(int fd, Callback on_writable) {
+    for (auto &w : watches_) {
+        if (w.socket != nullptr || w.fd != fd) continue;
+        w.out = on_writable ? std::make_shared<Callback>(std::move(on_writable)) : nullptr;
+        watches_changed_ = true;
+        return;
+    }
 }
 
 Reactor::TimerId Reactor::after(Clock::duration delay, Callback fn) {
@@ -140,7 +150,9 @@ void Reactor::run() {
         if (watches_changed_) {
             polled = watches_;
             items.assign(1, {nullptr, wake_fd_, ZMQ_POLLIN, 0});
-            for (const auto &w : polled) items.push_back({w.socket, w.fd, ZMQ_POLLIN, 0});
+            for (const auto &w : polled)
+                items.push_back({w.socket, w.fd,
+                                 static_cast<short>(ZMQ_POLLIN | (w.out ? ZMQ_POLLOUT : 0)), 0});
             watches_changed_ = false;
         }
         const int rc = zmq_poll(items.data(), static_cast<int>(items.size()), timeout);
@@ -153,15 +165,27 @@ void Reactor::run() {
             drain_posted();
         }
         for (std::size_t i = 1; i < items.size(); ++i) {
-            if (!(items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) continue;
+            const short revents = items[i].revents;
+            if (revents == 0) continue;
             const Watch &w = polled[i - 1];
             // An earlier callback of this round may have removed or replaced this watch.
-            auto current = std::find_if(watches_.begin(), watches_.end(), [&](const Watch &x) {
-                return x.socket == w.socket && x.fd == w.fd;
-            });
+            auto find = [&] {
+                return std::find_if(watches_.begin(), watches_.end(), [&](const Watch &x) {
+                    return x.socket == w.socket && x.fd == w.fd;
+                });
+            };
+            auto current = find();
             if (current == watches_.end()) continue;
-            auto fn = current->fn;
-            (*fn)();
+            if ((revents & ZMQ_POLLOUT) && current->out) {
+                auto out = current->out;
+                (*out)();
+                current = find();
+                if (current == watches_.end()) continue;
+            }
+            if (revents & (ZMQ_POLLIN | ZMQ_POLLERR)) {
+                auto fn = current->fn;
+                (*fn)();
+            }
         }
     }
 }

@@ -34,6 +34,8 @@ class Reactor {
     void unwatch(zmq::socket_ref socket);
     void watch_fd(int fd, Callback on_readable);
     void unwatch_fd(int fd);
+    // For a watched fd: also calls on_writable while the fd can take output (empty: stops).
+    void when_writable(int fd, Callback on_writable);
 
     TimerId after(Clock::duration delay, Callback fn);
     TimerId every(Clock::duration period, Callback fn);
@@ -53,6 +55,7 @@ class Reactor {
         void *socket = nullptr;
         int fd = -1;
         std::shared_ptr<Callback> fn;  // shared: a callback may unwatch itself while running
+        std::shared_ptr<Callback> out;  // fds only: called when writable
     };
     struct Timer {
         Clock::time_point due;

@@ -12,12 +12,11 @@
 #include <mutex>
 
 #include <pmix_common.h>
-#include <spdlog/sinks/base_sink.h>
-#include <spdlog/sinks/stdout_sinks.h>
 
 #include "actors/protocol/session.hpp"
 #include "broker/broker.hpp"
 #include "broker/rendezvous.hpp"
+#include "tests/support/log_capture.hpp"
 
 using namespace zpmix;
 namespace fs = std::filesystem;
@@ -27,36 +26,6 @@ extern char **environ;
 
 namespace {
 
-// Keeps every log line so tests can check what the broker reported.
-class CaptureSink : public spdlog::sinks::base_sink<std::mutex> {
-  public:
-    bool contains(const std::string &text) {
-        std::lock_guard lock(mutex_);
-        for (const auto &l : lines_)
-            if (l.find(text) != std::string::npos) return true;
-        return false;
-    }
-
-  protected:
-    void sink_it_(const spdlog::details::log_msg &m) override {
-        lines_.emplace_back(m.payload.data(), m.payload.size());
-    }
-    void flush_() override {}
-
-  private:
-    std::vector<std::string> lines_;
-};
-
-std::shared_ptr<CaptureSink> capture() {
-    static auto sink = [] {
-        auto s = std::make_shared<CaptureSink>();
-        auto logger = std::make_shared<spdlog::logger>(
-            "zpmix", spdlog::sinks_init_list{s, std::make_shared<spdlog::sinks::stderr_sink_mt>()});
-        spdlog::set_default_logger(logger);
-        return s;
-    }();
-    return sink;
-}
 
 struct TempDir {
     std::string path;
@@ -154,7 +123,7 @@ Config config_in(const std::string &dir) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(rendezvous_written_and_removed) {
-    capture();
+    zpmix::test::capture_log();
     TempDir tmp;
     const std::string dir = tmp.path + "/run";
     {
@@ -176,7 +145,7 @@ BOOST_AUTO_TEST_CASE(rendezvous_written_and_removed) {
 }
 
 BOOST_AUTO_TEST_CASE(embedded_brokers_get_private_dirs) {
-    capture();
+    zpmix::test::capture_log();
     TempDir tmp;
     ::setenv("XDG_RUNTIME_DIR", tmp.path.c_str(), 1);
     Broker a(Config{}), b(Config{});
@@ -195,7 +164,7 @@ BOOST_AUTO_TEST_CASE(embedded_brokers_get_private_dirs) {
 }
 
 BOOST_AUTO_TEST_CASE(stale_rendezvous_reclaimed_live_one_refused) {
-    auto log = capture();
+    auto log = zpmix::test::capture_log();
     TempDir tmp;
     const std::string dir = tmp.path + "/run";
     fs::create_directory(dir);
@@ -222,7 +191,7 @@ BOOST_AUTO_TEST_CASE(stale_rendezvous_reclaimed_live_one_refused) {
 }
 
 BOOST_AUTO_TEST_CASE(hello_and_welcome) {
-    capture();
+    zpmix::test::capture_log();
     TempDir tmp;
     Broker b(config_in(tmp.path + "/run"));
     b.add_actor<Registrar>(two_rank_job(), "s3cret");
@@ -254,7 +223,7 @@ BOOST_AUTO_TEST_CASE(hello_and_welcome) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_messages_answered_others_still_served) {
-    auto log = capture();
+    auto log = zpmix::test::capture_log();
     TempDir tmp;
     Config c = config_in(tmp.path + "/run");
     c.max_message_bytes = 1 << 20;
@@ -295,7 +264,7 @@ BOOST_AUTO_TEST_CASE(bad_messages_answered_others_still_served) {
 }
 
 BOOST_AUTO_TEST_CASE(peer_of_another_uid_refused) {
-    auto log = capture();
+    auto log = zpmix::test::capture_log();
     if (::getuid() != 0) {
         BOOST_TEST_MESSAGE("skipped: needs root to setuid to nobody");
         return;
@@ -343,7 +312,7 @@ BOOST_AUTO_TEST_CASE(peer_of_another_uid_refused) {
 }
 
 BOOST_AUTO_TEST_CASE(tcp_clients_need_the_job_secret) {
-    auto log = capture();
+    auto log = zpmix::test::capture_log();
     TempDir tmp;
     Config c = config_in(tmp.path + "/run");
     c.tcp = "tcp://127.0.0.1:*";

@@ -12,8 +12,9 @@
 #include "actors/client/events/stream_tracker.hpp"
 #include "actors/events/event_broker.hpp"
 
-// The broker's events actor in one process: an XPUB on inproc, a test actor making the client's
-// requests over the bus, and SUB sockets standing for the subscribers.
+// The broker's events actor in one process: the broker's publisher (a ZmtpListener on ipc), a test
+// actor making the client's requests over the bus, and libzmq SUB sockets standing for the
+// subscribers (so these tests also check that libzmq peers understand the listener).
 using namespace zpmix;
 using namespace std::chrono_literals;
 
@@ -54,28 +55,30 @@ T await(std::promise<T> &p) {
 }
 
 struct Fixture {
-    // ipc, as the broker: over inproc, ZeroMQ hands the publisher's buffer itself to the
-    // subscriber's thread, synchronised inside the uninstrumented libzmq (a false TSan report).
     std::string dir = [] {
         char tmpl[] = "/tmp/zpmix-evb-XXXXXX";
         return std::string(::mkdtemp(tmpl));
     }();
     std::string uri = "ipc://" + dir + "/events.sock";
     zmq::context_t ctx;
-    zmq::socket_t xpub{ctx, zmq::socket_type::xpub};
     Bus bus;
     Reactor reactor;
+    std::unique_ptr<ZmtpListener> xpub;
     std::unique_ptr<EventBroker> events;
     Requester req{reactor, bus};
     std::thread thread;
 
-    explicit Fixture(EventOptions opts = {}, int sndhwm = 1000) {
-        xpub.set(zmq::sockopt::sndhwm, sndhwm);  // as the broker does: before binding
-        xpub.bind(uri);
+    explicit Fixture(EventOptions opts = {}, std::size_t sndhwm = 1000) {
+        xpub = std::make_unique<ZmtpListener>(
+            reactor, ZmtpListener::Settings{.path = dir + "/events.sock",
+                                            .kind = ZmtpListener::Kind::publisher,
+                                            .uid = ::getuid(),
+                                            .sndhwm = sndhwm});
+        xpub->listen();
         opts.session = "s1";
         opts.host = "nodeA";
         opts.self = {"broker", 0};
-        events = std::make_unique<EventBroker>(reactor, bus, xpub, opts);
+        events = std::make_unique<EventBroker>(reactor, bus, *xpub, opts);
         bus.add(*events);
         bus.add(req);
         thread = std::thread([this] { reactor.run(); });
@@ -83,6 +86,7 @@ struct Fixture {
     ~Fixture() {
         reactor.stop();
         thread.join();
+        xpub->close();
         std::filesystem::remove_all(dir);
     }
 
@@ -301,7 +305,7 @@ BOOST_AUTO_TEST_CASE(dropped_events_are_recovered_from_the_cache) {
 }
 
 BOOST_AUTO_TEST_CASE(high_water_mark_drops_are_detected_and_replayed) {
-    Fixture f({}, 1);  // the XPUB queues at most one event per subscriber
+    Fixture f({}, 1);  // the publisher queues at most one event per subscriber
 
     // A subscriber that does not read while 100 events are published: the publisher drops what
     // does not fit, as it would for a stuck process.

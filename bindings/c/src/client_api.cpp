@@ -128,13 +128,19 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
     msg::Hello hello{"client", ns, static_cast<std::uint32_t>(strtoul(rank, nullptr, 10)), getpid(),
                      secret ? secret : ""};
     const std::uint32_t timeout_ms = d.timeout_ms ? d.timeout_ms : kInitTimeoutMs;
+    // A broker of protocol 2 on speaks ZMTP itself on ipc: the Hello may follow the handshake
+    // at once, saving PMIx_Init a round trip.
+    const char *protocol = getenv("ZPMIX_PROTOCOL");
+    const bool pipeline = std::string_view(uri).starts_with("ipc://") && protocol &&
+                          strtoul(protocol, nullptr, 10) >= 2;
     try {
-        c.actor = std::make_unique<ClientActor>(*c.store, uri, timeout_ms);
+        c.actor = std::make_unique<ClientActor>(*c.store, uri, timeout_ms, pipeline);
     } catch (const client::ZmtpError &e) {
         return e.refused ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_UNREACH;
     }
     auto reply = c.actor->call(hello, timeout_ms);
     pmix_status_t status = reply.status;
+    if (status == PMIX_ERR_LOST_CONNECTION && c.actor->refused()) status = PMIX_ERR_NO_PERMISSIONS;
     msg::Welcome welcome;
     if (status == PMIX_SUCCESS) {
         try {

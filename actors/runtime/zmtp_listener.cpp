@@ -1,0 +1,386 @@
+#include "actors/runtime/zmtp_listener.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "actors/runtime/zmtp_wire.hpp"
+
+namespace zpmix {
+
+namespace {
+
+constexpr std::size_t kReadChunk = 65536;
+constexpr std::size_t kReadPerWake = 4 * kReadChunk;  // then other peers get their turn
+constexpr int kMaxIov = 64;
+
+bool peer_type_ok(ZmtpListener::Kind kind, std::string_view type) {
+    if (kind == ZmtpListener::Kind::router) return type == "DEALER";
+    return type == "SUB" || type == "XSUB";
+}
+
+}  // namespace
+
+ZmtpListener::ZmtpListener(Reactor &reactor, Settings settings)
+    : reactor_(reactor), settings_(std::move(settings)),
+      log_(spdlog::default_logger()->clone(settings_.kind == Kind::router ? "router" : "xpub")) {}
+
+ZmtpListener::~ZmtpListener() {
+    close();
+}
+
+void ZmtpListener::listen() {
+    sockaddr_un a{};
+    if (settings_.path.size() >= sizeof a.sun_path)
+        throw std::runtime_error("ipc path too long: " + settings_.path);
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path, settings_.path.c_str(), settings_.path.size() + 1);
+    listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (listen_fd_ < 0) throw std::system_error(errno, std::generic_category(), "socket");
+    ::unlink(settings_.path.c_str());  // a dead broker's: the caller made sure none is alive
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 ||
+        ::listen(listen_fd_, SOMAXCONN) != 0) {
+        const int e = errno;
+        ::close(listen_fd_);
+        listen_fd_ = -1;
+        throw std::system_error(e, std::generic_category(), "bind " + settings_.path);
+    }
+    reactor_.watch_fd(listen_fd_, [this] { accept_peers(); });
+}
+
+void ZmtpListener::close(std::chrono::milliseconds linger) {
+    if (listen_fd_ < 0) return;
+    const auto deadline = std::chrono::steady_clock::now() + linger;
+    for (auto &[fd, p] : peers_) {
+        while (!p->closing && !p->out.empty()) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            pollfd pf{fd, POLLOUT, 0};
+            if (left.count() <= 0 || ::poll(&pf, 1, static_cast<int>(left.count())) <= 0) break;
+            flush(*p);  // may drop it: drop only marks it
+        }
+    }
+    for (auto &[fd, p] : peers_) {
+        reactor_.unwatch_fd(fd);
+        ::close(fd);
+    }
+    peers_.clear();
+    by_id_.clear();
+    reactor_.unwatch_fd(listen_fd_);
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+    ::unlink(settings_.path.c_str());
+}
+
+// --- connections -----------------------------------------------------------------------------
+
+void ZmtpListener::accept_peers() {
+    for (;;) {
+        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            if (errno != EAGAIN) log_->error("accept on {}: {}", settings_.path, strerror(errno));
+            return;
+        }
+        auto peer = std::make_unique<Peer>();
+        Peer &p = *peer;
+        p.fd = fd;
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+            p.cred.pid = cred.pid;
+            p.cred.uid = cred.uid;
+        }
+        const std::uint32_t n = ++next_id_;
+        p.id = {'\x01', static_cast<char>(n >> 24), static_cast<char>(n >> 16),
+                static_cast<char>(n >> 8), static_cast<char>(n)};
+        peers_.emplace(fd, std::move(peer));
+        by_id_.emplace(p.id, &p);
+        reactor_.watch_fd(fd, [this, fd] {
+            if (auto it = peers_.find(fd); it != peers_.end()) on_readable(*it->second);
+        });
+        // Our half of the handshake goes at once: the peer's may already be in the socket
+        // (our own clients pipeline their first request behind it).
+        char g[zmtp::kGreetingSize];
+        zmtp::greeting(g);
+        const bool admitted = p.cred.uid == settings_.uid;
+        const std::string cmd =
+            admitted ? zmtp::ready(settings_.kind == Kind::router ? "ROUTER" : "XPUB")
+                     : zmtp::error("wrong uid");
+        if (write(p, {std::string_view(g, sizeof g)}, false, true) != Sent::ok) continue;
+        if (write(p, {cmd}, true) != Sent::ok) continue;
+        if (!admitted) {
+            log_->warn("refused an ipc connection from uid {} pid {}: the broker serves uid {} only",
+                       p.cred.uid, p.cred.pid, settings_.uid);
+            drop(p, "");
+        }
+    }
+}
+
+void ZmtpListener::drop(Peer &p, std::string_view why) {
+    if (p.closing) return;
+    p.closing = true;
+    if (!why.empty()) log_->info("peer pid {}: {}", p.cred.pid, why);
+    reactor_.unwatch_fd(p.fd);
+    ::shutdown(p.fd, SHUT_RDWR);
+    by_id_.erase(p.id);
+    // As libzmq's XPUB: a subscriber's subscriptions end with it.
+    if (on_subscription_)
+        for (const auto &s : p.subscriptions) on_subscription_(false, s);
+    if (!std::exchange(reap_posted_, true)) reactor_.post([this] { reap(); });
+}
+
+void ZmtpListener::reap() {
+    reap_posted_ = false;
+    std::erase_if(peers_, [](const auto &kv) {
+        if (kv.second->closing) ::close(kv.first);
+        return kv.second->closing;
+    });
+}
+
+void ZmtpListener::on_readable(Peer &p) {
+    std::size_t got_total = 0;
+    bool eof = false;
+    while (got_total < kReadPerWake) {
+        if (p.in_pos == p.in_end) p.in_pos = p.in_end = 0;
+        if (p.in_cap - p.in_end < kReadChunk) {
+            // Room for a chunk: move the unparsed bytes to the front, or grow.
+            const std::size_t used = p.in_end - p.in_pos;
+            const std::size_t cap = std::max(p.in_cap, used + kReadChunk);
+            std::unique_ptr<char[]> fresh(cap == p.in_cap ? nullptr : new char[cap]);
+            char *to = fresh ? fresh.get() : p.in.get();
+            if (used > 0) std::memmove(to, p.in.get() + p.in_pos, used);
+            if (fresh) p.in = std::move(fresh);
+            p.in_cap = cap;
+            p.in_pos = 0;
+            p.in_end = used;
+        }
+        const std::size_t room = p.in_cap - p.in_end;
+        const ssize_t got = ::recv(p.fd, p.in.get() + p.in_end, room, 0);
+        if (got > 0) {
+            p.in_end += static_cast<std::size_t>(got);
+            got_total += static_cast<std::size_t>(got);
+            if (static_cast<std::size_t>(got) < room) break;  // the socket is drained
+            continue;
+        }
+        if (got == 0) {
+            eof = true;
+            break;
+        }
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN) eof = true;
+        break;
+    }
+    parse(p);  // what a peer sent before it left still counts
+    if (eof) drop(p, "");
+}
+
+bool ZmtpListener::handshake(Peer &p) {
+    if (!p.greeted) {
+        if (p.in_end - p.in_pos < zmtp::kGreetingSize) return false;
+        if (!zmtp::greeting_ok(p.in.get() + p.in_pos)) {
+            drop(p, "not a ZMTP 3 peer with the NULL mechanism");
+            return false;
+        }
+        p.in_pos += zmtp::kGreetingSize;
+        p.greeted = true;
+    }
+    if (p.ready) return true;
+    const auto f = zmtp::read_header(p.in.get() + p.in_pos, p.in_end - p.in_pos);
+    if (!f) return false;
+    if (!(f->flags & zmtp::kCommand) || f->size > 4096) {
+        drop(p, "no READY command after the greeting");
+        return false;
+    }
+    if (p.in_end - p.in_pos - f->header < f->size) return false;
+    std::string_view data;
+    const std::string_view body(p.in.get() + p.in_pos + f->header, f->size);
+    const std::string_view name = zmtp::command_name(body, data);
+    p.in_pos += f->header + f->size;
+    const auto type = name == "READY" ? zmtp::property(data, "Socket-Type") : std::nullopt;
+    if (!type) {
+        drop(p, "bad handshake");
+        return false;
+    }
+    if (!peer_type_ok(settings_.kind, *type)) {
+        log_->warn("refused a {} socket (pid {}) on {}", *type, p.cred.pid, settings_.path);
+        write(p, {zmtp::error("incompatible socket type")}, true);
+        drop(p, "");
+        return false;
+    }
+    p.ready = true;
+    return true;
+}
+
+void ZmtpListener::parse(Peer &p) {
+    std::vector<std::string_view> frames;
+    while (!p.closing && handshake(p)) {
+        std::size_t pos = p.in_pos;
+        frames.clear();
+        bool complete = false;
+        while (!complete) {
+            const auto f = zmtp::read_header(p.in.get() + pos, p.in_end - pos);
+            if (!f) break;
+            if (f->size > settings_.max_message) {
+                log_->warn("peer pid {} sent a frame of {} bytes, over the limit of {}",
+                           p.cred.pid, f->size, settings_.max_message);
+                drop(p, "closed: oversized frame");
+                return;
+            }
+            if (p.in_end - pos - f->header < f->size) break;
+            const std::string_view body(p.in.get() + pos + f->header, f->size);
+            pos += f->header + f->size;
+            if (f->flags & zmtp::kCommand) {
+                if (frames.empty()) p.in_pos = pos;
+                command(p, body);
+                if (p.closing) return;
+                continue;
+            }
+            frames.push_back(body);
+            complete = !(f->flags & zmtp::kMore);
+        }
+        if (!complete) return;
+        p.in_pos = pos;
+        message(p, frames);
+    }
+}
+
+void ZmtpListener::command(Peer &p, std::string_view body) {
+    std::string_view data;
+    const std::string_view name = zmtp::command_name(body, data);
+    if (name == "PING") {  // a peer with ZMQ_HEARTBEAT_IVL: answer with its context
+        const std::string_view context = data.size() > 2 ? data.substr(2) : std::string_view{};
+        write(p, {zmtp::command("PONG", context)}, true);
+    } else if (name == "SUBSCRIBE" || name == "CANCEL") {  // ZMTP 3.1 peers
+        const std::string as_message = (name == "SUBSCRIBE" ? '\1' : '\0') + std::string(data);
+        message(p, {as_message});
+    }
+}
+
+void ZmtpListener::message(Peer &p, const std::vector<std::string_view> &frames) {
+    if (settings_.kind == Kind::router) {
+        if (on_message_) on_message_(p.id, frames, p.cred);
+        return;
+    }
+    // A subscriber's message is a subscription (first byte 1) or a cancellation (0).
+    if (frames.size() != 1 || frames[0].empty() || static_cast<unsigned char>(frames[0][0]) > 1)
+        return;
+    const bool on = frames[0][0] == 1;
+    const std::string_view topic = frames[0].substr(1);
+    if (on) {
+        p.subscriptions.emplace_back(topic);
+    } else {
+        auto it = std::find(p.subscriptions.begin(), p.subscriptions.end(), topic);
+        if (it == p.subscriptions.end()) return;
+        p.subscriptions.erase(it);
+    }
+    if (on_subscription_) on_subscription_(on, topic);
+}
+
+// --- output ----------------------------------------------------------------------------------
+
+ZmtpListener::Sent ZmtpListener::send(const std::string &peer, std::string_view body) {
+    auto it = by_id_.find(peer);
+    if (it == by_id_.end() || !it->second->ready) return Sent::gone;
+    return write(*it->second, {body});
+}
+
+void ZmtpListener::publish(std::string_view topic, std::string_view body) {
+    for (auto &[fd, p] : peers_) {
+        if (!p->ready || p->closing) continue;
+        const bool match = std::any_of(p->subscriptions.begin(), p->subscriptions.end(),
+                                       [&](const std::string &s) { return topic.starts_with(s); });
+        if (match) write(*p, {topic, body});  // a full or gone peer loses it (it sees the gap)
+    }
+}
+
+ZmtpListener::Sent ZmtpListener::write(Peer &p, std::initializer_list<std::string_view> frames,
+                                       bool command, bool raw) {
+    if (p.closing) return Sent::gone;
+    unsigned char headers[4][zmtp::kMaxHeader];
+    iovec iov[8];
+    int n = 0;
+    std::size_t i = 0, total = 0;
+    for (auto f : frames) {
+        if (!raw) {
+            const unsigned char flags =
+                (command ? zmtp::kCommand : 0) | (i + 1 < frames.size() ? zmtp::kMore : 0);
+            const std::size_t h = zmtp::put_header(headers[i], flags, f.size());
+            iov[n++] = {headers[i], h};
+            total += h;
+        }
+        if (!f.empty()) iov[n++] = {const_cast<char *>(f.data()), f.size()};
+        total += f.size();
+        ++i;
+    }
+    std::size_t sent = 0;
+    if (p.out.empty()) {
+        msghdr m{};
+        m.msg_iov = iov;
+        m.msg_iovlen = static_cast<std::size_t>(n);
+        ssize_t rc;
+        do {
+            rc = ::sendmsg(p.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        } while (rc < 0 && errno == EINTR);
+        if (rc < 0 && errno != EAGAIN) {
+            drop(p, std::string("gone: ") + strerror(errno));
+            return Sent::gone;
+        }
+        sent = rc < 0 ? 0 : static_cast<std::size_t>(rc);
+        if (sent == total) return Sent::ok;
+    } else if (p.out.size() >= settings_.sndhwm) {
+        return Sent::full;
+    }
+    // Keep what the kernel did not take, and write it when the socket drains.
+    std::string rest;
+    rest.reserve(total - sent);
+    for (int k = 0; k < n; ++k) {
+        const auto *b = static_cast<const char *>(iov[k].iov_base);
+        const std::size_t skip = std::min(sent, iov[k].iov_len);
+        sent -= skip;
+        rest.append(b + skip, iov[k].iov_len - skip);
+    }
+    if (p.out.empty()) reactor_.when_writable(p.fd, [this, fd = p.fd] {
+        if (auto it = peers_.find(fd); it != peers_.end()) flush(*it->second);
+    });
+    p.out.push_back(std::move(rest));
+    return Sent::ok;
+}
+
+void ZmtpListener::flush(Peer &p) {
+    while (!p.out.empty() && !p.closing) {
+        iovec iov[kMaxIov];
+        int n = 0;
+        for (auto it = p.out.begin(); it != p.out.end() && n < kMaxIov; ++it, ++n) {
+            const std::size_t skip = n == 0 ? p.out_pos : 0;
+            iov[n] = {it->data() + skip, it->size() - skip};
+        }
+        msghdr m{};
+        m.msg_iov = iov;
+        m.msg_iovlen = static_cast<std::size_t>(n);
+        const ssize_t rc = ::sendmsg(p.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (rc < 0) {
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN) drop(p, std::string("gone: ") + strerror(errno));
+            return;
+        }
+        auto left = static_cast<std::size_t>(rc);
+        while (!p.out.empty() && left >= p.out.front().size() - p.out_pos) {
+            left -= p.out.front().size() - p.out_pos;
+            p.out.pop_front();
+            p.out_pos = 0;
+        }
+        p.out_pos += left;
+    }
+    if (p.out.empty() && !p.closing) reactor_.when_writable(p.fd, {});
+}
+
+}  // namespace zpmix
