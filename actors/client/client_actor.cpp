@@ -48,10 +48,12 @@ ClientActor::~ClientActor() {
 
 // ------------------------------------------------------------------ sending
 
-void ClientActor::send_bytes(const zmq::message_t &bytes) {
-    if (!conn_) return;
-    if (!conn_->send({std::string_view(static_cast<const char *>(bytes.data()), bytes.size())}))
-        mark_lost();
+bool ClientActor::send_bytes(const zmq::message_t &bytes) {
+    if (!conn_) return false;
+    if (conn_->send({std::string_view(static_cast<const char *>(bytes.data()), bytes.size())}))
+        return true;
+    mark_lost();
+    return false;
 }
 
 ClientActor::Reply ClientActor::call_bytes(std::uint64_t id, std::string fence_key,

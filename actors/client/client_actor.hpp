@@ -77,10 +77,11 @@ class ClientActor {
     }
     // Non-blocking form of fence_call.
     void fence(const msg::FenceContribute &m, Done done);
-    // Thread-safe: a message that needs no answer (PMIx_Commit, a heartbeat).
+    // Thread-safe: a message that needs no answer (PMIx_Commit, a heartbeat). False when the
+    // broker is gone (or there is none).
     template <class Msg>
-    void notify(const Msg &m) {
-        send_bytes(encode(Msg::type, 0, m));
+    bool notify(const Msg &m) {
+        return send_bytes(encode(Msg::type, 0, m));
     }
     // Thread-safe: runs fn on the progress thread.
     void post(std::function<void()> fn) { reactor_.post(std::move(fn)); }
@@ -126,7 +127,7 @@ class ClientActor {
                      std::uint32_t timeout_ms);
     void submit(std::uint64_t id, std::string fence_key, const zmq::message_t &bytes,
                 std::uint32_t timeout_ms, Done done);
-    void send_bytes(const zmq::message_t &bytes);
+    bool send_bytes(const zmq::message_t &bytes);
     // Reads and dispatches until `slot` is filled or `deadline` passes (the caller holds read_mu_).
     void read_until(std::optional<Reply> &slot, ZmtpConnection::Clock::time_point deadline);
     bool read_available();  // reader: fill + dispatch; false when the connection is gone

@@ -55,12 +55,18 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, ZmtpListener &xpub, EventOp
 
 void EventBroker::notify(const Envelope &env, msg::NotifyEvent &m) {
     if (m.event.timestamp == 0) m.event.timestamp = now_s();
+    const msg::Proc source = m.event.source;
     const std::int32_t status = publish(std::move(m.event), !m.do_not_cache);
+    // Request id 0: the notifier checked the range itself and wants no answer (msg::routable).
     if (status != PMIX_SUCCESS) {
-        reply_error(env, status, "cannot publish the event: bad range or targets");
+        const char *why = "cannot publish the event: bad range or targets";
+        if (env.id == 0)
+            log().warn("{} from {}:{}", why, source.nspace, source.rank);
+        else
+            reply_error(env, status, why);
         return;
     }
-    reply(env, msg::Ok{});
+    if (env.id != 0) reply(env, msg::Ok{});
 }
 
 void EventBroker::register_handler(const Envelope &env, msg::EventRegister &m) {

@@ -57,6 +57,26 @@ struct Event {
                   text, timestamp, info);
 };
 
+// Whether a broker can route ev: a range it serves, with a source namespace for NAMESPACE and a
+// target for CUSTOM. PMIx_Notify_event checks it before sending, so the broker need not answer.
+inline bool routable(const Event &ev) {
+    switch (static_cast<Range>(ev.range)) {
+        case Range::rm:
+        case Range::local:
+        case Range::session:
+        case Range::global:
+            return true;
+        case Range::nspace:
+            return !ev.source.nspace.empty();
+        case Range::custom:
+            for (const auto &p : ev.custom_range)
+                if (!p.nspace.empty()) return true;
+            return false;
+        default:
+            return false;
+    }
+}
+
 // Client or tool -> events: PMIx_Notify_event (ranges other than PROC_LOCAL). Answered by Ok once
 // published, or an ErrorReply (bad range, empty custom range...).
 struct NotifyEvent {

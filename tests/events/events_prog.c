@@ -182,6 +182,13 @@ int main(int argc, char **argv) {
             return 14;
         if (PMIx_Notify_event(-501, &me, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL) != PMIX_SUCCESS)
             return 14;
+        /* a custom range naming nobody cannot be routed: refused here, sent nowhere */
+        pmix_info_t nobody;
+        pmix_data_array_t empty = {PMIX_PROC, 0, NULL};
+        PMIX_INFO_LOAD(&nobody, PMIX_EVENT_CUSTOM_RANGE, &empty, PMIX_DATA_ARRAY);
+        if (PMIx_Notify_event(-502, &me, PMIX_RANGE_CUSTOM, &nobody, 1, NULL, NULL) !=
+            PMIX_ERR_BAD_PARAM)
+            return 17;
     }
     printf("ready\n");
     fflush(stdout);

@@ -33,6 +33,11 @@ class Requester : public Actor {
     void ask(const M &m) {
         reactor().post([this, m] { send("events", m, ++id_); });
     }
+    // Request id 0: no answer wanted.
+    template <class M>
+    void tell(const M &m) {
+        reactor().post([this, m] { send("events", m, 0); });
+    }
     std::promise<msg::EventRegistered> on_registered;
     std::promise<msg::EventResent> on_resent;
     std::promise<std::int32_t> on_status;
@@ -187,6 +192,32 @@ BOOST_AUTO_TEST_CASE(bad_ranges_are_refused) {
     BOOST_TEST(f.notify(event(-1, msg::Range::custom)) == PMIX_ERR_BAD_PARAM);  // no members
     BOOST_TEST(f.notify(event(-1, msg::Range::proc_local)) == PMIX_ERR_BAD_PARAM);
     BOOST_TEST(f.notify(event(-1, static_cast<msg::Range>(42))) == PMIX_ERR_BAD_PARAM);
+    // What a client checks before it notifies without asking for an answer agrees.
+    BOOST_TEST(!msg::routable(event(-1, msg::Range::custom)));
+    BOOST_TEST(!msg::routable(event(-1, msg::Range::proc_local)));
+    BOOST_TEST(!msg::routable(event(-1, static_cast<msg::Range>(42))));
+    BOOST_TEST(!msg::routable(event(-1, msg::Range::nspace, {"", 0})));
+    auto custom = event(-1, msg::Range::custom);
+    custom.custom_range = {{"", 3}};
+    BOOST_TEST(!msg::routable(custom));
+    custom.custom_range.push_back({"job1", 3});
+    BOOST_TEST(msg::routable(custom));
+    for (auto r : {msg::Range::rm, msg::Range::local, msg::Range::nspace, msg::Range::session,
+                   msg::Range::global})
+        BOOST_TEST(msg::routable(event(-1, r)));
+}
+
+BOOST_AUTO_TEST_CASE(an_unanswered_notification_is_published) {
+    Fixture f;
+    auto sub = f.subscriber({"ev/g/"}, "quiet");
+    f.req.tell(msg::NotifyEvent{event(-8, msg::Range::global), true});
+    auto got = next_event(sub);
+    BOOST_REQUIRE(got.has_value());
+    BOOST_TEST(got->second.status == -8);
+    // No answer came: the next one the requester gets is for its next request.
+    BOOST_TEST(f.notify(event(-9, msg::Range::global), true) == 0);
+    auto on_status = f.req.on_status.get_future();
+    BOOST_TEST((on_status.wait_for(50ms) == std::future_status::timeout));
 }
 
 BOOST_AUTO_TEST_CASE(a_late_registrant_gets_the_cached_events_and_heads) {

@@ -189,10 +189,15 @@ void ClientEvents::deregister(std::size_t id, OpDone done) {
 
 void ClientEvents::notify(msg::Event ev, bool do_not_cache, OpDone done) {
     if (ev.range != PMIX_RANGE_PROC_LOCAL && sub_) {
-        // Straight from the caller's thread: no hop through the progress thread.
-        actor_.request(
-            msg::NotifyEvent{std::move(ev), do_not_cache}, kRegisterTimeoutMs,
-            [done = std::move(done)](pmix_status_t status, const Envelope *) { done(status); });
+        // Straight from the caller's thread, and unanswered: the range is checked here, and
+        // once the bytes are in the kernel's buffer the broker will publish them even if this
+        // process ends now. An answer would cost every notifier a wake-up.
+        pmix_status_t status = PMIX_ERR_BAD_PARAM;
+        if (msg::routable(ev))
+            status = actor_.notify(msg::NotifyEvent{std::move(ev), do_not_cache})
+                         ? PMIX_SUCCESS
+                         : PMIX_ERR_LOST_CONNECTION;
+        actor_.post([status, done = std::move(done)] { done(status); });
         return;
     }
     actor_.post([this, ev = std::move(ev), done = std::move(done)]() mutable {
