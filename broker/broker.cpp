@@ -131,9 +131,9 @@ void Broker::add_standard_actors() {
     add_actor<ModexStore>();
     add_actor<FenceReducer>();
     add_actor<EventBroker>(*xpub_, EventOptions{.ring_size = config_.event_cache_size,
-                                               .host = hostname(),
-                                               .self = {name_, 0},
-                                               .test_drop_every = config_.event_test_drop_every});
+                                                .host = hostname(),
+                                                .self = {name_, 0},
+                                                .test_drop_every = config_.event_test_drop_every});
     add_actor<JobControl>(
         JobControl::Settings{.events_uri = events_uri_,
                              .broker = name_,
@@ -199,8 +199,9 @@ void Broker::start() {
     bus_.set_peer_sink(reactor_, [this](const std::string &peer, zmq::message_t msg) {
         send_to_peer(peer, std::move(msg));
     });
-    router_->on_message([this](const std::string &peer, const std::vector<std::string_view> &frames,
-                               const PeerCredentials &cred) { on_peer_message(peer, frames, cred); });
+    router_->on_message(
+        [this](const std::string &peer, const std::vector<std::string_view> &frames,
+               const PeerCredentials &cred) { on_peer_message(peer, frames, cred); });
     if (tcp_router_) {
         reactor_.watch(zap_, [this] { on_zap(); });
         reactor_.watch(tcp_router_, [this] { on_tcp_router(); });
@@ -393,7 +394,8 @@ void Broker::on_peer_message(const std::string &peer, const std::vector<std::str
 void Broker::send_to_peer(const std::string &peer, zmq::message_t msg) {
     if (ZmtpListener::is_routing_id(peer)) {
         switch (router_->send(peer, {static_cast<const char *>(msg.data()), msg.size()})) {
-            case ZmtpListener::Sent::ok: break;
+            case ZmtpListener::Sent::ok:
+                break;
             case ZmtpListener::Sent::gone:
                 log_->info("peer {} is gone, message dropped", peer_name(peer));
                 break;

@@ -23,8 +23,8 @@ ClientActor::ClientActor(ClientStore &store, const std::string &uri, std::uint32
                          bool pipeline)
     : store_(store),
       conn_(std::make_unique<ZmtpConnection>(uri, ZmtpConnection::Role::dealer,
-                                             deadline_after(timeout_ms),
-                                             DecodeLimits{}.max_message, pipeline)) {
+                                             deadline_after(timeout_ms), DecodeLimits{}.max_message,
+                                             pipeline)) {
     thread_ = std::thread([this] { reactor_.run(); });
 }
 

@@ -119,7 +119,8 @@ void ZmtpConnection::send_handshake(Role role) {
     const std::string ready = zmtp::ready(role == Role::dealer ? "DEALER" : "SUB");
     unsigned char h[zmtp::kMaxHeader];
     const std::size_t hlen = zmtp::put_header(h, kCommand, ready.size());
-    iovec iov[3] = {{greeting, sizeof greeting}, {h, hlen}, {const_cast<char *>(ready.data()), ready.size()}};
+    iovec iov[3] = {
+        {greeting, sizeof greeting}, {h, hlen}, {const_cast<char *>(ready.data()), ready.size()}};
     std::lock_guard lock(write_mu_);
     if (!write_all(iov, 3)) broken_ = true;  // the first read reports it
 }

@@ -71,8 +71,8 @@ std::vector<std::string> rank_environment(const std::vector<std::string> &extra,
     for (char **e = environ; *e; ++e) {
         const std::string_view kv = *e;
         if (kv.starts_with("ZPMIX_URI=") || kv.starts_with("ZPMIX_SECRET=") ||
-            kv.starts_with("ZPMIX_PROTOCOL=") ||
-            kv.starts_with("PMIX_NAMESPACE=") || kv.starts_with("PMIX_RANK="))
+            kv.starts_with("ZPMIX_PROTOCOL=") || kv.starts_with("PMIX_NAMESPACE=") ||
+            kv.starts_with("PMIX_RANK="))
             continue;
         put(std::string(kv));
     }

@@ -54,7 +54,7 @@ class Reactor {
     struct Watch {
         void *socket = nullptr;
         int fd = -1;
-        std::shared_ptr<Callback> fn;  // shared: a callback may unwatch itself while running
+        std::shared_ptr<Callback> fn;   // shared: a callback may unwatch itself while running
         std::shared_ptr<Callback> out;  // fds only: called when writable
     };
     struct Timer {

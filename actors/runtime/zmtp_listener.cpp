@@ -30,7 +30,8 @@ bool peer_type_ok(ZmtpListener::Kind kind, std::string_view type) {
 }  // namespace
 
 ZmtpListener::ZmtpListener(Reactor &reactor, Settings settings)
-    : reactor_(reactor), settings_(std::move(settings)),
+    : reactor_(reactor),
+      settings_(std::move(settings)),
       log_(spdlog::default_logger()->clone(settings_.kind == Kind::router ? "router" : "xpub")) {}
 
 ZmtpListener::~ZmtpListener() {
@@ -118,8 +119,9 @@ void ZmtpListener::accept_peers() {
         if (write(p, {std::string_view(g, sizeof g)}, false, true) != Sent::ok) continue;
         if (write(p, {cmd}, true) != Sent::ok) continue;
         if (!admitted) {
-            log_->warn("refused an ipc connection from uid {} pid {}: the broker serves uid {} only",
-                       p.cred.uid, p.cred.pid, settings_.uid);
+            log_->warn(
+                "refused an ipc connection from uid {} pid {}: the broker serves uid {} only",
+                p.cred.uid, p.cred.pid, settings_.uid);
             drop(p, "");
         }
     }
@@ -230,8 +232,8 @@ void ZmtpListener::parse(Peer &p) {
             const auto f = zmtp::read_header(p.in.get() + pos, p.in_end - pos);
             if (!f) break;
             if (f->size > settings_.max_message) {
-                log_->warn("peer pid {} sent a frame of {} bytes, over the limit of {}",
-                           p.cred.pid, f->size, settings_.max_message);
+                log_->warn("peer pid {} sent a frame of {} bytes, over the limit of {}", p.cred.pid,
+                           f->size, settings_.max_message);
                 drop(p, "closed: oversized frame");
                 return;
             }
@@ -348,9 +350,10 @@ ZmtpListener::Sent ZmtpListener::write(Peer &p, std::initializer_list<std::strin
         sent -= skip;
         rest.append(b + skip, iov[k].iov_len - skip);
     }
-    if (p.out.empty()) reactor_.when_writable(p.fd, [this, fd = p.fd] {
-        if (auto it = peers_.find(fd); it != peers_.end()) flush(*it->second);
-    });
+    if (p.out.empty())
+        reactor_.when_writable(p.fd, [this, fd = p.fd] {
+            if (auto it = peers_.find(fd); it != peers_.end()) flush(*it->second);
+        });
     p.out.push_back(std::move(rest));
     return Sent::ok;
 }

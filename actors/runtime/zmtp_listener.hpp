@@ -38,14 +38,14 @@ class ZmtpListener {
     struct Settings {
         std::string path;  // the Unix socket's path: made by listen(), removed by close()
         Kind kind = Kind::router;
-        std::int64_t uid = 0;                          // the only uid admitted
+        std::int64_t uid = 0;                             // the only uid admitted
         std::size_t max_message = std::size_t{64} << 20;  // a larger frame ends the connection
         std::size_t sndhwm = 100000;  // messages queued for one peer beyond which sends drop
     };
     // A DEALER's message: `peer` is its routing id, `frames` are valid during the call only.
-    using MessageFn = std::function<void(const std::string &peer,
-                                         const std::vector<std::string_view> &frames,
-                                         const PeerCredentials &cred)>;
+    using MessageFn =
+        std::function<void(const std::string &peer, const std::vector<std::string_view> &frames,
+                           const PeerCredentials &cred)>;
     // A SUB's (un)subscription to a topic prefix, as libzmq's XPUB reports them.
     using SubscriptionFn = std::function<void(bool subscribe, std::string_view topic)>;
     enum class Sent { ok, gone, full };

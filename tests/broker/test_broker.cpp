@@ -26,7 +26,6 @@ extern char **environ;
 
 namespace {
 
-
 struct TempDir {
     std::string path;
     TempDir() {
