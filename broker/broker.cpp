@@ -134,10 +134,8 @@ void Broker::add_standard_actors() {
                                                 .host = hostname(),
                                                 .self = {name_, 0},
                                                 .test_drop_every = config_.event_test_drop_every});
-    add_actor<JobControl>(
-        JobControl::Settings{.events_uri = events_uri_,
-                             .broker = name_,
-                             .kill_grace = std::chrono::milliseconds(config_.kill_grace_ms)});
+    add_actor<JobControl>(JobControl::Settings{
+        .broker = name_, .kill_grace = std::chrono::milliseconds(config_.kill_grace_ms)});
     add_actor<ProcessMonitor>(ProcessMonitor::Settings{
         config_.monitor_terminate, std::chrono::milliseconds(config_.monitor_time_unit_ms)});
     add_actor<LogSink>(LogSink::Settings{config_.log_syslog_socket});

@@ -56,7 +56,10 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, ZmtpListener &xpub, EventOp
 void EventBroker::notify(const Envelope &env, msg::NotifyEvent &m) {
     if (m.event.timestamp == 0) m.event.timestamp = now_s();
     const msg::Proc source = m.event.source;
+    const bool checkpointed = m.event.status == PMIX_JCTRL_CHECKPOINT_COMPLETE;
     const std::int32_t status = publish(std::move(m.event), !m.do_not_cache);
+    // Job control waits for these (PMIx_Job_control's checkpoint requests).
+    if (status == PMIX_SUCCESS && checkpointed) broadcast(msg::CheckpointCompleted{source});
     // Request id 0: the notifier checked the range itself and wants no answer (msg::routable).
     if (status != PMIX_SUCCESS) {
         const char *why = "cannot publish the event: bad range or targets";

@@ -21,6 +21,7 @@
 #include "actors/events/event_cache.hpp"
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/job.hpp"
+#include "actors/protocol/jobctl.hpp"
 #include "actors/runtime/actor.hpp"
 #include "actors/runtime/zmtp_listener.hpp"
 

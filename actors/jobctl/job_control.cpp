@@ -36,10 +36,7 @@ std::int64_t now_s() {
 }  // namespace
 
 JobControl::JobControl(Reactor &reactor, Bus &bus, Settings settings)
-    : Actor("jobctl", reactor, bus),
-      settings_(std::move(settings)),
-      owner_uid_(::getuid()),
-      events_(ctx_, zmq::socket_type::sub) {
+    : Actor("jobctl", reactor, bus), settings_(std::move(settings)), owner_uid_(::getuid()) {
     on(&JobControl::request);
     on(&JobControl::preempt);
     on(&JobControl::proc_table);
@@ -51,19 +48,7 @@ JobControl::JobControl(Reactor &reactor, Bus &bus, Settings settings)
     on(&JobControl::signalled);
     on(&JobControl::ok);
     on(&JobControl::error);
-    // Every event, since completions may come in any range the application chose. Connected once
-    // the reactor runs, so after the broker bound its publisher (else the first connection
-    // attempt fails and ZeroMQ retries only after its reconnect interval).
-    events_.set(zmq::sockopt::linger, 0);
-    events_.set(zmq::sockopt::subscribe, "ev/");
-    reactor.post([this] {
-        events_.connect(settings_.events_uri);
-        this->reactor().watch(events_, [this] { on_event(); });
-    });
-}
-
-JobControl::~JobControl() {
-    reactor().unwatch(events_);
+    on(&JobControl::checkpoint_completed);
 }
 
 void JobControl::answer(const Envelope &env, std::int32_t status, std::string message,
@@ -441,27 +426,13 @@ void JobControl::raise_event(std::int32_t code, std::vector<msg::Proc> range,
     send("events", n, id);
 }
 
-void JobControl::on_event() {
-    for (int n = 0; n < 256; ++n) {
-        zmq::message_t topic, body;
-        if (!events_.recv(topic, zmq::recv_flags::dontwait)) return;
-        if (!topic.more() || !events_.recv(body, zmq::recv_flags::dontwait)) continue;
-        while (body.more()) (void)events_.recv(body, zmq::recv_flags::dontwait);
-        try {
-            const Envelope env = decode(body);
-            if (env.type != msg::Event::type) continue;
-            const auto ev = env.as<msg::Event>();
-            if (ev.status != PMIX_JCTRL_CHECKPOINT_COMPLETE) continue;
-            std::vector<std::uint64_t> complete;
-            for (auto &[key, c] : checkpoints_)
-                if (c.nspace == ev.source.nspace && c.waiting.erase(ev.source.rank) &&
-                    c.waiting.empty())
-                    complete.push_back(key);
-            for (auto key : complete) finish_checkpoint(key, PMIX_SUCCESS, "checkpoint complete");
-        } catch (const DecodeError &e) {
-            log().warn("undecodable event: {}", e.what());
-        }
-    }
+void JobControl::checkpoint_completed(const Envelope &env, msg::CheckpointCompleted &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    std::vector<std::uint64_t> complete;
+    for (auto &[key, c] : checkpoints_)
+        if (c.nspace == m.proc.nspace && c.waiting.erase(m.proc.rank) && c.waiting.empty())
+            complete.push_back(key);
+    for (auto key : complete) finish_checkpoint(key, PMIX_SUCCESS, "checkpoint complete");
 }
 
 }  // namespace zpmix

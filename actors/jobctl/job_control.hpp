@@ -19,8 +19,6 @@
 #include <set>
 #include <string>
 
-#include <zmq.hpp>
-
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
@@ -31,14 +29,12 @@ namespace zpmix {
 class JobControl : public Actor {
   public:
     struct Settings {
-        std::string events_uri;  // the broker's XPUB, where checkpoint completions appear
-        std::string broker;      // the broker's name: the source of the events it raises
+        std::string broker;  // the broker's name: the source of the events it raises
         std::chrono::milliseconds checkpoint_timeout{10000};  // without PMIX_TIMEOUT
         // TERMINATE (and preemption): SIGTERM, then SIGKILL to whoever is still alive after it.
         std::chrono::milliseconds kill_grace{2000};
     };
     JobControl(Reactor &reactor, Bus &bus, Settings settings);
-    ~JobControl() override;
 
   private:
     struct RankState {
@@ -75,8 +71,6 @@ class JobControl : public Actor {
     };
     std::deque<NamedDone> named_done_;
     std::uint64_t next_id_ = 1;
-    zmq::context_t ctx_;
-    zmq::socket_t events_;  // SUB to the broker's XPUB
 
     void request(const Envelope &env, msg::JobControl &m);
     void preempt(const Envelope &env, msg::Preempt &m);
@@ -105,7 +99,7 @@ class JobControl : public Actor {
     void checkpoint(const Envelope &env, const msg::JobControl &m, const std::string &who,
                     const std::string &nspace, std::vector<std::uint32_t> ranks);
     void finish_checkpoint(std::uint64_t key, std::int32_t status, const std::string &message);
-    void on_event();
+    void checkpoint_completed(const Envelope &env, msg::CheckpointCompleted &m);
     void answer(const Envelope &env, std::int32_t status, std::string message,
                 std::vector<msg::Proc> affected = {});
 };

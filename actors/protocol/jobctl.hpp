@@ -99,4 +99,11 @@ struct SignalledRanks {
     ZPMIX_MSG_MAP(ranks);
 };
 
+// events -> jobctl (internal): a process notified PMIX_JCTRL_CHECKPOINT_COMPLETE, in any range.
+struct CheckpointCompleted {
+    static constexpr const char *type = "jctl.checkpoint_completed";
+    Proc proc;
+    ZPMIX_MSG_MAP(proc);
+};
+
 }  // namespace zpmix::msg
