@@ -21,10 +21,17 @@ FenceReducer::FenceReducer(Reactor &reactor, Bus &bus) : Actor("fence", reactor,
     on(&FenceReducer::contribute);
     on(&FenceReducer::collected);
     on(&FenceReducer::proc_exit);
+    on(&FenceReducer::ns_register);
+    on(&FenceReducer::rank_spawned);
     on(&FenceReducer::namespace_gone);
 }
 
 void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
+    if (!ranks_.may_act_as(env.peer, m.proc)) {
+        log().warn("refused a contribution as {}:{} from pid {} (that rank is pid {})",
+                   m.proc.nspace, m.proc.rank, env.peer.pid, ranks_.pid_of(m.proc));
+        return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "a process may contribute only as itself");
+    }
     auto participants = msg::canonical_participants(std::move(m.participants));
     if (participants.empty() || !takes_part(participants, m.proc)) {
         reply_error(env, PMIX_ERR_BAD_PARAM, "the contributor is not among the participants");
@@ -124,9 +131,19 @@ void FenceReducer::proc_exit(const Envelope &, msg::ProcExit &m) {
     }
 }
 
+// The launcher's messages, never a peer's (the server answers peers that send them).
+void FenceReducer::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
+    if (!env.peer.tcp && env.peer.uid < 0) ranks_.registered(m.job);
+}
+
+void FenceReducer::rank_spawned(const Envelope &env, msg::RankSpawned &m) {
+    if (!env.peer.tcp && env.peer.uid < 0) ranks_.spawned(m.nspace, m.rank, m.pid);
+}
+
 void FenceReducer::namespace_gone(const Envelope &env, msg::DeregisterNamespace &m) {
     if (env.peer.tcp || env.peer.uid >= 0) return;  // the launcher's, never a peer's
     std::erase_if(exited_, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
+    ranks_.gone(m.nspace);
 }
 
 void FenceReducer::finish(const std::string &key, std::int32_t status,

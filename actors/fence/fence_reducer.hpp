@@ -4,6 +4,8 @@
 // its child brokers); when all are in, the root completes the fence: with collect it asks `modex`
 // once for the participants' data, then encodes ONE FenceDone and sends those bytes to every
 // local participant. A participant that ends before contributing fails the fence for the others.
+// A contribution in the name of a rank this broker launched, from another process, is refused
+// (PMIX_ERR_NO_PERMISSIONS; see LaunchedRanks).
 #include <cstdint>
 #include <map>
 #include <set>
@@ -14,6 +16,7 @@
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/server/launched_ranks.hpp"
 
 namespace zpmix {
 
@@ -36,11 +39,14 @@ class FenceReducer : public Actor {
     std::unordered_map<std::string, Fence> fences_;   // by fence_key
     std::map<std::uint64_t, std::string> gathering_;  // modex request id -> fence key
     std::set<msg::Proc> exited_;                      // until their namespace is deregistered
+    LaunchedRanks ranks_;
     std::uint64_t next_request_ = 1;
 
     void contribute(const Envelope &env, msg::FenceContribute &m);
     void collected(const Envelope &env, msg::ModexCollected &m);
     void proc_exit(const Envelope &env, msg::ProcExit &m);
+    void ns_register(const Envelope &env, msg::RegisterNamespace &m);
+    void rank_spawned(const Envelope &env, msg::RankSpawned &m);
     void namespace_gone(const Envelope &env, msg::DeregisterNamespace &m);
 
     // How many of this node's processes take part, or -1 while a wildcard's size is unknown.

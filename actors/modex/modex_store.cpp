@@ -21,6 +21,11 @@ void for_each_entry(const msg::Blob &blob, Fn fn) {
     }
 }
 
+// Messages that only the broker's own actors send.
+bool from_peer(const Envelope &env) {
+    return env.peer.tcp || env.peer.uid >= 0;
+}
+
 Envelope return_address(const Envelope &env) {
     Envelope r;
     r.from = env.from;
@@ -49,11 +54,18 @@ ModexStore::ModexStore(Reactor &reactor, Bus &bus) : Actor("modex", reactor, bus
     on(&ModexStore::publish);
     on(&ModexStore::lookup);
     on(&ModexStore::unpublish);
+    on(&ModexStore::ns_register);
+    on(&ModexStore::rank_spawned);
     on(&ModexStore::proc_exit);
     on(&ModexStore::namespace_gone);
 }
 
 void ModexStore::commit(const Envelope &env, msg::Commit &m) {
+    if (!ranks_.may_act_as(env.peer, m.proc)) {
+        log().warn("refused a commit as {}:{} from pid {} (that rank is pid {})", m.proc.nspace,
+                   m.proc.rank, env.peer.pid, ranks_.pid_of(m.proc));
+        return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "a process may commit only its own data");
+    }
     Committed c;
     for (const msg::Blob *blob : {&m.local, &m.remote, &m.global})
         for_each_entry(*blob, [&](std::string key, const msgpack::object &) {
@@ -140,6 +152,16 @@ void ModexStore::collect(const Envelope &env, msg::ModexCollect &m) {
     reply(env, out);
 }
 
+void ModexStore::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    ranks_.registered(m.job);
+}
+
+void ModexStore::rank_spawned(const Envelope &env, msg::RankSpawned &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    ranks_.spawned(m.nspace, m.rank, m.pid);
+}
+
 void ModexStore::proc_exit(const Envelope &, msg::ProcExit &m) {
     const msg::Proc proc{m.nspace, m.rank};
     exited_.insert(proc);
@@ -151,7 +173,8 @@ void ModexStore::proc_exit(const Envelope &, msg::ProcExit &m) {
 
 // The job is over: its data goes, and what it published for no longer than itself.
 void ModexStore::namespace_gone(const Envelope &env, msg::DeregisterNamespace &m) {
-    if (env.peer.tcp || env.peer.uid >= 0) return;  // the launcher's, never a peer's
+    if (from_peer(env)) return;  // the launcher's, never a peer's
+    ranks_.gone(m.nspace);
     std::erase_if(committed_, [&](const auto &kv) { return kv.first.nspace == m.nspace; });
     std::erase_if(exited_, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
     std::erase_if(published_, [&](const auto &kv) {

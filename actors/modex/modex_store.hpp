@@ -2,6 +2,9 @@
 // ModexStore (`modex`): the data each process committed, direct-modex Get (waiting, bounded, for
 // an owner that has not committed yet), the committed data a collecting fence gathers, and the
 // publish/lookup/unpublish directory.
+//
+// A commit is refused (PMIX_ERR_NO_PERMISSIONS) when its proc is a rank this broker launched and
+// the sender is not that rank's process (LaunchedRanks).
 #include <cstdint>
 #include <map>
 #include <set>
@@ -12,6 +15,7 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/server/launched_ranks.hpp"
 
 namespace zpmix {
 
@@ -43,6 +47,7 @@ class ModexStore : public Actor {
         Reactor::TimerId timer = 0;
     };
 
+    LaunchedRanks ranks_;
     std::map<msg::Proc, Committed> committed_;
     std::set<msg::Proc> exited_;
     std::map<std::uint64_t, Waiter> waiters_;
@@ -56,6 +61,8 @@ class ModexStore : public Actor {
     void publish(const Envelope &env, msg::Publish &m);
     void lookup(const Envelope &env, msg::Lookup &m);
     void unpublish(const Envelope &env, msg::Unpublish &m);
+    void ns_register(const Envelope &env, msg::RegisterNamespace &m);
+    void rank_spawned(const Envelope &env, msg::RankSpawned &m);
     void proc_exit(const Envelope &env, msg::ProcExit &m);
     void namespace_gone(const Envelope &env, msg::DeregisterNamespace &m);
 

@@ -121,9 +121,9 @@ struct AbortJob {
     ZPMIX_MSG_MAP(nspace, rank, status, message);
 };
 
-// Launcher -> server: a namespace exists (before its ranks start), and is gone. The ranks are
-// spawned one per reactor turn after it, so that the first ones are served while the last are
-// started: each proc's pid is 0 until its RankSpawned.
+// Launcher -> the actors that follow jobs (broadcast): a namespace exists (before its ranks
+// start), and is gone. The ranks are spawned one per reactor turn after it, so that the first
+// ones are served while the last are started: each proc's pid is 0 until its RankSpawned.
 struct RegisterNamespace {
     static constexpr const char *type = "ns.register";
     JobInfo job;

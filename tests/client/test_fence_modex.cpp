@@ -1,6 +1,9 @@
 #define BOOST_TEST_MODULE fence_modex
 #include <boost/test/unit_test.hpp>
 
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -15,6 +18,7 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
 #include "actors/protocol/session.hpp"
+#include "actors/server/launched_ranks.hpp"
 #include "broker/broker.hpp"
 
 // The broker's ModexStore and FenceReducer, driven by raw client sessions over the real ROUTER.
@@ -151,6 +155,32 @@ struct Fixture {
         broker.bus().broadcast(msg::ProcExit::type,
                                encode(msg::ProcExit::type, 0, msg::ProcExit{ns, rank, 1, 0, 9}));
     }
+    // Registers a namespace with every actor, as the launcher does, and waits until the broker's
+    // queue has run past the delivery.
+    void register_everywhere(msg::JobInfo j) {
+        std::promise<void> settled;
+        broker.reactor().post([&] {
+            broker.bus().broadcast(msg::RegisterNamespace::type,
+                                   encode(msg::RegisterNamespace::type, 0,
+                                          msg::RegisterNamespace{std::move(j), "secret"}));
+            broker.reactor().post([&] { settled.set_value(); });
+        });
+        BOOST_REQUIRE(settled.get_future().wait_for(5s) == std::future_status::ready);
+    }
+};
+
+// A process that is neither this one nor one of its ancestors, until destroyed.
+struct Stranger {
+    pid_t pid = -1;
+    Stranger() {
+        char sleep[] = "sleep", forever[] = "600";
+        char *argv[] = {sleep, forever, nullptr};
+        BOOST_REQUIRE(::posix_spawnp(&pid, "sleep", nullptr, nullptr, argv, environ) == 0);
+    }
+    ~Stranger() {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+    }
 };
 
 }  // namespace
@@ -189,6 +219,38 @@ BOOST_AUTO_TEST_CASE(collecting_fence_sends_the_same_bytes_to_everyone) {
     BOOST_REQUIRE(done.data.size() == 3u);
     for (const auto &d : done.data)
         BOOST_TEST(d.blobs.size() == 2u);  // local + global: every reader is on this node
+}
+
+// A rank this broker launched (its pid known) commits and contributes as itself only; its
+// descendants (a wrapper's child) may act for it; a rank of unknown pid is not checked.
+BOOST_AUTO_TEST_CASE(a_process_may_not_commit_or_fence_as_another_rank) {
+    Stranger stranger;
+    msg::JobInfo launched = job("pids", 4);
+    launched.procs[0].pid = ::getpid();  // us
+    launched.procs[1].pid = stranger.pid;
+    launched.procs[2].pid = ::getppid();  // we descend from it
+    register_everywhere(launched);
+    Session s(broker.uri(), {"pids", 0});
+    s.send(msg::Commit{{"pids", 0}, {}, {}, blob({{"card", 0}})});
+    s.expect<msg::Ok>();
+    s.send(msg::Commit{{"pids", 1}, {}, {}, blob({{"card", 1}})});
+    BOOST_TEST(s.expect_error() == PMIX_ERR_NO_PERMISSIONS);
+    s.send(msg::Commit{{"pids", 2}, {}, {}, blob({{"card", 2}})});
+    s.expect<msg::Ok>();
+    s.send(msg::Commit{{"pids", 3}, {}, {}, blob({{"card", 3}})});  // not spawned yet
+    s.expect<msg::Ok>();
+    // The refused commit left nothing behind.
+    s.send(msg::ModexGet{{"pids", 1}, "card", 100});
+    BOOST_TEST(s.expect_error() == PMIX_ERR_TIMEOUT);
+    // Fence contributions: the same rule.
+    s.send(contribution({{"pids", 0}, {"pids", 1}}, {"pids", 1}));
+    BOOST_TEST(s.expect_error() == PMIX_ERR_NO_PERMISSIONS);
+    s.send(contribution({{"pids", 0}, {"pids", 2}}, {"pids", 0}));
+    s.send(contribution({{"pids", 0}, {"pids", 2}}, {"pids", 2}));
+    BOOST_TEST(s.expect<msg::FenceDone>().status == PMIX_SUCCESS);
+    // The walk up the process tree.
+    BOOST_TEST(descends_from(::getpid(), ::getppid()));
+    BOOST_TEST(!descends_from(::getpid(), stranger.pid));
 }
 
 BOOST_AUTO_TEST_CASE(concurrent_fences_over_different_sets_do_not_mix) {

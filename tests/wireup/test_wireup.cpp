@@ -153,6 +153,11 @@ BOOST_AUTO_TEST_CASE(abort_ends_the_job_with_its_status) {
     BOOST_TEST(r.status == 7, "status " << r.status << "\n" << r.err);
 }
 
+// Rank 0 claims to be rank 1: the broker refuses its commit and its fence.
+BOOST_AUTO_TEST_CASE(a_rank_cannot_commit_or_fence_as_another) {
+    expect_ok(run("forge", 3), "forge", 3);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // No ZPMIX_URI: the program initialises as a singleton and does everything on its own.

@@ -503,6 +503,68 @@ static void scenario_twojobs(void) {
     PMIX_INFO_DESTRUCT(&wait);
 }
 
+/* ------------------------------------------------------------------ a forged identity */
+
+static void put_u32(pmix_scope_t scope, const char *key, uint32_t x) {
+    pmix_value_t v;
+    PMIX_VALUE_LOAD(&v, &x, PMIX_UINT32);
+    CHECK_RC(PMIx_Put(scope, key, &v), PMIX_SUCCESS);
+    PMIX_VALUE_DESTRUCT(&v);
+}
+
+/* PMIx_Get of a uint32 with PMIX_DATA_SCOPE (PMIX_SCOPE_UNDEF: without it). */
+static pmix_status_t scoped_get(const pmix_proc_t *p, const char *key, pmix_scope_t scope,
+                                uint32_t *out) {
+    pmix_info_t info;
+    pmix_value_t *v = NULL;
+    PMIX_INFO_LOAD(&info, PMIX_DATA_SCOPE, &scope, PMIX_SCOPE);
+    pmix_status_t rc = PMIx_Get(p, key, scope == PMIX_SCOPE_UNDEF ? NULL : &info,
+                                scope == PMIX_SCOPE_UNDEF ? 0 : 1, &v);
+    if (rc == PMIX_SUCCESS && out != NULL) *out = v->type == PMIX_UINT32 ? v->data.uint32 : 0;
+    if (v) PMIX_VALUE_RELEASE(v);
+    PMIX_INFO_DESTRUCT(&info);
+    return rc;
+}
+
+static int forger; /* this process is rank 0, and said it was rank 1 */
+
+/* Rank 0 initialised as rank 1: its commit and its fences in rank 1's name are refused; rank 2
+ * sees nothing of rank 1 until the real rank 1 commits. */
+static void scenario_forge(void) {
+    pmix_proc_t one;
+    PMIX_LOAD_PROCID(&one, me.nspace, 1);
+    if (forger) {
+        pmix_info_t to;
+        int five = 5;
+        PMIX_INFO_LOAD(&to, PMIX_TIMEOUT, &five, PMIX_INT);
+        put_u32(PMIX_GLOBAL, "fg.card", 666);
+        CHECK_RC(PMIx_Commit(), PMIX_SUCCESS); /* refused by the broker, silently */
+        CHECK_RC(PMIx_Fence(NULL, 0, &to, 1), PMIX_ERR_NO_PERMISSIONS);
+        PMIX_INFO_DESTRUCT(&to);
+        publish_flag("fg.tried");
+        wait_flag("fg.done");
+    } else if (me.rank == 1) {
+        wait_flag("fg.read");
+        put_u32(PMIX_GLOBAL, "fg.card", 1);
+        CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+        wait_flag("fg.done");
+    } else {
+        pmix_info_t to;
+        int one_s = 1;
+        uint32_t x = 0;
+        wait_flag("fg.tried");
+        PMIX_INFO_LOAD(&to, PMIX_TIMEOUT, &one_s, PMIX_INT);
+        pmix_value_t *v = NULL;
+        CHECK_RC(PMIx_Get(&one, "fg.card", &to, 1, &v), PMIX_ERR_TIMEOUT);
+        if (v) PMIX_VALUE_RELEASE(v);
+        PMIX_INFO_DESTRUCT(&to);
+        publish_flag("fg.read");
+        CHECK_RC(scoped_get(&one, "fg.card", PMIX_GLOBAL, &x), PMIX_SUCCESS);
+        CHECK(x == 1);
+        publish_flag("fg.done");
+    }
+}
+
 static void scenario_abort(void) {
     if (me.rank == 1) {
         /* Returns once the broker has the request (or never: the job may end first). */
@@ -516,6 +578,10 @@ static void scenario_abort(void) {
 int main(int argc, char **argv) {
     const char *what = argc > 1 ? argv[1] : "types";
     pmix_value_t *v = NULL;
+    if (!strcmp(what, "forge") && getenv("PMIX_RANK") && !strcmp(getenv("PMIX_RANK"), "0")) {
+        setenv("PMIX_RANK", "1", 1); /* claim to be rank 1 */
+        forger = 1;
+    }
     pmix_proc_t none;
     PMIX_LOAD_PROCID(&none, "x", 0);
     if (PMIx_Get(&none, PMIX_JOB_SIZE, NULL, 0, &v) != PMIX_ERR_INIT || PMIx_Initialized()) {
@@ -545,6 +611,7 @@ int main(int argc, char **argv) {
         scenario_types(1);
     } else if (!strcmp(what, "twojobs")) scenario_twojobs();
     else if (!strcmp(what, "abort")) scenario_abort();
+    else if (!strcmp(what, "forge")) scenario_forge();
     else {
         fprintf(stderr, "unknown scenario %s\n", what);
         ++failures;

@@ -1,0 +1,66 @@
+#include "actors/server/launched_ranks.hpp"
+
+#include <fstream>
+#include <string>
+
+namespace zpmix {
+
+namespace {
+
+// The parent of `pid` from /proc/<pid>/stat ("pid (comm) state ppid ..."), 0 when unknown. The
+// command name may hold spaces and parentheses: the fields after it start at its last ')'.
+std::int64_t parent_of(std::int64_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    if (!std::getline(in, stat)) return 0;
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 4 >= stat.size()) return 0;
+    try {
+        return std::stoll(stat.substr(close + 4));  // skip ") S "
+    } catch (const std::exception &) {
+        return 0;
+    }
+}
+
+}  // namespace
+
+bool descends_from(std::int64_t pid, std::int64_t ancestor) {
+    for (int depth = 0; depth < 64 && pid > 1; ++depth) {
+        if (pid == ancestor) return true;
+        pid = parent_of(pid);
+    }
+    return pid == ancestor;
+}
+
+void LaunchedRanks::registered(const msg::JobInfo &job) {
+    auto &pids = pids_[job.nspace];
+    pids.assign(job.procs.size(), 0);
+    for (std::size_t r = 0; r < job.procs.size(); ++r) pids[r] = job.procs[r].pid;
+}
+
+void LaunchedRanks::spawned(const std::string &nspace, std::uint32_t rank, std::int64_t pid) {
+    auto it = pids_.find(nspace);
+    if (it != pids_.end() && rank < it->second.size()) it->second[rank] = pid;
+}
+
+void LaunchedRanks::gone(const std::string &nspace) {
+    pids_.erase(nspace);
+    descends_.clear();  // its pids may be reused
+}
+
+std::int64_t LaunchedRanks::pid_of(const msg::Proc &proc) const {
+    auto it = pids_.find(proc.nspace);
+    if (it == pids_.end() || proc.rank >= it->second.size()) return 0;
+    return it->second[proc.rank];
+}
+
+bool LaunchedRanks::may_act_as(const PeerCredentials &sender, const msg::Proc &proc) {
+    if (sender.pid <= 0) return true;
+    const std::int64_t pid = pid_of(proc);
+    if (pid <= 0 || pid == sender.pid) return true;
+    auto [it, fresh] = descends_.try_emplace({sender.pid, pid}, false);
+    if (fresh) it->second = descends_from(sender.pid, pid);
+    return it->second;
+}
+
+}  // namespace zpmix

@@ -1,0 +1,53 @@
+#pragma once
+// LaunchedRanks: which process each rank of the namespaces registered on this broker is, as far
+// as the broker knows, so that an actor can refuse a message that names a proc its sender is not
+// (a commit or a fence contribution "as" another rank).
+//
+// The launcher registers a namespace (ns.register) before its ranks start, then reports each
+// rank's pid (ns.spawned); the kernel vouches for the pid of every ipc peer's message
+// (Envelope::peer). A sender may act as a proc when it is that rank's process or one of its
+// descendants (a rank may be a wrapper script that runs the real program as its child). Nothing
+// can be checked, and everything is allowed, when either pid is unknown: tcp peers (their Hello
+// proved the job's secret), the broker's own actors, namespaces registered without pids (ranks
+// this broker did not launch) and ranks not spawned yet.
+//
+// Each actor that checks owns its own LaunchedRanks, fed from the messages it handles.
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "actors/protocol/job.hpp"
+#include "actors/protocol/modex.hpp"
+#include "actors/runtime/envelope.hpp"
+
+namespace zpmix {
+
+class LaunchedRanks {
+  public:
+    void registered(const msg::JobInfo &job);
+    void spawned(const std::string &nspace, std::uint32_t rank, std::int64_t pid);
+    void gone(const std::string &nspace);
+
+    // Whether the sender of a message (its kernel credentials) may act as `proc`.
+    bool may_act_as(const PeerCredentials &sender, const msg::Proc &proc);
+    // The launched rank's pid, 0 when unknown.
+    std::int64_t pid_of(const msg::Proc &proc) const;
+
+  private:
+    std::unordered_map<std::string, std::vector<std::int64_t>> pids_;  // nspace -> pid by rank
+    // (sender pid, rank pid) -> whether the sender descends from the rank: the walk up the
+    // process tree is done once per pair, not per fence.
+    struct PairHash {
+        std::size_t operator()(const std::pair<std::int64_t, std::int64_t> &p) const noexcept {
+            return std::hash<std::int64_t>{}(p.first * 1000003 ^ p.second);
+        }
+    };
+    std::unordered_map<std::pair<std::int64_t, std::int64_t>, bool, PairHash> descends_;
+};
+
+// Whether process `pid` is `ancestor` or one of its descendants (walks /proc/<pid>/stat).
+bool descends_from(std::int64_t pid, std::int64_t ancestor);
+
+}  // namespace zpmix
