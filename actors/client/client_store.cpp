@@ -17,6 +17,7 @@ StoredValue &StoredValue::operator=(StoredValue &&o) noexcept {
     if (this != &o) {
         PMIx_Value_destruct(&v);
         v = o.v;
+        scope = o.scope;
         o.v = pmix_value_t{};
     }
     return *this;
@@ -229,6 +230,20 @@ pmix_status_t ClientStore::get(std::string_view nspace, std::uint32_t rank, std:
     return PMIX_ERR_NOT_FOUND;
 }
 
+pmix_status_t ClientStore::get_scoped(std::string_view nspace, std::uint32_t rank,
+                                      std::string_view key, pmix_scope_t scope,
+                                      pmix_value_t **out) const {
+    std::shared_lock lock(mu_);
+    auto ns = namespaces_.find(nspace);
+    if (ns == namespaces_.end()) return PMIX_ERR_NOT_FOUND;
+    auto p = ns->second.procs.find(rank);
+    if (p == ns->second.procs.end()) return PMIX_ERR_NOT_FOUND;
+    auto v = p->second.find(key);
+    if (v == p->second.end() || v->second.scope != scope) return PMIX_ERR_NOT_FOUND;
+    *out = copy_of(v->second.v);
+    return *out ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+}
+
 pmix_status_t ClientStore::put(pmix_scope_t scope, const char *key, const pmix_value_t *value) {
     if (scope < PMIX_LOCAL || scope > PMIX_INTERNAL) return PMIX_ERR_BAD_PARAM;
     std::string packed;
@@ -240,6 +255,7 @@ pmix_status_t ClientStore::put(pmix_scope_t scope, const char *key, const pmix_v
     }
     StoredValue sv;
     if (pmix_status_t rc = PMIx_Value_xfer(&sv.v, value); rc != PMIX_SUCCESS) return rc;
+    sv.scope = scope;
     std::unique_lock lock(mu_);
     if (scope != PMIX_INTERNAL) {
         // A key lives in one scope: a later put in another scope moves it.
@@ -271,6 +287,7 @@ pmix_status_t ClientStore::store(std::string_view nspace, std::uint32_t rank, co
                                  const pmix_value_t *value) {
     StoredValue sv;
     if (pmix_status_t rc = PMIx_Value_xfer(&sv.v, value); rc != PMIX_SUCCESS) return rc;
+    sv.scope = PMIX_INTERNAL;  // never leaves this process
     std::unique_lock lock(mu_);
     auto ns = namespaces_.find(nspace);
     if (ns == namespaces_.end()) ns = namespaces_.emplace(std::string(nspace), Namespace{}).first;
@@ -281,7 +298,9 @@ pmix_status_t ClientStore::store(std::string_view nspace, std::uint32_t rank, co
 pmix_status_t ClientStore::add(const msg::ProcData &data) {
     pmix_status_t status = PMIX_SUCCESS;
     std::vector<std::pair<std::string, StoredValue>> values;
-    for (const auto &blob : data.blobs) {
+    for (std::size_t b = 0; b < data.blobs.size(); ++b) {
+        const msg::Blob &blob = data.blobs[b];
+        const pmix_scope_t scope = b < data.scopes.size() ? data.scopes[b] : PMIX_SCOPE_UNDEF;
         try {
             auto handle = unpack_bounded(blob.data(), blob.size());
             const msgpack::object &obj = handle.get();
@@ -293,6 +312,7 @@ pmix_status_t ClientStore::add(const msg::ProcData &data) {
                     status = PMIX_ERR_UNPACK_FAILURE;
                     continue;
                 }
+                sv.scope = scope;
                 values.emplace_back(kv.key.as<std::string>(), std::move(sv));
             }
         } catch (const std::exception &) {

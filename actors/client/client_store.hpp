@@ -3,6 +3,11 @@
 // the Welcome), the data fences and direct-modex Gets brought in, and its own puts. API threads
 // read it directly under a shared lock (a cached PMIx_Get costs a hash lookup and a value copy);
 // the client's progress thread and PMIx_Put write it under the exclusive lock.
+//
+// Every value of a process's data remembers the scope it was put with (PMIX_LOCAL, PMIX_REMOTE,
+// PMIX_GLOBAL as the broker tagged it, PMIX_INTERNAL for PMIx_Store_internal and the caller's
+// own internal puts), for a Get that names PMIX_DATA_SCOPE. Whatever is in the store is what the
+// caller may see: the broker hands a reader only the scopes meant for its node.
 #include <cstdint>
 #include <map>
 #include <shared_mutex>
@@ -18,11 +23,12 @@
 
 namespace zpmix::client {
 
-// A pmix_value_t the store owns.
+// A pmix_value_t the store owns, and the scope it was put with (PMIX_SCOPE_UNDEF for job info).
 struct StoredValue {
     pmix_value_t v{};
+    pmix_scope_t scope = PMIX_SCOPE_UNDEF;
     StoredValue() = default;
-    StoredValue(StoredValue &&o) noexcept : v(o.v) { o.v = pmix_value_t{}; }
+    StoredValue(StoredValue &&o) noexcept : v(o.v), scope(o.scope) { o.v = pmix_value_t{}; }
     StoredValue &operator=(StoredValue &&o) noexcept;
     ~StoredValue();
 };
@@ -43,6 +49,9 @@ class ClientStore {
     // A copy of the value (PMIX_VALUE_RELEASE frees it): PMIX_ERR_NOT_FOUND when not cached.
     pmix_status_t get(std::string_view nspace, std::uint32_t rank, std::string_view key,
                       pmix_value_t **out) const;
+    // The same for a process's data put with `scope` only (PMIX_DATA_SCOPE).
+    pmix_status_t get_scoped(std::string_view nspace, std::uint32_t rank, std::string_view key,
+                             pmix_scope_t scope, pmix_value_t **out) const;
 
     // Own data: kept for PMIx_Commit (scope LOCAL/REMOTE/GLOBAL) and readable locally at once.
     pmix_status_t put(pmix_scope_t scope, const char *key, const pmix_value_t *value);

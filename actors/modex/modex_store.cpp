@@ -1,5 +1,7 @@
 #include "actors/modex/modex_store.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 
 #include <pmix_common.h>
@@ -58,6 +60,9 @@ ModexStore::ModexStore(Reactor &reactor, Bus &bus) : Actor("modex", reactor, bus
     on(&ModexStore::rank_spawned);
     on(&ModexStore::proc_exit);
     on(&ModexStore::namespace_gone);
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    host_ = host;
 }
 
 void ModexStore::commit(const Envelope &env, msg::Commit &m) {
@@ -67,9 +72,11 @@ void ModexStore::commit(const Envelope &env, msg::Commit &m) {
         return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "a process may commit only its own data");
     }
     Committed c;
-    for (const msg::Blob *blob : {&m.local, &m.remote, &m.global})
-        for_each_entry(*blob, [&](std::string key, const msgpack::object &) {
-            c.keys.insert(std::move(key));
+    const std::pair<const msg::Blob *, std::uint8_t> blobs[] = {
+        {&m.local, PMIX_LOCAL}, {&m.remote, PMIX_REMOTE}, {&m.global, PMIX_GLOBAL}};
+    for (const auto &[blob, scope] : blobs)
+        for_each_entry(*blob, [&, scope = scope](std::string key, const msgpack::object &) {
+            c.keys.insert_or_assign(std::move(key), scope);
         });
     c.local = std::move(m.local);
     c.remote = std::move(m.remote);
@@ -79,12 +86,32 @@ void ModexStore::commit(const Envelope &env, msg::Commit &m) {
     settle_waiters(m.proc);
 }
 
-msg::ProcData ModexStore::data_of(const msg::Proc &proc, const Committed &c) const {
-    // Every reader is on this node for now: it sees local and global data.
-    msg::ProcData d{proc, {}};
-    if (!c.local.empty()) d.blobs.push_back(c.local);
-    if (!c.global.empty()) d.blobs.push_back(c.global);
+const std::string &ModexStore::host_of(const msg::Proc &proc) const {
+    auto ns = hosts_.find(proc.nspace);
+    if (ns == hosts_.end() || proc.rank >= ns->second.size() || ns->second[proc.rank].empty())
+        return host_;
+    return ns->second[proc.rank];
+}
+
+msg::ProcData ModexStore::data_for(const msg::Proc &proc, const Committed &c, bool same_node) {
+    msg::ProcData d{proc, {}, {}};
+    auto add = [&](const msg::Blob &blob, std::uint8_t scope) {
+        if (blob.empty()) return;
+        d.blobs.push_back(blob);
+        d.scopes.push_back(scope);
+    };
+    if (same_node)
+        add(c.local, PMIX_LOCAL);
+    else
+        add(c.remote, PMIX_REMOTE);
+    add(c.global, PMIX_GLOBAL);
     return d;
+}
+
+bool ModexStore::readable(const Committed &c, const std::string &key, bool same_node) {
+    auto k = c.keys.find(key);
+    if (k == c.keys.end()) return false;
+    return k->second == PMIX_GLOBAL || k->second == (same_node ? PMIX_LOCAL : PMIX_REMOTE);
 }
 
 void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
@@ -92,12 +119,14 @@ void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
         reply_error(env, PMIX_ERR_BAD_PARAM, "direct modex needs one rank");
         return;
     }
+    const bool near = same_node(m.proc, m.reader);
     auto it = committed_.find(m.proc);
     if (it != committed_.end()) {
-        if (it->second.keys.contains(m.key))
-            reply(env, msg::ModexData{data_of(m.proc, it->second)});
+        if (readable(it->second, m.key, near))
+            reply(env, msg::ModexData{data_for(m.proc, it->second, near)});
         else
-            reply_error(env, PMIX_ERR_NOT_FOUND, "'" + m.key + "' was not committed");
+            reply_error(env, PMIX_ERR_NOT_FOUND,
+                        "'" + m.key + "' was not committed for the reader's node");
         return;
     }
     if (exited_.contains(m.proc)) {
@@ -105,7 +134,7 @@ void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
         return;
     }
     const std::uint64_t id = next_waiter_++;
-    Waiter w{return_address(env), m.proc, m.key, 0};
+    Waiter w{return_address(env), m.proc, m.key, near, 0};
     if (m.timeout_ms > 0)
         w.timer = reactor().after(std::chrono::milliseconds(m.timeout_ms), [this, id] {
             auto node = waiters_.extract(id);
@@ -123,10 +152,11 @@ void ModexStore::settle_waiters(const msg::Proc &proc) {
             ++it;
             continue;
         }
-        if (c != committed_.end() && c->second.keys.contains(w.key))
-            reply(w.req, msg::ModexData{data_of(proc, c->second)});
+        if (c != committed_.end() && readable(c->second, w.key, w.same_node))
+            reply(w.req, msg::ModexData{data_for(proc, c->second, w.same_node)});
         else if (c != committed_.end())
-            reply_error(w.req, PMIX_ERR_NOT_FOUND, "'" + w.key + "' was not committed");
+            reply_error(w.req, PMIX_ERR_NOT_FOUND,
+                        "'" + w.key + "' was not committed for the reader's node");
         else if (gone)
             reply_error(w.req, PMIX_ERR_NOT_FOUND, "the process ended without committing");
         else {
@@ -138,15 +168,19 @@ void ModexStore::settle_waiters(const msg::Proc &proc) {
     }
 }
 
+// For the fence's participants on this node.
 void ModexStore::collect(const Envelope &env, msg::ModexCollect &m) {
     msg::ModexCollected out;
+    auto add = [&](const msg::Proc &p, const Committed &c) {
+        out.data.push_back(data_for(p, c, host_of(p) == host_));
+    };
     for (const auto &p : m.procs) {
         if (p.rank == msg::kWildcardRank) {
             for (auto it = committed_.lower_bound({p.nspace, 0});
                  it != committed_.end() && it->first.nspace == p.nspace; ++it)
-                out.data.push_back(data_of(it->first, it->second));
+                add(it->first, it->second);
         } else if (auto it = committed_.find(p); it != committed_.end()) {
-            out.data.push_back(data_of(p, it->second));
+            add(p, it->second);
         }
     }
     reply(env, out);
@@ -154,6 +188,9 @@ void ModexStore::collect(const Envelope &env, msg::ModexCollect &m) {
 
 void ModexStore::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
     if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+    auto &hosts = hosts_[m.job.nspace];
+    hosts.clear();
+    for (const auto &p : m.job.procs) hosts.push_back(p.hostname);
     ranks_.registered(m.job);
 }
 
@@ -174,6 +211,7 @@ void ModexStore::proc_exit(const Envelope &, msg::ProcExit &m) {
 // The job is over: its data goes, and what it published for no longer than itself.
 void ModexStore::namespace_gone(const Envelope &env, msg::DeregisterNamespace &m) {
     if (from_peer(env)) return;  // the launcher's, never a peer's
+    hosts_.erase(m.nspace);
     ranks_.gone(m.nspace);
     std::erase_if(committed_, [&](const auto &kv) { return kv.first.nspace == m.nspace; });
     std::erase_if(exited_, [&](const msg::Proc &p) { return p.nspace == m.nspace; });

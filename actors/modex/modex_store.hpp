@@ -3,13 +3,18 @@
 // an owner that has not committed yet), the committed data a collecting fence gathers, and the
 // publish/lookup/unpublish directory.
 //
+// Scopes: a commit carries the owner's data in three blobs (PMIX_LOCAL, PMIX_REMOTE, PMIX_GLOBAL
+// puts). A reader on the owner's node gets local+global, a reader on another node remote+global,
+// each blob tagged with its scope. Nodes are told apart by the hostnames of the registered
+// namespaces' ranks; a process of a namespace the broker does not know is on the broker's node.
+//
 // A commit is refused (PMIX_ERR_NO_PERMISSIONS) when its proc is a rank this broker launched and
 // the sender is not that rank's process (LaunchedRanks).
 #include <cstdint>
 #include <map>
 #include <set>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "actors/protocol/job.hpp"
@@ -26,13 +31,14 @@ class ModexStore : public Actor {
   private:
     struct Committed {
         msg::Blob local, remote, global;
-        std::unordered_set<std::string> keys;
+        std::unordered_map<std::string, std::uint8_t> keys;  // key -> the scope it was put with
     };
     // A direct-modex Get waiting for its owner's commit.
     struct Waiter {
         Envelope req;  // from + id, to answer
         msg::Proc proc;
         std::string key;
+        bool same_node = true;  // the reader is on the owner's node
         Reactor::TimerId timer = 0;
     };
     struct Entry {
@@ -47,6 +53,8 @@ class ModexStore : public Actor {
         Reactor::TimerId timer = 0;
     };
 
+    std::string host_;                                                 // this broker's node
+    std::unordered_map<std::string, std::vector<std::string>> hosts_;  // nspace -> host by rank
     LaunchedRanks ranks_;
     std::map<msg::Proc, Committed> committed_;
     std::set<msg::Proc> exited_;
@@ -66,7 +74,14 @@ class ModexStore : public Actor {
     void proc_exit(const Envelope &env, msg::ProcExit &m);
     void namespace_gone(const Envelope &env, msg::DeregisterNamespace &m);
 
-    msg::ProcData data_of(const msg::Proc &proc, const Committed &c) const;
+    // The node of a process (this broker's for a process it knows nothing of, or no process).
+    const std::string &host_of(const msg::Proc &proc) const;
+    bool same_node(const msg::Proc &owner, const msg::Proc &reader) const {
+        return host_of(owner) == host_of(reader);
+    }
+    // What a reader sees of the owner's data: local+global on its node, remote+global elsewhere.
+    static msg::ProcData data_for(const msg::Proc &proc, const Committed &c, bool same_node);
+    static bool readable(const Committed &c, const std::string &key, bool same_node);
     // Answers every waiting Get for `proc` that can be answered now.
     void settle_waiters(const msg::Proc &proc);
     // Answers the lookup when it can be answered now; returns whether it was.

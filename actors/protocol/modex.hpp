@@ -37,23 +37,28 @@ struct Commit {
     ZPMIX_MSG_MAP(proc, local, remote, global);
 };
 
-// One process's committed data as a reader on this node sees it (local+global, or remote+global).
+// One process's committed data as one reader sees it: local+global when the reader is on the
+// owner's node, remote+global when it is not. scopes[i] is the PMIx scope (PMIX_LOCAL,
+// PMIX_REMOTE, PMIX_GLOBAL) blobs[i] was put with, so that a Get naming PMIX_DATA_SCOPE can tell.
 struct ProcData {
     Proc proc;
     std::vector<Blob> blobs;
-    ZPMIX_MSG_MAP(proc, blobs);
+    std::vector<std::uint8_t> scopes;
+    ZPMIX_MSG_MAP(proc, blobs, scopes);
 };
 
 // Client -> modex: direct modex. Answered by ModexData once `proc` has committed data holding
-// `key` (all of its data, so the client caches it), or an ErrorReply: PMIX_ERR_TIMEOUT after
-// timeout_ms (0 = wait until the owner exits), PMIX_ERR_NOT_FOUND when the owner committed without
-// the key or exited without committing it.
+// `key` for the reader's node (all of that data, so the client caches it), or an ErrorReply:
+// PMIX_ERR_TIMEOUT after timeout_ms (0 = wait until the owner exits), PMIX_ERR_NOT_FOUND when the
+// owner committed without the key (or only in a scope that is not for the reader's node) or exited
+// without committing it. `reader` is the caller (empty: a process on the broker's node).
 struct ModexGet {
     static constexpr const char *type = "modex.get";
     Proc proc;
     std::string key;
     std::uint32_t timeout_ms = 0;
-    ZPMIX_MSG_MAP(proc, key, timeout_ms);
+    Proc reader;
+    ZPMIX_MSG_MAP(proc, key, timeout_ms, reader);
 };
 struct ModexData {
     static constexpr const char *type = "modex.data";

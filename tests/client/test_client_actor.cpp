@@ -94,25 +94,27 @@ BOOST_AUTO_TEST_CASE(requests_are_answered_and_the_brokers_end_fails_pending_one
     BOOST_TEST(status == PMIX_SUCCESS);
     BOOST_TEST(type == msg::Welcome::type);
     // An error reply carries its status, to a blocking call as to a callback.
-    BOOST_TEST(ask(actor, msg::ModexGet{{"ns", msg::kWildcardRank}, "k", 0}, 0).first ==
+    BOOST_TEST(ask(actor, msg::ModexGet{{"ns", msg::kWildcardRank}, "k", 0, {}}, 0).first ==
                PMIX_ERR_BAD_PARAM);
-    BOOST_TEST(actor.call(msg::ModexGet{{"ns", msg::kWildcardRank}, "k", 0}, 0).status ==
+    BOOST_TEST(actor.call(msg::ModexGet{{"ns", msg::kWildcardRank}, "k", 0, {}}, 0).status ==
                PMIX_ERR_BAD_PARAM);
     // The client's own timeout.
-    BOOST_TEST(ask(actor, msg::ModexGet{{"ns", 1}, "k", 0}, 100).first == PMIX_ERR_TIMEOUT);
-    BOOST_TEST(actor.call(msg::ModexGet{{"ns", 1}, "k", 0}, 100).status == PMIX_ERR_TIMEOUT);
+    BOOST_TEST(ask(actor, msg::ModexGet{{"ns", 1}, "k", 0, {}}, 100).first == PMIX_ERR_TIMEOUT);
+    BOOST_TEST(actor.call(msg::ModexGet{{"ns", 1}, "k", 0, {}}, 100).status == PMIX_ERR_TIMEOUT);
     // A Get that waits for ever, then the broker goes away.
     auto p = std::make_shared<std::promise<pmix_status_t>>();
     auto f = p->get_future();
-    actor.request(msg::ModexGet{{"ns", 1}, "k", 0}, 0,
+    actor.request(msg::ModexGet{{"ns", 1}, "k", 0, {}}, 0,
                   [p](pmix_status_t s, const Envelope *) { p->set_value(s); });
     BOOST_TEST((f.wait_for(50ms) == std::future_status::timeout));  // really waiting
     broker.stop();
     BOOST_REQUIRE(f.wait_for(10s) == std::future_status::ready);
     BOOST_TEST(f.get() == PMIX_ERR_LOST_CONNECTION);
     // And every later request fails at once.
-    BOOST_TEST(ask(actor, msg::ModexGet{{"ns", 1}, "k", 0}, 0).first == PMIX_ERR_LOST_CONNECTION);
-    BOOST_TEST(actor.call(msg::ModexGet{{"ns", 1}, "k", 0}, 0).status == PMIX_ERR_LOST_CONNECTION);
+    BOOST_TEST(ask(actor, msg::ModexGet{{"ns", 1}, "k", 0, {}}, 0).first ==
+               PMIX_ERR_LOST_CONNECTION);
+    BOOST_TEST(actor.call(msg::ModexGet{{"ns", 1}, "k", 0, {}}, 0).status ==
+               PMIX_ERR_LOST_CONNECTION);
 }
 
 // Blocking callers read the connection themselves, one at a time: a caller whose answer comes
@@ -125,13 +127,13 @@ BOOST_AUTO_TEST_CASE(blocking_callers_and_callbacks_share_the_connection) {
     BOOST_REQUIRE(actor.call(hello(0), 5000).status == PMIX_SUCCESS);
     // A blocking Get of data that never comes: this thread holds the reader role until the end.
     auto waiting = std::async(std::launch::async, [&] {
-        return actor.call(msg::ModexGet{{"ns", 1}, "k", 0}, 0).status;
+        return actor.call(msg::ModexGet{{"ns", 1}, "k", 0, {}}, 0).status;
     });
     BOOST_TEST((waiting.wait_for(50ms) == std::future_status::timeout));
     for (int i = 0; i < 20; ++i) {
-        BOOST_TEST(actor.call(msg::ModexGet{{"ns", msg::kWildcardRank}, "k", 0}, 5000).status ==
+        BOOST_TEST(actor.call(msg::ModexGet{{"ns", msg::kWildcardRank}, "k", 0, {}}, 5000).status ==
                    PMIX_ERR_BAD_PARAM);
-        BOOST_TEST(ask(actor, msg::ModexGet{{"ns", msg::kWildcardRank}, "k", 0}, 5000).first ==
+        BOOST_TEST(ask(actor, msg::ModexGet{{"ns", msg::kWildcardRank}, "k", 0, {}}, 5000).first ==
                    PMIX_ERR_BAD_PARAM);
     }
     broker.stop();
@@ -198,11 +200,55 @@ BOOST_AUTO_TEST_CASE(store_serves_job_info_and_data) {
     BOOST_TEST(commit.remote.empty());
     BOOST_TEST(!commit.global.empty());
     // What a fence brings in for another rank; a malformed blob is reported, not fatal.
-    msg::ProcData d{{"ns", 1}, {commit.global, msg::Blob{'\xc1'}}};
+    msg::ProcData d{{"ns", 1}, {commit.global, msg::Blob{'\xc1'}}, {PMIX_GLOBAL, PMIX_LOCAL}};
     BOOST_TEST(store.add(d) == PMIX_ERR_UNPACK_FAILURE);
     BOOST_REQUIRE(store.get("ns", 1, "g", &v) == PMIX_SUCCESS);
     BOOST_TEST(v->type == PMIX_UINT64);
     BOOST_TEST(v->data.uint64 == 99u);
     PMIX_VALUE_RELEASE(v);
     BOOST_TEST(store.get("ns", 1, "i", &v) == PMIX_ERR_NOT_FOUND);
+}
+
+// PMIX_DATA_SCOPE: a value is found only under the scope it was put with (as the broker tagged
+// another process's blobs; PMIX_INTERNAL for the caller's own internal puts and Store_internal).
+BOOST_AUTO_TEST_CASE(store_finds_data_by_scope) {
+    ClientStore store;
+    store.set_job(two_ranks(), 0);
+    pmix_value_t x;
+    std::uint32_t n = 7;
+    PMIx_Value_load(&x, &n, PMIX_UINT32);
+    BOOST_TEST(store.put(PMIX_LOCAL, "l", &x) == PMIX_SUCCESS);
+    BOOST_TEST(store.put(PMIX_INTERNAL, "i", &x) == PMIX_SUCCESS);
+    BOOST_TEST(store.store("ns", 1, "kept", &x) == PMIX_SUCCESS);
+    BOOST_TEST(store.put(PMIX_REMOTE, "moved", &x) == PMIX_SUCCESS);
+    BOOST_TEST(store.put(PMIX_GLOBAL, "moved", &x) == PMIX_SUCCESS);  // a key lives in one scope
+    msg::Commit commit;
+    store.commit_blobs(commit);
+    PMIx_Value_destruct(&x);
+    pmix_value_t *v = nullptr;
+    auto found = [&](std::uint32_t rank, const char *key, pmix_scope_t scope) {
+        const bool ok = store.get_scoped("ns", rank, key, scope, &v) == PMIX_SUCCESS;
+        if (v) PMIX_VALUE_RELEASE(v);
+        v = nullptr;
+        return ok;
+    };
+    BOOST_TEST(found(0, "l", PMIX_LOCAL));
+    BOOST_TEST(!found(0, "l", PMIX_GLOBAL));
+    BOOST_TEST(!found(0, "l", PMIX_REMOTE));
+    BOOST_TEST(found(0, "i", PMIX_INTERNAL));
+    BOOST_TEST(!found(0, "i", PMIX_LOCAL));
+    BOOST_TEST(found(0, "moved", PMIX_GLOBAL));
+    BOOST_TEST(!found(0, "moved", PMIX_REMOTE));
+    BOOST_TEST(found(1, "kept", PMIX_INTERNAL));
+    BOOST_TEST(!found(1, "kept", PMIX_GLOBAL));
+    // Another rank's data, as a fence on its node brings it: local and global blobs, tagged.
+    store.add(msg::ProcData{{"ns", 1}, {commit.local, commit.global}, {PMIX_LOCAL, PMIX_GLOBAL}});
+    BOOST_TEST(found(1, "l", PMIX_LOCAL));
+    BOOST_TEST(!found(1, "l", PMIX_REMOTE));
+    BOOST_TEST(found(1, "moved", PMIX_GLOBAL));
+    BOOST_TEST(!found(1, "nothing", PMIX_GLOBAL));
+    BOOST_TEST(!found(7, "l", PMIX_LOCAL));
+    // Without a scope, everything the caller holds.
+    BOOST_REQUIRE(store.get("ns", 1, "l", &v) == PMIX_SUCCESS);
+    PMIX_VALUE_RELEASE(v);
 }

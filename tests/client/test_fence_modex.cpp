@@ -217,8 +217,43 @@ BOOST_AUTO_TEST_CASE(collecting_fence_sends_the_same_bytes_to_everyone) {
     BOOST_TEST(done.status == PMIX_SUCCESS);
     BOOST_TEST(done.key == "ns:*#0");
     BOOST_REQUIRE(done.data.size() == 3u);
-    for (const auto &d : done.data)
+    for (const auto &d : done.data) {
         BOOST_TEST(d.blobs.size() == 2u);  // local + global: every reader is on this node
+        BOOST_TEST((d.scopes == std::vector<std::uint8_t>{PMIX_LOCAL, PMIX_GLOBAL}));
+    }
+}
+
+// What a reader gets of a process's data depends on whether it is on the owner's node: LOCAL
+// data stays on the node, REMOTE data leaves it, GLOBAL data goes everywhere.
+BOOST_AUTO_TEST_CASE(readers_get_the_scopes_meant_for_their_node) {
+    msg::JobInfo far = job("far", 2);
+    for (auto &p : far.procs) p.hostname = "another-node";
+    register_everywhere(far);
+    Session here(broker.uri(), {"ns", 0}), owner(broker.uri(), {"far", 0});
+    owner.send(
+        msg::Commit{{"far", 0}, blob({{"l", 1}}), blob({{"r", 2}}), blob({{"g", 3}, {"g2", 4}})});
+    owner.expect<msg::Ok>();
+    // A reader on this node, the owner on another.
+    here.send(msg::ModexGet{{"far", 0}, "r", 0, {"ns", 0}});
+    auto remote = here.expect<msg::ModexData>().data;
+    BOOST_TEST((remote.scopes == std::vector<std::uint8_t>{PMIX_REMOTE, PMIX_GLOBAL}));
+    BOOST_TEST(
+        (remote.blobs == std::vector<msg::Blob>{blob({{"r", 2}}), blob({{"g", 3}, {"g2", 4}})}));
+    here.send(msg::ModexGet{{"far", 0}, "l", 0, {"ns", 0}});
+    BOOST_TEST(here.expect_error() == PMIX_ERR_NOT_FOUND);
+    // A reader on the owner's node.
+    here.send(msg::ModexGet{{"far", 0}, "l", 0, {"far", 1}});
+    auto local = here.expect<msg::ModexData>().data;
+    BOOST_TEST((local.scopes == std::vector<std::uint8_t>{PMIX_LOCAL, PMIX_GLOBAL}));
+    here.send(msg::ModexGet{{"far", 0}, "r", 0, {"far", 1}});
+    BOOST_TEST(here.expect_error() == PMIX_ERR_NOT_FOUND);
+    // A waiting Get is answered by the same rule once the owner commits.
+    here.send(msg::ModexGet{{"far", 1}, "l", 0, {"ns", 0}});
+    here.sync();
+    Session owner1(broker.uri(), {"far", 1});
+    owner1.send(msg::Commit{{"far", 1}, blob({{"l", 5}}), {}, {}});
+    owner1.expect<msg::Ok>();
+    BOOST_TEST(here.expect_error() == PMIX_ERR_NOT_FOUND);
 }
 
 // A rank this broker launched (its pid known) commits and contributes as itself only; its
@@ -240,7 +275,7 @@ BOOST_AUTO_TEST_CASE(a_process_may_not_commit_or_fence_as_another_rank) {
     s.send(msg::Commit{{"pids", 3}, {}, {}, blob({{"card", 3}})});  // not spawned yet
     s.expect<msg::Ok>();
     // The refused commit left nothing behind.
-    s.send(msg::ModexGet{{"pids", 1}, "card", 100});
+    s.send(msg::ModexGet{{"pids", 1}, "card", 100, {}});
     BOOST_TEST(s.expect_error() == PMIX_ERR_TIMEOUT);
     // Fence contributions: the same rule.
     s.send(contribution({{"pids", 0}, {"pids", 1}}, {"pids", 1}));
@@ -299,7 +334,7 @@ BOOST_AUTO_TEST_CASE(participant_exit_fails_the_fence_for_the_others) {
 
 BOOST_AUTO_TEST_CASE(direct_modex_waits_for_the_commit) {
     Session a(broker.uri(), {"ns", 0}), b(broker.uri(), {"ns", 1});
-    a.send(msg::ModexGet{{"ns", 1}, "card", 0});
+    a.send(msg::ModexGet{{"ns", 1}, "card", 0, {}});
     a.sync();  // the Get is registered before b commits
     b.send(msg::Commit{{"ns", 1}, {}, {}, blob({{"card", 7}})});
     auto data = a.expect<msg::ModexData>();
@@ -307,12 +342,12 @@ BOOST_AUTO_TEST_CASE(direct_modex_waits_for_the_commit) {
     BOOST_REQUIRE(data.data.blobs.size() == 1u);
     BOOST_TEST((data.data.blobs[0] == blob({{"card", 7}})));
     // Committed, but without the key: not found at once.
-    a.send(msg::ModexGet{{"ns", 1}, "other", 0});
+    a.send(msg::ModexGet{{"ns", 1}, "other", 0, {}});
     BOOST_TEST(a.expect_error() == PMIX_ERR_NOT_FOUND);
     // Never committed: the timeout, or the owner's exit, ends the wait.
-    a.send(msg::ModexGet{{"ns", 2}, "card", 100});
+    a.send(msg::ModexGet{{"ns", 2}, "card", 100, {}});
     BOOST_TEST(a.expect_error() == PMIX_ERR_TIMEOUT);
-    a.send(msg::ModexGet{{"ns", 2}, "card", 0});
+    a.send(msg::ModexGet{{"ns", 2}, "card", 0, {}});
     a.sync();
     proc_exit("ns", 2);
     BOOST_TEST(a.expect_error() == PMIX_ERR_NOT_FOUND);
@@ -331,7 +366,7 @@ BOOST_AUTO_TEST_CASE(a_deregistered_namespace_leaves_nothing_behind) {
         broker.reactor().post([&] { settled.set_value(); });
     });
     BOOST_REQUIRE(settled.get_future().wait_for(5s) == std::future_status::ready);
-    a.send(msg::ModexGet{{"ns", 0}, "card", 100});
+    a.send(msg::ModexGet{{"ns", 0}, "card", 100, {}});
     BOOST_TEST(a.expect_error() == PMIX_ERR_TIMEOUT);
 }
 

@@ -153,6 +153,10 @@ BOOST_AUTO_TEST_CASE(abort_ends_the_job_with_its_status) {
     BOOST_TEST(r.status == 7, "status " << r.status << "\n" << r.err);
 }
 
+BOOST_AUTO_TEST_CASE(get_finds_data_of_the_scope_it_names) {
+    expect_ok(run("scope", 2), "scope", 2);
+}
+
 // Rank 0 claims to be rank 1: the broker refuses its commit and its fence.
 BOOST_AUTO_TEST_CASE(a_rank_cannot_commit_or_fence_as_another) {
     expect_ok(run("forge", 3), "forge", 3);

@@ -503,7 +503,7 @@ static void scenario_twojobs(void) {
     PMIX_INFO_DESTRUCT(&wait);
 }
 
-/* ------------------------------------------------------------------ a forged identity */
+/* ------------------------------------------------------------------ scopes */
 
 static void put_u32(pmix_scope_t scope, const char *key, uint32_t x) {
     pmix_value_t v;
@@ -525,6 +525,101 @@ static pmix_status_t scoped_get(const pmix_proc_t *p, const char *key, pmix_scop
     PMIX_INFO_DESTRUCT(&info);
     return rc;
 }
+
+static pmix_status_t nb_status_of;
+static uint32_t nb_u32;
+
+static void on_u32(pmix_status_t status, pmix_value_t *kv, void *cbdata) {
+    (void)cbdata;
+    pthread_mutex_lock(&mu);
+    nb_status_of = status;
+    nb_u32 = status == PMIX_SUCCESS && kv->type == PMIX_UINT32 ? kv->data.uint32 : 0;
+    got_done = 1;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+/* PMIx_Get_nb, waited for (bounded). */
+static pmix_status_t get_nb(const pmix_proc_t *p, const char *key, pmix_info_t *info,
+                            size_t ninfo, uint32_t *out) {
+    got_done = 0;
+    pmix_status_t rc = PMIx_Get_nb(p, key, info, ninfo, on_u32, NULL);
+    if (rc != PMIX_SUCCESS) return rc;
+    wait_value();
+    if (out) *out = nb_u32;
+    return nb_status_of;
+}
+
+/* Two ranks on one node: each sees the other's LOCAL and GLOBAL data, never its REMOTE or
+ * INTERNAL data, and a Get naming a scope finds only data put with that scope. */
+static void scenario_scope(void) {
+    pmix_proc_t peer, wild;
+    uint32_t x = 0;
+    PMIX_LOAD_PROCID(&peer, me.nspace, (me.rank + 1) % size);
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    put_u32(PMIX_LOCAL, "sc.l", 10 + me.rank);
+    put_u32(PMIX_REMOTE, "sc.r", 20 + me.rank);
+    put_u32(PMIX_GLOBAL, "sc.g", 30 + me.rank);
+    put_u32(PMIX_INTERNAL, "sc.i", 40 + me.rank);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    fence_with(NULL, 0, 1, PMIX_SUCCESS);
+    /* Own data: all of it without a scope, each under the scope it was put with. */
+    CHECK_RC(scoped_get(&me, "sc.l", PMIX_LOCAL, &x), PMIX_SUCCESS);
+    CHECK(x == 10 + me.rank);
+    CHECK_RC(scoped_get(&me, "sc.r", PMIX_REMOTE, &x), PMIX_SUCCESS);
+    CHECK(x == 20 + me.rank);
+    CHECK_RC(scoped_get(&me, "sc.i", PMIX_INTERNAL, &x), PMIX_SUCCESS);
+    CHECK(x == 40 + me.rank);
+    CHECK_RC(scoped_get(&me, "sc.i", PMIX_SCOPE_UNDEF, NULL), PMIX_SUCCESS);
+    CHECK_RC(scoped_get(&me, "sc.i", PMIX_GLOBAL, NULL), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(scoped_get(&me, "sc.g", PMIX_LOCAL, NULL), PMIX_ERR_NOT_FOUND);
+    /* The peer's, from the collecting fence. */
+    CHECK_RC(scoped_get(&peer, "sc.l", PMIX_LOCAL, &x), PMIX_SUCCESS);
+    CHECK(x == 10 + peer.rank);
+    CHECK_RC(scoped_get(&peer, "sc.l", PMIX_GLOBAL, NULL), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(scoped_get(&peer, "sc.g", PMIX_GLOBAL, &x), PMIX_SUCCESS);
+    CHECK(x == 30 + peer.rank);
+    CHECK_RC(scoped_get(&peer, "sc.g", PMIX_REMOTE, NULL), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(scoped_get(&peer, "sc.r", PMIX_REMOTE, NULL), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(scoped_get(&peer, "sc.r", PMIX_SCOPE_UNDEF, NULL), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(scoped_get(&peer, "sc.i", PMIX_INTERNAL, NULL), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(scoped_get(&peer, "sc.i", PMIX_SCOPE_UNDEF, NULL), PMIX_ERR_NOT_FOUND);
+    /* PMIx_Store_internal keeps data in the INTERNAL scope. */
+    pmix_value_t v;
+    uint32_t fifty = 50;
+    PMIX_VALUE_LOAD(&v, &fifty, PMIX_UINT32);
+    CHECK_RC(PMIx_Store_internal(&peer, "sc.s", &v), PMIX_SUCCESS);
+    PMIX_VALUE_DESTRUCT(&v);
+    CHECK_RC(scoped_get(&peer, "sc.s", PMIX_INTERNAL, &x), PMIX_SUCCESS);
+    CHECK(x == 50);
+    CHECK_RC(scoped_get(&peer, "sc.s", PMIX_GLOBAL, NULL), PMIX_ERR_NOT_FOUND);
+    /* Data that comes by direct modex is tagged the same way. */
+    put_u32(PMIX_LOCAL, "sc.dl", 60 + me.rank);
+    put_u32(PMIX_GLOBAL, "sc.dg", 70 + me.rank);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);
+    CHECK_RC(scoped_get(&peer, "sc.dl", PMIX_LOCAL, &x), PMIX_SUCCESS);
+    CHECK(x == 60 + peer.rank);
+    CHECK_RC(scoped_get(&peer, "sc.dg", PMIX_LOCAL, NULL), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(scoped_get(&peer, "sc.dg", PMIX_GLOBAL, &x), PMIX_SUCCESS);
+    CHECK(x == 70 + peer.rank);
+    /* Non-blocking, the same. */
+    pmix_info_t info;
+    pmix_scope_t scope = PMIX_GLOBAL;
+    PMIX_INFO_LOAD(&info, PMIX_DATA_SCOPE, &scope, PMIX_SCOPE);
+    CHECK_RC(get_nb(&peer, "sc.l", &info, 1, NULL), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(get_nb(&peer, "sc.g", &info, 1, &x), PMIX_SUCCESS);
+    CHECK(x == 30 + peer.rank);
+    PMIX_INFO_DESTRUCT(&info);
+    /* No such scope. */
+    CHECK_RC(scoped_get(&peer, "sc.g", (pmix_scope_t)9, NULL), PMIX_ERR_BAD_PARAM);
+    /* Job information is not put data: a scope does not hide it. */
+    CHECK_RC(scoped_get(&wild, PMIX_JOB_SIZE, PMIX_LOCAL, &x), PMIX_SUCCESS);
+    CHECK(x == size);
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);
+}
+
+/* ------------------------------------------------------------------ a forged identity */
 
 static int forger; /* this process is rank 0, and said it was rank 1 */
 
@@ -611,6 +706,7 @@ int main(int argc, char **argv) {
         scenario_types(1);
     } else if (!strcmp(what, "twojobs")) scenario_twojobs();
     else if (!strcmp(what, "abort")) scenario_abort();
+    else if (!strcmp(what, "scope")) scenario_scope();
     else if (!strcmp(what, "forge")) scenario_forge();
     else {
         fprintf(stderr, "unknown scenario %s\n", what);

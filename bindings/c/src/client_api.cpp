@@ -173,26 +173,42 @@ bool ready() {
 
 // ------------------------------------------------------------------ get
 
+std::string_view nspace_of(const pmix_proc_t &p) {
+    return std::string_view(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN));
+}
+
+// Keys the standard reserves: job information, never put data.
+bool reserved(const char *key) {
+    return strncmp(key, "pmix.", 5) == 0;
+}
+
 // The value's copy for a cached key, else PMIX_ERR_NOT_FOUND.
 pmix_status_t get_cached(Client &c, const pmix_proc_t &p, const char *key, pmix_value_t **val) {
-    return c.store->get(std::string_view(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN)), p.rank, key,
-                        val);
+    return c.store->get(nspace_of(p), p.rank, key, val);
+}
+
+// The same, for a Get that names PMIX_DATA_SCOPE: put data of that scope only. The scope is that
+// of the data, so it does not apply to job information.
+pmix_status_t lookup(Client &c, const pmix_proc_t &p, const char *key, pmix_scope_t scope,
+                     pmix_value_t **val) {
+    if (scope == PMIX_SCOPE_UNDEF || reserved(key)) return get_cached(c, p, key, val);
+    return c.store->get_scoped(nspace_of(p), p.rank, key, scope, val);
 }
 
 // Whether a Get that missed the cache may ask the broker for the owner's committed data.
 bool may_go_remote(const Client &c, const pmix_proc_t &p, const char *key, const Directives &d) {
-    if (d.optional || !c.actor->has_broker()) return false;
+    if (d.optional || !c.actor->has_broker() || d.scope == PMIX_INTERNAL) return false;
     if (p.rank == PMIX_RANK_WILDCARD || p.rank == PMIX_RANK_UNDEF || p.rank == PMIX_RANK_INVALID)
         return false;
     if (PMIX_CHECK_PROCID(&p, &c.me)) return false;  // own data is all here
-    return strncmp(key, "pmix.", 5) != 0;            // reserved keys are job information
+    return !reserved(key);                           // reserved keys are job information
 }
 
 // Direct modex: asks the broker for the owner's data; `then` runs on the progress thread with
 // the Get's outcome once the data is in the store.
 template <class Then>
 void fetch(Client &c, const pmix_proc_t &p, const char *key, const Directives &d, Then then) {
-    msg::ModexGet m{to_msg(p), key, d.timeout_ms};
+    msg::ModexGet m{to_msg(p), key, d.timeout_ms, to_msg(c.me)};
     ClientStore *store = c.store.get();
     c.actor->request(m, d.timeout_ms, [store, then](pmix_status_t status, const Envelope *env) {
         if (status == PMIX_SUCCESS) {
@@ -209,7 +225,8 @@ void fetch(Client &c, const pmix_proc_t &p, const char *key, const Directives &d
 // The blocking form of fetch, answered on the calling thread.
 pmix_status_t fetch_blocking(Client &c, const pmix_proc_t &p, const char *key,
                              const Directives &d) {
-    auto reply = c.actor->call(msg::ModexGet{to_msg(p), key, d.timeout_ms}, d.timeout_ms);
+    auto reply =
+        c.actor->call(msg::ModexGet{to_msg(p), key, d.timeout_ms, to_msg(c.me)}, d.timeout_ms);
     if (reply.status != PMIX_SUCCESS) return reply.status;
     try {
         return c.store->add(reply.env.as<msg::ModexData>().data);
@@ -435,18 +452,25 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
     Client &c = the_client();
     const pmix_proc_t &p = proc ? *proc : c.me;
     *val = nullptr;
-    if (ninfo == 0 || info == nullptr) {  // the common case: straight to the cache
-        pmix_status_t rc = get_cached(c, p, key, val);
-        if (rc != PMIX_ERR_NOT_FOUND || !may_go_remote(c, p, key, Directives{})) return rc;
-    }
-    const Directives d = parse(info, ninfo);
-    if (!d.refresh) {
+    const bool plain = ninfo == 0 || info == nullptr;
+    if (plain) {  // the common case: straight to the cache
         pmix_status_t rc = get_cached(c, p, key, val);
         if (rc != PMIX_ERR_NOT_FOUND) return rc;
     }
-    if (!may_go_remote(c, p, key, d)) return PMIX_ERR_NOT_FOUND;
-    if (pmix_status_t rc = fetch_blocking(c, p, key, d); rc != PMIX_SUCCESS) return rc;
-    return get_cached(c, p, key, val);
+    const Directives d = parse(info, ninfo);
+    if (d.scope > PMIX_INTERNAL) return PMIX_ERR_BAD_PARAM;
+    if (!plain && !d.refresh) {
+        pmix_status_t rc = lookup(c, p, key, d.scope, val);
+        if (rc != PMIX_ERR_NOT_FOUND) return rc;
+    }
+    // Missed (or asked to refresh): bring what the broker has, then answer from the store.
+    pmix_status_t rc = PMIX_SUCCESS;
+    if (may_go_remote(c, p, key, d))
+        rc = fetch_blocking(c, p, key, d);
+    else if (!d.refresh)
+        return PMIX_ERR_NOT_FOUND;
+    if (rc != PMIX_SUCCESS) return rc;
+    return lookup(c, p, key, d.scope, val);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
@@ -457,22 +481,27 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
     Client &c = the_client();
     const pmix_proc_t p = proc ? *proc : c.me;
     const Directives d = parse(info, ninfo);
+    if (d.scope > PMIX_INTERNAL) return PMIX_ERR_BAD_PARAM;
     const std::string k(key);
     // The callback gets a value the library owns and frees once the callback returns.
-    auto answer = [&c, p, k, cbfunc, cbdata](pmix_status_t status) {
+    auto answer = [&c, p, k, scope = d.scope, cbfunc, cbdata](pmix_status_t status) {
         pmix_value_t *v = nullptr;
-        if (status == PMIX_SUCCESS) status = get_cached(c, p, k.c_str(), &v);
+        if (status == PMIX_SUCCESS) status = lookup(c, p, k.c_str(), scope, &v);
         cbfunc(status, v, cbdata);
         if (v) PMIX_VALUE_RELEASE(v);
     };
     pmix_value_t *probe = nullptr;
-    const pmix_status_t rc = d.refresh ? PMIX_ERR_NOT_FOUND : get_cached(c, p, key, &probe);
+    const pmix_status_t rc = d.refresh ? PMIX_ERR_NOT_FOUND : lookup(c, p, key, d.scope, &probe);
     if (probe) PMIX_VALUE_RELEASE(probe);
-    if (rc == PMIX_SUCCESS || !may_go_remote(c, p, key, d)) {
+    if (rc != PMIX_ERR_NOT_FOUND) {
         c.actor->post([answer, rc] { answer(rc); });
-        return PMIX_SUCCESS;
+    } else if (may_go_remote(c, p, key, d)) {
+        fetch(c, p, key, d, answer);
+    } else {
+        // Nothing to bring: a refresh answers from the store, a miss is a miss.
+        const pmix_status_t status = d.refresh ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND;
+        c.actor->post([answer, status] { answer(status); });
     }
-    fetch(c, p, key, d, answer);
     return PMIX_SUCCESS;
 }
 
