@@ -86,10 +86,46 @@ const std::unordered_map<std::string_view, ProcKey> kProcKeys = {
 }  // namespace
 
 void ClientStore::set_job(const msg::JobInfo &job, std::uint32_t my_rank) {
+    Namespace ns = make_namespace(job, my_rank < job.procs.size() ? job.procs[my_rank].node_id : 0);
+    std::unique_lock lock(mu_);
+    my_nspace_ = job.nspace;
+    my_rank_ = my_rank;
+    install(std::move(ns));
+}
+
+void ClientStore::add_job(const msg::JobInfo &job) {
+    std::string my_host;
+    {
+        std::shared_lock lock(mu_);
+        if (job.nspace == my_nspace_) return;  // the own job comes from the Welcome only
+        if (auto own = namespaces_.find(my_nspace_);
+            own != namespaces_.end() && my_rank_ < own->second.job.procs.size())
+            my_host = own->second.job.procs[my_rank_].hostname;
+    }
+    // The caller's node is the job's node of the same name, if the job has one there.
+    auto node = std::find(job.nodes.begin(), job.nodes.end(), my_host);
+    Namespace ns = make_namespace(job, static_cast<std::uint32_t>(node - job.nodes.begin()));
+    std::unique_lock lock(mu_);
+    install(std::move(ns));
+}
+
+void ClientStore::install(Namespace ns) {
+    auto &slot = namespaces_[ns.job.nspace];
+    ns.procs = std::move(slot.procs);  // keep what was stored before the job was known
+    slot = std::move(ns);
+}
+
+bool ClientStore::has_job(std::string_view nspace) const {
+    std::shared_lock lock(mu_);
+    auto ns = namespaces_.find(nspace);
+    return ns != namespaces_.end() && ns->second.has_job;
+}
+
+ClientStore::Namespace ClientStore::make_namespace(const msg::JobInfo &job, std::uint32_t my_node) {
     Namespace ns;
     ns.has_job = true;
     ns.job = job;
-    if (my_rank < job.procs.size()) ns.my_node = job.procs[my_rank].node_id;
+    ns.my_node = my_node;
     ValueMap &m = ns.job_values;
     set_u32(m, PMIX_JOB_SIZE, job.size);
     set_u32(m, PMIX_UNIV_SIZE, job.univ_size ? job.univ_size : job.size);
@@ -139,13 +175,7 @@ void ClientStore::set_job(const msg::JobInfo &job, std::uint32_t my_rank) {
         pmix_data_array_t arr{PMIX_STRING, names.size(), names.data()};
         set(m, PMIX_PSET_NAMES, &arr, PMIX_DATA_ARRAY);
     }
-
-    std::unique_lock lock(mu_);
-    my_nspace_ = job.nspace;
-    my_rank_ = my_rank;
-    auto &slot = namespaces_[job.nspace];
-    ns.procs = std::move(slot.procs);  // keep what was stored before the job was known
-    slot = std::move(ns);
+    return ns;
 }
 
 bool ClientStore::proc_value(const Namespace &ns, std::uint32_t rank, std::string_view key,

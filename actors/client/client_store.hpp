@@ -1,8 +1,9 @@
 #pragma once
 // ClientStore: what a client process knows without asking anyone: its job's information (from
-// the Welcome), the data fences and direct-modex Gets brought in, and its own puts. API threads
-// read it directly under a shared lock (a cached PMIx_Get costs a hash lookup and a value copy);
-// the client's progress thread and PMIx_Put write it under the exclusive lock.
+// the Welcome), other namespaces' job information (fetched from the broker once each), the data
+// fences and direct-modex Gets brought in, and its own puts. API threads read it directly under a
+// shared lock (a cached PMIx_Get costs a hash lookup and a value copy); the client's progress
+// thread and PMIx_Put write it under the exclusive lock.
 //
 // Every value of a process's data remembers the scope it was put with (PMIX_LOCAL, PMIX_REMOTE,
 // PMIX_GLOBAL as the broker tagged it, PMIX_INTERNAL for PMIx_Store_internal and the caller's
@@ -45,6 +46,10 @@ class ClientStore {
   public:
     // The caller's own job: job-level values are computed once here.
     void set_job(const msg::JobInfo &job, std::uint32_t my_rank);
+    // Another namespace's job (after set_job): its node-level values are the caller's node's.
+    void add_job(const msg::JobInfo &job);
+    // Whether the job information of `nspace` is here.
+    bool has_job(std::string_view nspace) const;
 
     // A copy of the value (PMIX_VALUE_RELEASE frees it): PMIX_ERR_NOT_FOUND when not cached.
     pmix_status_t get(std::string_view nspace, std::uint32_t rank, std::string_view key,
@@ -65,7 +70,7 @@ class ClientStore {
     pmix_status_t add(const msg::ProcData &data);
     void forget(std::string_view nspace, std::uint32_t rank);
 
-    // For PMIx_Resolve_peers / PMIx_Resolve_nodes: the own job (copied under the lock).
+    // For PMIx_Resolve_peers / PMIx_Resolve_nodes: a job (copied under the lock).
     bool job_of(std::string_view nspace, msg::JobInfo &out) const;
     std::uint32_t job_size() const;
 
@@ -79,6 +84,11 @@ class ClientStore {
     };
     using Namespaces = std::unordered_map<std::string, Namespace, StringHash, std::equal_to<>>;
 
+    // A namespace's job-level values, with the node-level ones of node `my_node` (none when the
+    // job has no process there).
+    static Namespace make_namespace(const msg::JobInfo &job, std::uint32_t my_node);
+    // Installs ns as the job of its namespace, keeping the process data stored before.
+    void install(Namespace ns);
     // Per-process job information of any rank, computed from its ProcInfo.
     static bool proc_value(const Namespace &ns, std::uint32_t rank, std::string_view key,
                            pmix_value_t *out);

@@ -143,4 +143,20 @@ struct DeregisterNamespace {
     ZPMIX_MSG_MAP(nspace);
 };
 
+// Client or tool -> server: the job information of another namespace registered on this broker,
+// for PMIx_Get of its job-level and per-process keys (the client caches it). Answered by
+// JobInfoReply, or an ErrorReply: PMIX_ERR_NOT_FOUND for a namespace the broker does not know,
+// PMIX_ERR_NO_PERMISSIONS for a peer without a session, or a tcp client asking for another job
+// than its own (over tcp, its job's secret is all that vouches for a peer).
+struct JobInfoQuery {
+    static constexpr const char *type = "ns.query";
+    std::string nspace;
+    ZPMIX_MSG_MAP(nspace);
+};
+struct JobInfoReply {
+    static constexpr const char *type = "ns.info";
+    JobInfo job;  // never the job's secret
+    ZPMIX_MSG_MAP(job);
+};
+
 }  // namespace zpmix::msg

@@ -17,6 +17,7 @@ Server::Server(Reactor &reactor, Bus &bus, std::string broker_name, std::string 
       events_uri_(std::move(events_uri)) {
     on(&Server::hello);
     on(&Server::abort);
+    on(&Server::job_info);
     on(&Server::register_namespace);
     on(&Server::rank_spawned);
     on(&Server::deregister_namespace);
@@ -62,6 +63,22 @@ void Server::abort(const Envelope &env, msg::Abort &m) {
         return reply_error(env, PMIX_ERR_NOT_FOUND, "abort from a peer that is not a client");
     broadcast(msg::AbortJob{it->second.nspace, it->second.rank, m.status, m.message});  // launcher, events
     reply(env, msg::Ok{});
+}
+
+void Server::job_info(const Envelope &env, msg::JobInfoQuery &m) {
+    auto s = sessions_.find(env.from);
+    if (s == sessions_.end() || (s->second.role != "client" && s->second.role != "tool"))
+        return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "job information needs a session");
+    if (env.peer.tcp && m.nspace != s->second.nspace) {
+        log().warn("refused {}'s job information to a tcp client of {}", m.nspace,
+                   s->second.nspace);
+        return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
+                           "a tcp client may read only its own job's information");
+    }
+    auto ns = namespaces_.find(m.nspace);
+    if (ns == namespaces_.end())
+        return reply_error(env, PMIX_ERR_NOT_FOUND, "unknown namespace '" + m.nspace + "'");
+    reply(env, msg::JobInfoReply{ns->second.job});
 }
 
 void Server::register_namespace(const Envelope &env, msg::RegisterNamespace &m) {

@@ -1,6 +1,7 @@
 #pragma once
 // Sessions: answers every peer's Hello, keeps the namespaces the launcher registers and which of
-// their ranks are connected or gone.
+// their ranks are connected or gone, and serves a namespace's job information to the other jobs'
+// processes (JobInfoQuery).
 #include <map>
 #include <set>
 #include <string>
@@ -35,6 +36,7 @@ class Server : public Actor {
 
     void hello(const Envelope &env, msg::Hello &m);
     void abort(const Envelope &env, msg::Abort &m);
+    void job_info(const Envelope &env, msg::JobInfoQuery &m);
     void register_namespace(const Envelope &env, msg::RegisterNamespace &m);
     void rank_spawned(const Envelope &env, msg::RankSpawned &m);
     void deregister_namespace(const Envelope &env, msg::DeregisterNamespace &m);

@@ -34,9 +34,9 @@ struct TempDir {
 
 class Registrar : public Actor {
   public:
-    Registrar(Reactor &r, Bus &b, msg::JobInfo job, std::string secret = "")
+    Registrar(Reactor &r, Bus &b, std::vector<msg::JobInfo> jobs, std::string secret = "")
         : Actor("registrar", r, b) {
-        send("server", msg::RegisterNamespace{std::move(job), std::move(secret)});
+        for (auto &job : jobs) send("server", msg::RegisterNamespace{std::move(job), secret});
     }
 };
 
@@ -69,7 +69,18 @@ msg::Hello hello(std::uint32_t rank) {
     return {"client", "ns", rank, ::getpid(), ""};
 }
 
-// A started broker with the two-rank namespace "ns" registered (and tcp, when given).
+msg::JobInfo another_job() {
+    msg::JobInfo j;
+    j.nspace = "other";
+    j.size = 1;
+    j.nodes = {"node0"};
+    j.procs.resize(1);
+    j.procs[0].hostname = "node0";
+    return j;
+}
+
+// A started broker with the two-rank namespace "ns" and the one-rank "other" registered (and
+// tcp, when given).
 struct TwoRankBroker {
     TempDir tmp;
     std::unique_ptr<Broker> broker;
@@ -78,7 +89,7 @@ struct TwoRankBroker {
         c.run_dir = tmp.path + "/run";
         c.tcp = tcp;
         broker = std::make_unique<Broker>(c);
-        broker->add_actor<Registrar>(two_ranks(), secret);
+        broker->add_actor<Registrar>(std::vector{two_ranks(), another_job()}, secret);
         broker->start();
     }
 };
@@ -155,6 +166,27 @@ BOOST_AUTO_TEST_CASE(tcp_clients_connect_and_need_the_job_secret) {
     auto welcome = actor.call(h, 5000);
     BOOST_REQUIRE(welcome.status == PMIX_SUCCESS);
     BOOST_TEST(welcome.env.as<msg::Welcome>().job.size == 2u);
+    // Its job's secret vouches for it in its own job only: no other job's information.
+    auto own = actor.call(msg::JobInfoQuery{"ns"}, 5000);
+    BOOST_REQUIRE(own.status == PMIX_SUCCESS);
+    BOOST_TEST(own.env.as<msg::JobInfoReply>().job.size == 2u);
+    BOOST_TEST(actor.call(msg::JobInfoQuery{"other"}, 5000).status == PMIX_ERR_NO_PERMISSIONS);
+}
+
+// Over ipc (the broker's uid only), any client may read any registered namespace's job.
+BOOST_AUTO_TEST_CASE(job_information_of_another_namespace) {
+    TwoRankBroker b;
+    ClientStore store;
+    ClientActor actor(store, b.broker->uri(), 5000);
+    // Not before a Hello: the broker tells its peers' jobs only to sessions.
+    BOOST_TEST(actor.call(msg::JobInfoQuery{"other"}, 5000).status == PMIX_ERR_NO_PERMISSIONS);
+    BOOST_REQUIRE(actor.call(hello(1), 5000).status == PMIX_SUCCESS);
+    auto other = actor.call(msg::JobInfoQuery{"other"}, 5000);
+    BOOST_REQUIRE(other.status == PMIX_SUCCESS);
+    const msg::JobInfo job = other.env.as<msg::JobInfoReply>().job;
+    BOOST_TEST(job.nspace == "other");
+    BOOST_TEST(job.size == 1u);
+    BOOST_TEST(actor.call(msg::JobInfoQuery{"nobody"}, 5000).status == PMIX_ERR_NOT_FOUND);
 }
 
 BOOST_AUTO_TEST_CASE(no_broker_at_the_uri_fails_fast) {
@@ -250,5 +282,53 @@ BOOST_AUTO_TEST_CASE(store_finds_data_by_scope) {
     BOOST_TEST(!found(7, "l", PMIX_LOCAL));
     // Without a scope, everything the caller holds.
     BOOST_REQUIRE(store.get("ns", 1, "l", &v) == PMIX_SUCCESS);
+    PMIX_VALUE_RELEASE(v);
+}
+
+// Another namespace's job, as the broker hands it: served like the own job, with the node-level
+// keys of the caller's node.
+BOOST_AUTO_TEST_CASE(store_serves_another_namespaces_job) {
+    ClientStore store;
+    msg::JobInfo mine = two_ranks();
+    for (auto &p : mine.procs) p.hostname = "here";
+    mine.nodes = {"here"};
+    store.set_job(mine, 0);
+    msg::JobInfo other;
+    other.nspace = "other";
+    other.size = 3;
+    other.nodes = {"there", "here"};
+    other.procs.resize(3);
+    for (std::uint32_t r = 0; r < 3; ++r) {
+        other.procs[r].rank = r;
+        other.procs[r].node_id = r == 2 ? 1 : 0;
+        other.procs[r].hostname = other.nodes[other.procs[r].node_id];
+        other.procs[r].local_rank = r == 2 ? 0 : static_cast<std::uint16_t>(r);
+    }
+    BOOST_TEST(!store.has_job("other"));
+    store.add_job(other);
+    BOOST_TEST(store.has_job("other"));
+    pmix_value_t *v = nullptr;
+    BOOST_REQUIRE(store.get("other", PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &v) == PMIX_SUCCESS);
+    BOOST_TEST(v->data.uint32 == 3u);
+    PMIX_VALUE_RELEASE(v);
+    BOOST_REQUIRE(store.get("other", 1, PMIX_HOSTNAME, &v) == PMIX_SUCCESS);
+    BOOST_TEST(std::string(v->data.string) == "there");
+    PMIX_VALUE_RELEASE(v);
+    BOOST_REQUIRE(store.get("other", 2, PMIX_LOCAL_RANK, &v) == PMIX_SUCCESS);
+    BOOST_TEST(v->data.uint16 == 0u);
+    PMIX_VALUE_RELEASE(v);
+    // Node-level: the caller's node ("here") holds rank 2 of that job.
+    BOOST_REQUIRE(store.get("other", PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS, &v) == PMIX_SUCCESS);
+    BOOST_TEST(std::string(v->data.string) == "2");
+    PMIX_VALUE_RELEASE(v);
+    // The own job is untouched, and is never replaced by add_job.
+    BOOST_REQUIRE(store.get("ns", PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &v) == PMIX_SUCCESS);
+    BOOST_TEST(v->data.uint32 == 2u);
+    PMIX_VALUE_RELEASE(v);
+    msg::JobInfo fake = other;
+    fake.nspace = "ns";
+    store.add_job(fake);
+    BOOST_REQUIRE(store.get("ns", PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &v) == PMIX_SUCCESS);
+    BOOST_TEST(v->data.uint32 == 2u);
     PMIX_VALUE_RELEASE(v);
 }

@@ -157,6 +157,17 @@ BOOST_AUTO_TEST_CASE(get_finds_data_of_the_scope_it_names) {
     expect_ok(run("scope", 2), "scope", 2);
 }
 
+BOOST_AUTO_TEST_CASE(job_information_of_another_namespace) {
+    const std::string a = launch({kProg, "otherjob"}, 2, {"WIREUP_SIDE=a"}, "core");
+    const std::string b = launch({kProg, "otherjob"}, 3, {"WIREUP_SIDE=b"}, "core");
+    wait({a, b});
+    BOOST_TEST_MESSAGE("a:\n"
+                       << jobs[a].out << jobs[a].err << "b:\n"
+                       << jobs[b].out << jobs[b].err);
+    expect_ok(jobs[a], "otherjob", 2);
+    expect_ok(jobs[b], "otherjob", 3);
+}
+
 // Rank 0 claims to be rank 1: the broker refuses its commit and its fence.
 BOOST_AUTO_TEST_CASE(a_rank_cannot_commit_or_fence_as_another) {
     expect_ok(run("forge", 3), "forge", 3);

@@ -384,6 +384,21 @@ static pmix_value_t *job_get(uint32_t rank, const char *key, pmix_data_type_t ty
         }                                        \
     } while (0)
 
+/* The same for a process of any namespace. */
+#define JOB_CHECK_IN(proc, key, want, cond)                                               \
+    do {                                                                                  \
+        pmix_value_t *v = NULL;                                                           \
+        pmix_status_t rc_ = PMIx_Get(&(proc), key, NULL, 0, &v);                          \
+        if (rc_ != PMIX_SUCCESS || v->type != (want)) {                                   \
+            NOTE("rank %u: get %s of %s:%u: %s\n", me.rank, key, (proc).nspace, (proc).rank, \
+                 PMIx_Error_string(rc_));                                                 \
+            ++failures;                                                                   \
+        } else {                                                                          \
+            CHECK(cond);                                                                  \
+        }                                                                                 \
+        if (v) PMIX_VALUE_RELEASE(v);                                                     \
+    } while (0)
+
 static void scenario_jobinfo(int singleton) {
     const uint32_t W = PMIX_RANK_WILDCARD;
     JOB_CHECK(W, PMIX_JOB_SIZE, PMIX_UINT32, v->data.uint32 == size);
@@ -619,6 +634,113 @@ static void scenario_scope(void) {
     fence_with(NULL, 0, 0, PMIX_SUCCESS);
 }
 
+/* ------------------------------------------------------------------ another job's information */
+
+static void get_string(const pmix_proc_t *p, const char *key, char *out, size_t n) {
+    pmix_value_t *v = NULL;
+    out[0] = '\0';
+    pmix_status_t rc = PMIx_Get(p, key, NULL, 0, &v);
+    if (rc != PMIX_SUCCESS || v->type != PMIX_STRING) {
+        NOTE("rank %u: get %s of %s:%u: %s\n", me.rank, key, p->nspace, p->rank,
+             PMIx_Error_string(rc));
+        ++failures;
+    } else {
+        snprintf(out, n, "%s", v->data.string);
+    }
+    if (v) PMIX_VALUE_RELEASE(v);
+}
+
+/* Two jobs of 2 and 3 ranks (bound, so that ranks have locality strings): each reads the
+ * other's job-level and per-process information; job a keeps it after job b has ended. */
+static void scenario_otherjob(void) {
+    const char *side = getenv("WIREUP_SIDE"); /* "a" (2 ranks) or "b" (3 ranks) */
+    const int a = side[0] == 'a';
+    const uint32_t other_size = a ? 3 : 2;
+    if (me.rank == 0) {
+        pmix_info_t info;
+        PMIX_INFO_LOAD(&info, a ? "oj.a" : "oj.b", me.nspace, PMIX_STRING);
+        CHECK_RC(PMIx_Publish(&info, 1), PMIX_SUCCESS);
+        PMIX_INFO_DESTRUCT(&info);
+    }
+    pmix_pdata_t pd;
+    pmix_info_t wait;
+    int all = 0;
+    PMIX_PDATA_CONSTRUCT(&pd);
+    PMIX_LOAD_KEY(pd.key, a ? "oj.b" : "oj.a");
+    PMIX_INFO_LOAD(&wait, PMIX_WAIT, &all, PMIX_INT);
+    CHECK_RC(PMIx_Lookup(&pd, 1, &wait, 1), PMIX_SUCCESS);
+    PMIX_INFO_DESTRUCT(&wait);
+    if (pd.value.type != PMIX_STRING) {
+        ++failures;
+        return;
+    }
+    pmix_proc_t wild, p;
+    char host[256], theirs[256];
+    uint32_t x = 0;
+    PMIX_LOAD_PROCID(&wild, pd.value.data.string, PMIX_RANK_WILDCARD);
+    get_string(&me, PMIX_HOSTNAME, host, sizeof host);
+    CHECK_RC(scoped_get(&wild, PMIX_JOB_SIZE, PMIX_SCOPE_UNDEF, &x), PMIX_SUCCESS);
+    CHECK(x == other_size);
+    get_string(&wild, PMIX_NSPACE, theirs, sizeof theirs);
+    CHECK(strcmp(theirs, wild.nspace) == 0);
+    for (uint32_t r = 0; r < other_size; ++r) {
+        PMIX_LOAD_PROCID(&p, wild.nspace, r);
+        get_string(&p, PMIX_HOSTNAME, theirs, sizeof theirs);
+        CHECK(strcmp(theirs, host) == 0);
+        get_string(&p, PMIX_LOCALITY_STRING, theirs, sizeof theirs);
+        CHECK(theirs[0] != '\0');
+        JOB_CHECK_IN(p, PMIX_LOCAL_RANK, PMIX_UINT16, v->data.uint16 == r);
+        JOB_CHECK_IN(p, PMIX_NODE_RANK, PMIX_UINT16, v->data.uint16 == r);
+        JOB_CHECK_IN(p, PMIX_RANK, PMIX_PROC_RANK, v->data.rank == r);
+    }
+    PMIX_LOAD_PROCID(&p, wild.nspace, other_size);
+    CHECK_RC(scoped_get(&p, PMIX_LOCAL_RANK, PMIX_SCOPE_UNDEF, NULL), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(scoped_get(&wild, "pmix.no.such.key", PMIX_SCOPE_UNDEF, NULL), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(get_nb(&wild, PMIX_JOB_SIZE, NULL, 0, &x), PMIX_SUCCESS);
+    CHECK(x == other_size);
+    pmix_proc_t *peers = NULL;
+    size_t npeers = 0;
+    CHECK_RC(PMIx_Resolve_peers(NULL, wild.nspace, &peers, &npeers), PMIX_SUCCESS);
+    CHECK(npeers == other_size);
+    PMIX_PROC_FREE(peers, npeers);
+    /* A namespace nobody registered: not found, at once, with or without a timeout. */
+    pmix_proc_t nobody;
+    pmix_info_t to;
+    int one = 1;
+    PMIX_LOAD_PROCID(&nobody, "no.such.namespace", PMIX_RANK_WILDCARD);
+    PMIX_INFO_LOAD(&to, PMIX_TIMEOUT, &one, PMIX_INT);
+    pmix_value_t *none = NULL;
+    CHECK_RC(PMIx_Get(&nobody, PMIX_JOB_SIZE, NULL, 0, &none), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(PMIx_Get(&nobody, PMIX_JOB_SIZE, &to, 1, &none), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(get_nb(&nobody, PMIX_JOB_SIZE, NULL, 0, NULL), PMIX_ERR_NOT_FOUND);
+    PMIX_INFO_DESTRUCT(&to);
+    /* Both jobs have read: b ends; a then still answers from what it fetched. */
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);
+    if (!a) {
+        if (me.rank == 0) wait_flag("oj.a.read");
+        PMIX_PDATA_DESTRUCT(&pd);
+        return;
+    }
+    if (me.rank == 0) publish_flag("oj.a.read");
+    pmix_info_t refresh;
+    bool yes = true;
+    PMIX_INFO_LOAD(&refresh, PMIX_GET_REFRESH_CACHE, &yes, PMIX_BOOL);
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    pmix_status_t rc = PMIX_SUCCESS;
+    for (int i = 0; i < 2000 && rc == PMIX_SUCCESS; ++i) { /* until the broker forgets b */
+        rc = PMIx_Get(&wild, PMIX_JOB_SIZE, &refresh, 1, &none);
+        if (none) PMIX_VALUE_RELEASE(none);
+        none = NULL;
+        if (rc == PMIX_SUCCESS) nanosleep(&pause, NULL);
+    }
+    CHECK_RC(rc, PMIX_ERR_NOT_FOUND);
+    PMIX_INFO_DESTRUCT(&refresh);
+    x = 0;
+    CHECK_RC(scoped_get(&wild, PMIX_JOB_SIZE, PMIX_SCOPE_UNDEF, &x), PMIX_SUCCESS);
+    CHECK(x == other_size);
+    PMIX_PDATA_DESTRUCT(&pd);
+}
+
 /* ------------------------------------------------------------------ a forged identity */
 
 static int forger; /* this process is rank 0, and said it was rank 1 */
@@ -707,6 +829,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(what, "twojobs")) scenario_twojobs();
     else if (!strcmp(what, "abort")) scenario_abort();
     else if (!strcmp(what, "scope")) scenario_scope();
+    else if (!strcmp(what, "otherjob")) scenario_otherjob();
     else if (!strcmp(what, "forge")) scenario_forge();
     else {
         fprintf(stderr, "unknown scenario %s\n", what);

@@ -204,6 +204,54 @@ bool may_go_remote(const Client &c, const pmix_proc_t &p, const char *key, const
     return !reserved(key);                           // reserved keys are job information
 }
 
+// Whether a Get of job information must first bring another namespace's job from the broker
+// (once: afterwards it is served from the store like the own job's).
+bool needs_job(const Client &c, const pmix_proc_t &p, const char *key, const Directives &d) {
+    if (d.optional || !c.actor->has_broker() || !reserved(key)) return false;
+    const std::string_view ns = nspace_of(p);
+    if (ns.empty() || ns == nspace_of(c.me)) return false;
+    return d.refresh || !c.store->has_job(ns);
+}
+
+pmix_status_t add_job(Client &c, std::string_view nspace, const Envelope &env) {
+    try {
+        auto reply = env.as<msg::JobInfoReply>();
+        if (reply.job.nspace != nspace) return PMIX_ERR_UNPACK_FAILURE;
+        c.store->add_job(reply.job);
+        return PMIX_SUCCESS;
+    } catch (const DecodeError &) {
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+}
+
+// Asks the broker for a namespace's job information and stores it: PMIX_ERR_NOT_FOUND for a
+// namespace it does not know.
+pmix_status_t fetch_job_blocking(Client &c, std::string_view nspace, std::uint32_t timeout_ms) {
+    auto reply = c.actor->call(msg::JobInfoQuery{std::string(nspace)}, timeout_ms);
+    if (reply.status != PMIX_SUCCESS) return reply.status;
+    return add_job(c, nspace, reply.env);
+}
+
+// The non-blocking form: `then` runs on the progress thread with the outcome.
+template <class Then>
+void fetch_job(Client &c, std::string_view nspace, std::uint32_t timeout_ms, Then then) {
+    Client *client = &c;
+    c.actor->request(
+        msg::JobInfoQuery{std::string(nspace)}, timeout_ms,
+        [client, ns = std::string(nspace), then](pmix_status_t status, const Envelope *env) {
+            if (status == PMIX_SUCCESS) status = add_job(*client, ns, *env);
+            then(status);
+        });
+}
+
+// The job information of a namespace, fetched first when it is another one not cached yet.
+bool job_of(Client &c, const char *nspace, msg::JobInfo &job) {
+    const std::string_view ns(nspace, strnlen(nspace, PMIX_MAX_NSLEN));
+    if (c.store->job_of(ns, job)) return true;
+    return c.actor->has_broker() && fetch_job_blocking(c, ns, 0) == PMIX_SUCCESS &&
+           c.store->job_of(ns, job);
+}
+
 // Direct modex: asks the broker for the owner's data; `then` runs on the progress thread with
 // the Get's outcome once the data is in the store.
 template <class Then>
@@ -465,7 +513,9 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
     }
     // Missed (or asked to refresh): bring what the broker has, then answer from the store.
     pmix_status_t rc = PMIX_SUCCESS;
-    if (may_go_remote(c, p, key, d))
+    if (needs_job(c, p, key, d))
+        rc = fetch_job_blocking(c, nspace_of(p), d.timeout_ms);
+    else if (may_go_remote(c, p, key, d))
         rc = fetch_blocking(c, p, key, d);
     else if (!d.refresh)
         return PMIX_ERR_NOT_FOUND;
@@ -495,6 +545,8 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
     if (probe) PMIX_VALUE_RELEASE(probe);
     if (rc != PMIX_ERR_NOT_FOUND) {
         c.actor->post([answer, rc] { answer(rc); });
+    } else if (needs_job(c, p, key, d)) {
+        fetch_job(c, nspace_of(p), d.timeout_ms, answer);
     } else if (may_go_remote(c, p, key, d)) {
         fetch(c, p, key, d, answer);
     } else {
@@ -608,16 +660,14 @@ PMIX_EXPORT pmix_status_t PMIx_Resolve_peers(const char *nodename, const pmix_ns
     *procs = nullptr;
     *nprocs = 0;
     Client &c = the_client();
-    msg::JobInfo job;
+    msg::JobInfo job, mine;
     const char *ns = (nspace == nullptr || nspace[0] == '\0') ? c.me.nspace : nspace;
-    if (!c.store->job_of(ns, job)) return PMIX_ERR_NOT_FOUND;
+    if (!job_of(c, ns, job)) return PMIX_ERR_NOT_FOUND;
     std::string host;
-    if (nodename != nullptr) {
+    if (nodename != nullptr)
         host = nodename;
-    } else {
-        pmix_proc_t me = c.me;
-        if (me.rank < job.procs.size()) host = job.procs[me.rank].hostname;
-    }
+    else if (c.store->job_of(c.me.nspace, mine) && c.me.rank < mine.procs.size())
+        host = mine.procs[c.me.rank].hostname;  // the caller's node
     std::vector<std::uint32_t> ranks;
     for (const auto &p : job.procs)
         if (p.hostname == host) ranks.push_back(p.rank);
@@ -637,7 +687,7 @@ PMIX_EXPORT pmix_status_t PMIx_Resolve_nodes(const pmix_nspace_t nspace, char **
     Client &c = the_client();
     msg::JobInfo job;
     const char *ns = (nspace == nullptr || nspace[0] == '\0') ? c.me.nspace : nspace;
-    if (!c.store->job_of(ns, job)) return PMIX_ERR_NOT_FOUND;
+    if (!job_of(c, ns, job)) return PMIX_ERR_NOT_FOUND;
     std::string list;
     for (const auto &n : job.nodes) list += (list.empty() ? "" : ",") + n;
     *nodelist = strdup(list.c_str());
