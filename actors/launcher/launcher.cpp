@@ -592,14 +592,57 @@ void Launcher::signal_job_ranks(const Envelope &env, msg::SignalRanks &m) {
     reply(env, out);
 }
 
+// PMIx_Abort: a whole namespace fails at once; named ranks are terminated (SIGTERM, SIGKILL after
+// the grace period) and their job takes the abort's status and message, so that their end, which
+// fails the job as any abnormal end does, reports the abort.
 void Launcher::abort_job(const Envelope &env, msg::AbortJob &m) {
     if (env.peer.tcp || env.peer.uid >= 0)  // only the server sends this, for its clients
         return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
-    auto it = jobs_.find(m.nspace);
-    if (it == jobs_.end()) return;
-    fail(it->second, m.status,
-         fmt::format("rank {} called PMIx_Abort with status {}{}{}", m.rank, m.status,
-                     m.message.empty() ? "" : ": ", m.message));
+    if (m.targets.empty()) m.targets.push_back({m.nspace, msg::kWildcardRank});
+    std::map<std::string, std::vector<std::uint32_t>> ranks;  // by namespace; empty: all of it
+    for (const auto &t : m.targets) {
+        auto &r = ranks[t.nspace];
+        if (t.rank == msg::kWildcardRank)
+            r.assign(1, msg::kWildcardRank);
+        else if (r.empty() || r.front() != msg::kWildcardRank)
+            r.push_back(t.rank);
+    }
+    for (auto &[nspace, list] : ranks) {
+        auto it = jobs_.find(nspace);
+        if (it == jobs_.end()) continue;
+        Job &job = it->second;
+        const bool whole = list.front() == msg::kWildcardRank;
+        std::string message =
+            fmt::format("{}rank {} called PMIx_Abort with status {}{}{}{}",
+                        nspace == m.nspace ? "" : m.nspace + " ", m.rank, m.status,
+                        whole ? "" : fmt::format(" for rank(s) {}", fmt::join(list, ",")),
+                        m.message.empty() ? "" : ": ", m.message);
+        if (whole) {
+            fail(job, m.status, std::move(message));
+            continue;
+        }
+        if (!job.status) {
+            job.status = m.status;
+            job.message = std::move(message);
+            log().info("{}: {}", nspace, job.message);
+        }
+        std::erase_if(list, [&](std::uint32_t r) {
+            return r >= job.ranks.size() || job.ranks[r].reaped || job.ranks[r].pid <= 0;
+        });
+        if (list.empty()) continue;
+        for (auto r : list) {
+            ::kill(job.ranks[r].pid, SIGTERM);
+            ::kill(job.ranks[r].pid, SIGCONT);  // a stopped process acts on SIGTERM once it runs
+        }
+        reactor().after(std::chrono::milliseconds(settings_.kill_grace_ms),
+                        [this, nspace, list = std::move(list)] {
+                            auto it = jobs_.find(nspace);
+                            if (it == jobs_.end()) return;
+                            for (auto r : list)
+                                if (!it->second.ranks[r].reaped)
+                                    ::kill(it->second.ranks[r].pid, SIGKILL);
+                        });
+    }
 }
 
 void Launcher::watch_requester(std::int64_t pid) {

@@ -9,6 +9,7 @@
 #include <msgpack.hpp>
 
 #include "actors/protocol/map.hpp"
+#include "actors/protocol/modex.hpp"  // Proc
 
 namespace zpmix::msg {
 
@@ -103,22 +104,28 @@ struct SignalJob {
     ZPMIX_MSG_MAP(nspace, signal);
 };
 
-// PMIx_Abort from a client: the launcher ends the job with this status and message.
+// PMIx_Abort from a client: the launcher ends `procs` (none: the caller's whole namespace; a
+// wildcard rank: that whole namespace) and the jobs they belong to fail with this status and
+// message. Answered by Ok once the launcher has the request, or an ErrorReply: PMIX_ERR_NOT_FOUND
+// for a namespace the broker does not know, PMIX_ERR_BAD_PARAM for a rank it does not have.
 struct Abort {
     static constexpr const char *type = "abort";
     std::int32_t status = 0;
     std::string message;
-    ZPMIX_MSG_MAP(status, message);
+    std::vector<Proc> procs;
+    ZPMIX_MSG_MAP(status, message, procs);
 };
 
-// Server -> launcher: a connected client of the job called PMIx_Abort (its Abort, identified).
+// Server -> launcher (and events): a connected client, rank `rank` of `nspace`, called PMIx_Abort
+// (its Abort, identified and checked). targets as Abort.procs; empty: the caller's namespace.
 struct AbortJob {
     static constexpr const char *type = "job.abort";
     std::string nspace;
     std::uint32_t rank = 0;
     std::int32_t status = 0;
     std::string message;
-    ZPMIX_MSG_MAP(nspace, rank, status, message);
+    std::vector<Proc> targets;
+    ZPMIX_MSG_MAP(nspace, rank, status, message, targets);
 };
 
 // Launcher -> the actors that follow jobs (broadcast): a namespace exists (before its ranks

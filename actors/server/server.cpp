@@ -57,11 +57,28 @@ void Server::hello(const Envelope &env, msg::Hello &m) {
     reply(env, welcome);
 }
 
+// Over tcp a client may abort only processes of its own job: its job's secret is all that vouches
+// for it. Over ipc it is of the broker's uid, as every job here is.
 void Server::abort(const Envelope &env, msg::Abort &m) {
     auto it = sessions_.find(env.from);
     if (it == sessions_.end() || it->second.role != "client")
         return reply_error(env, PMIX_ERR_NOT_FOUND, "abort from a peer that is not a client");
-    broadcast(msg::AbortJob{it->second.nspace, it->second.rank, m.status, m.message});  // launcher, events
+    const Session &s = it->second;
+    for (const auto &p : m.procs) {
+        auto ns = namespaces_.find(p.nspace);
+        if (ns == namespaces_.end())
+            return reply_error(env, PMIX_ERR_NOT_FOUND, "unknown namespace '" + p.nspace + "'");
+        if (env.peer.tcp && p.nspace != s.nspace)
+            return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
+                               "a tcp client may abort only its own job");
+        if (p.rank != msg::kWildcardRank && p.rank >= ns->second.job.size)
+            return reply_error(env, PMIX_ERR_BAD_PARAM,
+                               "rank " + std::to_string(p.rank) + " is not in " + p.nspace);
+    }
+    log().info("{}.{} calls PMIx_Abort (status {}) for {}", s.nspace, s.rank, m.status,
+               m.procs.empty() ? "its namespace" : std::to_string(m.procs.size()) + " proc(s)");
+    // launcher, events
+    broadcast(msg::AbortJob{s.nspace, s.rank, m.status, m.message, std::move(m.procs)});
     reply(env, msg::Ok{});
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Sessions: answers every peer's Hello, keeps the namespaces the launcher registers and which of
-// their ranks are connected or gone, and serves a namespace's job information to the other jobs'
-// processes (JobInfoQuery).
+// their ranks are connected or gone, serves a namespace's job information to the other jobs'
+// processes (JobInfoQuery), and turns a client's PMIx_Abort into the launcher's AbortJob.
 #include <map>
 #include <set>
 #include <string>

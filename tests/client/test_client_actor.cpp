@@ -166,11 +166,14 @@ BOOST_AUTO_TEST_CASE(tcp_clients_connect_and_need_the_job_secret) {
     auto welcome = actor.call(h, 5000);
     BOOST_REQUIRE(welcome.status == PMIX_SUCCESS);
     BOOST_TEST(welcome.env.as<msg::Welcome>().job.size == 2u);
-    // Its job's secret vouches for it in its own job only: no other job's information.
+    // Its job's secret vouches for it in its own job only: no other job's information, no
+    // abort of another job's processes.
     auto own = actor.call(msg::JobInfoQuery{"ns"}, 5000);
     BOOST_REQUIRE(own.status == PMIX_SUCCESS);
     BOOST_TEST(own.env.as<msg::JobInfoReply>().job.size == 2u);
     BOOST_TEST(actor.call(msg::JobInfoQuery{"other"}, 5000).status == PMIX_ERR_NO_PERMISSIONS);
+    BOOST_TEST(actor.call(msg::Abort{1, "no", {{"other", 0}}}, 5000).status ==
+               PMIX_ERR_NO_PERMISSIONS);
 }
 
 // Over ipc (the broker's uid only), any client may read any registered namespace's job.
@@ -187,6 +190,9 @@ BOOST_AUTO_TEST_CASE(job_information_of_another_namespace) {
     BOOST_TEST(job.nspace == "other");
     BOOST_TEST(job.size == 1u);
     BOOST_TEST(actor.call(msg::JobInfoQuery{"nobody"}, 5000).status == PMIX_ERR_NOT_FOUND);
+    // Aborting ranks a job does not have, or a namespace nobody registered, is refused.
+    BOOST_TEST(actor.call(msg::Abort{1, "", {{"other", 3}}}, 5000).status == PMIX_ERR_BAD_PARAM);
+    BOOST_TEST(actor.call(msg::Abort{1, "", {{"nobody", 0}}}, 5000).status == PMIX_ERR_NOT_FOUND);
 }
 
 BOOST_AUTO_TEST_CASE(no_broker_at_the_uri_fails_fast) {

@@ -18,6 +18,7 @@ const std::string kProg = std::string(ZPMIX_BIN_DIR) + "/../tests/wireup_prog";
 
 struct JobResult {
     std::int32_t status = -1;
+    std::string message;  // why it ended, when not by itself
     std::string out, err;
     std::vector<msg::ProcExit> exits;
 };
@@ -25,16 +26,17 @@ struct JobResult {
 // An embedded broker and a launcher-role peer that starts jobs on it.
 struct JobRunner {
     TempDir tmp{"zpmix-wireup"};
+    int kill_grace_ms;
     Broker broker{[this] {
         Config c;
         c.run_dir = tmp.path + "/run";
-        c.kill_grace_ms = 500;
+        c.kill_grace_ms = kill_grace_ms;
         return c;
     }()};
     std::optional<LauncherPeer> peer;
     std::map<std::string, JobResult> jobs;  // by namespace
 
-    JobRunner() {
+    explicit JobRunner(int grace_ms = 500) : kill_grace_ms(grace_ms) {
         broker.start();
         peer.emplace(broker.uri());
     }
@@ -77,6 +79,7 @@ struct JobRunner {
         } else if (e.type == msg::JobEnded::type) {
             auto j = e.as<msg::JobEnded>();
             jobs[j.nspace].status = j.status;
+            jobs[j.nspace].message = j.message;
         }
     }
     // Waits (bounded) until every given job has ended.
@@ -174,6 +177,20 @@ BOOST_AUTO_TEST_CASE(a_rank_cannot_commit_or_fence_as_another) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// PMIx_Abort naming one other rank: only that rank is terminated (the two others fence together
+// afterwards); its end then fails the job, which reports the abort. A long grace period, so that
+// the target's SIGTERM, not a SIGKILL, ends it.
+BOOST_AUTO_TEST_CASE(abort_of_one_rank_terminates_that_rank) {
+    JobRunner runner(10000);
+    const JobResult r = runner.run("abortone", 3);
+    BOOST_TEST(r.status == 7, "status " << r.status << "\n" << r.err);
+    BOOST_TEST(r.message.find("PMIx_Abort") != std::string::npos, r.message);
+    BOOST_TEST(count(r.out, "abortone ok") == 2u);
+    BOOST_REQUIRE(!r.exits.empty());
+    BOOST_TEST(r.exits.front().rank == 2u);  // the first to end
+    BOOST_TEST(r.exits.front().signal == SIGTERM);
+}
 
 // No ZPMIX_URI: the program initialises as a singleton and does everything on its own.
 BOOST_AUTO_TEST_CASE(singleton_init) {

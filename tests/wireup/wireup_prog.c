@@ -3,6 +3,7 @@
 #include <pmix.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -741,6 +742,51 @@ static void scenario_otherjob(void) {
     PMIX_PDATA_DESTRUCT(&pd);
 }
 
+/* ------------------------------------------------------------------ abort of some processes */
+
+static volatile sig_atomic_t terminated;
+static void on_sigterm(int sig) {
+    (void)sig;
+    terminated = 1;
+}
+
+/* Rank 0 aborts rank 2 only. Rank 2 catches the SIGTERM and holds on until ranks 0 and 1 have
+ * fenced together (they were not terminated), then dies of it; its end then fails the job. */
+static void scenario_abortone(void) {
+    if (me.rank == 2) {
+        sigset_t term, old;
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &term, &old);
+        signal(SIGTERM, on_sigterm);
+        publish_flag("ab.ready");
+        while (!terminated) sigsuspend(&old);
+        publish_flag("ab.terminating");
+        wait_flag("ab.others.done");
+        signal(SIGTERM, SIG_DFL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        raise(SIGTERM);
+        for (;;) pause();
+    }
+    pmix_proc_t pair[2], target;
+    PMIX_LOAD_PROCID(&pair[0], me.nspace, 0);
+    PMIX_LOAD_PROCID(&pair[1], me.nspace, 1);
+    PMIX_LOAD_PROCID(&target, me.nspace, 2);
+    if (me.rank == 0) {
+        wait_flag("ab.ready");
+        CHECK_RC(PMIx_Abort(7, "abort one", &target, 1), PMIX_SUCCESS);
+    }
+    wait_flag("ab.terminating");
+    fence_with(pair, 2, 1, PMIX_SUCCESS);
+    if (failures == 0) printf("rank %u: abortone ok\n", me.rank);
+    else fputs(report, stderr);
+    fflush(stdout);
+    fflush(stderr);
+    fence_with(pair, 2, 0, PMIX_SUCCESS);
+    if (me.rank == 0) publish_flag("ab.others.done");
+    for (;;) pause(); /* the job ends us */
+}
+
 /* ------------------------------------------------------------------ a forged identity */
 
 static int forger; /* this process is rank 0, and said it was rank 1 */
@@ -830,6 +876,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(what, "abort")) scenario_abort();
     else if (!strcmp(what, "scope")) scenario_scope();
     else if (!strcmp(what, "otherjob")) scenario_otherjob();
+    else if (!strcmp(what, "abortone")) scenario_abortone();
     else if (!strcmp(what, "forge")) scenario_forge();
     else {
         fprintf(stderr, "unknown scenario %s\n", what);

@@ -441,14 +441,22 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo) 
     return PMIX_SUCCESS;
 }
 
+// No procs: the caller's whole namespace; else exactly those processes (a wildcard rank: that
+// whole namespace). The launcher ends them and reports the status and message.
 PMIX_EXPORT pmix_status_t PMIx_Abort(int status, const char msg[], pmix_proc_t procs[],
                                      size_t nprocs) {
-    (void)procs;  // the launcher ends the caller's whole job, which the standard allows
-    (void)nprocs;
     if (!ready()) return PMIX_ERR_INIT;
     Client &c = the_client();
     if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
-    return ask(c, msg::Abort{status, msg ? msg : ""}, 0);
+    msg::Abort m{status, msg ? msg : "", {}};
+    for (size_t i = 0; procs != nullptr && i < nprocs; ++i) {
+        if (procs[i].rank == PMIX_RANK_LOCAL_NODE || procs[i].rank == PMIX_RANK_LOCAL_PEERS)
+            return PMIX_ERR_NOT_SUPPORTED;  // node-relative rank sets
+        if (procs[i].rank == PMIX_RANK_UNDEF || procs[i].rank == PMIX_RANK_INVALID)
+            return PMIX_ERR_BAD_PARAM;
+        m.procs.push_back(to_msg(procs[i]));
+    }
+    return ask(c, m, 0);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_value_t *val) {
