@@ -386,6 +386,11 @@ void Broker::on_peer_message(const std::string &peer, const std::vector<std::str
         refuse(env.id, PMIX_ERR_NOT_SUPPORTED, "unknown message type '" + env.type + "'");
         return;
     }
+    // An actor on another of our reactors (the launcher) handles it on its own thread.
+    if (&actor->reactor() != &reactor_) {
+        actor->reactor().post([actor, env = std::move(env)] { actor->dispatch(env); });
+        return;
+    }
     actor->dispatch(env);
 }
 
