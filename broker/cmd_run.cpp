@@ -1,6 +1,8 @@
 // `zpmix run`: launches a job through this node's broker (--broker URI, else the standalone
 // broker of <base>/broker.json, else one embedded in this process) and relays its output, its
-// signals and its exit status like mpirun.
+// signals and its exit status like mpirun. The jobs its ranks spawn (PMIx_Spawn) are relayed too:
+// their output (tagged with their own namespace), and a line on stderr when one fails; the job
+// ends, and `zpmix run` exits, once they are all over.
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include <pmix_common.h>
 
@@ -26,12 +29,13 @@ namespace {
 using namespace std::chrono_literals;
 constexpr auto kHelloTimeout = 10s;
 // Exit statuses of `zpmix run` itself failing (not the job's).
-constexpr int kFailed = 1, kNotFound = 127;
+constexpr int kFailed = 1, kNotExecutable = 126, kNotFound = 127;
 
 struct RunOptions {
     std::uint32_t np = 1;
     std::vector<std::string> exports, psets;
     bool tag_output = false;
+    bool report_child_sep = false;
     double timeout = 0;
     std::string bind_to = "none", map_by = "slot", broker;
     std::string personality = "auto";
@@ -44,6 +48,19 @@ void write_all(int fd, std::string_view data) {
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return;  // stdout closed: the output is dropped, the job goes on
         data.remove_prefix(static_cast<std::size_t>(n));
+    }
+}
+
+// What `zpmix run` exits with when the broker refuses the launch (as a shell does for a program).
+int exit_status_of(std::int32_t error) {
+    switch (error) {
+        case PMIX_ERR_JOB_EXE_NOT_FOUND:
+        case PMIX_ERR_NOT_FOUND:  // brokers before PMIX_ERR_JOB_EXE_NOT_FOUND
+            return kNotFound;
+        case PMIX_ERR_JOB_APP_NOT_EXECUTABLE:
+            return kNotExecutable;
+        default:
+            return kFailed;
     }
 }
 
@@ -128,6 +145,8 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     launch.map_by = o.map_by;
     launch.psets = o.psets;
     launch.timeout_s = o.timeout;
+    launch.follows_children = true;
+    launch.report_child_sep = o.report_child_sep;
     if (char *cwd = ::getcwd(nullptr, 0)) {
         launch.cwd = cwd;
         std::free(cwd);
@@ -199,8 +218,7 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
                 case Session::Event::message:
                     if (env.type == msg::ErrorReply::type) {
                         const auto e = env.as<msg::ErrorReply>();
-                        return fail(e.message,
-                                    e.status == PMIX_ERR_NOT_FOUND ? kNotFound : kFailed);
+                        return fail(e.message, exit_status_of(e.status));
                     }
                     return std::nullopt;
                 case Session::Event::signal:
@@ -227,7 +245,8 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     int signals_seen = 0;
     for (int s : pending_signals) forward(s), ++signals_seen;
 
-    std::map<std::pair<std::uint32_t, int>, bool> mid_line;  // (rank, fd) -> inside a line
+    // (nspace, rank, fd) -> inside a line
+    std::map<std::tuple<std::string, std::uint32_t, int>, bool> mid_line;
     for (;;) {
         switch (session.next(env, sig, -1ms)) {
             case Session::Event::timeout:
@@ -248,7 +267,7 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
             if (env.type == msg::Output::type) {
                 auto out = env.as<msg::Output>();
                 const int fd = out.fd == 2 ? 2 : 1;
-                bool &inside = mid_line[{out.rank, fd}];
+                bool &inside = mid_line[{out.nspace, out.rank, fd}];
                 if (o.tag_output && !inside)
                     out.data = fmt::format("[{},{}]<{}>: ", out.nspace, out.rank,
                                            fd == 1 ? "stdout" : "stderr") +
@@ -257,10 +276,17 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
                 write_all(fd, out.data);
             } else if (env.type == msg::ProcExit::type) {
                 const auto e = env.as<msg::ProcExit>();
-                spdlog::debug("rank {} (pid {}) ended: code {} signal {}", e.rank, e.pid,
-                              e.exit_code, e.signal);
+                spdlog::debug("{} rank {} (pid {}) ended: code {} signal {}", e.nspace, e.rank,
+                              e.pid, e.exit_code, e.signal);
             } else if (env.type == msg::JobEnded::type) {
                 const auto e = env.as<msg::JobEnded>();
+                if (e.nspace != launched.nspace) {  // a job it spawned, over before it
+                    spdlog::debug("spawned job {} ended with status {}", e.nspace, e.status);
+                    if (!e.message.empty())
+                        std::cerr << "zpmix run: spawned job " << e.nspace << ": " << e.message
+                                  << "\n";
+                    continue;
+                }
                 if (!e.message.empty()) std::cerr << "zpmix run: " << e.message << "\n";
                 return finish(e.status);
             } else if (env.type == msg::ErrorReply::type) {
@@ -281,6 +307,9 @@ void add_run_command(CLI::App &app, int &status) {
     cmd->add_option("-x", o->exports, "Export VAR (its value here) or set VAR=value in the ranks")
         ->allow_extra_args(false);
     cmd->add_flag("--tag-output", o->tag_output, "Prefix each line with [nspace,rank]<stream>:");
+    cmd->add_flag("--report-child-jobs-separately", o->report_child_sep,
+                  "Exit with the job's own status, not with that of the first failed job of "
+                  "those it and the jobs it spawned (PMIx_Spawn)");
     cmd->add_option("--timeout", o->timeout, "Terminate the job after S seconds (exit status 124)")
         ->check(CLI::NonNegativeNumber);
     cmd->add_option("--bind-to", o->bind_to, "none | core | package")
@@ -298,8 +327,9 @@ void add_run_command(CLI::App &app, int &status) {
     cmd->add_flag("-q,--quiet", o->quiet, "Less log output (repeatable)");
     cmd->prefix_command();  // options end at the program: `zpmix run -n 2 ls -l`
     cmd->footer(
-        "Exit status: the job's (0, the first failing rank's exit code, or 128+signal); "
-        "124 on --timeout; 127 if the program is not found; 1 if zpmix run failed.");
+        "Exit status: the job's (0, the first failing rank's exit code, or 128+signal; of the "
+        "first job that failed when its ranks spawn jobs); 124 on --timeout; 127 if the program "
+        "is not found, 126 if it is not executable; 1 if zpmix run failed.");
     cmd->callback([o, cmd, &status] { status = run_job(*o, cmd->remaining()); });
 }
 

@@ -47,6 +47,7 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, ZmtpListener &xpub, EventOp
     on(&EventBroker::proc_exit);
     on(&EventBroker::ns_register);
     on(&EventBroker::ns_deregister);
+    on(&EventBroker::job_ended);
     on(&EventBroker::abort_job);
     xpub_.on_subscription([this](bool on, std::string_view topic) { on_subscription(on, topic); });
 }
@@ -145,12 +146,13 @@ void EventBroker::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
     auto &ranks = jobs_[m.job.nspace];
     for (const auto &p : m.job.procs)
         if (p.hostname.empty() || p.hostname == opts_.host) ranks.insert(p.rank);
+    auto &watchers = completion_watchers_[m.job.nspace];
+    watchers.insert(watchers.end(), m.notify_completion.begin(), m.notify_completion.end());
 }
 
 void EventBroker::ns_deregister(const Envelope &env, msg::DeregisterNamespace &m) {
     if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
     jobs_.erase(m.nspace);
-    job_status_.erase(m.nspace);
     completion_watchers_.erase(m.nspace);
     cache_.forget({m.nspace, kWildcard});
 }
@@ -190,13 +192,10 @@ void EventBroker::proc_exit(const Envelope &env, msg::ProcExit &m) {
             InfoBlob().add_int(PMIX_EXIT_CODE, m.signal ? 128 + m.signal : m.exit_code).bytes();
         publish_on(msg::topic::nspace(m.nspace), std::move(e), true);
     };
-    std::int32_t failure = 0;
     if (m.signal != 0) {
-        failure = 128 + m.signal;
         publish_job(PMIX_ERR_PROC_ABORTED_BY_SIG,
                     fmt::format("{}:{} killed by signal {}", m.nspace, m.rank, m.signal));
     } else if (m.exit_code != 0) {
-        failure = m.exit_code;
         publish_job(PMIX_ERR_EXIT_NONZERO_TERM,
                     fmt::format("{}:{} exited with status {}", m.nspace, m.rank, m.exit_code));
     }
@@ -204,29 +203,35 @@ void EventBroker::proc_exit(const Envelope &env, msg::ProcExit &m) {
     // handler aborts the process on any event it is given).
     publish_job(PMIX_EVENT_PROC_TERMINATED, fmt::format("{}:{} terminated", m.nspace, m.rank),
                 true);
-    if (failure != 0) job_status_.try_emplace(m.nspace, failure);
+}
 
-    auto job = jobs_.find(m.nspace);
-    if (job == jobs_.end() || !job->second.empty()) return;
-    // The last local rank ended: the job is over here.
+// The launcher's word that a job is over: PMIX_EVENT_JOB_END on each watcher's own stream, with
+// the job (wildcard rank) as the affected process and its status as PMIX_JOB_TERM_STATUS and
+// PMIX_EXIT_CODE (what `zpmix run` would exit with: 0, the first failing rank's exit code,
+// 128+signal, the PMIx_Abort status, 124 for the time limit). Only handlers registered for it
+// run (Open MPI's default handler aborts on any event it gets).
+void EventBroker::job_ended(const Envelope &env, msg::JobEnded &m) {
+    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
     auto watchers = completion_watchers_.find(m.nspace);
-    if (watchers != completion_watchers_.end()) {
-        const auto st = job_status_.find(m.nspace);
-        const std::int32_t status = st == job_status_.end() ? 0 : st->second;
-        for (const auto &w : watchers->second) {
-            msg::Event e;
-            e.source = opts_.self;
-            e.status = PMIX_EVENT_JOB_END;
-            e.range = static_cast<std::uint8_t>(msg::Range::custom);
-            e.custom_range = {w};
-            e.affected = {{m.nspace, kWildcard}};
-            e.timestamp = now_s();
-            e.text = fmt::format("job {} ended with status {}", m.nspace, status);
-            e.info = InfoBlob().add_status(PMIX_JOB_TERM_STATUS, status).bytes();
-            publish_on(msg::topic::proc(w), std::move(e), true);
-        }
-        completion_watchers_.erase(watchers);
+    if (watchers == completion_watchers_.end()) return;
+    for (const auto &w : watchers->second) {
+        msg::Event e;
+        e.source = opts_.self;
+        e.status = PMIX_EVENT_JOB_END;
+        e.range = static_cast<std::uint8_t>(msg::Range::custom);
+        e.custom_range = {w};
+        e.affected = {{m.nspace, kWildcard}};
+        e.non_default = true;
+        e.timestamp = now_s();
+        e.text = fmt::format("job {} ended with status {}{}{}", m.nspace, m.status,
+                             m.message.empty() ? "" : ": ", m.message);
+        e.info = InfoBlob()
+                     .add_status(PMIX_JOB_TERM_STATUS, m.status)
+                     .add_int(PMIX_EXIT_CODE, m.status)
+                     .bytes();
+        publish_on(msg::topic::proc(w), std::move(e), true);
     }
+    completion_watchers_.erase(watchers);
 }
 
 // --- publishing ------------------------------------------------------------------------------

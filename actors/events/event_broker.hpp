@@ -8,8 +8,9 @@
 // sync subscription (its other subscriptions, made before on the same connection, are then in
 // effect), with the cached events of its streams for the new handler.
 // Runtime events: a process's exit (ProcExit from the launcher) becomes PMIX_EVENT_PROC_TERMINATED,
-// plus an error code when abnormal, for the rest of its job; the end of a job, PMIX_EVENT_JOB_END
-// for whoever asked.
+// plus an error code when abnormal, for the rest of its job; the end of a job (the launcher's
+// JobEnded), PMIX_EVENT_JOB_END for whoever asked: a NotifyCompletion, or the spawner of a job
+// started with PMIX_NOTIFY_COMPLETION (RegisterNamespace.notify_completion).
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -52,7 +53,6 @@ class EventBroker : public Actor {
     EventCache cache_;
     std::unordered_map<std::string, std::uint64_t> heads_;  // stream -> last seq
     std::map<std::string, std::set<std::uint32_t>> jobs_;   // nspace -> local ranks still running
-    std::map<std::string, std::int32_t> job_status_;        // nspace -> first failure's status
     std::map<std::string, std::vector<msg::Proc>> completion_watchers_;  // nspace -> requesters
     struct PendingRegister {
         Envelope req;
@@ -71,6 +71,7 @@ class EventBroker : public Actor {
     void proc_exit(const Envelope &env, msg::ProcExit &m);
     void ns_register(const Envelope &env, msg::RegisterNamespace &m);
     void ns_deregister(const Envelope &env, msg::DeregisterNamespace &m);
+    void job_ended(const Envelope &env, msg::JobEnded &m);
     void abort_job(const Envelope &env, msg::AbortJob &m);
 
     void on_subscription(bool subscribe, std::string_view topic);

@@ -57,10 +57,13 @@ std::string describe_exit(std::uint32_t rank, pid_t pid, int code, int sig) {
     return fmt::format("rank {} (pid {}) exited with status {}", rank, pid, code);
 }
 
-// The rank's environment: ours, minus what belongs to another job, plus Launch.env and the
-// client variables, then the Open MPI personality when ompi_lib_dir is set.
-std::vector<std::string> rank_environment(const std::vector<std::string> &extra,
+// The rank's environment: ours, minus what belongs to another job, plus the job's and the app's
+// variables and the client variables; then the app's prefix (PMIX_PREFIX) first on PATH and
+// LD_LIBRARY_PATH, and the Open MPI personality when ompi_lib_dir is set.
+std::vector<std::string> rank_environment(const std::vector<std::string> &job_env,
+                                          const std::vector<std::string> &app_env,
                                           const std::vector<std::string> &client,
+                                          const std::string &prefix,
                                           const std::string &ompi_lib_dir) {
     std::map<std::string, std::string> env;
     auto put = [&](const std::string &kv) {
@@ -76,12 +79,30 @@ std::vector<std::string> rank_environment(const std::vector<std::string> &extra,
             continue;
         put(std::string(kv));
     }
-    for (const auto &kv : extra) put(kv);
+    for (const auto &kv : job_env) put(kv);
+    for (const auto &kv : app_env) put(kv);
     for (const auto &kv : client) put(kv);
+    auto prepend = [&](const std::string &name, const std::string &dir) {
+        auto it = env.find(name);
+        const std::string old = it == env.end() ? "" : it->second.substr(name.size() + 1);
+        env[name] = name + "=" + dir + (old.empty() ? "" : ":" + old);
+    };
+    if (!prefix.empty()) {
+        prepend("PATH", prefix + "/bin");
+        prepend("LD_LIBRARY_PATH", prefix + "/lib");
+    }
     if (!ompi_lib_dir.empty()) personality::apply_ompi(env, ompi_lib_dir);
     std::vector<std::string> out;
     for (auto &[k, kv] : env) out.push_back(std::move(kv));
     return out;
+}
+
+// The program an app runs: its cmd, or argv[0]; a bare name found in <prefix>/bin first.
+std::string program_of(const msg::App &app) {
+    const std::string cmd = app.cmd.empty() ? app.argv.at(0) : app.cmd;
+    if (app.prefix.empty() || cmd.find('/') != std::string::npos) return cmd;
+    const std::string in_prefix = app.prefix + "/bin/" + cmd;
+    return ::access(in_prefix.c_str(), X_OK) == 0 ? in_prefix : cmd;
 }
 
 }  // namespace
@@ -89,6 +110,7 @@ std::vector<std::string> rank_environment(const std::vector<std::string> &extra,
 Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings)
     : Actor("launcher", reactor, bus), settings_(std::move(settings)) {
     on(&Launcher::launch);
+    on(&Launcher::spawn);
     on(&Launcher::signal_job);
     on(&Launcher::signal_job_ranks);
     on(&Launcher::abort_job);
@@ -173,21 +195,22 @@ std::string Launcher::locality_of(hwloc_const_bitmap_t set) const {
 
 // Rank i goes on core (i mod ncores); map-by slot and core coincide on one node with a slot per
 // core. bind-to says which cpuset it is held to: none, that core, or the core's package.
-std::string Launcher::place(msg::JobInfo &info, const msg::Launch &m, std::vector<Bitmap> &sets) {
-    if (m.map_by != "slot" && m.map_by != "core") return "unknown --map-by '" + m.map_by + "'";
-    if (m.bind_to != "none" && m.bind_to != "core" && m.bind_to != "package")
-        return "unknown --bind-to '" + m.bind_to + "'";
+std::string Launcher::place(msg::JobInfo &info, const Plan &plan, std::vector<Bitmap> &sets) {
+    if (plan.map_by != "slot" && plan.map_by != "core")
+        return "unknown --map-by '" + plan.map_by + "'";
+    if (plan.bind_to != "none" && plan.bind_to != "core" && plan.bind_to != "package")
+        return "unknown --bind-to '" + plan.bind_to + "'";
     const int ncores =
-        m.bind_to == "none" ? 0 : hwloc_get_nbobjs_by_type(topology(), HWLOC_OBJ_CORE);
+        plan.bind_to == "none" ? 0 : hwloc_get_nbobjs_by_type(topology(), HWLOC_OBJ_CORE);
     for (std::uint32_t i = 0; i < info.size; ++i) {
         msg::ProcInfo &p = info.procs[i];
         p.rank = i;
         p.local_rank = p.node_rank = static_cast<std::uint16_t>(i);
         p.hostname = hostname_;
-        if (m.bind_to == "none" || ncores <= 0) continue;
+        if (plan.bind_to == "none" || ncores <= 0) continue;
         hwloc_obj_t core = hwloc_get_obj_by_type(topo_, HWLOC_OBJ_CORE, i % ncores);
         hwloc_obj_t target = core;
-        if (m.bind_to == "package") {
+        if (plan.bind_to == "package") {
             target = hwloc_get_ancestor_obj_by_type(topo_, HWLOC_OBJ_PACKAGE, core);
             if (!target) target = hwloc_get_root_obj(topo_);
         }
@@ -200,34 +223,100 @@ std::string Launcher::place(msg::JobInfo &info, const msg::Launch &m, std::vecto
 
 void Launcher::launch(const Envelope &env, msg::Launch &m) {
     if (env.peer.tcp) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "launch over tcp refused");
-    if (shutting_down_) return reply_error(env, PMIX_ERR_NOT_AVAILABLE, "the broker is stopping");
     if (m.argv.empty() || m.argv[0].empty())
         return reply_error(env, PMIX_ERR_BAD_PARAM, "no program to launch");
-    if (m.np == 0 || m.np > kMaxRanks)
-        return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("-n must be 1..{}", kMaxRanks));
-    if (!(m.timeout_s >= 0)) return reply_error(env, PMIX_ERR_BAD_PARAM, "negative timeout");
-
     Job job;
+    job.requester = env.from;
+    job.requester_pid = env.peer.pid;
+    job.follows_children = m.follows_children;
+    job.report_child_sep = m.report_child_sep;
+    Plan plan;
+    plan.apps.push_back(msg::App{.cmd = m.argv[0],
+                                 .argv = std::move(m.argv),
+                                 .env = {},
+                                 .cwd = std::move(m.cwd),
+                                 .session_cwd = false,
+                                 .prefix = {},
+                                 .np = m.np});
+    plan.env = std::move(m.env);
+    plan.bind_to = std::move(m.bind_to);
+    plan.map_by = std::move(m.map_by);
+    plan.psets = std::move(m.psets);
+    plan.timeout_s = m.timeout_s;
+    plan.personality_ompi = m.personality_ompi;
+    start(env, std::move(job), std::move(plan));
+}
+
+// PMIx_Spawn: the spawner must be a running rank of a job of ours, whose tree the child joins.
+void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
+    if (env.peer.tcp) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "spawn over tcp refused");
+    auto parent = jobs_.find(m.parent.nspace);
+    if (parent == jobs_.end() || m.parent.rank >= parent->second.ranks.size() ||
+        parent->second.ranks[m.parent.rank].pid <= 0 || parent->second.ranks[m.parent.rank].reaped)
+        return reply_error(env, PMIX_ERR_NOT_FOUND,
+                           fmt::format("{}:{} is not a running rank of a job of this broker",
+                                       m.parent.nspace, m.parent.rank));
+    if (parent->second.status)
+        return reply_error(env, PMIX_ERR_NOT_AVAILABLE,
+                           fmt::format("job {} is ending", m.parent.nspace));
+    Job job;
+    job.requester = env.from;
+    job.parent = m.parent.nspace;
+    job.info.parent = m.parent;
+    Plan plan;
+    plan.apps = std::move(m.apps);
+    plan.env = parent->second.env;  // what its parent job's ranks were given, then its own
+    plan.env.insert(plan.env.end(), m.env.begin(), m.env.end());
+    plan.bind_to = std::move(m.bind_to);
+    plan.map_by = std::move(m.map_by);
+    plan.timeout_s = m.timeout_s;
+    plan.spawn_timeout_s = m.spawn_timeout_s;
+    if (m.notify_completion) plan.notify_completion.push_back(m.parent);
+    start(env, std::move(job), std::move(plan));
+}
+
+// Checks the plan, registers the namespace and starts spawning its ranks; or answers the
+// request with an error and nothing of the job exists.
+void Launcher::start(const Envelope &env, Job job, Plan plan) {
+    if (shutting_down_) return reply_error(env, PMIX_ERR_NOT_AVAILABLE, "the broker is stopping");
+    if (plan.apps.empty()) return reply_error(env, PMIX_ERR_BAD_PARAM, "no app to launch");
+    std::uint64_t np = 0;
+    for (const auto &app : plan.apps) {
+        if ((app.cmd.empty() && (app.argv.empty() || app.argv[0].empty())))
+            return reply_error(env, PMIX_ERR_BAD_PARAM, "an app without a program");
+        if (app.np == 0) return reply_error(env, PMIX_ERR_BAD_PARAM, "an app of 0 ranks");
+        std::error_code ec;
+        if (!app.cwd.empty() && !fs::is_directory(app.cwd, ec))
+            return reply_error(env, PMIX_ERR_JOB_WDIR_NOT_FOUND, "no working directory " + app.cwd);
+        np += app.np;
+    }
+    if (np > kMaxRanks)
+        return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("-n must be 1..{}", kMaxRanks));
+    if (!(plan.timeout_s >= 0) || !(plan.spawn_timeout_s >= 0))
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "negative timeout");
+
     msg::JobInfo &info = job.info;
     info.nspace = fmt::format("zpmix.{}.{}", ::getpid(), next_job_++);
-    info.size = info.univ_size = info.max_procs = m.np;
-    info.num_apps = 1;
+    info.size = info.univ_size = info.max_procs = static_cast<std::uint32_t>(np);
+    info.num_apps = static_cast<std::uint32_t>(plan.apps.size());
     info.nodes = {hostname_};
-    info.procs.resize(m.np);
-    for (const auto &pset : m.psets) {
+    info.procs.resize(np);
+    for (std::uint32_t app = 0, rank = 0; app < plan.apps.size(); ++app)
+        for (std::uint32_t i = 0; i < plan.apps[app].np; ++i) info.procs[rank++].app_num = app;
+    for (const auto &pset : plan.psets) {
         auto &ranks = info.psets[pset];
-        for (std::uint32_t i = 0; i < m.np; ++i) ranks.push_back(i);
+        for (std::uint32_t i = 0; i < np; ++i) ranks.push_back(i);
     }
     Spawning &sp = job.spawning.emplace();
-    sp.sets.resize(m.np);
-    if (auto err = place(info, m, sp.sets); !err.empty())
+    sp.sets.resize(np);
+    if (auto err = place(info, plan, sp.sets); !err.empty())
         return reply_error(env, PMIX_ERR_BAD_PARAM, err);
 
     info.session_tmpdir = settings_.run_dir + "/session";
     info.nsdir = info.session_tmpdir + "/" + info.nspace;
     std::error_code ec;
     fs::create_directories(info.nsdir, ec);
-    for (std::uint32_t i = 0; i < m.np && !ec; ++i)
+    for (std::uint32_t i = 0; i < np && !ec; ++i)
         fs::create_directory(info.nsdir + "/" + std::to_string(i), ec);
     if (ec) {
         fs::remove_all(info.nsdir, ec);
@@ -235,30 +324,37 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
     }
     const std::string secret = random_secret();
 
-    // One environment for the job; only PMIX_RANK differs between ranks.
-    sp.env = rank_environment(m.env,
-                              {"ZPMIX_URI=" + settings_.uri, "ZPMIX_SECRET=" + secret,
-                               "ZPMIX_PROTOCOL=" + std::to_string(build::protocol_version),
-                               "PMIX_NAMESPACE=" + info.nspace, "PMIX_RANK=0"},
-                              m.personality_ompi ? personality::library_dir() : "");
-    sp.rank_var = static_cast<std::size_t>(
-        std::find_if(sp.env.begin(), sp.env.end(),
-                     [](const std::string &kv) { return kv.starts_with("PMIX_RANK="); }) -
-        sp.env.begin());
+    // One environment per app; only PMIX_RANK differs between its ranks.
+    const std::vector<std::string> client_vars = {
+        "ZPMIX_URI=" + settings_.uri, "ZPMIX_SECRET=" + secret,
+        "ZPMIX_PROTOCOL=" + std::to_string(build::protocol_version),
+        "PMIX_NAMESPACE=" + info.nspace, "PMIX_RANK=0"};
+    for (auto &app : plan.apps) {
+        AppPlan &a = sp.apps.emplace_back();
+        a.cmd = program_of(app);
+        a.argv = app.argv.empty() ? std::vector<std::string>{a.cmd} : std::move(app.argv);
+        a.cwd = app.session_cwd && app.cwd.empty() ? info.nsdir : std::move(app.cwd);
+        const bool ompi = plan.personality_ompi ? *plan.personality_ompi
+                                                : personality::links_libmpi(a.cmd, a.cwd);
+        a.env = rank_environment(plan.env, app.env, client_vars, app.prefix,
+                                 ompi ? personality::library_dir() : "");
+        a.rank_var = static_cast<std::size_t>(
+            std::find_if(a.env.begin(), a.env.end(),
+                         [](const std::string &kv) { return kv.starts_with("PMIX_RANK="); }) -
+            a.env.begin());
+    }
     sp.request = env;
-    sp.argv = std::move(m.argv);
-    sp.cwd = std::move(m.cwd);
-    job.ranks.resize(m.np);
-    job.requester = env.from;
-    job.requester_pid = env.peer.pid;
+    job.env = std::move(plan.env);
+    job.ranks.resize(np);
 
     const std::string nspace = info.nspace;
     // Server and events know the namespace before its first rank exists (both posted in order).
-    broadcast(msg::RegisterNamespace{info, secret});
+    broadcast(msg::RegisterNamespace{info, secret, std::move(plan.notify_completion)});
     auto [it, inserted] = jobs_.emplace(nspace, std::move(job));
     Job &j = it->second;
-    if (m.timeout_s > 0) {
-        const double limit = m.timeout_s;
+    if (!j.parent.empty()) jobs_.at(j.parent).children.insert(nspace);
+    if (plan.timeout_s > 0) {
+        const double limit = plan.timeout_s;
         j.time_limit =
             reactor().after(std::chrono::duration_cast<Reactor::Clock::duration>(
                                 std::chrono::duration<double>(limit)),
@@ -269,6 +365,19 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
                                 fail(it->second, kTimeoutStatus,
                                      fmt::format("job exceeded its time limit of {} s", limit));
                             });
+    }
+    if (plan.spawn_timeout_s > 0) {
+        const double limit = plan.spawn_timeout_s;
+        j.spawning->deadline = reactor().after(
+            std::chrono::duration_cast<Reactor::Clock::duration>(
+                std::chrono::duration<double>(limit)),
+            [this, nspace, limit] {
+                auto it = jobs_.find(nspace);
+                if (it == jobs_.end() || !it->second.spawning) return;
+                it->second.spawning->deadline = 0;
+                abandon_launch(nspace, PMIX_ERR_TIMEOUT,
+                               fmt::format("its ranks were not all started within {} s", limit));
+            });
     }
     reactor().post([this, nspace] { spawn_next(nspace); });
     watch_requester(j.requester_pid);
@@ -297,6 +406,7 @@ void Launcher::spawn_next(const std::string &nspace) {
 // Spawns rank i bound to its cpuset; its output and exit are watched once the job is launched.
 std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     Spawning &sp = *job.spawning;
+    AppPlan &app = sp.apps[job.info.procs[i].app_num];
     Rank &r = job.ranks[i];
     int out[2], err[2];
     if (::pipe2(out, O_CLOEXEC) != 0) return fmt::format("pipe: {}", strerror(errno));
@@ -311,7 +421,7 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-    if (!sp.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, sp.cwd.c_str());
+    if (!app.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, app.cwd.c_str());
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     // One process group per job: signals reach what the ranks start too. The broker's
@@ -325,11 +435,11 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     posix_spawnattr_setflags(
         &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
-    sp.env[sp.rank_var] = "PMIX_RANK=" + std::to_string(i);
+    app.env[app.rank_var] = "PMIX_RANK=" + std::to_string(i);
     std::vector<char *> argv, envp;
-    for (auto &a : sp.argv) argv.push_back(a.data());
+    for (auto &a : app.argv) argv.push_back(a.data());
     argv.push_back(nullptr);
-    for (auto &e : sp.env) envp.push_back(e.data());
+    for (auto &e : app.env) envp.push_back(e.data());
     envp.push_back(nullptr);
 
     std::string error;
@@ -344,10 +454,12 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     }
     pid_t pid = -1;
     if (error.empty()) {
-        const int rc = ::posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
+        const int rc = ::posix_spawnp(&pid, app.cmd.c_str(), &fa, &attr, argv.data(), envp.data());
         if (rc != 0) {
-            error = fmt::format("cannot launch '{}': {}", sp.argv[0], strerror(rc));
-            status = rc == ENOENT ? PMIX_ERR_NOT_FOUND : PMIX_ERR_SYS_OTHER;
+            error = fmt::format("cannot launch '{}': {}", app.cmd, strerror(rc));
+            status = rc == ENOENT                    ? PMIX_ERR_JOB_EXE_NOT_FOUND
+                     : rc == EACCES || rc == ENOEXEC ? PMIX_ERR_JOB_APP_NOT_EXECUTABLE
+                                                     : PMIX_ERR_JOB_FAILED_TO_LAUNCH;
         }
     }
     if (set) {
@@ -379,6 +491,7 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
 void Launcher::launched(const std::string &nspace) {
     Job &j = jobs_.at(nspace);
     const Envelope request = std::move(j.spawning->request);
+    if (j.spawning->deadline) reactor().cancel(j.spawning->deadline);
     j.spawning.reset();
     msg::LaunchReply reply_msg{nspace, {}};
     for (const auto &p : j.info.procs) reply_msg.pids.push_back(p.pid);
@@ -392,12 +505,13 @@ void Launcher::launched(const std::string &nspace) {
     if (j.live == 0) finish(nspace);
 }
 
-// A rank could not be spawned: nothing of the job survives, and the Launch gets the error.
+// A rank could not be spawned in time, or at all: nothing of the job survives, and the request
+// gets the error.
 void Launcher::abandon_launch(const std::string &nspace, int status, const std::string &error) {
     auto it = jobs_.find(nspace);
     Job &job = it->second;
     for (auto &r : job.ranks) {
-        if (r.pid > 0) {
+        if (r.pid > 0 && !r.reaped) {
             ::kill(r.pid, SIGKILL);
             ::waitpid(r.pid, nullptr, 0);
         }
@@ -406,14 +520,17 @@ void Launcher::abandon_launch(const std::string &nspace, int status, const std::
     }
     if (job.kill_timer) reactor().cancel(job.kill_timer);
     if (job.time_limit) reactor().cancel(job.time_limit);
+    if (job.spawning->deadline) reactor().cancel(job.spawning->deadline);
     std::error_code ec;
     fs::remove_all(job.info.nsdir, ec);
     broadcast(msg::DeregisterNamespace{nspace});  // server, events
-    log().info("launch of {} failed: {}", job.spawning->argv[0], error);
+    log().info("launch of {} failed: {}", nspace, error);
     if (!job.requester.empty()) reply_error(job.spawning->request, status, error);
     const std::int64_t requester_pid = job.requester_pid;
+    const std::string parent = job.parent;
     jobs_.erase(it);
     release_requester(requester_pid);
+    leave_parent(parent, nspace);
     if (jobs_.empty() && on_idle_) std::exchange(on_idle_, nullptr)();
 }
 
@@ -430,8 +547,8 @@ void Launcher::read_pipe(Job &job, std::size_t rank, int which, bool drain) {
     std::string &buf = which == 1 ? r.out_buf : r.err_buf;
     if (fd < 0) return;
     auto emit = [&](std::string data) {
-        to_requester(job, msg::Output{job.info.nspace, static_cast<std::uint32_t>(rank),
-                                      static_cast<std::uint8_t>(which), std::move(data)});
+        to_stream(job, msg::Output{job.info.nspace, static_cast<std::uint32_t>(rank),
+                                   static_cast<std::uint8_t>(which), std::move(data)});
     };
     char chunk[16384];
     for (int rounds = 0; drain || rounds < 16; ++rounds) {
@@ -484,7 +601,7 @@ void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
     read_pipe(job, rank, 2, true);
     msg::ProcExit exit{nspace, static_cast<std::uint32_t>(rank), r.pid, code, sig};
     broadcast(exit);
-    to_requester(job, exit);
+    to_stream(job, exit);
     if ((sig || code) && !r.ending_on_request)
         fail(job, sig ? 128 + sig : code, describe_exit(rank, r.pid, code, sig));
     if (job.live == 0) finish(nspace);
@@ -495,6 +612,11 @@ void Launcher::fail(Job &job, int status, std::string message) {
         job.status = status;
         job.message = std::move(message);
         log().info("{}: {}", job.info.nspace, job.message);
+        // What `zpmix run` exits with: the first failure of any job of its tree.
+        if (status != 0 && !job.ended_by_parent) {
+            Job &root = root_of(job);
+            if (!root.tree_status) root.tree_status = status;
+        }
     }
     if (job.terminating || job.live == 0) return;
     job.terminating = true;
@@ -515,6 +637,11 @@ void Launcher::signal_ranks(Job &job, int sig) {
         if (!r.reaped && r.pid > 0) ::kill(r.pid, sig);
 }
 
+void Launcher::signal_tree(Job &job, int sig) {
+    signal_ranks(job, sig);
+    for (const auto &child : job.children) signal_tree(jobs_.at(child), sig);
+}
+
 void Launcher::finish(const std::string &nspace) {
     auto it = jobs_.find(nspace);
     Job &job = it->second;
@@ -531,9 +658,9 @@ void Launcher::finish(const std::string &nspace) {
             std::string &buf = which == 1 ? r.out_buf : r.err_buf;
             if (fd < 0) continue;
             if (!buf.empty())
-                to_requester(job,
-                             msg::Output{nspace, static_cast<std::uint32_t>(i),
-                                         static_cast<std::uint8_t>(which), std::exchange(buf, {})});
+                to_stream(job,
+                          msg::Output{nspace, static_cast<std::uint32_t>(i),
+                                      static_cast<std::uint8_t>(which), std::exchange(buf, {})});
             reactor().unwatch_fd(fd);
             ::close(fd);
             fd = -1;
@@ -541,16 +668,60 @@ void Launcher::finish(const std::string &nspace) {
     }
     if (job.kill_timer) reactor().cancel(job.kill_timer);
     if (job.time_limit) reactor().cancel(job.time_limit);
+    job.kill_timer = job.time_limit = 0;
     std::error_code ec;
     fs::remove_all(job.info.nsdir, ec);
-    broadcast(msg::DeregisterNamespace{nspace});  // server, events
     const int status = job.status.value_or(0);
     log().info("{} ended with status {}", nspace, status);
-    to_requester(job, msg::JobEnded{nspace, status, job.message});
+    // Events sends PMIX_EVENT_JOB_END to whoever asked; then the namespace is gone (server,
+    // events).
+    broadcast(msg::JobEnded{nspace, status, job.message});
+    broadcast(msg::DeregisterNamespace{nspace});
+    job.ranks_over = true;
+    // A job's end ends the jobs it spawned that still run, as in PRRTE (PMIX_SPAWN_CHILD_SEP, which
+    // would keep them, is not in this PMIx version).
+    for (const auto &child : job.children) {
+        Job &c = jobs_.at(child);
+        if (c.ranks_over) continue;
+        c.ended_by_parent = true;
+        fail(c, 128 + SIGTERM, fmt::format("its parent job {} ended", nspace));
+    }
+    conclude(nspace);
+}
+
+// A job is over once its ranks and the jobs it spawned are: the last message about it, and then
+// its parent may be over too.
+void Launcher::conclude(const std::string &nspace) {
+    auto it = jobs_.find(nspace);
+    Job &job = it->second;
+    if (!job.ranks_over || !job.children.empty()) return;
+    const int own = job.status.value_or(0);
+    if (job.parent.empty()) {
+        const int status = job.report_child_sep ? own : job.tree_status.value_or(0);
+        to_requester(job, msg::JobEnded{nspace, status, job.message});
+    } else {
+        to_stream(job, msg::JobEnded{nspace, own, job.message});
+    }
     const std::int64_t requester_pid = job.requester_pid;
+    const std::string parent = job.parent;
     jobs_.erase(it);
     release_requester(requester_pid);
+    leave_parent(parent, nspace);
     if (jobs_.empty() && on_idle_) std::exchange(on_idle_, nullptr)();
+}
+
+void Launcher::leave_parent(const std::string &parent, const std::string &nspace) {
+    if (parent.empty()) return;
+    auto it = jobs_.find(parent);
+    if (it == jobs_.end()) return;
+    it->second.children.erase(nspace);
+    conclude(parent);
+}
+
+Launcher::Job &Launcher::root_of(const Job &job) {
+    const Job *j = &job;
+    while (!j->parent.empty()) j = &jobs_.at(j->parent);  // a parent outlives its children
+    return jobs_.at(j->info.nspace);
 }
 
 // Stops watching a requester that has no job left.
@@ -569,8 +740,8 @@ void Launcher::signal_job(const Envelope &env, msg::SignalJob &m) {
     if (it == jobs_.end()) return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
     if (m.signal <= 0 || m.signal >= NSIG)
         return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("bad signal {}", m.signal));
-    log().info("{}: forwarding signal {}", m.nspace, m.signal);
-    signal_ranks(it->second, m.signal);
+    log().info("{}: forwarding signal {} to it and the jobs it spawned", m.nspace, m.signal);
+    signal_tree(it->second, m.signal);
     reply(env, msg::Ok{});
 }
 

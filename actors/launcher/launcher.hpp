@@ -7,12 +7,18 @@
 // The namespace is registered first and the ranks are spawned one per reactor turn, so the Hellos
 // of the first ranks are answered while the last ones are started; the LaunchReply (with every
 // pid) comes once all are spawned, before any Output or ProcExit.
+//
+// Jobs a rank spawns (PMIx_Spawn, msg::Spawn) are children of its job, launched the same way:
+// their Output, ProcExit and JobEnded go to the requester of the job at the root of the tree
+// (`zpmix run` prints them), and they end when their parent job ends, as PRRTE ends them. A job
+// is over, and its requester gets its JobEnded, once its ranks and all the jobs it spawned are.
 #include <sys/types.h>
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,19 +62,40 @@ class Launcher : public Actor {
         bool reaped = false;
         bool ending_on_request = false;  // job control ended it: not a failure of the job
     };
-    // What spawning the ranks one by one needs; dropped once the launch is answered.
-    struct Spawning {
-        Envelope request;  // the Launch, answered when the last rank is spawned
+    // How an app's ranks are started.
+    struct AppPlan {
+        std::string cmd;  // what posix_spawnp looks up
         std::vector<std::string> argv;
         std::string cwd;
-        std::vector<std::string> env;  // shared by every rank but for env[rank_var]
+        std::vector<std::string> env;  // shared by the app's ranks but for env[rank_var]
         std::size_t rank_var = 0;
-        std::vector<Bitmap> sets;  // per rank; null when unbound
+    };
+    // What spawning the ranks one by one needs; dropped once the launch is answered.
+    struct Spawning {
+        Envelope request;           // the Launch or Spawn, answered when the last rank is spawned
+        std::vector<AppPlan> apps;  // by app number
+        std::vector<Bitmap> sets;   // per rank; null when unbound
+        Reactor::TimerId deadline = 0;  // Spawn.spawn_timeout_s
+    };
+    // A job to start, from a Launch or a Spawn.
+    struct Plan {
+        std::vector<msg::App> apps;
+        std::vector<std::string> env;  // for every app, before the app's own
+        std::string bind_to, map_by;
+        std::vector<std::string> psets;
+        double timeout_s = 0, spawn_timeout_s = 0;
+        std::optional<bool> personality_ompi;  // nullopt: per app, whether it links libmpi
+        std::vector<msg::Proc> notify_completion;
     };
     struct Job {
         msg::JobInfo info;
-        std::string requester;  // routing id; cleared when the requester is gone
-        std::int64_t requester_pid = 0;
+        std::string requester;           // routing id; cleared when the requester is gone
+        std::int64_t requester_pid = 0;  // watched for a launched job; 0 for a spawned one
+        bool follows_children = false;   // Launch.follows_children
+        bool report_child_sep = false;   // Launch.report_child_sep
+        std::string parent;              // the job that spawned it; empty for a launched job
+        std::set<std::string> children;  // the jobs it spawned that are not over
+        std::vector<std::string> env;    // Plan.env, which the jobs it spawns inherit
         pid_t pgid = 0;
         std::vector<Rank> ranks;
         std::size_t spawned = 0;
@@ -77,6 +104,9 @@ class Launcher : public Actor {
         std::optional<int> status;  // set by the first failure
         std::string message;
         bool terminating = false;
+        bool ranks_over = false;         // every rank is reaped; the job waits for its children
+        bool ended_by_parent = false;    // terminated because its parent job ended: no failure
+        std::optional<int> tree_status;  // a launched job's: the first failure in its tree
         Reactor::TimerId kill_timer = 0, time_limit = 0;
     };
 
@@ -90,30 +120,43 @@ class Launcher : public Actor {
     std::function<void()> on_idle_;
 
     void launch(const Envelope &env, msg::Launch &m);
+    void spawn(const Envelope &env, msg::Spawn &m);
     void signal_job(const Envelope &env, msg::SignalJob &m);
     void signal_job_ranks(const Envelope &env, msg::SignalRanks &m);
     void abort_job(const Envelope &env, msg::AbortJob &m);
 
+    void start(const Envelope &env, Job job, Plan plan);
     void spawn_next(const std::string &nspace);
     std::string spawn_rank(Job &job, std::size_t i, int &status);
     void launched(const std::string &nspace);
     void abandon_launch(const std::string &nspace, int status, const std::string &error);
 
     hwloc_topology_t topology();
-    std::string place(msg::JobInfo &info, const msg::Launch &m, std::vector<Bitmap> &sets);
+    std::string place(msg::JobInfo &info, const Plan &plan, std::vector<Bitmap> &sets);
     std::string locality_of(hwloc_const_bitmap_t set) const;
     void on_output(const std::string &nspace, std::size_t rank, int which);
     void read_pipe(Job &job, std::size_t rank, int which, bool to_eof_or_empty);
     void on_rank_exit(const std::string &nspace, std::size_t rank);
     void fail(Job &job, int status, std::string message);
     void signal_ranks(Job &job, int sig);
+    void signal_tree(Job &job, int sig);
     void finish(const std::string &nspace);
+    void conclude(const std::string &nspace);
+    void leave_parent(const std::string &parent, const std::string &nspace);
+    Job &root_of(const Job &job);  // the launched job at the top of its tree
     void watch_requester(std::int64_t pid);
     void release_requester(std::int64_t pid);
     void requester_died(std::int64_t pid);
     template <class Msg>
     void to_requester(const Job &job, const Msg &m) {
         if (!job.requester.empty()) send(job.requester, m);
+    }
+    // Output, ProcExit and a spawned job's JobEnded: to the requester of the tree's root, if it
+    // follows the jobs its job spawns.
+    template <class Msg>
+    void to_stream(const Job &job, const Msg &m) {
+        const Job &root = root_of(job);
+        if (&root == &job || root.follows_children) to_requester(root, m);
     }
 };
 

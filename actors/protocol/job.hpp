@@ -39,8 +39,9 @@ struct JobInfo {
     std::vector<std::string> nodes;  // index = node id
     std::vector<ProcInfo> procs;     // index = rank
     std::map<std::string, std::vector<std::uint32_t>> psets;  // name -> ranks
+    Proc parent = {};  // PMIX_PARENT_ID of a job PMIx_Spawn started; empty nspace otherwise
     ZPMIX_MSG_MAP(nspace, size, univ_size, max_procs, num_apps, session_tmpdir, nsdir, nodes, procs,
-                  psets);
+                  psets, parent);
 };
 
 // `zpmix run` -> broker: start a job. Answered by LaunchReply, then streamed Output and
@@ -56,7 +57,48 @@ struct Launch {
     std::vector<std::string> psets;  // PMIX_PSET_NAMES: each names the whole job
     double timeout_s = 0;            // 0: no limit
     bool personality_ompi = false;
-    ZPMIX_MSG_MAP(argv, env, cwd, np, bind_to, map_by, psets, timeout_s, personality_ompi);
+    // The requester also takes the Output, ProcExit and JobEnded of the jobs its job spawns
+    // (PMIx_Spawn), whose nspaces it has not launched; an older `zpmix run` does not say so,
+    // and is sent nothing of them.
+    bool follows_children = false;
+    // PMIX_REPORT_CHILD_SEP: the final JobEnded's status is the job's own. Otherwise it is that of
+    // the first job of the tree (the job or one it spawned) that failed, as the standard says.
+    bool report_child_sep = false;
+    ZPMIX_MSG_MAP(argv, env, cwd, np, bind_to, map_by, psets, timeout_s, personality_ompi,
+                  follows_children, report_child_sep);
+};
+
+// One application of a spawned job (a pmix_app_t): a program and how many ranks run it. A job's
+// ranks are numbered consecutively across its apps, in order; PMIX_APPNUM is the app's index.
+struct App {
+    std::string cmd;                // looked up in PATH (after prefix/bin) unless it has a '/'
+    std::vector<std::string> argv;  // argv[0] included
+    std::vector<std::string> env;   // "NAME=value" added to its ranks' environment
+    std::string cwd;                // empty: the job's session directory if session_cwd, else
+                                    // the broker's
+    bool session_cwd = false;       // PMIX_SET_SESSION_CWD
+    std::string prefix;             // PMIX_PREFIX: <prefix>/bin on PATH, <prefix>/lib on
+                                    // LD_LIBRARY_PATH, first
+    std::uint32_t np = 1;
+    ZPMIX_MSG_MAP(cmd, argv, env, cwd, session_cwd, prefix, np);
+};
+
+// Client -> launcher: PMIx_Spawn, a child job of the spawner's job. Answered by LaunchReply once
+// every rank is spawned, or an ErrorReply (PMIX_ERR_JOB_EXE_NOT_FOUND, PMIX_ERR_TIMEOUT...; then
+// no rank of it is left). The child's Output, ProcExit and JobEnded go where its parent job's go
+// (Launch.follows_children); it is terminated when its parent job ends.
+struct Spawn {
+    static constexpr const char *type = "job.spawn";
+    Proc parent;  // the spawner, a rank of a job this broker launched
+    std::vector<App> apps;
+    std::vector<std::string> env;    // added to every app's environment (before App.env)
+    bool notify_completion = false;  // PMIX_NOTIFY_COMPLETION: PMIX_EVENT_JOB_END to the parent
+    double spawn_timeout_s = 0;      // PMIX_TIMEOUT, PMIX_SPAWN_TIMEOUT: every rank started by then
+    double timeout_s = 0;            // PMIX_JOB_TIMEOUT: the job's time limit; 0: none
+    std::string bind_to = "none";    // PMIX_BINDTO, as Launch
+    std::string map_by = "slot";     // PMIX_MAPBY, as Launch
+    ZPMIX_MSG_MAP(parent, apps, env, notify_completion, spawn_timeout_s, timeout_s, bind_to,
+                  map_by);
 };
 
 struct LaunchReply {
@@ -87,7 +129,9 @@ struct ProcExit {
     ZPMIX_MSG_MAP(nspace, rank, pid, exit_code, signal);
 };
 
-// The job is over; status is what `zpmix run` exits with (0, exit code, or 128+signal).
+// The job is over; status is what `zpmix run` exits with (0, exit code, or 128+signal). The
+// launcher broadcasts it to the broker's actors when the job's last rank is reaped; its requester
+// gets it once the jobs it spawned are over too (their own JobEnded come before it).
 struct JobEnded {
     static constexpr const char *type = "job.ended";
     std::string nspace;
@@ -135,7 +179,8 @@ struct RegisterNamespace {
     static constexpr const char *type = "ns.register";
     JobInfo job;
     std::string secret;
-    ZPMIX_MSG_MAP(job, secret);
+    std::vector<Proc> notify_completion = {};  // who gets PMIX_EVENT_JOB_END when it ends
+    ZPMIX_MSG_MAP(job, secret, notify_completion);
 };
 struct RankSpawned {
     static constexpr const char *type = "ns.spawned";

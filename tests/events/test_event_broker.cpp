@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <future>
+#include <map>
+#include <set>
 #include <thread>
 
 #include <pmix_common.h>
@@ -300,23 +302,51 @@ BOOST_AUTO_TEST_CASE(a_process_exit_becomes_termination_events_for_its_job) {
     BOOST_TEST(!first->second.info.empty());
 }
 
+// The launcher's JobEnded (after the job's last ProcExit) is the end of a job: a NotifyCompletion's
+// requester and the spawner named by the namespace's registration (PMIX_NOTIFY_COMPLETION of a
+// PMIx_Spawn) each get PMIX_EVENT_JOB_END on their own stream, with the job's status.
 BOOST_AUTO_TEST_CASE(job_end_goes_to_whoever_asked) {
     Fixture f;
     msg::JobInfo job;
     job.nspace = "job9";
     job.procs.resize(2);
     job.procs[1].rank = 1;
-    f.req.ask(msg::RegisterNamespace{job, ""});
+    f.req.ask(msg::RegisterNamespace{job, "", {{"parent", 2}}});
     f.req.ask(msg::NotifyCompletion{{"tool", 0}, "job9"});
     BOOST_TEST(await(f.req.on_status) == 0);
-    auto sub = f.subscriber({"ev/p/tool/0/"}, "end");
+    auto sub = f.subscriber({"ev/p/tool/0/", "ev/p/parent/2/"}, "end");
     f.req.ask(msg::ProcExit{"job9", 0, 1, 3, 0});
-    BOOST_TEST(!next_event(sub, 100ms));  // rank 1 still runs
     f.req.ask(msg::ProcExit{"job9", 1, 2, 0, 0});
-    auto end = next_event(sub);
-    BOOST_REQUIRE(end);
-    BOOST_TEST(end->second.status == PMIX_EVENT_JOB_END);
-    BOOST_TEST(end->first == "ev/p/tool/0/j/" + std::to_string(PMIX_EVENT_JOB_END) + "/");
+    BOOST_TEST(!next_event(sub, 100ms));  // the launcher has not said that the job is over
+    f.req.ask(msg::JobEnded{"job9", 3, "rank 0 exited with status 3"});
+    std::set<std::string> topics;
+    for (int i = 0; i < 2; ++i) {
+        auto end = next_event(sub);
+        BOOST_REQUIRE(end);
+        topics.insert(end->first);
+        const msg::Event &e = end->second;
+        BOOST_TEST(e.status == PMIX_EVENT_JOB_END);
+        BOOST_TEST(e.non_default);  // default handlers (Open MPI's aborts) do not get it
+        BOOST_REQUIRE(e.affected.size() == 1u);
+        BOOST_TEST(e.affected[0].nspace == "job9");
+        BOOST_TEST(e.affected[0].rank == PMIX_RANK_WILDCARD);
+        // info: [[key, flags, [type, value]], ...] with the job's status.
+        auto info = msgpack::unpack(reinterpret_cast<const char *>(e.info.data()), e.info.size());
+        std::map<std::string, std::int64_t> values;
+        for (const auto &item : info.get().as<std::vector<msgpack::object>>()) {
+            const auto kv = item.as<std::vector<msgpack::object>>();
+            values[kv.at(0).as<std::string>()] =
+                kv.at(2).as<std::vector<msgpack::object>>().at(1).as<std::int64_t>();
+        }
+        BOOST_TEST(values.at(PMIX_JOB_TERM_STATUS) == 3);
+        BOOST_TEST(values.at(PMIX_EXIT_CODE) == 3);
+    }
+    const std::string code = std::to_string(PMIX_EVENT_JOB_END);
+    BOOST_TEST((topics == std::set<std::string>{"ev/p/tool/0/j/" + code + "/",
+                                                "ev/p/parent/2/j/" + code + "/"}));
+    // Once: the watchers are forgotten.
+    f.req.ask(msg::JobEnded{"job9", 3, ""});
+    BOOST_TEST(!next_event(sub, 100ms));
 }
 
 BOOST_AUTO_TEST_CASE(dropped_events_are_recovered_from_the_cache) {
