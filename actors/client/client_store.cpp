@@ -131,7 +131,6 @@ ClientStore::Namespace ClientStore::make_namespace(const msg::JobInfo &job, std:
     set_u32(m, PMIX_UNIV_SIZE, job.univ_size ? job.univ_size : job.size);
     set_u32(m, PMIX_MAX_PROCS, job.max_procs ? job.max_procs : job.size);
     set_u32(m, PMIX_JOB_NUM_APPS, job.num_apps);
-    if (job.num_apps == 1) set_u32(m, PMIX_APP_SIZE, job.size);
     set_str(m, PMIX_NSPACE, job.nspace);
     set_str(m, PMIX_JOBID, job.nspace);
     if (!job.session_tmpdir.empty()) set_str(m, PMIX_TMPDIR, job.session_tmpdir);
@@ -162,8 +161,29 @@ ClientStore::Namespace ClientStore::make_namespace(const msg::JobInfo &job, std:
         pmix_rank_t leader = *std::min_element(local.begin(), local.end());
         set(m, PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
     }
-    pmix_rank_t app_leader = 0;
+    // App-level keys of the caller's app: its ranks are consecutive (PMIX_APPLDR is the first).
+    const std::uint32_t my_app = my_rank < job.procs.size() ? job.procs[my_rank].app_num : 0;
+    pmix_rank_t app_leader = static_cast<pmix_rank_t>(job.procs.size());
+    std::uint32_t app_size = 0;
+    for (const auto &p : job.procs) {
+        if (p.app_num != my_app) continue;
+        app_leader = std::min(app_leader, static_cast<pmix_rank_t>(p.rank));
+        ++app_size;
+    }
+    if (job.procs.empty()) {
+        app_leader = 0;
+        app_size = job.size;
+    }
     set(m, PMIX_APPLDR, &app_leader, PMIX_PROC_RANK);
+    set_u32(m, PMIX_APP_SIZE, app_size);
+    // A job PMIx_Spawn started knows its spawner.
+    const bool spawned = !job.parent.nspace.empty();
+    set(m, PMIX_SPAWNED, &spawned, PMIX_BOOL);
+    if (spawned) {
+        pmix_proc_t parent;
+        PMIX_LOAD_PROCID(&parent, job.parent.nspace.c_str(), job.parent.rank);
+        set(m, PMIX_PARENT_ID, &parent, PMIX_PROC);
+    }
     if (ns.my_node < job.nodes.size()) {
         set_str(m, PMIX_HOSTNAME, job.nodes[ns.my_node]);
         set_u32(m, PMIX_NODEID, ns.my_node);

@@ -19,6 +19,7 @@
 #include "actors/protocol/modex.hpp"
 #include "client_events.hpp"
 #include "client_jobctl.hpp"
+#include "client_spawn.hpp"
 #include "value_codec.hpp"
 
 namespace {
@@ -117,6 +118,7 @@ pmix_status_t init_singleton(Client &c) {
     c.actor = std::make_unique<ClientActor>(*c.store);
     (void)c::events_start(*c.actor, c.me, job, "", "");  // no connection: cannot fail
     c::jobctl_start(*c.actor, c.me);
+    c::spawn_start(*c.actor, c.me);
     return PMIX_SUCCESS;
 }
 
@@ -164,6 +166,7 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
         return rc;
     }
     c::jobctl_start(*c.actor, c.me);
+    c::spawn_start(*c.actor, c.me);
     return PMIX_SUCCESS;
 }
 
@@ -435,6 +438,7 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo) 
     if (--c.refs > 0) return PMIX_SUCCESS;
     c.initialized.store(false, std::memory_order_release);
     c::jobctl_stop();
+    c::spawn_stop();
     c::events_stop();
     c.actor.reset();  // fails whatever is still pending, then disconnects
     c.store.reset();

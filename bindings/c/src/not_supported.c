@@ -595,28 +595,6 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const pmix_nspace_t ns
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Spawn(const pmix_info_t job_info[], size_t ninfo,
-                                     const pmix_app_t apps[], size_t napps, pmix_nspace_t nspace) {
-    (void)job_info;
-    (void)ninfo;
-    (void)apps;
-    (void)napps;
-    (void)nspace;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Spawn_nb(const pmix_info_t job_info[], size_t ninfo,
-                                        const pmix_app_t apps[], size_t napps,
-                                        pmix_spawn_cbfunc_t cbfunc, void *cbdata) {
-    (void)job_info;
-    (void)ninfo;
-    (void)apps;
-    (void)napps;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_tool_attach_to_server(pmix_proc_t *myproc, pmix_proc_t *server,
                                                      pmix_info_t info[], size_t ninfo) {
     (void)myproc;

@@ -1,0 +1,305 @@
+// zpmix: PMIx_Spawn and PMIx_Spawn_nb. One request to the broker's launcher (msg::Spawn): it
+// starts the apps as one new job, a child of the caller's job, and answers with its namespace
+// once every rank is started (or with why none is left). The child's ranks see the caller as
+// PMIX_PARENT_ID; with PMIX_NOTIFY_COMPLETION the caller gets PMIX_EVENT_JOB_END when it ends.
+//
+// Directives (job_info, and each app's info for those marked "app"): PMIX_TIMEOUT and
+// PMIX_SPAWN_TIMEOUT (every rank started within), PMIX_JOB_TIMEOUT (the job's time limit),
+// PMIX_NOTIFY_COMPLETION, PMIX_SETUP_APP_ENVARS (the caller's environment for the apps),
+// PMIX_BINDTO (none, core, package), PMIX_MAPBY (slot, core), and, also per app, PMIX_WDIR,
+// PMIX_SET_SESSION_CWD, PMIX_PREFIX, PMIX_SET_ENVAR, PMIX_HOST and PMIX_HOSTFILE (this node is
+// the only one: naming another is refused when required). Any other directive is ignored, or
+// refused with PMIX_ERR_NOT_SUPPORTED when marked required.
+#include "client_spawn.hpp"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "actors/protocol/job.hpp"
+#include "pmix.h"
+
+extern char **environ;
+
+namespace zpmix::c {
+
+namespace {
+
+// Guards the actor against a concurrent finalize; calls hold it only while submitting.
+std::mutex g_mu;
+client::ClientActor *g_actor = nullptr;
+pmix_proc_t g_me{};
+
+// How long past the launcher's own spawn deadline the caller waits for its answer.
+constexpr std::uint32_t kAnswerMarginMs = 5000;
+
+bool is(const pmix_info_t &i, const char *key) {
+    return PMIX_CHECK_KEY(&i, key);
+}
+
+std::optional<std::string> string_of(const pmix_value_t &v) {
+    if (v.type != PMIX_STRING || v.data.string == nullptr) return std::nullopt;
+    return std::string(v.data.string);
+}
+
+std::optional<double> seconds_of(const pmix_value_t &v) {
+    pmix_status_t rc;
+    std::int64_t n = 0;
+    PMIX_VALUE_GET_NUMBER(rc, &v, n, std::int64_t);
+    if (rc != PMIX_SUCCESS || n < 0) return std::nullopt;
+    return static_cast<double>(n);
+}
+
+std::string lower(std::string s) {
+    for (char &c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// Whether a host named in PMIX_HOST or a hostfile is this node (the broker's: ipc is local).
+bool is_this_node(const std::string &host) {
+    char buf[256] = {};
+    ::gethostname(buf, sizeof buf - 1);
+    const std::string me = buf;
+    return host == me || host == me.substr(0, me.find('.')) || host == "localhost" ||
+           host == "127.0.0.1";
+}
+
+// PMIX_HOST: a comma-separated list. PMIX_HOSTFILE: one host per line (first word; '#' comments).
+std::optional<std::vector<std::string>> hosts_of(const pmix_info_t &i) {
+    auto s = string_of(i.value);
+    if (!s) return std::nullopt;
+    std::vector<std::string> hosts;
+    if (is(i, PMIX_HOST)) {
+        std::stringstream in(*s);
+        for (std::string h; std::getline(in, h, ',');)
+            if (!h.empty()) hosts.push_back(h);
+        return hosts;
+    }
+    std::ifstream in(*s);
+    if (!in) return std::nullopt;
+    for (std::string line; std::getline(in, line);) {
+        std::stringstream words(line.substr(0, line.find('#')));
+        if (std::string h; words >> h) hosts.push_back(h);
+    }
+    return hosts;
+}
+
+// The caller's environment for PMIX_SETUP_APP_ENVARS, without what names it in its own job.
+std::vector<std::string> harvested_environment() {
+    std::vector<std::string> out;
+    for (char **e = environ; e && *e; ++e) {
+        const std::string_view kv = *e;
+        if (kv.starts_with("PMIX_NAMESPACE=") || kv.starts_with("PMIX_RANK=") ||
+            kv.starts_with("ZPMIX_URI=") || kv.starts_with("ZPMIX_SECRET=") ||
+            kv.starts_with("ZPMIX_PROTOCOL="))
+            continue;
+        out.emplace_back(kv);
+    }
+    return out;
+}
+
+// What the job's directives give every app that does not say otherwise.
+struct AppDefaults {
+    std::optional<std::string> cwd;
+    bool session_cwd = false;
+    std::string prefix;
+};
+
+// One directive, of the job (app == nullptr) or of an app. PMIX_ERR_BAD_PARAM for a value of the
+// wrong type, PMIX_ERR_NOT_SUPPORTED for a required directive zpmix cannot honour.
+pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &harvest,
+                    msg::App *app) {
+    const bool job = app == nullptr;
+    const pmix_value_t &v = i.value;
+    if (job && (is(i, PMIX_TIMEOUT) || is(i, PMIX_SPAWN_TIMEOUT) || is(i, PMIX_JOB_TIMEOUT))) {
+        auto s = seconds_of(v);
+        if (!s) return PMIX_ERR_BAD_PARAM;
+        (is(i, PMIX_JOB_TIMEOUT) ? m.timeout_s : m.spawn_timeout_s) = *s;
+    } else if (job && is(i, PMIX_NOTIFY_COMPLETION)) {
+        m.notify_completion = PMIX_INFO_TRUE(&i);
+    } else if (job && is(i, PMIX_SETUP_APP_ENVARS)) {
+        harvest = PMIX_INFO_TRUE(&i);
+    } else if (job && (is(i, PMIX_BINDTO) || is(i, PMIX_MAPBY))) {
+        auto s = string_of(v);
+        if (!s) return PMIX_ERR_BAD_PARAM;
+        const std::string policy = lower(*s);
+        const bool bind = is(i, PMIX_BINDTO);
+        const bool known = bind ? policy == "none" || policy == "core" || policy == "package"
+                                : policy == "slot" || policy == "core";
+        if (known)
+            (bind ? m.bind_to : m.map_by) = policy;
+        else if (PMIX_INFO_IS_REQUIRED(&i))
+            return PMIX_ERR_NOT_SUPPORTED;
+    } else if (is(i, PMIX_WDIR)) {
+        auto s = string_of(v);
+        if (!s || s->empty()) return PMIX_ERR_BAD_PARAM;
+        if (job)
+            d.cwd = *s;
+        else
+            app->cwd = *s;
+    } else if (is(i, PMIX_SET_SESSION_CWD)) {
+        (job ? d.session_cwd : app->session_cwd) = PMIX_INFO_TRUE(&i);
+    } else if (is(i, PMIX_PREFIX)) {
+        auto s = string_of(v);
+        if (!s || s->empty()) return PMIX_ERR_BAD_PARAM;
+        (job ? d.prefix : app->prefix) = *s;
+    } else if (is(i, PMIX_SET_ENVAR)) {
+        if (v.type != PMIX_ENVAR || v.data.envar.envar == nullptr || v.data.envar.envar[0] == 0)
+            return PMIX_ERR_BAD_PARAM;
+        std::string kv =
+            std::string(v.data.envar.envar) + "=" + (v.data.envar.value ? v.data.envar.value : "");
+        (job ? m.env : app->env).push_back(std::move(kv));
+    } else if (is(i, PMIX_HOST) || is(i, PMIX_HOSTFILE)) {
+        // Ranks run on this node whatever is asked: only a required placement elsewhere fails.
+        if (!PMIX_INFO_IS_REQUIRED(&i)) return PMIX_SUCCESS;
+        auto hosts = hosts_of(i);
+        if (!hosts) return PMIX_ERR_BAD_PARAM;
+        for (const auto &h : *hosts)
+            if (!is_this_node(h)) return PMIX_ERR_NOT_SUPPORTED;
+    } else if (PMIX_INFO_IS_REQUIRED(&i)) {
+        return PMIX_ERR_NOT_SUPPORTED;
+    }
+    return PMIX_SUCCESS;
+}
+
+// The Spawn request for the call's arguments, and how long to wait for its answer.
+pmix_status_t spawn_message(const pmix_info_t job_info[], size_t ninfo, const pmix_app_t apps[],
+                            size_t napps, msg::Spawn &m, std::uint32_t &wait_ms) {
+    if (apps == nullptr || napps == 0) return PMIX_ERR_BAD_PARAM;
+    AppDefaults d;
+    bool harvest = false;
+    for (size_t n = 0; job_info != nullptr && n < ninfo; ++n)
+        if (pmix_status_t rc = apply(job_info[n], m, d, harvest, nullptr); rc != PMIX_SUCCESS)
+            return rc;
+    if (!d.cwd) {
+        // As Open MPI does: the spawner's working directory, where its relative paths point.
+        if (char *cwd = ::getcwd(nullptr, 0)) {
+            d.cwd = cwd;
+            std::free(cwd);
+        }
+    }
+    for (size_t a = 0; a < napps; ++a) {
+        const pmix_app_t &in = apps[a];
+        msg::App &app = m.apps.emplace_back();
+        if (in.maxprocs <= 0) return PMIX_ERR_BAD_PARAM;
+        app.np = static_cast<std::uint32_t>(in.maxprocs);
+        if (in.cmd != nullptr) app.cmd = in.cmd;
+        for (size_t k = 0; in.argv != nullptr && in.argv[k] != nullptr; ++k)
+            app.argv.emplace_back(in.argv[k]);
+        if (app.cmd.empty() && (app.argv.empty() || app.argv[0].empty())) return PMIX_ERR_BAD_PARAM;
+        if (app.argv.empty()) app.argv.push_back(app.cmd);
+        for (size_t k = 0; in.env != nullptr && in.env[k] != nullptr; ++k) {
+            const char *eq = std::strchr(in.env[k], '=');
+            if (eq == nullptr || eq == in.env[k]) return PMIX_ERR_BAD_PARAM;
+            app.env.emplace_back(in.env[k]);
+        }
+        if (in.cwd != nullptr && in.cwd[0] != 0) app.cwd = in.cwd;
+        for (size_t n = 0; in.info != nullptr && n < in.ninfo; ++n)
+            if (pmix_status_t rc = apply(in.info[n], m, d, harvest, &app); rc != PMIX_SUCCESS)
+                return rc;
+        if (app.prefix.empty()) app.prefix = d.prefix;
+        if (app.cwd.empty()) {
+            app.session_cwd = app.session_cwd || d.session_cwd;
+            if (!app.session_cwd && d.cwd) app.cwd = *d.cwd;
+        }
+    }
+    if (harvest) {
+        std::vector<std::string> env = harvested_environment();
+        env.insert(env.end(), m.env.begin(), m.env.end());  // explicit settings win
+        m.env = std::move(env);
+    }
+    wait_ms = m.spawn_timeout_s > 0
+                  ? static_cast<std::uint32_t>(m.spawn_timeout_s * 1000) + kAnswerMarginMs
+                  : 0;
+    return PMIX_SUCCESS;
+}
+
+// The actor to ask, with the caller's identity filled in: PMIX_ERR_INIT before PMIx_Init,
+// PMIX_ERR_UNREACH for a singleton (no launcher to ask).
+pmix_status_t actor_for(msg::Spawn &m, client::ClientActor *&actor) {
+    std::lock_guard lock(g_mu);
+    if (!g_actor) return PMIX_ERR_INIT;
+    if (!g_actor->has_broker()) return PMIX_ERR_UNREACH;
+    m.parent = {std::string(g_me.nspace, strnlen(g_me.nspace, PMIX_MAX_NSLEN)), g_me.rank};
+    actor = g_actor;
+    return PMIX_SUCCESS;
+}
+
+// The child's namespace from the launcher's answer.
+pmix_status_t nspace_of(const Envelope &reply, std::string &nspace) {
+    try {
+        nspace = reply.as<msg::LaunchReply>().nspace;
+    } catch (const DecodeError &) {
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+    return nspace.empty() || nspace.size() > PMIX_MAX_NSLEN ? PMIX_ERR_UNPACK_FAILURE
+                                                            : PMIX_SUCCESS;
+}
+
+}  // namespace
+
+void spawn_start(client::ClientActor &actor, const pmix_proc_t &me) {
+    std::lock_guard lock(g_mu);
+    g_actor = &actor;
+    g_me = me;
+}
+
+void spawn_stop() {
+    std::lock_guard lock(g_mu);
+    g_actor = nullptr;
+}
+
+}  // namespace zpmix::c
+
+using namespace zpmix;
+using namespace zpmix::c;
+
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_Spawn(const pmix_info_t job_info[], size_t ninfo,
+                                     const pmix_app_t apps[], size_t napps, pmix_nspace_t nspace) {
+    msg::Spawn m;
+    std::uint32_t wait_ms = 0;
+    client::ClientActor *actor = nullptr;
+    if (pmix_status_t rc = actor_for(m, actor); rc != PMIX_SUCCESS) return rc;
+    if (pmix_status_t rc = spawn_message(job_info, ninfo, apps, napps, m, wait_ms);
+        rc != PMIX_SUCCESS)
+        return rc;
+    auto reply = actor->call(m, wait_ms);
+    if (reply.status != PMIX_SUCCESS) return reply.status;
+    std::string child;
+    if (pmix_status_t rc = nspace_of(reply.env, child); rc != PMIX_SUCCESS) return rc;
+    if (nspace != nullptr) PMIX_LOAD_NSPACE(nspace, child.c_str());
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Spawn_nb(const pmix_info_t job_info[], size_t ninfo,
+                                        const pmix_app_t apps[], size_t napps,
+                                        pmix_spawn_cbfunc_t cbfunc, void *cbdata) {
+    if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+    msg::Spawn m;
+    std::uint32_t wait_ms = 0;
+    client::ClientActor *actor = nullptr;
+    if (pmix_status_t rc = actor_for(m, actor); rc != PMIX_SUCCESS) return rc;
+    if (pmix_status_t rc = spawn_message(job_info, ninfo, apps, napps, m, wait_ms);
+        rc != PMIX_SUCCESS)
+        return rc;
+    actor->request(m, wait_ms, [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
+        std::string child;
+        if (status == PMIX_SUCCESS) status = nspace_of(*env, child);
+        pmix_nspace_t ns;
+        PMIX_LOAD_NSPACE(ns, status == PMIX_SUCCESS ? child.c_str() : "");
+        cbfunc(status, ns, cbdata);
+    });
+    return PMIX_SUCCESS;
+}
+
+}  // extern "C"
