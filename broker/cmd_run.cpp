@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <string_view>
 #include <tuple>
 
 #include <pmix_common.h>
@@ -207,7 +208,10 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     Envelope env;
     int sig = 0;
     std::vector<int> pending_signals;
-    auto wait_reply = [&](const char *what) -> std::optional<int> {
+    // What the jobs its ranks spawn send may come before the LaunchReply (a rank spawns while
+    // the last ranks are started): it waits for the reply.
+    std::vector<Envelope> early;
+    auto wait_reply = [&](const char *what, std::string_view type) -> std::optional<int> {
         const auto deadline = std::chrono::steady_clock::now() + kHelloTimeout;
         for (;;) {
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -219,6 +223,10 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
                     if (env.type == msg::ErrorReply::type) {
                         const auto e = env.as<msg::ErrorReply>();
                         return fail(e.message, exit_status_of(e.status));
+                    }
+                    if (env.type != type) {
+                        early.push_back(std::move(env));
+                        continue;
                     }
                     return std::nullopt;
                 case Session::Event::signal:
@@ -232,9 +240,9 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
             }
         }
     };
-    if (auto failed = wait_reply("hello")) return finish(*failed);
+    if (auto failed = wait_reply("hello", msg::Welcome::type)) return finish(*failed);
     session.send(launch);
-    if (auto failed = wait_reply("launch")) return finish(*failed);
+    if (auto failed = wait_reply("launch", msg::LaunchReply::type)) return finish(*failed);
     const auto launched = env.as<msg::LaunchReply>();
     spdlog::debug("job {} launched: {} rank(s)", launched.nspace, launched.pids.size());
 
@@ -247,6 +255,46 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
 
     // (nspace, rank, fd) -> inside a line
     std::map<std::tuple<std::string, std::uint32_t, int>, bool> mid_line;
+    // A message about the job or a job it spawned; the exit status once the job is over.
+    auto handle = [&](const Envelope &m) -> std::optional<int> {
+        try {
+            if (m.type == msg::Output::type) {
+                auto out = m.as<msg::Output>();
+                const int fd = out.fd == 2 ? 2 : 1;
+                bool &inside = mid_line[{out.nspace, out.rank, fd}];
+                if (o.tag_output && !inside)
+                    out.data = fmt::format("[{},{}]<{}>: ", out.nspace, out.rank,
+                                           fd == 1 ? "stdout" : "stderr") +
+                               out.data;
+                inside = !out.data.ends_with('\n');
+                write_all(fd, out.data);
+            } else if (m.type == msg::ProcExit::type) {
+                const auto e = m.as<msg::ProcExit>();
+                spdlog::debug("{} rank {} (pid {}) ended: code {} signal {}", e.nspace, e.rank,
+                              e.pid, e.exit_code, e.signal);
+            } else if (m.type == msg::JobEnded::type) {
+                const auto e = m.as<msg::JobEnded>();
+                if (e.nspace != launched.nspace) {  // a job it spawned, over before it
+                    spdlog::debug("spawned job {} ended with status {}", e.nspace, e.status);
+                    if (!e.message.empty())
+                        std::cerr << "zpmix run: spawned job " << e.nspace << ": " << e.message
+                                  << "\n";
+                    return std::nullopt;
+                }
+                if (!e.message.empty()) std::cerr << "zpmix run: " << e.message << "\n";
+                return e.status;
+            } else if (m.type == msg::ErrorReply::type) {
+                spdlog::warn("broker: {}", m.as<msg::ErrorReply>().message);
+            }
+        } catch (const DecodeError &e) {
+            spdlog::warn("{}", e.what());
+        }
+        return std::nullopt;
+    };
+    if (!early.empty())
+        spdlog::debug("{} message(s) of spawned jobs came before the launch's reply", early.size());
+    for (const auto &m : early)
+        if (auto status = handle(m)) return finish(*status);
     for (;;) {
         switch (session.next(env, sig, -1ms)) {
             case Session::Event::timeout:
@@ -263,38 +311,7 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
             case Session::Event::message:
                 break;
         }
-        try {
-            if (env.type == msg::Output::type) {
-                auto out = env.as<msg::Output>();
-                const int fd = out.fd == 2 ? 2 : 1;
-                bool &inside = mid_line[{out.nspace, out.rank, fd}];
-                if (o.tag_output && !inside)
-                    out.data = fmt::format("[{},{}]<{}>: ", out.nspace, out.rank,
-                                           fd == 1 ? "stdout" : "stderr") +
-                               out.data;
-                inside = !out.data.ends_with('\n');
-                write_all(fd, out.data);
-            } else if (env.type == msg::ProcExit::type) {
-                const auto e = env.as<msg::ProcExit>();
-                spdlog::debug("{} rank {} (pid {}) ended: code {} signal {}", e.nspace, e.rank,
-                              e.pid, e.exit_code, e.signal);
-            } else if (env.type == msg::JobEnded::type) {
-                const auto e = env.as<msg::JobEnded>();
-                if (e.nspace != launched.nspace) {  // a job it spawned, over before it
-                    spdlog::debug("spawned job {} ended with status {}", e.nspace, e.status);
-                    if (!e.message.empty())
-                        std::cerr << "zpmix run: spawned job " << e.nspace << ": " << e.message
-                                  << "\n";
-                    continue;
-                }
-                if (!e.message.empty()) std::cerr << "zpmix run: " << e.message << "\n";
-                return finish(e.status);
-            } else if (env.type == msg::ErrorReply::type) {
-                spdlog::warn("broker: {}", env.as<msg::ErrorReply>().message);
-            }
-        } catch (const DecodeError &e) {
-            spdlog::warn("{}", e.what());
-        }
+        if (auto status = handle(env)) return finish(*status);
     }
 }
 
