@@ -146,8 +146,10 @@ void EventBroker::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
     auto &ranks = jobs_[m.job.nspace];
     for (const auto &p : m.job.procs)
         if (p.hostname.empty() || p.hostname == opts_.host) ranks.insert(p.rank);
-    auto &watchers = completion_watchers_[m.job.nspace];
-    watchers.insert(watchers.end(), m.notify_completion.begin(), m.notify_completion.end());
+    if (!m.notify_completion.empty()) {
+        auto &watchers = completion_watchers_[m.job.nspace];
+        watchers.insert(watchers.end(), m.notify_completion.begin(), m.notify_completion.end());
+    }
 }
 
 void EventBroker::ns_deregister(const Envelope &env, msg::DeregisterNamespace &m) {

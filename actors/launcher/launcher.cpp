@@ -28,6 +28,7 @@ namespace {
 
 constexpr std::size_t kMaxChunk = 64 * 1024;  // a longer line is forwarded in pieces
 constexpr std::uint32_t kMaxRanks = 65535;    // local_rank is 16 bits
+constexpr double kForever = 1e9;              // s: a longer time limit is none (and fits a timer)
 
 int pidfd_open(pid_t pid) {
     return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
@@ -294,6 +295,8 @@ void Launcher::start(const Envelope &env, Job job, Plan plan) {
         return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("-n must be 1..{}", kMaxRanks));
     if (!(plan.timeout_s >= 0) || !(plan.spawn_timeout_s >= 0))
         return reply_error(env, PMIX_ERR_BAD_PARAM, "negative timeout");
+    if (plan.timeout_s > kForever) plan.timeout_s = 0;
+    if (plan.spawn_timeout_s > kForever) plan.spawn_timeout_s = 0;
 
     msg::JobInfo &info = job.info;
     info.nspace = fmt::format("zpmix.{}.{}", ::getpid(), next_job_++);

@@ -150,6 +150,29 @@ BOOST_AUTO_TEST_CASE(a_job_time_limit_ends_the_child) {
     BOOST_TEST(p.err().find("time limit") != std::string::npos, p.err());
 }
 
+BOOST_AUTO_TEST_CASE(a_spawned_job_spawns_too) {
+    Env e;
+    // The parent spawns 2 ranks of spawn_parent, whose rank 0 spawns 2 ranks of spawn_child.
+    auto p = e.run({"-n", "1", kParent, "notify", kParent, "notify", kChild});
+    BOOST_TEST(p.exit_code() == 0, p.err());
+    const auto spawned = lines_of(p, "spawned");
+    BOOST_REQUIRE_MESSAGE(spawned.size() == 2u, p.out());
+    std::map<std::string, std::string> child_of;  // spawner -> the job it spawned
+    for (const auto &l : spawned) child_of[words(l)[3]] = words(l)[1];
+    // The grandchildren's parent is rank 0 of the child job, whose parent is the root's rank 0.
+    const auto children = children_of(p);
+    BOOST_REQUIRE_MESSAGE(children.size() == 2u, p.out());
+    const std::string middle = children.at("0").at("parent");
+    BOOST_REQUIRE(child_of.contains(middle));
+    BOOST_TEST(child_of.at(middle) == children.at("0").at("nspace"));
+    const std::string middle_ns = middle.substr(0, middle.rfind(':'));
+    BOOST_REQUIRE_EQUAL(child_of.size(), 2u);
+    for (const auto &[spawner, job] : child_of)
+        if (spawner != middle) BOOST_TEST(job == middle_ns);
+    BOOST_TEST(lines_of(p, "job-end").size() == 2u, p.out());
+    for (const auto &l : lines_of(p, "job-end")) BOOST_TEST(fields(l).at("status") == "0");
+}
+
 BOOST_AUTO_TEST_CASE(apps_are_numbered_consecutively) {
     Env e;
     auto p = e.run({"-n", "1", kParent, "multi", kChild, e.tmp.path});

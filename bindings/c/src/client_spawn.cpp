@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -216,9 +217,9 @@ pmix_status_t spawn_message(const pmix_info_t job_info[], size_t ninfo, const pm
         env.insert(env.end(), m.env.begin(), m.env.end());  // explicit settings win
         m.env = std::move(env);
     }
-    wait_ms = m.spawn_timeout_s > 0
-                  ? static_cast<std::uint32_t>(m.spawn_timeout_s * 1000) + kAnswerMarginMs
-                  : 0;
+    const double limit_ms =
+        std::min(m.spawn_timeout_s * 1000, static_cast<double>(UINT32_MAX - kAnswerMarginMs));
+    wait_ms = m.spawn_timeout_s > 0 ? static_cast<std::uint32_t>(limit_ms) + kAnswerMarginMs : 0;
     return PMIX_SUCCESS;
 }
 
