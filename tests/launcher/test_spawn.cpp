@@ -78,6 +78,19 @@ std::map<std::string, std::map<std::string, std::string>> children_of(const Chil
     return out;
 }
 
+// The pids the n sleeping child ranks print ("child pid <pid>"); fails the test without them.
+std::vector<pid_t> child_pids(Child &p, std::size_t n) {
+    std::vector<pid_t> pids;
+    const bool all = p.until([&] {
+        pids.clear();
+        for (const auto &l : lines_of(p, "child"))
+            if (auto w = words(l); w.size() == 3 && w[1] == "pid") pids.push_back(std::stoi(w[2]));
+        return pids.size() == n;
+    });
+    BOOST_REQUIRE_MESSAGE(all, p.out() + p.err());
+    return pids;
+}
+
 bool gone(pid_t pid) {
     return ::kill(pid, 0) != 0 && errno == ESRCH;
 }
@@ -232,14 +245,7 @@ BOOST_AUTO_TEST_CASE(spawns_that_must_fail) {
 BOOST_AUTO_TEST_CASE(run_waits_for_the_children_and_ends_them) {
     Env e;
     auto p = e.run({"-n", "1", "--tag-output", kParent, "orphan", kChild, e.tmp.path});
-    std::vector<pid_t> pids;
-    BOOST_REQUIRE_MESSAGE(p.until([&] {
-        pids.clear();
-        for (const auto &l : lines_of(p, "child"))
-            if (auto w = words(l); w.size() == 3 && w[1] == "pid") pids.push_back(std::stoi(w[2]));
-        return pids.size() == 2;
-    }),
-                          p.out());
+    const std::vector<pid_t> pids = child_pids(p, 2);
     const std::string child_ns = words(lines_of(p, "spawned").at(0))[1];
     // The parent job ends normally; its child job still runs, and is ended (as PRRTE does)
     // before `zpmix run` exits, without counting as a failure.
@@ -253,15 +259,21 @@ BOOST_AUTO_TEST_CASE(run_waits_for_the_children_and_ends_them) {
 BOOST_AUTO_TEST_CASE(sigterm_to_run_ends_the_children_too) {
     Env e;
     auto p = e.run({"-n", "1", kParent, "orphan", kChild, e.tmp.path});
-    std::vector<pid_t> pids;
-    BOOST_REQUIRE_MESSAGE(p.until([&] {
-        pids.clear();
-        for (const auto &l : lines_of(p, "child"))
-            if (auto w = words(l); w.size() == 3 && w[1] == "pid") pids.push_back(std::stoi(w[2]));
-        return pids.size() == 2;
-    }),
-                          p.out());
+    const std::vector<pid_t> pids = child_pids(p, 2);
     ::kill(p.pid(), SIGTERM);
+    BOOST_TEST(p.exit_code() == 128 + SIGTERM);
+    for (pid_t pid : pids) BOOST_TEST(gone(pid), "pid " << pid);
+}
+
+BOOST_AUTO_TEST_CASE(stopping_the_broker_ends_the_whole_tree) {
+    Env e;
+    Child broker({kZpmix, "broker"}, e.env());
+    BOOST_REQUIRE(
+        broker.until([&] { return broker.err().find("listening on") != std::string::npos; }, 10s));
+    auto p = e.run({"-n", "1", kParent, "orphan", kChild, e.tmp.path});
+    const std::vector<pid_t> pids = child_pids(p, 2);
+    ::kill(broker.pid(), SIGTERM);
+    BOOST_TEST(broker.exit_code() == 0);
     BOOST_TEST(p.exit_code() == 128 + SIGTERM);
     for (pid_t pid : pids) BOOST_TEST(gone(pid), "pid " << pid);
 }
