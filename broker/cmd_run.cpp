@@ -82,6 +82,11 @@ class Session {
         monitor_.connect("inproc://zpmix-run-monitor");
         dealer_.connect(uri);
     }
+    // The monitor stops before its PAIR closes: libzmq leaks an event (the broker's end, seen
+    // while the sockets close) that it fails to send to a closed PAIR.
+    ~Session() { zmq_socket_monitor(dealer_.handle(), nullptr, 0); }
+    Session(const Session &) = delete;
+    Session &operator=(const Session &) = delete;
 
     template <class M>
     void send(const M &m) {
