@@ -261,7 +261,7 @@ BOOST_AUTO_TEST_CASE(sigterm_to_run_ends_the_children_too) {
     auto p = e.run({"-n", "1", kParent, "orphan", kChild, e.tmp.path});
     const std::vector<pid_t> pids = child_pids(p, 2);
     ::kill(p.pid(), SIGTERM);
-    BOOST_TEST(p.exit_code() == 128 + SIGTERM);
+    BOOST_TEST(p.exit_code() == 128 + SIGTERM, p.err());
     for (pid_t pid : pids) BOOST_TEST(gone(pid), "pid " << pid);
 }
 
@@ -274,7 +274,7 @@ BOOST_AUTO_TEST_CASE(stopping_the_broker_ends_the_whole_tree) {
     const std::vector<pid_t> pids = child_pids(p, 2);
     ::kill(broker.pid(), SIGTERM);
     BOOST_TEST(broker.exit_code() == 0);
-    BOOST_TEST(p.exit_code() == 128 + SIGTERM);
+    BOOST_TEST(p.exit_code() == 128 + SIGTERM, p.err());
     for (pid_t pid : pids) BOOST_TEST(gone(pid), "pid " << pid);
 }
 
