@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE broker
 #include <boost/test/unit_test.hpp>
 
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -219,6 +220,38 @@ BOOST_AUTO_TEST_CASE(hello_and_welcome) {
     // Messages only the broker's actors may send are refused from peers.
     p.send(msg::RegisterNamespace{two_rank_job(), ""});
     BOOST_TEST(p.error_status() == PMIX_ERR_NO_PERMISSIONS);
+}
+
+// A peer's Launch runs on the launcher's own reactor thread (under TSan, a handler run on the
+// broker's thread races the launcher's timers and jobs), and the job runs to its end.
+BOOST_AUTO_TEST_CASE(a_peer_launch_runs_on_the_launchers_thread) {
+    zpmix::test::capture_log();
+    TempDir tmp;
+    Broker b(config_in(tmp.path + "/run"));
+    b.start();
+    Peer p(b.uri());
+    msg::Hello h;
+    h.role = "launcher";
+    h.pid = ::getpid();
+    p.hello(h);
+    msg::Launch launch;
+    launch.argv = {"true"};
+    launch.np = 2;
+    launch.timeout_s = 60;  // a timer of the launcher's reactor, set by the handler
+    p.send(launch, 7);
+    auto reply = p.recv();
+    BOOST_REQUIRE(reply);
+    BOOST_REQUIRE_EQUAL(reply->type, msg::LaunchReply::type);
+    BOOST_TEST(reply->id == 7u);
+    const std::string nspace = reply->as<msg::LaunchReply>().nspace;
+    p.send(msg::SignalJob{nspace, SIGCONT}, 8);  // while it runs, or once it is gone
+    for (;;) {
+        auto env = p.recv();
+        BOOST_REQUIRE(env);
+        if (env->type != msg::JobEnded::type) continue;
+        BOOST_TEST(env->as<msg::JobEnded>().status == 0);
+        break;
+    }
 }
 
 BOOST_AUTO_TEST_CASE(bad_messages_answered_others_still_served) {
