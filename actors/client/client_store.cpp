@@ -83,10 +83,24 @@ const std::unordered_map<std::string_view, ProcKey> kProcKeys = {
     {PMIX_PROCID, ProcKey::procid},
 };
 
+// PMIX_APPLDR and PMIX_APP_SIZE of app `app`: its ranks are consecutive, the leader the first.
+void set_app_keys(ValueMap &m, const msg::JobInfo &job, std::uint32_t app) {
+    pmix_rank_t leader = 0;
+    std::uint32_t size = 0;
+    for (const auto &p : job.procs) {
+        if (p.app_num != app) continue;
+        if (size++ == 0) leader = p.rank;
+    }
+    if (job.procs.empty()) size = job.size;
+    set(m, PMIX_APPLDR, &leader, PMIX_PROC_RANK);
+    set_u32(m, PMIX_APP_SIZE, size);
+}
+
 }  // namespace
 
 void ClientStore::set_job(const msg::JobInfo &job, std::uint32_t my_rank) {
     Namespace ns = make_namespace(job, my_rank < job.procs.size() ? job.procs[my_rank].node_id : 0);
+    if (my_rank < job.procs.size()) set_app_keys(ns.job_values, job, job.procs[my_rank].app_num);
     std::unique_lock lock(mu_);
     my_nspace_ = job.nspace;
     my_rank_ = my_rank;
@@ -161,21 +175,7 @@ ClientStore::Namespace ClientStore::make_namespace(const msg::JobInfo &job, std:
         pmix_rank_t leader = *std::min_element(local.begin(), local.end());
         set(m, PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
     }
-    // App-level keys of the caller's app: its ranks are consecutive (PMIX_APPLDR is the first).
-    const std::uint32_t my_app = my_rank < job.procs.size() ? job.procs[my_rank].app_num : 0;
-    pmix_rank_t app_leader = static_cast<pmix_rank_t>(job.procs.size());
-    std::uint32_t app_size = 0;
-    for (const auto &p : job.procs) {
-        if (p.app_num != my_app) continue;
-        app_leader = std::min(app_leader, static_cast<pmix_rank_t>(p.rank));
-        ++app_size;
-    }
-    if (job.procs.empty()) {
-        app_leader = 0;
-        app_size = job.size;
-    }
-    set(m, PMIX_APPLDR, &app_leader, PMIX_PROC_RANK);
-    set_u32(m, PMIX_APP_SIZE, app_size);
+    set_app_keys(m, job, 0);  // the own job's are the caller's app's (set_job)
     // A job PMIx_Spawn started knows its spawner.
     const bool spawned = !job.parent.nspace.empty();
     set(m, PMIX_SPAWNED, &spawned, PMIX_BOOL);

@@ -611,16 +611,7 @@ void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
 }
 
 void Launcher::fail(Job &job, int status, std::string message) {
-    if (!job.status) {
-        job.status = status;
-        job.message = std::move(message);
-        log().info("{}: {}", job.info.nspace, job.message);
-        // What `zpmix run` exits with: the first failure of any job of its tree.
-        if (status != 0 && !job.ended_by_parent) {
-            Job &root = root_of(job);
-            if (!root.tree_status) root.tree_status = status;
-        }
-    }
+    if (!job.status) set_status(job, status, std::move(message));
     if (job.terminating || job.live == 0) return;
     job.terminating = true;
     signal_ranks(job, SIGTERM);
@@ -632,6 +623,18 @@ void Launcher::fail(Job &job, int status, std::string message) {
             it->second.kill_timer = 0;
             signal_ranks(it->second, SIGKILL);
         });
+}
+
+// The job's first failure (or abort): its status and why. It is also the tree's, what the root's
+// requester gets, if no job of the tree failed before.
+void Launcher::set_status(Job &job, int status, std::string message) {
+    job.status = status;
+    job.message = std::move(message);
+    log().info("{}: {}", job.info.nspace, job.message);
+    if (status != 0 && !job.ended_by_parent) {
+        Job &root = root_of(job);
+        if (!root.tree_status) root.tree_status = status;
+    }
 }
 
 void Launcher::signal_ranks(Job &job, int sig) {
@@ -700,7 +703,7 @@ void Launcher::conclude(const std::string &nspace) {
     if (!job.ranks_over || !job.children.empty()) return;
     const int own = job.status.value_or(0);
     if (job.parent.empty()) {
-        const int status = job.report_child_sep ? own : job.tree_status.value_or(0);
+        const int status = job.report_child_sep ? own : job.tree_status.value_or(own);
         to_requester(job, msg::JobEnded{nspace, status, job.message});
     } else {
         to_stream(job, msg::JobEnded{nspace, own, job.message});
@@ -795,11 +798,7 @@ void Launcher::abort_job(const Envelope &env, msg::AbortJob &m) {
             fail(job, m.status, std::move(message));
             continue;
         }
-        if (!job.status) {
-            job.status = m.status;
-            job.message = std::move(message);
-            log().info("{}: {}", nspace, job.message);
-        }
+        if (!job.status) set_status(job, m.status, std::move(message));
         std::erase_if(list, [&](std::uint32_t r) {
             return r >= job.ranks.size() || job.ranks[r].reaped || job.ranks[r].pid <= 0;
         });

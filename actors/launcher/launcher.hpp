@@ -138,6 +138,7 @@ class Launcher : public Actor {
     void read_pipe(Job &job, std::size_t rank, int which, bool to_eof_or_empty);
     void on_rank_exit(const std::string &nspace, std::size_t rank);
     void fail(Job &job, int status, std::string message);
+    void set_status(Job &job, int status, std::string message);
     void signal_ranks(Job &job, int sig);
     void signal_tree(Job &job, int sig);
     void finish(const std::string &nspace);
