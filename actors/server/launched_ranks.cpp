@@ -56,11 +56,20 @@ std::int64_t LaunchedRanks::pid_of(const msg::Proc &proc) const {
 
 bool LaunchedRanks::may_act_as(const PeerCredentials &sender, const msg::Proc &proc) {
     if (sender.pid <= 0) return true;
-    const std::int64_t pid = pid_of(proc);
-    if (pid <= 0 || pid == sender.pid) return true;
-    auto [it, fresh] = descends_.try_emplace({sender.pid, pid}, false);
-    if (fresh) it->second = descends_from(sender.pid, pid);
-    return it->second;
+    auto is = [&](std::int64_t rank_pid) {
+        if (rank_pid == sender.pid) return true;
+        auto [it, fresh] = descends_.try_emplace({sender.pid, rank_pid}, false);
+        if (fresh) it->second = descends_from(sender.pid, rank_pid);
+        return it->second;
+    };
+    if (const std::int64_t pid = pid_of(proc); pid > 0) return is(pid);
+    // The rank's own pid is not known yet (its ns.spawned may come after a sibling's commit):
+    // a sender that is another rank of the job is still not this one.
+    auto job = pids_.find(proc.nspace);
+    if (job == pids_.end()) return true;
+    for (std::size_t r = 0; r < job->second.size(); ++r)
+        if (r != proc.rank && job->second[r] > 0 && is(job->second[r])) return false;
+    return true;
 }
 
 }  // namespace zpmix

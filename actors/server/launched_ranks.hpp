@@ -7,9 +7,9 @@
 // rank's pid (ns.spawned); the kernel vouches for the pid of every ipc peer's message
 // (Envelope::peer). A sender may act as a proc when it is that rank's process or one of its
 // descendants (a rank may be a wrapper script that runs the real program as its child). Nothing
-// can be checked, and everything is allowed, when either pid is unknown: tcp peers (their Hello
-// proved the job's secret), the broker's own actors, namespaces registered without pids (ranks
-// this broker did not launch) and ranks not spawned yet.
+// can be checked, and everything is allowed, when the sender's pid is unknown (tcp peers, whose
+// Hello proved the job's secret; the broker's own actors) or the namespace has no pids (ranks
+// this broker did not launch). For a rank not spawned yet, only its job's other ranks are refused.
 //
 // Each actor that checks owns its own LaunchedRanks, fed from the messages it handles.
 #include <cstdint>
