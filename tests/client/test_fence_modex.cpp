@@ -257,7 +257,8 @@ BOOST_AUTO_TEST_CASE(readers_get_the_scopes_meant_for_their_node) {
 }
 
 // A rank this broker launched (its pid known) commits and contributes as itself only; its
-// descendants (a wrapper's child) may act for it; a rank of unknown pid is not checked.
+// descendants (a wrapper's child) may act for it; for a rank not spawned yet, the other ranks of
+// its job are refused.
 BOOST_AUTO_TEST_CASE(a_process_may_not_commit_or_fence_as_another_rank) {
     Stranger stranger;
     msg::JobInfo launched = job("pids", 4);
@@ -272,8 +273,9 @@ BOOST_AUTO_TEST_CASE(a_process_may_not_commit_or_fence_as_another_rank) {
     BOOST_TEST(s.expect_error() == PMIX_ERR_NO_PERMISSIONS);
     s.send(msg::Commit{{"pids", 2}, {}, {}, blob({{"card", 2}})});
     s.expect<msg::Ok>();
-    s.send(msg::Commit{{"pids", 3}, {}, {}, blob({{"card", 3}})});  // not spawned yet
-    s.expect<msg::Ok>();
+    // Rank 3 is not spawned yet: another rank of its job (we are rank 0) still may not act as it.
+    s.send(msg::Commit{{"pids", 3}, {}, {}, blob({{"card", 3}})});
+    BOOST_TEST(s.expect_error() == PMIX_ERR_NO_PERMISSIONS);
     // The refused commit left nothing behind.
     s.send(msg::ModexGet{{"pids", 1}, "card", 100, {}});
     BOOST_TEST(s.expect_error() == PMIX_ERR_TIMEOUT);
