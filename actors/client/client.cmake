@@ -6,5 +6,5 @@ target_sources(pmix PRIVATE
   ${CMAKE_SOURCE_DIR}/bindings/c/src/client_api.cpp
   ${CMAKE_SOURCE_DIR}/bindings/c/src/client_jobctl.cpp
   ${CMAKE_SOURCE_DIR}/bindings/c/src/client_spawn.cpp)
-target_link_libraries(pmix PRIVATE zpmix_runtime)
+target_link_libraries(pmix PRIVATE zpmix_runtime zpmix_fence_segment)
 include(${CMAKE_SOURCE_DIR}/actors/client/events/events.cmake)

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "actors/fence/fence_segment.hpp"
 #include "actors/protocol/common.hpp"
 
 namespace zpmix::client {
@@ -56,15 +57,18 @@ bool ClientActor::send_bytes(const zmq::message_t &bytes) {
     return false;
 }
 
-ClientActor::Reply ClientActor::call_bytes(std::uint64_t id, std::string fence_key,
+ClientActor::Reply ClientActor::call_bytes(std::uint64_t id, Pending pending,
                                            const zmq::message_t &bytes, std::uint32_t timeout_ms) {
-    if (!conn_) return {PMIX_ERR_UNREACH, {}};
     std::optional<Reply> slot;
+    pending.slot = &slot;
     {
         std::lock_guard lock(mu_);
-        if (lost_) return {PMIX_ERR_LOST_CONNECTION, {}};
-        if (!fence_key.empty()) fences_[fence_key] = id;
-        pending_.emplace(id, Pending{nullptr, &slot, std::move(fence_key)});
+        if (!conn_ || lost_) {
+            if (!pending.fence_key.empty()) close_fence_locked(pending);
+            return {conn_ ? PMIX_ERR_LOST_CONNECTION : PMIX_ERR_UNREACH, {}};
+        }
+        if (!pending.fence_key.empty()) fences_[pending.fence_key] = id;
+        pending_.emplace(id, std::move(pending));
     }
     send_bytes(bytes);
     const auto deadline = deadline_after(timeout_ms);
@@ -94,33 +98,62 @@ ClientActor::Reply ClientActor::call_bytes(std::uint64_t id, std::string fence_k
     return std::move(*slot);
 }
 
-pmix_status_t ClientActor::fence_call(const msg::FenceContribute &m) {
-    const std::uint64_t id = next_id();
-    return call_bytes(id, msg::fence_key(m.participants, m.fence_id), encode(m.type, id, m),
-                      m.timeout_ms)
-        .status;
-}
-
-void ClientActor::fence(const msg::FenceContribute &m, Done done) {
-    const std::uint64_t id = next_id();
-    submit(id, msg::fence_key(m.participants, m.fence_id), encode(m.type, id, m), m.timeout_ms,
-           std::move(done));
-}
-
-void ClientActor::submit(std::uint64_t id, std::string fence_key, const zmq::message_t &bytes,
-                         std::uint32_t timeout_ms, Done done) {
-    if (!conn_) {
-        if (done) reactor_.post([done] { done(PMIX_ERR_UNREACH, nullptr); });
-        return;
-    }
+ClientActor::FenceRequest ClientActor::open_fence(msg::FenceContribute &m) {
+    FenceRequest r;
+    r.id = next_id();
+    r.set = msg::fence_set(m.participants);
+    r.key = r.set + '#' + std::to_string(m.fence_id);
+    r.fence_id = m.fence_id;
     {
+        // Open before its done_through is taken: an earlier fence still open holds it down.
         std::lock_guard lock(mu_);
+        auto &open = open_fences_[r.set];
+        open.insert(m.fence_id);
+        m.done_through = *open.begin();
+    }
+    r.bytes = encode(m.type, r.id, m);
+    return r;
+}
+
+pmix_status_t ClientActor::fence_call(msg::FenceContribute m) {
+    FenceRequest r = open_fence(m);
+    Pending p{.fence_key = std::move(r.key), .fence_set = std::move(r.set), .fence_id = r.fence_id};
+    return call_bytes(r.id, std::move(p), r.bytes, m.timeout_ms).status;
+}
+
+void ClientActor::close_fence_locked(const Pending &p) {
+    auto open = open_fences_.find(p.fence_set);
+    if (open == open_fences_.end()) return;
+    open->second.erase(p.fence_id);
+    if (open->second.empty()) open_fences_.erase(open);
+}
+
+void ClientActor::fence(msg::FenceContribute m, Done done) {
+    FenceRequest r = open_fence(m);
+    Pending p{.done = std::move(done),
+              .fence_key = std::move(r.key),
+              .fence_set = std::move(r.set),
+              .fence_id = r.fence_id};
+    submit(r.id, std::move(p), r.bytes, m.timeout_ms);
+}
+
+void ClientActor::submit(std::uint64_t id, Pending pending, const zmq::message_t &bytes,
+                         std::uint32_t timeout_ms) {
+    auto fail = [&](pmix_status_t status) {
+        std::lock_guard lock(mu_);
+        if (!pending.fence_key.empty()) close_fence_locked(pending);
+        if (pending.done)
+            reactor_.post([done = std::move(pending.done), status] { done(status, nullptr); });
+    };
+    if (!conn_) return fail(PMIX_ERR_UNREACH);
+    {
+        std::unique_lock lock(mu_);
         if (lost_) {
-            if (done) reactor_.post([done] { done(PMIX_ERR_LOST_CONNECTION, nullptr); });
-            return;
+            lock.unlock();
+            return fail(PMIX_ERR_LOST_CONNECTION);
         }
-        if (!fence_key.empty()) fences_[fence_key] = id;
-        pending_.emplace(id, Pending{std::move(done), nullptr, std::move(fence_key)});
+        if (!pending.fence_key.empty()) fences_[pending.fence_key] = id;
+        pending_.emplace(id, std::move(pending));
         ++async_pending_;
     }
     // Posted before the send: the timer exists before any answer's callback can run.
@@ -180,9 +213,18 @@ void ClientActor::dispatch(std::string_view bytes) {
                 id = f->second;
             }
             pmix_status_t status = done.status;
-            for (const auto &d : done.data)
-                if (pmix_status_t rc = store_.add(d); rc != PMIX_SUCCESS && status == PMIX_SUCCESS)
-                    status = rc;
+            // Mapped before the fence completes: the broker may remove the file once this
+            // process contributes to a later fence over the same set.
+            try {
+                if (status == PMIX_SUCCESS && !done.segment.empty())
+                    store_.add_segment(FenceSegment::open(done.segment));
+                else if (status == PMIX_SUCCESS && !done.segment_bytes.empty())
+                    store_.add_segment(FenceSegment::parse(
+                        {done.segment_bytes.data(), done.segment_bytes.size()}));
+            } catch (const SegmentError &e) {
+                spdlog::error("pmix client: fence {}: {}", done.key, e.what());
+                status = e.status;
+            }
             complete(id, status, nullptr);
             return;
         }
@@ -209,7 +251,10 @@ void ClientActor::complete_locked(std::unique_lock<std::mutex> &, std::uint64_t 
     auto node = pending_.extract(id);
     if (!node) return;  // answered, timed out or failed already
     Pending &p = node.mapped();
-    if (!p.fence_key.empty()) fences_.erase(p.fence_key);
+    if (!p.fence_key.empty()) {
+        fences_.erase(p.fence_key);
+        close_fence_locked(p);
+    }
     if (p.slot) {
         *p.slot = Reply{status, env ? std::move(*env) : Envelope{}};
         answered_.notify_all();

@@ -9,8 +9,10 @@
 // per answer, the reason this actor exists in this shape); the progress thread reads only while
 // non-blocking requests are outstanding. Whoever reads dispatches every answer it finds to its
 // owner. Replies are matched to requests by envelope id, and FenceDone (one message for every
-// local participant, without a per-client id) by its fence key. When the broker's end goes,
-// every pending and later request fails with PMIX_ERR_LOST_CONNECTION.
+// local participant, without a per-client id) by its fence key. A FenceDone that names a fence
+// segment is mapped by its reader before the fence completes; each contribution tells the broker
+// which earlier fences over its set this process has finished, so their segments may go. When
+// the broker's end goes, every pending and later request fails with PMIX_ERR_LOST_CONNECTION.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -19,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -66,17 +69,18 @@ class ClientActor {
         return call_bytes(id, {}, encode(Msg::type, id, m), timeout_ms);
     }
     // Thread-safe, blocking: a fence contribution, completed by the FenceDone named by its key
-    // (the store has the fence's data when this returns).
-    pmix_status_t fence_call(const msg::FenceContribute &m);
+    // (the store has the fence's data, or its segment mapped, when this returns). Fills in
+    // m.done_through.
+    pmix_status_t fence_call(msg::FenceContribute m);
 
     // Thread-safe: sends `m`; `done` runs on the progress thread with the outcome, as for call().
     template <class Msg>
     void request(const Msg &m, std::uint32_t timeout_ms, Done done) {
         const std::uint64_t id = next_id();
-        submit(id, {}, encode(Msg::type, id, m), timeout_ms, std::move(done));
+        submit(id, Pending{.done = std::move(done)}, encode(Msg::type, id, m), timeout_ms);
     }
     // Non-blocking form of fence_call.
-    void fence(const msg::FenceContribute &m, Done done);
+    void fence(msg::FenceContribute m, Done done);
     // Thread-safe: a message that needs no answer (PMIx_Commit, a heartbeat). False when the
     // broker is gone (or there is none).
     template <class Msg>
@@ -97,9 +101,18 @@ class ClientActor {
     // A request waiting for its answer: a blocking caller's slot, or a callback for the
     // progress thread.
     struct Pending {
-        Done done;                     // non-blocking
+        Done done{};                   // non-blocking
         std::optional<Reply> *slot{};  // blocking: filled in by the reader
-        std::string fence_key;         // empty unless a fence
+        std::string fence_key{};       // empty unless a fence
+        std::string fence_set{};       // the fence's participant set
+        std::uint64_t fence_id = 0;
+    };
+    // A fence contribution, encoded, and what its Pending needs.
+    struct FenceRequest {
+        std::uint64_t id = 0;
+        std::string key, set;
+        std::uint64_t fence_id = 0;
+        zmq::message_t bytes;
     };
 
     ClientStore &store_;
@@ -111,6 +124,8 @@ class ClientActor {
     std::condition_variable answered_;  // a slot was filled, or the reader role became free
     std::unordered_map<std::uint64_t, Pending> pending_;
     std::unordered_map<std::string, std::uint64_t> fences_;  // fence key -> request id
+    // The fence ids over each participant set not finished yet (FenceDone not handled).
+    std::unordered_map<std::string, std::set<std::uint64_t>> open_fences_;
     std::size_t async_pending_ = 0;
     bool lost_ = false;
     bool reader_wanted_ = false;  // the progress thread needs the socket a blocking reader holds
@@ -123,10 +138,13 @@ class ClientActor {
     std::thread thread_;
 
     std::uint64_t next_id() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
-    Reply call_bytes(std::uint64_t id, std::string fence_key, const zmq::message_t &bytes,
+    Reply call_bytes(std::uint64_t id, Pending pending, const zmq::message_t &bytes,
                      std::uint32_t timeout_ms);
-    void submit(std::uint64_t id, std::string fence_key, const zmq::message_t &bytes,
-                std::uint32_t timeout_ms, Done done);
+    void submit(std::uint64_t id, Pending pending, const zmq::message_t &bytes,
+                std::uint32_t timeout_ms);
+    // Registers a fence as open over its set and encodes its contribution with done_through.
+    FenceRequest open_fence(msg::FenceContribute &m);
+    void close_fence_locked(const Pending &p);  // the fence is finished here (holds mu_)
     bool send_bytes(const zmq::message_t &bytes);
     // Reads and dispatches until `slot` is filled or `deadline` passes (the caller holds read_mu_).
     void read_until(std::optional<Reply> &slot, ZmtpConnection::Clock::time_point deadline);

@@ -4,7 +4,9 @@
 #include <mutex>
 
 #include <pmix.h>
+#include <spdlog/spdlog.h>
 
+#include "actors/fence/fence_segment.hpp"
 #include "actors/runtime/envelope.hpp"
 #include "value_codec.hpp"
 
@@ -55,6 +57,59 @@ pmix_value_t *copy_of(const pmix_value_t &v) {
         return nullptr;
     }
     return out;
+}
+
+// Decodes the entries of a msgpack map key -> [type, payload] put with `scope` into `out`:
+// PMIX_ERR_UNPACK_FAILURE (keeping what decoded) when a value does not decode; throws DecodeError
+// when `map` is not such a map.
+pmix_status_t decode_entries(const msgpack::object &map, pmix_scope_t scope,
+                             std::vector<std::pair<std::string, StoredValue>> &out) {
+    if (map.type != msgpack::type::MAP) throw DecodeError("not a map");
+    pmix_status_t status = PMIX_SUCCESS;
+    for (const auto &kv : map.via.map) {
+        if (kv.key.type != msgpack::type::STR) throw DecodeError("key not a string");
+        StoredValue sv;
+        if (c::decode_value(kv.val, &sv.v) != PMIX_SUCCESS) {
+            status = PMIX_ERR_UNPACK_FAILURE;
+            continue;
+        }
+        sv.scope = scope;
+        out.emplace_back(kv.key.as<std::string>(), std::move(sv));
+    }
+    return status;
+}
+
+// A data blob (one such map) put with `scope`; PMIX_ERR_UNPACK_FAILURE when it is malformed.
+pmix_status_t decode_map(const char *data, std::size_t size, pmix_scope_t scope,
+                         std::vector<std::pair<std::string, StoredValue>> &out) {
+    try {
+        auto handle = unpack_bounded(data, size);
+        return decode_entries(handle.get(), scope, out);
+    } catch (const std::exception &) {
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+}
+
+// One process's data in a fence segment: an array of [scope, map] (fence_segment.hpp).
+pmix_status_t decode_proc_data(std::string_view data,
+                               std::vector<std::pair<std::string, StoredValue>> &out) {
+    pmix_status_t status = PMIX_SUCCESS;
+    try {
+        auto handle = unpack_bounded(data.data(), data.size());
+        const msgpack::object &blobs = handle.get();
+        if (blobs.type != msgpack::type::ARRAY) throw DecodeError("not an array");
+        for (const auto &b : blobs.via.array) {
+            if (b.type != msgpack::type::ARRAY || b.via.array.size != 2 ||
+                b.via.array.ptr[0].type != msgpack::type::POSITIVE_INTEGER)
+                throw DecodeError("not a [scope, map] pair");
+            const auto scope = static_cast<pmix_scope_t>(b.via.array.ptr[0].via.u64);
+            if (decode_entries(b.via.array.ptr[1], scope, out) != PMIX_SUCCESS)
+                status = PMIX_ERR_UNPACK_FAILURE;
+        }
+    } catch (const std::exception &) {
+        status = PMIX_ERR_UNPACK_FAILURE;
+    }
+    return status;
 }
 
 // The per-process keys answered from a rank's ProcInfo.
@@ -249,49 +304,66 @@ bool ClientStore::proc_value(const Namespace &ns, std::uint32_t rank, std::strin
     return false;
 }
 
-pmix_status_t ClientStore::get(std::string_view nspace, std::uint32_t rank, std::string_view key,
-                               pmix_value_t **out) const {
-    std::shared_lock lock(mu_);
+template <class Look>
+pmix_status_t ClientStore::read(std::string_view nspace, std::uint32_t rank, Look look) {
+    {
+        std::shared_lock lock(mu_);
+        auto ns = namespaces_.find(nspace);
+        if (ns == namespaces_.end()) return PMIX_ERR_NOT_FOUND;
+        auto p = ns->second.procs.find(rank);
+        const Proc *proc = p == ns->second.procs.end() ? nullptr : &p->second;
+        if (!proc || !proc->segment) return look(ns->second, proc);
+    }
+    // The first read of this process's fence data: decode it, once.
+    std::unique_lock lock(mu_);
     auto ns = namespaces_.find(nspace);
     if (ns == namespaces_.end()) return PMIX_ERR_NOT_FOUND;
-    const Namespace &n = ns->second;
-    if (auto p = n.procs.find(rank); p != n.procs.end()) {
-        if (auto v = p->second.find(key); v != p->second.end()) {
+    auto p = ns->second.procs.find(rank);
+    Proc *proc = p == ns->second.procs.end() ? nullptr : &p->second;
+    const pmix_status_t decoded = proc ? read_unread(nspace, rank, *proc) : PMIX_SUCCESS;
+    const pmix_status_t rc = look(ns->second, proc);
+    return rc == PMIX_ERR_NOT_FOUND && decoded != PMIX_SUCCESS ? decoded : rc;
+}
+
+pmix_status_t ClientStore::get(std::string_view nspace, std::uint32_t rank, std::string_view key,
+                               pmix_value_t **out) {
+    return read(nspace, rank, [&](const Namespace &n, const Proc *proc) {
+        if (proc) {
+            if (auto v = proc->values.find(key); v != proc->values.end()) {
+                *out = copy_of(v->second.v);
+                return *out ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+            }
+        }
+        if (rank != PMIX_RANK_WILDCARD && n.has_job && rank < n.job.procs.size() &&
+            kProcKeys.contains(key)) {
+            pmix_value_t *v = nullptr;
+            PMIX_VALUE_CREATE(v, 1);
+            if (v == nullptr) return PMIX_ERR_NOMEM;
+            if (proc_value(n, rank, key, v)) {
+                *out = v;
+                return PMIX_SUCCESS;
+            }
+            PMIX_VALUE_RELEASE(v);
+        }
+        // Job-level keys, also answered for a specific rank.
+        if (auto v = n.job_values.find(key); v != n.job_values.end()) {
             *out = copy_of(v->second.v);
             return *out ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
         }
-    }
-    if (rank != PMIX_RANK_WILDCARD && n.has_job && rank < n.job.procs.size() &&
-        kProcKeys.contains(key)) {
-        pmix_value_t *v = nullptr;
-        PMIX_VALUE_CREATE(v, 1);
-        if (v == nullptr) return PMIX_ERR_NOMEM;
-        if (proc_value(n, rank, key, v)) {
-            *out = v;
-            return PMIX_SUCCESS;
-        }
-        PMIX_VALUE_RELEASE(v);
-    }
-    // Job-level keys, also answered for a specific rank.
-    if (auto v = n.job_values.find(key); v != n.job_values.end()) {
-        *out = copy_of(v->second.v);
-        return *out ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
-    }
-    return PMIX_ERR_NOT_FOUND;
+        return PMIX_ERR_NOT_FOUND;
+    });
 }
 
 pmix_status_t ClientStore::get_scoped(std::string_view nspace, std::uint32_t rank,
                                       std::string_view key, pmix_scope_t scope,
-                                      pmix_value_t **out) const {
-    std::shared_lock lock(mu_);
-    auto ns = namespaces_.find(nspace);
-    if (ns == namespaces_.end()) return PMIX_ERR_NOT_FOUND;
-    auto p = ns->second.procs.find(rank);
-    if (p == ns->second.procs.end()) return PMIX_ERR_NOT_FOUND;
-    auto v = p->second.find(key);
-    if (v == p->second.end() || v->second.scope != scope) return PMIX_ERR_NOT_FOUND;
-    *out = copy_of(v->second.v);
-    return *out ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+                                      pmix_value_t **out) {
+    return read(nspace, rank, [&](const Namespace &, const Proc *proc) {
+        if (!proc) return PMIX_ERR_NOT_FOUND;
+        auto v = proc->values.find(key);
+        if (v == proc->values.end() || v->second.scope != scope) return PMIX_ERR_NOT_FOUND;
+        *out = copy_of(v->second.v);
+        return *out ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+    });
 }
 
 pmix_status_t ClientStore::put(pmix_scope_t scope, const char *key, const pmix_value_t *value) {
@@ -312,7 +384,7 @@ pmix_status_t ClientStore::put(pmix_scope_t scope, const char *key, const pmix_v
         for (auto &m : puts_) m.erase(key);
         puts_[scope - PMIX_LOCAL].insert_or_assign(key, std::move(packed));
     }
-    namespaces_[my_nspace_].procs[my_rank_].insert_or_assign(key, std::move(sv));
+    namespaces_[my_nspace_].procs[my_rank_].values.insert_or_assign(key, std::move(sv));
     return PMIX_SUCCESS;
 }
 
@@ -341,7 +413,9 @@ pmix_status_t ClientStore::store(std::string_view nspace, std::uint32_t rank, co
     std::unique_lock lock(mu_);
     auto ns = namespaces_.find(nspace);
     if (ns == namespaces_.end()) ns = namespaces_.emplace(std::string(nspace), Namespace{}).first;
-    ns->second.procs[rank].insert_or_assign(key, std::move(sv));
+    Proc &proc = ns->second.procs[rank];
+    (void)read_unread(nspace, rank, proc);  // older than this value
+    proc.values.insert_or_assign(key, std::move(sv));
     return PMIX_SUCCESS;
 }
 
@@ -349,31 +423,45 @@ pmix_status_t ClientStore::add(const msg::ProcData &data) {
     pmix_status_t status = PMIX_SUCCESS;
     std::vector<std::pair<std::string, StoredValue>> values;
     for (std::size_t b = 0; b < data.blobs.size(); ++b) {
-        const msg::Blob &blob = data.blobs[b];
         const pmix_scope_t scope = b < data.scopes.size() ? data.scopes[b] : PMIX_SCOPE_UNDEF;
-        try {
-            auto handle = unpack_bounded(blob.data(), blob.size());
-            const msgpack::object &obj = handle.get();
-            if (obj.type != msgpack::type::MAP) throw DecodeError("not a map");
-            for (const auto &kv : obj.via.map) {
-                if (kv.key.type != msgpack::type::STR) throw DecodeError("key not a string");
-                StoredValue sv;
-                if (c::decode_value(kv.val, &sv.v) != PMIX_SUCCESS) {
-                    status = PMIX_ERR_UNPACK_FAILURE;
-                    continue;
-                }
-                sv.scope = scope;
-                values.emplace_back(kv.key.as<std::string>(), std::move(sv));
-            }
-        } catch (const std::exception &) {
-            status = PMIX_ERR_UNPACK_FAILURE;
-        }
+        const msg::Blob &blob = data.blobs[b];
+        if (pmix_status_t rc = decode_map(blob.data(), blob.size(), scope, values);
+            rc != PMIX_SUCCESS)
+            status = rc;
     }
     std::unique_lock lock(mu_);
     auto ns = namespaces_.find(data.proc.nspace);
     if (ns == namespaces_.end()) ns = namespaces_.emplace(data.proc.nspace, Namespace{}).first;
-    ValueMap &m = ns->second.procs[data.proc.rank];
-    for (auto &[key, sv] : values) m.insert_or_assign(std::move(key), std::move(sv));
+    Proc &proc = ns->second.procs[data.proc.rank];
+    (void)read_unread(data.proc.nspace, data.proc.rank, proc);  // older than this data
+    for (auto &[key, sv] : values) proc.values.insert_or_assign(std::move(key), std::move(sv));
+    return status;
+}
+
+void ClientStore::add_segment(std::shared_ptr<const FenceSegment> segment) {
+    std::unique_lock lock(mu_);
+    Namespaces::iterator ns = namespaces_.end();
+    for (const auto &e : segment->entries()) {
+        if (e.rank == my_rank_ && e.nspace == my_nspace_) continue;
+        if (ns == namespaces_.end() || ns->first != e.nspace) {
+            ns = namespaces_.find(e.nspace);
+            if (ns == namespaces_.end()) ns = namespaces_.emplace(e.nspace, Namespace{}).first;
+        }
+        Proc &proc = ns->second.procs[e.rank];
+        proc.segment = segment;
+        proc.unread = e.data;
+    }
+}
+
+pmix_status_t ClientStore::read_unread(std::string_view nspace, std::uint32_t rank, Proc &proc) {
+    if (!proc.segment) return PMIX_SUCCESS;
+    std::vector<std::pair<std::string, StoredValue>> values;
+    const pmix_status_t status = decode_proc_data(proc.unread, values);
+    if (status != PMIX_SUCCESS)
+        spdlog::error("pmix client: the fence data of {}:{} is malformed", nspace, rank);
+    for (auto &[key, sv] : values) proc.values.insert_or_assign(std::move(key), std::move(sv));
+    proc.segment.reset();
+    proc.unread = {};
     return status;
 }
 

@@ -9,8 +9,15 @@
 // PMIX_GLOBAL as the broker tagged it, PMIX_INTERNAL for PMIx_Store_internal and the caller's
 // own internal puts), for a Get that names PMIX_DATA_SCOPE. Whatever is in the store is what the
 // caller may see: the broker hands a reader only the scopes meant for its node.
+//
+// A fence segment's data is not decoded when the fence completes: each other participant's entry
+// points into the mapped segment, and the first Get of that participant decodes it (under the
+// exclusive lock, once). A later segment's snapshot of a participant replaces an unread earlier
+// one (a commit carries everything its process put); anything else written for a participant
+// (direct modex, PMIx_Store_internal) first decodes its unread snapshot, so the later write wins.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -21,6 +28,10 @@
 
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
+
+namespace zpmix {
+class FenceSegment;
+}
 
 namespace zpmix::client {
 
@@ -51,12 +62,14 @@ class ClientStore {
     // Whether the job information of `nspace` is here.
     bool has_job(std::string_view nspace) const;
 
-    // A copy of the value (PMIX_VALUE_RELEASE frees it): PMIX_ERR_NOT_FOUND when not cached.
+    // A copy of the value (PMIX_VALUE_RELEASE frees it): PMIX_ERR_NOT_FOUND when not cached,
+    // PMIX_ERR_UNPACK_FAILURE when the key is not there and the owner's fence data (decoded on
+    // this first read) is malformed.
     pmix_status_t get(std::string_view nspace, std::uint32_t rank, std::string_view key,
-                      pmix_value_t **out) const;
+                      pmix_value_t **out);
     // The same for a process's data put with `scope` only (PMIX_DATA_SCOPE).
     pmix_status_t get_scoped(std::string_view nspace, std::uint32_t rank, std::string_view key,
-                             pmix_scope_t scope, pmix_value_t **out) const;
+                             pmix_scope_t scope, pmix_value_t **out);
 
     // Own data: kept for PMIx_Commit (scope LOCAL/REMOTE/GLOBAL) and readable locally at once.
     pmix_status_t put(pmix_scope_t scope, const char *key, const pmix_value_t *value);
@@ -68,6 +81,9 @@ class ClientStore {
     // Data brought in by a fence or direct modex (replaces the keys it carries). Returns
     // PMIX_ERR_UNPACK_FAILURE (and keeps what decoded) when a blob is malformed.
     pmix_status_t add(const msg::ProcData &data);
+    // Data brought in by a fence segment: every participant's but the caller's own (its own puts
+    // are here already, and newer), left undecoded until read.
+    void add_segment(std::shared_ptr<const FenceSegment> segment);
     void forget(std::string_view nspace, std::uint32_t rank);
 
     // For PMIx_Resolve_peers / PMIx_Resolve_nodes: a job (copied under the lock).
@@ -75,12 +91,18 @@ class ClientStore {
     std::uint32_t job_size() const;
 
   private:
+    // What is known of one process: decoded values, and perhaps a snapshot not read yet.
+    struct Proc {
+        ValueMap values;
+        std::shared_ptr<const FenceSegment> segment;  // set while `unread` is
+        std::string_view unread;                      // its data in the segment
+    };
     struct Namespace {
         bool has_job = false;
         msg::JobInfo job;
         std::uint32_t my_node = 0;
         ValueMap job_values;
-        std::unordered_map<std::uint32_t, ValueMap> procs;
+        std::unordered_map<std::uint32_t, Proc> procs;
     };
     using Namespaces = std::unordered_map<std::string, Namespace, StringHash, std::equal_to<>>;
 
@@ -92,6 +114,13 @@ class ClientStore {
     // Per-process job information of any rank, computed from its ProcInfo.
     static bool proc_value(const Namespace &ns, std::uint32_t rank, std::string_view key,
                            pmix_value_t *out);
+    // Runs look(namespace, proc or nullptr) under the shared lock; when the process has an unread
+    // snapshot, decodes it first under the exclusive lock. look's status, or the decoding's when
+    // look found nothing.
+    template <class Look>
+    pmix_status_t read(std::string_view nspace, std::uint32_t rank, Look look);
+    // Decodes a proc's unread snapshot into its values (under the exclusive lock).
+    static pmix_status_t read_unread(std::string_view nspace, std::uint32_t rank, Proc &proc);
 
     mutable std::shared_mutex mu_;
     Namespaces namespaces_;

@@ -1,9 +1,13 @@
 #include "actors/fence/fence_reducer.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 
 #include <pmix_common.h>
+
+#include "actors/fence/fence_segment.hpp"
 
 namespace zpmix {
 
@@ -26,6 +30,11 @@ FenceReducer::FenceReducer(Reactor &reactor, Bus &bus) : Actor("fence", reactor,
     on(&FenceReducer::namespace_gone);
 }
 
+FenceReducer::~FenceReducer() {
+    for (const auto &[set, s] : segments_)
+        for (const auto &[id, path] : s.paths) ::unlink(path.c_str());
+}
+
 void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     if (!ranks_.may_act_as(env.peer, m.proc)) {
         log().warn("refused a contribution as {}:{} from pid {} (that rank is pid {})",
@@ -37,11 +46,14 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
         reply_error(env, PMIX_ERR_BAD_PARAM, "the contributor is not among the participants");
         return;
     }
-    const std::string key = msg::fence_key(participants, m.fence_id);
+    std::string set = msg::fence_set(participants);
+    const std::string key = set + '#' + std::to_string(m.fence_id);
     auto [it, created] = fences_.try_emplace(key);
     Fence &f = it->second;
     if (created) {
+        f.set = std::move(set);
         f.participants = std::move(participants);
+        f.fence_id = m.fence_id;
         f.collect = m.collect;
         if (m.timeout_ms > 0)
             f.timer = reactor().after(std::chrono::milliseconds(m.timeout_ms), [this, key] {
@@ -57,6 +69,7 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
         return;
     }
     f.collect = f.collect || m.collect;
+    f.done_through = std::min(f.done_through, m.done_through);
     f.routes.push_back(env.from);
     for (const auto &[ns, size] : m.sizes)
         if (std::binary_search(f.participants.begin(), f.participants.end(),
@@ -115,7 +128,50 @@ void FenceReducer::maybe_complete(const std::string &key, Fence &f) {
 void FenceReducer::collected(const Envelope &env, msg::ModexCollected &m) {
     auto node = gathering_.extract(env.id);
     if (!node) return;
-    if (fences_.contains(node.mapped())) finish(node.mapped(), PMIX_SUCCESS, std::move(m.data));
+    const std::string &key = node.mapped();
+    auto f = fences_.find(key);
+    if (f == fences_.end()) return;
+    const FenceSegmentWriter segment(m.data);
+    if (segment.size() > kInlineMax) {
+        if (std::string path = write_segment(key, f->second, segment); !path.empty()) {
+            finish(key, PMIX_SUCCESS, std::move(path));
+            return;
+        }
+    }
+    finish(key, PMIX_SUCCESS, {}, segment.bytes());
+}
+
+std::string FenceReducer::write_segment(const std::string &key, const Fence &f,
+                                        const FenceSegmentWriter &segment) {
+    const std::string *dir = nullptr;
+    std::vector<std::string> nspaces;
+    for (const auto &p : f.participants) {
+        if (!nspaces.empty() && nspaces.back() == p.nspace) continue;
+        nspaces.push_back(p.nspace);
+        if (auto d = session_dirs_.find(p.nspace); !dir && d != session_dirs_.end())
+            dir = &d->second;
+    }
+    if (!dir) return {};  // namespaces the launcher did not register: no session directory
+    const std::string path = *dir + "/fence." + std::to_string(next_segment_++);
+    if (auto err = segment.write(path); !err.empty()) {
+        log().warn("fence {}: its data goes inline: {}", key, err);
+        return {};
+    }
+    SetSegments &s = segments_[f.set];
+    if (s.nspaces.empty()) s.nspaces = std::move(nspaces);
+    s.paths.emplace(f.fence_id, path);
+    return path;
+}
+
+void FenceReducer::release(const std::string &set, std::uint64_t below) {
+    auto s = segments_.find(set);
+    if (s == segments_.end()) return;
+    auto &paths = s->second.paths;
+    for (auto it = paths.begin(); it != paths.end() && it->first < below;) {
+        ::unlink(it->second.c_str());
+        it = paths.erase(it);
+    }
+    if (paths.empty()) segments_.erase(s);
 }
 
 void FenceReducer::proc_exit(const Envelope &, msg::ProcExit &m) {
@@ -133,7 +189,9 @@ void FenceReducer::proc_exit(const Envelope &, msg::ProcExit &m) {
 
 // The launcher's messages, never a peer's (the server answers peers that send them).
 void FenceReducer::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
-    if (!env.peer.tcp && env.peer.uid < 0) ranks_.registered(m.job);
+    if (env.peer.tcp || env.peer.uid >= 0) return;
+    ranks_.registered(m.job);
+    if (!m.job.session_tmpdir.empty()) session_dirs_[m.job.nspace] = m.job.session_tmpdir;
 }
 
 void FenceReducer::rank_spawned(const Envelope &env, msg::RankSpawned &m) {
@@ -144,10 +202,19 @@ void FenceReducer::namespace_gone(const Envelope &env, msg::DeregisterNamespace 
     if (env.peer.tcp || env.peer.uid >= 0) return;  // the launcher's, never a peer's
     std::erase_if(exited_, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
     ranks_.gone(m.nspace);
+    session_dirs_.erase(m.nspace);
+    // A set's segments go with the last of its namespaces: until then a participant of another
+    // namespace may still be about to map one.
+    std::vector<std::string> dead;
+    for (const auto &[set, s] : segments_)
+        if (std::none_of(s.nspaces.begin(), s.nspaces.end(),
+                         [&](const std::string &ns) { return session_dirs_.contains(ns); }))
+            dead.push_back(set);
+    for (const auto &set : dead) release(set, UINT64_MAX);
 }
 
-void FenceReducer::finish(const std::string &key, std::int32_t status,
-                          std::vector<msg::ProcData> data) {
+void FenceReducer::finish(const std::string &key, std::int32_t status, std::string segment,
+                          msg::Blob segment_bytes) {
     auto node = fences_.extract(key);
     if (!node) return;
     Fence &f = node.mapped();
@@ -155,12 +222,16 @@ void FenceReducer::finish(const std::string &key, std::int32_t status,
     std::erase_if(gathering_, [&](const auto &kv) { return kv.second == key; });
     // One encoding for everyone: each copy shares the buffer.
     zmq::message_t done =
-        encode(msg::FenceDone::type, 0, msg::FenceDone{key, status, std::move(data)}, name());
+        encode(msg::FenceDone::type, 0,
+               msg::FenceDone{key, status, std::move(segment), std::move(segment_bytes)}, name());
     for (const auto &route : f.routes) {
         zmq::message_t copy;
         copy.copy(done);
         bus().send(route, std::move(copy));
     }
+    // Every local participant contributed, each after finishing the fences below its
+    // done_through: none of them needs those fences' segments again.
+    if (status == PMIX_SUCCESS) release(f.set, std::min(f.done_through, f.fence_id));
 }
 
 }  // namespace zpmix

@@ -1,6 +1,8 @@
 #pragma once
 // PMIx_Fence: each participant contributes once; the broker's FenceReducer answers every local
-// participant with one FenceDone, the same encoded bytes for all of them.
+// participant with one FenceDone, the same encoded bytes for all of them. A collecting fence's
+// data is a fence segment (actors/fence/fence_segment.hpp): in the FenceDone when it is small,
+// else in a file the FenceDone names.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -30,10 +32,8 @@ inline std::vector<Proc> canonical_participants(std::vector<Proc> procs) {
     return procs;
 }
 
-// The name of one fence: the canonical participant set and the fence id, as text
-// ("ns:0,1;ns2:*#3"). Clients and the broker derive it the same way, so a FenceDone needs no
-// per-client request id.
-inline std::string fence_key(const std::vector<Proc> &canonical, std::uint64_t fence_id) {
+// The name of a participant set: the canonical participants as text ("ns:0,1;ns2:*").
+inline std::string fence_set(const std::vector<Proc> &canonical) {
     std::string key;
     const std::string *ns = nullptr;
     for (const auto &p : canonical) {
@@ -50,15 +50,21 @@ inline std::string fence_key(const std::vector<Proc> &canonical, std::uint64_t f
         else
             key += std::to_string(p.rank);
     }
-    key += '#';
-    key += std::to_string(fence_id);
     return key;
+}
+
+// The name of one fence: its participant set and the fence id ("ns:0,1;ns2:*#3"). Clients and
+// the broker derive it the same way, so a FenceDone needs no per-client request id.
+inline std::string fence_key(const std::vector<Proc> &canonical, std::uint64_t fence_id) {
+    return fence_set(canonical) + '#' + std::to_string(fence_id);
 }
 
 // Client -> fence. `fence_id` is the client's sequence number of fences over this participant
 // set (every participant calls its fences over one set in the same order, so the ids match up).
 // `sizes` gives the size of each namespace the contributor knows (its own), so that a wildcard's
 // count is known once anyone of that namespace has contributed.
+// `done_through`: every fence over this set with a smaller id has completed or been given up at
+// the contributor, so it needs none of their segments any more (0, the default, releases none).
 struct FenceContribute {
     static constexpr const char *type = "fence.contribute";
     std::vector<Proc> participants;  // canonical
@@ -67,18 +73,22 @@ struct FenceContribute {
     std::uint32_t timeout_ms = 0;  // 0 = no limit
     Proc proc;                     // the contributor
     std::vector<std::pair<std::string, std::uint32_t>> sizes;
-    ZPMIX_MSG_MAP(participants, fence_id, collect, timeout_ms, proc, sizes);
+    std::uint64_t done_through = 0;
+    ZPMIX_MSG_MAP(participants, fence_id, collect, timeout_ms, proc, sizes, done_through);
 };
 
 // fence -> each local participant (envelope id 0): the fence named `key` completed with `status`
 // (PMIX_SUCCESS, PMIX_ERR_TIMEOUT, PMIX_ERR_PROC_TERM_WO_SYNC when a participant ended first),
-// and with collect, every participant's data.
+// and with collect, every participant's data as a fence segment (actors/fence/fence_segment.hpp):
+// the file at the path `segment`, which the participant maps before its fence returns, or when
+// small, the segment's bytes themselves in `segment_bytes`.
 struct FenceDone {
     static constexpr const char *type = "fence.done";
     std::string key;
     std::int32_t status = 0;
-    std::vector<ProcData> data;
-    ZPMIX_MSG_MAP(key, status, data);
+    std::string segment;
+    Blob segment_bytes;
+    ZPMIX_MSG_MAP(key, status, segment, segment_bytes);
 };
 
 }  // namespace zpmix::msg

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <memory>
 
@@ -12,6 +13,8 @@
 
 #include "actors/client/client_actor.hpp"
 #include "actors/client/client_store.hpp"
+#include "actors/fence/fence_segment.hpp"
+#include "actors/protocol/fence.hpp"
 #include "actors/protocol/modex.hpp"
 #include "broker/broker.hpp"
 
@@ -94,7 +97,106 @@ struct TwoRankBroker {
     }
 };
 
+// A stand-in broker: a ROUTER that answers each fence contribution as the test says.
+struct FakeBroker {
+    TempDir tmp;
+    zmq::context_t ctx;
+    zmq::socket_t router{ctx, zmq::socket_type::router};
+    std::string uri = "ipc://" + tmp.path + "/fake.sock";
+    std::string peer;  // the client's routing id
+    FakeBroker() {
+        router.set(zmq::sockopt::linger, 0);
+        router.bind(uri);
+    }
+    msg::FenceContribute contribution() {
+        zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
+        BOOST_REQUIRE(zmq::poll(&item, 1, 5000ms) == 1);
+        std::vector<zmq::message_t> frames;
+        do {
+            frames.emplace_back();
+            (void)router.recv(frames.back());
+        } while (frames.back().more());
+        BOOST_REQUIRE(frames.size() >= 2u);
+        peer = frames.front().to_string();
+        auto env = decode(frames.back());
+        BOOST_REQUIRE_EQUAL(env.type, msg::FenceContribute::type);
+        return env.as<msg::FenceContribute>();
+    }
+    void answer(const msg::FenceDone &done) {
+        router.send(zmq::buffer(peer), zmq::send_flags::sndmore);
+        router.send(encode(msg::FenceDone::type, 0, done), zmq::send_flags::none);
+    }
+};
+
 }  // namespace
+
+// A FenceDone whose segment is missing, not a segment, or cut short fails that fence with a
+// status; the next fence works. Each contribution says which fences the client is done with.
+BOOST_AUTO_TEST_CASE(a_bad_fence_segment_fails_the_fence_and_nothing_else) {
+    FakeBroker fake;
+    ClientStore store;
+    store.set_job(two_ranks(), 0);
+    ClientActor actor(store, fake.uri, 5000);
+    msg::FenceContribute m;
+    m.participants = {{"ns", msg::kWildcardRank}};
+    m.collect = true;
+    m.proc = {"ns", 0};
+    auto fence = [&](std::uint64_t id) {
+        m.fence_id = id;
+        return std::async(std::launch::async, [&actor, c = m] { return actor.fence_call(c); });
+    };
+    auto done = [](std::uint64_t id, std::string segment, msg::Blob bytes = {}) {
+        return msg::FenceDone{"ns:*#" + std::to_string(id), PMIX_SUCCESS, std::move(segment),
+                              std::move(bytes)};
+    };
+    const std::vector<msg::ProcData> data = {
+        {{"ns", 1},
+         {msg::Blob{'\x81', '\xa4', 'c', 'a', 'r', 'd', '\x92', '\x06', '\x07'}},
+         {PMIX_GLOBAL}}};
+
+    auto f = fence(0);
+    BOOST_TEST(fake.contribution().done_through == 0u);
+    fake.answer(done(0, fake.tmp.path + "/no/such/segment"));
+    BOOST_TEST(f.get() == PMIX_ERR_NOT_FOUND);
+
+    const std::string garbage = fake.tmp.path + "/fence.garbage";
+    std::ofstream(garbage) << std::string(100, 'x');
+    f = fence(1);
+    BOOST_TEST(fake.contribution().done_through == 1u);  // fence 0 is over, failed or not
+    fake.answer(done(1, garbage));
+    BOOST_TEST(f.get() == PMIX_ERR_UNPACK_FAILURE);
+
+    msg::Blob cut = FenceSegmentWriter(data).bytes();
+    cut.resize(cut.size() - 1);
+    f = fence(2);
+    fake.contribution();
+    fake.answer(done(2, "", cut));
+    BOOST_TEST(f.get() == PMIX_ERR_UNPACK_FAILURE);
+
+    // A non-blocking fence still open holds done_through down for the next one.
+    auto nb = std::make_shared<std::promise<pmix_status_t>>();
+    m.fence_id = 3;
+    actor.fence(m, [nb](pmix_status_t s, const Envelope *) { nb->set_value(s); });
+    BOOST_TEST(fake.contribution().done_through == 3u);
+    f = fence(4);
+    BOOST_TEST(fake.contribution().done_through == 3u);
+    const std::string good = fake.tmp.path + "/fence.4";
+    BOOST_REQUIRE_EQUAL(FenceSegmentWriter(data).write(good), "");
+    fake.answer(done(4, good));
+    BOOST_TEST(f.get() == PMIX_SUCCESS);
+    ::unlink(good.c_str());  // mapped already
+    pmix_value_t *v = nullptr;
+    BOOST_REQUIRE(store.get("ns", 1, "card", &v) == PMIX_SUCCESS);
+    BOOST_TEST(v->type == PMIX_INT);
+    BOOST_TEST(v->data.integer == 7);
+    PMIX_VALUE_RELEASE(v);
+    fake.answer(done(3, "", FenceSegmentWriter(data).bytes()));
+    BOOST_REQUIRE(nb->get_future().wait_for(5s) == std::future_status::ready);
+    f = fence(5);
+    BOOST_TEST(fake.contribution().done_through == 5u);
+    fake.answer(done(5, ""));
+    BOOST_TEST(f.get() == PMIX_SUCCESS);
+}
 
 BOOST_AUTO_TEST_CASE(requests_are_answered_and_the_brokers_end_fails_pending_ones) {
     TwoRankBroker b;

@@ -10,16 +10,21 @@
 #include <cstdlib>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <optional>
+#include <set>
 
 #include <pmix_common.h>
 
+#include "actors/fence/fence_reducer.hpp"
+#include "actors/fence/fence_segment.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
 #include "actors/protocol/session.hpp"
 #include "actors/server/launched_ranks.hpp"
 #include "broker/broker.hpp"
+#include "support/process.hpp"
 
 // The broker's ModexStore and FenceReducer, driven by raw client sessions over the real ROUTER.
 using namespace zpmix;
@@ -39,18 +44,19 @@ struct TempDir {
     ~TempDir() { fs::remove_all(path); }
 };
 
-// Registers a namespace with the server as the launcher would.
+// Registers namespaces with the broker's actors as the launcher would.
 class Registrar : public Actor {
   public:
-    Registrar(Reactor &r, Bus &b, msg::JobInfo job) : Actor("registrar", r, b) {
-        send("server", msg::RegisterNamespace{std::move(job), "secret"});
+    Registrar(Reactor &r, Bus &b, std::vector<msg::JobInfo> jobs) : Actor("registrar", r, b) {
+        for (auto &job : jobs) broadcast(msg::RegisterNamespace{std::move(job), "secret"});
     }
 };
 
-msg::JobInfo job(const std::string &ns, std::uint32_t size) {
+msg::JobInfo job(const std::string &ns, std::uint32_t size, const std::string &session_dir = "") {
     msg::JobInfo j;
     j.nspace = ns;
     j.size = size;
+    j.session_tmpdir = session_dir;
     j.procs.resize(size);
     for (std::uint32_t r = 0; r < size; ++r) j.procs[r].rank = r;
     return j;
@@ -136,19 +142,76 @@ msg::FenceContribute contribution(std::vector<msg::Proc> participants, const msg
     c.timeout_ms = timeout_ms;
     c.proc = me;
     c.sizes = {{me.nspace, 3}};
+    c.done_through = id;  // as a client whose earlier fences over the set are all done
     return c;
+}
+
+// Data big enough to go into a fence segment.
+msg::Blob big_card(std::uint32_t rank) {
+    return blob({{"card", rank}, {std::string(FenceReducer::kInlineMax + 1, 'k'), rank}});
+}
+
+bool exists(const std::string &path) {
+    return ::access(path.c_str(), F_OK) == 0;
+}
+
+// A process's data in a segment: each blob's scope and keys.
+std::vector<std::pair<int, std::set<std::string>>> blobs_in(std::string_view data) {
+    std::vector<std::pair<int, std::set<std::string>>> out;
+    auto h = unpack_bounded(data.data(), data.size());
+    for (const auto &b : h.get().via.array) {
+        std::set<std::string> keys;
+        for (const auto &kv : b.via.array.ptr[1].via.map) keys.insert(kv.key.as<std::string>());
+        out.emplace_back(b.via.array.ptr[0].as<int>(), std::move(keys));
+    }
+    return out;
+}
+
+// The keys of each process in a segment, by rank.
+std::map<std::uint32_t, std::set<std::string>> keys_in(const std::string &segment) {
+    std::map<std::uint32_t, std::set<std::string>> out;
+    auto seg = FenceSegment::open(segment);
+    for (const auto &e : seg->entries())
+        for (auto &[scope, keys] : blobs_in(e.data)) out[e.rank].merge(keys);
+    return out;
 }
 
 struct Fixture {
     TempDir tmp;
+    std::string session_dir = tmp.path + "/session";
     Broker broker{[this] {
         Config c;
         c.run_dir = tmp.path + "/run";
         return c;
     }()};
     Fixture() {
-        broker.add_actor<Registrar>(job("ns", 3));
+        fs::create_directories(session_dir);
+        broker.add_actor<Registrar>(
+            std::vector<msg::JobInfo>{job("ns", 3, session_dir), job("ns2", 3, session_dir),
+                                      job("nodir", 3, tmp.path + "/no/such/dir")});
         broker.start();
+    }
+    void deregister(const std::string &ns) {
+        broker.bus().broadcast(
+            msg::DeregisterNamespace::type,
+            encode(msg::DeregisterNamespace::type, 0, msg::DeregisterNamespace{ns}));
+    }
+    // Three sessions of `ns` that committed big cards and completed collecting fence 0.
+    std::vector<std::unique_ptr<Session>> fenced(const std::string &ns, std::string &segment) {
+        std::vector<std::unique_ptr<Session>> s;
+        for (std::uint32_t r = 0; r < 3; ++r) {
+            s.push_back(std::make_unique<Session>(broker.uri(), msg::Proc{ns, r}));
+            s[r]->send(msg::Commit{{ns, r}, {}, {}, big_card(r)});
+            s[r]->expect<msg::Ok>();
+        }
+        for (std::uint32_t r = 0; r < 3; ++r) s[r]->send(contribution({{ns, W}}, {ns, r}, true));
+        for (auto &p : s) {
+            auto done = p->expect<msg::FenceDone>();
+            BOOST_REQUIRE(done.status == PMIX_SUCCESS);
+            BOOST_REQUIRE(!done.segment.empty());
+            segment = done.segment;
+        }
+        return s;
     }
     ~Fixture() { broker.stop(); }
     void proc_exit(const std::string &ns, std::uint32_t rank) {
@@ -216,10 +279,18 @@ BOOST_AUTO_TEST_CASE(collecting_fence_sends_the_same_bytes_to_everyone) {
     auto done = decode(raw[0].data(), raw[0].size()).as<msg::FenceDone>();
     BOOST_TEST(done.status == PMIX_SUCCESS);
     BOOST_TEST(done.key == "ns:*#0");
-    BOOST_REQUIRE(done.data.size() == 3u);
-    for (const auto &d : done.data) {
-        BOOST_TEST(d.blobs.size() == 2u);  // local + global: every reader is on this node
-        BOOST_TEST((d.scopes == std::vector<std::uint8_t>{PMIX_LOCAL, PMIX_GLOBAL}));
+    // Small: the segment travels in the message.
+    BOOST_TEST(done.segment.empty());
+    auto seg = FenceSegment::parse({done.segment_bytes.data(), done.segment_bytes.size()});
+    BOOST_REQUIRE(seg->entries().size() == 3u);
+    for (const auto &e : seg->entries()) {
+        // local + global, not remote: every reader is on this node
+        auto blobs = blobs_in(e.data);
+        BOOST_REQUIRE(blobs.size() == 2u);
+        BOOST_TEST(blobs[0].first == PMIX_LOCAL);
+        BOOST_TEST(blobs[0].second == std::set<std::string>{"local"});
+        BOOST_TEST(blobs[1].first == PMIX_GLOBAL);
+        BOOST_TEST(blobs[1].second == std::set<std::string>{"card"});
     }
 }
 
@@ -288,6 +359,129 @@ BOOST_AUTO_TEST_CASE(a_process_may_not_commit_or_fence_as_another_rank) {
     // The walk up the process tree.
     BOOST_TEST(descends_from(::getpid(), ::getppid()));
     BOOST_TEST(!descends_from(::getpid(), stranger.pid));
+}
+
+BOOST_AUTO_TEST_CASE(big_collected_data_is_written_once_into_a_segment) {
+    std::vector<std::unique_ptr<Session>> s;
+    for (std::uint32_t r = 0; r < 3; ++r) {
+        s.push_back(std::make_unique<Session>(broker.uri(), msg::Proc{"ns", r}));
+        s[r]->send(
+            msg::Commit{{"ns", r}, blob({{"local", r}}), blob({{"remote", r}}), big_card(r)});
+        s[r]->expect<msg::Ok>();
+    }
+    for (std::uint32_t r = 0; r < 3; ++r) s[r]->send(contribution({{"ns", W}}, {"ns", r}, true));
+    std::vector<std::string> raw;
+    for (auto &p : s) {
+        auto m = p->recv_raw();
+        BOOST_REQUIRE(m);
+        raw.emplace_back(static_cast<const char *>(m->data()), m->size());
+    }
+    BOOST_TEST(raw[0] == raw[1]);
+    BOOST_TEST(raw[1] == raw[2]);
+    BOOST_TEST(raw[0].size() < 512u);  // the data is not in the message
+    auto done = decode(raw[0].data(), raw[0].size()).as<msg::FenceDone>();
+    BOOST_TEST(done.status == PMIX_SUCCESS);
+    BOOST_TEST(done.segment_bytes.empty());
+    BOOST_REQUIRE(done.segment.starts_with(session_dir + "/"));
+    // Every participant's local and global data, none of its remote data.
+    auto keys = keys_in(done.segment);
+    BOOST_REQUIRE(keys.size() == 3u);
+    for (std::uint32_t r = 0; r < 3; ++r) {
+        BOOST_TEST(keys[r].size() == 3u);
+        BOOST_TEST(keys[r].contains("local"));
+        BOOST_TEST(keys[r].contains("card"));
+        BOOST_TEST(!keys[r].contains("remote"));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_segment_goes_once_every_participant_is_done_with_it) {
+    std::string first;
+    auto s = fenced("ns", first);
+    BOOST_REQUIRE(exists(first));
+    // Fence 1 over the same set, but rank 2 still has fence 0 open (a non-blocking fence whose
+    // FenceDone it has not handled): the segment stays.
+    for (std::uint32_t r = 0; r < 3; ++r) {
+        auto c = contribution({{"ns", W}}, {"ns", r}, true, 1);
+        if (r == 2) c.done_through = 0;
+        s[r]->send(c);
+    }
+    std::string second;
+    for (auto &p : s) second = p->expect<msg::FenceDone>().segment;
+    BOOST_REQUIRE(!second.empty());
+    BOOST_TEST(second != first);
+    s[0]->sync();
+    BOOST_TEST(exists(first));
+    // A fence over another set does not touch this set's segments.
+    for (std::uint32_t r = 0; r < 2; ++r)
+        s[r]->send(contribution({{"ns", 0}, {"ns", 1}}, {"ns", r}, false, 7));
+    for (std::uint32_t r = 0; r < 2; ++r) s[r]->expect<msg::FenceDone>();
+    s[0]->sync();
+    BOOST_TEST(exists(first));
+    // Fence 2, everyone done with 0 and 1: both go.
+    for (std::uint32_t r = 0; r < 3; ++r)
+        s[r]->send(contribution({{"ns", W}}, {"ns", r}, false, 2));
+    for (auto &p : s) BOOST_TEST(p->expect<msg::FenceDone>().segment.empty());
+    BOOST_TEST(test::eventually([&] { return !exists(first) && !exists(second); }));
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_fence_removes_nothing) {
+    std::string first;
+    auto s = fenced("ns", first);
+    // Rank 2 never comes to fence 1, which times out: rank 2 may still be mapping segment 0.
+    for (std::uint32_t r = 0; r < 2; ++r)
+        s[r]->send(contribution({{"ns", W}}, {"ns", r}, false, 1, 100));
+    for (std::uint32_t r = 0; r < 2; ++r)
+        BOOST_TEST(s[r]->expect<msg::FenceDone>().status == PMIX_ERR_TIMEOUT);
+    s[0]->sync();
+    BOOST_TEST(exists(first));
+}
+
+BOOST_AUTO_TEST_CASE(segments_go_with_the_last_namespace_of_their_set) {
+    std::string one;
+    auto s = fenced("ns", one);
+    // A set of two namespaces.
+    std::vector<std::unique_ptr<Session>> t;
+    for (std::uint32_t r = 0; r < 3; ++r) {
+        t.push_back(std::make_unique<Session>(broker.uri(), msg::Proc{"ns2", r}));
+        t[r]->send(msg::Commit{{"ns2", r}, {}, {}, big_card(r)});
+        t[r]->expect<msg::Ok>();
+    }
+    const std::vector<msg::Proc> both = {{"ns", W}, {"ns2", W}};
+    for (std::uint32_t r = 0; r < 3; ++r) {
+        s[r]->send(contribution(both, {"ns", r}, true));
+        t[r]->send(contribution(both, {"ns2", r}, true));
+    }
+    std::string two;
+    for (auto &p : s) two = p->expect<msg::FenceDone>().segment;
+    for (auto &p : t) BOOST_TEST(p->expect<msg::FenceDone>().segment == two);
+    BOOST_TEST(keys_in(two).size() == 3u);  // ranks 0..2, of two namespaces
+    BOOST_TEST(FenceSegment::open(two)->entries().size() == 6u);
+    // ns goes: its own set's segment goes; the shared one stays for ns2.
+    deregister("ns");
+    BOOST_TEST(test::eventually([&] { return !exists(one); }));
+    t[0]->sync();
+    BOOST_TEST(exists(two));
+    deregister("ns2");
+    BOOST_TEST(test::eventually([&] { return !exists(two); }));
+}
+
+BOOST_AUTO_TEST_CASE(data_goes_inline_when_no_segment_can_be_written) {
+    std::vector<std::unique_ptr<Session>> s;
+    for (std::uint32_t r = 0; r < 3; ++r) {
+        s.push_back(std::make_unique<Session>(broker.uri(), msg::Proc{"nodir", r}));
+        s[r]->send(msg::Commit{{"nodir", r}, {}, {}, big_card(r)});
+        s[r]->expect<msg::Ok>();
+    }
+    for (std::uint32_t r = 0; r < 3; ++r)
+        s[r]->send(contribution({{"nodir", W}}, {"nodir", r}, true));
+    for (auto &p : s) {
+        auto done = p->expect<msg::FenceDone>();
+        BOOST_TEST(done.status == PMIX_SUCCESS);
+        BOOST_TEST(done.segment.empty());
+        BOOST_TEST(FenceSegment::parse({done.segment_bytes.data(), done.segment_bytes.size()})
+                       ->entries()
+                       .size() == 3u);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(concurrent_fences_over_different_sets_do_not_mix) {
@@ -362,9 +556,7 @@ BOOST_AUTO_TEST_CASE(a_deregistered_namespace_leaves_nothing_behind) {
     // Broadcast on the broker's thread, then wait until its queue has run past the delivery.
     std::promise<void> settled;
     broker.reactor().post([&] {
-        broker.bus().broadcast(
-            msg::DeregisterNamespace::type,
-            encode(msg::DeregisterNamespace::type, 0, msg::DeregisterNamespace{"ns"}));
+        deregister("ns");
         broker.reactor().post([&] { settled.set_value(); });
     });
     BOOST_REQUIRE(settled.get_future().wait_for(5s) == std::future_status::ready);
@@ -409,3 +601,13 @@ BOOST_AUTO_TEST_CASE(malformed_commit_is_refused_and_the_broker_keeps_serving) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(a_stopping_broker_removes_its_segments) {
+    std::string segment;
+    {
+        Fixture f;
+        auto s = f.fenced("ns", segment);
+        BOOST_REQUIRE(exists(segment));
+    }
+    BOOST_TEST(!exists(segment));
+}

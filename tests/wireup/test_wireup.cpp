@@ -127,6 +127,19 @@ BOOST_AUTO_TEST_CASE(subsets_and_concurrent_fences) {
     expect_ok(run("fences", 4), "fences", 4);
 }
 
+BOOST_AUTO_TEST_CASE(cards_of_every_size_reach_every_participant) {
+    expect_ok(run("cards", 4), "cards", 4);
+    // The job is over: the segments of its fences went with its namespace.
+    const std::string session = tmp.path + "/run/session";
+    auto segments = [&] {
+        std::size_t n = 0;
+        for (const auto &e : std::filesystem::directory_iterator(session))
+            n += e.path().filename().string().starts_with("fence.");
+        return n;
+    };
+    BOOST_TEST(eventually([&] { return segments() == 0; }), segments() << " segments left");
+}
+
 BOOST_AUTO_TEST_CASE(fence_timeout_when_a_participant_never_comes) {
     expect_ok(run("timeout", 2), "timeout", 2);
 }

@@ -2,6 +2,7 @@
  * standard API, prints what went wrong on stderr, and exits 0 when its scenario held. */
 #include <pmix.h>
 
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -354,6 +355,111 @@ static void scenario_death(void) {
     CHECK_RC(PMIx_Get(&dead, "never.committed", NULL, 0, &got), PMIX_ERR_NOT_FOUND);
 }
 
+/* ------------------------------------------------------------------ cards of every size */
+
+/* A card of `len` bytes, different for every (owner, len, round). */
+static void fill_card(char *buf, size_t len, uint32_t owner, int round) {
+    for (size_t i = 0; i < len; ++i) buf[i] = (char)('a' + (owner * 31 + round * 7 + i) % 26);
+}
+
+static void put_card(const char *key, size_t len, uint32_t owner, int round) {
+    char *buf = malloc(len);
+    fill_card(buf, len, owner, round);
+    pmix_value_t v;
+    PMIX_VALUE_CONSTRUCT(&v);
+    v.type = PMIX_BYTE_OBJECT;
+    v.data.bo.bytes = buf;
+    v.data.bo.size = len;
+    CHECK_RC(PMIx_Put(PMIX_GLOBAL, key, &v), PMIX_SUCCESS);
+    free(buf); /* Put copied it */
+}
+
+static void check_card(const char *nspace, uint32_t rank, const char *key, size_t len,
+                       uint32_t owner, int round) {
+    pmix_proc_t p;
+    pmix_value_t *got = NULL;
+    PMIX_LOAD_PROCID(&p, nspace, rank);
+    pmix_status_t rc = PMIx_Get(&p, key, NULL, 0, &got);
+    if (rc != PMIX_SUCCESS) {
+        NOTE("rank %u: get %s of %s:%u: %s\n", me.rank, key, nspace, rank, PMIx_Error_string(rc));
+        ++failures;
+        return;
+    }
+    char *want = malloc(len);
+    fill_card(want, len, owner, round);
+    if (got->type != PMIX_BYTE_OBJECT || got->data.bo.size != len ||
+        memcmp(got->data.bo.bytes, want, len) != 0) {
+        NOTE("rank %u: %s of %s:%u is not the card put\n", me.rank, key, nspace, rank);
+        ++failures;
+    }
+    free(want);
+    PMIX_VALUE_RELEASE(got);
+}
+
+static int segments_in(const char *dir) {
+    int n = 0;
+    DIR *d = opendir(dir);
+    if (d == NULL) return -1;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) n += strncmp(e->d_name, "fence.", 6) == 0;
+    closedir(d);
+    return n;
+}
+
+/* np = 4: collecting fences, concurrent and back to back, with cards of 64 B to several MiB;
+ * every rank checks every rank's card after each. */
+static void scenario_cards(void) {
+    pmix_proc_t half[2], evens[2];
+    uint32_t base = me.rank < 2 ? 0 : 2;
+    PMIX_LOAD_PROCID(&half[0], me.nspace, base);
+    PMIX_LOAD_PROCID(&half[1], me.nspace, base + 1);
+    PMIX_LOAD_PROCID(&evens[0], me.nspace, me.rank % 2);
+    PMIX_LOAD_PROCID(&evens[1], me.nspace, me.rank % 2 + 2);
+    pmix_info_t collect;
+    bool yes = true;
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+
+    /* Non-blocking: two sets at once, and one set twice before the first's result is in. */
+    put_card("card.nb", 4096, me.rank, 1);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    nb_done = 0;
+    CHECK_RC(PMIx_Fence_nb(half, 2, &collect, 1, on_fence, (void *)0), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Fence_nb(evens, 2, &collect, 1, on_fence, (void *)1), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Fence_nb(half, 2, &collect, 1, on_fence, (void *)2), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Fence_nb(NULL, 0, &collect, 1, on_fence, (void *)3), PMIX_SUCCESS);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 20;
+    pthread_mutex_lock(&mu);
+    while (nb_done < 4)
+        if (pthread_cond_timedwait(&cv, &mu, &deadline) != 0) break;
+    CHECK(nb_done == 4);
+    pthread_mutex_unlock(&mu);
+    for (int i = 0; i < 4; ++i) CHECK_RC(nb_status[i], PMIX_SUCCESS);
+    for (uint32_t r = 0; r < size; ++r) check_card(me.nspace, r, "card.nb", 4096, r, 1);
+
+    /* Blocking, one size after the other (the biggest last: every commit carries all puts). */
+    static const size_t sizes[] = {64, 4096, 3u << 20};
+    for (int i = 0; i < 3; ++i) {
+        char key[32];
+        snprintf(key, sizeof key, "card.%zu", sizes[i]);
+        put_card(key, sizes[i], me.rank, 10 + i);
+        CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+        fence_with(NULL, 0, 1, PMIX_SUCCESS);
+        for (uint32_t r = 0; r < size; ++r) check_card(me.nspace, r, key, sizes[i], r, 10 + i);
+    }
+    /* That fence's segment stays at least until this rank contributes to a later one. */
+    pmix_value_t *dir = NULL;
+    pmix_proc_t wild;
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    CHECK_RC(PMIx_Get(&wild, PMIX_TMPDIR, NULL, 0, &dir), PMIX_SUCCESS);
+    if (dir) {
+        CHECK(segments_in(dir->data.string) >= 1);
+        PMIX_VALUE_RELEASE(dir);
+    }
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);
+    PMIX_INFO_DESTRUCT(&collect);
+}
+
 /* ------------------------------------------------------------------ job information */
 
 static pmix_value_t *job_get(uint32_t rank, const char *key, pmix_data_type_t type) {
@@ -502,6 +608,7 @@ static void scenario_twojobs(void) {
     pmix_value_t v;
     PMIX_VALUE_LOAD(&v, &x, PMIX_UINT32);
     CHECK_RC(PMIx_Put(PMIX_GLOBAL, "card", &v), PMIX_SUCCESS);
+    put_card("bigcard", 8192, x, 0); /* 4 x 8 KiB: a segment file */
     CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
     fence_with(procs, 2, 1, PMIX_SUCCESS);
     fence_with(procs, 2, 0, PMIX_SUCCESS); /* a second one over the same set */
@@ -514,6 +621,7 @@ static void scenario_twojobs(void) {
             CHECK(got->data.uint32 == r + (side[0] == 'a' ? 20 : 10));
             PMIX_VALUE_RELEASE(got);
         }
+        check_card(pd.value.data.string, r, "bigcard", 8192, r + (side[0] == 'a' ? 20 : 10), 0);
     }
     PMIX_PDATA_DESTRUCT(&pd);
     PMIX_INFO_DESTRUCT(&wait);
@@ -878,6 +986,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(what, "otherjob")) scenario_otherjob();
     else if (!strcmp(what, "abortone")) scenario_abortone();
     else if (!strcmp(what, "forge")) scenario_forge();
+    else if (!strcmp(what, "cards")) scenario_cards();
     else {
         fprintf(stderr, "unknown scenario %s\n", what);
         ++failures;

@@ -485,7 +485,7 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
     Client &c = the_client();
     FencePlan plan = plan_fence(c, procs, nprocs, info, ninfo);
     if (plan.status != PMIX_SUCCESS || plan.local_only) return plan.status;
-    return c.actor->fence_call(plan.contribution);
+    return c.actor->fence_call(std::move(plan.contribution));
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs,
@@ -499,9 +499,10 @@ PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs
         if (cbfunc) c.actor->post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
         return PMIX_SUCCESS;
     }
-    c.actor->fence(plan.contribution, [cbfunc, cbdata](pmix_status_t status, const Envelope *) {
-        if (cbfunc) cbfunc(status, cbdata);
-    });
+    c.actor->fence(std::move(plan.contribution),
+                   [cbfunc, cbdata](pmix_status_t status, const Envelope *) {
+                       if (cbfunc) cbfunc(status, cbdata);
+                   });
     return PMIX_SUCCESS;
 }
 
