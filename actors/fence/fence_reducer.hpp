@@ -44,8 +44,7 @@ class FenceReducer : public Actor {
     ~FenceReducer() override;  // removes the segments still there
 
     // A segment up to this size travels inline in FenceDone. Measured (DEVELOPERS.md, "Fence
-    // segments"): inline is faster at 16 KiB (4 ranks x 4 KiB, 16 x 1 KiB), a file at 32 KiB
-    // (8 x 4 KiB, 16 x 2 KiB).
+    // segments"): bytes are as fast or faster at 16 KiB, a file wins at 32 KiB from 8 ranks.
     static constexpr std::size_t kInlineMax = 24 * 1024;
 
   private:
