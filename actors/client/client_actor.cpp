@@ -221,6 +221,11 @@ void ClientActor::dispatch(std::string_view bytes) {
                 else if (status == PMIX_SUCCESS && !done.segment_bytes.empty())
                     store_.add_segment(FenceSegment::parse(
                         {done.segment_bytes.data(), done.segment_bytes.size()}));
+                // A broker of protocol < 3 sends the data itself.
+                for (const auto &d : done.data)
+                    if (pmix_status_t rc = store_.add(d);
+                        rc != PMIX_SUCCESS && status == PMIX_SUCCESS)
+                        status = rc;
             } catch (const SegmentError &e) {
                 spdlog::error("pmix client: fence {}: {}", done.key, e.what());
                 status = e.status;

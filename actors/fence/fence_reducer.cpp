@@ -13,6 +13,9 @@ namespace zpmix {
 
 namespace {
 
+// The first protocol whose clients read fence segments; older ones get FenceDone's `data`.
+constexpr std::uint32_t kFenceSegmentProtocol = 3;
+
 bool takes_part(const std::vector<msg::Proc> &participants, const msg::Proc &p) {
     return std::binary_search(participants.begin(), participants.end(), p) ||
            std::binary_search(participants.begin(), participants.end(),
@@ -70,7 +73,7 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     }
     f.collect = f.collect || m.collect;
     f.done_through = std::min(f.done_through, m.done_through);
-    f.routes.push_back(env.from);
+    (env.version < kFenceSegmentProtocol ? f.legacy_routes : f.routes).push_back(env.from);
     for (const auto &[ns, size] : m.sizes)
         if (std::binary_search(f.participants.begin(), f.participants.end(),
                                msg::Proc{ns, msg::kWildcardRank}))
@@ -132,13 +135,14 @@ void FenceReducer::collected(const Envelope &env, msg::ModexCollected &m) {
     auto f = fences_.find(key);
     if (f == fences_.end()) return;
     const FenceSegmentWriter segment(m.data);
-    if (segment.size() > kInlineMax) {
-        if (std::string path = write_segment(key, f->second, segment); !path.empty()) {
-            finish(key, PMIX_SUCCESS, std::move(path));
-            return;
-        }
-    }
-    finish(key, PMIX_SUCCESS, {}, segment.bytes());
+    std::string path;
+    msg::Blob bytes;
+    if (segment.size() > kInlineMax) path = write_segment(key, f->second, segment);
+    if (path.empty()) bytes = segment.bytes();
+    // Only contributors of protocol < 3 need the data itself.
+    std::vector<msg::ProcData> data;
+    if (!f->second.legacy_routes.empty()) data = std::move(m.data);
+    finish(key, PMIX_SUCCESS, std::move(path), std::move(bytes), std::move(data));
 }
 
 std::string FenceReducer::write_segment(const std::string &key, const Fence &f,
@@ -214,20 +218,29 @@ void FenceReducer::namespace_gone(const Envelope &env, msg::DeregisterNamespace 
 }
 
 void FenceReducer::finish(const std::string &key, std::int32_t status, std::string segment,
-                          msg::Blob segment_bytes) {
+                          msg::Blob segment_bytes, std::vector<msg::ProcData> data) {
     auto node = fences_.extract(key);
     if (!node) return;
     Fence &f = node.mapped();
     if (f.timer) reactor().cancel(f.timer);
     std::erase_if(gathering_, [&](const auto &kv) { return kv.second == key; });
     // One encoding for everyone: each copy shares the buffer.
-    zmq::message_t done =
-        encode(msg::FenceDone::type, 0,
-               msg::FenceDone{key, status, std::move(segment), std::move(segment_bytes)}, name());
+    zmq::message_t done = encode(
+        msg::FenceDone::type, 0,
+        msg::FenceDone{key, status, std::move(segment), std::move(segment_bytes), {}}, name());
     for (const auto &route : f.routes) {
         zmq::message_t copy;
         copy.copy(done);
         bus().send(route, std::move(copy));
+    }
+    if (!f.legacy_routes.empty()) {
+        zmq::message_t legacy = encode(
+            msg::FenceDone::type, 0, msg::FenceDone{key, status, {}, {}, std::move(data)}, name());
+        for (const auto &route : f.legacy_routes) {
+            zmq::message_t copy;
+            copy.copy(legacy);
+            bus().send(route, std::move(copy));
+        }
     }
     // Every local participant contributed, each after finishing the fences below its
     // done_through: none of them needs those fences' segments again.

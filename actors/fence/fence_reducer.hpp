@@ -57,6 +57,7 @@ class FenceReducer : public Actor {
         std::map<std::string, std::uint32_t> sizes;  // of the namespaces named by a wildcard
         std::set<msg::Proc> arrived;                 // local contributors so far
         std::vector<std::string> routes;             // their routing ids, to answer
+        std::vector<std::string> legacy_routes;      // those of protocol < 3: data, no segment
         std::size_t pending_children = 0;            // child brokers yet to report (no tree yet)
         Reactor::TimerId timer = 0;
         bool gathering = false;  // complete, waiting for modex's data
@@ -94,8 +95,9 @@ class FenceReducer : public Actor {
     std::string write_segment(const std::string &key, const Fence &f,
                               const FenceSegmentWriter &segment);
     // Sends one FenceDone to every local contributor and forgets the fence.
+    // `data` is for the contributors of protocol < 3 only, which read no segment.
     void finish(const std::string &key, std::int32_t status, std::string segment = {},
-                msg::Blob segment_bytes = {});
+                msg::Blob segment_bytes = {}, std::vector<msg::ProcData> data = {});
     // Removes the segments of `set` of fences below `below`.
     void release(const std::string &set, std::uint64_t below);
 };

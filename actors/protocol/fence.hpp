@@ -88,7 +88,8 @@ struct FenceDone {
     std::int32_t status = 0;
     std::string segment;
     Blob segment_bytes;
-    ZPMIX_MSG_MAP(key, status, segment, segment_bytes);
+    std::vector<ProcData> data;  // instead of a segment, for contributors of protocol < 3
+    ZPMIX_MSG_MAP(key, status, segment, segment_bytes, data);
 };
 
 }  // namespace zpmix::msg

@@ -146,8 +146,8 @@ BOOST_AUTO_TEST_CASE(a_bad_fence_segment_fails_the_fence_and_nothing_else) {
         return std::async(std::launch::async, [&actor, c = m] { return actor.fence_call(c); });
     };
     auto done = [](std::uint64_t id, std::string segment, msg::Blob bytes = {}) {
-        return msg::FenceDone{"ns:*#" + std::to_string(id), PMIX_SUCCESS, std::move(segment),
-                              std::move(bytes)};
+        return msg::FenceDone{
+            "ns:*#" + std::to_string(id), PMIX_SUCCESS, std::move(segment), std::move(bytes), {}};
     };
     const std::vector<msg::ProcData> data = {
         {{"ns", 1},
@@ -196,6 +196,31 @@ BOOST_AUTO_TEST_CASE(a_bad_fence_segment_fails_the_fence_and_nothing_else) {
     BOOST_TEST(fake.contribution().done_through == 5u);
     fake.answer(done(5, ""));
     BOOST_TEST(f.get() == PMIX_SUCCESS);
+}
+
+// A broker of protocol 2 sends a collecting fence's data itself, not a segment.
+BOOST_AUTO_TEST_CASE(a_protocol_2_brokers_fence_data_is_read) {
+    FakeBroker fake;
+    ClientStore store;
+    store.set_job(two_ranks(), 0);
+    ClientActor actor(store, fake.uri, 5000);
+    msg::FenceContribute m;
+    m.participants = {{"ns", msg::kWildcardRank}};
+    m.collect = true;
+    m.proc = {"ns", 0};
+    auto f = std::async(std::launch::async, [&] { return actor.fence_call(m); });
+    fake.contribution();
+    msg::FenceDone done;
+    done.key = "ns:*#0";
+    done.data = {{{"ns", 1},
+                  {msg::Blob{'\x81', '\xa4', 'c', 'a', 'r', 'd', '\x92', '\x06', '\x07'}},
+                  {PMIX_GLOBAL}}};
+    fake.answer(done);
+    BOOST_TEST(f.get() == PMIX_SUCCESS);
+    pmix_value_t *v = nullptr;
+    BOOST_REQUIRE(store.get("ns", 1, "card", &v) == PMIX_SUCCESS);
+    BOOST_TEST(v->data.integer == 7);
+    PMIX_VALUE_RELEASE(v);
 }
 
 BOOST_AUTO_TEST_CASE(requests_are_answered_and_the_brokers_end_fails_pending_ones) {

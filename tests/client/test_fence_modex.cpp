@@ -83,6 +83,22 @@ struct Session {
         s.send(encode(M::type, id, m), zmq::send_flags::none);
         return id;
     }
+    // As a peer of an older protocol would send it.
+    template <class M>
+    void send_as_protocol(std::uint32_t version, const M &m) {
+        msgpack::sbuffer buf;
+        msgpack::packer<msgpack::sbuffer> pk(buf);
+        pk.pack_map(4);
+        pk.pack("v");
+        pk.pack(version);
+        pk.pack("t");
+        pk.pack(M::type);
+        pk.pack("id");
+        pk.pack(next_id++);
+        pk.pack("body");
+        pk.pack(m);
+        s.send(zmq::buffer(buf.data(), buf.size()), zmq::send_flags::none);
+    }
     std::optional<zmq::message_t> recv_raw(std::chrono::milliseconds timeout = 5000ms) {
         zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
         if (zmq::poll(&item, 1, timeout) == 0) return std::nullopt;
@@ -291,6 +307,29 @@ BOOST_AUTO_TEST_CASE(collecting_fence_sends_the_same_bytes_to_everyone) {
         BOOST_TEST(blobs[0].second == std::set<std::string>{"local"});
         BOOST_TEST(blobs[1].first == PMIX_GLOBAL);
         BOOST_TEST(blobs[1].second == std::set<std::string>{"card"});
+    }
+}
+
+// A client of protocol 2 reads no segment: the broker sends it the data itself, and the segment
+// to the others.
+BOOST_AUTO_TEST_CASE(a_protocol_2_client_gets_the_data_itself) {
+    std::vector<std::unique_ptr<Session>> s;
+    for (std::uint32_t r = 0; r < 3; ++r) {
+        s.push_back(std::make_unique<Session>(broker.uri(), msg::Proc{"ns", r}));
+        s[r]->send(msg::Commit{{"ns", r}, {}, {}, big_card(r)});
+        s[r]->expect<msg::Ok>();
+    }
+    s[0]->send_as_protocol(2, contribution({{"ns", W}}, {"ns", 0}, true));
+    for (std::uint32_t r = 1; r < 3; ++r) s[r]->send(contribution({{"ns", W}}, {"ns", r}, true));
+    auto old = s[0]->expect<msg::FenceDone>();
+    BOOST_TEST(old.status == PMIX_SUCCESS);
+    BOOST_TEST(old.segment.empty());
+    BOOST_TEST(old.segment_bytes.empty());
+    BOOST_REQUIRE(old.data.size() == 3u);
+    for (std::uint32_t r = 1; r < 3; ++r) {
+        auto done = s[r]->expect<msg::FenceDone>();
+        BOOST_TEST(done.data.empty());
+        BOOST_TEST(keys_in(done.segment).size() == 3u);
     }
 }
 
