@@ -518,8 +518,11 @@ void Launcher::abandon_launch(const std::string &nspace, int status, const std::
             ::kill(r.pid, SIGKILL);
             ::waitpid(r.pid, nullptr, 0);
         }
-        for (int fd : {r.out, r.err, r.pidfd})
-            if (fd >= 0) ::close(fd);
+        for (int fd : {r.out, r.err, r.pidfd}) {
+            if (fd < 0) continue;
+            reactor().unwatch_fd(fd);
+            ::close(fd);
+        }
     }
     if (job.kill_timer) reactor().cancel(job.kill_timer);
     if (job.time_limit) reactor().cancel(job.time_limit);
