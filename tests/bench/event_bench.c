@@ -28,6 +28,7 @@ static pmix_proc_t me;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int answers = 0;
+static int wanted = 1; /* the main thread is woken only once this many answers are in */
 
 static void check(pmix_status_t rc, const char *what) {
     if (rc != PMIX_SUCCESS) {
@@ -69,8 +70,7 @@ static void handler(size_t id, pmix_status_t status, const pmix_proc_t *source, 
         notify(status == EV_PING ? EV_PONG : EV_ACK, PMIX_RANGE_CUSTOM, &root, 1);
     } else if (me.rank == 0 && (status == EV_PONG || status == EV_ACK)) {
         pthread_mutex_lock(&mu);
-        ++answers;
-        pthread_cond_broadcast(&cv);
+        if (++answers >= wanted) pthread_cond_signal(&cv);
         pthread_mutex_unlock(&mu);
     }
     if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
@@ -82,6 +82,7 @@ static int await_answers(int want) {
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 5;
     pthread_mutex_lock(&mu);
+    wanted = want;
     int rc = 0;
     while (answers < want && rc == 0) rc = pthread_cond_timedwait(&cv, &mu, &until);
     int ok = answers >= want;
