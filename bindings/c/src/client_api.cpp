@@ -17,9 +17,8 @@
 #include "actors/client/client_store.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
+#include "attached_client.hpp"
 #include "client_events.hpp"
-#include "client_jobctl.hpp"
-#include "client_spawn.hpp"
 #include "value_codec.hpp"
 
 namespace {
@@ -95,9 +94,7 @@ Directives parse(const pmix_info_t *info, size_t ninfo) {
     return d;
 }
 
-msg::Proc to_msg(const pmix_proc_t &p) {
-    return {std::string(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN)), p.rank};
-}
+using client::to_msg;
 
 // ------------------------------------------------------------------ init and finalize
 
@@ -117,8 +114,7 @@ pmix_status_t init_singleton(Client &c) {
     c.job_size = 1;
     c.actor = std::make_unique<ClientActor>(*c.store);
     (void)c::events_start(*c.actor, c.me, job, "", "");  // no connection: cannot fail
-    c::jobctl_start(*c.actor, c.me);
-    c::spawn_start(*c.actor, c.me);
+    c::attach(*c.actor, c.me);
     return PMIX_SUCCESS;
 }
 
@@ -165,8 +161,7 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
         c.actor.reset();
         return rc;
     }
-    c::jobctl_start(*c.actor, c.me);
-    c::spawn_start(*c.actor, c.me);
+    c::attach(*c.actor, c.me);
     return PMIX_SUCCESS;
 }
 
@@ -437,8 +432,7 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo) 
     if (c.refs == 0) return PMIX_ERR_INIT;
     if (--c.refs > 0) return PMIX_SUCCESS;
     c.initialized.store(false, std::memory_order_release);
-    c::jobctl_stop();
-    c::spawn_stop();
+    c::detach();
     c::events_stop();
     c.actor.reset();  // fails whatever is still pending, then disconnects
     c.store.reset();

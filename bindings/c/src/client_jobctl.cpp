@@ -1,7 +1,7 @@
 // zpmix: job control, process monitoring and logging (RFC0015): PMIx_Job_control(_nb),
 // PMIx_Process_monitor(_nb) (and so PMIx_Heartbeat), PMIx_Log(_nb). Each is one request to a
 // broker actor (jobctl, monitor, log); a heartbeat is one one-way message.
-#include "client_jobctl.hpp"
+#include "attached_client.hpp"
 
 #include <cstring>
 #include <filesystem>
@@ -17,15 +17,6 @@
 namespace zpmix::c {
 
 namespace {
-
-// Guards the actor against a concurrent finalize; calls hold it only while submitting.
-std::mutex g_mu;
-client::ClientActor *g_actor = nullptr;
-pmix_proc_t g_me{};
-
-msg::Proc to_msg(const pmix_proc_t &p) {
-    return {std::string(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN)), p.rank};
-}
 
 bool is(const pmix_info_t &i, const char *key) {
     return PMIX_CHECK_KEY(&i, key);
@@ -53,41 +44,14 @@ std::uint32_t timeout_ms_of(const pmix_info_t *info, size_t n) {
     return 0;
 }
 
-// Sends a request; done(status, reply) runs on the progress thread. PMIX_ERR_INIT when the
-// library is not initialised, PMIX_ERR_UNREACH for a singleton (no broker to ask).
-template <class Msg>
-pmix_status_t submit(const Msg &m, std::uint32_t timeout_ms, client::ClientActor::Done done) {
-    std::lock_guard lock(g_mu);
-    if (!g_actor) return PMIX_ERR_INIT;
-    if (!g_actor->has_broker()) return PMIX_ERR_UNREACH;
-    g_actor->request(m, timeout_ms, std::move(done));
-    return PMIX_SUCCESS;
-}
-
-// The blocking form: sends a request and waits for its answer on this thread (the actor's call);
-// the status of the exchange, the same refusals as submit.
-template <class Msg>
-pmix_status_t ask(const Msg &m, std::uint32_t timeout_ms, client::ClientActor::Reply &reply) {
-    client::ClientActor *actor;
-    {
-        std::lock_guard lock(g_mu);
-        if (!g_actor) return PMIX_ERR_INIT;
-        if (!g_actor->has_broker()) return PMIX_ERR_UNREACH;
-        actor = g_actor;
-    }
-    reply = actor->call(m, timeout_ms);
-    return reply.status;
-}
-
 // ---- job control
 
 pmix_status_t job_control_message(const pmix_proc_t targets[], size_t ntargets,
                                   const pmix_info_t dirs[], size_t ndirs, msg::JobControl &m) {
-    {
-        std::lock_guard lock(g_mu);
-        if (!g_actor) return PMIX_ERR_INIT;
-        m.requester = to_msg(g_me);
-    }
+    if (pmix_status_t rc = with_client(
+            false, [&](client::ClientActor &, const pmix_proc_t &me) { m.requester = to_msg(me); });
+        rc != PMIX_SUCCESS)
+        return rc;
     for (size_t i = 0; targets && i < ntargets; ++i) m.targets.push_back(to_msg(targets[i]));
     auto set_action = [&](const char *a) {
         if (!m.action.empty()) return false;  // one operation per request
@@ -169,11 +133,12 @@ std::optional<pmix_status_t> cleanup_registration(const pmix_info_t dirs[], size
     }
     if (paths.empty()) return std::nullopt;
     pmix_proc_t job;
-    {
-        std::lock_guard lock(g_mu);
-        if (!g_actor) return PMIX_ERR_INIT;
-        PMIX_LOAD_PROCID(&job, g_me.nspace, PMIX_RANK_WILDCARD);
-    }
+    if (pmix_status_t rc = with_client(false,
+                                       [&](client::ClientActor &, const pmix_proc_t &me) {
+                                           PMIX_LOAD_PROCID(&job, me.nspace, PMIX_RANK_WILDCARD);
+                                       });
+        rc != PMIX_SUCCESS)
+        return rc;
     pmix_value_t *nsdir = nullptr;
     if (PMIx_Get(&job, PMIX_NSDIR, nullptr, 0, &nsdir) != PMIX_SUCCESS || !nsdir)
         return PMIX_ERR_NOT_SUPPORTED;
@@ -251,11 +216,10 @@ pmix_status_t monitor_message(const pmix_info_t *monitor, pmix_status_t error,
 pmix_status_t log_message(const pmix_info_t data[], size_t ndata, const pmix_info_t dirs[],
                           size_t ndirs, msg::Log &m) {
     if (!data || ndata == 0) return PMIX_ERR_BAD_PARAM;
-    {
-        std::lock_guard lock(g_mu);
-        if (!g_actor) return PMIX_ERR_INIT;
-        m.source = to_msg(g_me);
-    }
+    if (pmix_status_t rc = with_client(
+            false, [&](client::ClientActor &, const pmix_proc_t &me) { m.source = to_msg(me); });
+        rc != PMIX_SUCCESS)
+        return rc;
     for (size_t n = 0; n < ndata; ++n) {
         const pmix_info_t &i = data[n];
         std::string channel;
@@ -300,17 +264,6 @@ pmix_status_t log_message(const pmix_info_t data[], size_t ndata, const pmix_inf
 
 }  // namespace
 
-void jobctl_start(client::ClientActor &actor, const pmix_proc_t &me) {
-    std::lock_guard lock(g_mu);
-    g_actor = &actor;
-    g_me = me;
-}
-
-void jobctl_stop() {
-    std::lock_guard lock(g_mu);
-    g_actor = nullptr;
-}
-
 }  // namespace zpmix::c
 
 using namespace zpmix;
@@ -323,12 +276,11 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_
                                               pmix_info_cbfunc_t cbfunc, void *cbdata) {
     if (auto rc = cleanup_registration(directives, ndirs)) {
         if (*rc != PMIX_SUCCESS) return *rc;
-        std::lock_guard lock(g_mu);
-        if (!g_actor) return PMIX_ERR_INIT;
-        g_actor->post([cbfunc, cbdata] {
-            if (cbfunc) cbfunc(PMIX_SUCCESS, nullptr, 0, cbdata, nullptr, nullptr);
+        return with_client(false, [&](client::ClientActor &actor, const pmix_proc_t &) {
+            actor.post([cbfunc, cbdata] {
+                if (cbfunc) cbfunc(PMIX_SUCCESS, nullptr, 0, cbdata, nullptr, nullptr);
+            });
         });
-        return PMIX_SUCCESS;
     }
     msg::JobControl m;
     if (pmix_status_t rc = job_control_message(targets, ntargets, directives, ndirs, m);
@@ -362,17 +314,14 @@ PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor, pm
     if (!monitor) return PMIX_ERR_BAD_PARAM;
     if (is(*monitor, PMIX_SEND_HEARTBEAT)) {
         // One one-way message; nothing to wait for, so no callback either.
-        std::lock_guard lock(g_mu);
-        if (!g_actor) return PMIX_ERR_INIT;
-        if (!g_actor->has_broker()) return PMIX_ERR_UNREACH;
-        g_actor->notify(msg::MonitorBeat{to_msg(g_me)});
-        return PMIX_OPERATION_SUCCEEDED;
+        const pmix_status_t rc =
+            with_client(true, [](client::ClientActor &actor, const pmix_proc_t &me) {
+                actor.notify(msg::MonitorBeat{to_msg(me)});
+            });
+        return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
     }
     msg::MonitorRequest m;
-    {
-        std::lock_guard lock(g_mu);
-        m.proc = to_msg(g_me);
-    }
+    m.proc = attached_proc();
     if (pmix_status_t rc = monitor_message(monitor, error, directives, ndirs, m);
         rc != PMIX_SUCCESS)
         return rc;
@@ -394,10 +343,7 @@ PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_
         return rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc;
     }
     msg::MonitorRequest m;
-    {
-        std::lock_guard lock(g_mu);
-        m.proc = to_msg(g_me);
-    }
+    m.proc = attached_proc();
     if (pmix_status_t rc = monitor_message(monitor, error, directives, ndirs, m);
         rc != PMIX_SUCCESS)
         return rc;

@@ -10,7 +10,7 @@
 // PMIX_SET_SESSION_CWD, PMIX_PREFIX, PMIX_SET_ENVAR, PMIX_HOST and PMIX_HOSTFILE (this node is
 // the only one: naming another is refused when required). Any other directive is ignored, or
 // refused with PMIX_ERR_NOT_SUPPORTED when marked required.
-#include "client_spawn.hpp"
+#include "attached_client.hpp"
 
 #include <unistd.h>
 
@@ -33,11 +33,6 @@ extern char **environ;
 namespace zpmix::c {
 
 namespace {
-
-// Guards the actor against a concurrent finalize; calls hold it only while submitting.
-std::mutex g_mu;
-client::ClientActor *g_actor = nullptr;
-pmix_proc_t g_me{};
 
 // How long past the launcher's own spawn deadline the caller waits for its answer.
 constexpr std::uint32_t kAnswerMarginMs = 5000;
@@ -223,15 +218,15 @@ pmix_status_t spawn_message(const pmix_info_t job_info[], size_t ninfo, const pm
     return PMIX_SUCCESS;
 }
 
-// The actor to ask, with the caller's identity filled in: PMIX_ERR_INIT before PMIx_Init,
-// PMIX_ERR_UNREACH for a singleton (no launcher to ask).
-pmix_status_t actor_for(msg::Spawn &m, client::ClientActor *&actor) {
-    std::lock_guard lock(g_mu);
-    if (!g_actor) return PMIX_ERR_INIT;
-    if (!g_actor->has_broker()) return PMIX_ERR_UNREACH;
-    m.parent = {std::string(g_me.nspace, strnlen(g_me.nspace, PMIX_MAX_NSLEN)), g_me.rank};
-    actor = g_actor;
-    return PMIX_SUCCESS;
+// The request: the caller as the new job's parent, then the apps and directives.
+// PMIX_ERR_INIT before PMIx_Init, PMIX_ERR_UNREACH for a singleton (no launcher to ask).
+pmix_status_t spawn_request(const pmix_info_t job_info[], size_t ninfo, const pmix_app_t apps[],
+                            size_t napps, msg::Spawn &m, std::uint32_t &wait_ms) {
+    if (pmix_status_t rc = with_client(
+            true, [&](client::ClientActor &, const pmix_proc_t &me) { m.parent = to_msg(me); });
+        rc != PMIX_SUCCESS)
+        return rc;
+    return spawn_message(job_info, ninfo, apps, napps, m, wait_ms);
 }
 
 // The child's namespace from the launcher's answer.
@@ -247,17 +242,6 @@ pmix_status_t nspace_of(const Envelope &reply, std::string &nspace) {
 
 }  // namespace
 
-void spawn_start(client::ClientActor &actor, const pmix_proc_t &me) {
-    std::lock_guard lock(g_mu);
-    g_actor = &actor;
-    g_me = me;
-}
-
-void spawn_stop() {
-    std::lock_guard lock(g_mu);
-    g_actor = nullptr;
-}
-
 }  // namespace zpmix::c
 
 using namespace zpmix;
@@ -269,13 +253,11 @@ PMIX_EXPORT pmix_status_t PMIx_Spawn(const pmix_info_t job_info[], size_t ninfo,
                                      const pmix_app_t apps[], size_t napps, pmix_nspace_t nspace) {
     msg::Spawn m;
     std::uint32_t wait_ms = 0;
-    client::ClientActor *actor = nullptr;
-    if (pmix_status_t rc = actor_for(m, actor); rc != PMIX_SUCCESS) return rc;
-    if (pmix_status_t rc = spawn_message(job_info, ninfo, apps, napps, m, wait_ms);
+    if (pmix_status_t rc = spawn_request(job_info, ninfo, apps, napps, m, wait_ms);
         rc != PMIX_SUCCESS)
         return rc;
-    auto reply = actor->call(m, wait_ms);
-    if (reply.status != PMIX_SUCCESS) return reply.status;
+    client::ClientActor::Reply reply;
+    if (pmix_status_t rc = ask(m, wait_ms, reply); rc != PMIX_SUCCESS) return rc;
     std::string child;
     if (pmix_status_t rc = nspace_of(reply.env, child); rc != PMIX_SUCCESS) return rc;
     if (nspace != nullptr) PMIX_LOAD_NSPACE(nspace, child.c_str());
@@ -288,19 +270,16 @@ PMIX_EXPORT pmix_status_t PMIx_Spawn_nb(const pmix_info_t job_info[], size_t nin
     if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
     msg::Spawn m;
     std::uint32_t wait_ms = 0;
-    client::ClientActor *actor = nullptr;
-    if (pmix_status_t rc = actor_for(m, actor); rc != PMIX_SUCCESS) return rc;
-    if (pmix_status_t rc = spawn_message(job_info, ninfo, apps, napps, m, wait_ms);
+    if (pmix_status_t rc = spawn_request(job_info, ninfo, apps, napps, m, wait_ms);
         rc != PMIX_SUCCESS)
         return rc;
-    actor->request(m, wait_ms, [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
+    return submit(m, wait_ms, [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
         std::string child;
         if (status == PMIX_SUCCESS) status = nspace_of(*env, child);
         pmix_nspace_t ns;
         PMIX_LOAD_NSPACE(ns, status == PMIX_SUCCESS ? child.c_str() : "");
         cbfunc(status, ns, cbdata);
     });
-    return PMIX_SUCCESS;
 }
 
 }  // extern "C"

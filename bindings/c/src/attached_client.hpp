@@ -1,0 +1,64 @@
+#pragma once
+// The client actor that PMIx_Init attached and the caller's identity, for the API files that
+// send requests of their own (client_jobctl.cpp, client_spawn.cpp). PMIx_Finalize detaches it; a
+// call holds the lock only while it submits, never while it waits.
+#include <mutex>
+#include <string>
+
+#include "actors/client/client_actor.hpp"
+#include "actors/client/events/local_event.hpp"  // to_msg
+#include "pmix_common.h"
+
+namespace zpmix::c {
+
+// After a successful PMIx_Init, and before the actor goes.
+void attach(client::ClientActor &actor, const pmix_proc_t &me);
+void detach();
+
+namespace detail {
+extern std::mutex attached_mu;
+extern client::ClientActor *attached_actor;
+extern pmix_proc_t attached_me;
+}  // namespace detail
+
+using client::to_msg;
+
+// The caller, as attached (empty before PMIx_Init).
+inline msg::Proc attached_proc() {
+    std::lock_guard lock(detail::attached_mu);
+    return to_msg(detail::attached_me);
+}
+
+// Runs fn(actor, me) under the lock: PMIX_ERR_INIT when the library is not initialised, and
+// with `need_broker`, PMIX_ERR_UNREACH for a singleton (no broker to ask).
+template <class Fn>
+pmix_status_t with_client(bool need_broker, Fn fn) {
+    std::lock_guard lock(detail::attached_mu);
+    if (!detail::attached_actor) return PMIX_ERR_INIT;
+    if (need_broker && !detail::attached_actor->has_broker()) return PMIX_ERR_UNREACH;
+    fn(*detail::attached_actor, detail::attached_me);
+    return PMIX_SUCCESS;
+}
+
+// Sends a request; done(status, reply) runs on the progress thread. The refusals of with_client.
+template <class Msg>
+pmix_status_t submit(const Msg &m, std::uint32_t timeout_ms, client::ClientActor::Done done) {
+    return with_client(true, [&](client::ClientActor &actor, const pmix_proc_t &) {
+        actor.request(m, timeout_ms, std::move(done));
+    });
+}
+
+// The blocking form: sends a request and waits for its answer on this thread (the actor's call);
+// the status of the exchange, or the refusals of with_client.
+template <class Msg>
+pmix_status_t ask(const Msg &m, std::uint32_t timeout_ms, client::ClientActor::Reply &reply) {
+    client::ClientActor *actor = nullptr;
+    if (pmix_status_t rc =
+            with_client(true, [&](client::ClientActor &a, const pmix_proc_t &) { actor = &a; });
+        rc != PMIX_SUCCESS)
+        return rc;
+    reply = actor->call(m, timeout_ms);
+    return reply.status;
+}
+
+}  // namespace zpmix::c
