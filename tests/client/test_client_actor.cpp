@@ -128,6 +128,15 @@ struct FakeBroker {
     }
 };
 
+// Rank 0's contribution to a collecting fence over its whole namespace.
+msg::FenceContribute collecting_fence() {
+    msg::FenceContribute m;
+    m.participants = {{"ns", msg::kWildcardRank}};
+    m.collect = true;
+    m.proc = {"ns", 0};
+    return m;
+}
+
 }  // namespace
 
 // A FenceDone whose segment is missing, not a segment, or cut short fails that fence with a
@@ -137,10 +146,7 @@ BOOST_AUTO_TEST_CASE(a_bad_fence_segment_fails_the_fence_and_nothing_else) {
     ClientStore store;
     store.set_job(two_ranks(), 0);
     ClientActor actor(store, fake.uri, 5000);
-    msg::FenceContribute m;
-    m.participants = {{"ns", msg::kWildcardRank}};
-    m.collect = true;
-    m.proc = {"ns", 0};
+    msg::FenceContribute m = collecting_fence();
     auto fence = [&](std::uint64_t id) {
         m.fence_id = id;
         return std::async(std::launch::async, [&actor, c = m] { return actor.fence_call(c); });
@@ -204,10 +210,7 @@ BOOST_AUTO_TEST_CASE(a_protocol_2_brokers_fence_data_is_read) {
     ClientStore store;
     store.set_job(two_ranks(), 0);
     ClientActor actor(store, fake.uri, 5000);
-    msg::FenceContribute m;
-    m.participants = {{"ns", msg::kWildcardRank}};
-    m.collect = true;
-    m.proc = {"ns", 0};
+    msg::FenceContribute m = collecting_fence();
     auto f = std::async(std::launch::async, [&] { return actor.fence_call(m); });
     fake.contribution();
     msg::FenceDone done;
