@@ -17,25 +17,25 @@ static int failures;
 /* What went wrong, printed when the program ends (one burst of output right before exit). */
 static char report[1 << 16];
 static size_t reported;
-#define NOTE(...) \
+#define NOTE(...)                                                                            \
     (reported += (size_t)snprintf(report + reported, sizeof report - reported, __VA_ARGS__), \
      reported = reported < sizeof report ? reported : sizeof report - 1)
 
-#define CHECK(cond)                                                                        \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
+#define CHECK(cond)                                                           \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
             NOTE("rank %u: %s:%d: %s\n", me.rank, __FILE__, __LINE__, #cond); \
-            ++failures;                                                                    \
-        }                                                                                  \
+            ++failures;                                                       \
+        }                                                                     \
     } while (0)
-#define CHECK_RC(expr, want)                                                             \
-    do {                                                                                 \
-        pmix_status_t rc_ = (expr);                                                      \
-        if (rc_ != (want)) {                                                             \
-            NOTE("rank %u: %s:%d: %s = %s, wanted %s\n", me.rank, __FILE__,    \
-                    __LINE__, #expr, PMIx_Error_string(rc_), PMIx_Error_string(want));   \
-            ++failures;                                                                  \
-        }                                                                                \
+#define CHECK_RC(expr, want)                                                                 \
+    do {                                                                                     \
+        pmix_status_t rc_ = (expr);                                                          \
+        if (rc_ != (want)) {                                                                 \
+            NOTE("rank %u: %s:%d: %s = %s, wanted %s\n", me.rank, __FILE__, __LINE__, #expr, \
+                 PMIx_Error_string(rc_), PMIx_Error_string(want));                           \
+            ++failures;                                                                      \
+        }                                                                                    \
     } while (0)
 
 static void fence_with(const pmix_proc_t *procs, size_t n, int collect, pmix_status_t want) {
@@ -61,49 +61,152 @@ static int sample(int i, uint32_t rank, pmix_value_t *v) {
     pmix_data_array_t arr;
     PMIX_VALUE_CONSTRUCT(v);
     switch (i) {
-        case 0: { bool b = rank % 2; return PMIx_Value_load(v, &b, PMIX_BOOL) == PMIX_SUCCESS; }
-        case 1: { uint8_t x = 200 + rank; return PMIx_Value_load(v, &x, PMIX_BYTE) == PMIX_SUCCESS; }
-        case 2: snprintf(str, sizeof str, "rank-%u-string", rank);
-                return PMIx_Value_load(v, str, PMIX_STRING) == PMIX_SUCCESS;
-        case 3: { size_t x = (size_t)1 << 40 | rank; return PMIx_Value_load(v, &x, PMIX_SIZE) == PMIX_SUCCESS; }
-        case 4: { pid_t x = 1000 + rank; return PMIx_Value_load(v, &x, PMIX_PID) == PMIX_SUCCESS; }
-        case 5: { int x = -7 - (int)rank; return PMIx_Value_load(v, &x, PMIX_INT) == PMIX_SUCCESS; }
-        case 6: { int8_t x = -100; return PMIx_Value_load(v, &x, PMIX_INT8) == PMIX_SUCCESS; }
-        case 7: { int16_t x = -30000; return PMIx_Value_load(v, &x, PMIX_INT16) == PMIX_SUCCESS; }
-        case 8: { int32_t x = -2000000000; return PMIx_Value_load(v, &x, PMIX_INT32) == PMIX_SUCCESS; }
-        case 9: { int64_t x = INT64_MIN + rank; return PMIx_Value_load(v, &x, PMIX_INT64) == PMIX_SUCCESS; }
-        case 10: { unsigned x = 4000000000u + rank; return PMIx_Value_load(v, &x, PMIX_UINT) == PMIX_SUCCESS; }
-        case 11: { uint8_t x = 255; return PMIx_Value_load(v, &x, PMIX_UINT8) == PMIX_SUCCESS; }
-        case 12: { uint16_t x = 65535 - rank; return PMIx_Value_load(v, &x, PMIX_UINT16) == PMIX_SUCCESS; }
-        case 13: { uint32_t x = 0xdeadbeef ^ rank; return PMIx_Value_load(v, &x, PMIX_UINT32) == PMIX_SUCCESS; }
-        case 14: { uint64_t x = UINT64_MAX - rank; return PMIx_Value_load(v, &x, PMIX_UINT64) == PMIX_SUCCESS; }
-        case 15: { float x = 1.5f + rank; return PMIx_Value_load(v, &x, PMIX_FLOAT) == PMIX_SUCCESS; }
-        case 16: { double x = 3.25e100 * (rank + 1); return PMIx_Value_load(v, &x, PMIX_DOUBLE) == PMIX_SUCCESS; }
-        case 17: tv.tv_sec = 1700000000 + rank; tv.tv_usec = 123456;
-                 return PMIx_Value_load(v, &tv, PMIX_TIMEVAL) == PMIX_SUCCESS;
-        case 18: { time_t x = 1700000000 + rank; return PMIx_Value_load(v, &x, PMIX_TIME) == PMIX_SUCCESS; }
-        case 19: { pmix_status_t x = PMIX_ERR_TIMEOUT; return PMIx_Value_load(v, &x, PMIX_STATUS) == PMIX_SUCCESS; }
-        case 20: { pmix_rank_t x = rank; return PMIx_Value_load(v, &x, PMIX_PROC_RANK) == PMIX_SUCCESS; }
-        case 21: PMIX_LOAD_PROCID(&proc, "some.namespace", rank);
-                 return PMIx_Value_load(v, &proc, PMIX_PROC) == PMIX_SUCCESS;
-        case 22: bo.bytes = bytes; bo.size = sizeof bytes;
-                 return PMIx_Value_load(v, &bo, PMIX_BYTE_OBJECT) == PMIX_SUCCESS;
-        case 23: { pmix_persistence_t x = PMIX_PERSIST_PROC; return PMIx_Value_load(v, &x, PMIX_PERSIST) == PMIX_SUCCESS; }
-        case 24: { pmix_scope_t x = PMIX_REMOTE; return PMIx_Value_load(v, &x, PMIX_SCOPE) == PMIX_SUCCESS; }
-        case 25: { pmix_data_range_t x = PMIX_RANGE_NAMESPACE; return PMIx_Value_load(v, &x, PMIX_DATA_RANGE) == PMIX_SUCCESS; }
-        case 26: { pmix_proc_state_t x = PMIX_PROC_STATE_RUNNING; return PMIx_Value_load(v, &x, PMIX_PROC_STATE) == PMIX_SUCCESS; }
-        case 27: ints[0] = 1; ints[1] = -2; ints[2] = (int)rank;
-                 arr.type = PMIX_INT; arr.size = 3; arr.array = ints;
-                 return PMIx_Value_load(v, &arr, PMIX_DATA_ARRAY) == PMIX_SUCCESS;
-        case 28: env.envar = "ZPMIX_TEST_VAR"; env.value = "on"; env.separator = ':';
-                 return PMIx_Value_load(v, &env, PMIX_ENVAR) == PMIX_SUCCESS;
-        case 29: { pmix_link_state_t x = PMIX_LINK_UP; return PMIx_Value_load(v, &x, PMIX_LINK_STATE) == PMIX_SUCCESS; }
-        case 30: { pmix_job_state_t x = PMIX_JOB_STATE_RUNNING; return PMIx_Value_load(v, &x, PMIX_JOB_STATE) == PMIX_SUCCESS; }
-        case 31: { pmix_alloc_directive_t x = PMIX_ALLOC_EXTEND; return PMIx_Value_load(v, &x, PMIX_ALLOC_DIRECTIVE) == PMIX_SUCCESS; }
-        case 32: { pmix_data_type_t x = PMIX_DOUBLE; return PMIx_Value_load(v, &x, PMIX_DATA_TYPE) == PMIX_SUCCESS; }
-        case 33: { pmix_info_directives_t x = PMIX_INFO_REQD; return PMIx_Value_load(v, &x, PMIX_INFO_DIRECTIVES) == PMIX_SUCCESS; }
-        case 34: { int16_t x = 0; (void)x; return PMIx_Value_load(v, NULL, PMIX_UNDEF) == PMIX_SUCCESS; }
-        default: return 0;
+        case 0: {
+            bool b = rank % 2;
+            return PMIx_Value_load(v, &b, PMIX_BOOL) == PMIX_SUCCESS;
+        }
+        case 1: {
+            uint8_t x = 200 + rank;
+            return PMIx_Value_load(v, &x, PMIX_BYTE) == PMIX_SUCCESS;
+        }
+        case 2:
+            snprintf(str, sizeof str, "rank-%u-string", rank);
+            return PMIx_Value_load(v, str, PMIX_STRING) == PMIX_SUCCESS;
+        case 3: {
+            size_t x = (size_t)1 << 40 | rank;
+            return PMIx_Value_load(v, &x, PMIX_SIZE) == PMIX_SUCCESS;
+        }
+        case 4: {
+            pid_t x = 1000 + rank;
+            return PMIx_Value_load(v, &x, PMIX_PID) == PMIX_SUCCESS;
+        }
+        case 5: {
+            int x = -7 - (int)rank;
+            return PMIx_Value_load(v, &x, PMIX_INT) == PMIX_SUCCESS;
+        }
+        case 6: {
+            int8_t x = -100;
+            return PMIx_Value_load(v, &x, PMIX_INT8) == PMIX_SUCCESS;
+        }
+        case 7: {
+            int16_t x = -30000;
+            return PMIx_Value_load(v, &x, PMIX_INT16) == PMIX_SUCCESS;
+        }
+        case 8: {
+            int32_t x = -2000000000;
+            return PMIx_Value_load(v, &x, PMIX_INT32) == PMIX_SUCCESS;
+        }
+        case 9: {
+            int64_t x = INT64_MIN + rank;
+            return PMIx_Value_load(v, &x, PMIX_INT64) == PMIX_SUCCESS;
+        }
+        case 10: {
+            unsigned x = 4000000000u + rank;
+            return PMIx_Value_load(v, &x, PMIX_UINT) == PMIX_SUCCESS;
+        }
+        case 11: {
+            uint8_t x = 255;
+            return PMIx_Value_load(v, &x, PMIX_UINT8) == PMIX_SUCCESS;
+        }
+        case 12: {
+            uint16_t x = 65535 - rank;
+            return PMIx_Value_load(v, &x, PMIX_UINT16) == PMIX_SUCCESS;
+        }
+        case 13: {
+            uint32_t x = 0xdeadbeef ^ rank;
+            return PMIx_Value_load(v, &x, PMIX_UINT32) == PMIX_SUCCESS;
+        }
+        case 14: {
+            uint64_t x = UINT64_MAX - rank;
+            return PMIx_Value_load(v, &x, PMIX_UINT64) == PMIX_SUCCESS;
+        }
+        case 15: {
+            float x = 1.5f + rank;
+            return PMIx_Value_load(v, &x, PMIX_FLOAT) == PMIX_SUCCESS;
+        }
+        case 16: {
+            double x = 3.25e100 * (rank + 1);
+            return PMIx_Value_load(v, &x, PMIX_DOUBLE) == PMIX_SUCCESS;
+        }
+        case 17:
+            tv.tv_sec = 1700000000 + rank;
+            tv.tv_usec = 123456;
+            return PMIx_Value_load(v, &tv, PMIX_TIMEVAL) == PMIX_SUCCESS;
+        case 18: {
+            time_t x = 1700000000 + rank;
+            return PMIx_Value_load(v, &x, PMIX_TIME) == PMIX_SUCCESS;
+        }
+        case 19: {
+            pmix_status_t x = PMIX_ERR_TIMEOUT;
+            return PMIx_Value_load(v, &x, PMIX_STATUS) == PMIX_SUCCESS;
+        }
+        case 20: {
+            pmix_rank_t x = rank;
+            return PMIx_Value_load(v, &x, PMIX_PROC_RANK) == PMIX_SUCCESS;
+        }
+        case 21:
+            PMIX_LOAD_PROCID(&proc, "some.namespace", rank);
+            return PMIx_Value_load(v, &proc, PMIX_PROC) == PMIX_SUCCESS;
+        case 22:
+            bo.bytes = bytes;
+            bo.size = sizeof bytes;
+            return PMIx_Value_load(v, &bo, PMIX_BYTE_OBJECT) == PMIX_SUCCESS;
+        case 23: {
+            pmix_persistence_t x = PMIX_PERSIST_PROC;
+            return PMIx_Value_load(v, &x, PMIX_PERSIST) == PMIX_SUCCESS;
+        }
+        case 24: {
+            pmix_scope_t x = PMIX_REMOTE;
+            return PMIx_Value_load(v, &x, PMIX_SCOPE) == PMIX_SUCCESS;
+        }
+        case 25: {
+            pmix_data_range_t x = PMIX_RANGE_NAMESPACE;
+            return PMIx_Value_load(v, &x, PMIX_DATA_RANGE) == PMIX_SUCCESS;
+        }
+        case 26: {
+            pmix_proc_state_t x = PMIX_PROC_STATE_RUNNING;
+            return PMIx_Value_load(v, &x, PMIX_PROC_STATE) == PMIX_SUCCESS;
+        }
+        case 27:
+            ints[0] = 1;
+            ints[1] = -2;
+            ints[2] = (int)rank;
+            arr.type = PMIX_INT;
+            arr.size = 3;
+            arr.array = ints;
+            return PMIx_Value_load(v, &arr, PMIX_DATA_ARRAY) == PMIX_SUCCESS;
+        case 28:
+            env.envar = "ZPMIX_TEST_VAR";
+            env.value = "on";
+            env.separator = ':';
+            return PMIx_Value_load(v, &env, PMIX_ENVAR) == PMIX_SUCCESS;
+        case 29: {
+            pmix_link_state_t x = PMIX_LINK_UP;
+            return PMIx_Value_load(v, &x, PMIX_LINK_STATE) == PMIX_SUCCESS;
+        }
+        case 30: {
+            pmix_job_state_t x = PMIX_JOB_STATE_RUNNING;
+            return PMIx_Value_load(v, &x, PMIX_JOB_STATE) == PMIX_SUCCESS;
+        }
+        case 31: {
+            pmix_alloc_directive_t x = PMIX_ALLOC_EXTEND;
+            return PMIx_Value_load(v, &x, PMIX_ALLOC_DIRECTIVE) == PMIX_SUCCESS;
+        }
+        case 32: {
+            pmix_data_type_t x = PMIX_DOUBLE;
+            return PMIx_Value_load(v, &x, PMIX_DATA_TYPE) == PMIX_SUCCESS;
+        }
+        case 33: {
+            pmix_info_directives_t x = PMIX_INFO_REQD;
+            return PMIx_Value_load(v, &x, PMIX_INFO_DIRECTIVES) == PMIX_SUCCESS;
+        }
+        case 34: {
+            int16_t x = 0;
+            (void)x;
+            return PMIx_Value_load(v, NULL, PMIX_UNDEF) == PMIX_SUCCESS;
+        }
+        default:
+            return 0;
     }
 }
 
@@ -112,7 +215,10 @@ static void put_samples(const char *prefix) {
     char key[64];
     for (int i = 0; sample(i, me.rank, &v); ++i) {
         snprintf(key, sizeof key, "%s.%d", prefix, i);
-        CHECK_RC(PMIx_Put(i % 3 == 0 ? PMIX_LOCAL : i % 3 == 1 ? PMIX_REMOTE : PMIX_GLOBAL, key, &v),
+        CHECK_RC(PMIx_Put(i % 3 == 0   ? PMIX_LOCAL
+                          : i % 3 == 1 ? PMIX_REMOTE
+                                       : PMIX_GLOBAL,
+                          key, &v),
                  PMIX_SUCCESS);
         PMIX_VALUE_DESTRUCT(&v);
     }
@@ -137,8 +243,8 @@ static void get_samples(const char *prefix, uint32_t rank, int remote_scope_expe
             ++failures;
         } else {
             if (got->type != want.type || PMIx_Value_compare(got, &want) != PMIX_EQUAL) {
-                NOTE("rank %u: %s of %u: type %d vs %d, values differ\n", me.rank, key,
-                        rank, got->type, want.type);
+                NOTE("rank %u: %s of %u: type %d vs %d, values differ\n", me.rank, key, rank,
+                     got->type, want.type);
                 ++failures;
             }
             PMIX_VALUE_RELEASE(got);
@@ -265,6 +371,19 @@ static void on_fence(pmix_status_t status, void *cbdata) {
     pthread_mutex_unlock(&mu);
 }
 
+/* Waits (at most 20 s) for `n` non-blocking fences, and checks they all succeeded. */
+static void await_fences(int n) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 20;
+    pthread_mutex_lock(&mu);
+    while (nb_done < n)
+        if (pthread_cond_timedwait(&cv, &mu, &deadline) != 0) break;
+    CHECK(nb_done == n);
+    pthread_mutex_unlock(&mu);
+    for (int i = 0; i < n; ++i) CHECK_RC(nb_status[i], PMIX_SUCCESS);
+}
+
 static void scenario_fences(void) {
     /* np = 4: halves, with their own data. */
     pmix_proc_t half[2], evens[2], all[4];
@@ -306,15 +425,7 @@ static void scenario_fences(void) {
         CHECK_RC(PMIx_Fence_nb(NULL, 0, NULL, 0, on_fence, (void *)1), PMIX_SUCCESS);
         CHECK_RC(PMIx_Fence_nb(evens, 2, NULL, 0, on_fence, (void *)0), PMIX_SUCCESS);
     }
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += 20;
-    pthread_mutex_lock(&mu);
-    while (nb_done < 3)
-        if (pthread_cond_timedwait(&cv, &mu, &deadline) != 0) break;
-    CHECK(nb_done == 3);
-    pthread_mutex_unlock(&mu);
-    for (int i = 0; i < 3; ++i) CHECK_RC(nb_status[i], PMIX_SUCCESS);
+    await_fences(3);
     /* A fence the caller is not part of is refused. */
     pmix_proc_t others[1];
     PMIX_LOAD_PROCID(&others[0], me.nspace, (me.rank + 1) % 4);
@@ -345,8 +456,7 @@ static void scenario_death(void) {
     }
     pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
     if (rc != PMIX_ERR_PROC_TERM_WO_SYNC) {
-        NOTE("rank %u: fence with a dead participant: %s\n", me.rank,
-                PMIx_Error_string(rc));
+        NOTE("rank %u: fence with a dead participant: %s\n", me.rank, PMIx_Error_string(rc));
         ++failures;
     }
     pmix_proc_t dead;
@@ -426,15 +536,7 @@ static void scenario_cards(void) {
     CHECK_RC(PMIx_Fence_nb(evens, 2, &collect, 1, on_fence, (void *)1), PMIX_SUCCESS);
     CHECK_RC(PMIx_Fence_nb(half, 2, &collect, 1, on_fence, (void *)2), PMIX_SUCCESS);
     CHECK_RC(PMIx_Fence_nb(NULL, 0, &collect, 1, on_fence, (void *)3), PMIX_SUCCESS);
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += 20;
-    pthread_mutex_lock(&mu);
-    while (nb_done < 4)
-        if (pthread_cond_timedwait(&cv, &mu, &deadline) != 0) break;
-    CHECK(nb_done == 4);
-    pthread_mutex_unlock(&mu);
-    for (int i = 0; i < 4; ++i) CHECK_RC(nb_status[i], PMIX_SUCCESS);
+    await_fences(4);
     for (uint32_t r = 0; r < size; ++r) check_card(me.nspace, r, "card.nb", 4096, r, 1);
 
     /* Blocking, one size after the other (the biggest last: every commit carries all puts). */
@@ -473,8 +575,8 @@ static pmix_value_t *job_get(uint32_t rank, const char *key, pmix_data_type_t ty
         return NULL;
     }
     if (v->type != type) {
-        NOTE("rank %u: %s has type %s, wanted %s\n", me.rank, key,
-                PMIx_Data_type_string(v->type), PMIx_Data_type_string(type));
+        NOTE("rank %u: %s has type %s, wanted %s\n", me.rank, key, PMIx_Data_type_string(v->type),
+             PMIx_Data_type_string(type));
         ++failures;
         PMIX_VALUE_RELEASE(v);
         return NULL;
@@ -482,28 +584,28 @@ static pmix_value_t *job_get(uint32_t rank, const char *key, pmix_data_type_t ty
     return v;
 }
 
-#define JOB_CHECK(rank, key, type, cond)         \
-    do {                                         \
+#define JOB_CHECK(rank, key, type, cond)            \
+    do {                                            \
         pmix_value_t *v = job_get(rank, key, type); \
-        if (v) {                                 \
-            CHECK(cond);                         \
-            PMIX_VALUE_RELEASE(v);               \
-        }                                        \
+        if (v) {                                    \
+            CHECK(cond);                            \
+            PMIX_VALUE_RELEASE(v);                  \
+        }                                           \
     } while (0)
 
 /* The same for a process of any namespace. */
-#define JOB_CHECK_IN(proc, key, want, cond)                                               \
-    do {                                                                                  \
-        pmix_value_t *v = NULL;                                                           \
-        pmix_status_t rc_ = PMIx_Get(&(proc), key, NULL, 0, &v);                          \
-        if (rc_ != PMIX_SUCCESS || v->type != (want)) {                                   \
+#define JOB_CHECK_IN(proc, key, want, cond)                                                  \
+    do {                                                                                     \
+        pmix_value_t *v = NULL;                                                              \
+        pmix_status_t rc_ = PMIx_Get(&(proc), key, NULL, 0, &v);                             \
+        if (rc_ != PMIX_SUCCESS || v->type != (want)) {                                      \
             NOTE("rank %u: get %s of %s:%u: %s\n", me.rank, key, (proc).nspace, (proc).rank, \
-                 PMIx_Error_string(rc_));                                                 \
-            ++failures;                                                                   \
-        } else {                                                                          \
-            CHECK(cond);                                                                  \
-        }                                                                                 \
-        if (v) PMIX_VALUE_RELEASE(v);                                                     \
+                 PMIx_Error_string(rc_));                                                    \
+            ++failures;                                                                      \
+        } else {                                                                             \
+            CHECK(cond);                                                                     \
+        }                                                                                    \
+        if (v) PMIX_VALUE_RELEASE(v);                                                        \
     } while (0)
 
 static void scenario_jobinfo(int singleton) {
@@ -664,8 +766,8 @@ static void on_u32(pmix_status_t status, pmix_value_t *kv, void *cbdata) {
 }
 
 /* PMIx_Get_nb, waited for (bounded). */
-static pmix_status_t get_nb(const pmix_proc_t *p, const char *key, pmix_info_t *info,
-                            size_t ninfo, uint32_t *out) {
+static pmix_status_t get_nb(const pmix_proc_t *p, const char *key, pmix_info_t *info, size_t ninfo,
+                            uint32_t *out) {
     got_done = 0;
     pmix_status_t rc = PMIx_Get_nb(p, key, info, ninfo, on_u32, NULL);
     if (rc != PMIX_SUCCESS) return rc;
@@ -886,8 +988,10 @@ static void scenario_abortone(void) {
     }
     wait_flag("ab.terminating");
     fence_with(pair, 2, 1, PMIX_SUCCESS);
-    if (failures == 0) printf("rank %u: abortone ok\n", me.rank);
-    else fputs(report, stderr);
+    if (failures == 0)
+        printf("rank %u: abortone ok\n", me.rank);
+    else
+        fputs(report, stderr);
     fflush(stdout);
     fflush(stderr);
     fence_with(pair, 2, 0, PMIX_SUCCESS);
@@ -970,30 +1074,45 @@ int main(int argc, char **argv) {
     size = v->data.uint32;
     PMIX_VALUE_RELEASE(v);
 
-    if (!strcmp(what, "types")) scenario_types(1);
-    else if (!strcmp(what, "sparse")) scenario_sparse();
-    else if (!strcmp(what, "fences")) scenario_fences();
-    else if (!strcmp(what, "timeout")) scenario_timeout();
-    else if (!strcmp(what, "death")) scenario_death();
-    else if (!strcmp(what, "jobinfo")) scenario_jobinfo(0);
+    if (!strcmp(what, "types"))
+        scenario_types(1);
+    else if (!strcmp(what, "sparse"))
+        scenario_sparse();
+    else if (!strcmp(what, "fences"))
+        scenario_fences();
+    else if (!strcmp(what, "timeout"))
+        scenario_timeout();
+    else if (!strcmp(what, "death"))
+        scenario_death();
+    else if (!strcmp(what, "jobinfo"))
+        scenario_jobinfo(0);
     else if (!strcmp(what, "singleton")) {
         CHECK(size == 1 && me.rank == 0 && strncmp(me.nspace, "singleton.", 10) == 0);
         scenario_jobinfo(1);
         scenario_types(1);
-    } else if (!strcmp(what, "twojobs")) scenario_twojobs();
-    else if (!strcmp(what, "abort")) scenario_abort();
-    else if (!strcmp(what, "scope")) scenario_scope();
-    else if (!strcmp(what, "otherjob")) scenario_otherjob();
-    else if (!strcmp(what, "abortone")) scenario_abortone();
-    else if (!strcmp(what, "forge")) scenario_forge();
-    else if (!strcmp(what, "cards")) scenario_cards();
+    } else if (!strcmp(what, "twojobs"))
+        scenario_twojobs();
+    else if (!strcmp(what, "abort"))
+        scenario_abort();
+    else if (!strcmp(what, "scope"))
+        scenario_scope();
+    else if (!strcmp(what, "otherjob"))
+        scenario_otherjob();
+    else if (!strcmp(what, "abortone"))
+        scenario_abortone();
+    else if (!strcmp(what, "forge"))
+        scenario_forge();
+    else if (!strcmp(what, "cards"))
+        scenario_cards();
     else {
         fprintf(stderr, "unknown scenario %s\n", what);
         ++failures;
     }
     CHECK_RC(PMIx_Finalize(NULL, 0), PMIX_SUCCESS);
     CHECK(!PMIx_Initialized());
-    if (failures == 0) printf("rank %u: %s ok\n", me.rank, what);
-    else fputs(report, stderr);
+    if (failures == 0)
+        printf("rank %u: %s ok\n", me.rank, what);
+    else
+        fputs(report, stderr);
     return failures == 0 ? 0 : 1;
 }
