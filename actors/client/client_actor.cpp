@@ -110,6 +110,14 @@ ClientActor::FenceRequest ClientActor::open_fence(msg::FenceContribute &m) {
         auto &open = open_fences_[r.set];
         open.insert(m.fence_id);
         m.done_through = *open.begin();
+        // An arena segment the store may still read holds its region down too.
+        if (auto a = arena_segments_.find(r.set); a != arena_segments_.end()) {
+            std::erase_if(a->second, [](const auto &kv) { return kv.second.expired(); });
+            if (a->second.empty())
+                arena_segments_.erase(a);
+            else
+                m.done_through = std::min(m.done_through, a->second.begin()->first);
+        }
     }
     r.bytes = encode(m.type, r.id, m);
     return r;
@@ -212,25 +220,7 @@ void ClientActor::dispatch(std::string_view bytes) {
                 if (f == fences_.end()) return;  // timed out here already
                 id = f->second;
             }
-            pmix_status_t status = done.status;
-            // Mapped before the fence completes: the broker may remove the file once this
-            // process contributes to a later fence over the same set.
-            try {
-                if (status == PMIX_SUCCESS && !done.segment.empty())
-                    store_.add_segment(FenceSegment::open(done.segment));
-                else if (status == PMIX_SUCCESS && !done.segment_bytes.empty())
-                    store_.add_segment(FenceSegment::parse(
-                        {done.segment_bytes.data(), done.segment_bytes.size()}));
-                // A broker of protocol < 3 sends the data itself.
-                for (const auto &d : done.data)
-                    if (pmix_status_t rc = store_.add(d);
-                        rc != PMIX_SUCCESS && status == PMIX_SUCCESS)
-                        status = rc;
-            } catch (const SegmentError &e) {
-                spdlog::error("pmix client: fence {}: {}", done.key, e.what());
-                status = e.status;
-            }
-            complete(id, status, nullptr);
+            complete(id, take_fence_data(id, done), nullptr);
             return;
         }
         if (env.type == msg::ErrorReply::type) {
@@ -244,6 +234,49 @@ void ClientActor::dispatch(std::string_view bytes) {
         spdlog::error("pmix client: {}", e.what());
         complete(env.id, PMIX_ERR_UNPACK_FAILURE, nullptr);
     }
+}
+
+pmix_status_t ClientActor::take_fence_data(std::uint64_t id, msg::FenceDone &done) {
+    pmix_status_t status = done.status;
+    if (status != PMIX_SUCCESS) return status;
+    // Mapped before the fence completes: the broker may reuse or remove a segment once this
+    // process contributes to a later fence over the same set.
+    try {
+        if (!done.arena.empty()) {
+            auto segment =
+                FenceSegment::in_arena(arena(done.arena), done.arena_offset, done.arena_length);
+            {
+                // Unless its fence was given up: then nothing holds the region for the store.
+                std::lock_guard lock(mu_);
+                auto p = pending_.find(id);
+                if (p == pending_.end()) return PMIX_ERR_TIMEOUT;
+                arena_segments_[p->second.fence_set][p->second.fence_id] = segment;
+            }
+            store_.add_segment(std::move(segment));
+        } else if (!done.segment.empty()) {
+            store_.add_segment(FenceSegment::open(done.segment));
+        } else if (!done.segment_bytes.empty()) {
+            store_.add_segment(
+                FenceSegment::parse({done.segment_bytes.data(), done.segment_bytes.size()}));
+        }
+        // A broker of protocol < 3 sends the data itself.
+        for (const auto &d : done.data)
+            if (pmix_status_t rc = store_.add(d); rc != PMIX_SUCCESS && status == PMIX_SUCCESS)
+                status = rc;
+    } catch (const SegmentError &e) {
+        spdlog::error("pmix client: fence {}: {}", done.key, e.what());
+        status = e.status;
+    }
+    return status;
+}
+
+std::shared_ptr<const ArenaMapping> ClientActor::arena(const std::string &path) {
+    if (auto it = arenas_.find(path); it != arenas_.end())
+        if (auto mapped = it->second.lock()) return mapped;
+    std::erase_if(arenas_, [](const auto &kv) { return kv.second.expired(); });
+    auto mapped = ArenaMapping::open(path);
+    arenas_[path] = mapped;
+    return mapped;
 }
 
 void ClientActor::complete(std::uint64_t id, pmix_status_t status, Envelope *env) {

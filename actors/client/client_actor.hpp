@@ -10,14 +10,16 @@
 // non-blocking requests are outstanding. Whoever reads dispatches every answer it finds to its
 // owner. Replies are matched to requests by envelope id, and FenceDone (one message for every
 // local participant, without a per-client id) by its fence key. A FenceDone that names a fence
-// segment is mapped by its reader before the fence completes; each contribution tells the broker
-// which earlier fences over its set this process has finished, so their segments may go. When
-// the broker's end goes, every pending and later request fails with PMIX_ERR_LOST_CONNECTION.
+// segment is mapped by its reader before the fence completes (an arena once, while any segment
+// read from it lives); each contribution tells the broker which earlier fences over its set this
+// process has finished and reads no arena segment of, so their segments may go. When the
+// broker's end goes, every pending and later request fails with PMIX_ERR_LOST_CONNECTION.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -30,6 +32,7 @@
 
 #include "actors/client/client_store.hpp"
 #include "actors/client/zmtp_connection.hpp"
+#include "actors/fence/segment_arena.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/session.hpp"
 #include "actors/runtime/envelope.hpp"
@@ -126,11 +129,16 @@ class ClientActor {
     std::unordered_map<std::string, std::uint64_t> fences_;  // fence key -> request id
     // The fence ids over each participant set not finished yet (FenceDone not handled).
     std::unordered_map<std::string, std::set<std::uint64_t>> open_fences_;
+    // The segments read from arenas, by set and fence id, while the store may still read them.
+    std::unordered_map<std::string, std::map<std::uint64_t, std::weak_ptr<const FenceSegment>>>
+        arena_segments_;
     std::size_t async_pending_ = 0;
     bool lost_ = false;
     bool reader_wanted_ = false;  // the progress thread needs the socket a blocking reader holds
 
     std::mutex read_mu_;  // the reader role
+    // The reader's: the arenas mapped, while a segment read from one lives.
+    std::unordered_map<std::string, std::weak_ptr<const ArenaMapping>> arenas_;
     // Progress thread only:
     bool watching_ = false;
     std::unordered_map<std::uint64_t, Reactor::TimerId> timers_;
@@ -150,6 +158,9 @@ class ClientActor {
     void read_until(std::optional<Reply> &slot, ZmtpConnection::Clock::time_point deadline);
     bool read_available();  // reader: fill + dispatch; false when the connection is gone
     void dispatch(std::string_view bytes);
+    // The store takes a completed fence's data; its status.
+    pmix_status_t take_fence_data(std::uint64_t id, msg::FenceDone &done);
+    std::shared_ptr<const ArenaMapping> arena(const std::string &path);  // the reader's
     void complete(std::uint64_t id, pmix_status_t status, Envelope *env);
     void complete_locked(std::unique_lock<std::mutex> &lock, std::uint64_t id, pmix_status_t status,
                          Envelope *env);

@@ -15,6 +15,15 @@ namespace {
 
 // The first protocol whose clients read fence segments; older ones get FenceDone's `data`.
 constexpr std::uint32_t kFenceSegmentProtocol = 3;
+// The first whose clients read segments in arenas.
+constexpr std::uint32_t kArenaProtocol = 4;
+
+// The smallest power of two of at least n.
+std::uint64_t power_of_two_above(std::uint64_t n) {
+    std::uint64_t p = 1;
+    while (p < n) p <<= 1;
+    return p;
+}
 
 bool takes_part(const std::vector<msg::Proc> &participants, const msg::Proc &p) {
     return std::binary_search(participants.begin(), participants.end(), p) ||
@@ -73,7 +82,7 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     }
     f.collect = f.collect || m.collect;
     f.done_through = std::min(f.done_through, m.done_through);
-    (env.version < kFenceSegmentProtocol ? f.legacy_routes : f.routes).push_back(env.from);
+    f.routes.emplace_back(env.from, env.version);
     for (const auto &[ns, size] : m.sizes)
         if (std::binary_search(f.participants.begin(), f.participants.end(),
                                msg::Proc{ns, msg::kWildcardRank}))
@@ -134,27 +143,72 @@ void FenceReducer::collected(const Envelope &env, msg::ModexCollected &m) {
     const std::string &key = node.mapped();
     auto f = fences_.find(key);
     if (f == fences_.end()) return;
+    // Every contributor is done with the set's fences below its done_through: their arena
+    // regions may take this fence's segment.
+    release(f->second.set, std::min(f->second.done_through, f->second.fence_id));
     const FenceSegmentWriter segment(m.data);
-    std::string path;
-    msg::Blob bytes;
-    if (segment.size() > kInlineMax) path = write_segment(key, f->second, segment);
-    if (path.empty()) bytes = segment.bytes();
-    // Only contributors of protocol < 3 need the data itself.
-    std::vector<msg::ProcData> data;
-    if (!f->second.legacy_routes.empty()) data = std::move(m.data);
-    finish(key, PMIX_SUCCESS, std::move(path), std::move(bytes), std::move(data));
+    finish(key, PMIX_SUCCESS, &segment, &m.data);
 }
 
-std::string FenceReducer::write_segment(const std::string &key, const Fence &f,
-                                        const FenceSegmentWriter &segment) {
+msg::FenceDone FenceReducer::delivery(const std::string &key, const Fence &f,
+                                      const FenceSegmentWriter &segment, bool arena,
+                                      std::string &file) {
+    msg::FenceDone done;
+    done.key = key;
+    if (segment.size() > kInlineMax) {
+        if (auto at = arena ? place_in_arena(key, f, segment) : std::nullopt) {
+            done.arena = segments_[f.set].arena->path();
+            done.arena_offset = *at;
+            done.arena_length = segment.size();
+            return done;
+        }
+        if (file.empty()) file = write_segment(key, f, segment);
+        done.segment = file;
+    }
+    if (done.segment.empty()) done.segment_bytes = segment.bytes();
+    return done;
+}
+
+const std::string *FenceReducer::session_dir(const Fence &f,
+                                             std::vector<std::string> &nspaces) const {
     const std::string *dir = nullptr;
-    std::vector<std::string> nspaces;
     for (const auto &p : f.participants) {
         if (!nspaces.empty() && nspaces.back() == p.nspace) continue;
         nspaces.push_back(p.nspace);
         if (auto d = session_dirs_.find(p.nspace); !dir && d != session_dirs_.end())
             dir = &d->second;
     }
+    return dir;
+}
+
+std::optional<std::uint64_t> FenceReducer::place_in_arena(const std::string &key, const Fence &f,
+                                                          const FenceSegmentWriter &segment) {
+    std::vector<std::string> nspaces;
+    const std::string *dir = session_dir(f, nspaces);
+    if (!dir) return std::nullopt;  // namespaces the launcher did not register
+    SetSegments &s = segments_[f.set];
+    if (s.nspaces.empty()) s.nspaces = std::move(nspaces);
+    std::string error;
+    if (!s.arena || s.arena->size() < 4 * segment.size()) {
+        const std::uint64_t size = std::max(kArenaMin, power_of_two_above(4 * segment.size()));
+        auto bigger =
+            SegmentArena::create(*dir + "/arena." + std::to_string(next_segment_++), size, error);
+        if (!bigger) {
+            log().warn("fence {}: no segment arena: {}", key, error);
+            return std::nullopt;
+        }
+        if (s.arena && !s.arena->empty()) s.outgrown.push_back(std::move(s.arena));
+        s.arena = std::move(bigger);
+    }
+    auto at = s.arena->place(f.fence_id, segment, error);
+    if (!error.empty()) log().warn("fence {}: {}", key, error);
+    return at;
+}
+
+std::string FenceReducer::write_segment(const std::string &key, const Fence &f,
+                                        const FenceSegmentWriter &segment) {
+    std::vector<std::string> nspaces;
+    const std::string *dir = session_dir(f, nspaces);
     if (!dir) return {};  // namespaces the launcher did not register: no session directory
     const std::string path = *dir + "/fence." + std::to_string(next_segment_++);
     if (auto err = segment.write(path); !err.empty()) {
@@ -175,7 +229,10 @@ void FenceReducer::release(const std::string &set, std::uint64_t below) {
         ::unlink(it->second.c_str());
         it = paths.erase(it);
     }
-    if (paths.empty()) segments_.erase(s);
+    if (s->second.arena) s->second.arena->release(below);
+    auto &outgrown = s->second.outgrown;
+    for (auto &a : outgrown) a->release(below);
+    std::erase_if(outgrown, [](const auto &a) { return a->empty(); });
 }
 
 void FenceReducer::proc_exit(const Envelope &, msg::ProcExit &m) {
@@ -214,33 +271,39 @@ void FenceReducer::namespace_gone(const Envelope &env, msg::DeregisterNamespace 
         if (std::none_of(s.nspaces.begin(), s.nspaces.end(),
                          [&](const std::string &ns) { return session_dirs_.contains(ns); }))
             dead.push_back(set);
-    for (const auto &set : dead) release(set, UINT64_MAX);
+    for (const auto &set : dead) {
+        release(set, UINT64_MAX);
+        segments_.erase(set);  // and its arenas
+    }
 }
 
-void FenceReducer::finish(const std::string &key, std::int32_t status, std::string segment,
-                          msg::Blob segment_bytes, std::vector<msg::ProcData> data) {
+void FenceReducer::finish(const std::string &key, std::int32_t status,
+                          const FenceSegmentWriter *segment,
+                          const std::vector<msg::ProcData> *data) {
     auto node = fences_.extract(key);
     if (!node) return;
     Fence &f = node.mapped();
     if (f.timer) reactor().cancel(f.timer);
     std::erase_if(gathering_, [&](const auto &kv) { return kv.second == key; });
-    // One encoding for everyone: each copy shares the buffer.
-    zmq::message_t done = encode(
-        msg::FenceDone::type, 0,
-        msg::FenceDone{key, status, std::move(segment), std::move(segment_bytes), {}}, name());
-    for (const auto &route : f.routes) {
-        zmq::message_t copy;
-        copy.copy(done);
-        bus().send(route, std::move(copy));
-    }
-    if (!f.legacy_routes.empty()) {
-        zmq::message_t legacy = encode(
-            msg::FenceDone::type, 0, msg::FenceDone{key, status, {}, {}, std::move(data)}, name());
-        for (const auto &route : f.legacy_routes) {
-            zmq::message_t copy;
-            copy.copy(legacy);
-            bus().send(route, std::move(copy));
+    // One FenceDone per kind of reader (arena, segment, data), each encoded once: every copy
+    // shares its buffer. Each is made for the first reader of its kind.
+    std::optional<zmq::message_t> done[3];
+    std::string file;  // the segment's own file, once written
+    for (const auto &[route, version] : f.routes) {
+        const int kind = version >= kArenaProtocol ? 0 : version >= kFenceSegmentProtocol ? 1 : 2;
+        if (!done[kind]) {
+            msg::FenceDone d;
+            d.key = key;
+            d.status = status;
+            if (segment && kind < 2)
+                d = delivery(key, f, *segment, kind == 0, file);
+            else if (data && kind == 2)
+                d.data = *data;  // a copy: the segment's writer reads the blobs
+            done[kind] = encode(msg::FenceDone::type, 0, d, name());
         }
+        zmq::message_t copy;
+        copy.copy(*done[kind]);
+        bus().send(route, std::move(copy));
     }
     // Every local participant contributed, each after finishing the fences below its
     // done_through: none of them needs those fences' segments again.

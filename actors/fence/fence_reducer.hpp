@@ -10,27 +10,35 @@
 // Collected data is laid out as a fence segment (fence_segment.hpp): an index of proc -> data,
 // then each proc's data, so a client decodes a participant's data only on its first Get of it.
 // Above kInlineMax bytes, the segment is delivered once per node, not once per client: the
-// reducer writes it ONCE into an immutable file in the session directory of the set's
-// namespaces and FenceDone carries only its path; every participant maps the file before its
-// fence call returns. Smaller segments travel as bytes in FenceDone (faster, measured), as do
-// segments whose session directory is unknown or cannot be written (logged).
+// reducer writes it ONCE into the participant set's segment arena (segment_arena.hpp), a file in
+// the session directory of the set's namespaces that every participant maps once, and FenceDone
+// carries only the region. When the arena has no free region large enough (participants still
+// read the older segments), the segment gets an immutable file of its own, as it does for
+// contributors of protocol 3, which know no arenas. Smaller segments travel as bytes in FenceDone
+// (faster, measured), as do segments whose session directory is unknown or cannot be written
+// (logged).
 //
 // When a segment goes: a participant maps a segment before its fence returns, and reports in
 // each contribution (`done_through`) the fence ids over that set it has finished with. So a
-// later fence over the same set, once complete, removes the set's segments below every local
-// contributor's `done_through`: with blocking fences, fence k's segment goes when fence k+1
-// completes. Segments of a set that never fences again go when the last of its namespaces is
-// deregistered, and all of them when the broker stops. A cross-node tree keeps this shape: each
-// broker writes its own node's segment from the result that flows down to it.
+// later fence over the same set, once complete, frees the set's segments below every local
+// contributor's `done_through` (an arena region becomes free, a file is removed): with blocking
+// fences, fence k's segment goes when fence k+1 completes (k+2 for an arena region, which the
+// client reads until fence k+1's data replaces it). Segments of a set that never fences again go
+// when the last of its namespaces is deregistered, and all of them when the broker stops. A
+// cross-node tree keeps this shape: each broker writes its own node's segment from the result
+// that flows down to it.
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "actors/fence/fence_segment.hpp"
+#include "actors/fence/segment_arena.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/runtime/actor.hpp"
@@ -46,6 +54,9 @@ class FenceReducer : public Actor {
     // A segment up to this size travels inline in FenceDone. Measured (DEVELOPERS.md, "Fence
     // segments"): bytes are as fast or faster at 16 KiB, a file wins at 32 KiB from 8 ranks.
     static constexpr std::size_t kInlineMax = 24 * 1024;
+    // A set's arena holds at least four of its segments (a client reads two at most in steady
+    // state), and never less than this.
+    static constexpr std::uint64_t kArenaMin = 1 << 20;
 
   private:
     struct Fence {
@@ -56,17 +67,19 @@ class FenceReducer : public Actor {
         bool collect = false;
         std::map<std::string, std::uint32_t> sizes;  // of the namespaces named by a wildcard
         std::set<msg::Proc> arrived;                 // local contributors so far
-        std::vector<std::string> routes;             // their routing ids, to answer
-        std::vector<std::string> legacy_routes;      // those of protocol < 3: data, no segment
-        std::size_t pending_children = 0;            // child brokers yet to report (no tree yet)
+        // Their routing ids, to answer, and protocols: < 3 read data, 3 segments, 4 arenas.
+        std::vector<std::pair<std::string, std::uint32_t>> routes;
+        std::size_t pending_children = 0;  // child brokers yet to report (no tree yet)
         Reactor::TimerId timer = 0;
         bool gathering = false;  // complete, waiting for modex's data
     };
 
     // The live segments of one participant set.
     struct SetSegments {
-        std::vector<std::string> nspaces;            // of the set
-        std::map<std::uint64_t, std::string> paths;  // fence id -> segment
+        std::vector<std::string> nspaces;                     // of the set
+        std::map<std::uint64_t, std::string> paths;           // fence id -> segment file
+        std::unique_ptr<SegmentArena> arena;                  // where its segments go first
+        std::vector<std::unique_ptr<SegmentArena>> outgrown;  // until their regions are freed
     };
 
     std::unordered_map<std::string, Fence> fences_;   // by fence_key
@@ -90,15 +103,27 @@ class FenceReducer : public Actor {
     // A participant that ended before contributing, if any.
     const msg::Proc *missing_for_good(const Fence &f) const;
     void maybe_complete(const std::string &key, Fence &f);
+    // The session directory of the set's namespaces (nullptr when none is known), and the set's
+    // namespaces in `nspaces`.
+    const std::string *session_dir(const Fence &f, std::vector<std::string> &nspaces) const;
+    // The FenceDone that hands `segment` to a reader of protocol 4 (`arena`) or 3: a region of
+    // the set's arena, else its own file (written once, its path kept in `file`), else bytes.
+    msg::FenceDone delivery(const std::string &key, const Fence &f,
+                            const FenceSegmentWriter &segment, bool arena, std::string &file);
+    // Writes the segment into the set's arena (made, or outgrown for a bigger one, as needed);
+    // its offset, or nullopt (logged when not merely full) when it must go elsewhere.
+    std::optional<std::uint64_t> place_in_arena(const std::string &key, const Fence &f,
+                                                const FenceSegmentWriter &segment);
     // Writes the fence's segment into a new file; returns its path, or empty (logged) when it
     // should travel inline.
     std::string write_segment(const std::string &key, const Fence &f,
                               const FenceSegmentWriter &segment);
-    // Sends one FenceDone to every local contributor and forgets the fence.
-    // `data` is for the contributors of protocol < 3 only, which read no segment.
-    void finish(const std::string &key, std::int32_t status, std::string segment = {},
-                msg::Blob segment_bytes = {}, std::vector<msg::ProcData> data = {});
-    // Removes the segments of `set` of fences below `below`.
+    // Sends every local contributor its FenceDone and forgets the fence. With a collecting
+    // fence's `segment`, and its `data` for contributors of protocol < 3 (which read no segment).
+    void finish(const std::string &key, std::int32_t status,
+                const FenceSegmentWriter *segment = nullptr,
+                const std::vector<msg::ProcData> *data = nullptr);
+    // Frees the segments of `set` of fences below `below`.
     void release(const std::string &set, std::uint64_t below);
 };
 

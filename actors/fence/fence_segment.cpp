@@ -1,5 +1,7 @@
 #include "actors/fence/fence_segment.hpp"
 
+#include "actors/fence/segment_arena.hpp"
+
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/mman.h>
@@ -53,16 +55,18 @@ void put_array_header(std::size_t n, std::string &out) {
     }
 }
 
-// Writes every iovec fully (writev may stop short, and takes at most IOV_MAX at a time).
-bool write_all(int fd, std::vector<iovec> iov) {
+// Writes every iovec fully at `offset` (pwritev may stop short, and takes at most IOV_MAX at a
+// time).
+bool write_all(int fd, std::vector<iovec> iov, std::uint64_t offset) {
     std::size_t first = 0;
     while (first < iov.size()) {
         const int n = static_cast<int>(std::min<std::size_t>(iov.size() - first, IOV_MAX));
-        ssize_t done = ::writev(fd, &iov[first], n);
+        ssize_t done = ::pwritev(fd, &iov[first], n, static_cast<off_t>(offset));
         if (done < 0) {
             if (errno == EINTR) continue;
             return false;
         }
+        offset += static_cast<std::uint64_t>(done);
         auto left = static_cast<std::size_t>(done);
         while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
         if (left > 0) {
@@ -154,8 +158,6 @@ FenceSegmentWriter::FenceSegmentWriter(const std::vector<msg::ProcData> &data) {
 }
 
 std::string FenceSegmentWriter::write(const std::string &path) const {
-    std::vector<iovec> iov{{const_cast<char *>(prefix_.data()), prefix_.size()}};
-    for (const auto &[data, len] : pieces_) iov.push_back({const_cast<char *>(data), len});
     // Read-only from birth: nobody rewrites a segment that readers may have mapped.
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
     if (fd < 0 && errno == EEXIST) {  // a leftover of an earlier broker in this directory
@@ -163,13 +165,19 @@ std::string FenceSegmentWriter::write(const std::string &path) const {
         fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
     }
     if (fd < 0) return "cannot create " + path + ": " + std::strerror(errno);
-    const bool ok = write_all(fd, std::move(iov));
-    const int err = errno;
+    std::string err = write_at(fd, 0);
     ::close(fd);
-    if (!ok) {
+    if (!err.empty()) {
         ::unlink(path.c_str());
-        return "cannot write " + path + ": " + std::strerror(err);
+        return "cannot write " + path + ": " + err;
     }
+    return {};
+}
+
+std::string FenceSegmentWriter::write_at(int fd, std::uint64_t offset) const {
+    std::vector<iovec> iov{{const_cast<char *>(prefix_.data()), prefix_.size()}};
+    for (const auto &[data, len] : pieces_) iov.push_back({const_cast<char *>(data), len});
+    if (!write_all(fd, std::move(iov), offset)) return std::strerror(errno);
     return {};
 }
 
@@ -218,6 +226,24 @@ std::shared_ptr<const FenceSegment> FenceSegment::parse(std::string_view bytes) 
     std::shared_ptr<FenceSegment> seg(new FenceSegment);
     seg->prefix_.assign(bytes);
     seg->index(seg->prefix_.data(), seg->prefix_.size());
+    return seg;
+}
+
+std::shared_ptr<const FenceSegment> FenceSegment::in_arena(
+    std::shared_ptr<const ArenaMapping> arena, std::uint64_t offset, std::uint64_t length) {
+    if (offset > arena->size() || length > arena->size() - offset)
+        malformed("its region runs past the end of its arena");
+    const char *data = arena->data() + offset;
+    const auto size = static_cast<std::size_t>(length);
+    std::shared_ptr<FenceSegment> seg(new FenceSegment);
+    // The index is copied out of the shared mapping before it is checked, so what is checked is
+    // what is used.
+    std::string &prefix = seg->prefix_;
+    for (std::size_t need = std::min<std::size_t>(size, sizeof(Header)); need > prefix.size();
+         need = prefix_extent(prefix, size))
+        prefix.assign(data, need);
+    seg->index(data, size);
+    seg->arena_ = std::move(arena);
     return seg;
 }
 

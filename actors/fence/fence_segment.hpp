@@ -1,10 +1,11 @@
 #pragma once
-// A fence segment: the data a collecting fence gathered, written ONCE by the broker into an
-// immutable file in the job's session directory and mapped read-only by every local participant,
-// which decodes one participant's data only when it first reads it.
+// A fence segment: the data a collecting fence gathered, written ONCE by the broker into its
+// set's arena (segment_arena.hpp) or a file of its own in the job's session directory, and mapped
+// read-only by every local participant, which decodes one participant's data only when it first
+// reads it.
 //
 // Layout (native byte order: only processes of this node read it; offsets from the start):
-//   header    "ZPMXFSEG", u32 version (1), u32 namespaces, u32 procs, u32 zero, u64 file size
+//   header    "ZPMXFSEG", u32 version (1), u32 namespaces, u32 procs, u32 zero, u64 size
 //   names     namespaces x {u32 offset, u32 length}: each namespace's name, without terminator
 //   index     procs x {u32 namespace, u32 rank, u64 offset, u64 length}, by (namespace, rank)
 //   then the names' bytes, then each proc's data: ONE msgpack array of [scope, blob], its blobs
@@ -43,6 +44,9 @@ class FenceSegmentWriter {
     // Creates the file at `path`, read-only, with the segment (an old file of that name is
     // replaced, never rewritten). Returns an error text, empty on success.
     std::string write(const std::string &path) const;
+    // Writes the segment at `offset` of the open file `fd`. Returns an error text, empty on
+    // success.
+    std::string write_at(int fd, std::uint64_t offset) const;
     msg::Blob bytes() const;
 
   private:
@@ -53,6 +57,8 @@ class FenceSegmentWriter {
 };
 
 // A mapped segment, read-only. Its entries' views stay valid while it lives.
+class ArenaMapping;
+
 class FenceSegment {
   public:
     struct Entry {
@@ -65,6 +71,10 @@ class FenceSegment {
     static std::shared_ptr<const FenceSegment> open(const std::string &path);
     // The same checks over bytes in memory (copied into the segment).
     static std::shared_ptr<const FenceSegment> parse(std::string_view bytes);
+    // The segment in `length` bytes at `offset` of a mapped arena, which it keeps mapped; the
+    // same checks, and the region must lie within the arena.
+    static std::shared_ptr<const FenceSegment> in_arena(std::shared_ptr<const ArenaMapping> arena,
+                                                        std::uint64_t offset, std::uint64_t length);
 
     ~FenceSegment();
     FenceSegment(const FenceSegment &) = delete;
@@ -82,6 +92,7 @@ class FenceSegment {
 
     void *map_ = nullptr;  // the mapping, when opened from a file
     std::size_t map_size_ = 0;
+    std::shared_ptr<const ArenaMapping> arena_;  // when read from an arena
     std::string prefix_;  // the index's bytes (all the bytes, when parsed from memory)
     std::vector<Entry> entries_;
 };

@@ -64,7 +64,8 @@ inline std::string fence_key(const std::vector<Proc> &canonical, std::uint64_t f
 // `sizes` gives the size of each namespace the contributor knows (its own), so that a wildcard's
 // count is known once anyone of that namespace has contributed.
 // `done_through`: every fence over this set with a smaller id has completed or been given up at
-// the contributor, so it needs none of their segments any more (0, the default, releases none).
+// the contributor, and it reads no arena segment of theirs any more, so it needs none of their
+// segments (0, the default, releases none).
 struct FenceContribute {
     static constexpr const char *type = "fence.contribute";
     std::vector<Proc> participants;  // canonical
@@ -79,9 +80,10 @@ struct FenceContribute {
 
 // fence -> each local participant (envelope id 0): the fence named `key` completed with `status`
 // (PMIX_SUCCESS, PMIX_ERR_TIMEOUT, PMIX_ERR_PROC_TERM_WO_SYNC when a participant ended first),
-// and with collect, every participant's data as a fence segment (actors/fence/fence_segment.hpp):
-// the file at the path `segment`, which the participant maps before its fence returns, or when
-// small, the segment's bytes themselves in `segment_bytes`.
+// and with collect, every participant's data as a fence segment (actors/fence/fence_segment.hpp),
+// which the participant maps before its fence returns: `arena_length` bytes at `arena_offset` of
+// the segment arena at the path `arena` (protocol 4, actors/fence/segment_arena.hpp), or the file
+// at the path `segment`, or when small, the segment's bytes themselves in `segment_bytes`.
 struct FenceDone {
     static constexpr const char *type = "fence.done";
     std::string key;
@@ -89,7 +91,10 @@ struct FenceDone {
     std::string segment;
     Blob segment_bytes;
     std::vector<ProcData> data;  // instead of a segment, for contributors of protocol < 3
-    ZPMIX_MSG_MAP(key, status, segment, segment_bytes, data);
+    std::string arena;
+    std::uint64_t arena_offset = 0;
+    std::uint64_t arena_length = 0;
+    ZPMIX_MSG_MAP(key, status, segment, segment_bytes, data, arena, arena_offset, arena_length);
 };
 
 }  // namespace zpmix::msg

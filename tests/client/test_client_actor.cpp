@@ -14,6 +14,7 @@
 #include "actors/client/client_actor.hpp"
 #include "actors/client/client_store.hpp"
 #include "actors/fence/fence_segment.hpp"
+#include "actors/fence/segment_arena.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/modex.hpp"
 #include "broker/broker.hpp"
@@ -152,8 +153,11 @@ BOOST_AUTO_TEST_CASE(a_bad_fence_segment_fails_the_fence_and_nothing_else) {
         return std::async(std::launch::async, [&actor, c = m] { return actor.fence_call(c); });
     };
     auto done = [](std::uint64_t id, std::string segment, msg::Blob bytes = {}) {
-        return msg::FenceDone{
-            "ns:*#" + std::to_string(id), PMIX_SUCCESS, std::move(segment), std::move(bytes), {}};
+        msg::FenceDone d;
+        d.key = "ns:*#" + std::to_string(id);
+        d.segment = std::move(segment);
+        d.segment_bytes = std::move(bytes);
+        return d;
     };
     const std::vector<msg::ProcData> data = {
         {{"ns", 1},
@@ -202,6 +206,81 @@ BOOST_AUTO_TEST_CASE(a_bad_fence_segment_fails_the_fence_and_nothing_else) {
     BOOST_TEST(fake.contribution().done_through == 5u);
     fake.answer(done(5, ""));
     BOOST_TEST(f.get() == PMIX_SUCCESS);
+}
+
+// A segment in an arena is read where it is. Its region is held (done_through) while the store
+// may still read it: until a later segment replaces its data, or its data is read. A region
+// outside the arena, or an arena that is not there, fails that fence.
+BOOST_AUTO_TEST_CASE(an_arena_segment_is_held_until_the_store_is_done_with_it) {
+    FakeBroker fake;
+    ClientStore store;
+    store.set_job(two_ranks(), 0);
+    ClientActor actor(store, fake.uri, 5000);
+    std::string error;
+    auto arena = SegmentArena::create(fake.tmp.path + "/arena.1", 1 << 20, error);
+    BOOST_REQUIRE_MESSAGE(arena, error);
+    msg::FenceContribute m = collecting_fence();
+    auto fence = [&](std::uint64_t id) {
+        m.fence_id = id;
+        return std::async(std::launch::async, [&actor, c = m] { return actor.fence_call(c); });
+    };
+    auto done = [](std::uint64_t id) {
+        msg::FenceDone d;
+        d.key = "ns:*#" + std::to_string(id);
+        return d;
+    };
+    // Fence `id`'s FenceDone, with rank 1's card of `value` written into the arena.
+    auto in_arena = [&](std::uint64_t id, char value) {
+        const std::vector<msg::ProcData> data = {
+            {{"ns", 1},
+             {msg::Blob{'\x81', '\xa4', 'c', 'a', 'r', 'd', '\x92', '\x06', value}},
+             {PMIX_GLOBAL}}};
+        const FenceSegmentWriter segment(data);
+        auto at = arena->place(id, segment, error);
+        BOOST_REQUIRE(at);
+        msg::FenceDone d = done(id);
+        d.arena = arena->path();
+        d.arena_offset = *at;
+        d.arena_length = segment.size();
+        return d;
+    };
+    auto card = [&] {
+        pmix_value_t *v = nullptr;
+        BOOST_REQUIRE(store.get("ns", 1, "card", &v) == PMIX_SUCCESS);
+        const int value = v->data.integer;
+        PMIX_VALUE_RELEASE(v);
+        return value;
+    };
+
+    auto f = fence(0);
+    BOOST_TEST(fake.contribution().done_through == 0u);
+    fake.answer(in_arena(0, 7));
+    BOOST_TEST(f.get() == PMIX_SUCCESS);
+    // A barrier leaves fence 0's data unread: its region is still held.
+    f = fence(1);
+    BOOST_TEST(fake.contribution().done_through == 0u);
+    fake.answer(done(1));
+    BOOST_TEST(f.get() == PMIX_SUCCESS);
+    // Fence 2's segment replaces it...
+    f = fence(2);
+    BOOST_TEST(fake.contribution().done_through == 0u);
+    fake.answer(in_arena(2, 8));
+    BOOST_TEST(f.get() == PMIX_SUCCESS);
+    // ... and once read, fence 2's is not needed either.
+    BOOST_TEST(card() == 8);
+    f = fence(3);
+    BOOST_TEST(fake.contribution().done_through == 3u);
+    msg::FenceDone outside = in_arena(3, 9);
+    outside.arena_offset = arena->size() - 8;
+    fake.answer(outside);
+    BOOST_TEST(f.get() == PMIX_ERR_UNPACK_FAILURE);
+    f = fence(4);
+    fake.contribution();
+    msg::FenceDone gone = in_arena(4, 9);
+    gone.arena = fake.tmp.path + "/no/such/arena";
+    fake.answer(gone);
+    BOOST_TEST(f.get() == PMIX_ERR_NOT_FOUND);
+    BOOST_TEST(card() == 8);
 }
 
 // A broker of protocol 2 sends a collecting fence's data itself, not a segment.

@@ -18,6 +18,7 @@
 
 #include "actors/fence/fence_reducer.hpp"
 #include "actors/fence/fence_segment.hpp"
+#include "actors/fence/segment_arena.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
@@ -77,8 +78,13 @@ struct Session {
         BOOST_REQUIRE(env);
         BOOST_REQUIRE_EQUAL(env->type, msg::Welcome::type);
     }
+    std::uint32_t protocol = kProtocolVersion;  // what its envelopes say
     template <class M>
     std::uint64_t send(const M &m) {
+        if (protocol != kProtocolVersion) {
+            send_as_protocol(protocol, m);
+            return next_id - 1;
+        }
         const std::uint64_t id = next_id++;
         s.send(encode(M::type, id, m), zmq::send_flags::none);
         return id;
@@ -162,9 +168,9 @@ msg::FenceContribute contribution(std::vector<msg::Proc> participants, const msg
     return c;
 }
 
-// Data big enough to go into a fence segment.
-msg::Blob big_card(std::uint32_t rank) {
-    return blob({{"card", rank}, {std::string(FenceReducer::kInlineMax + 1, 'k'), rank}});
+// Data big enough to go into a fence segment: "card" is `value`, padded to `size` bytes.
+msg::Blob big_card(std::uint32_t value, std::size_t size = FenceReducer::kInlineMax + 1) {
+    return blob({{"card", value}, {std::string(size, 'k'), value}});
 }
 
 bool exists(const std::string &path) {
@@ -190,6 +196,41 @@ std::map<std::uint32_t, std::set<std::string>> keys_in(const std::string &segmen
     for (const auto &e : seg->entries())
         for (auto &[scope, keys] : blobs_in(e.data)) out[e.rank].merge(keys);
     return out;
+}
+
+// The segment a FenceDone hands over, wherever it is.
+std::shared_ptr<const FenceSegment> open_segment(const msg::FenceDone &done) {
+    if (!done.arena.empty())
+        return FenceSegment::in_arena(ArenaMapping::open(done.arena), done.arena_offset,
+                                      done.arena_length);
+    if (!done.segment.empty()) return FenceSegment::open(done.segment);
+    return FenceSegment::parse({done.segment_bytes.data(), done.segment_bytes.size()});
+}
+
+// The keys of each process in the segment of `done`, by rank.
+std::map<std::uint32_t, std::set<std::string>> keys_in(const msg::FenceDone &done) {
+    std::map<std::uint32_t, std::set<std::string>> out;
+    const auto seg = open_segment(done);
+    for (const auto &e : seg->entries())
+        for (auto &[scope, keys] : blobs_in(e.data)) out[e.rank].merge(keys);
+    return out;
+}
+
+// The "card" value of each process in a segment, by rank.
+std::map<std::uint32_t, std::uint32_t> cards_in(const FenceSegment &segment) {
+    std::map<std::uint32_t, std::uint32_t> out;
+    for (const auto &e : segment.entries()) {
+        auto h = unpack_bounded(e.data.data(), e.data.size());
+        for (const auto &b : h.get().via.array)
+            for (const auto &kv : b.via.array.ptr[1].via.map)
+                if (kv.key.as<std::string>() == "card")
+                    out[e.rank] = kv.val.via.array.ptr[1].as<std::uint32_t>();
+    }
+    return out;
+}
+
+std::size_t files_in(const std::string &dir) {
+    return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), {}));
 }
 
 // Every session of "ns" contributes to collecting fence 0; each gets the same bytes, returned.
@@ -226,11 +267,13 @@ struct Fixture {
             msg::DeregisterNamespace::type,
             encode(msg::DeregisterNamespace::type, 0, msg::DeregisterNamespace{ns}));
     }
-    // Three sessions of `ns` that committed big cards and completed collecting fence 0.
+    // Three sessions of `ns` that committed big cards and completed collecting fence 0. They
+    // speak protocol 3, whose readers get every segment in a file of its own, named `segment`.
     std::vector<std::unique_ptr<Session>> fenced(const std::string &ns, std::string &segment) {
         std::vector<std::unique_ptr<Session>> s;
         for (std::uint32_t r = 0; r < 3; ++r) {
             s.push_back(std::make_unique<Session>(broker.uri(), msg::Proc{ns, r}));
+            s[r]->protocol = 3;
             s[r]->send(msg::Commit{{ns, r}, {}, {}, big_card(r)});
             s[r]->expect<msg::Ok>();
         }
@@ -242,6 +285,38 @@ struct Fixture {
             segment = done.segment;
         }
         return s;
+    }
+    // Three sessions of `ns` (protocol 4) that committed nothing yet.
+    std::vector<std::unique_ptr<Session>> sessions(const std::string &ns = "ns") {
+        std::vector<std::unique_ptr<Session>> s;
+        for (std::uint32_t r = 0; r < 3; ++r)
+            s.push_back(std::make_unique<Session>(broker.uri(), msg::Proc{ns, r}));
+        return s;
+    }
+    // Collecting fence `id` over the sessions' namespace: rank r commits a card of `value` + r
+    // (`size` bytes) and contributes saying done_through[r]. Everyone gets the same FenceDone,
+    // returned.
+    msg::FenceDone arena_fence(std::vector<std::unique_ptr<Session>> &s, std::uint64_t id,
+                               std::vector<std::uint64_t> done_through, std::uint32_t value,
+                               std::size_t size = FenceReducer::kInlineMax + 1) {
+        const std::string ns = s[0]->proc.nspace;
+        for (std::uint32_t r = 0; r < 3; ++r) {
+            s[r]->send(msg::Commit{{ns, r}, {}, {}, big_card(value + r, size)});
+            s[r]->expect<msg::Ok>();
+        }
+        for (std::uint32_t r = 0; r < 3; ++r) {
+            auto c = contribution({{ns, W}}, {ns, r}, true, id);
+            c.done_through = done_through[r];
+            s[r]->send(c);
+        }
+        std::vector<msg::FenceDone> done;
+        for (auto &p : s) done.push_back(p->expect<msg::FenceDone>());
+        for (const auto &d : done) {
+            BOOST_REQUIRE(d.status == PMIX_SUCCESS);
+            BOOST_REQUIRE(d.arena == done[0].arena && d.segment == done[0].segment);
+            BOOST_REQUIRE(d.arena_offset == done[0].arena_offset);
+        }
+        return done[0];
     }
     ~Fixture() { broker.stop(); }
     void proc_exit(const std::string &ns, std::uint32_t rank) {
@@ -335,7 +410,7 @@ BOOST_AUTO_TEST_CASE(a_protocol_2_client_gets_the_data_itself) {
     for (std::uint32_t r = 1; r < 3; ++r) {
         auto done = s[r]->expect<msg::FenceDone>();
         BOOST_TEST(done.data.empty());
-        BOOST_TEST(keys_in(done.segment).size() == 3u);
+        BOOST_TEST(keys_in(done).size() == 3u);
     }
 }
 
@@ -419,9 +494,11 @@ BOOST_AUTO_TEST_CASE(big_collected_data_is_written_once_into_a_segment) {
     auto done = decode(raw.data(), raw.size()).as<msg::FenceDone>();
     BOOST_TEST(done.status == PMIX_SUCCESS);
     BOOST_TEST(done.segment_bytes.empty());
-    BOOST_REQUIRE(done.segment.starts_with(session_dir + "/"));
+    BOOST_TEST(done.segment.empty());
+    BOOST_REQUIRE(done.arena.starts_with(session_dir + "/"));
+    BOOST_TEST(done.arena_offset == 0u);
     // Every participant's local and global data, none of its remote data.
-    auto keys = keys_in(done.segment);
+    auto keys = keys_in(done);
     BOOST_REQUIRE(keys.size() == 3u);
     for (std::uint32_t r = 0; r < 3; ++r) {
         BOOST_TEST(keys[r].size() == 3u);
@@ -473,6 +550,99 @@ BOOST_AUTO_TEST_CASE(a_failed_fence_removes_nothing) {
     BOOST_TEST(exists(first));
 }
 
+// One arena per participant set: every collecting fence writes into it, and a region is written
+// again only once every reader is done with the segment in it. A reader reads fence k's segment
+// until fence k+1's replaces it, so it says done_through k in fence k+2.
+BOOST_AUTO_TEST_CASE(arena_regions_are_reused_once_every_reader_is_done_with_them) {
+    auto s = sessions();
+    const auto first = arena_fence(s, 0, {0, 0, 0}, 100);
+    BOOST_REQUIRE(!first.arena.empty());
+    BOOST_TEST(first.segment.empty());
+    const std::size_t files = files_in(session_dir);
+    const auto arena = ArenaMapping::open(first.arena);
+    bool wrapped = false;
+    for (std::uint64_t id = 1; id < 64 && !wrapped; ++id) {
+        const auto v = static_cast<std::uint32_t>(100 * id);
+        const auto d = arena_fence(s, id, {id - 1, id - 1, id - 1}, v);
+        BOOST_REQUIRE(d.arena == first.arena);  // never a file, never another arena
+        const auto seg = FenceSegment::in_arena(arena, d.arena_offset, d.arena_length);
+        BOOST_TEST((cards_in(*seg) ==
+                    std::map<std::uint32_t, std::uint32_t>{{0, v}, {1, v + 1}, {2, v + 2}}));
+        wrapped = d.arena_offset == 0;
+    }
+    BOOST_TEST(wrapped);
+    BOOST_TEST(files_in(session_dir) == files);
+}
+
+// While a reader holds fence 0's segment (its done_through stays 0), the region is never written:
+// the ring fills, later segments get files of their own, and fence 0's bytes never change. Once
+// the reader lets go, the arena is used again from its start.
+BOOST_AUTO_TEST_CASE(a_region_still_read_is_never_rewritten) {
+    auto s = sessions();
+    const auto first = arena_fence(s, 0, {0, 0, 0}, 7);
+    const auto held = FenceSegment::in_arena(ArenaMapping::open(first.arena), first.arena_offset,
+                                             first.arena_length);
+    const auto cards = cards_in(*held);
+    BOOST_REQUIRE(cards.size() == 3u);
+    std::uint64_t id = 1;
+    bool full = false;
+    for (; id < 64 && !full; ++id) {
+        const auto d = arena_fence(s, id, {id, id, 0}, static_cast<std::uint32_t>(1000 * id));
+        full = d.arena.empty();
+        if (full) BOOST_TEST(keys_in(d).size() == 3u);  // in a file of its own
+        BOOST_TEST((cards_in(*held) == cards));
+    }
+    BOOST_REQUIRE(full);
+    const auto d = arena_fence(s, id, {id, id, id}, 5);
+    BOOST_TEST(d.arena == first.arena);
+    BOOST_TEST(d.arena_offset == 0u);
+}
+
+// A reader of protocol 3 knows no arenas: it gets the segment in a file, the others a region.
+BOOST_AUTO_TEST_CASE(readers_of_protocols_3_and_4_fence_together) {
+    auto s = sessions();
+    s[0]->protocol = 3;
+    for (std::uint32_t r = 0; r < 3; ++r) {
+        s[r]->send(msg::Commit{{"ns", r}, {}, {}, big_card(r)});
+        s[r]->expect<msg::Ok>();
+    }
+    for (std::uint32_t r = 0; r < 3; ++r) s[r]->send(contribution({{"ns", W}}, {"ns", r}, true));
+    const auto old = s[0]->expect<msg::FenceDone>();
+    BOOST_TEST(old.arena.empty());
+    BOOST_REQUIRE(old.segment.starts_with(session_dir + "/"));
+    for (std::uint32_t r = 1; r < 3; ++r) {
+        const auto done = s[r]->expect<msg::FenceDone>();
+        BOOST_TEST(done.segment.empty());
+        BOOST_REQUIRE(!done.arena.empty());
+        BOOST_TEST((keys_in(done) == keys_in(old)));
+    }
+}
+
+// A segment too big for four of it in the arena gets a bigger arena; the outgrown one goes once
+// the segments in it are released.
+BOOST_AUTO_TEST_CASE(a_bigger_segment_outgrows_the_arena) {
+    auto s = sessions();
+    const auto small = arena_fence(s, 0, {0, 0, 0}, 1);
+    // 3 x 200 KiB, four of which need more than the first arena's 1 MiB; rank 2 holds fence 0.
+    const auto big = arena_fence(s, 1, {1, 1, 0}, 2, 200 * 1024);
+    BOOST_REQUIRE(!big.arena.empty());
+    BOOST_TEST(big.arena != small.arena);
+    BOOST_TEST((cards_in(*open_segment(big)) ==
+                std::map<std::uint32_t, std::uint32_t>{{0, 2}, {1, 3}, {2, 4}}));
+    BOOST_TEST(exists(small.arena));
+    arena_fence(s, 2, {2, 2, 2}, 3, 200 * 1024);
+    BOOST_TEST(!exists(small.arena));
+    BOOST_TEST(exists(big.arena));
+}
+
+BOOST_AUTO_TEST_CASE(an_arena_goes_with_the_last_namespace_of_its_set) {
+    auto s = sessions("ns2");
+    const auto d = arena_fence(s, 0, {0, 0, 0}, 1);
+    BOOST_REQUIRE(exists(d.arena));
+    deregister("ns2");
+    BOOST_TEST(test::eventually([&] { return !exists(d.arena); }));
+}
+
 BOOST_AUTO_TEST_CASE(segments_go_with_the_last_namespace_of_their_set) {
     std::string one;
     auto s = fenced("ns", one);
@@ -480,6 +650,7 @@ BOOST_AUTO_TEST_CASE(segments_go_with_the_last_namespace_of_their_set) {
     std::vector<std::unique_ptr<Session>> t;
     for (std::uint32_t r = 0; r < 3; ++r) {
         t.push_back(std::make_unique<Session>(broker.uri(), msg::Proc{"ns2", r}));
+        t[r]->protocol = 3;
         t[r]->send(msg::Commit{{"ns2", r}, {}, {}, big_card(r)});
         t[r]->expect<msg::Ok>();
     }
@@ -639,12 +810,16 @@ BOOST_AUTO_TEST_CASE(malformed_commit_is_refused_and_the_broker_keeps_serving) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
-BOOST_AUTO_TEST_CASE(a_stopping_broker_removes_its_segments) {
-    std::string segment;
+BOOST_AUTO_TEST_CASE(a_stopping_broker_removes_its_segments_and_arenas) {
+    std::string segment, arena;
     {
         Fixture f;
         auto s = f.fenced("ns", segment);
         BOOST_REQUIRE(exists(segment));
+        auto t = f.sessions("ns2");
+        arena = f.arena_fence(t, 0, {0, 0, 0}, 1).arena;
+        BOOST_REQUIRE(exists(arena));
     }
     BOOST_TEST(!exists(segment));
+    BOOST_TEST(!exists(arena));
 }

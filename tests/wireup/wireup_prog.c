@@ -506,11 +506,13 @@ static void check_card(const char *nspace, uint32_t rank, const char *key, size_
     PMIX_VALUE_RELEASE(got);
 }
 
+/* The files that hold fence segments: arenas, and segments of their own. */
 static int segments_in(const char *dir) {
     int n = 0;
     DIR *d = opendir(dir);
     if (d == NULL) return -1;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) n += strncmp(e->d_name, "fence.", 6) == 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, "fence.", 6) == 0 || strncmp(e->d_name, "arena.", 6) == 0;
     closedir(d);
     return n;
 }
