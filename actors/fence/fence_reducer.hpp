@@ -51,9 +51,9 @@ class FenceReducer : public Actor {
     FenceReducer(Reactor &reactor, Bus &bus);
     ~FenceReducer() override;  // removes the segments still there
 
-    // A segment up to this size travels inline in FenceDone. Measured (DEVELOPERS.md, "Fence
-    // segments"): bytes are as fast or faster at 16 KiB, a file wins at 32 KiB from 8 ranks.
-    static constexpr std::size_t kInlineMax = 24 * 1024;
+    // A segment up to this size travels inline in FenceDone. Measured against the arena
+    // (DEVELOPERS.md, "Fence segments"): even at 2 and 4 KiB, the arena faster from 8 KiB.
+    static constexpr std::size_t kInlineMax = 4 * 1024;
     // A set's arena holds at least four of its segments (a client reads two at most in steady
     // state), and never less than this.
     static constexpr std::uint64_t kArenaMin = 1 << 20;

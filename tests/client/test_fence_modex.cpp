@@ -555,15 +555,16 @@ BOOST_AUTO_TEST_CASE(a_failed_fence_removes_nothing) {
 // until fence k+1's replaces it, so it says done_through k in fence k+2.
 BOOST_AUTO_TEST_CASE(arena_regions_are_reused_once_every_reader_is_done_with_them) {
     auto s = sessions();
-    const auto first = arena_fence(s, 0, {0, 0, 0}, 100);
+    const std::size_t card = 64 * 1024;  // a 1 MiB arena holds five segments
+    const auto first = arena_fence(s, 0, {0, 0, 0}, 100, card);
     BOOST_REQUIRE(!first.arena.empty());
     BOOST_TEST(first.segment.empty());
     const std::size_t files = files_in(session_dir);
     const auto arena = ArenaMapping::open(first.arena);
     bool wrapped = false;
-    for (std::uint64_t id = 1; id < 64 && !wrapped; ++id) {
+    for (std::uint64_t id = 1; id < 16 && !wrapped; ++id) {
         const auto v = static_cast<std::uint32_t>(100 * id);
-        const auto d = arena_fence(s, id, {id - 1, id - 1, id - 1}, v);
+        const auto d = arena_fence(s, id, {id - 1, id - 1, id - 1}, v, card);
         BOOST_REQUIRE(d.arena == first.arena);  // never a file, never another arena
         const auto seg = FenceSegment::in_arena(arena, d.arena_offset, d.arena_length);
         BOOST_TEST((cards_in(*seg) ==
@@ -579,21 +580,22 @@ BOOST_AUTO_TEST_CASE(arena_regions_are_reused_once_every_reader_is_done_with_the
 // the reader lets go, the arena is used again from its start.
 BOOST_AUTO_TEST_CASE(a_region_still_read_is_never_rewritten) {
     auto s = sessions();
-    const auto first = arena_fence(s, 0, {0, 0, 0}, 7);
+    const std::size_t card = 64 * 1024;
+    const auto first = arena_fence(s, 0, {0, 0, 0}, 7, card);
     const auto held = FenceSegment::in_arena(ArenaMapping::open(first.arena), first.arena_offset,
                                              first.arena_length);
     const auto cards = cards_in(*held);
     BOOST_REQUIRE(cards.size() == 3u);
     std::uint64_t id = 1;
     bool full = false;
-    for (; id < 64 && !full; ++id) {
-        const auto d = arena_fence(s, id, {id, id, 0}, static_cast<std::uint32_t>(1000 * id));
+    for (; id < 16 && !full; ++id) {
+        const auto d = arena_fence(s, id, {id, id, 0}, static_cast<std::uint32_t>(1000 * id), card);
         full = d.arena.empty();
         if (full) BOOST_TEST(keys_in(d).size() == 3u);  // in a file of its own
         BOOST_TEST((cards_in(*held) == cards));
     }
     BOOST_REQUIRE(full);
-    const auto d = arena_fence(s, id, {id, id, id}, 5);
+    const auto d = arena_fence(s, id, {id, id, id}, 5, card);
     BOOST_TEST(d.arena == first.arena);
     BOOST_TEST(d.arena_offset == 0u);
 }
