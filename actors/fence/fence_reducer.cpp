@@ -169,25 +169,27 @@ msg::FenceDone FenceReducer::delivery(const std::string &key, const Fence &f,
     return done;
 }
 
-const std::string *FenceReducer::session_dir(const Fence &f,
-                                             std::vector<std::string> &nspaces) const {
-    const std::string *dir = nullptr;
+FenceReducer::SetSegments *FenceReducer::set_segments(const Fence &f, const std::string *&dir) {
+    dir = nullptr;
+    std::vector<std::string> nspaces;
     for (const auto &p : f.participants) {
         if (!nspaces.empty() && nspaces.back() == p.nspace) continue;
         nspaces.push_back(p.nspace);
         if (auto d = session_dirs_.find(p.nspace); !dir && d != session_dirs_.end())
             dir = &d->second;
     }
-    return dir;
+    if (!dir) return nullptr;  // namespaces the launcher did not register
+    SetSegments &s = segments_[f.set];
+    if (s.nspaces.empty()) s.nspaces = std::move(nspaces);
+    return &s;
 }
 
 std::optional<std::uint64_t> FenceReducer::place_in_arena(const std::string &key, const Fence &f,
                                                           const FenceSegmentWriter &segment) {
-    std::vector<std::string> nspaces;
-    const std::string *dir = session_dir(f, nspaces);
-    if (!dir) return std::nullopt;  // namespaces the launcher did not register
-    SetSegments &s = segments_[f.set];
-    if (s.nspaces.empty()) s.nspaces = std::move(nspaces);
+    const std::string *dir;
+    SetSegments *set = set_segments(f, dir);
+    if (!set) return std::nullopt;
+    SetSegments &s = *set;
     std::string error;
     if (!s.arena || s.arena->size() < 4 * segment.size()) {
         const std::uint64_t size = std::max(kArenaMin, power_of_two_above(4 * segment.size()));
@@ -207,17 +209,15 @@ std::optional<std::uint64_t> FenceReducer::place_in_arena(const std::string &key
 
 std::string FenceReducer::write_segment(const std::string &key, const Fence &f,
                                         const FenceSegmentWriter &segment) {
-    std::vector<std::string> nspaces;
-    const std::string *dir = session_dir(f, nspaces);
-    if (!dir) return {};  // namespaces the launcher did not register: no session directory
+    const std::string *dir;
+    SetSegments *set = set_segments(f, dir);
+    if (!set) return {};  // no session directory
     const std::string path = *dir + "/fence." + std::to_string(next_segment_++);
     if (auto err = segment.write(path); !err.empty()) {
         log().warn("fence {}: its data goes inline: {}", key, err);
         return {};
     }
-    SetSegments &s = segments_[f.set];
-    if (s.nspaces.empty()) s.nspaces = std::move(nspaces);
-    s.paths.emplace(f.fence_id, path);
+    set->paths.emplace(f.fence_id, path);
     return path;
 }
 

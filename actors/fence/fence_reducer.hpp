@@ -103,9 +103,9 @@ class FenceReducer : public Actor {
     // A participant that ended before contributing, if any.
     const msg::Proc *missing_for_good(const Fence &f) const;
     void maybe_complete(const std::string &key, Fence &f);
-    // The session directory of the set's namespaces (nullptr when none is known), and the set's
-    // namespaces in `nspaces`.
-    const std::string *session_dir(const Fence &f, std::vector<std::string> &nspaces) const;
+    // The live segments of the fence's set (made as needed) and, in `dir`, the session directory
+    // of its namespaces; nullptr when none of them has one.
+    SetSegments *set_segments(const Fence &f, const std::string *&dir);
     // The FenceDone that hands `segment` to a reader of protocol 4 (`arena`) or 3: a region of
     // the set's arena, else its own file (written once, its path kept in `file`), else bytes.
     msg::FenceDone delivery(const std::string &key, const Fence &f,

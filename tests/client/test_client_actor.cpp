@@ -138,20 +138,29 @@ msg::FenceContribute collecting_fence() {
     return m;
 }
 
+// Rank 0 of "ns" (two ranks) against a FakeBroker, fencing over its namespace with collect.
+struct FencingClient {
+    FakeBroker fake;
+    ClientStore store;
+    ClientActor actor{rank_0_of_ns(store), fake.uri, 5000};
+    msg::FenceContribute m = collecting_fence();
+
+    static ClientStore &rank_0_of_ns(ClientStore &s) {
+        s.set_job(two_ranks(), 0);
+        return s;
+    }
+    // Blocking fence `id`, called on another thread.
+    std::future<pmix_status_t> fence(std::uint64_t id) {
+        m.fence_id = id;
+        return std::async(std::launch::async, [this, c = m] { return actor.fence_call(c); });
+    }
+};
+
 }  // namespace
 
 // A FenceDone whose segment is missing, not a segment, or cut short fails that fence with a
 // status; the next fence works. Each contribution says which fences the client is done with.
-BOOST_AUTO_TEST_CASE(a_bad_fence_segment_fails_the_fence_and_nothing_else) {
-    FakeBroker fake;
-    ClientStore store;
-    store.set_job(two_ranks(), 0);
-    ClientActor actor(store, fake.uri, 5000);
-    msg::FenceContribute m = collecting_fence();
-    auto fence = [&](std::uint64_t id) {
-        m.fence_id = id;
-        return std::async(std::launch::async, [&actor, c = m] { return actor.fence_call(c); });
-    };
+BOOST_FIXTURE_TEST_CASE(a_bad_fence_segment_fails_the_fence_and_nothing_else, FencingClient) {
     auto done = [](std::uint64_t id, std::string segment, msg::Blob bytes = {}) {
         msg::FenceDone d;
         d.key = "ns:*#" + std::to_string(id);
@@ -211,19 +220,10 @@ BOOST_AUTO_TEST_CASE(a_bad_fence_segment_fails_the_fence_and_nothing_else) {
 // A segment in an arena is read where it is. Its region is held (done_through) while the store
 // may still read it: until a later segment replaces its data, or its data is read. A region
 // outside the arena, or an arena that is not there, fails that fence.
-BOOST_AUTO_TEST_CASE(an_arena_segment_is_held_until_the_store_is_done_with_it) {
-    FakeBroker fake;
-    ClientStore store;
-    store.set_job(two_ranks(), 0);
-    ClientActor actor(store, fake.uri, 5000);
+BOOST_FIXTURE_TEST_CASE(an_arena_segment_is_held_until_the_store_is_done_with_it, FencingClient) {
     std::string error;
     auto arena = SegmentArena::create(fake.tmp.path + "/arena.1", 1 << 20, error);
     BOOST_REQUIRE_MESSAGE(arena, error);
-    msg::FenceContribute m = collecting_fence();
-    auto fence = [&](std::uint64_t id) {
-        m.fence_id = id;
-        return std::async(std::launch::async, [&actor, c = m] { return actor.fence_call(c); });
-    };
     auto done = [](std::uint64_t id) {
         msg::FenceDone d;
         d.key = "ns:*#" + std::to_string(id);
@@ -284,13 +284,8 @@ BOOST_AUTO_TEST_CASE(an_arena_segment_is_held_until_the_store_is_done_with_it) {
 }
 
 // A broker of protocol 2 sends a collecting fence's data itself, not a segment.
-BOOST_AUTO_TEST_CASE(a_protocol_2_brokers_fence_data_is_read) {
-    FakeBroker fake;
-    ClientStore store;
-    store.set_job(two_ranks(), 0);
-    ClientActor actor(store, fake.uri, 5000);
-    msg::FenceContribute m = collecting_fence();
-    auto f = std::async(std::launch::async, [&] { return actor.fence_call(m); });
+BOOST_FIXTURE_TEST_CASE(a_protocol_2_brokers_fence_data_is_read, FencingClient) {
+    auto f = fence(0);
     fake.contribution();
     msg::FenceDone done;
     done.key = "ns:*#0";

@@ -270,19 +270,24 @@ struct Fixture {
     // Three sessions of `ns` that committed big cards and completed collecting fence 0. They
     // speak protocol 3, whose readers get every segment in a file of its own, named `segment`.
     std::vector<std::unique_ptr<Session>> fenced(const std::string &ns, std::string &segment) {
-        std::vector<std::unique_ptr<Session>> s;
-        for (std::uint32_t r = 0; r < 3; ++r) {
-            s.push_back(std::make_unique<Session>(broker.uri(), msg::Proc{ns, r}));
-            s[r]->protocol = 3;
-            s[r]->send(msg::Commit{{ns, r}, {}, {}, big_card(r)});
-            s[r]->expect<msg::Ok>();
-        }
+        auto s = committed(ns, 3);
         for (std::uint32_t r = 0; r < 3; ++r) s[r]->send(contribution({{ns, W}}, {ns, r}, true));
         for (auto &p : s) {
             auto done = p->expect<msg::FenceDone>();
             BOOST_REQUIRE(done.status == PMIX_SUCCESS);
             BOOST_REQUIRE(!done.segment.empty());
             segment = done.segment;
+        }
+        return s;
+    }
+    // Three sessions of `ns` (speaking `protocol`), each of which committed a big card.
+    std::vector<std::unique_ptr<Session>> committed(const std::string &ns,
+                                                    std::uint32_t protocol = kProtocolVersion) {
+        auto s = sessions(ns);
+        for (std::uint32_t r = 0; r < 3; ++r) {
+            s[r]->protocol = protocol;
+            s[r]->send(msg::Commit{{ns, r}, {}, {}, big_card(r)});
+            s[r]->expect<msg::Ok>();
         }
         return s;
     }
@@ -394,12 +399,7 @@ BOOST_AUTO_TEST_CASE(collecting_fence_sends_the_same_bytes_to_everyone) {
 // A client of protocol 2 reads no segment: the broker sends it the data itself, and the segment
 // to the others.
 BOOST_AUTO_TEST_CASE(a_protocol_2_client_gets_the_data_itself) {
-    std::vector<std::unique_ptr<Session>> s;
-    for (std::uint32_t r = 0; r < 3; ++r) {
-        s.push_back(std::make_unique<Session>(broker.uri(), msg::Proc{"ns", r}));
-        s[r]->send(msg::Commit{{"ns", r}, {}, {}, big_card(r)});
-        s[r]->expect<msg::Ok>();
-    }
+    auto s = committed("ns");
     s[0]->send_as_protocol(2, contribution({{"ns", W}}, {"ns", 0}, true));
     for (std::uint32_t r = 1; r < 3; ++r) s[r]->send(contribution({{"ns", W}}, {"ns", r}, true));
     auto old = s[0]->expect<msg::FenceDone>();
@@ -602,12 +602,8 @@ BOOST_AUTO_TEST_CASE(a_region_still_read_is_never_rewritten) {
 
 // A reader of protocol 3 knows no arenas: it gets the segment in a file, the others a region.
 BOOST_AUTO_TEST_CASE(readers_of_protocols_3_and_4_fence_together) {
-    auto s = sessions();
+    auto s = committed("ns");
     s[0]->protocol = 3;
-    for (std::uint32_t r = 0; r < 3; ++r) {
-        s[r]->send(msg::Commit{{"ns", r}, {}, {}, big_card(r)});
-        s[r]->expect<msg::Ok>();
-    }
     for (std::uint32_t r = 0; r < 3; ++r) s[r]->send(contribution({{"ns", W}}, {"ns", r}, true));
     const auto old = s[0]->expect<msg::FenceDone>();
     BOOST_TEST(old.arena.empty());
@@ -649,13 +645,7 @@ BOOST_AUTO_TEST_CASE(segments_go_with_the_last_namespace_of_their_set) {
     std::string one;
     auto s = fenced("ns", one);
     // A set of two namespaces.
-    std::vector<std::unique_ptr<Session>> t;
-    for (std::uint32_t r = 0; r < 3; ++r) {
-        t.push_back(std::make_unique<Session>(broker.uri(), msg::Proc{"ns2", r}));
-        t[r]->protocol = 3;
-        t[r]->send(msg::Commit{{"ns2", r}, {}, {}, big_card(r)});
-        t[r]->expect<msg::Ok>();
-    }
+    auto t = committed("ns2", 3);
     const std::vector<msg::Proc> both = {{"ns", W}, {"ns2", W}};
     for (std::uint32_t r = 0; r < 3; ++r) {
         s[r]->send(contribution(both, {"ns", r}, true));
@@ -676,12 +666,7 @@ BOOST_AUTO_TEST_CASE(segments_go_with_the_last_namespace_of_their_set) {
 }
 
 BOOST_AUTO_TEST_CASE(data_goes_inline_when_no_segment_can_be_written) {
-    std::vector<std::unique_ptr<Session>> s;
-    for (std::uint32_t r = 0; r < 3; ++r) {
-        s.push_back(std::make_unique<Session>(broker.uri(), msg::Proc{"nodir", r}));
-        s[r]->send(msg::Commit{{"nodir", r}, {}, {}, big_card(r)});
-        s[r]->expect<msg::Ok>();
-    }
+    auto s = committed("nodir");
     for (std::uint32_t r = 0; r < 3; ++r)
         s[r]->send(contribution({{"nodir", W}}, {"nodir", r}, true));
     for (auto &p : s) {
