@@ -18,11 +18,11 @@ struct Config {
     std::string log_level = "info";  // trace | debug | info | warn | error | off
     int kill_grace_ms = 2000;        // SIGTERM to SIGKILL when a job is terminated
     // [events]
-    std::size_t event_cache_size = 512;  // cache_size: events kept for replay and recovery
-    int event_sndhwm = 100000;           // sndhwm: events queued per subscriber before drops
+    std::size_t event_cache_size = 512;       // cache_size: events kept for replay and recovery
+    int event_sndhwm = 100000;                // sndhwm: events queued per subscriber before drops
     std::uint64_t event_test_drop_every = 0;  // test_drop_every: testing gap recovery only
     // [monitor]
-    bool monitor_terminate = false;  // response: "report" (false) or "terminate" a stalled process
+    bool monitor_terminate = false;   // response: "report" (false) or "terminate" a stalled process
     int monitor_time_unit_ms = 1000;  // time_unit_ms: one second of the monitor times (testing)
     // [log]
     std::string log_syslog_socket = "/dev/log";  // syslog_socket: where PMIX_LOG_SYSLOG goes

@@ -1,6 +1,7 @@
 #include "actors/client/client_store.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 
 #include <pmix.h>
@@ -48,6 +49,25 @@ std::string join(const Range &r, char sep, Fn fn) {
     return out;
 }
 
+// About the packed size of a value: a buffer this big rarely grows, and is not much too big.
+std::size_t packed_size_hint(const pmix_value_t &v) {
+    switch (v.type) {
+        case PMIX_BYTE_OBJECT:
+        case PMIX_COMPRESSED_BYTE_OBJECT:
+            return v.data.bo.size + 16;
+        case PMIX_STRING:
+            return (v.data.string ? std::strlen(v.data.string) : 0) + 16;
+        default:
+            return 64;
+    }
+}
+
+// Appends to a blob, for a msgpack::packer.
+struct BlobStream {
+    msg::Blob &out;
+    void write(const char *data, std::size_t size) { out.insert(out.end(), data, data + size); }
+};
+
 pmix_value_t *copy_of(const pmix_value_t &v) {
     pmix_value_t *out = nullptr;
     PMIX_VALUE_CREATE(out, 1);
@@ -83,7 +103,7 @@ pmix_status_t decode_entries(const msgpack::object &map, pmix_scope_t scope,
 pmix_status_t decode_map(const char *data, std::size_t size, pmix_scope_t scope,
                          std::vector<std::pair<std::string, StoredValue>> &out) {
     try {
-        auto handle = unpack_bounded(data, size);
+        auto handle = unpack_bounded(data, size, {}, true);  // decode_value copies what it keeps
         return decode_entries(handle.get(), scope, out);
     } catch (const std::exception &) {
         return PMIX_ERR_UNPACK_FAILURE;
@@ -95,7 +115,7 @@ pmix_status_t decode_proc_data(std::string_view data,
                                std::vector<std::pair<std::string, StoredValue>> &out) {
     pmix_status_t status = PMIX_SUCCESS;
     try {
-        auto handle = unpack_bounded(data.data(), data.size());
+        auto handle = unpack_bounded(data.data(), data.size(), {}, true);
         const msgpack::object &blobs = handle.get();
         if (blobs.type != msgpack::type::ARRAY) throw DecodeError("not an array");
         for (const auto &b : blobs.via.array) {
@@ -368,12 +388,10 @@ pmix_status_t ClientStore::get_scoped(std::string_view nspace, std::uint32_t ran
 
 pmix_status_t ClientStore::put(pmix_scope_t scope, const char *key, const pmix_value_t *value) {
     if (scope < PMIX_LOCAL || scope > PMIX_INTERNAL) return PMIX_ERR_BAD_PARAM;
-    std::string packed;
+    msgpack::sbuffer packed(scope != PMIX_INTERNAL ? packed_size_hint(*value) : 0);
     if (scope != PMIX_INTERNAL) {
-        msgpack::sbuffer buf;
-        c::Packer pk(buf);
+        c::Packer pk(packed);
         if (pmix_status_t rc = c::encode_value(pk, *value); rc != PMIX_SUCCESS) return rc;
-        packed.assign(buf.data(), buf.size());
     }
     StoredValue sv;
     if (pmix_status_t rc = PMIx_Value_xfer(&sv.v, value); rc != PMIX_SUCCESS) return rc;
@@ -394,14 +412,19 @@ void ClientStore::commit_blobs(msg::Commit &out) const {
     msg::Blob *blobs[3] = {&out.local, &out.remote, &out.global};
     for (int s = 0; s < 3; ++s) {
         if (puts_[s].empty()) continue;
-        msgpack::sbuffer buf;
-        msgpack::packer<msgpack::sbuffer> pk(buf);
+        // Sized up front and written in place: a big card is copied once here, once into the
+        // message.
+        std::size_t size = 5;
+        for (const auto &[key, packed] : puts_[s]) size += 5 + key.size() + packed.size();
+        msg::Blob &blob = *blobs[s];
+        blob.reserve(size);
+        BlobStream stream{blob};
+        msgpack::packer<BlobStream> pk(stream);
         pk.pack_map(static_cast<std::uint32_t>(puts_[s].size()));
         for (const auto &[key, packed] : puts_[s]) {
             pk.pack(key);
-            buf.write(packed.data(), packed.size());
+            stream.write(packed.data(), packed.size());
         }
-        blobs[s]->assign(buf.data(), buf.data() + buf.size());
     }
 }
 

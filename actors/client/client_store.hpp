@@ -25,6 +25,7 @@
 #include <vector>
 
 #include <pmix_common.h>
+#include <msgpack.hpp>
 
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
@@ -127,7 +128,7 @@ class ClientStore {
     std::string my_nspace_;
     std::uint32_t my_rank_ = 0;
     // Own puts by scope, each key -> packed [type, payload].
-    std::map<std::string, std::string> puts_[3];  // local, remote, global
+    std::map<std::string, msgpack::sbuffer> puts_[3];  // local, remote, global
 };
 
 }  // namespace zpmix::client

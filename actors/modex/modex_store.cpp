@@ -14,7 +14,7 @@ namespace {
 template <class Fn>
 void for_each_entry(const msg::Blob &blob, Fn fn) {
     if (blob.empty()) return;
-    auto handle = unpack_bounded(blob.data(), blob.size());
+    auto handle = unpack_bounded(blob.data(), blob.size(), {}, true);  // values not copied
     const msgpack::object &obj = handle.get();
     if (obj.type != msgpack::type::MAP) throw DecodeError("a data blob is not a map");
     for (const auto &kv : obj.via.map) {

@@ -96,5 +96,10 @@ struct FenceDone {
     std::uint64_t arena_length = 0;
     ZPMIX_MSG_MAP(key, status, segment, segment_bytes, data, arena, arena_offset, arena_length);
 };
+inline std::size_t payload_bytes(const FenceDone &m) {
+    std::size_t n = m.segment_bytes.size();
+    for (const auto &d : m.data) n += payload_bytes(d);
+    return n;
+}
 
 }  // namespace zpmix::msg

@@ -5,6 +5,7 @@
 // A data blob is the msgpack bytes of a map key -> [type, payload] (the C binding's value codec),
 // kept opaque by the broker so that it never decodes values it only stores and forwards.
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -78,6 +79,24 @@ struct ModexCollected {
     std::vector<ProcData> data;
     ZPMIX_MSG_MAP(data);
 };
+
+// Encoding sizes (envelope.hpp's payload_bytes): the blobs, and a little for each one's framing.
+inline std::size_t payload_bytes(const Commit &m) {
+    return m.local.size() + m.remote.size() + m.global.size() + 16;
+}
+inline std::size_t payload_bytes(const ProcData &d) {
+    std::size_t n = d.proc.nspace.size() + 48;
+    for (const auto &b : d.blobs) n += b.size() + 6;
+    return n;
+}
+inline std::size_t payload_bytes(const ModexData &m) {
+    return payload_bytes(m.data);
+}
+inline std::size_t payload_bytes(const ModexCollected &m) {
+    std::size_t n = 0;
+    for (const auto &d : m.data) n += payload_bytes(d);
+    return n;
+}
 
 // PMIx_Publish: `data` is a blob (key -> [type, payload]). range/persistence are the PMIx values.
 // Answered by Ok, or an ErrorReply PMIX_ERR_DUPLICATE_KEY when a key is already published in an

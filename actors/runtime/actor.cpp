@@ -25,7 +25,7 @@ void Bus::broadcast(std::string_view type, const zmq::message_t &msg) {
     for (Actor *actor : it->second) {
         auto copy = std::make_shared<zmq::message_t>();
         copy->copy(const_cast<zmq::message_t &>(msg));  // shares the buffer, no byte copy
-        actor->reactor().post([actor, copy] { actor->deliver(*copy); });
+        actor->reactor().post([actor, copy] { actor->deliver(copy); });
     }
 }
 
@@ -38,7 +38,7 @@ void Bus::send(const std::string &to, zmq::message_t msg) {
     if (Actor *actor = find(to)) {
         // Always through the mailbox, even on the same thread: a handler never re-enters.
         auto shared = std::make_shared<zmq::message_t>(std::move(msg));
-        actor->reactor().post([actor, shared] { actor->deliver(*shared); });
+        actor->reactor().post([actor, shared] { actor->deliver(shared); });
         return;
     }
     if (!peer_sink_) {
@@ -76,9 +76,9 @@ void Actor::dispatch(const Envelope &env) {
     }
 }
 
-void Actor::deliver(const zmq::message_t &msg) {
+void Actor::deliver(std::shared_ptr<const zmq::message_t> msg) {
     try {
-        dispatch(decode(msg));
+        dispatch(decode_in_place(std::move(msg)));
     } catch (const DecodeError &e) {
         log_->error("dropped a malformed internal message: {}", e.what());
     }

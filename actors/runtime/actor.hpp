@@ -4,6 +4,7 @@
 // through the Bus, which delivers to another actor's mailbox or to a connected peer.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -23,7 +24,7 @@ class Actor;
 // Routes envelopes by address: an actor's name, or else a peer (the broker's sink for routing
 // ids). Actors are registered before the reactors start and stay for the Bus's lifetime.
 class Bus {
-public:
+  public:
     using PeerSink = std::function<void(const std::string &peer, zmq::message_t msg)>;
 
     void add(Actor &actor);
@@ -39,7 +40,7 @@ public:
     Actor *handler_of(std::string_view type) const;
     Actor *find(std::string_view name) const;
 
-private:
+  private:
     std::unordered_map<std::string, Actor *> actors_;
     std::unordered_map<std::string, std::vector<Actor *>> types_;
     Reactor *peer_reactor_ = nullptr;
@@ -47,7 +48,7 @@ private:
 };
 
 class Actor {
-public:
+  public:
     Actor(std::string name, Reactor &reactor, Bus &bus);
     virtual ~Actor() = default;
     Actor(const Actor &) = delete;
@@ -62,10 +63,11 @@ public:
     // Runs the handler for env.type on the calling (the actor's own) thread. An unknown type, a
     // body that does not decode, or a handler that throws is answered with an ErrorReply.
     void dispatch(const Envelope &env);
-    // Mailbox entry: decodes bytes and dispatches; malformed bytes are logged and dropped.
-    void deliver(const zmq::message_t &msg);
+    // Mailbox entry: decodes bytes (in place: the envelope keeps them) and dispatches; malformed
+    // bytes are logged and dropped.
+    void deliver(std::shared_ptr<const zmq::message_t> msg);
 
-protected:
+  protected:
     // Registers `fn` for messages of type Msg::type.
     template <class Msg, class Self>
     void on(void (Self::*fn)(const Envelope &, Msg &)) {
@@ -92,7 +94,7 @@ protected:
     Bus &bus() { return bus_; }
     spdlog::logger &log() { return *log_; }
 
-private:
+  private:
     std::string name_;
     Reactor &reactor_;
     Bus &bus_;

@@ -18,14 +18,19 @@ std::string_view str_of(const msgpack::object &o) {
 }
 
 std::uint64_t uint_of(const msgpack::object &o) {
-    if (o.type != msgpack::type::POSITIVE_INTEGER) throw DecodeError("envelope field is not a uint");
+    if (o.type != msgpack::type::POSITIVE_INTEGER)
+        throw DecodeError("envelope field is not a uint");
     return o.via.u64;
+}
+
+bool borrow_all(msgpack::type::object_type, std::size_t, void *) {
+    return true;
 }
 
 }  // namespace
 
 msgpack::object_handle unpack_bounded(const char *data, std::size_t size,
-                                      const DecodeLimits &limits) {
+                                      const DecodeLimits &limits, bool borrow) {
     if (size > limits.max_message)
         throw DecodeError("message of " + std::to_string(size) + " bytes exceeds the limit of " +
                           std::to_string(limits.max_message));
@@ -33,11 +38,17 @@ msgpack::object_handle unpack_bounded(const char *data, std::size_t size,
     // bounds every honest count; anything larger is a lie we refuse before allocating for it.
     const std::size_t elems = std::min(limits.max_elements, size);
     const msgpack::unpack_limit bounds(elems, elems / 2, size, size, size, limits.max_depth);
+    // The zone holds the object tree (and, unless borrowing, copies of the strings): sized to
+    // the message, a small message costs one small allocation rather than the default 8 KiB.
+    auto zone = std::make_unique<msgpack::zone>(std::min<std::size_t>(8192, 4 * size + 256));
+    const msgpack::unpack_reference_func reference = borrow ? borrow_all : nullptr;
     try {
         std::size_t offset = 0;
-        auto handle = msgpack::unpack(data, size, offset, nullptr, nullptr, bounds);
+        bool referenced = false;
+        msgpack::object obj =
+            msgpack::unpack(*zone, data, size, offset, referenced, reference, nullptr, bounds);
         if (offset != size) throw DecodeError("trailing bytes after the message");
-        return handle;
+        return msgpack::object_handle(obj, std::move(zone));
     } catch (const DecodeError &) {
         throw;
     } catch (const std::exception &e) {
@@ -45,8 +56,11 @@ msgpack::object_handle unpack_bounded(const char *data, std::size_t size,
     }
 }
 
-Envelope decode(const void *data, std::size_t size, const DecodeLimits &limits) {
-    auto handle = unpack_bounded(static_cast<const char *>(data), size, limits);
+namespace {
+
+Envelope decode_envelope(const void *data, std::size_t size, const DecodeLimits &limits,
+                         bool borrow) {
+    auto handle = unpack_bounded(static_cast<const char *>(data), size, limits, borrow);
     const msgpack::object &root = handle.get();
     if (root.type != msgpack::type::MAP) throw DecodeError("envelope is not a map");
 
@@ -74,6 +88,18 @@ Envelope decode(const void *data, std::size_t size, const DecodeLimits &limits) 
     return env;
 }
 
+}  // namespace
+
+Envelope decode(const void *data, std::size_t size, const DecodeLimits &limits) {
+    return decode_envelope(data, size, limits, false);
+}
+
+Envelope decode_in_place(std::shared_ptr<const zmq::message_t> msg, const DecodeLimits &limits) {
+    Envelope env = decode_envelope(msg->data(), msg->size(), limits, true);
+    env.borrowed = std::move(msg);
+    return env;
+}
+
 namespace detail {
 
 void pack_header(msgpack::packer<msgpack::sbuffer> &pk, std::string_view type, std::uint64_t id,
@@ -96,7 +122,8 @@ void pack_header(msgpack::packer<msgpack::sbuffer> &pk, std::string_view type, s
 zmq::message_t to_message(msgpack::sbuffer &&buf) {
     const std::size_t size = buf.size();
     char *data = buf.release();
-    return zmq::message_t(data, size, [](void *p, void *) { std::free(p); }, nullptr);
+    return zmq::message_t(
+        data, size, [](void *p, void *) { std::free(p); }, nullptr);
 }
 
 }  // namespace detail

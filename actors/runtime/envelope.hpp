@@ -46,6 +46,8 @@ struct Envelope {
     std::string from;
     msgpack::object body;                  // a nil object when absent
     std::shared_ptr<msgpack::zone> zone;   // owns body
+    std::shared_ptr<const void> borrowed;  // the bytes body's strings point into, when decoded
+                                           // in place (decode_in_place)
     PeerCredentials peer;                  // filled in by the broker for messages from peers
 
     // The body as a message struct; throws DecodeError when it does not fit.
@@ -66,10 +68,22 @@ Envelope decode(const void *data, std::size_t size, const DecodeLimits &limits =
 inline Envelope decode(const zmq::message_t &msg, const DecodeLimits &limits = {}) {
     return decode(msg.data(), msg.size(), limits);
 }
+// The same, but the body's strings and byte arrays point into msg, which the envelope keeps:
+// an actor's mailbox message is decoded without copying its payload again.
+Envelope decode_in_place(std::shared_ptr<const zmq::message_t> msg,
+                         const DecodeLimits &limits = {});
 
-// Unpacks a bounded msgpack object (for payloads nested as bytes, e.g. cached data blobs).
+// Unpacks a bounded msgpack object (for payloads nested as bytes, e.g. cached data blobs). With
+// `borrow`, strings and byte arrays point into `data`, which must outlive the handle.
 msgpack::object_handle unpack_bounded(const char *data, std::size_t size,
-                                      const DecodeLimits &limits = {});
+                                      const DecodeLimits &limits = {}, bool borrow = false);
+
+// How many payload bytes a message carries beyond its small fields, so that encoding it grows
+// its buffer once. Messages with blobs overload it (found by argument-dependent lookup).
+template <class Body>
+constexpr std::size_t payload_bytes(const Body &) {
+    return 0;
+}
 
 namespace detail {
 void pack_header(msgpack::packer<msgpack::sbuffer> &pk, std::string_view type, std::uint64_t id,
@@ -81,7 +95,7 @@ zmq::message_t to_message(msgpack::sbuffer &&buf);
 template <class Body>
 zmq::message_t encode(std::string_view type, std::uint64_t id, const Body &body,
                       std::string_view from = {}) {
-    msgpack::sbuffer buf(256);
+    msgpack::sbuffer buf(256 + payload_bytes(body));
     msgpack::packer<msgpack::sbuffer> pk(buf);
     detail::pack_header(pk, type, id, from);
     pk.pack(body);

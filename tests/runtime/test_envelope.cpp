@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "actors/protocol/map.hpp"
+#include "actors/protocol/modex.hpp"
 #include "actors/runtime/envelope.hpp"
 
 using namespace zpmix;
@@ -118,4 +119,43 @@ BOOST_AUTO_TEST_CASE(oversized_messages_are_rejected) {
     auto big = encode("sample", 1, Sample{std::string(100, 'x'), 1, {}});
     BOOST_CHECK_THROW(decode(big, small), DecodeError);
     BOOST_CHECK_NO_THROW(decode(big));
+}
+
+// A mailbox message is decoded in place: the body's strings point into the message, which the
+// envelope keeps alive after everyone else has let it go.
+BOOST_AUTO_TEST_CASE(decoding_in_place_borrows_and_keeps_the_message) {
+    const std::string long_name(1000, 'n');
+    auto msg = std::make_shared<zmq::message_t>(encode("sample", 1, Sample{long_name, 3, {"t"}}));
+    const char *begin = static_cast<const char *>(msg->data());
+    const char *end = begin + msg->size();
+    Envelope env = decode_in_place(std::move(msg));
+    BOOST_TEST(!msg);
+    const msgpack::object &name = env.body.via.map.ptr[0].val;
+    BOOST_REQUIRE(name.type == msgpack::type::STR);
+    BOOST_TEST((name.via.str.ptr >= begin && name.via.str.ptr + name.via.str.size <= end));
+    const auto s = env.as<Sample>();
+    BOOST_TEST(s.name == long_name);
+    BOOST_TEST(s.tags == std::vector<std::string>{"t"});
+}
+
+// Decoded the usual way, the body owns copies: the bytes may go at once.
+BOOST_AUTO_TEST_CASE(decoding_copies_unless_borrowing) {
+    const std::string payload = pack(std::string(100, 'p'));
+    auto copied = unpack_bounded(payload.data(), payload.size());
+    auto borrowed = unpack_bounded(payload.data(), payload.size(), {}, true);
+    const void *at = payload.data() + 2;  // after the str8 header
+    BOOST_TEST(static_cast<const void *>(copied.get().via.str.ptr) != at);
+    BOOST_TEST(static_cast<const void *>(borrowed.get().via.str.ptr) == at);
+    BOOST_TEST(copied.get().as<std::string>() == borrowed.get().as<std::string>());
+}
+
+// A message that declares its payload size (payload_bytes) round-trips at any size.
+BOOST_AUTO_TEST_CASE(declared_payloads_round_trip) {
+    for (std::size_t n : {0u, 255u, 256u, 65536u, 1u << 20}) {
+        msg::Commit c{{"ns", 1}, {}, {}, msg::Blob(n, 'x')};
+        BOOST_TEST(msg::payload_bytes(c) >= n);
+        auto got = decode(encode(msg::Commit::type, 2, c)).as<msg::Commit>();
+        BOOST_TEST(got.global == c.global);
+        BOOST_TEST(got.local.empty());
+    }
 }
