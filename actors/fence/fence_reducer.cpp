@@ -202,9 +202,7 @@ std::optional<std::uint64_t> FenceReducer::place_in_arena(const std::string &key
         if (s.arena && !s.arena->empty()) s.outgrown.push_back(std::move(s.arena));
         s.arena = std::move(bigger);
     }
-    auto at = s.arena->place(f.fence_id, segment, error);
-    if (!error.empty()) log().warn("fence {}: {}", key, error);
-    return at;
+    return s.arena->place(f.fence_id, segment);
 }
 
 std::string FenceReducer::write_segment(const std::string &key, const Fence &f,

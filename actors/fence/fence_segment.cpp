@@ -181,11 +181,14 @@ std::string FenceSegmentWriter::write_at(int fd, std::uint64_t offset) const {
     return {};
 }
 
+void FenceSegmentWriter::copy_to(char *out) const {
+    out = std::copy(prefix_.begin(), prefix_.end(), out);
+    for (const auto &[data, len] : pieces_) out = std::copy(data, data + len, out);
+}
+
 msg::Blob FenceSegmentWriter::bytes() const {
-    msg::Blob out;
-    out.reserve(size_);
-    out.insert(out.end(), prefix_.begin(), prefix_.end());
-    for (const auto &[data, len] : pieces_) out.insert(out.end(), data, data + len);
+    msg::Blob out(size_);
+    copy_to(out.data());
     return out;
 }
 

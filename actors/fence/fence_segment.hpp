@@ -44,12 +44,13 @@ class FenceSegmentWriter {
     // Creates the file at `path`, read-only, with the segment (an old file of that name is
     // replaced, never rewritten). Returns an error text, empty on success.
     std::string write(const std::string &path) const;
-    // Writes the segment at `offset` of the open file `fd`. Returns an error text, empty on
-    // success.
-    std::string write_at(int fd, std::uint64_t offset) const;
+    // Copies the segment to `out`, which has room for size() bytes.
+    void copy_to(char *out) const;
     msg::Blob bytes() const;
 
   private:
+    std::string write_at(int fd, std::uint64_t offset) const;  // an error text, or empty
+
     std::string prefix_;                                        // header, tables and names
     std::string framing_;                                       // the procs' msgpack framing
     std::vector<std::pair<const char *, std::size_t>> pieces_;  // in order, after the prefix

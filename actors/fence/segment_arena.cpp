@@ -35,25 +35,31 @@ std::unique_ptr<SegmentArena> SegmentArena::create(const std::string &path, std:
         error = "cannot create " + path + ": " + std::strerror(errno);
         return nullptr;
     }
-    // Sparse: a page takes memory once a segment is written into it, and the writes (not
-    // stores into a mapping) report a full file system as an error, not a SIGBUS.
-    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-        error = "cannot size " + path + ": " + std::strerror(errno);
-        ::close(fd);
+    // Every page is allocated now, so that storing into the mapping can never meet a full file
+    // system (a SIGBUS): a full one fails here, and the set's segments take files instead. The
+    // broker then copies a segment straight into its pages, with no write call and no page
+    // cache lookup per page.
+    int rc = ::ftruncate(fd, static_cast<off_t>(size)) == 0 ? 0 : errno;
+    if (rc == 0) rc = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
+    void *map =
+        rc == 0 ? ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (rc == 0 && map == MAP_FAILED) rc = errno;
+    ::close(fd);  // the mapping keeps the file
+    if (rc != 0) {
+        error = "cannot allocate " + path + ": " + std::strerror(rc);
         ::unlink(path.c_str());
         return nullptr;
     }
-    return std::unique_ptr<SegmentArena>(new SegmentArena(path, fd, size));
+    return std::unique_ptr<SegmentArena>(new SegmentArena(path, static_cast<char *>(map), size));
 }
 
 SegmentArena::~SegmentArena() {
-    ::close(fd_);
+    ::munmap(map_, size_);
     ::unlink(path_.c_str());
 }
 
 std::optional<std::uint64_t> SegmentArena::place(std::uint64_t fence_id,
-                                                 const FenceSegmentWriter &segment,
-                                                 std::string &error) {
+                                                 const FenceSegmentWriter &segment) {
     const std::uint64_t length = segment.size();
     std::optional<std::uint64_t> at;
     if (live_.empty()) {
@@ -71,10 +77,7 @@ std::optional<std::uint64_t> SegmentArena::place(std::uint64_t fence_id,
         }
     }
     if (!at) return std::nullopt;
-    if (auto err = segment.write_at(fd_, *at); !err.empty()) {
-        error = "cannot write " + path_ + ": " + err;
-        return std::nullopt;
-    }
+    segment.copy_to(map_ + *at);
     live_.push_back({fence_id, *at, length});
     return at;
 }

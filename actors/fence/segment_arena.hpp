@@ -21,18 +21,17 @@ class FenceSegmentWriter;
 // The broker's end: the file, and which of its regions hold segments still read.
 class SegmentArena {
   public:
-    // Creates the file (sparse, `size` bytes, read-only for any other opener); nullptr, with the
-    // reason in `error`, when it cannot.
+    // Creates the file (`size` bytes, all allocated, read-only for any other opener) and maps
+    // it; nullptr, with the reason in `error`, when it cannot.
     static std::unique_ptr<SegmentArena> create(const std::string &path, std::uint64_t size,
                                                 std::string &error);
     ~SegmentArena();  // removes the file (mappings outlive it)
     SegmentArena(const SegmentArena &) = delete;
     SegmentArena &operator=(const SegmentArena &) = delete;
 
-    // Writes fence `fence_id`'s segment into free space and returns its offset; nullopt when no
-    // free stretch is large enough, or the write failed (then `error` says why).
-    std::optional<std::uint64_t> place(std::uint64_t fence_id, const FenceSegmentWriter &segment,
-                                       std::string &error);
+    // Copies fence `fence_id`'s segment into free space and returns its offset; nullopt when no
+    // free stretch is large enough.
+    std::optional<std::uint64_t> place(std::uint64_t fence_id, const FenceSegmentWriter &segment);
     // The regions of fences below `below` are free again.
     void release(std::uint64_t below);
     bool empty() const { return live_.empty(); }
@@ -43,11 +42,11 @@ class SegmentArena {
     struct Region {
         std::uint64_t fence_id, offset, length;
     };
-    SegmentArena(std::string path, int fd, std::uint64_t size)
-        : path_(std::move(path)), fd_(fd), size_(size) {}
+    SegmentArena(std::string path, char *map, std::uint64_t size)
+        : path_(std::move(path)), map_(map), size_(size) {}
 
     std::string path_;
-    int fd_;
+    char *map_;  // the whole file, writable
     std::uint64_t size_;
     std::deque<Region> live_;  // in the order written: the ring runs from front to back
 };

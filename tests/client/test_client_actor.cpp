@@ -236,7 +236,7 @@ BOOST_FIXTURE_TEST_CASE(an_arena_segment_is_held_until_the_store_is_done_with_it
              {msg::Blob{'\x81', '\xa4', 'c', 'a', 'r', 'd', '\x92', '\x06', value}},
              {PMIX_GLOBAL}}};
         const FenceSegmentWriter segment(data);
-        auto at = arena->place(id, segment, error);
+        auto at = arena->place(id, segment);
         BOOST_REQUIRE(at);
         msg::FenceDone d = done(id);
         d.arena = arena->path();

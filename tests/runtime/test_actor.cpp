@@ -1,7 +1,9 @@
 #define BOOST_TEST_MODULE actor
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <future>
+#include <iterator>
 #include <thread>
 
 #include <pmix_common.h>
@@ -138,8 +140,12 @@ BOOST_AUTO_TEST_CASE(timers_fire_in_order_and_cancel) {
     });
     r.after(50ms, [&] { r.stop(); });
     r.run();
-    BOOST_TEST(fired.size() == 3u);
-    BOOST_TEST(fired.front() == 1);
-    BOOST_TEST(fired.back() == 3);
+    // The one-shot timers in deadline order, the cancelled one never; the periodic timer's third
+    // tick lands anywhere among them on a loaded machine.
+    std::vector<int> one_shots;
+    std::copy_if(fired.begin(), fired.end(), std::back_inserter(one_shots),
+                 [](int f) { return f != 0; });
+    BOOST_TEST(one_shots == (std::vector<int>{1, 3}));
+    BOOST_TEST(std::count(fired.begin(), fired.end(), 0) == 1);
     BOOST_TEST(ticks >= 3);
 }
