@@ -340,7 +340,9 @@ int main(int argc, char **argv) {
         snprintf(path, sizeof path, "%s/progress.%u", arg, me.rank);
         FILE *f = fopen(path, "w");
         if (f) fclose(f);
-        if (monitor("file", path, NULL, PMIX_MONITOR_FILE_ALERT, 1, 3) != PMIX_SUCCESS) return 5;
+        /* Checked every 5 time units (100 ms in the tests), so that a loaded machine's pause
+         * of the growing loop is not taken for a stall. */
+        if (monitor("file", path, NULL, PMIX_MONITOR_FILE_ALERT, 5, 3) != PMIX_SUCCESS) return 5;
         printf("while growing: %d\n", phase(400, 0, path));
         printf("stalled file alerted: %d\n", wait_alerts(1, 10000));
         PMIx_Finalize(NULL, 0);
