@@ -127,6 +127,10 @@ void FenceReducer::maybe_complete(const std::string &key, Fence &f) {
     if (f.gathering || f.pending_children > 0 ||
         static_cast<long>(f.arrived.size()) != expected_local(f))
         return;
+    // Every local participant contributed, each after finishing the set's fences below its
+    // done_through: none of them needs those fences' segments again, and their arena regions
+    // may take this fence's.
+    release(f.set, std::min(f.done_through, f.fence_id));
     if (!f.collect) {
         finish(key, PMIX_SUCCESS);
         return;
@@ -143,9 +147,6 @@ void FenceReducer::collected(const Envelope &env, msg::ModexCollected &m) {
     const std::string &key = node.mapped();
     auto f = fences_.find(key);
     if (f == fences_.end()) return;
-    // Every contributor is done with the set's fences below its done_through: their arena
-    // regions may take this fence's segment.
-    release(f->second.set, std::min(f->second.done_through, f->second.fence_id));
     const FenceSegmentWriter segment(m.data);
     finish(key, PMIX_SUCCESS, &segment, &m.data);
 }
@@ -154,7 +155,6 @@ msg::FenceDone FenceReducer::delivery(const std::string &key, const Fence &f,
                                       const FenceSegmentWriter &segment, bool arena,
                                       std::string &file) {
     msg::FenceDone done;
-    done.key = key;
     if (segment.size() > kInlineMax) {
         if (auto at = arena ? place_in_arena(key, f, segment) : std::nullopt) {
             done.arena = segments_[f.set].arena->path();
@@ -291,21 +291,16 @@ void FenceReducer::finish(const std::string &key, std::int32_t status,
         const int kind = version >= kArenaProtocol ? 0 : version >= kFenceSegmentProtocol ? 1 : 2;
         if (!done[kind]) {
             msg::FenceDone d;
+            if (segment && kind < 2) d = delivery(key, f, *segment, kind == 0, file);
+            if (data && kind == 2) d.data = *data;  // a copy: the segment's writer reads the blobs
             d.key = key;
             d.status = status;
-            if (segment && kind < 2)
-                d = delivery(key, f, *segment, kind == 0, file);
-            else if (data && kind == 2)
-                d.data = *data;  // a copy: the segment's writer reads the blobs
             done[kind] = encode(msg::FenceDone::type, 0, d, name());
         }
         zmq::message_t copy;
         copy.copy(*done[kind]);
         bus().send(route, std::move(copy));
     }
-    // Every local participant contributed, each after finishing the fences below its
-    // done_through: none of them needs those fences' segments again.
-    if (status == PMIX_SUCCESS) release(f.set, std::min(f.done_through, f.fence_id));
 }
 
 }  // namespace zpmix

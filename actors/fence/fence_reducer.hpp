@@ -19,14 +19,14 @@
 // (logged).
 //
 // When a segment goes: a participant maps a segment before its fence returns, and reports in
-// each contribution (`done_through`) the fence ids over that set it has finished with. So a
-// later fence over the same set, once complete, frees the set's segments below every local
-// contributor's `done_through` (an arena region becomes free, a file is removed): with blocking
-// fences, fence k's segment goes when fence k+1 completes (k+2 for an arena region, which the
-// client reads until fence k+1's data replaces it). Segments of a set that never fences again go
-// when the last of its namespaces is deregistered, and all of them when the broker stops. A
-// cross-node tree keeps this shape: each broker writes its own node's segment from the result
-// that flows down to it.
+// each contribution (`done_through`) the fence ids over that set it has finished with. So once
+// every local participant has contributed to a later fence over the same set, the set's segments
+// below every contributor's `done_through` are freed (an arena region becomes free, a file is
+// removed): with blocking fences, fence k's segment goes with fence k+1 (k+2 for an arena
+// region, which the client reads until fence k+1's data replaces it). Segments of a set that
+// never fences again go when the last of its namespaces is deregistered, and all of them when the
+// broker stops. A cross-node tree keeps this shape: each broker writes its own node's segment
+// from the result that flows down to it.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -106,8 +106,8 @@ class FenceReducer : public Actor {
     // The live segments of the fence's set (made as needed) and, in `dir`, the session directory
     // of its namespaces; nullptr when none of them has one.
     SetSegments *set_segments(const Fence &f, const std::string *&dir);
-    // The FenceDone that hands `segment` to a reader of protocol 4 (`arena`) or 3: a region of
-    // the set's arena, else its own file (written once, its path kept in `file`), else bytes.
+    // Where FenceDone hands `segment` to a reader of protocol 4 (`arena`) or 3: a region of the
+    // set's arena, else its own file (written once, its path kept in `file`), else bytes.
     msg::FenceDone delivery(const std::string &key, const Fence &f,
                             const FenceSegmentWriter &segment, bool arena, std::string &file);
     // Writes the segment into the set's arena (made, or outgrown for a bigger one, as needed);
