@@ -94,6 +94,10 @@ Envelope decode(const void *data, std::size_t size, const DecodeLimits &limits) 
     return decode_envelope(data, size, limits, false);
 }
 
+Envelope decode_borrowed(const void *data, std::size_t size, const DecodeLimits &limits) {
+    return decode_envelope(data, size, limits, true);
+}
+
 Envelope decode_in_place(std::shared_ptr<const zmq::message_t> msg, const DecodeLimits &limits) {
     Envelope env = decode_envelope(msg->data(), msg->size(), limits, true);
     env.borrowed = std::move(msg);

@@ -68,6 +68,9 @@ Envelope decode(const void *data, std::size_t size, const DecodeLimits &limits =
 inline Envelope decode(const zmq::message_t &msg, const DecodeLimits &limits = {}) {
     return decode(msg.data(), msg.size(), limits);
 }
+// The same, but the body's strings and byte arrays point into `data`: for a message converted
+// (as<T>()) before its bytes go, as a client does with what it just read.
+Envelope decode_borrowed(const void *data, std::size_t size, const DecodeLimits &limits = {});
 // The same, but the body's strings and byte arrays point into msg, which the envelope keeps:
 // an actor's mailbox message is decoded without copying its payload again.
 Envelope decode_in_place(std::shared_ptr<const zmq::message_t> msg,

@@ -11,7 +11,8 @@ selects events by range, class and code:
 
 The envelope is a msgpack map {"v", "t": "event", "id", "from", "body"}; the body a map with
 stream, seq, status, source {nspace, rank}, range, custom_range, affected, non_default, enviro,
-text, timestamp, and info: msgpack bytes of [[key, flags, [type, payload]], ...].
+text, timestamp, info: msgpack bytes of [[key, flags, [type, payload]], ...], and retained (the
+broker keeps it until its local recipients acknowledge it).
 
     from zpmix_events import EventSubscriber
     with EventSubscriber(events_uri("/run/user/1000/zpmix")) as sub:

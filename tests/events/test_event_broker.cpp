@@ -286,6 +286,37 @@ BOOST_AUTO_TEST_CASE(job_events_stay_past_the_ring_until_every_local_rank_acks) 
     BOOST_TEST(left[0].status == PMIX_EVENT_PROC_TERMINATED);
 }
 
+// Clients acknowledge only what the broker keeps for them (protocol 5): the flag must be set on
+// exactly the events the cache retains for local ranks.
+BOOST_AUTO_TEST_CASE(events_say_whether_the_broker_keeps_them_for_acknowledgement) {
+    Fixture f;
+    msg::JobInfo job;
+    job.nspace = "job1";
+    job.procs.resize(2);
+    for (std::uint32_t r = 0; r < 2; ++r) {
+        job.procs[r].rank = r;
+        job.procs[r].hostname = "nodeA";
+    }
+    f.req.ask(msg::RegisterNamespace{job, ""});
+    auto sub = f.subscriber({"ev/n/job1/", "ev/n/job9/"}, "kept");
+    BOOST_TEST(f.notify(event(-1, msg::Range::nspace)) == 0);
+    BOOST_TEST(f.notify(event(-2, msg::Range::nspace), true) == 0);  // PMIX_EVENT_DO_NOT_CACHE
+    auto enviro = event(-3, msg::Range::nspace);
+    enviro.enviro = true;
+    BOOST_TEST(f.notify(enviro) == 0);
+    BOOST_TEST(f.notify(event(-4, msg::Range::nspace, {"job9", 0})) == 0);  // no local ranks
+    std::map<std::int32_t, bool> retained;
+    for (int i = 0; i < 4; ++i) {
+        auto e = next_event(sub);
+        BOOST_REQUIRE(e);
+        retained[e->second.status] = e->second.retained;
+    }
+    BOOST_TEST(retained.at(-1));
+    BOOST_TEST(!retained.at(-2));
+    BOOST_TEST(!retained.at(-3));
+    BOOST_TEST(!retained.at(-4));
+}
+
 BOOST_AUTO_TEST_CASE(a_process_exit_becomes_termination_events_for_its_job) {
     Fixture f;
     auto sub = f.subscriber({"ev/n/job1/"}, "exit");

@@ -38,6 +38,7 @@ struct Runner {
     std::optional<LauncherPeer> peer;
     std::map<std::string, Job> jobs;
     std::map<std::uint64_t, std::int32_t> replies;
+    std::map<std::uint64_t, std::vector<msg::Event>> resent;  // EventResend answers, by id
     std::vector<std::string> launched;
 
     struct Options {
@@ -102,6 +103,8 @@ struct Runner {
             jobs[j.nspace].status = j.status;
         } else if (e->type == msg::LaunchReply::type) {
             launched.push_back(e->as<msg::LaunchReply>().nspace);
+        } else if (e->type == msg::EventResent::type) {
+            resent[e->id] = e->as<msg::EventResent>().events;
         } else if (e->type == msg::Ok::type) {
             replies[e->id] = 0;
         } else if (e->type == msg::ErrorReply::type) {
@@ -220,6 +223,29 @@ BOOST_AUTO_TEST_CASE(a_late_registrant_gets_cached_events) {
     BOOST_REQUIRE(r.until([&] { return r.jobs[a].ended; }));
     for (std::uint32_t rank = 0; rank < 2; ++rank)
         BOOST_TEST(Runner::codes(r.jobs[a].out[rank]) == (Codes{-11, -12, -9999}),
+                   boost::test_tools::per_element());
+}
+
+// A job event past the ring stays cached until every local rank of the job has it: the ranks'
+// libraries must acknowledge it (they acknowledge only what the broker says it keeps).
+BOOST_AUTO_TEST_CASE(ranks_acknowledge_the_job_events_the_broker_keeps) {
+    Runner r({.config = "[events]\ncache_size = 1\n"});
+    const std::string a = r.launch("listen", 2);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[a].ready == 2; }));
+    BOOST_TEST(r.notify(-31, msg::Range::nspace, {a, 0}) == 0);
+    BOOST_TEST(r.notify(-32, msg::Range::global, {"tool", 0}) == 0);  // -31 leaves the ring
+    const std::string stream = msg::topic::stream(msg::topic::nspace(a), false);
+    auto cached = [&] {  // whether the broker still keeps -31
+        const auto id = r.send(msg::EventResend{stream, 1, 1000});
+        BOOST_REQUIRE(r.until([&] { return r.resent.contains(id); }));
+        return std::any_of(r.resent[id].begin(), r.resent[id].end(),
+                           [](const msg::Event &e) { return e.status == -31; });
+    };
+    BOOST_TEST(r.until([&] { return !cached(); }, 10s));  // both ranks' acknowledgements came
+    BOOST_TEST(r.notify(-9999, msg::Range::global, {"tool", 0}) == 0);
+    BOOST_REQUIRE(r.until([&] { return r.jobs[a].ended; }));
+    for (std::uint32_t rank = 0; rank < 2; ++rank)
+        BOOST_TEST(Runner::codes(r.jobs[a].out[rank]) == (Codes{-31, -32, -9999}),
                    boost::test_tools::per_element());
 }
 

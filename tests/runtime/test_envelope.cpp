@@ -138,6 +138,21 @@ BOOST_AUTO_TEST_CASE(decoding_in_place_borrows_and_keeps_the_message) {
     BOOST_TEST(s.tags == std::vector<std::string>{"t"});
 }
 
+// Decoded borrowed, the body points into the caller's bytes; what as<T>() returns owns copies.
+BOOST_AUTO_TEST_CASE(a_borrowed_decode_points_into_the_bytes_until_converted) {
+    const std::string long_name(1000, 'n');
+    auto bytes = std::make_unique<zmq::message_t>(encode("sample", 1, Sample{long_name, 3, {"t"}}));
+    const char *begin = static_cast<const char *>(bytes->data());
+    Envelope env = decode_borrowed(bytes->data(), bytes->size());
+    const msgpack::object &name = env.body.via.map.ptr[0].val;
+    BOOST_REQUIRE(name.type == msgpack::type::STR);
+    BOOST_TEST((name.via.str.ptr >= begin && name.via.str.ptr < begin + bytes->size()));
+    const auto s = env.as<Sample>();
+    bytes.reset();
+    BOOST_TEST(s.name == long_name);
+    BOOST_TEST(s.tags == std::vector<std::string>{"t"});
+}
+
 // Decoded the usual way, the body owns copies: the bytes may go at once.
 BOOST_AUTO_TEST_CASE(decoding_copies_unless_borrowing) {
     const std::string payload = pack(std::string(100, 'p'));

@@ -167,6 +167,9 @@ void ClientEvents::subscribe_and_register(std::size_t id, std::vector<std::strin
                            early.insert(early.end(), ready.begin(), ready.end());
                            if (gap) recover(*gap);
                        }
+                       // The replay may hold events the broker keeps until we have them.
+                       for (const auto &[stream, head] : reg.heads)
+                           if (head > 0) to_ack_.insert(stream);
                        deliver(std::move(early));
                        send_acks();
                    });
@@ -223,7 +226,9 @@ void ClientEvents::on_sub() {
         try {
             std::optional<StreamTracker::Gap> gap;
             const std::string_view body = frames.back();
-            auto got = tracker_.accept(decode(body.data(), body.size()).as<msg::Event>(), gap);
+            // Converted at once, before the next read reuses the buffer.
+            auto got =
+                tracker_.accept(decode_borrowed(body.data(), body.size()).as<msg::Event>(), gap);
             ready.insert(ready.end(), std::make_move_iterator(got.begin()),
                          std::make_move_iterator(got.end()));
             if (gap) recover(*gap);
@@ -259,13 +264,18 @@ void ClientEvents::recover(const StreamTracker::Gap &gap) {
 }
 
 void ClientEvents::deliver(std::vector<msg::Event> events) {
-    for (const auto &ev : events) run_chain(ev);
+    for (const auto &ev : events) {
+        // A broker of protocol < 5 does not say which events it keeps for us: acknowledge all.
+        if (ev.retained || id_.broker_protocol < 5) to_ack_.insert(ev.stream);
+        run_chain(ev);
+    }
 }
 
 void ClientEvents::send_acks() {
     // Acknowledgements only let the broker drop job events it retains for us: one message per
-    // few milliseconds does that as well as one per event, and keeps bursts cheap.
-    if (ack_timer_) return;
+    // few milliseconds does that as well as one per event, and keeps bursts cheap. Events it
+    // does not keep (PMIX_EVENT_DO_NOT_CACHE, environment events) need none.
+    if (ack_timer_ || to_ack_.empty()) return;
     ack_timer_ = actor_.reactor().after(kAckDelay, [this] {
         ack_timer_ = 0;
         flush_acks();
@@ -274,10 +284,11 @@ void ClientEvents::send_acks() {
 
 void ClientEvents::flush_acks() {
     msg::EventAck ack{id_.me, {}};
-    for (const auto &[stream, upto] : tracker_.upto()) {
-        auto &last = acked_[stream];
-        if (upto > last) ack.upto[stream] = last = upto;
-    }
+    const auto upto = tracker_.upto();
+    for (const auto &stream : to_ack_)
+        if (auto it = upto.find(stream); it != upto.end() && it->second > 0)
+            ack.upto[stream] = it->second;
+    to_ack_.clear();
     if (!ack.upto.empty()) actor_.notify(ack);
 }
 

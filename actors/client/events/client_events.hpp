@@ -26,9 +26,10 @@ class ClientEvents {
   public:
     struct Identity {
         msg::Proc me;
-        msg::JobInfo job;        // for the LOCAL source range
-        std::string events_uri;  // empty: no broker (a singleton)
-        std::string broker;      // the broker's name: the source of runtime events
+        msg::JobInfo job;                   // for the LOCAL source range
+        std::string events_uri;             // empty: no broker (a singleton)
+        std::string broker;                 // the broker's name: the source of runtime events
+        std::uint32_t broker_protocol = 0;  // 5 on: events say whether it keeps them for us
     };
     ClientEvents(ClientActor &actor, Identity id);
     ~ClientEvents();  // not on the progress thread
@@ -55,7 +56,7 @@ class ClientEvents {
     std::set<std::string> subscribed_;
     std::uint64_t next_sync_ = 1;
     std::map<std::size_t, std::map<std::string, std::uint64_t>> replayed_upto_;
-    std::map<std::string, std::uint64_t> acked_;
+    std::set<std::string> to_ack_;  // streams with events delivered and not yet acknowledged
     Reactor::TimerId ack_timer_ = 0;
     // Reset when this object goes: request callbacks that outlive it do nothing.
     std::shared_ptr<void> alive_ =

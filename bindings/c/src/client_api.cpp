@@ -113,7 +113,7 @@ pmix_status_t init_singleton(Client &c) {
     PMIX_LOAD_PROCID(&c.me, job.nspace.c_str(), 0);
     c.job_size = 1;
     c.actor = std::make_unique<ClientActor>(*c.store);
-    (void)c::events_start(*c.actor, c.me, job, "", "");  // no connection: cannot fail
+    (void)c::events_start(*c.actor, c.me, job, "", "", 0);  // no connection: cannot fail
     c::attach(*c.actor, c.me);
     return PMIX_SUCCESS;
 }
@@ -155,8 +155,8 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
     c.store->set_job(welcome.job, hello.rank);
     PMIX_LOAD_PROCID(&c.me, ns, hello.rank);
     c.job_size = welcome.job.size;
-    if (pmix_status_t rc =
-            c::events_start(*c.actor, c.me, welcome.job, welcome.events_uri, welcome.broker);
+    if (pmix_status_t rc = c::events_start(*c.actor, c.me, welcome.job, welcome.events_uri,
+                                           welcome.broker, reply.env.version);
         rc != PMIX_SUCCESS) {
         c.actor.reset();
         return rc;
