@@ -99,7 +99,7 @@ Envelope decode_borrowed(const void *data, std::size_t size, const DecodeLimits 
 }
 
 Envelope decode_in_place(std::shared_ptr<const zmq::message_t> msg, const DecodeLimits &limits) {
-    Envelope env = decode_envelope(msg->data(), msg->size(), limits, true);
+    Envelope env = decode_borrowed(msg->data(), msg->size(), limits);
     env.borrowed = std::move(msg);
     return env;
 }

@@ -159,7 +159,10 @@ void ClientEvents::subscribe_and_register(std::size_t id, std::vector<std::strin
                        done(PMIX_SUCCESS, id);
                        // The RFC's order: the registration is acknowledged, then cached events
                        // replayed.
-                       for (const auto &ev : reg.replay) run_chain(ev, {id});
+                       for (const auto &ev : reg.replay) {
+                           note_for_ack(ev);
+                           run_chain(ev, {id});
+                       }
                        std::vector<msg::Event> early;
                        for (const auto &[stream, head] : reg.heads) {
                            std::optional<StreamTracker::Gap> gap;
@@ -167,9 +170,6 @@ void ClientEvents::subscribe_and_register(std::size_t id, std::vector<std::strin
                            early.insert(early.end(), ready.begin(), ready.end());
                            if (gap) recover(*gap);
                        }
-                       // The replay may hold events the broker keeps until we have them.
-                       for (const auto &[stream, head] : reg.heads)
-                           if (head > 0) to_ack_.insert(stream);
                        deliver(std::move(early));
                        send_acks();
                    });
@@ -265,10 +265,14 @@ void ClientEvents::recover(const StreamTracker::Gap &gap) {
 
 void ClientEvents::deliver(std::vector<msg::Event> events) {
     for (const auto &ev : events) {
-        // A broker of protocol < 5 does not say which events it keeps for us: acknowledge all.
-        if (ev.retained || id_.broker_protocol < 5) to_ack_.insert(ev.stream);
+        note_for_ack(ev);
         run_chain(ev);
     }
+}
+
+void ClientEvents::note_for_ack(const msg::Event &ev) {
+    // A broker of protocol < 5 does not say which events it keeps for us: acknowledge all.
+    if (ev.retained || id_.broker_protocol < 5) to_ack_.insert(ev.stream);
 }
 
 void ClientEvents::send_acks() {
@@ -286,8 +290,7 @@ void ClientEvents::flush_acks() {
     msg::EventAck ack{id_.me, {}};
     const auto upto = tracker_.upto();
     for (const auto &stream : to_ack_)
-        if (auto it = upto.find(stream); it != upto.end() && it->second > 0)
-            ack.upto[stream] = it->second;
+        if (auto it = upto.find(stream); it != upto.end()) ack.upto[stream] = it->second;
     to_ack_.clear();
     if (!ack.upto.empty()) actor_.notify(ack);
 }

@@ -68,8 +68,9 @@ class ClientEvents {
     void on_sub();
     void deliver(std::vector<msg::Event> events);
     void recover(const StreamTracker::Gap &gap);
-    void send_acks();   // soon
-    void flush_acks();  // now
+    void note_for_ack(const msg::Event &ev);  // delivered: acknowledge if the broker keeps it
+    void send_acks();                         // soon
+    void flush_acks();                        // now
     void run_chain(const msg::Event &wire, std::vector<std::size_t> only = {});
     EventChain::Post poster();
 };
