@@ -48,10 +48,17 @@ FenceReducer::~FenceReducer() {
 }
 
 void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
-    if (!ranks_.may_act_as(env.peer, m.proc)) {
-        log().warn("refused a contribution as {}:{} from pid {} (that rank is pid {})",
-                   m.proc.nspace, m.proc.rank, env.peer.pid, ranks_.pid_of(m.proc));
-        return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "a process may contribute only as itself");
+    switch (ranks_.may_act_as(env.peer, m.proc)) {
+        case LaunchedRanks::Verdict::allowed:
+            break;
+        case LaunchedRanks::Verdict::later:
+            return ranks_.after_next_spawn(m.proc.nspace,
+                                           [this, env, m]() mutable { contribute(env, m); });
+        case LaunchedRanks::Verdict::refused:
+            log().warn("refused a contribution as {}:{} from pid {} (that rank is pid {})",
+                       m.proc.nspace, m.proc.rank, env.peer.pid, ranks_.pid_of(m.proc));
+            return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
+                               "a process may contribute only as itself");
     }
     auto participants = msg::canonical_participants(std::move(m.participants));
     if (participants.empty() || !takes_part(participants, m.proc)) {

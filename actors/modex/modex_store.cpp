@@ -66,10 +66,17 @@ ModexStore::ModexStore(Reactor &reactor, Bus &bus) : Actor("modex", reactor, bus
 }
 
 void ModexStore::commit(const Envelope &env, msg::Commit &m) {
-    if (!ranks_.may_act_as(env.peer, m.proc)) {
-        log().warn("refused a commit as {}:{} from pid {} (that rank is pid {})", m.proc.nspace,
-                   m.proc.rank, env.peer.pid, ranks_.pid_of(m.proc));
-        return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "a process may commit only its own data");
+    switch (ranks_.may_act_as(env.peer, m.proc)) {
+        case LaunchedRanks::Verdict::allowed:
+            break;
+        case LaunchedRanks::Verdict::later:
+            return ranks_.after_next_spawn(m.proc.nspace,
+                                           [this, env, m]() mutable { commit(env, m); });
+        case LaunchedRanks::Verdict::refused:
+            log().warn("refused a commit as {}:{} from pid {} (that rank is pid {})", m.proc.nspace,
+                       m.proc.rank, env.peer.pid, ranks_.pid_of(m.proc));
+            return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
+                               "a process may commit only its own data");
     }
     Committed c;
     const std::pair<const msg::Blob *, std::uint8_t> blobs[] = {

@@ -1,6 +1,8 @@
 #include "actors/server/launched_ranks.hpp"
 
 #include <fstream>
+
+#include <unistd.h>
 #include <string>
 
 namespace zpmix {
@@ -41,11 +43,21 @@ void LaunchedRanks::registered(const msg::JobInfo &job) {
 void LaunchedRanks::spawned(const std::string &nspace, std::uint32_t rank, std::int64_t pid) {
     auto it = pids_.find(nspace);
     if (it != pids_.end() && rank < it->second.size()) it->second[rank] = pid;
+    auto w = waiting_.find(nspace);
+    if (w == waiting_.end()) return;
+    auto retries = std::move(w->second);  // a retry may wait again
+    waiting_.erase(w);
+    for (auto &retry : retries) retry();
 }
 
 void LaunchedRanks::gone(const std::string &nspace) {
     pids_.erase(nspace);
+    waiting_.erase(nspace);
     descends_.clear();  // its pids may be reused
+}
+
+void LaunchedRanks::after_next_spawn(const std::string &nspace, std::function<void()> retry) {
+    waiting_[nspace].push_back(std::move(retry));
 }
 
 std::int64_t LaunchedRanks::pid_of(const msg::Proc &proc) const {
@@ -54,22 +66,33 @@ std::int64_t LaunchedRanks::pid_of(const msg::Proc &proc) const {
     return it->second[proc.rank];
 }
 
-bool LaunchedRanks::may_act_as(const PeerCredentials &sender, const msg::Proc &proc) {
-    if (sender.pid <= 0) return true;
+LaunchedRanks::Verdict LaunchedRanks::may_act_as(const PeerCredentials &sender,
+                                                 const msg::Proc &proc) {
+    if (sender.pid <= 0) return Verdict::allowed;
     auto is = [&](std::int64_t rank_pid) {
         if (rank_pid == sender.pid) return true;
         auto [it, fresh] = descends_.try_emplace({sender.pid, rank_pid}, false);
         if (fresh) it->second = descends_from(sender.pid, rank_pid);
         return it->second;
     };
-    if (const std::int64_t pid = pid_of(proc); pid > 0) return is(pid);
+    if (const std::int64_t pid = pid_of(proc); pid > 0)
+        return is(pid) ? Verdict::allowed : Verdict::refused;
     // The rank's own pid is not known yet (its ns.spawned may come after a sibling's commit):
     // a sender that is another rank of the job is still not this one.
     auto job = pids_.find(proc.nspace);
-    if (job == pids_.end()) return true;
-    for (std::size_t r = 0; r < job->second.size(); ++r)
-        if (r != proc.rank && job->second[r] > 0 && is(job->second[r])) return false;
-    return true;
+    if (job == pids_.end()) return Verdict::allowed;
+    bool unreported = false;
+    for (std::size_t r = 0; r < job->second.size(); ++r) {
+        if (job->second[r] <= 0)
+            unreported = true;
+        else if (r != proc.rank && is(job->second[r]))
+            return Verdict::refused;
+    }
+    // A process this broker launched, not reported yet, may be any of the unreported ranks. What
+    // waits is bounded: a flood of such messages is refused rather than kept.
+    if (unreported && sender.pid != ::getpid() && is(::getpid()))
+        return waiting_[proc.nspace].size() < kMaxWaiting ? Verdict::later : Verdict::refused;
+    return Verdict::allowed;
 }
 
 }  // namespace zpmix

@@ -9,10 +9,16 @@
 // descendants (a rank may be a wrapper script that runs the real program as its child). Nothing
 // can be checked, and everything is allowed, when the sender's pid is unknown (tcp peers, whose
 // Hello proved the job's secret; the broker's own actors) or the namespace has no pids (ranks
-// this broker did not launch). For a rank not spawned yet, only its job's other ranks are refused.
+// this broker did not launch).
+//
+// A rank can start, connect and commit before the launcher's thread has reported its pid (the
+// launcher may be descheduled right after the spawn). Such a sender, a process of this broker's
+// that is no reported rank, is neither allowed nor refused: the check says `later`, and the actor
+// asks again after the next report (after_next_spawn).
 //
 // Each actor that checks owns its own LaunchedRanks, fed from the messages it handles.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -30,12 +36,16 @@ class LaunchedRanks {
     void spawned(const std::string &nspace, std::uint32_t rank, std::int64_t pid);
     void gone(const std::string &nspace);
 
+    enum class Verdict { allowed, refused, later };
     // Whether the sender of a message (its kernel credentials) may act as `proc`.
-    bool may_act_as(const PeerCredentials &sender, const msg::Proc &proc);
+    Verdict may_act_as(const PeerCredentials &sender, const msg::Proc &proc);
+    // Runs `retry` once the next rank of `nspace` is reported spawned; dropped if it goes first.
+    void after_next_spawn(const std::string &nspace, std::function<void()> retry);
     // The launched rank's pid, 0 when unknown.
     std::int64_t pid_of(const msg::Proc &proc) const;
 
   private:
+    static constexpr std::size_t kMaxWaiting = 1024;                   // retries kept per namespace
     std::unordered_map<std::string, std::vector<std::int64_t>> pids_;  // nspace -> pid by rank
     // (sender pid, rank pid) -> whether the sender descends from the rank: the walk up the
     // process tree is done once per pair, not per fence.
@@ -45,6 +55,7 @@ class LaunchedRanks {
         }
     };
     std::unordered_map<std::pair<std::int64_t, std::int64_t>, bool, PairHash> descends_;
+    std::unordered_map<std::string, std::vector<std::function<void()>>> waiting_;  // by nspace
 };
 
 // Whether process `pid` is `ancestor` or one of its descendants (walks /proc/<pid>/stat).

@@ -481,6 +481,50 @@ BOOST_AUTO_TEST_CASE(a_process_may_not_commit_or_fence_as_another_rank) {
     BOOST_TEST(!descends_from(::getpid(), stranger.pid));
 }
 
+// A rank can commit before the launcher's report of its pid arrives. A process this broker
+// launched that is no reported rank yet is neither allowed nor refused until the next report:
+// then a forger is refused and the real rank allowed.
+BOOST_AUTO_TEST_CASE(an_unreported_rank_is_judged_once_the_launcher_reports_it) {
+    Stranger child;  // spawned by this process, as a rank by the broker's launcher
+    LaunchedRanks ranks;
+    ranks.registered(job("early", 3));
+    PeerCredentials sender;
+    sender.pid = child.pid;
+    using V = LaunchedRanks::Verdict;
+    BOOST_TEST((ranks.may_act_as(sender, {"early", 1}) == V::later));
+    std::vector<V> retried;
+    ranks.after_next_spawn("early", [&] {
+        retried.push_back(ranks.may_act_as(sender, {"early", 1}));
+    });
+    ranks.after_next_spawn("other", [&] { retried.push_back(V::allowed); });
+    ranks.spawned("early", 0, child.pid);  // the child is rank 0: it was forging rank 1
+    BOOST_TEST((retried == std::vector<V>{V::refused}));
+    BOOST_TEST((ranks.may_act_as(sender, {"early", 0}) == V::allowed));
+    // A process this broker did not launch cannot be checked, as before; nor can the broker.
+    PeerCredentials parent;
+    parent.pid = ::getppid();
+    BOOST_TEST((ranks.may_act_as(parent, {"early", 2}) == V::allowed));
+    PeerCredentials self;
+    self.pid = ::getpid();
+    BOOST_TEST((ranks.may_act_as(self, {"early", 2}) == V::allowed));
+    // What waits is bounded, and goes with its namespace.
+    LaunchedRanks flood;
+    flood.registered(job("flood", 2));
+    std::size_t later = 0;
+    while (flood.may_act_as(sender, {"flood", 1}) == V::later && later < 5000) {
+        flood.after_next_spawn("flood", [] {});
+        ++later;
+    }
+    BOOST_TEST(later == 1024u);
+    BOOST_TEST((flood.may_act_as(sender, {"flood", 1}) == V::refused));
+    bool ran = false;
+    flood.after_next_spawn("flood", [&] { ran = true; });
+    flood.gone("flood");
+    flood.registered(job("flood", 2));
+    flood.spawned("flood", 0, child.pid);
+    BOOST_TEST(!ran);
+}
+
 BOOST_AUTO_TEST_CASE(big_collected_data_is_written_once_into_a_segment) {
     std::vector<std::unique_ptr<Session>> s;
     for (std::uint32_t r = 0; r < 3; ++r) {
