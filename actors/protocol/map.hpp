@@ -1,9 +1,10 @@
 #pragma once
 // ZPMIX_MSG_MAP(fields...): a message struct's msgpack adaptor, a map keyed by field name. The
-// wire format is MSGPACK_DEFINE_MAP's; decoding is not. msgpack-c builds a std::map of the keys
-// for every struct it decodes, which on the hot paths (a fence's FenceDone holds one struct per
-// participant, every event several) was most of a message's cost. This decoder scans the map
-// once, allocates nothing, ignores unknown keys and leaves absent fields at their defaults.
+// wire format is MSGPACK_DEFINE_MAP's; decoding is not. Messages are read from their bytes by
+// msg::Reader (msgpack_read); a struct nested in an object tree (a cached blob unpacked by
+// msgpack-c) is converted by unpack_map. msgpack-c's own map converter builds a std::map of the
+// keys for every struct, which on the hot paths was most of a message's cost; both decoders scan
+// the map once, ignore unknown keys and leave absent fields at their defaults.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -11,6 +12,8 @@
 #include <utility>
 
 #include <msgpack.hpp>
+
+#include "actors/protocol/reader.hpp"
 
 namespace zpmix::msg::detail {
 
@@ -36,18 +39,22 @@ void unpack_map(const msgpack::object &o, const msgpack::type::define_map<Args..
 
 }  // namespace zpmix::msg::detail
 
-#define ZPMIX_MSG_MAP(...)                                                                   \
-    template <typename Packer>                                                               \
-    void msgpack_pack(Packer &msgpack_pk) const {                                            \
-        msgpack::type::make_define_map MSGPACK_DEFINE_MAP_IMPL(__VA_ARGS__)                  \
-            .msgpack_pack(msgpack_pk);                                                       \
-    }                                                                                        \
-    void msgpack_unpack(msgpack::object const &msgpack_o) {                                  \
-        ::zpmix::msg::detail::unpack_map(                                                    \
-            msgpack_o, msgpack::type::make_define_map MSGPACK_DEFINE_MAP_IMPL(__VA_ARGS__)); \
-    }                                                                                        \
-    template <typename MSGPACK_OBJECT>                                                       \
-    void msgpack_object(MSGPACK_OBJECT *msgpack_o, msgpack::zone &msgpack_z) const {         \
-        msgpack::type::make_define_map MSGPACK_DEFINE_MAP_IMPL(__VA_ARGS__)                  \
-            .msgpack_object(msgpack_o, msgpack_z);                                           \
+#define ZPMIX_MSG_MAP(...)                                                                     \
+    template <typename Packer>                                                                 \
+    void msgpack_pack(Packer &msgpack_pk) const {                                              \
+        msgpack::type::make_define_map MSGPACK_DEFINE_MAP_IMPL(__VA_ARGS__)                    \
+            .msgpack_pack(msgpack_pk);                                                         \
+    }                                                                                          \
+    void msgpack_unpack(msgpack::object const &msgpack_o) {                                    \
+        ::zpmix::msg::detail::unpack_map(                                                      \
+            msgpack_o, msgpack::type::make_define_map MSGPACK_DEFINE_MAP_IMPL(__VA_ARGS__));   \
+    }                                                                                          \
+    void msgpack_read(::zpmix::msg::Reader &msgpack_r) {                                       \
+        ::zpmix::msg::detail::read_fields(                                                     \
+            msgpack_r, msgpack::type::make_define_map MSGPACK_DEFINE_MAP_IMPL(__VA_ARGS__).a); \
+    }                                                                                          \
+    template <typename MSGPACK_OBJECT>                                                         \
+    void msgpack_object(MSGPACK_OBJECT *msgpack_o, msgpack::zone &msgpack_z) const {           \
+        msgpack::type::make_define_map MSGPACK_DEFINE_MAP_IMPL(__VA_ARGS__)                    \
+            .msgpack_object(msgpack_o, msgpack_z);                                             \
     }

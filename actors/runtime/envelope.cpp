@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <span>
+#include <cstring>
+#include <new>
+#include <utility>
 
 namespace zpmix {
 
@@ -10,18 +12,6 @@ namespace {
 
 // Keys of the envelope map, in the order they are packed.
 constexpr std::string_view kVersion = "v", kType = "t", kId = "id", kFrom = "from", kBody = "body";
-
-std::string_view str_of(const msgpack::object &o) {
-    if (o.type == msgpack::type::STR) return {o.via.str.ptr, o.via.str.size};
-    if (o.type == msgpack::type::BIN) return {o.via.bin.ptr, o.via.bin.size};
-    throw DecodeError("envelope field is not a string");
-}
-
-std::uint64_t uint_of(const msgpack::object &o) {
-    if (o.type != msgpack::type::POSITIVE_INTEGER)
-        throw DecodeError("envelope field is not a uint");
-    return o.via.u64;
-}
 
 bool borrow_all(msgpack::type::object_type, std::size_t, void *) {
     return true;
@@ -58,55 +48,107 @@ msgpack::object_handle unpack_bounded(const char *data, std::size_t size,
 
 namespace {
 
-Envelope decode_envelope(const void *data, std::size_t size, const DecodeLimits &limits,
-                         bool borrow) {
-    auto handle = unpack_bounded(static_cast<const char *>(data), size, limits, borrow);
-    const msgpack::object &root = handle.get();
-    if (root.type != msgpack::type::MAP) throw DecodeError("envelope is not a map");
-
+// Reads the header fields and finds the body, which as<T>() reads (and checks) into its struct:
+// walking it here too cost as much as reading it.
+Envelope decode_envelope(const void *data, std::size_t size, const DecodeLimits &limits) {
+    if (size > limits.max_message)
+        throw DecodeError("message of " + std::to_string(size) + " bytes exceeds the limit of " +
+                          std::to_string(limits.max_message));
+    const std::size_t depth = limits.max_depth > 0 ? limits.max_depth - 1 : 0;
     Envelope env;
+    env.max_elements = limits.max_elements;
     bool have_type = false;
-    for (const auto &kv : std::span(root.via.map.ptr, root.via.map.size)) {
-        if (kv.key.type != msgpack::type::STR) continue;  // ignore what we do not know
-        const std::string_view key = str_of(kv.key);
-        if (key == kVersion) {
-            env.version = static_cast<std::uint32_t>(uint_of(kv.val));
-        } else if (key == kType) {
-            env.type = str_of(kv.val);
-            have_type = true;
-        } else if (key == kId) {
-            env.id = uint_of(kv.val);
-        } else if (key == kFrom) {
-            env.from = str_of(kv.val);
-        } else if (key == kBody) {
-            env.body = kv.val;
+    bool body_is_rest = false;
+    try {
+        msg::Reader r(static_cast<const char *>(data), size, limits.max_elements);
+        const std::uint32_t n = r.map_header();
+        for (std::uint32_t k = 0; k < n; ++k) {
+            if (!r.next_is_str()) {  // ignore what we do not know
+                r.skip(depth);
+                r.skip(depth);
+                continue;
+            }
+            const std::string_view key = r.str_or_bin();
+            if (key == kVersion) {
+                msg::read(r, env.version);
+            } else if (key == kType) {
+                env.type = r.str_or_bin();
+                have_type = true;
+            } else if (key == kId) {
+                msg::read(r, env.id);
+            } else if (key == kFrom) {
+                env.from = r.str_or_bin();
+            } else if (key == kBody && k + 1 == n) {
+                // Last, as we pack it: the rest of the message, checked when read (as<T>()).
+                const char *begin = r.position();
+                env.body = {begin, size - static_cast<std::size_t>(
+                                              begin - static_cast<const char *>(data))};
+                if (env.body.empty()) throw DecodeError("truncated message");
+                body_is_rest = true;
+                break;
+            } else if (key == kBody) {
+                env.body = r.raw(depth);
+            } else {
+                r.skip(depth);
+            }
         }
+        if (!body_is_rest && !r.at_end()) throw DecodeError("trailing bytes after the message");
+    } catch (const msg::ReadError &e) {
+        throw DecodeError(std::string("malformed message: ") + e.what());
     }
     if (!have_type || env.type.empty()) throw DecodeError("envelope has no message type");
     if (env.version == 0) throw DecodeError("envelope has no protocol version");
-    env.zone = std::shared_ptr<msgpack::zone>(handle.zone().release());
     return env;
 }
 
 }  // namespace
 
+void Envelope::own() {
+    if (owner || body.empty()) return;
+    auto copy = std::make_shared_for_overwrite<char[]>(body.size());
+    std::memcpy(copy.get(), body.data(), body.size());
+    body = {copy.get(), body.size()};
+    owner = std::move(copy);
+}
+
 Envelope decode(const void *data, std::size_t size, const DecodeLimits &limits) {
-    return decode_envelope(data, size, limits, false);
+    Envelope env = decode_envelope(data, size, limits);
+    env.own();
+    return env;
 }
 
 Envelope decode_borrowed(const void *data, std::size_t size, const DecodeLimits &limits) {
-    return decode_envelope(data, size, limits, true);
+    return decode_envelope(data, size, limits);
 }
 
 Envelope decode_in_place(std::shared_ptr<const zmq::message_t> msg, const DecodeLimits &limits) {
-    Envelope env = decode_borrowed(msg->data(), msg->size(), limits);
-    env.borrowed = std::move(msg);
+    Envelope env = decode_envelope(msg->data(), msg->size(), limits);
+    if (!env.body.empty()) env.owner = std::move(msg);
     return env;
+}
+
+PackBuffer::PackBuffer(std::size_t capacity)
+    : data_(static_cast<char *>(std::malloc(capacity))), capacity_(capacity) {
+    if (!data_) throw std::bad_alloc();
+}
+
+void PackBuffer::grow(std::size_t n) {
+    const std::size_t capacity = std::max(2 * capacity_, size_ + n);
+    char *data = static_cast<char *>(std::realloc(data_, capacity));
+    if (!data) throw std::bad_alloc();
+    data_ = data;
+    capacity_ = capacity;
+}
+
+zmq::message_t PackBuffer::to_message() && {
+    char *data = std::exchange(data_, nullptr);
+    return zmq::message_t(
+        data, size_, [](void *p, void *) { std::free(p); }, nullptr);
 }
 
 namespace detail {
 
-void pack_header(msgpack::packer<msgpack::sbuffer> &pk, std::string_view type, std::uint64_t id,
+void pack_header(msgpack::packer<PackBuffer> &pk, std::string_view type, std::uint64_t id,
                  std::string_view from) {
     pk.pack_map(from.empty() ? 4 : 5);
     pk.pack(kVersion);
@@ -121,13 +163,6 @@ void pack_header(msgpack::packer<msgpack::sbuffer> &pk, std::string_view type, s
         pk.pack_bin_body(from.data(), static_cast<std::uint32_t>(from.size()));
     }
     pk.pack(kBody);
-}
-
-zmq::message_t to_message(msgpack::sbuffer &&buf) {
-    const std::size_t size = buf.size();
-    char *data = buf.release();
-    return zmq::message_t(
-        data, size, [](void *p, void *) { std::free(p); }, nullptr);
 }
 
 }  // namespace detail

@@ -3,6 +3,8 @@
 //   {"v": protocol version, "t": message type, "id": request id, "from": sender, "body": payload}
 // as a msgpack map, so a newer peer's extra fields are ignored and absent ones take defaults.
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -10,6 +12,8 @@
 
 #include <msgpack.hpp>
 #include <zmq.hpp>
+
+#include "actors/protocol/reader.hpp"
 
 #include "zpmix/build_config.hpp"
 
@@ -44,23 +48,29 @@ struct Envelope {
     std::string type;
     std::uint64_t id = 0;
     std::string from;
-    msgpack::object body;                  // a nil object when absent
-    std::shared_ptr<msgpack::zone> zone;   // owns body
-    std::shared_ptr<const void> borrowed;  // the bytes body's strings point into, when decoded
-                                           // in place (decode_in_place)
-    PeerCredentials peer;                  // filled in by the broker for messages from peers
+    std::string_view body;              // the body's msgpack bytes, read only by as<T>(); empty
+                                        // when absent
+    std::shared_ptr<const void> owner;  // owns the bytes body points into; none when the
+                                        // envelope was decoded borrowed (decode_borrowed)
+    PeerCredentials peer;               // filled in by the broker for messages from peers
+    std::size_t max_elements = DecodeLimits{}.max_elements;  // bounds the body's containers
 
-    // The body as a message struct; throws DecodeError when it does not fit.
+    // The body as a message struct; throws DecodeError when it does not fit. The body is checked
+    // here, as it is read: decode() only finds where it is.
     template <class T>
     T as() const {
         T value{};
         try {
-            if (body.type != msgpack::type::NIL) body.convert(value);
+            msg::Reader r(body.data(), body.size(), max_elements);
+            if (!body.empty() && !r.nil()) msg::read(r, value);
+            if (!r.at_end()) throw msg::ReadError("trailing bytes after the body");
         } catch (const std::exception &e) {
             throw DecodeError("bad body for '" + type + "': " + e.what());
         }
         return value;
     }
+    // Copies a borrowed body, so that the envelope outlives the bytes it was decoded from.
+    void own();
 };
 
 // Decodes one envelope; throws DecodeError on anything malformed, truncated or oversized.
@@ -68,11 +78,11 @@ Envelope decode(const void *data, std::size_t size, const DecodeLimits &limits =
 inline Envelope decode(const zmq::message_t &msg, const DecodeLimits &limits = {}) {
     return decode(msg.data(), msg.size(), limits);
 }
-// The same, but the body's strings and byte arrays point into `data`: for a message converted
-// (as<T>()) before its bytes go, as a client does with what it just read.
+// The same, but the body points into `data`: for a message converted (as<T>()) before its bytes
+// go, as a client does with what it just read, or own()ed first.
 Envelope decode_borrowed(const void *data, std::size_t size, const DecodeLimits &limits = {});
-// The same, but the body's strings and byte arrays point into msg, which the envelope keeps:
-// an actor's mailbox message is decoded without copying its payload again.
+// The same, but the body points into msg, which the envelope keeps: an actor's mailbox message
+// is decoded without copying its payload again.
 Envelope decode_in_place(std::shared_ptr<const zmq::message_t> msg,
                          const DecodeLimits &limits = {});
 
@@ -88,21 +98,47 @@ constexpr std::size_t payload_bytes(const Body &) {
     return 0;
 }
 
+// A growable byte buffer for msgpack::packer. msgpack-c's sbuffer makes an out-of-line call for
+// every value packed, a third of the cost of encoding a small message; this write() inlines to a
+// bounds check and a copy of a known size.
+class PackBuffer {
+  public:
+    explicit PackBuffer(std::size_t capacity);
+    PackBuffer(const PackBuffer &) = delete;
+    PackBuffer &operator=(const PackBuffer &) = delete;
+    ~PackBuffer() { std::free(data_); }
+
+    [[gnu::always_inline]] void write(const char *bytes, std::size_t n) {
+        if (n > capacity_ - size_) grow(n);
+        std::memcpy(data_ + size_, bytes, n);
+        size_ += n;
+    }
+    const char *data() const { return data_; }
+    std::size_t size() const { return size_; }
+    // Hands the bytes (malloc'ed) to a ZeroMQ message that frees them.
+    zmq::message_t to_message() &&;
+
+  private:
+    void grow(std::size_t n);
+    char *data_;
+    std::size_t size_ = 0;
+    std::size_t capacity_;
+};
+
 namespace detail {
-void pack_header(msgpack::packer<msgpack::sbuffer> &pk, std::string_view type, std::uint64_t id,
+void pack_header(msgpack::packer<PackBuffer> &pk, std::string_view type, std::uint64_t id,
                  std::string_view from);
-zmq::message_t to_message(msgpack::sbuffer &&buf);
 }  // namespace detail
 
 // Encodes one envelope into a ZeroMQ message without copying the packed bytes.
 template <class Body>
 zmq::message_t encode(std::string_view type, std::uint64_t id, const Body &body,
                       std::string_view from = {}) {
-    msgpack::sbuffer buf(256 + payload_bytes(body));
-    msgpack::packer<msgpack::sbuffer> pk(buf);
+    PackBuffer buf(256 + payload_bytes(body));
+    msgpack::packer<PackBuffer> pk(buf);
     detail::pack_header(pk, type, id, from);
     pk.pack(body);
-    return detail::to_message(std::move(buf));
+    return std::move(buf).to_message();
 }
 
 }  // namespace zpmix

@@ -10,6 +10,7 @@ struct EventChain::Step {
     std::shared_ptr<EventChain> chain;
     std::string name;
     std::vector<pmix_info_t> info;  // shallow copies of the event's info, plus RETURN_OBJECT
+    bool last = false;              // no handler after this one: nobody reads its results
 };
 
 void EventChain::run(HandlerRegistry &registry, std::shared_ptr<const LocalEvent> ev,
@@ -36,7 +37,7 @@ void EventChain::next() {
         const std::size_t id = handlers_[at_++];
         const EventHandler *h = registry_.find(id);
         if (h == nullptr) continue;  // deregistered since the event arrived
-        auto *step = new Step{shared_from_this(), h->name, {}};
+        auto *step = new Step{shared_from_this(), h->name, {}, at_ == handlers_.size()};
         step->info.assign(event_->info, event_->info + event_->ninfo);
         if (h->return_object != nullptr) {
             pmix_info_t ret{};
@@ -57,27 +58,29 @@ void EventChain::on_handler_done(pmix_status_t status, pmix_info_t *results, siz
                                  pmix_op_cbfunc_t cbfunc, void *thiscbdata,
                                  void *notification_cbdata) {
     auto *step = static_cast<Step *>(notification_cbdata);
-    // Keep what the handler returned, then give it its results back.
+    // Keep what the handler returned for the handlers after it, then give it its results back.
     pmix_info_t summary{};
-    PMIX_LOAD_KEY(summary.key, step->name.c_str());
-    pmix_info_t *items = nullptr;
-    PMIX_INFO_CREATE(items, nresults + 1);
-    PMIx_Info_load(&items[0], kHandlerStatus, &status, PMIX_STATUS);
-    for (size_t i = 0; i < nresults; ++i) PMIx_Info_xfer(&items[i + 1], &results[i]);
-    summary.value.type = PMIX_DATA_ARRAY;
-    summary.value.data.darray =
-        static_cast<pmix_data_array_t *>(calloc(1, sizeof(pmix_data_array_t)));
-    summary.value.data.darray->type = PMIX_INFO;
-    summary.value.data.darray->size = nresults + 1;
-    summary.value.data.darray->array = items;
+    const bool continues = status != PMIX_EVENT_ACTION_COMPLETE && !step->last;
+    if (continues) {
+        PMIX_LOAD_KEY(summary.key, step->name.c_str());
+        pmix_info_t *items = nullptr;
+        PMIX_INFO_CREATE(items, nresults + 1);
+        PMIx_Info_load(&items[0], kHandlerStatus, &status, PMIX_STATUS);
+        for (size_t i = 0; i < nresults; ++i) PMIx_Info_xfer(&items[i + 1], &results[i]);
+        summary.value.type = PMIX_DATA_ARRAY;
+        summary.value.data.darray =
+            static_cast<pmix_data_array_t *>(calloc(1, sizeof(pmix_data_array_t)));
+        summary.value.data.darray->type = PMIX_INFO;
+        summary.value.data.darray->size = nresults + 1;
+        summary.value.data.darray->array = items;
+    }
     if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, thiscbdata);
 
     std::shared_ptr<EventChain> chain = std::move(step->chain);
     delete step;
-    chain->post_([chain, status, summary]() mutable {
-        if (status == PMIX_EVENT_ACTION_COMPLETE) {
-            PMIX_INFO_DESTRUCT(&summary);
-            chain->finish(status);
+    chain->post_([chain, status, continues, summary]() mutable {
+        if (!continues) {
+            chain->finish(status == PMIX_EVENT_ACTION_COMPLETE ? status : PMIX_SUCCESS);
             return;
         }
         chain->results_.push_back(summary);

@@ -42,7 +42,10 @@ std::shared_ptr<LocalEvent> LocalEvent::from_wire(const msg::Event &ev) {
     const size_t extra = (ev.affected.size() == 1 ? 1 : 0) + (ev.affected.size() > 1 ? 1 : 0) +
                          (ev.text.empty() ? 0 : 1) + (ev.timestamp != 0 ? 1 : 0);
     out->ninfo = ndecoded + extra;
-    if (out->ninfo == 0) return out;
+    if (extra == 0) {  // the decoded array is the event's, as it is
+        out->info = decoded;
+        return out;
+    }
     PMIX_INFO_CREATE(out->info, out->ninfo);
     size_t n = 0;
     for (; n < ndecoded; ++n) PMIx_Info_xfer(&out->info[n], &decoded[n]);

@@ -3,6 +3,7 @@
 
 #include <hwloc.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -934,12 +935,15 @@ pmix_status_t from_bytes(const char *data, size_t len, F &&decode) {
         size_t lim = len;  // every element takes at least one byte of input
         msgpack::unpack_limit limit(lim, lim, lim, lim, lim, kMaxDepth * 4);
         size_t off = 0;
+        bool referenced = false;
+        // Sized to the input: a small blob costs one small chunk, not msgpack-c's default 8 KiB.
+        msgpack::zone zone(std::min<size_t>(8192, 4 * len + 256));
         // strings/bins reference `data` (no copy); decoders copy exactly once into malloc'ed memory
-        msgpack::object_handle oh = msgpack::unpack(
-            data, len, off, [](msgpack::type::object_type, std::size_t, void *) { return true; },
-            nullptr, limit);
+        const msgpack::object obj = msgpack::unpack(
+            zone, data, len, off, referenced,
+            [](msgpack::type::object_type, std::size_t, void *) { return true; }, nullptr, limit);
         if (off != len) return kBad;
-        return decode(oh.get());
+        return decode(obj);
     } catch (const std::bad_alloc &) {
         return PMIX_ERR_NOMEM;
     } catch (...) {
