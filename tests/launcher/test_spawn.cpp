@@ -246,6 +246,9 @@ BOOST_AUTO_TEST_CASE(run_waits_for_the_children_and_ends_them) {
     Env e;
     auto p = e.run({"-n", "1", "--tag-output", kParent, "orphan", kChild, e.tmp.path});
     const std::vector<pid_t> pids = child_pids(p, 2);
+    // The parent's line and its children's come through different pipes, in either order.
+    BOOST_REQUIRE_MESSAGE(p.until([&] { return !lines_of(p, "spawned").empty(); }),
+                          p.out() + p.err());
     const std::string child_ns = words(lines_of(p, "spawned").at(0))[1];
     // The parent job ends normally; its child job still runs, and is ended (as PRRTE does)
     // before `zpmix run` exits, without counting as a failure.
