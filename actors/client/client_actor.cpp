@@ -182,24 +182,32 @@ void ClientActor::submit(std::uint64_t id, Pending pending, const zmq::message_t
 // ------------------------------------------------------------------ reading
 
 void ClientActor::read_until(std::optional<Reply> &slot, Clock::time_point deadline) {
+    // What an earlier reader left in the buffer first, then wait and read: not the other way
+    // round, as an answer is rarely in before its request's sender gets here and a read that
+    // finds nothing costs a system call.
+    dispatch_buffered();
     for (;;) {
-        if (!read_available()) {
-            mark_lost();
-            return;
-        }
         {
             std::lock_guard lock(mu_);
             if (slot) return;
         }
         if (!conn_->wait_readable(deadline)) return;
+        if (!read_available()) {
+            mark_lost();
+            return;
+        }
     }
 }
 
 bool ClientActor::read_available() {
     const bool alive = conn_->fill();
+    dispatch_buffered();
+    return alive && !conn_->broken();
+}
+
+void ClientActor::dispatch_buffered() {
     std::vector<std::string_view> frames;
     while (conn_->next(frames)) dispatch(frames.back());  // the envelope is the last frame
-    return alive && !conn_->broken();
 }
 
 void ClientActor::dispatch(std::string_view bytes) {

@@ -156,7 +156,8 @@ class ClientActor {
     bool send_bytes(const zmq::message_t &bytes);
     // Reads and dispatches until `slot` is filled or `deadline` passes (the caller holds read_mu_).
     void read_until(std::optional<Reply> &slot, ZmtpConnection::Clock::time_point deadline);
-    bool read_available();  // reader: fill + dispatch; false when the connection is gone
+    bool read_available();     // reader: fill + dispatch; false when the connection is gone
+    void dispatch_buffered();  // reader: dispatches the complete messages already read
     void dispatch(std::string_view bytes);
     // The store takes a completed fence's data; its status.
     pmix_status_t take_fence_data(std::uint64_t id, msg::FenceDone &done);
