@@ -65,40 +65,8 @@ class Reader {
     Integer integer();
     double floating();  // a float, or an integer as msgpack-c converts it
     std::string_view str_or_bin();
-    std::uint32_t array_header() {
-        const std::uint8_t b = peek();
-        std::uint32_t n;
-        if ((b & 0xf0) == 0x90) {
-            ++p_;
-            n = b & 0x0f;
-        } else if (b == 0xdc) {
-            ++p_;
-            n = be<std::uint16_t>();
-        } else if (b == 0xdd) {
-            ++p_;
-            n = be<std::uint32_t>();
-        } else {
-            throw ReadError("expected an array");
-        }
-        return bounded(n, 1);
-    }
-    std::uint32_t map_header() {
-        const std::uint8_t b = peek();
-        std::uint32_t n;
-        if ((b & 0xf0) == 0x80) {
-            ++p_;
-            n = b & 0x0f;
-        } else if (b == 0xde) {
-            ++p_;
-            n = be<std::uint16_t>();
-        } else if (b == 0xdf) {
-            ++p_;
-            n = be<std::uint32_t>();
-        } else {
-            throw ReadError("expected a map");
-        }
-        return bounded(n, 2);
-    }
+    std::uint32_t array_header() { return container_header(0x90, 0xdc, "expected an array", 1); }
+    std::uint32_t map_header() { return container_header(0x80, 0xde, "expected a map", 2); }
     // Steps over one value of any type; `depth` bounds nesting (a deeper value is an error).
     void skip(std::size_t depth = 32);
     // The bytes of the next value, stepped over.
@@ -130,6 +98,19 @@ class Reader {
         U v = 0;
         for (std::size_t k = 0; k < sizeof(U); ++k) v = static_cast<U>((v << 8) | b[k]);
         return v;
+    }
+    // An array's or a map's element count: `fix` | n up to 15, else the tag16 (16-bit count) or
+    // tag16 + 1 (32-bit) format; each element takes at least `bytes_each` bytes of the message.
+    std::uint32_t container_header(std::uint8_t fix, std::uint8_t tag16, const char *what,
+                                   std::size_t bytes_each) {
+        const std::uint8_t b = peek();
+        const bool fixed = (b & 0xf0) == fix;
+        if (!fixed && b != tag16 && b != tag16 + 1) throw ReadError(what);
+        ++p_;
+        const std::uint32_t n = fixed        ? b & 0x0fu
+                                : b == tag16 ? be<std::uint16_t>()
+                                             : be<std::uint32_t>();
+        return bounded(n, bytes_each);
     }
     std::uint32_t bounded(std::uint32_t n, std::size_t bytes_each) const {
         if (static_cast<std::uint64_t>(n) * bytes_each > static_cast<std::size_t>(end_ - p_))
