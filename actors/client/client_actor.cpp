@@ -213,7 +213,8 @@ void ClientActor::dispatch_buffered() {
 void ClientActor::dispatch(std::string_view bytes) {
     Envelope env;
     try {
-        env = decode(bytes.data(), bytes.size());
+        // Borrowed: a fence's or an error's answer is read here, before the buffer moves on.
+        env = decode_borrowed(bytes.data(), bytes.size());
     } catch (const DecodeError &e) {
         spdlog::error("pmix client: dropped a malformed message from the broker: {}", e.what());
         return;
@@ -237,6 +238,7 @@ void ClientActor::dispatch(std::string_view bytes) {
             complete(env.id, e.status != PMIX_SUCCESS ? e.status : PMIX_ERROR, nullptr);
             return;
         }
+        env.own();  // read later, by the caller
         complete(env.id, PMIX_SUCCESS, &env);
     } catch (const DecodeError &e) {
         spdlog::error("pmix client: {}", e.what());
