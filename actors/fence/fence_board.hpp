@@ -1,0 +1,98 @@
+#pragma once
+// FenceBoard: the node-local fence of a job whose ranks all run on one node, in shared memory.
+// A whole-namespace PMIx_Fence (the MPI_Init and MPI_Barrier case) costs each rank a few atomic
+// operations and one futex wait instead of two messages through the broker; at 16 ranks on two
+// cores that is most of the fence's time (tests/bench/RESULTS.md).
+//
+// The launcher creates the board in the job's namespace directory before its first rank exists
+// and names it in the job information; every rank of the job maps it at init, so all of them take
+// the same path. Other fences (subsets, several namespaces) keep the broker's FenceReducer.
+//
+// Arrival: whole-namespace fences are numbered per rank (every rank calls them in the same order).
+// Fence k counts its arrivals in ring cell k % kRing, one 64-bit word {fence number, count}; the
+// last arriver recycles the cell for fence k + kRing in the same compare-and-swap, raises
+// `completed` and wakes every waiter with one FUTEX_WAKE on the shared `wake` word. Waiters sleep
+// on `wake` in slices, so that they notice a lost broker.
+//
+// Failure: the broker's FenceReducer, told of every rank's end, marks the board failed from the
+// first fence the ended rank had not arrived at: those fences fail with the status the broker's
+// path gives (PMIX_ERR_PROC_TERM_WO_SYNC), as soon as the waiters wake.
+//
+// Cards: each rank's slot holds its latest commit as one fence-segment entry (a msgpack array of
+// [scope, blob], local and global scopes: every reader is on this node), double-buffered under a
+// generation count, and the number of commits it sent the broker. A collecting fence copies the
+// other ranks' entries out of the board; a card bigger than kCardMax is marked and fetched from the
+// broker, which waits until it has that many of the owner's commits.
+//
+// Trust: the board is writable by the job's processes. The broker's identity check
+// (LaunchedRanks) guards messages; processes of one uid can already ptrace each other.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace zpmix {
+
+class FenceBoard {
+  public:
+    using Clock = std::chrono::steady_clock;
+    static constexpr std::uint32_t kRing = 64;            // whole-namespace fences in flight
+    static constexpr std::uint32_t kCardMax = 16 * 1024;  // larger cards go through the broker
+    static constexpr auto kSlice = std::chrono::milliseconds(100);  // between broker checks
+
+    // Creates the board of a job of `ranks` ranks at `path` (a new file). An error text, or empty.
+    static std::string create(const std::string &path, std::uint32_t ranks);
+    // Maps the board at `path`; nullptr and an error text when it is missing or malformed.
+    static std::unique_ptr<FenceBoard> open(const std::string &path, std::string &error);
+    ~FenceBoard();
+    FenceBoard(const FenceBoard &) = delete;
+    FenceBoard &operator=(const FenceBoard &) = delete;
+
+    std::uint32_t ranks() const { return ranks_; }
+
+    // The broker: `rank` ended; every fence it had not arrived at fails with `status`.
+    void rank_ended(std::uint32_t rank, std::int32_t status);
+    // The broker: every fence not complete yet fails with `status`.
+    void fail_all(std::int32_t status);
+
+    // `rank` arrives at its whole-namespace fence `k`. PMIX_SUCCESS, or PMIX_ERR_OUT_OF_RESOURCE
+    // when fence k - kRing is not complete yet (the rank ran too far ahead of the others).
+    std::int32_t arrive(std::uint32_t rank, std::uint32_t k);
+    // Waits until fence k completes (PMIX_SUCCESS) or fails (its status), `deadline` passes
+    // (PMIX_ERR_TIMEOUT), `alive` says no after a slice (PMIX_ERR_LOST_CONNECTION), or `stop` is
+    // set (PMIX_ERR_LOST_CONNECTION; wake() it).
+    std::int32_t wait(std::uint32_t k, Clock::time_point deadline,
+                      const std::function<bool()> &alive, const std::atomic<bool> *stop = nullptr);
+    void wake();  // wakes every waiter, to look again
+
+    // The caller's card: `commits` commits sent so far, the last of them `pieces` concatenated
+    // (one fence-segment entry), or marked too big when they exceed kCardMax.
+    void post_card(std::uint32_t rank, std::uint32_t commits,
+                   std::initializer_list<std::string_view> pieces);
+    struct Card {
+        std::uint32_t commits = 0;  // 0: nothing committed yet
+        bool too_big = false;       // ask the broker
+    };
+    // Appends rank's latest card to `out` (unless too big or absent).
+    Card read_card(std::uint32_t rank, std::string &out) const;
+    // How many commits rank's latest card counts.
+    std::uint32_t commits(std::uint32_t rank) const;
+
+  private:
+    struct Header;
+    struct Slot;
+    FenceBoard() = default;
+    Slot &slot(std::uint32_t rank) const;
+
+    void *map_ = nullptr;
+    std::size_t size_ = 0;
+    Header *header_ = nullptr;
+    std::atomic<std::uint64_t> *cells_ = nullptr;
+    char *slots_ = nullptr;
+    std::uint32_t ranks_ = 0;
+};
+
+}  // namespace zpmix
