@@ -2,6 +2,7 @@
 target_sources(pmix PRIVATE
   ${CMAKE_SOURCE_DIR}/actors/client/client_store.cpp
   ${CMAKE_SOURCE_DIR}/actors/client/client_actor.cpp
+  ${CMAKE_SOURCE_DIR}/actors/client/node_fence.cpp
   ${CMAKE_SOURCE_DIR}/actors/client/zmtp_connection.cpp
   ${CMAKE_SOURCE_DIR}/bindings/c/src/client_api.cpp
   ${CMAKE_SOURCE_DIR}/bindings/c/src/attached_client.cpp

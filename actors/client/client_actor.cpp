@@ -1,5 +1,7 @@
 #include "actors/client/client_actor.hpp"
 
+#include <poll.h>
+
 #include <spdlog/spdlog.h>
 
 #include "actors/fence/fence_segment.hpp"
@@ -321,6 +323,15 @@ void ClientActor::complete_locked(std::unique_lock<std::mutex> &, std::uint64_t 
 
 void ClientActor::connection_lost() {
     mark_lost();
+}
+
+bool ClientActor::broker_alive() {
+    {
+        std::lock_guard lock(mu_);
+        if (!conn_ || lost_) return false;
+    }
+    pollfd p{conn_->fd(), POLLRDHUP, 0};
+    return ::poll(&p, 1, 0) >= 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR)) == 0;
 }
 
 void ClientActor::mark_lost() {

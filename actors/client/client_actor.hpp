@@ -99,6 +99,8 @@ class ClientActor {
     void on_lost(std::function<void()> fn);
     // Thread-safe: a companion noticed that the broker is gone (its own connection ended).
     void connection_lost();
+    // Thread-safe, without reading: whether the broker's end of the session is still there.
+    bool broker_alive();
 
   private:
     // A request waiting for its answer: a blocking caller's slot, or a callback for the

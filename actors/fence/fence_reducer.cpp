@@ -65,6 +65,16 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
         reply_error(env, PMIX_ERR_BAD_PARAM, "the contributor is not among the participants");
         return;
     }
+    if (participants.size() == 1 && participants[0].rank == msg::kWildcardRank)
+        if (auto b = boards_.find(participants[0].nspace); b != boards_.end()) {
+            log().warn(
+                "{}:{} (protocol {}) fences its namespace by message, but its job fences on "
+                "its fence board: that job's whole-namespace fences fail",
+                m.proc.nspace, m.proc.rank, env.version);
+            b->second->fail_all(PMIX_ERR_NOT_SUPPORTED);
+            return reply_error(env, PMIX_ERR_NOT_SUPPORTED,
+                               "this job fences on its fence board (protocol 6); upgrade libpmix");
+        }
     std::string set = msg::fence_set(participants);
     const std::string key = set + '#' + std::to_string(m.fence_id);
     auto [it, created] = fences_.try_emplace(key);
@@ -243,6 +253,8 @@ void FenceReducer::release(const std::string &set, std::uint64_t below) {
 void FenceReducer::proc_exit(const Envelope &, msg::ProcExit &m) {
     const msg::Proc gone{m.nspace, m.rank};
     exited_.insert(gone);
+    if (auto b = boards_.find(m.nspace); b != boards_.end())
+        b->second->rank_ended(m.rank, PMIX_ERR_PROC_TERM_WO_SYNC);
     std::vector<std::string> failed;
     for (const auto &[key, f] : fences_)
         if (!f.gathering && takes_part(f.participants, gone) && !f.arrived.contains(gone))
@@ -258,6 +270,13 @@ void FenceReducer::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
     if (env.peer.tcp || env.peer.uid >= 0) return;
     ranks_.registered(m.job);
     if (!m.job.session_tmpdir.empty()) session_dirs_[m.job.nspace] = m.job.session_tmpdir;
+    if (!m.job.fence_board.empty()) {
+        std::string error;
+        if (auto board = FenceBoard::open(m.job.fence_board, error))
+            boards_[m.job.nspace] = std::move(board);
+        else  // its ranks cannot map it either: they fail PMIx_Init
+            log().error("{}: {}", m.job.nspace, error);
+    }
 }
 
 void FenceReducer::rank_spawned(const Envelope &env, msg::RankSpawned &m) {
@@ -269,6 +288,7 @@ void FenceReducer::namespace_gone(const Envelope &env, msg::DeregisterNamespace 
     std::erase_if(exited_, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
     ranks_.gone(m.nspace);
     session_dirs_.erase(m.nspace);
+    boards_.erase(m.nspace);
     // A set's segments go with the last of its namespaces: until then a participant of another
     // namespace may still be about to map one.
     std::vector<std::string> dead;

@@ -27,6 +27,11 @@
 // never fences again go when the last of its namespaces is deregistered, and all of them when the
 // broker stops. A cross-node tree keeps this shape: each broker writes its own node's segment
 // from the result that flows down to it.
+//
+// A job whose ranks are all on this node fences its whole namespace on its fence board
+// (fence_board.hpp), without this actor; the reducer maps the board to fail those fences when a
+// rank ends. A whole-namespace contribution from such a job can only come from a client of
+// protocol < 6, which knows no board: it is refused, and the board fails, so no rank waits for it.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -37,6 +42,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/fence/fence_board.hpp"
 #include "actors/fence/fence_segment.hpp"
 #include "actors/fence/segment_arena.hpp"
 #include "actors/protocol/fence.hpp"
@@ -89,6 +95,7 @@ class FenceReducer : public Actor {
     std::uint64_t next_request_ = 1;
     std::unordered_map<std::string, std::string> session_dirs_;  // registered nspace -> its dir
     std::unordered_map<std::string, SetSegments> segments_;      // by participant set (its key)
+    std::unordered_map<std::string, std::unique_ptr<FenceBoard>> boards_;  // by nspace
     std::uint64_t next_segment_ = 1;
 
     void contribute(const Envelope &env, msg::FenceContribute &m);

@@ -16,6 +16,7 @@
 
 #include <pmix_common.h>
 
+#include "actors/fence/fence_board.hpp"
 #include "actors/launcher/personality.hpp"
 
 extern char **environ;
@@ -324,6 +325,14 @@ void Launcher::start(const Envelope &env, Job job, Plan plan) {
     if (ec) {
         fs::remove_all(info.nsdir, ec);
         return reply_error(env, PMIX_ERR_OUT_OF_RESOURCE, "cannot create " + info.nsdir);
+    }
+    // Every rank is on this node: its whole-namespace fences meet on a board, not in the broker.
+    if (np > 1 && info.nodes.size() == 1) {
+        const std::string board = info.nsdir + "/fence-board";
+        if (auto err = FenceBoard::create(board, info.size); err.empty())
+            info.fence_board = board;
+        else
+            log().warn("{} fences through the broker: {}", info.nspace, err);
     }
     const std::string secret = random_secret();
 

@@ -88,7 +88,9 @@ void ModexStore::commit(const Envelope &env, msg::Commit &m) {
     c.local = std::move(m.local);
     c.remote = std::move(m.remote);
     c.global = std::move(m.global);
-    committed_[m.proc] = std::move(c);
+    Committed &slot = committed_[m.proc];
+    c.count = slot.count + 1;
+    slot = std::move(c);
     if (env.id) reply(env, msg::Ok{});
     settle_waiters(m.proc);
 }
@@ -116,6 +118,7 @@ msg::ProcData ModexStore::data_for(const msg::Proc &proc, const Committed &c, bo
 }
 
 bool ModexStore::readable(const Committed &c, const std::string &key, bool same_node) {
+    if (key.empty()) return true;  // whatever was committed
     auto k = c.keys.find(key);
     if (k == c.keys.end()) return false;
     return k->second == PMIX_GLOBAL || k->second == (same_node ? PMIX_LOCAL : PMIX_REMOTE);
@@ -128,7 +131,7 @@ void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
     }
     const bool near = same_node(m.proc, m.reader);
     auto it = committed_.find(m.proc);
-    if (it != committed_.end()) {
+    if (it != committed_.end() && it->second.count >= m.commits) {
         if (readable(it->second, m.key, near))
             reply(env, msg::ModexData{data_for(m.proc, it->second, near)});
         else
@@ -141,7 +144,7 @@ void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
         return;
     }
     const std::uint64_t id = next_waiter_++;
-    Waiter w{return_address(env), m.proc, m.key, near, 0};
+    Waiter w{return_address(env), m.proc, m.key, near, m.commits, 0};
     if (m.timeout_ms > 0)
         w.timer = reactor().after(std::chrono::milliseconds(m.timeout_ms), [this, id] {
             auto node = waiters_.extract(id);
@@ -159,9 +162,10 @@ void ModexStore::settle_waiters(const msg::Proc &proc) {
             ++it;
             continue;
         }
-        if (c != committed_.end() && readable(c->second, w.key, w.same_node))
+        const bool in = c != committed_.end() && c->second.count >= w.commits;
+        if (in && readable(c->second, w.key, w.same_node))
             reply(w.req, msg::ModexData{data_for(proc, c->second, w.same_node)});
-        else if (c != committed_.end())
+        else if (in)
             reply_error(w.req, PMIX_ERR_NOT_FOUND,
                         "'" + w.key + "' was not committed for the reader's node");
         else if (gone)

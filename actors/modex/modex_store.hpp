@@ -32,13 +32,15 @@ class ModexStore : public Actor {
     struct Committed {
         msg::Blob local, remote, global;
         std::unordered_map<std::string, std::uint8_t> keys;  // key -> the scope it was put with
+        std::uint32_t count = 0;                             // commits of this proc so far
     };
     // A direct-modex Get waiting for its owner's commit.
     struct Waiter {
         Envelope req;  // from + id, to answer
         msg::Proc proc;
         std::string key;
-        bool same_node = true;  // the reader is on the owner's node
+        bool same_node = true;      // the reader is on the owner's node
+        std::uint32_t commits = 0;  // the least number of the owner's commits to answer from
         Reactor::TimerId timer = 0;
     };
     struct Entry {

@@ -40,8 +40,10 @@ struct JobInfo {
     std::vector<ProcInfo> procs;     // index = rank
     std::map<std::string, std::vector<std::uint32_t>> psets;  // name -> ranks
     Proc parent = {};  // PMIX_PARENT_ID of a job PMIx_Spawn started; empty nspace otherwise
+    // Where the job's whole-namespace fences meet (fence_board.hpp); empty: through the broker.
+    std::string fence_board;
     ZPMIX_MSG_MAP(nspace, size, univ_size, max_procs, num_apps, session_tmpdir, nsdir, nodes, procs,
-                  psets, parent);
+                  psets, parent, fence_board);
 };
 
 // `zpmix run` -> broker: start a job. Answered by LaunchReply, then streamed Output and

@@ -52,14 +52,17 @@ struct ProcData {
 // `key` for the reader's node (all of that data, so the client caches it), or an ErrorReply:
 // PMIX_ERR_TIMEOUT after timeout_ms (0 = wait until the owner exits), PMIX_ERR_NOT_FOUND when the
 // owner committed without the key (or only in a scope that is not for the reader's node) or exited
-// without committing it. `reader` is the caller (empty: a process on the broker's node).
+// without committing it. `reader` is the caller (empty: a process on the broker's node). An empty
+// key asks for whatever was committed. `commits`: the answer waits for at least that many of the
+// owner's commits (a reader that saw them counted on the job's fence board).
 struct ModexGet {
     static constexpr const char *type = "modex.get";
     Proc proc;
     std::string key;
     std::uint32_t timeout_ms = 0;
     Proc reader;
-    ZPMIX_MSG_MAP(proc, key, timeout_ms, reader);
+    std::uint32_t commits = 0;
+    ZPMIX_MSG_MAP(proc, key, timeout_ms, reader, commits);
 };
 struct ModexData {
     static constexpr const char *type = "modex.data";

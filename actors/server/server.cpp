@@ -49,6 +49,19 @@ void Server::hello(const Envelope &env, msg::Hello &m) {
             return reply_error(env, PMIX_ERR_BAD_PARAM,
                                "rank " + std::to_string(m.rank) + " is not in " + m.nspace);
         welcome.job = it->second.job;
+        if (!welcome.job.fence_board.empty())
+            switch (ranks_.may_act_as(env.peer, {m.nspace, m.rank})) {
+                case LaunchedRanks::Verdict::allowed:
+                    break;
+                case LaunchedRanks::Verdict::later:
+                    return ranks_.after_next_spawn(m.nspace,
+                                                   [this, env, m]() mutable { hello(env, m); });
+                case LaunchedRanks::Verdict::refused:
+                    log().warn("pid {} says it is {}:{}; it fences through the broker",
+                               env.peer.pid, m.nspace, m.rank);
+                    welcome.job.fence_board.clear();
+                    break;
+            }
     } else {
         return reply_error(env, PMIX_ERR_BAD_PARAM, "unknown role '" + m.role + "'");
     }
@@ -101,6 +114,7 @@ void Server::job_info(const Envelope &env, msg::JobInfoQuery &m) {
 void Server::register_namespace(const Envelope &env, msg::RegisterNamespace &m) {
     if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
     const std::string nspace = m.job.nspace;
+    ranks_.registered(m.job);
     namespaces_[nspace] = Namespace{std::move(m.job), std::move(m.secret), {}};
     log().debug("namespace {} registered", nspace);
 }
@@ -111,11 +125,13 @@ void Server::rank_spawned(const Envelope &env, msg::RankSpawned &m) {
     auto it = namespaces_.find(m.nspace);
     if (it != namespaces_.end() && m.rank < it->second.job.procs.size())
         it->second.job.procs[m.rank].pid = m.pid;
+    ranks_.spawned(m.nspace, m.rank, m.pid);
 }
 
 void Server::deregister_namespace(const Envelope &env, msg::DeregisterNamespace &m) {
     if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
     namespaces_.erase(m.nspace);
+    ranks_.gone(m.nspace);
     std::erase_if(sessions_, [&](const auto &kv) { return kv.second.nspace == m.nspace; });
     log().debug("namespace {} deregistered", m.nspace);
 }

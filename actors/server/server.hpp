@@ -1,6 +1,8 @@
 #pragma once
 // Sessions: answers every peer's Hello, keeps the namespaces the launcher registers and which of
-// their ranks are connected or gone, serves a namespace's job information to the other jobs'
+// their ranks are connected or gone, names a job's fence board (fence_board.hpp) in the Welcome
+// of its ranks only (a process claiming another's rank fences through the broker, which refuses
+// it), serves a namespace's job information to the other jobs'
 // processes (JobInfoQuery), and turns a client's PMIx_Abort into the launcher's AbortJob.
 #include <map>
 #include <set>
@@ -10,6 +12,7 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/session.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/server/launched_ranks.hpp"
 
 namespace zpmix {
 
@@ -33,6 +36,7 @@ class Server : public Actor {
     std::string events_uri_;
     std::map<std::string, Namespace> namespaces_;
     std::unordered_map<std::string, Session> sessions_;  // by routing id
+    LaunchedRanks ranks_;  // a job's fence board is shown only to its own ranks
 
     void hello(const Envelope &env, msg::Hello &m);
     void abort(const Envelope &env, msg::Abort &m);

@@ -16,6 +16,7 @@
 
 #include <pmix_common.h>
 
+#include "actors/fence/fence_board.hpp"
 #include "actors/fence/fence_reducer.hpp"
 #include "actors/fence/fence_segment.hpp"
 #include "actors/fence/segment_arena.hpp"
@@ -837,6 +838,71 @@ BOOST_AUTO_TEST_CASE(malformed_commit_is_refused_and_the_broker_keeps_serving) {
     BOOST_TEST(a.expect_error() == PMIX_ERR_BAD_PARAM);
     a.send(msg::Commit{{"ns", 0}, {}, {}, blob({{"ok", 1}})});
     a.expect<msg::Ok>();
+}
+
+// A job on its fence board: the reducer fails the fences a rank that ended had not arrived at, and
+// refuses a whole-namespace contribution (only a client of protocol < 6 sends one), failing the
+// board's fences so that no rank waits for that client.
+BOOST_AUTO_TEST_CASE(a_board_jobs_fences_fail_when_a_rank_ends_or_fences_by_message) {
+    const std::string path = session_dir + "/fence-board";
+    BOOST_REQUIRE_EQUAL(FenceBoard::create(path, 3), "");
+    msg::JobInfo j = job("bd", 3, session_dir);
+    j.fence_board = path;
+    register_everywhere(j);
+    std::string error;
+    auto board = FenceBoard::open(path, error);
+    BOOST_REQUIRE(board);
+    auto alive = [] { return true; };
+    auto deadline = [] { return FenceBoard::Clock::now() + 5s; };
+    for (std::uint32_t r = 0; r < 3; ++r) BOOST_TEST(board->arrive(r, 0) == PMIX_SUCCESS);
+    BOOST_TEST(board->arrive(2, 1) == PMIX_SUCCESS);
+    proc_exit("bd", 2);  // after arriving at fence 1: that fence completes without it
+    BOOST_TEST(board->arrive(0, 1) == PMIX_SUCCESS);
+    BOOST_TEST(board->arrive(1, 1) == PMIX_SUCCESS);
+    BOOST_TEST(board->wait(1, deadline(), alive) == PMIX_SUCCESS);
+    BOOST_TEST(board->arrive(0, 2) == PMIX_SUCCESS);
+    BOOST_TEST(board->wait(2, deadline(), alive) == PMIX_ERR_PROC_TERM_WO_SYNC);
+
+    const std::string path2 = session_dir + "/fence-board-2";
+    BOOST_REQUIRE_EQUAL(FenceBoard::create(path2, 3), "");
+    msg::JobInfo j2 = job("bd2", 3, session_dir);
+    j2.fence_board = path2;
+    register_everywhere(j2);
+    auto board2 = FenceBoard::open(path2, error);
+    BOOST_REQUIRE(board2);
+    BOOST_TEST(board2->arrive(0, 0) == PMIX_SUCCESS);
+    Session old(broker.uri(), {"bd2", 1});
+    old.protocol = 5;
+    old.send(contribution({{"bd2", W}}, {"bd2", 1}));
+    BOOST_TEST(old.expect_error() == PMIX_ERR_NOT_SUPPORTED);
+    BOOST_TEST(board2->wait(0, deadline(), alive) == PMIX_ERR_NOT_SUPPORTED);
+    // Its fences over other sets still go through the reducer.
+    Session a(broker.uri(), {"bd2", 0});
+    a.send(contribution({{"bd2", 0}, {"bd2", 1}}, {"bd2", 0}));
+    old.send(contribution({{"bd2", 0}, {"bd2", 1}}, {"bd2", 1}));
+    BOOST_TEST(a.expect<msg::FenceDone>().status == PMIX_SUCCESS);
+}
+
+// A reader that saw the owner's second commit counted (on a fence board) is answered from that
+// commit, even while the broker still holds only the first; an empty key asks for all of it.
+BOOST_AUTO_TEST_CASE(direct_modex_waits_for_the_commits_the_reader_saw) {
+    Session a(broker.uri(), {"ns", 0}), b(broker.uri(), {"ns", 1});
+    b.send(msg::Commit{{"ns", 1}, {}, {}, blob({{"card", 1}})});
+    b.expect<msg::Ok>();
+    a.send(msg::ModexGet{{"ns", 1}, "card", 0, {}, 2});
+    a.send(msg::ModexGet{{"ns", 1}, "", 0, {}, 1});
+    auto first = a.expect<msg::ModexData>();  // the second Get: one commit is enough
+    BOOST_REQUIRE(first.data.blobs.size() == 1u);
+    BOOST_TEST((first.data.blobs[0] == blob({{"card", 1}})));
+    b.send(msg::Commit{{"ns", 1}, {}, {}, blob({{"card", 2}})});
+    auto second = a.expect<msg::ModexData>();
+    BOOST_REQUIRE(second.data.blobs.size() == 1u);
+    BOOST_TEST((second.data.blobs[0] == blob({{"card", 2}})));
+    // An owner that ends before that commit: not found.
+    a.send(msg::ModexGet{{"ns", 1}, "card", 0, {}, 3});
+    a.sync();
+    proc_exit("ns", 1);
+    BOOST_TEST(a.expect_error() == PMIX_ERR_NOT_FOUND);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

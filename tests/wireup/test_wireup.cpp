@@ -149,6 +149,14 @@ BOOST_AUTO_TEST_CASE(participant_death_fails_the_fence_for_the_others) {
     expect_ok(r, "death", 2);  // the rank that left prints nothing
 }
 
+BOOST_AUTO_TEST_CASE(a_participant_that_arrived_and_ended_fails_only_later_fences) {
+    expect_ok(run("leaver", 3), "leaver", 2);  // the rank that left prints nothing
+}
+
+BOOST_AUTO_TEST_CASE(direct_modex_after_a_fence_reads_the_commit_before_it) {
+    expect_ok(run("recommit", 3), "recommit", 3);
+}
+
 BOOST_AUTO_TEST_CASE(job_information_keys_and_types) {
     expect_ok(run("jobinfo", 2, "core"), "jobinfo", 2);  // bound: cpuset and locality exist
 }

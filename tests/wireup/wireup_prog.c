@@ -465,6 +465,62 @@ static void scenario_death(void) {
     CHECK_RC(PMIx_Get(&dead, "never.committed", NULL, 0, &got), PMIX_ERR_NOT_FOUND);
 }
 
+/* np = 3: rank 2 arrives at a fence and ends before the others come. The fence completes
+ * without it (it had arrived); the next one fails. */
+static void scenario_leaver(void) {
+    if (me.rank == 2) {
+        CHECK_RC(PMIx_Fence_nb(NULL, 0, NULL, 0, on_fence, NULL), PMIX_SUCCESS);
+        pmix_info_t info;
+        int pid = (int)getpid();
+        PMIX_INFO_LOAD(&info, "lv.pid", &pid, PMIX_INT);
+        CHECK_RC(PMIx_Publish(&info, 1), PMIX_SUCCESS);
+        _exit(0);
+    }
+    pmix_pdata_t pd;
+    pmix_info_t wait;
+    int all = 0;
+    PMIX_PDATA_CONSTRUCT(&pd);
+    PMIX_LOAD_KEY(pd.key, "lv.pid");
+    PMIX_INFO_LOAD(&wait, PMIX_WAIT, &all, PMIX_INT);
+    CHECK_RC(PMIx_Lookup(&pd, 1, &wait, 1), PMIX_SUCCESS);
+    /* Its end is reaped (and reported to the broker) before it is gone: at most 10 s. */
+    const struct timespec tick = {0, 1000000};
+    for (int i = 0; i < 10000 && kill((pid_t)pd.value.data.integer, 0) == 0; ++i)
+        nanosleep(&tick, NULL);
+    CHECK(kill((pid_t)pd.value.data.integer, 0) != 0);
+    PMIX_PDATA_DESTRUCT(&pd);
+    PMIX_INFO_DESTRUCT(&wait);
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);
+    fence_with(NULL, 0, 0, PMIX_ERR_PROC_TERM_WO_SYNC);
+}
+
+/* np = 3: rounds of a new key committed, then a fence without collect, after which every rank
+ * reads every other's key of that round by direct modex. The broker must answer from the commit
+ * made before that fence, never from an older one it still holds. */
+static void scenario_recommit(void) {
+    for (uint32_t round = 0; round < 50; ++round) {
+        char key[32];
+        snprintf(key, sizeof key, "rc.%u", round);
+        uint32_t x = me.rank * 1000 + round;
+        pmix_value_t v;
+        PMIX_VALUE_LOAD(&v, &x, PMIX_UINT32);
+        CHECK_RC(PMIx_Put(PMIX_GLOBAL, key, &v), PMIX_SUCCESS);
+        PMIX_VALUE_DESTRUCT(&v);
+        CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+        fence_with(NULL, 0, 0, PMIX_SUCCESS);
+        for (uint32_t r = 0; r < size; ++r) {
+            pmix_proc_t p;
+            pmix_value_t *got = NULL;
+            PMIX_LOAD_PROCID(&p, me.nspace, r);
+            CHECK_RC(PMIx_Get(&p, key, NULL, 0, &got), PMIX_SUCCESS);
+            if (got) {
+                CHECK(got->type == PMIX_UINT32 && got->data.uint32 == r * 1000 + round);
+                PMIX_VALUE_RELEASE(got);
+            }
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ cards of every size */
 
 /* A card of `len` bytes, different for every (owner, len, round). */
@@ -1104,6 +1160,10 @@ int main(int argc, char **argv) {
         scenario_abortone();
     else if (!strcmp(what, "forge"))
         scenario_forge();
+    else if (!strcmp(what, "leaver"))
+        scenario_leaver();
+    else if (!strcmp(what, "recommit"))
+        scenario_recommit();
     else if (!strcmp(what, "cards"))
         scenario_cards();
     else {

@@ -12,9 +12,11 @@
 #include <unordered_map>
 
 #include <pmix.h>
+#include <spdlog/spdlog.h>
 
 #include "actors/client/client_actor.hpp"
 #include "actors/client/client_store.hpp"
+#include "actors/client/node_fence.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
 #include "attached_client.hpp"
@@ -39,6 +41,7 @@ struct Client {
     std::uint32_t job_size = 1;
     std::unique_ptr<ClientStore> store;
     std::unique_ptr<ClientActor> actor;
+    std::unique_ptr<client::NodeFence> node_fence;  // a job on one node: its fence board
     std::mutex seq_mu;
     std::unordered_map<std::string, std::uint64_t> fence_seq;  // participant set -> next fence id
 };
@@ -155,6 +158,19 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
     c.store->set_job(welcome.job, hello.rank);
     PMIX_LOAD_PROCID(&c.me, ns, hello.rank);
     c.job_size = welcome.job.size;
+    if (!welcome.job.fence_board.empty() && welcome.job.size > 1) {
+        // Every rank fences its namespace on the board, or none does: one that cannot map it
+        // must not go on to fence through the broker.
+        std::string error;
+        auto board = FenceBoard::open(welcome.job.fence_board, error);
+        if (!board || board->ranks() != welcome.job.size) {
+            spdlog::error("pmix client: {}", board ? "the fence board is not this job's" : error);
+            c.actor.reset();
+            return PMIX_ERR_INIT;
+        }
+        c.node_fence =
+            std::make_unique<client::NodeFence>(std::move(board), *c.actor, *c.store, to_msg(c.me));
+    }
     if (pmix_status_t rc = c::events_start(*c.actor, c.me, welcome.job, welcome.events_uri,
                                            welcome.broker, reply.env.version);
         rc != PMIX_SUCCESS) {
@@ -250,11 +266,19 @@ bool job_of(Client &c, const char *nspace, msg::JobInfo &job) {
            c.store->job_of(ns, job);
 }
 
+// The owner's commits a direct-modex answer must include: those its card on the job's fence board
+// counts (the broker may not have read the latest yet when a fence on the board completes).
+std::uint32_t commits_seen(const Client &c, const pmix_proc_t &p) {
+    if (!c.node_fence || !PMIX_CHECK_NSPACE(p.nspace, c.me.nspace) || p.rank >= c.job_size)
+        return 0;
+    return c.node_fence->commits_of(p.rank);
+}
+
 // Direct modex: asks the broker for the owner's data; `then` runs on the progress thread with
 // the Get's outcome once the data is in the store.
 template <class Then>
 void fetch(Client &c, const pmix_proc_t &p, const char *key, const Directives &d, Then then) {
-    msg::ModexGet m{to_msg(p), key, d.timeout_ms, to_msg(c.me)};
+    msg::ModexGet m{to_msg(p), key, d.timeout_ms, to_msg(c.me), commits_seen(c, p)};
     ClientStore *store = c.store.get();
     c.actor->request(m, d.timeout_ms, [store, then](pmix_status_t status, const Envelope *env) {
         if (status == PMIX_SUCCESS) {
@@ -272,7 +296,8 @@ void fetch(Client &c, const pmix_proc_t &p, const char *key, const Directives &d
 pmix_status_t fetch_blocking(Client &c, const pmix_proc_t &p, const char *key,
                              const Directives &d) {
     auto reply =
-        c.actor->call(msg::ModexGet{to_msg(p), key, d.timeout_ms, to_msg(c.me)}, d.timeout_ms);
+        c.actor->call(msg::ModexGet{to_msg(p), key, d.timeout_ms, to_msg(c.me), commits_seen(c, p)},
+                      d.timeout_ms);
     if (reply.status != PMIX_SUCCESS) return reply.status;
     try {
         return c.store->add(reply.env.as<msg::ModexData>().data);
@@ -326,6 +351,12 @@ FencePlan plan_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const 
     plan.contribution = msg::FenceContribute{
         std::move(participants), id, d.collect, d.timeout_ms, me, {{me.nspace, c.job_size}}};
     return plan;
+}
+
+// Whether the fence is over the caller's whole namespace, on its job's fence board.
+bool on_board(const Client &c, const msg::FenceContribute &f) {
+    return c.node_fence && f.participants.size() == 1 &&
+           f.participants[0].rank == PMIX_RANK_WILDCARD && f.participants[0].nspace == c.me.nspace;
 }
 
 // ------------------------------------------------------------------ publish / lookup
@@ -434,6 +465,7 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo) 
     c.initialized.store(false, std::memory_order_release);
     c::detach();
     c::events_stop();
+    c.node_fence.reset();
     c.actor.reset();  // fails whatever is still pending, then disconnects
     c.store.reset();
     return PMIX_SUCCESS;
@@ -469,7 +501,10 @@ PMIX_EXPORT pmix_status_t PMIx_Commit(void) {
     if (!c.actor->has_broker()) return PMIX_SUCCESS;  // a singleton's data stays here
     msg::Commit m;
     c.store->commit_blobs(m);
-    c.actor->notify(m);
+    if (c.node_fence)
+        c.node_fence->commit(m);
+    else
+        c.actor->notify(m);
     return PMIX_SUCCESS;
 }
 
@@ -479,6 +514,9 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
     Client &c = the_client();
     FencePlan plan = plan_fence(c, procs, nprocs, info, ninfo);
     if (plan.status != PMIX_SUCCESS || plan.local_only) return plan.status;
+    const msg::FenceContribute &f = plan.contribution;
+    if (on_board(c, f))
+        return c.node_fence->fence(static_cast<std::uint32_t>(f.fence_id), f.collect, f.timeout_ms);
     return c.actor->fence_call(std::move(plan.contribution));
 }
 
@@ -491,6 +529,14 @@ PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs
     if (plan.status != PMIX_SUCCESS) return plan.status;
     if (plan.local_only) {
         if (cbfunc) c.actor->post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
+        return PMIX_SUCCESS;
+    }
+    const msg::FenceContribute &f = plan.contribution;
+    if (on_board(c, f)) {
+        c.node_fence->fence_nb(static_cast<std::uint32_t>(f.fence_id), f.collect, f.timeout_ms,
+                               [cbfunc, cbdata](pmix_status_t status) {
+                                   if (cbfunc) cbfunc(status, cbdata);
+                               });
         return PMIX_SUCCESS;
     }
     c.actor->fence(std::move(plan.contribution),

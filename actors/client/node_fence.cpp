@@ -1,0 +1,125 @@
+#include "actors/client/node_fence.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <vector>
+
+#include "actors/fence/fence_segment.hpp"
+
+namespace zpmix::client {
+
+namespace {
+FenceBoard::Clock::time_point deadline_after(std::uint32_t timeout_ms) {
+    return timeout_ms == 0 ? FenceBoard::Clock::time_point::max()
+                           : FenceBoard::Clock::now() + std::chrono::milliseconds(timeout_ms);
+}
+
+std::string_view view(const msg::Blob &b) {
+    return {b.data(), b.size()};
+}
+}  // namespace
+
+NodeFence::NodeFence(std::unique_ptr<FenceBoard> board, ClientActor &actor, ClientStore &store,
+                     msg::Proc me)
+    : board_(std::move(board)), actor_(actor), store_(store), me_(std::move(me)) {}
+
+NodeFence::~NodeFence() {
+    if (!waiter_.joinable()) return;
+    {
+        std::lock_guard lock(mu_);
+        stop_ = true;
+    }
+    queued_.notify_all();
+    board_->wake();  // the waiter sleeps on the board's word, shared by the job
+    waiter_.join();
+}
+
+void NodeFence::commit(const msg::Commit &m) {
+    // The card is one fence-segment entry as a reader on this node gets it: [[scope, blob]...].
+    const char scope_local[2] = {'\x92', static_cast<char>(PMIX_LOCAL)};
+    const char scope_global[2] = {'\x92', static_cast<char>(PMIX_GLOBAL)};
+    const bool local = !m.local.empty(), global = !m.global.empty();
+    const char header = static_cast<char>(0x90 + (local ? 1 : 0) + (global ? 1 : 0));
+    std::lock_guard lock(commit_mu_);
+    actor_.notify(m);
+    board_->post_card(me_.rank, ++commits_,
+                      {{&header, 1},
+                       local ? std::string_view(scope_local, 2) : std::string_view(),
+                       view(m.local),
+                       global ? std::string_view(scope_global, 2) : std::string_view(),
+                       view(m.global)});
+}
+
+pmix_status_t NodeFence::wait(std::uint32_t k, FenceBoard::Clock::time_point deadline) {
+    return board_->wait(
+        k, deadline, [this] { return actor_.broker_alive(); }, &stop_);
+}
+
+pmix_status_t NodeFence::fence(std::uint32_t k, bool collect, std::uint32_t timeout_ms) {
+    const auto deadline = deadline_after(timeout_ms);
+    pmix_status_t status = board_->arrive(me_.rank, k);
+    if (status == PMIX_SUCCESS) status = wait(k, deadline);
+    if (status == PMIX_SUCCESS && collect) status = gather(timeout_ms);
+    return status;
+}
+
+void NodeFence::fence_nb(std::uint32_t k, bool collect, std::uint32_t timeout_ms,
+                         std::function<void(pmix_status_t)> done) {
+    if (pmix_status_t status = board_->arrive(me_.rank, k); status != PMIX_SUCCESS) {
+        actor_.post([done = std::move(done), status] { done(status); });
+        return;
+    }
+    {
+        std::lock_guard lock(mu_);
+        queue_.push_back({k, collect, timeout_ms, deadline_after(timeout_ms), std::move(done)});
+        if (!waiter_.joinable()) waiter_ = std::thread([this] { run_waiter(); });
+    }
+    queued_.notify_one();
+}
+
+void NodeFence::run_waiter() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+        queued_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stopping
+        Waiting w = std::move(queue_.front());
+        queue_.pop_front();
+        lock.unlock();
+        pmix_status_t status = wait(w.k, w.deadline);
+        if (status == PMIX_SUCCESS && w.collect) status = gather(w.timeout_ms);
+        actor_.post([done = std::move(w.done), status] { done(status); });
+        lock.lock();
+    }
+}
+
+pmix_status_t NodeFence::gather(std::uint32_t timeout_ms) {
+    std::string bytes;
+    std::vector<FenceSegment::Gathered> index;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> too_big;  // rank, its commits
+    for (std::uint32_t r = 0; r < board_->ranks(); ++r) {
+        if (r == me_.rank) continue;
+        const std::size_t at = bytes.size();
+        const FenceBoard::Card card = board_->read_card(r, bytes);
+        if (card.too_big)
+            too_big.emplace_back(r, card.commits);
+        else if (card.commits > 0)
+            index.push_back({r, at, bytes.size() - at});
+    }
+    store_.add_segment(FenceSegment::gathered(me_.nspace, std::move(bytes), index));
+    for (const auto &[rank, commits] : too_big) {
+        const msg::ModexGet m{{me_.nspace, rank}, "", timeout_ms, me_, commits};
+        auto reply = actor_.call(m, timeout_ms);
+        if (reply.status != PMIX_SUCCESS) return reply.status;
+        try {
+            if (pmix_status_t rc = store_.add(reply.env.as<msg::ModexData>().data);
+                rc != PMIX_SUCCESS)
+                return rc;
+        } catch (const DecodeError &e) {
+            spdlog::error("pmix client: the card of {}:{}: {}", me_.nspace, rank, e.what());
+            return PMIX_ERR_UNPACK_FAILURE;
+        }
+    }
+    return PMIX_SUCCESS;
+}
+
+}  // namespace zpmix::client

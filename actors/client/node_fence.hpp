@@ -1,0 +1,82 @@
+#pragma once
+// NodeFence: a client's end of its job's fence board (actors/fence/fence_board.hpp), for a job
+// whose ranks all run on one node. Its whole-namespace fences meet on the board; every other
+// fence goes through the broker as before.
+//
+// PMIx_Commit still sends the commit to the broker (for direct modex, other jobs and tools) and
+// also posts it on the board as this rank's card, counting the commits; the two happen under one
+// lock, so the count on the board is the count the broker will have. A collecting fence copies
+// the other ranks' cards into the store as one fence segment once the fence completes; a card
+// too big for the board, and a direct-modex Get of a rank of the job, are asked of the broker
+// together with the owner's commit count seen on the board, so that the broker answers from that
+// commit or a later one, never from an older one it still holds.
+//
+// Non-blocking fences arrive at once on the caller's thread (so a Commit before them counts) and
+// are waited for, in order, by one waiter thread, started on the first; their callbacks run on
+// the client's progress thread.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <pmix_common.h>
+
+#include "actors/client/client_actor.hpp"
+#include "actors/client/client_store.hpp"
+#include "actors/fence/fence_board.hpp"
+#include "actors/protocol/modex.hpp"
+
+namespace zpmix::client {
+
+class NodeFence {
+  public:
+    NodeFence(std::unique_ptr<FenceBoard> board, ClientActor &actor, ClientStore &store,
+              msg::Proc me);
+    ~NodeFence();  // fails the non-blocking fences still waiting (PMIX_ERR_LOST_CONNECTION)
+    NodeFence(const NodeFence &) = delete;
+    NodeFence &operator=(const NodeFence &) = delete;
+
+    // PMIx_Commit: `m` goes to the broker and onto the board.
+    void commit(const msg::Commit &m);
+    // This rank's whole-namespace fence number k (0 = no timeout).
+    pmix_status_t fence(std::uint32_t k, bool collect, std::uint32_t timeout_ms);
+    void fence_nb(std::uint32_t k, bool collect, std::uint32_t timeout_ms,
+                  std::function<void(pmix_status_t)> done);
+    // For a direct-modex Get of `rank` of this job: the commits its answer must include.
+    std::uint32_t commits_of(std::uint32_t rank) const { return board_->commits(rank); }
+
+  private:
+    struct Waiting {
+        std::uint32_t k = 0;
+        bool collect = false;
+        std::uint32_t timeout_ms = 0;
+        FenceBoard::Clock::time_point deadline;
+        std::function<void(pmix_status_t)> done;
+    };
+
+    std::unique_ptr<FenceBoard> board_;
+    ClientActor &actor_;
+    ClientStore &store_;
+    const msg::Proc me_;
+
+    std::mutex commit_mu_;  // a commit's send and its card, in one order
+    std::uint32_t commits_ = 0;
+
+    std::mutex mu_;  // guards the waiter's queue
+    std::condition_variable queued_;
+    std::deque<Waiting> queue_;
+    std::atomic<bool> stop_{false};
+    std::thread waiter_;
+
+    pmix_status_t wait(std::uint32_t k, FenceBoard::Clock::time_point deadline);
+    // Brings every other rank's card into the store once fence k completed.
+    pmix_status_t gather(std::uint32_t timeout_ms);
+    void run_waiter();
+};
+
+}  // namespace zpmix::client
