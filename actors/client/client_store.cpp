@@ -7,6 +7,7 @@
 #include <pmix.h>
 #include <spdlog/spdlog.h>
 
+#include "actors/fence/fence_board.hpp"
 #include "actors/fence/fence_segment.hpp"
 #include "actors/runtime/envelope.hpp"
 #include "value_codec.hpp"
@@ -332,7 +333,7 @@ pmix_status_t ClientStore::read(std::string_view nspace, std::uint32_t rank, Loo
         if (ns == namespaces_.end()) return PMIX_ERR_NOT_FOUND;
         auto p = ns->second.procs.find(rank);
         const Proc *proc = p == ns->second.procs.end() ? nullptr : &p->second;
-        if (!proc || !proc->segment) return look(ns->second, proc);
+        if (!proc || (!proc->segment && !proc->board)) return look(ns->second, proc);
     }
     // The first read of this process's fence data: decode it, once.
     std::unique_lock lock(mu_);
@@ -473,11 +474,34 @@ void ClientStore::add_segment(std::shared_ptr<const FenceSegment> segment) {
         Proc &proc = ns->second.procs[e.rank];
         proc.segment = segment;
         proc.unread = e.data;
+        proc.board.reset();
+    }
+}
+
+void ClientStore::add_cards(std::shared_ptr<const FenceBoard> board,
+                            const std::vector<std::uint32_t> &ranks) {
+    std::unique_lock lock(mu_);
+    auto ns = namespaces_.find(my_nspace_);
+    if (ns == namespaces_.end()) return;
+    for (std::uint32_t r : ranks) {
+        Proc &proc = ns->second.procs[r];
+        proc.board = board;
+        proc.segment.reset();
+        proc.unread = {};
     }
 }
 
 pmix_status_t ClientStore::read_unread(std::string_view nspace, std::uint32_t rank, Proc &proc) {
-    if (!proc.segment) return PMIX_SUCCESS;
+    std::string card;
+    if (proc.board) {
+        const FenceBoard::Card c = proc.board->read_card(rank, card);
+        proc.board.reset();
+        // Grown too big for the board since the fence: the Get asks the broker.
+        if (c.too_big) return PMIX_SUCCESS;
+        proc.unread = card;
+    } else if (!proc.segment) {
+        return PMIX_SUCCESS;
+    }
     std::vector<std::pair<std::string, StoredValue>> values;
     const pmix_status_t status = decode_proc_data(proc.unread, values);
     if (status != PMIX_SUCCESS)

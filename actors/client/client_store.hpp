@@ -12,9 +12,11 @@
 //
 // A fence segment's data is not decoded when the fence completes: each other participant's entry
 // points into the mapped segment, and the first Get of that participant decodes it (under the
-// exclusive lock, once). A later segment's snapshot of a participant replaces an unread earlier
-// one (a commit carries everything its process put); anything else written for a participant
-// (direct modex, PMIx_Store_internal) first decodes its unread snapshot, so the later write wins.
+// exclusive lock, once). A fence on the job's fence board leaves each participant's card on the
+// board, copied and decoded the same way on the first Get. A later segment's snapshot of a
+// participant replaces an unread earlier one (a commit carries everything its process put);
+// anything else written for a participant (direct modex, PMIx_Store_internal) first decodes its
+// unread snapshot, so the later write wins.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -31,8 +33,9 @@
 #include "actors/protocol/modex.hpp"
 
 namespace zpmix {
+class FenceBoard;
 class FenceSegment;
-}
+}  // namespace zpmix
 
 namespace zpmix::client {
 
@@ -85,6 +88,10 @@ class ClientStore {
     // Data brought in by a fence segment: every participant's but the caller's own (its own puts
     // are here already, and newer), left undecoded until read.
     void add_segment(std::shared_ptr<const FenceSegment> segment);
+    // After a collecting fence on the caller's job's fence board: each of `ranks` has a card there,
+    // read off the board (its latest card, never older than the fence's) on its first Get.
+    void add_cards(std::shared_ptr<const FenceBoard> board,
+                   const std::vector<std::uint32_t> &ranks);
     void forget(std::string_view nspace, std::uint32_t rank);
 
     // For PMIx_Resolve_peers / PMIx_Resolve_nodes: a job (copied under the lock).
@@ -97,6 +104,7 @@ class ClientStore {
         ValueMap values;
         std::shared_ptr<const FenceSegment> segment;  // set while `unread` is
         std::string_view unread;                      // its data in the segment
+        std::shared_ptr<const FenceBoard> board;      // set while its card there is unread
     };
     struct Namespace {
         bool has_job = false;

@@ -4,8 +4,6 @@
 
 #include <vector>
 
-#include "actors/fence/fence_segment.hpp"
-
 namespace zpmix::client {
 
 namespace {
@@ -93,19 +91,17 @@ void NodeFence::run_waiter() {
 }
 
 pmix_status_t NodeFence::gather(std::uint32_t timeout_ms) {
-    std::string bytes;
-    std::vector<FenceSegment::Gathered> index;
+    std::vector<std::uint32_t> cards;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> too_big;  // rank, its commits
     for (std::uint32_t r = 0; r < board_->ranks(); ++r) {
         if (r == me_.rank) continue;
-        const std::size_t at = bytes.size();
-        const FenceBoard::Card card = board_->read_card(r, bytes);
+        const FenceBoard::Card card = board_->peek(r);
         if (card.too_big)
             too_big.emplace_back(r, card.commits);
         else if (card.commits > 0)
-            index.push_back({r, at, bytes.size() - at});
+            cards.push_back(r);
     }
-    store_.add_segment(FenceSegment::gathered(me_.nspace, std::move(bytes), index));
+    store_.add_cards(board_, cards);
     for (const auto &[rank, commits] : too_big) {
         const msg::ModexGet m{{me_.nspace, rank}, "", timeout_ms, me_, commits};
         auto reply = actor_.call(m, timeout_ms);

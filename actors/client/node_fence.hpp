@@ -5,11 +5,11 @@
 //
 // PMIx_Commit still sends the commit to the broker (for direct modex, other jobs and tools) and
 // also posts it on the board as this rank's card, counting the commits; the two happen under one
-// lock, so the count on the board is the count the broker will have. A collecting fence copies
-// the other ranks' cards into the store as one fence segment once the fence completes; a card
-// too big for the board, and a direct-modex Get of a rank of the job, are asked of the broker
-// together with the owner's commit count seen on the board, so that the broker answers from that
-// commit or a later one, never from an older one it still holds.
+// lock, so the count on the board is the count the broker will have. A collecting fence tells
+// the store that the other ranks' cards are on the board, copied on their first Get; a card too big
+// for the board (fetched at once), and a direct-modex Get of a rank of the job, are asked of the
+// broker together with the owner's commit count seen on the board, so that the broker answers from
+// that commit or a later one, never from an older one it still holds.
 //
 // Non-blocking fences arrive at once on the caller's thread (so a Commit before them counts) and
 // are waited for, in order, by one waiter thread, started on the first; their callbacks run on
@@ -48,7 +48,7 @@ class NodeFence {
     void fence_nb(std::uint32_t k, bool collect, std::uint32_t timeout_ms,
                   std::function<void(pmix_status_t)> done);
     // For a direct-modex Get of `rank` of this job: the commits its answer must include.
-    std::uint32_t commits_of(std::uint32_t rank) const { return board_->commits(rank); }
+    std::uint32_t commits_of(std::uint32_t rank) const { return board_->peek(rank).commits; }
 
   private:
     struct Waiting {
@@ -59,7 +59,7 @@ class NodeFence {
         std::function<void(pmix_status_t)> done;
     };
 
-    std::unique_ptr<FenceBoard> board_;
+    std::shared_ptr<FenceBoard> board_;  // and the store, while it has cards to read there
     ClientActor &actor_;
     ClientStore &store_;
     const msg::Proc me_;
@@ -74,7 +74,7 @@ class NodeFence {
     std::thread waiter_;
 
     pmix_status_t wait(std::uint32_t k, FenceBoard::Clock::time_point deadline);
-    // Brings every other rank's card into the store once fence k completed.
+    // Gives the store every other rank's card once a collecting fence completed.
     pmix_status_t gather(std::uint32_t timeout_ms);
     void run_waiter();
 };

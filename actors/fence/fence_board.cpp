@@ -263,13 +263,14 @@ FenceBoard::Card FenceBoard::read_card(std::uint32_t rank, std::string &out) con
     }
 }
 
-std::uint32_t FenceBoard::commits(std::uint32_t rank) const {
+FenceBoard::Card FenceBoard::peek(std::uint32_t rank) const {
     Slot &s = slot(rank);
     for (;;) {
         const std::uint64_t gen = s.gen.load(std::memory_order_acquire);
-        if (gen == 0) return 0;
-        const std::uint32_t n = s.commits[gen & 1].load(std::memory_order_relaxed);
-        if (s.gen.load(std::memory_order_acquire) == gen) return n;
+        if (gen == 0) return {};
+        const Card card{s.commits[gen & 1].load(std::memory_order_relaxed),
+                        s.length[gen & 1].load(std::memory_order_relaxed) == kTooBig};
+        if (s.gen.load(std::memory_order_acquire) == gen) return card;
     }
 }
 

@@ -21,8 +21,9 @@
 // Cards: each rank's slot holds its latest commit as one fence-segment entry (a msgpack array of
 // [scope, blob], local and global scopes: every reader is on this node), double-buffered under a
 // generation count, and the number of commits it sent the broker. A collecting fence copies the
-// other ranks' entries out of the board; a card bigger than kCardMax is marked and fetched from the
-// broker, which waits until it has that many of the owner's commits.
+// other ranks' entries out of the board on their first Get (the latest card then, never older than
+// the fence's); a card bigger than kCardMax is marked and fetched from the broker, which waits
+// until it has that many of the owner's commits.
 //
 // Trust: the board is writable by the job's processes. The broker's identity check
 // (LaunchedRanks) guards messages; processes of one uid can already ptrace each other.
@@ -78,8 +79,8 @@ class FenceBoard {
     };
     // Appends rank's latest card to `out` (unless too big or absent).
     Card read_card(std::uint32_t rank, std::string &out) const;
-    // How many commits rank's latest card counts.
-    std::uint32_t commits(std::uint32_t rank) const;
+    // What rank's latest card is, without copying it.
+    Card peek(std::uint32_t rank) const;
 
   private:
     struct Header;

@@ -232,19 +232,6 @@ std::shared_ptr<const FenceSegment> FenceSegment::parse(std::string_view bytes) 
     return seg;
 }
 
-std::shared_ptr<const FenceSegment> FenceSegment::gathered(std::string_view nspace,
-                                                           std::string bytes,
-                                                           const std::vector<Gathered> &index) {
-    std::shared_ptr<FenceSegment> seg(new FenceSegment);
-    seg->prefix_ = std::move(bytes);
-    const std::size_t name_at = seg->prefix_.size();
-    seg->prefix_.append(nspace);
-    const std::string_view all = seg->prefix_;
-    for (const auto &e : index)
-        seg->entries_.push_back({all.substr(name_at), e.rank, all.substr(e.offset, e.length)});
-    return seg;
-}
-
 std::shared_ptr<const FenceSegment> FenceSegment::in_arena(
     std::shared_ptr<const ArenaMapping> arena, std::uint64_t offset, std::uint64_t length) {
     if (offset > arena->size() || length > arena->size() - offset)

@@ -76,14 +76,6 @@ class FenceSegment {
     // same checks, and the region must lie within the arena.
     static std::shared_ptr<const FenceSegment> in_arena(std::shared_ptr<const ArenaMapping> arena,
                                                         std::uint64_t offset, std::uint64_t length);
-    // One namespace's entries gathered by a client itself (from its job's fence board): `bytes`
-    // holds each rank's data at the offset and length its entry names.
-    struct Gathered {
-        std::uint32_t rank = 0;
-        std::size_t offset = 0, length = 0;
-    };
-    static std::shared_ptr<const FenceSegment> gathered(std::string_view nspace, std::string bytes,
-                                                        const std::vector<Gathered> &index);
 
     ~FenceSegment();
     FenceSegment(const FenceSegment &) = delete;
