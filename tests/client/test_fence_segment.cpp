@@ -13,6 +13,7 @@
 #include <pmix.h>
 
 #include "actors/client/client_store.hpp"
+#include "actors/fence/fence_board.hpp"
 #include "actors/fence/fence_segment.hpp"
 #include "actors/runtime/envelope.hpp"
 #include "value_codec.hpp"
@@ -304,6 +305,45 @@ BOOST_AUTO_TEST_CASE(the_store_decodes_a_participant_on_its_first_get) {
                   PMIX_SUCCESS);
     BOOST_TEST(get_bytes(store, "a", 2, "card") == "modex");
     BOOST_TEST(get_bytes(store, "a", 2, "g") == "G");  // the snapshot was read first
+}
+
+// Cards on a job's fence board: read off the board on the first Get of their owner, its latest
+// card then; a card that grew too big for the board leaves the Get to the broker; a malformed
+// one fails only its owner's Gets.
+BOOST_AUTO_TEST_CASE(the_store_reads_a_card_off_the_fence_board_on_its_first_get) {
+    TempDir tmp;
+    const std::string path = tmp.path + "/fence-board";
+    BOOST_REQUIRE_EQUAL(FenceBoard::create(path, 4), "");
+    std::string error;
+    std::shared_ptr<FenceBoard> board = FenceBoard::open(path, error);
+    BOOST_REQUIRE(board);
+    // An entry as NodeFence posts it: [[PMIX_GLOBAL, blob]].
+    auto post = [&](std::uint32_t rank, std::uint32_t commits, const msg::Blob &b) {
+        const char head[3] = {'\x91', '\x92', static_cast<char>(PMIX_GLOBAL)};
+        board->post_card(rank, commits, {{head, 3}, {b.data(), b.size()}});
+    };
+    post(1, 1, blob({{"card", "one"}}));
+    post(2, 1, blob({{"card", "two"}}));
+    post(3, 1, blob({{"card", "three"}}));
+    ClientStore store;
+    store.set_job(job("a", 4), 0);
+    store.add_cards(board, {1, 2, 3});
+    post(2, 2, blob({{"card", "two, later"}}));  // before the first Get of rank 2
+    BOOST_TEST(get_bytes(store, "a", 1, "card") == "one");
+    BOOST_TEST(get_bytes(store, "a", 2, "card") == "two, later");
+    post(1, 2, blob({{"card", "one, later"}}));  // after: the store keeps what it read
+    BOOST_TEST(get_bytes(store, "a", 1, "card") == "one");
+    post(3, 2, msg::Blob(FenceBoard::kCardMax + 1, 'x'));
+    pmix_status_t rc;
+    get_bytes(store, "a", 3, "card", &rc);
+    BOOST_TEST(rc == PMIX_ERR_NOT_FOUND);  // the Get then asks the broker
+    const char junk[2] = {'\x93', '\x01'};
+    board->post_card(1, 3, {{junk, 2}});
+    store.add_cards(board, {1});
+    get_bytes(store, "a", 1, "other", &rc);
+    BOOST_TEST(rc == PMIX_ERR_UNPACK_FAILURE);
+    BOOST_TEST(get_bytes(store, "a", 1, "card") == "one");  // what was read before stays
+    BOOST_TEST(get_bytes(store, "a", 2, "card") == "two, later");
 }
 
 BOOST_AUTO_TEST_CASE(a_malformed_participant_fails_only_its_own_gets) {
