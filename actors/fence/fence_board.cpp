@@ -236,6 +236,7 @@ void FenceBoard::post_card(std::uint32_t rank, std::uint32_t commits,
     } else {
         char *out = s.data(gen);
         for (auto p : pieces) {
+            if (p.empty()) continue;  // its data() may be null, which memcpy may not take
             std::memcpy(out, p.data(), p.size());
             out += p.size();
         }
