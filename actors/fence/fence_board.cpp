@@ -226,9 +226,10 @@ std::int32_t FenceBoard::wait(std::uint32_t k, Clock::time_point deadline,
 void FenceBoard::post_card(std::uint32_t rank, std::uint32_t commits,
                            std::initializer_list<std::string_view> pieces) {
     Slot &s = slot(rank);
-    const std::uint64_t gen = s.gen.load(std::memory_order_relaxed) + 1;
-    // A reader of the card before the last may still copy this buffer: it checks gen afterwards.
-    std::atomic_thread_fence(std::memory_order_release);
+    // A reader of the card before the last may still copy the buffer written here: it checks gen
+    // afterwards. The acquire keeps the writes below after this read of gen (an RMW rather than a
+    // fence, which TSan does not model).
+    const std::uint64_t gen = s.gen.fetch_add(0, std::memory_order_acquire) + 1;
     std::size_t total = 0;
     for (auto p : pieces) total += p.size();
     if (total > kCardMax) {
@@ -257,9 +258,9 @@ FenceBoard::Card FenceBoard::read_card(std::uint32_t rank, std::string &out) con
         const std::uint32_t length = s.length[gen & 1].load(std::memory_order_relaxed);
         card.too_big = length == kTooBig;
         if (!card.too_big) out.append(s.data(gen), std::min(length, kCardMax));
-        // Unchanged generation: the owner did not start rewriting this buffer while we copied.
-        std::atomic_thread_fence(std::memory_order_acquire);
-        if (s.gen.load(std::memory_order_relaxed) == gen) return card;
+        // Unchanged generation: the owner did not start rewriting this buffer while we copied. The
+        // release keeps the copy before this read of gen.
+        if (s.gen.fetch_add(0, std::memory_order_release) == gen) return card;
         out.resize(mark);
     }
 }
