@@ -462,6 +462,15 @@ pmix_status_t ClientStore::add(const msg::ProcData &data) {
     return status;
 }
 
+pmix_status_t ClientStore::add_modex_data(const Envelope &answer) {
+    try {
+        return add(answer.as<msg::ModexData>().data);
+    } catch (const DecodeError &e) {
+        spdlog::error("pmix client: a direct-modex answer: {}", e.what());
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+}
+
 void ClientStore::add_segment(std::shared_ptr<const FenceSegment> segment) {
     std::unique_lock lock(mu_);
     Namespaces::iterator ns = namespaces_.end();

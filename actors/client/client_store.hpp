@@ -31,6 +31,7 @@
 
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
+#include "actors/runtime/envelope.hpp"
 
 namespace zpmix {
 class FenceBoard;
@@ -85,6 +86,9 @@ class ClientStore {
     // Data brought in by a fence or direct modex (replaces the keys it carries). Returns
     // PMIX_ERR_UNPACK_FAILURE (and keeps what decoded) when a blob is malformed.
     pmix_status_t add(const msg::ProcData &data);
+    // The same from the broker's answer to a direct-modex Get (a ModexData);
+    // PMIX_ERR_UNPACK_FAILURE when it is not one.
+    pmix_status_t add_modex_data(const Envelope &answer);
     // Data brought in by a fence segment: every participant's but the caller's own (its own puts
     // are here already, and newer), left undecoded until read.
     void add_segment(std::shared_ptr<const FenceSegment> segment);

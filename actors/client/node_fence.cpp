@@ -1,7 +1,5 @@
 #include "actors/client/node_fence.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <vector>
 
 namespace zpmix::client {
@@ -105,15 +103,8 @@ pmix_status_t NodeFence::gather(std::uint32_t timeout_ms) {
     for (const auto &[rank, commits] : too_big) {
         const msg::ModexGet m{{me_.nspace, rank}, "", timeout_ms, me_, commits};
         auto reply = actor_.call(m, timeout_ms);
+        if (reply.status == PMIX_SUCCESS) reply.status = store_.add_modex_data(reply.env);
         if (reply.status != PMIX_SUCCESS) return reply.status;
-        try {
-            if (pmix_status_t rc = store_.add(reply.env.as<msg::ModexData>().data);
-                rc != PMIX_SUCCESS)
-                return rc;
-        } catch (const DecodeError &e) {
-            spdlog::error("pmix client: the card of {}:{}: {}", me_.nspace, rank, e.what());
-            return PMIX_ERR_UNPACK_FAILURE;
-        }
     }
     return PMIX_SUCCESS;
 }

@@ -281,13 +281,7 @@ void fetch(Client &c, const pmix_proc_t &p, const char *key, const Directives &d
     msg::ModexGet m{to_msg(p), key, d.timeout_ms, to_msg(c.me), commits_seen(c, p)};
     ClientStore *store = c.store.get();
     c.actor->request(m, d.timeout_ms, [store, then](pmix_status_t status, const Envelope *env) {
-        if (status == PMIX_SUCCESS) {
-            try {
-                status = store->add(env->as<msg::ModexData>().data);
-            } catch (const DecodeError &) {
-                status = PMIX_ERR_UNPACK_FAILURE;
-            }
-        }
+        if (status == PMIX_SUCCESS) status = store->add_modex_data(*env);
         then(status);
     });
 }
@@ -299,11 +293,7 @@ pmix_status_t fetch_blocking(Client &c, const pmix_proc_t &p, const char *key,
         c.actor->call(msg::ModexGet{to_msg(p), key, d.timeout_ms, to_msg(c.me), commits_seen(c, p)},
                       d.timeout_ms);
     if (reply.status != PMIX_SUCCESS) return reply.status;
-    try {
-        return c.store->add(reply.env.as<msg::ModexData>().data);
-    } catch (const DecodeError &) {
-        return PMIX_ERR_UNPACK_FAILURE;
-    }
+    return c.store->add_modex_data(reply.env);
 }
 
 bool bad_key(const char *key) {
