@@ -271,10 +271,6 @@ pmix_status_t ClientActor::take_fence_data(std::uint64_t id, msg::FenceDone &don
             store_.add_segment(
                 FenceSegment::parse({done.segment_bytes.data(), done.segment_bytes.size()}));
         }
-        // A broker of protocol < 3 sends the data itself.
-        for (const auto &d : done.data)
-            if (pmix_status_t rc = store_.add(d); rc != PMIX_SUCCESS && status == PMIX_SUCCESS)
-                status = rc;
     } catch (const SegmentError &e) {
         spdlog::error("pmix client: fence {}: {}", done.key, e.what());
         status = e.status;

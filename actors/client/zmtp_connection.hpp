@@ -40,8 +40,8 @@ class ZmtpConnection {
     // sends its half: the broker's half is read before its first subscription (libzmq drops a
     // peer whose first message comes before the end of the handshake), so opening it costs
     // PMIx_Init no round trip. `pipeline`: a DEALER does the same, and its first message
-    // follows its half at once; only for a broker that speaks ZMTP itself (ZmtpListener, ipc,
-    // protocol 2 on), as libzmq's ROUTER with a ZAP handler drops such a message. A refusal then
+    // follows its half at once; only for a broker that speaks ZMTP itself (ZmtpListener, ipc),
+    // as libzmq's ROUTER with a ZAP handler (tcp) drops such a message. A refusal then
     // shows on the first read (refused()).
     // max_message bounds every incoming frame (a larger one ends the connection).
     ZmtpConnection(const std::string &uri, Role role, Clock::time_point deadline,

@@ -13,11 +13,6 @@ namespace zpmix {
 
 namespace {
 
-// The first protocol whose clients read fence segments; older ones get FenceDone's `data`.
-constexpr std::uint32_t kFenceSegmentProtocol = 3;
-// The first whose clients read segments in arenas.
-constexpr std::uint32_t kArenaProtocol = 4;
-
 // The smallest power of two of at least n.
 std::uint64_t power_of_two_above(std::uint64_t n) {
     std::uint64_t p = 1;
@@ -68,12 +63,13 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     if (participants.size() == 1 && participants[0].rank == msg::kWildcardRank)
         if (auto b = boards_.find(participants[0].nspace); b != boards_.end()) {
             log().warn(
-                "{}:{} (protocol {}) fences its namespace by message, but its job fences on "
+                "{}:{} (pid {}) fences its namespace by message, but its job fences on "
                 "its fence board: that job's whole-namespace fences fail",
-                m.proc.nspace, m.proc.rank, env.version);
+                m.proc.nspace, m.proc.rank, env.peer.pid);
             b->second->fail_all(PMIX_ERR_NOT_SUPPORTED);
             return reply_error(env, PMIX_ERR_NOT_SUPPORTED,
-                               "this job fences on its fence board (protocol 6); upgrade libpmix");
+                               "this job fences its namespace on its fence board, not by "
+                               "message");
         }
     std::string set = msg::fence_set(participants);
     const std::string key = set + '#' + std::to_string(m.fence_id);
@@ -99,7 +95,7 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     }
     f.collect = f.collect || m.collect;
     f.done_through = std::min(f.done_through, m.done_through);
-    f.routes.emplace_back(env.from, env.version);
+    f.routes.push_back(env.from);
     for (const auto &[ns, size] : m.sizes)
         if (std::binary_search(f.participants.begin(), f.participants.end(),
                                msg::Proc{ns, msg::kWildcardRank}))
@@ -165,22 +161,20 @@ void FenceReducer::collected(const Envelope &env, msg::ModexCollected &m) {
     auto f = fences_.find(key);
     if (f == fences_.end()) return;
     const FenceSegmentWriter segment(m.data);
-    finish(key, PMIX_SUCCESS, &segment, &m.data);
+    finish(key, PMIX_SUCCESS, &segment);
 }
 
 msg::FenceDone FenceReducer::delivery(const std::string &key, const Fence &f,
-                                      const FenceSegmentWriter &segment, bool arena,
-                                      std::string &file) {
+                                      const FenceSegmentWriter &segment) {
     msg::FenceDone done;
     if (segment.size() > kInlineMax) {
-        if (auto at = arena ? place_in_arena(key, f, segment) : std::nullopt) {
+        if (auto at = place_in_arena(key, f, segment)) {
             done.arena = segments_[f.set].arena->path();
             done.arena_offset = *at;
             done.arena_length = segment.size();
             return done;
         }
-        if (file.empty()) file = write_segment(key, f, segment);
-        done.segment = file;
+        done.segment = write_segment(key, f, segment);
     }
     if (done.segment.empty()) done.segment_bytes = segment.bytes();
     return done;
@@ -303,29 +297,21 @@ void FenceReducer::namespace_gone(const Envelope &env, msg::DeregisterNamespace 
 }
 
 void FenceReducer::finish(const std::string &key, std::int32_t status,
-                          const FenceSegmentWriter *segment,
-                          const std::vector<msg::ProcData> *data) {
+                          const FenceSegmentWriter *segment) {
     auto node = fences_.extract(key);
     if (!node) return;
     Fence &f = node.mapped();
     if (f.timer) reactor().cancel(f.timer);
     std::erase_if(gathering_, [&](const auto &kv) { return kv.second == key; });
-    // One FenceDone per kind of reader (arena, segment, data), each encoded once: every copy
-    // shares its buffer. Each is made for the first reader of its kind.
-    std::optional<zmq::message_t> done[3];
-    std::string file;  // the segment's own file, once written
-    for (const auto &[route, version] : f.routes) {
-        const int kind = version >= kArenaProtocol ? 0 : version >= kFenceSegmentProtocol ? 1 : 2;
-        if (!done[kind]) {
-            msg::FenceDone d;
-            if (segment && kind < 2) d = delivery(key, f, *segment, kind == 0, file);
-            if (data && kind == 2) d.data = *data;  // a copy: the segment's writer reads the blobs
-            d.key = key;
-            d.status = status;
-            done[kind] = encode(msg::FenceDone::type, 0, d, name());
-        }
+    // One FenceDone, encoded once: every copy shares its buffer.
+    msg::FenceDone d;
+    if (segment) d = delivery(key, f, *segment);
+    d.key = key;
+    d.status = status;
+    zmq::message_t done = encode(msg::FenceDone::type, 0, d, name());
+    for (const auto &route : f.routes) {
         zmq::message_t copy;
-        copy.copy(*done[kind]);
+        copy.copy(done);
         bus().send(route, std::move(copy));
     }
 }

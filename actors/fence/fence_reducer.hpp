@@ -13,10 +13,9 @@
 // reducer writes it ONCE into the participant set's segment arena (segment_arena.hpp), a file in
 // the session directory of the set's namespaces that every participant maps once, and FenceDone
 // carries only the region. When the arena has no free region large enough (participants still
-// read the older segments), the segment gets an immutable file of its own, as it does for
-// contributors of protocol 3, which know no arenas. Smaller segments travel as bytes in FenceDone
-// (faster, measured), as do segments whose session directory is unknown or cannot be written
-// (logged).
+// read the older segments), the segment gets an immutable file of its own. Smaller segments
+// travel as bytes in FenceDone (faster, measured), as do segments whose session directory is
+// unknown or cannot be written (logged).
 //
 // When a segment goes: a participant maps a segment before its fence returns, and reports in
 // each contribution (`done_through`) the fence ids over that set it has finished with. So once
@@ -30,8 +29,9 @@
 //
 // A job whose ranks are all on this node fences its whole namespace on its fence board
 // (fence_board.hpp), without this actor; the reducer maps the board to fail those fences when a
-// rank ends. A whole-namespace contribution from such a job can only come from a client of
-// protocol < 6, which knows no board: it is refused, and the board fails, so no rank waits for it.
+// rank ends. Its ranks never fence their namespace by message: such a contribution comes from a
+// process that fences without the board, which the board's fence cannot count. It is refused, and
+// the board fails, so no rank waits for that process.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -73,8 +73,7 @@ class FenceReducer : public Actor {
         bool collect = false;
         std::map<std::string, std::uint32_t> sizes;  // of the namespaces named by a wildcard
         std::set<msg::Proc> arrived;                 // local contributors so far
-        // Their routing ids, to answer, and protocols: < 3 read data, 3 segments, 4 arenas.
-        std::vector<std::pair<std::string, std::uint32_t>> routes;
+        std::vector<std::string> routes;  // their routing ids, to answer
         std::size_t pending_children = 0;  // child brokers yet to report (no tree yet)
         Reactor::TimerId timer = 0;
         bool gathering = false;  // complete, waiting for modex's data
@@ -113,10 +112,10 @@ class FenceReducer : public Actor {
     // The live segments of the fence's set (made as needed) and, in `dir`, the session directory
     // of its namespaces; nullptr when none of them has one.
     SetSegments *set_segments(const Fence &f, const std::string *&dir);
-    // Where FenceDone hands `segment` to a reader of protocol 4 (`arena`) or 3: a region of the
-    // set's arena, else its own file (written once, its path kept in `file`), else bytes.
+    // Where FenceDone hands `segment` to its readers: a region of the set's arena, else (no room
+    // there) its own file, else bytes.
     msg::FenceDone delivery(const std::string &key, const Fence &f,
-                            const FenceSegmentWriter &segment, bool arena, std::string &file);
+                            const FenceSegmentWriter &segment);
     // Writes the segment into the set's arena (made, or outgrown for a bigger one, as needed);
     // its offset, or nullopt (logged when not merely full) when it must go elsewhere.
     std::optional<std::uint64_t> place_in_arena(const std::string &key, const Fence &f,
@@ -125,11 +124,10 @@ class FenceReducer : public Actor {
     // should travel inline.
     std::string write_segment(const std::string &key, const Fence &f,
                               const FenceSegmentWriter &segment);
-    // Sends every local contributor its FenceDone and forgets the fence. With a collecting
-    // fence's `segment`, and its `data` for contributors of protocol < 3 (which read no segment).
+    // Sends every local contributor its FenceDone and forgets the fence; with a collecting
+    // fence's `segment`.
     void finish(const std::string &key, std::int32_t status,
-                const FenceSegmentWriter *segment = nullptr,
-                const std::vector<msg::ProcData> *data = nullptr);
+                const FenceSegmentWriter *segment = nullptr);
     // Frees the segments of `set` of fences below `below`.
     void release(const std::string &set, std::uint64_t below);
 };

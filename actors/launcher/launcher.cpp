@@ -76,8 +76,7 @@ std::vector<std::string> rank_environment(const std::vector<std::string> &job_en
     for (char **e = environ; *e; ++e) {
         const std::string_view kv = *e;
         if (kv.starts_with("ZPMIX_URI=") || kv.starts_with("ZPMIX_SECRET=") ||
-            kv.starts_with("ZPMIX_PROTOCOL=") || kv.starts_with("PMIX_NAMESPACE=") ||
-            kv.starts_with("PMIX_RANK="))
+            kv.starts_with("PMIX_NAMESPACE=") || kv.starts_with("PMIX_RANK="))
             continue;
         put(std::string(kv));
     }
@@ -338,9 +337,8 @@ void Launcher::start(const Envelope &env, Job job, Plan plan) {
 
     // One environment per app; only PMIX_RANK differs between its ranks.
     const std::vector<std::string> client_vars = {
-        "ZPMIX_URI=" + settings_.uri, "ZPMIX_SECRET=" + secret,
-        "ZPMIX_PROTOCOL=" + std::to_string(build::protocol_version),
-        "PMIX_NAMESPACE=" + info.nspace, "PMIX_RANK=0"};
+        "ZPMIX_URI=" + settings_.uri, "ZPMIX_SECRET=" + secret, "PMIX_NAMESPACE=" + info.nspace,
+        "PMIX_RANK=0"};
     for (auto &app : plan.apps) {
         AppPlan &a = sp.apps.emplace_back();
         a.cmd = program_of(app);

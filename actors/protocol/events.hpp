@@ -54,7 +54,6 @@ struct Event {
     std::int64_t timestamp = 0;      // PMIX_EVENT_TIMESTAMP, seconds since the epoch
     Blob info;
     bool retained = false;  // the broker keeps it until every local recipient acknowledged it
-                            // (protocol 5; older brokers expect an ack of every event)
     ZPMIX_MSG_MAP(stream, seq, status, source, range, custom_range, affected, non_default, enviro,
                   text, timestamp, info, retained);
 };

@@ -82,24 +82,22 @@ struct FenceContribute {
 // (PMIX_SUCCESS, PMIX_ERR_TIMEOUT, PMIX_ERR_PROC_TERM_WO_SYNC when a participant ended first),
 // and with collect, every participant's data as a fence segment (actors/fence/fence_segment.hpp),
 // which the participant maps before its fence returns: `arena_length` bytes at `arena_offset` of
-// the segment arena at the path `arena` (protocol 4, actors/fence/segment_arena.hpp), or the file
-// at the path `segment`, or when small, the segment's bytes themselves in `segment_bytes`.
+// the segment arena at the path `arena` (actors/fence/segment_arena.hpp), or, when the arena has
+// no room for it, the file at the path `segment`, or when small, the segment's bytes themselves in
+// `segment_bytes`.
 struct FenceDone {
     static constexpr const char *type = "fence.done";
     std::string key;
     std::int32_t status = 0;
     std::string segment;
     Blob segment_bytes;
-    std::vector<ProcData> data;  // instead of a segment, for contributors of protocol < 3
     std::string arena;
     std::uint64_t arena_offset = 0;
     std::uint64_t arena_length = 0;
-    ZPMIX_MSG_MAP(key, status, segment, segment_bytes, data, arena, arena_offset, arena_length);
+    ZPMIX_MSG_MAP(key, status, segment, segment_bytes, arena, arena_offset, arena_length);
 };
 inline std::size_t payload_bytes(const FenceDone &m) {
-    std::size_t n = m.segment_bytes.size();
-    for (const auto &d : m.data) n += payload_bytes(d);
-    return n;
+    return m.segment_bytes.size();
 }
 
 }  // namespace zpmix::msg

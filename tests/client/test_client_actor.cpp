@@ -283,23 +283,6 @@ BOOST_FIXTURE_TEST_CASE(an_arena_segment_is_held_until_the_store_is_done_with_it
     BOOST_TEST(card() == 8);
 }
 
-// A broker of protocol 2 sends a collecting fence's data itself, not a segment.
-BOOST_FIXTURE_TEST_CASE(a_protocol_2_brokers_fence_data_is_read, FencingClient) {
-    auto f = fence(0);
-    fake.contribution();
-    msg::FenceDone done;
-    done.key = "ns:*#0";
-    done.data = {{{"ns", 1},
-                  {msg::Blob{'\x81', '\xa4', 'c', 'a', 'r', 'd', '\x92', '\x06', '\x07'}},
-                  {PMIX_GLOBAL}}};
-    fake.answer(done);
-    BOOST_TEST(f.get() == PMIX_SUCCESS);
-    pmix_value_t *v = nullptr;
-    BOOST_REQUIRE(store.get("ns", 1, "card", &v) == PMIX_SUCCESS);
-    BOOST_TEST(v->data.integer == 7);
-    PMIX_VALUE_RELEASE(v);
-}
-
 BOOST_AUTO_TEST_CASE(requests_are_answered_and_the_brokers_end_fails_pending_ones) {
     TwoRankBroker b;
     Broker &broker = *b.broker;

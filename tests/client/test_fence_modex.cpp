@@ -79,32 +79,11 @@ struct Session {
         BOOST_REQUIRE(env);
         BOOST_REQUIRE_EQUAL(env->type, msg::Welcome::type);
     }
-    std::uint32_t protocol = kProtocolVersion;  // what its envelopes say
     template <class M>
     std::uint64_t send(const M &m) {
-        if (protocol != kProtocolVersion) {
-            send_as_protocol(protocol, m);
-            return next_id - 1;
-        }
         const std::uint64_t id = next_id++;
         s.send(encode(M::type, id, m), zmq::send_flags::none);
         return id;
-    }
-    // As a peer of an older protocol would send it.
-    template <class M>
-    void send_as_protocol(std::uint32_t version, const M &m) {
-        msgpack::sbuffer buf;
-        msgpack::packer<msgpack::sbuffer> pk(buf);
-        pk.pack_map(4);
-        pk.pack("v");
-        pk.pack(version);
-        pk.pack("t");
-        pk.pack(M::type);
-        pk.pack("id");
-        pk.pack(next_id++);
-        pk.pack("body");
-        pk.pack(m);
-        s.send(zmq::buffer(buf.data(), buf.size()), zmq::send_flags::none);
     }
     std::optional<zmq::message_t> recv_raw(std::chrono::milliseconds timeout = 5000ms) {
         zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
@@ -190,15 +169,6 @@ std::vector<std::pair<int, std::set<std::string>>> blobs_in(std::string_view dat
     return out;
 }
 
-// The keys of each process in a segment, by rank.
-std::map<std::uint32_t, std::set<std::string>> keys_in(const std::string &segment) {
-    std::map<std::uint32_t, std::set<std::string>> out;
-    auto seg = FenceSegment::open(segment);
-    for (const auto &e : seg->entries())
-        for (auto &[scope, keys] : blobs_in(e.data)) out[e.rank].merge(keys);
-    return out;
-}
-
 // The segment a FenceDone hands over, wherever it is.
 std::shared_ptr<const FenceSegment> open_segment(const msg::FenceDone &done) {
     if (!done.arena.empty())
@@ -268,31 +238,36 @@ struct Fixture {
             msg::DeregisterNamespace::type,
             encode(msg::DeregisterNamespace::type, 0, msg::DeregisterNamespace{ns}));
     }
-    // Three sessions of `ns` that committed big cards and completed collecting fence 0. They
-    // speak protocol 3, whose readers get every segment in a file of its own, named `segment`.
-    std::vector<std::unique_ptr<Session>> fenced(const std::string &ns, std::string &segment) {
-        auto s = committed(ns, 3);
-        for (std::uint32_t r = 0; r < 3; ++r) s[r]->send(contribution({{ns, W}}, {ns, r}, true));
-        for (auto &p : s) {
-            auto done = p->expect<msg::FenceDone>();
-            BOOST_REQUIRE(done.status == PMIX_SUCCESS);
-            BOOST_REQUIRE(!done.segment.empty());
-            segment = done.segment;
+    // Cards of this size make segments of which a set's first arena (kArenaMin) holds five.
+    static constexpr std::size_t kFillingCard = 64 * 1024;
+    // Three sessions of `ns` whose collecting fences filled their set's arena, rank 2 holding
+    // fence 0's region, until fence `id`'s segment found no room there: it is in a file of its
+    // own, named `segment`. Every later fence's segment goes to a file while rank 2 holds fence 0.
+    std::vector<std::unique_ptr<Session>> fenced(const std::string &ns, std::string &segment,
+                                                 std::uint64_t &id) {
+        auto s = sessions(ns);
+        BOOST_REQUIRE(!arena_fence(s, 0, {0, 0, 0}, 1, kFillingCard).arena.empty());
+        for (id = 1; id < 16; ++id) {
+            const auto d = arena_fence(s, id, {id, id, 0}, 1, kFillingCard);
+            if (d.arena.empty()) {
+                BOOST_REQUIRE(d.segment.starts_with(session_dir + "/"));
+                segment = d.segment;
+                return s;
+            }
         }
+        BOOST_FAIL("the arena never filled");
         return s;
     }
-    // Three sessions of `ns` (speaking `protocol`), each of which committed a big card.
-    std::vector<std::unique_ptr<Session>> committed(const std::string &ns,
-                                                    std::uint32_t protocol = kProtocolVersion) {
+    // Three sessions of `ns`, each of which committed a big card.
+    std::vector<std::unique_ptr<Session>> committed(const std::string &ns) {
         auto s = sessions(ns);
         for (std::uint32_t r = 0; r < 3; ++r) {
-            s[r]->protocol = protocol;
             s[r]->send(msg::Commit{{ns, r}, {}, {}, big_card(r)});
             s[r]->expect<msg::Ok>();
         }
         return s;
     }
-    // Three sessions of `ns` (protocol 4) that committed nothing yet.
+    // Three sessions of `ns` that committed nothing yet.
     std::vector<std::unique_ptr<Session>> sessions(const std::string &ns = "ns") {
         std::vector<std::unique_ptr<Session>> s;
         for (std::uint32_t r = 0; r < 3; ++r)
@@ -394,24 +369,6 @@ BOOST_AUTO_TEST_CASE(collecting_fence_sends_the_same_bytes_to_everyone) {
         BOOST_TEST(blobs[0].second == std::set<std::string>{"local"});
         BOOST_TEST(blobs[1].first == PMIX_GLOBAL);
         BOOST_TEST(blobs[1].second == std::set<std::string>{"card"});
-    }
-}
-
-// A client of protocol 2 reads no segment: the broker sends it the data itself, and the segment
-// to the others.
-BOOST_AUTO_TEST_CASE(a_protocol_2_client_gets_the_data_itself) {
-    auto s = committed("ns");
-    s[0]->send_as_protocol(2, contribution({{"ns", W}}, {"ns", 0}, true));
-    for (std::uint32_t r = 1; r < 3; ++r) s[r]->send(contribution({{"ns", W}}, {"ns", r}, true));
-    auto old = s[0]->expect<msg::FenceDone>();
-    BOOST_TEST(old.status == PMIX_SUCCESS);
-    BOOST_TEST(old.segment.empty());
-    BOOST_TEST(old.segment_bytes.empty());
-    BOOST_REQUIRE(old.data.size() == 3u);
-    for (std::uint32_t r = 1; r < 3; ++r) {
-        auto done = s[r]->expect<msg::FenceDone>();
-        BOOST_TEST(done.data.empty());
-        BOOST_TEST(keys_in(done).size() == 3u);
     }
 }
 
@@ -553,19 +510,15 @@ BOOST_AUTO_TEST_CASE(big_collected_data_is_written_once_into_a_segment) {
     }
 }
 
+// A segment the arena had no room for gets a file, removed like a region.
 BOOST_AUTO_TEST_CASE(a_segment_goes_once_every_participant_is_done_with_it) {
     std::string first;
-    auto s = fenced("ns", first);
+    std::uint64_t k;
+    auto s = fenced("ns", first, k);
     BOOST_REQUIRE(exists(first));
-    // Fence 1 over the same set, but rank 2 still has fence 0 open (a non-blocking fence whose
-    // FenceDone it has not handled): the segment stays.
-    for (std::uint32_t r = 0; r < 3; ++r) {
-        auto c = contribution({{"ns", W}}, {"ns", r}, true, 1);
-        if (r == 2) c.done_through = 0;
-        s[r]->send(c);
-    }
-    std::string second;
-    for (auto &p : s) second = p->expect<msg::FenceDone>().segment;
+    // Fence k+1 over the same set, but rank 2 still has fence 0 open (a non-blocking fence whose
+    // FenceDone it has not handled): fence k's segment stays.
+    const std::string second = arena_fence(s, k + 1, {k + 1, k + 1, 0}, 2, kFillingCard).segment;
     BOOST_REQUIRE(!second.empty());
     BOOST_TEST(second != first);
     s[0]->sync();
@@ -576,19 +529,20 @@ BOOST_AUTO_TEST_CASE(a_segment_goes_once_every_participant_is_done_with_it) {
     for (std::uint32_t r = 0; r < 2; ++r) s[r]->expect<msg::FenceDone>();
     s[0]->sync();
     BOOST_TEST(exists(first));
-    // Fence 2, everyone done with 0 and 1: both go.
+    // Fence k+2, everyone done with the fences before it: both go.
     for (std::uint32_t r = 0; r < 3; ++r)
-        s[r]->send(contribution({{"ns", W}}, {"ns", r}, false, 2));
+        s[r]->send(contribution({{"ns", W}}, {"ns", r}, false, k + 2));
     for (auto &p : s) BOOST_TEST(p->expect<msg::FenceDone>().segment.empty());
     BOOST_TEST(test::eventually([&] { return !exists(first) && !exists(second); }));
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_fence_removes_nothing) {
     std::string first;
-    auto s = fenced("ns", first);
-    // Rank 2 never comes to fence 1, which times out: rank 2 may still be mapping segment 0.
+    std::uint64_t k;
+    auto s = fenced("ns", first, k);
+    // Rank 2 never comes to fence k+1, which times out: rank 2 may still be mapping segment k.
     for (std::uint32_t r = 0; r < 2; ++r)
-        s[r]->send(contribution({{"ns", W}}, {"ns", r}, false, 1, 100));
+        s[r]->send(contribution({{"ns", W}}, {"ns", r}, false, k + 1, 100));
     for (std::uint32_t r = 0; r < 2; ++r)
         BOOST_TEST(s[r]->expect<msg::FenceDone>().status == PMIX_ERR_TIMEOUT);
     s[0]->sync();
@@ -645,22 +599,6 @@ BOOST_AUTO_TEST_CASE(a_region_still_read_is_never_rewritten) {
     BOOST_TEST(d.arena_offset == 0u);
 }
 
-// A reader of protocol 3 knows no arenas: it gets the segment in a file, the others a region.
-BOOST_AUTO_TEST_CASE(readers_of_protocols_3_and_4_fence_together) {
-    auto s = committed("ns");
-    s[0]->protocol = 3;
-    for (std::uint32_t r = 0; r < 3; ++r) s[r]->send(contribution({{"ns", W}}, {"ns", r}, true));
-    const auto old = s[0]->expect<msg::FenceDone>();
-    BOOST_TEST(old.arena.empty());
-    BOOST_REQUIRE(old.segment.starts_with(session_dir + "/"));
-    for (std::uint32_t r = 1; r < 3; ++r) {
-        const auto done = s[r]->expect<msg::FenceDone>();
-        BOOST_TEST(done.segment.empty());
-        BOOST_REQUIRE(!done.arena.empty());
-        BOOST_TEST((keys_in(done) == keys_in(old)));
-    }
-}
-
 // A segment too big for four of it in the arena gets a bigger arena; the outgrown one goes once
 // the segments in it are released.
 BOOST_AUTO_TEST_CASE(a_bigger_segment_outgrows_the_arena) {
@@ -688,19 +626,21 @@ BOOST_AUTO_TEST_CASE(an_arena_goes_with_the_last_namespace_of_its_set) {
 
 BOOST_AUTO_TEST_CASE(segments_go_with_the_last_namespace_of_their_set) {
     std::string one;
-    auto s = fenced("ns", one);
-    // A set of two namespaces.
-    auto t = committed("ns2", 3);
+    std::uint64_t k;
+    auto s = fenced("ns", one, k);
+    // A set of two namespaces, whose segment goes into that set's arena.
+    auto t = committed("ns2");
     const std::vector<msg::Proc> both = {{"ns", W}, {"ns2", W}};
     for (std::uint32_t r = 0; r < 3; ++r) {
         s[r]->send(contribution(both, {"ns", r}, true));
         t[r]->send(contribution(both, {"ns2", r}, true));
     }
-    std::string two;
-    for (auto &p : s) two = p->expect<msg::FenceDone>().segment;
-    for (auto &p : t) BOOST_TEST(p->expect<msg::FenceDone>().segment == two);
-    BOOST_TEST(keys_in(two).size() == 3u);  // ranks 0..2, of two namespaces
-    BOOST_TEST(FenceSegment::open(two)->entries().size() == 6u);
+    msg::FenceDone shared;
+    for (auto &p : s) shared = p->expect<msg::FenceDone>();
+    for (auto &p : t) BOOST_TEST(p->expect<msg::FenceDone>().arena == shared.arena);
+    const std::string two = shared.arena;
+    BOOST_REQUIRE(!two.empty());
+    BOOST_TEST(open_segment(shared)->entries().size() == 6u);  // ranks 0..2 of two namespaces
     // ns goes: its own set's segment goes; the shared one stays for ns2.
     deregister("ns");
     BOOST_TEST(test::eventually([&] { return !exists(one); }));
@@ -841,8 +781,8 @@ BOOST_AUTO_TEST_CASE(malformed_commit_is_refused_and_the_broker_keeps_serving) {
 }
 
 // A job on its fence board: the reducer fails the fences a rank that ended had not arrived at, and
-// refuses a whole-namespace contribution (only a client of protocol < 6 sends one), failing the
-// board's fences so that no rank waits for that client.
+// refuses a whole-namespace contribution by message (its ranks fence on the board: this is a
+// process that does not), failing the board's fences so that no rank waits for that process.
 BOOST_AUTO_TEST_CASE(a_board_jobs_fences_fail_when_a_rank_ends_or_fences_by_message) {
     const std::string path = session_dir + "/fence-board";
     BOOST_REQUIRE_EQUAL(FenceBoard::create(path, 3), "");
@@ -871,15 +811,14 @@ BOOST_AUTO_TEST_CASE(a_board_jobs_fences_fail_when_a_rank_ends_or_fences_by_mess
     auto board2 = FenceBoard::open(path2, error);
     BOOST_REQUIRE(board2);
     BOOST_TEST(board2->arrive(0, 0) == PMIX_SUCCESS);
-    Session old(broker.uri(), {"bd2", 1});
-    old.protocol = 5;
-    old.send(contribution({{"bd2", W}}, {"bd2", 1}));
-    BOOST_TEST(old.expect_error() == PMIX_ERR_NOT_SUPPORTED);
+    Session stray(broker.uri(), {"bd2", 1});
+    stray.send(contribution({{"bd2", W}}, {"bd2", 1}));
+    BOOST_TEST(stray.expect_error() == PMIX_ERR_NOT_SUPPORTED);
     BOOST_TEST(board2->wait(0, deadline(), alive) == PMIX_ERR_NOT_SUPPORTED);
     // Its fences over other sets still go through the reducer.
     Session a(broker.uri(), {"bd2", 0});
     a.send(contribution({{"bd2", 0}, {"bd2", 1}}, {"bd2", 0}));
-    old.send(contribution({{"bd2", 0}, {"bd2", 1}}, {"bd2", 1}));
+    stray.send(contribution({{"bd2", 0}, {"bd2", 1}}, {"bd2", 1}));
     BOOST_TEST(a.expect<msg::FenceDone>().status == PMIX_SUCCESS);
 }
 
@@ -911,7 +850,8 @@ BOOST_AUTO_TEST_CASE(a_stopping_broker_removes_its_segments_and_arenas) {
     std::string segment, arena;
     {
         Fixture f;
-        auto s = f.fenced("ns", segment);
+        std::uint64_t k;
+        auto s = f.fenced("ns", segment, k);
         BOOST_REQUIRE(exists(segment));
         auto t = f.sessions("ns2");
         arena = f.arena_fence(t, 0, {0, 0, 0}, 1).arena;

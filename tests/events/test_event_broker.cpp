@@ -286,7 +286,7 @@ BOOST_AUTO_TEST_CASE(job_events_stay_past_the_ring_until_every_local_rank_acks) 
     BOOST_TEST(left[0].status == PMIX_EVENT_PROC_TERMINATED);
 }
 
-// Clients acknowledge only what the broker keeps for them (protocol 5): the flag must be set on
+// Clients acknowledge only what the broker keeps for them: the flag must be set on
 // exactly the events the cache retains for local ranks.
 BOOST_AUTO_TEST_CASE(events_say_whether_the_broker_keeps_them_for_acknowledgement) {
     Fixture f;

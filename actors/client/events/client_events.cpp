@@ -271,8 +271,7 @@ void ClientEvents::deliver(std::vector<msg::Event> events) {
 }
 
 void ClientEvents::note_for_ack(const msg::Event &ev) {
-    // A broker of protocol < 5 does not say which events it keeps for us: acknowledge all.
-    if (ev.retained || id_.broker_protocol < 5) to_ack_.insert(ev.stream);
+    if (ev.retained) to_ack_.insert(ev.stream);  // the broker keeps it until we acknowledge
 }
 
 void ClientEvents::send_acks() {

@@ -26,10 +26,9 @@ class ClientEvents {
   public:
     struct Identity {
         msg::Proc me;
-        msg::JobInfo job;                   // for the LOCAL source range
-        std::string events_uri;             // empty: no broker (a singleton)
-        std::string broker;                 // the broker's name: the source of runtime events
-        std::uint32_t broker_protocol = 0;  // 5 on: events say whether it keeps them for us
+        msg::JobInfo job;        // for the LOCAL source range
+        std::string events_uri;  // empty: no broker (a singleton)
+        std::string broker;      // the broker's name: the source of runtime events
     };
     ClientEvents(ClientActor &actor, Identity id);
     ~ClientEvents();  // not on the progress thread

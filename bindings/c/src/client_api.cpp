@@ -116,7 +116,7 @@ pmix_status_t init_singleton(Client &c) {
     PMIX_LOAD_PROCID(&c.me, job.nspace.c_str(), 0);
     c.job_size = 1;
     c.actor = std::make_unique<ClientActor>(*c.store);
-    (void)c::events_start(*c.actor, c.me, job, "", "", 0);  // no connection: cannot fail
+    (void)c::events_start(*c.actor, c.me, job, "", "");  // no connection: cannot fail
     c::attach(*c.actor, c.me);
     return PMIX_SUCCESS;
 }
@@ -129,11 +129,9 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
     msg::Hello hello{"client", ns, static_cast<std::uint32_t>(strtoul(rank, nullptr, 10)), getpid(),
                      secret ? secret : ""};
     const std::uint32_t timeout_ms = d.timeout_ms ? d.timeout_ms : kInitTimeoutMs;
-    // A broker of protocol 2 on speaks ZMTP itself on ipc: the Hello may follow the handshake
-    // at once, saving PMIx_Init a round trip.
-    const char *protocol = getenv("ZPMIX_PROTOCOL");
-    const bool pipeline = std::string_view(uri).starts_with("ipc://") && protocol &&
-                          strtoul(protocol, nullptr, 10) >= 2;
+    // On ipc the broker speaks ZMTP itself: the Hello may follow the handshake at once, saving
+    // PMIx_Init a round trip. On tcp, libzmq's ROUTER with a ZAP handler would drop it.
+    const bool pipeline = std::string_view(uri).starts_with("ipc://");
     try {
         c.actor = std::make_unique<ClientActor>(*c.store, uri, timeout_ms, pipeline);
     } catch (const client::ZmtpError &e) {
@@ -172,7 +170,7 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
             std::make_unique<client::NodeFence>(std::move(board), *c.actor, *c.store, to_msg(c.me));
     }
     if (pmix_status_t rc = c::events_start(*c.actor, c.me, welcome.job, welcome.events_uri,
-                                           welcome.broker, reply.env.version);
+                                           welcome.broker);
         rc != PMIX_SUCCESS) {
         c.actor.reset();
         return rc;

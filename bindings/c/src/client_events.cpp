@@ -35,12 +35,12 @@ std::shared_ptr<ClientEvents> events() {
 
 pmix_status_t events_start(client::ClientActor &actor, const pmix_proc_t &me,
                            const msg::JobInfo &job, const std::string &events_uri,
-                           const std::string &broker, std::uint32_t broker_protocol) {
+                           const std::string &broker) {
     std::shared_ptr<ClientEvents> ev;
     try {
         ev = std::make_shared<ClientEvents>(
             actor,
-            ClientEvents::Identity{client::to_msg(me), job, events_uri, broker, broker_protocol});
+            ClientEvents::Identity{client::to_msg(me), job, events_uri, broker});
     } catch (const client::ZmtpError &e) {
         spdlog::error("pmix client: cannot subscribe to the broker's events: {}", e.what());
         return e.refused ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_UNREACH;

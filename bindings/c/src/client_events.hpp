@@ -12,7 +12,7 @@ namespace zpmix::c {
 // Connects to the broker's event publisher; fails when it cannot.
 pmix_status_t events_start(client::ClientActor &actor, const pmix_proc_t &me,
                            const msg::JobInfo &job, const std::string &events_uri,
-                           const std::string &broker, std::uint32_t broker_protocol);
+                           const std::string &broker);
 void events_stop();
 // PMIx_Init with PMIX_PROGRAMMING_MODEL: PMIX_MODEL_DECLARED to this process's handlers.
 void events_model_declared(const pmix_info_t info[], size_t ninfo);

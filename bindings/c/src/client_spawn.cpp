@@ -94,8 +94,7 @@ std::vector<std::string> harvested_environment() {
     for (char **e = environ; e && *e; ++e) {
         const std::string_view kv = *e;
         if (kv.starts_with("PMIX_NAMESPACE=") || kv.starts_with("PMIX_RANK=") ||
-            kv.starts_with("ZPMIX_URI=") || kv.starts_with("ZPMIX_SECRET=") ||
-            kv.starts_with("ZPMIX_PROTOCOL="))
+            kv.starts_with("ZPMIX_URI=") || kv.starts_with("ZPMIX_SECRET="))
             continue;
         out.emplace_back(kv);
     }
