@@ -73,8 +73,8 @@ class FenceReducer : public Actor {
         bool collect = false;
         std::map<std::string, std::uint32_t> sizes;  // of the namespaces named by a wildcard
         std::set<msg::Proc> arrived;                 // local contributors so far
-        std::vector<std::string> routes;  // their routing ids, to answer
-        std::size_t pending_children = 0;  // child brokers yet to report (no tree yet)
+        std::vector<std::string> routes;             // their routing ids, to answer
+        std::size_t pending_children = 0;            // child brokers yet to report (no tree yet)
         Reactor::TimerId timer = 0;
         bool gathering = false;  // complete, waiting for modex's data
     };

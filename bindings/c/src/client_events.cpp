@@ -39,8 +39,7 @@ pmix_status_t events_start(client::ClientActor &actor, const pmix_proc_t &me,
     std::shared_ptr<ClientEvents> ev;
     try {
         ev = std::make_shared<ClientEvents>(
-            actor,
-            ClientEvents::Identity{client::to_msg(me), job, events_uri, broker});
+            actor, ClientEvents::Identity{client::to_msg(me), job, events_uri, broker});
     } catch (const client::ZmtpError &e) {
         spdlog::error("pmix client: cannot subscribe to the broker's events: {}", e.what());
         return e.refused ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_UNREACH;
