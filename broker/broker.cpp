@@ -379,6 +379,15 @@ void Broker::on_peer_message(const std::string &peer, const std::vector<std::str
         refuse(0, PMIX_ERR_BAD_PARAM, e.what());
         return;
     }
+    // One protocol per release: a peer of another version is refused, its Hello as any message,
+    // before anything reads a body it may lay out otherwise.
+    if (env.version != kProtocolVersion) {
+        refuse(env.id, PMIX_ERR_NOT_SUPPORTED,
+               "protocol version " + std::to_string(env.version) + " is not this broker's (" +
+                   std::to_string(kProtocolVersion) +
+                   "): upgrade or downgrade libpmix or zpmix to the same release");
+        return;
+    }
     env.from = peer;
     env.peer = cred;
     Actor *actor = bus_.handler_of(env.type);

@@ -67,7 +67,7 @@ ClientActor::Reply ClientActor::call_bytes(std::uint64_t id, Pending pending,
         std::lock_guard lock(mu_);
         if (!conn_ || lost_) {
             if (!pending.fence_key.empty()) close_fence_locked(pending);
-            return {conn_ ? PMIX_ERR_LOST_CONNECTION : PMIX_ERR_UNREACH, {}};
+            return {conn_ ? PMIX_ERR_LOST_CONNECTION : PMIX_ERR_UNREACH, {}, {}};
         }
         if (!pending.fence_key.empty()) fences_[pending.fence_key] = id;
         pending_.emplace(id, std::move(pending));
@@ -237,7 +237,7 @@ void ClientActor::dispatch(std::string_view bytes) {
         if (env.type == msg::ErrorReply::type) {
             auto e = env.as<msg::ErrorReply>();
             spdlog::debug("pmix client: the broker says: {} ({})", e.message, e.status);
-            complete(env.id, e.status != PMIX_SUCCESS ? e.status : PMIX_ERROR, nullptr);
+            complete(env.id, e.status != PMIX_SUCCESS ? e.status : PMIX_ERROR, nullptr, e.message);
             return;
         }
         env.own();  // read later, by the caller
@@ -287,13 +287,14 @@ std::shared_ptr<const ArenaMapping> ClientActor::arena(const std::string &path) 
     return mapped;
 }
 
-void ClientActor::complete(std::uint64_t id, pmix_status_t status, Envelope *env) {
+void ClientActor::complete(std::uint64_t id, pmix_status_t status, Envelope *env,
+                           std::string_view message) {
     std::unique_lock lock(mu_);
-    complete_locked(lock, id, status, env);
+    complete_locked(lock, id, status, env, message);
 }
 
 void ClientActor::complete_locked(std::unique_lock<std::mutex> &, std::uint64_t id,
-                                  pmix_status_t status, Envelope *env) {
+                                  pmix_status_t status, Envelope *env, std::string_view message) {
     auto node = pending_.extract(id);
     if (!node) return;  // answered, timed out or failed already
     Pending &p = node.mapped();
@@ -302,7 +303,7 @@ void ClientActor::complete_locked(std::unique_lock<std::mutex> &, std::uint64_t 
         close_fence_locked(p);
     }
     if (p.slot) {
-        *p.slot = Reply{status, env ? std::move(*env) : Envelope{}};
+        *p.slot = Reply{status, env ? std::move(*env) : Envelope{}, std::string(message)};
         answered_.notify_all();
         return;
     }

@@ -25,6 +25,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
@@ -46,7 +47,8 @@ class ClientActor {
     using Done = std::function<void(pmix_status_t, const Envelope *)>;
     struct Reply {
         pmix_status_t status = PMIX_ERROR;
-        Envelope env;  // the reply when status is PMIX_SUCCESS
+        Envelope env;         // the reply when status is PMIX_SUCCESS
+        std::string message;  // the broker's reason when it answered with an ErrorReply
     };
 
     // A singleton's actor: a progress thread (for the callbacks of non-blocking calls), no broker.
@@ -164,9 +166,11 @@ class ClientActor {
     // The store takes a completed fence's data; its status.
     pmix_status_t take_fence_data(std::uint64_t id, msg::FenceDone &done);
     std::shared_ptr<const ArenaMapping> arena(const std::string &path);  // the reader's
-    void complete(std::uint64_t id, pmix_status_t status, Envelope *env);
+    // `message`: an ErrorReply's reason, for a blocking caller.
+    void complete(std::uint64_t id, pmix_status_t status, Envelope *env,
+                  std::string_view message = {});
     void complete_locked(std::unique_lock<std::mutex> &lock, std::uint64_t id, pmix_status_t status,
-                         Envelope *env);
+                         Envelope *env, std::string_view message = {});
     void mark_lost();
     void update_watch();  // progress thread: watch the socket iff non-blocking answers are due
     void on_readable();   // progress thread

@@ -148,11 +148,11 @@ zmq::message_t PackBuffer::to_message() && {
 
 namespace detail {
 
-void pack_header(msgpack::packer<PackBuffer> &pk, std::string_view type, std::uint64_t id,
-                 std::string_view from) {
+void pack_header(msgpack::packer<PackBuffer> &pk, std::uint32_t version, std::string_view type,
+                 std::uint64_t id, std::string_view from) {
     pk.pack_map(from.empty() ? 4 : 5);
     pk.pack(kVersion);
-    pk.pack(kProtocolVersion);
+    pk.pack(version);
     pk.pack(kType);
     pk.pack(type);
     pk.pack(kId);

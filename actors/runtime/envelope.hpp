@@ -1,7 +1,10 @@
 #pragma once
 // The one message envelope every zpmix peer and actor speaks:
 //   {"v": protocol version, "t": message type, "id": request id, "from": sender, "body": payload}
-// as a msgpack map, so a newer peer's extra fields are ignored and absent ones take defaults.
+// as a msgpack map, so fields a reader does not know are skipped and absent ones take defaults.
+// "v" is kProtocolVersion: libpmix, tools and the broker come from one release, and the broker
+// refuses a message of another version. Events published on the XPUB say instead the event schema
+// version, which monitors read (msg::kEventSchemaVersion).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -126,19 +129,26 @@ class PackBuffer {
 };
 
 namespace detail {
-void pack_header(msgpack::packer<PackBuffer> &pk, std::string_view type, std::uint64_t id,
-                 std::string_view from);
+void pack_header(msgpack::packer<PackBuffer> &pk, std::uint32_t version, std::string_view type,
+                 std::uint64_t id, std::string_view from);
 }  // namespace detail
 
-// Encodes one envelope into a ZeroMQ message without copying the packed bytes.
+// Encodes one envelope of the given "v" into a ZeroMQ message without copying the packed bytes.
+template <class Body>
+zmq::message_t encode_versioned(std::uint32_t version, std::string_view type, std::uint64_t id,
+                                const Body &body, std::string_view from = {}) {
+    PackBuffer buf(256 + payload_bytes(body));
+    msgpack::packer<PackBuffer> pk(buf);
+    detail::pack_header(pk, version, type, id, from);
+    pk.pack(body);
+    return std::move(buf).to_message();
+}
+
+// The same, of this protocol's version: what every peer and actor sends.
 template <class Body>
 zmq::message_t encode(std::string_view type, std::uint64_t id, const Body &body,
                       std::string_view from = {}) {
-    PackBuffer buf(256 + payload_bytes(body));
-    msgpack::packer<PackBuffer> pk(buf);
-    detail::pack_header(pk, type, id, from);
-    pk.pack(body);
-    return std::move(buf).to_message();
+    return encode_versioned(kProtocolVersion, type, id, body, from);
 }
 
 }  // namespace zpmix

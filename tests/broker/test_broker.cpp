@@ -295,6 +295,50 @@ BOOST_AUTO_TEST_CASE(bad_messages_answered_others_still_served) {
     BOOST_TEST(log->contains("malformed message"));
 }
 
+// One protocol per release: a peer of another version is refused at its Hello, and any other
+// message of another version too, with a reason that names both versions, before its body is read.
+BOOST_AUTO_TEST_CASE(a_peer_of_another_protocol_version_is_refused) {
+    auto log = zpmix::test::capture_log();
+    TempDir tmp;
+    Broker b(config_in(tmp.path + "/run"));
+    b.start();
+    const std::uint32_t other = kProtocolVersion + 6;
+    const std::string why = "protocol version " + std::to_string(other) +
+                            " is not this broker's (" + std::to_string(kProtocolVersion) +
+                            "): upgrade or downgrade libpmix or zpmix to the same release";
+    auto refusal = [](Peer &p, std::uint64_t id) {
+        auto env = p.recv();
+        BOOST_REQUIRE(env);
+        BOOST_REQUIRE_EQUAL(env->type, msg::ErrorReply::type);
+        BOOST_TEST(env->id == id);
+        return env->as<msg::ErrorReply>();
+    };
+
+    Peer newer(b.uri());
+    newer.s.send(encode_versioned(other, msg::Hello::type, 3, tool_hello()), zmq::send_flags::none);
+    auto e = refusal(newer, 3);
+    BOOST_TEST(e.status == PMIX_ERR_NOT_SUPPORTED);
+    BOOST_TEST(e.message == why);
+    // A Hello of another version whose body this version cannot read: the same refusal.
+    newer.s.send(encode_versioned(other, msg::Hello::type, 4, BadHello{}), zmq::send_flags::none);
+    e = refusal(newer, 4);
+    BOOST_TEST(e.status == PMIX_ERR_NOT_SUPPORTED);
+    BOOST_TEST(e.message == why);
+    BOOST_TEST(log->contains(why));
+
+    // A message of another version on a session of this one.
+    Peer tool(b.uri());
+    tool.hello(tool_hello());
+    tool.s.send(encode_versioned(other, msg::JobInfoQuery::type, 5, msg::JobInfoQuery{"none"}),
+                zmq::send_flags::none);
+    e = refusal(tool, 5);
+    BOOST_TEST(e.status == PMIX_ERR_NOT_SUPPORTED);
+    BOOST_TEST(e.message == why);
+    tool.send(msg::JobInfoQuery{"none"}, 6);  // still served
+    e = refusal(tool, 6);
+    BOOST_TEST(e.status == PMIX_ERR_NOT_FOUND);
+}
+
 BOOST_AUTO_TEST_CASE(peer_of_another_uid_refused) {
     auto log = zpmix::test::capture_log();
     if (::getuid() != 0) {

@@ -140,6 +140,15 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
     auto reply = c.actor->call(hello, timeout_ms);
     pmix_status_t status = reply.status;
     if (status == PMIX_ERR_LOST_CONNECTION && c.actor->refused()) status = PMIX_ERR_NO_PERMISSIONS;
+    if (status == PMIX_SUCCESS && reply.env.version != kProtocolVersion) {
+        reply.message = "the broker speaks protocol version " + std::to_string(reply.env.version) +
+                        ", not this libpmix's (" + std::to_string(kProtocolVersion) +
+                        "): upgrade or downgrade libpmix or zpmix to the same release";
+        status = PMIX_ERR_NOT_SUPPORTED;
+    }
+    // Why the broker turned this process away (another protocol version, an unknown namespace,
+    // a bad secret...), where the user sees it: PMIx_Init itself returns only a status.
+    if (!reply.message.empty()) spdlog::error("pmix client: PMIx_Init: {}", reply.message);
     msg::Welcome welcome;
     if (status == PMIX_SUCCESS) {
         try {
@@ -169,8 +178,8 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
         c.node_fence =
             std::make_unique<client::NodeFence>(std::move(board), *c.actor, *c.store, to_msg(c.me));
     }
-    if (pmix_status_t rc = c::events_start(*c.actor, c.me, welcome.job, welcome.events_uri,
-                                           welcome.broker);
+    if (pmix_status_t rc =
+            c::events_start(*c.actor, c.me, welcome.job, welcome.events_uri, welcome.broker);
         rc != PMIX_SUCCESS) {
         c.actor.reset();
         return rc;
