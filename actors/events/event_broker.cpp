@@ -309,7 +309,8 @@ void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cach
     std::set<msg::Proc> awaiting;
     if (cache && !ev.enviro) awaiting = recipients(prefix);
     ev.retained = !awaiting.empty();  // only these need the recipients' acknowledgements
-    zmq::message_t body = encode(msg::Event::type, 0, ev, name());
+    zmq::message_t body =
+        encode_versioned(msg::kEventSchemaVersion, msg::Event::type, 0, ev, name());
     if (cache) cache_.add(ev, std::move(awaiting));
     if (opts_.test_drop_every != 0 && ev.seq % opts_.test_drop_every == 0) {
         log().debug("test: not sending {}#{}", ev.stream, ev.seq);

@@ -12,6 +12,10 @@
 //   ev/p/<nspace>/<rank>/  one process (a CUSTOM range's members)
 //   ev/rm/                 RM: the resource manager's (monitors') feed, no client subscribes
 // Each stream numbers its events 1, 2, 3... so a subscriber sees a gap and asks for the rest.
+//
+// The published envelope's "v" is kEventSchemaVersion, not the internal protocol version: monitors
+// in any language read the XPUB, and the schema they read stays put while zpmix's own peers,
+// which come from one release, change their protocol at will.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -24,6 +28,10 @@
 #include "actors/protocol/modex.hpp"  // Proc, Blob
 
 namespace zpmix::msg {
+
+// The published event schema (docs/events.md). It changes only when a published field changes
+// meaning or goes away; a new field does not change it (readers skip fields they do not know).
+inline constexpr std::uint32_t kEventSchemaVersion = 1;
 
 // PMIx range values (pmix_data_range_t), repeated so that the broker needs no PMIx header.
 enum class Range : std::uint8_t {

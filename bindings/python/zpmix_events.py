@@ -9,7 +9,8 @@ selects events by range, class and code:
     ev/n/<nspace>/          NAMESPACE range       ev/node/<host>/     LOCAL (node) range
     ev/p/<nspace>/<rank>/   one process           ev/rm/              RM range (monitors only)
 
-The envelope is a msgpack map {"v", "t": "event", "id", "from", "body"}; the body a map with
+The envelope is a msgpack map {"v": 1, "t": "event", "id", "from", "body"}, where "v" is the
+event schema version (SCHEMA_VERSION, stable across zpmix releases); the body a map with
 stream, seq, status, source {nspace, rank}, range, custom_range, affected, non_default, enviro,
 text, timestamp, info: msgpack bytes of [[key, flags, [type, payload]], ...], and retained (the
 broker keeps it until its local recipients acknowledge it).
@@ -25,7 +26,10 @@ import os
 import msgpack
 import zmq
 
-__all__ = ["EventSubscriber", "decode_event", "events_uri"]
+__all__ = ["EventSubscriber", "SCHEMA_VERSION", "decode_event", "events_uri"]
+
+# The published event schema this module reads: the envelope's "v" (docs/events.md).
+SCHEMA_VERSION = 1
 
 
 def events_uri(run_dir):
@@ -39,10 +43,13 @@ def _text(v):
 
 
 def decode_event(topic, envelope):
-    """One event (a dict) from its two frames; raises ValueError when they are not an event."""
+    """One event (a dict) from its two frames; raises ValueError when they are not an event of
+    this module's schema."""
     env = msgpack.unpackb(envelope, raw=False, strict_map_key=False)
     if not isinstance(env, dict) or env.get("t") != "event" or not isinstance(env.get("body"), dict):
         raise ValueError("not a zpmix event")
+    if env.get("v") != SCHEMA_VERSION:
+        raise ValueError("event schema version %r, this module reads %d" % (env.get("v"), SCHEMA_VERSION))
     ev = dict(env["body"])
     ev["topic"] = _text(topic)
     info = {}

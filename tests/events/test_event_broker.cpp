@@ -189,6 +189,23 @@ BOOST_AUTO_TEST_CASE(ranges_map_to_topics_and_streams_count) {
     BOOST_TEST(!next_event(sub, 50ms));
 }
 
+// Monitors read the published envelope's "v" as the event schema version, documented as 1
+// (docs/events.md) whatever the internal protocol's version.
+BOOST_AUTO_TEST_CASE(published_events_carry_the_documented_schema_version) {
+    Fixture f;
+    auto sub = f.subscriber({"ev/g/"}, "schema");
+    BOOST_TEST(f.notify(event(-10, msg::Range::global)) == 0);
+    zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
+    BOOST_REQUIRE(zmq::poll(&item, 1, 2s) == 1);
+    zmq::message_t topic, body;
+    BOOST_REQUIRE(sub.recv(topic));
+    BOOST_REQUIRE(sub.recv(body));
+    const Envelope env = decode(body);
+    BOOST_TEST(env.version == 1u);
+    BOOST_TEST(env.version == msg::kEventSchemaVersion);
+    BOOST_TEST(env.as<msg::Event>().status == -10);
+}
+
 BOOST_AUTO_TEST_CASE(bad_ranges_are_refused) {
     Fixture f;
     BOOST_TEST(f.notify(event(-1, msg::Range::custom)) == PMIX_ERR_BAD_PARAM);  // no members

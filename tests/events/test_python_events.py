@@ -1,6 +1,6 @@
 """bindings/python/zpmix_events.py against a real `zpmix broker`: an event injected over the
-broker's ROUTER (as `zpmix notify` does) arrives decoded, and a subscriber to another range
-does not get it. Usage: test_python_events.py <zpmix binary> <bindings/python dir>"""
+broker's ROUTER (as `zpmix notify` does) arrives decoded, its envelope of the documented schema
+version, and a subscriber to another range does not get it. Usage: test_python_events.py <zpmix binary> <bindings/python dir>"""
 import os
 import subprocess
 import sys
@@ -11,9 +11,10 @@ import msgpack
 import zmq
 
 sys.path.insert(0, sys.argv[2])
-from zpmix_events import EventSubscriber, events_uri  # noqa: E402
+from zpmix_events import SCHEMA_VERSION, EventSubscriber, events_uri  # noqa: E402
 
 
+# "v" here is the internal protocol's version (ZPMIX_PROTOCOL_VERSION), which a tool speaks.
 def envelope(t, rid, body):
     return msgpack.packb({"v": 1, "t": t, "id": rid, "body": body}, use_bin_type=True)
 
@@ -36,6 +37,10 @@ def main():
         uri = events_uri(run_dir)
         everything = EventSubscriber(uri, ["ev/"])
         other = EventSubscriber(uri, ["ev/n/other/"])
+        raw = ctx.socket(zmq.SUB)
+        raw.setsockopt(zmq.LINGER, 0)
+        raw.setsockopt(zmq.SUBSCRIBE, b"ev/g/")
+        raw.connect(uri)
         # A slow joiner may miss the first events: repeat until one arrives, within a deadline.
         info = msgpack.packb([["site.reason", 0, [3, "maintenance"]]], use_bin_type=True)
         got = None
@@ -57,6 +62,21 @@ def main():
         assert got["text"] == "hello"
         assert got["info"] == {"site.reason": "maintenance"}, got["info"]
         assert other.recv(200) is None, "a namespace subscriber got a global event"
+        # The schema version docs/events.md documents, on every published envelope.
+        assert SCHEMA_VERSION == 1
+        published = None
+        deadline = time.monotonic() + 10
+        while published is None and time.monotonic() < deadline:  # a slow joiner too
+            dealer.send(envelope("ev.notify", rid, {"event": {
+                "status": -4243, "range": 5, "source": {"nspace": "py", "rank": 0}}}))
+            rid += 1
+            assert dealer.poll(5000), "no answer to ev.notify"
+            dealer.recv()
+            if raw.poll(200):
+                published = msgpack.unpackb(raw.recv_multipart()[1], raw=False,
+                                            strict_map_key=False)
+        assert published is not None, "the raw subscriber got no event"
+        assert published["t"] == "event" and published["v"] == 1, published
         print("ok")
     finally:
         broker.terminate()
