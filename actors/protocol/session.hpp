@@ -1,7 +1,8 @@
 #pragma once
 // How a peer opens its session with its node's broker. Every peer's first message is a Hello;
 // the broker answers with a Welcome (or an ErrorReply). The envelope carries the protocol
-// version, so old and new releases can tell each other apart.
+// version; the broker refuses a peer of another (PMIX_ERR_NOT_SUPPORTED): libpmix, tools and the
+// broker come from the same release.
 #include <cstdint>
 #include <string>
 
