@@ -20,6 +20,7 @@
 #include "actors/modex/modex_store.hpp"
 #include "actors/monitor/process_monitor.hpp"
 #include "actors/server/server.hpp"
+#include "broker/dispatcher.hpp"
 #include "broker/rendezvous.hpp"
 
 namespace zpmix {
@@ -125,6 +126,7 @@ Broker::Broker(Config config) : config_(std::move(config)), uid_(::getuid()) {
 
 // ---- The broker's actors. Other issues append their add_actor<...>() lines here. ----------
 void Broker::add_standard_actors() {
+    dispatcher_ = &add_actor<Dispatcher>(DecodeLimits{.max_message = config_.max_message_bytes});
     add_actor<Server>(name_, events_uri_);
     launcher_ = &add_actor_on<Launcher>(launcher_reactor_,
                                         Launcher::Settings{run_dir_, uri_, config_.kill_grace_ms});
@@ -199,7 +201,8 @@ void Broker::start() {
     });
     router_->on_message(
         [this](const std::string &peer, const std::vector<std::string_view> &frames,
-               const PeerCredentials &cred) { on_peer_message(peer, frames, cred); });
+               const PeerCredentials &cred) { dispatcher_->route(peer, frames, cred); });
+    router_->on_disconnect([this](const std::string &peer) { dispatcher_->peer_gone(peer); });
     if (tcp_router_) {
         reactor_.watch(zap_, [this] { on_zap(); });
         reactor_.watch(tcp_router_, [this] { on_tcp_router(); });
@@ -355,52 +358,8 @@ void Broker::on_tcp_router() {
             if (parts.size() > 1) user_id = parts[1].gets("User-Id");
         } catch (const zmq::error_t &) {
         }
-        on_peer_message(peer, frames, credentials_of(user_id));
+        dispatcher_->route(peer, frames, credentials_of(user_id));
     }
-}
-
-void Broker::on_peer_message(const std::string &peer, const std::vector<std::string_view> &frames,
-                             const PeerCredentials &cred) {
-    auto refuse = [&](std::uint64_t id, std::int32_t status, const std::string &why) {
-        log_->warn("peer {}: {}", peer_name(peer), why);
-        send_to_peer(peer,
-                     encode(msg::ErrorReply::type, id, msg::ErrorReply{status, why}, "broker"));
-    };
-    if (frames.size() != 1) {
-        refuse(0, PMIX_ERR_BAD_PARAM,
-               "expected one message frame, got " + std::to_string(frames.size()));
-        return;
-    }
-    Envelope env;
-    try {
-        env = decode(frames[0].data(), frames[0].size(),
-                     DecodeLimits{.max_message = config_.max_message_bytes});
-    } catch (const DecodeError &e) {
-        refuse(0, PMIX_ERR_BAD_PARAM, e.what());
-        return;
-    }
-    // One protocol per release: a peer of another version is refused, its Hello as any message,
-    // before anything reads a body it may lay out otherwise.
-    if (env.version != kProtocolVersion) {
-        refuse(env.id, PMIX_ERR_NOT_SUPPORTED,
-               "protocol version " + std::to_string(env.version) + " is not this broker's (" +
-                   std::to_string(kProtocolVersion) +
-                   "): upgrade or downgrade libpmix or zpmix to the same release");
-        return;
-    }
-    env.from = peer;
-    env.peer = cred;
-    Actor *actor = bus_.handler_of(env.type);
-    if (!actor) {
-        refuse(env.id, PMIX_ERR_NOT_SUPPORTED, "unknown message type '" + env.type + "'");
-        return;
-    }
-    // An actor on another of our reactors (the launcher) handles it on its own thread.
-    if (&actor->reactor() != &reactor_) {
-        actor->reactor().post([actor, env = std::move(env)] { actor->dispatch(env); });
-        return;
-    }
-    actor->dispatch(env);
 }
 
 void Broker::send_to_peer(const std::string &peer, zmq::message_t msg) {

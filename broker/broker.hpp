@@ -24,6 +24,7 @@
 
 namespace zpmix {
 
+class Dispatcher;
 class Launcher;
 
 // Another live broker already owns the run directory.
@@ -78,9 +79,6 @@ class Broker {
     void prepare_run_dir();
     void on_tcp_router();
     void on_zap();
-    // A message from a peer (ipc or tcp), without its routing id.
-    void on_peer_message(const std::string &peer, const std::vector<std::string_view> &frames,
-                         const PeerCredentials &cred);
     void send_to_peer(const std::string &peer, zmq::message_t msg);
     void begin_shutdown();  // reactor thread
     void cleanup();
@@ -99,6 +97,7 @@ class Broker {
     Reactor launcher_reactor_;
     Bus bus_;
     std::vector<std::unique_ptr<Actor>> actors_;
+    Dispatcher *dispatcher_ = nullptr;  // every peer's message enters through it
     Launcher *launcher_ = nullptr;
 
     std::unique_ptr<ZmtpListener> router_, xpub_;  // ipc: <run_dir>/broker.sock, events.sock

@@ -10,11 +10,6 @@ namespace zpmix {
 
 namespace {
 
-// Messages that only the broker's own actors may send.
-bool from_peer(const Envelope &env) {
-    return env.peer.tcp || env.peer.uid >= 0;
-}
-
 constexpr std::uint32_t kWildcard = PMIX_RANK_WILDCARD;
 constexpr std::string_view kSyncPrefix = "ev/sync/";
 
@@ -38,17 +33,17 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, ZmtpListener &xpub, EventOp
       xpub_(xpub),
       cache_(opts_.ring_size) {
     if (opts_.host.empty()) opts_.host = hostname();
-    on(&EventBroker::notify);
-    on(&EventBroker::register_handler);
-    on(&EventBroker::streams);
-    on(&EventBroker::resend);
-    on(&EventBroker::ack);
-    on(&EventBroker::notify_completion);
-    on(&EventBroker::proc_exit);
-    on(&EventBroker::ns_register);
-    on(&EventBroker::ns_deregister);
-    on(&EventBroker::job_ended);
-    on(&EventBroker::abort_job);
+    on(&EventBroker::notify, Access::session | Access::operator_);
+    on(&EventBroker::register_handler, Access::session | Access::operator_);
+    on(&EventBroker::streams, Access::session | Access::operator_);
+    on(&EventBroker::resend, Access::session | Access::operator_);
+    on(&EventBroker::ack, Access::session);
+    on(&EventBroker::notify_completion, Access::session | Access::operator_);
+    on(&EventBroker::proc_exit, Access::internal);
+    on(&EventBroker::ns_register, Access::internal);
+    on(&EventBroker::ns_deregister, Access::internal);
+    on(&EventBroker::job_ended, Access::internal);
+    on(&EventBroker::abort_job, Access::internal);
     xpub_.on_subscription([this](bool on, std::string_view topic) { on_subscription(on, topic); });
 }
 
@@ -141,8 +136,7 @@ void EventBroker::notify_completion(const Envelope &env, msg::NotifyCompletion &
 
 // --- what the other actors tell us ----------------------------------------------------------
 
-void EventBroker::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void EventBroker::ns_register(const Envelope &, msg::RegisterNamespace &m) {
     auto &ranks = jobs_[m.job.nspace];
     for (const auto &p : m.job.procs)
         if (p.hostname.empty() || p.hostname == opts_.host) ranks.insert(p.rank);
@@ -152,15 +146,13 @@ void EventBroker::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
     }
 }
 
-void EventBroker::ns_deregister(const Envelope &env, msg::DeregisterNamespace &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void EventBroker::ns_deregister(const Envelope &, msg::DeregisterNamespace &m) {
     jobs_.erase(m.nspace);
     completion_watchers_.erase(m.nspace);
     cache_.forget({m.nspace, kWildcard});
 }
 
-void EventBroker::abort_job(const Envelope &env, msg::AbortJob &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void EventBroker::abort_job(const Envelope &, msg::AbortJob &m) {
     msg::Event ev;
     ev.source = opts_.self;
     ev.status = PMIX_ERR_PROC_REQUESTED_ABORT;
@@ -173,8 +165,7 @@ void EventBroker::abort_job(const Envelope &env, msg::AbortJob &m) {
     publish_on(msg::topic::nspace(m.nspace), std::move(ev), true);
 }
 
-void EventBroker::proc_exit(const Envelope &env, msg::ProcExit &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void EventBroker::proc_exit(const Envelope &, msg::ProcExit &m) {
     const msg::Proc proc{m.nspace, m.rank};
     if (auto it = jobs_.find(m.nspace); it != jobs_.end()) it->second.erase(m.rank);
     cache_.forget(proc);
@@ -212,8 +203,7 @@ void EventBroker::proc_exit(const Envelope &env, msg::ProcExit &m) {
 // PMIX_EXIT_CODE (what `zpmix run` would exit with: 0, the first failing rank's exit code,
 // 128+signal, the PMIx_Abort status, 124 for the time limit). Only handlers registered for it
 // run (Open MPI's default handler aborts on any event it gets).
-void EventBroker::job_ended(const Envelope &env, msg::JobEnded &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void EventBroker::job_ended(const Envelope &, msg::JobEnded &m) {
     auto watchers = completion_watchers_.find(m.nspace);
     if (watchers == completion_watchers_.end()) return;
     for (const auto &w : watchers->second) {

@@ -29,12 +29,11 @@ bool takes_part(const std::vector<msg::Proc> &participants, const msg::Proc &p) 
 }  // namespace
 
 FenceReducer::FenceReducer(Reactor &reactor, Bus &bus) : Actor("fence", reactor, bus) {
-    on(&FenceReducer::contribute);
-    on(&FenceReducer::collected);
-    on(&FenceReducer::proc_exit);
-    on(&FenceReducer::ns_register);
-    on(&FenceReducer::rank_spawned);
-    on(&FenceReducer::namespace_gone);
+    on(&FenceReducer::contribute, Access::session);
+    on(&FenceReducer::collected, Access::internal);
+    on(&FenceReducer::proc_exit, Access::internal);
+    on(&FenceReducer::ns_register, Access::internal);
+    on(&FenceReducer::namespace_gone, Access::internal);
 }
 
 FenceReducer::~FenceReducer() {
@@ -43,18 +42,6 @@ FenceReducer::~FenceReducer() {
 }
 
 void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
-    switch (ranks_.may_act_as(env.peer, m.proc)) {
-        case LaunchedRanks::Verdict::allowed:
-            break;
-        case LaunchedRanks::Verdict::later:
-            return ranks_.after_next_spawn(m.proc.nspace,
-                                           [this, env, m]() mutable { contribute(env, m); });
-        case LaunchedRanks::Verdict::refused:
-            log().warn("refused a contribution as {}:{} from pid {} (that rank is pid {})",
-                       m.proc.nspace, m.proc.rank, env.peer.pid, ranks_.pid_of(m.proc));
-            return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
-                               "a process may contribute only as itself");
-    }
     auto participants = msg::canonical_participants(std::move(m.participants));
     if (participants.empty() || !takes_part(participants, m.proc)) {
         reply_error(env, PMIX_ERR_BAD_PARAM, "the contributor is not among the participants");
@@ -259,10 +246,7 @@ void FenceReducer::proc_exit(const Envelope &, msg::ProcExit &m) {
     }
 }
 
-// The launcher's messages, never a peer's (the server answers peers that send them).
-void FenceReducer::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
-    if (env.peer.tcp || env.peer.uid >= 0) return;
-    ranks_.registered(m.job);
+void FenceReducer::ns_register(const Envelope &, msg::RegisterNamespace &m) {
     if (!m.job.session_tmpdir.empty()) session_dirs_[m.job.nspace] = m.job.session_tmpdir;
     if (!m.job.fence_board.empty()) {
         std::string error;
@@ -273,14 +257,8 @@ void FenceReducer::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
     }
 }
 
-void FenceReducer::rank_spawned(const Envelope &env, msg::RankSpawned &m) {
-    if (!env.peer.tcp && env.peer.uid < 0) ranks_.spawned(m.nspace, m.rank, m.pid);
-}
-
-void FenceReducer::namespace_gone(const Envelope &env, msg::DeregisterNamespace &m) {
-    if (env.peer.tcp || env.peer.uid >= 0) return;  // the launcher's, never a peer's
+void FenceReducer::namespace_gone(const Envelope &, msg::DeregisterNamespace &m) {
     std::erase_if(exited_, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
-    ranks_.gone(m.nspace);
     session_dirs_.erase(m.nspace);
     boards_.erase(m.nspace);
     // A set's segments go with the last of its namespaces: until then a participant of another

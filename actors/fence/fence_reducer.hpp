@@ -4,8 +4,7 @@
 // its child brokers); when all are in, the root completes the fence: with collect it asks `modex`
 // once for the participants' data, then encodes ONE FenceDone and sends those bytes to every
 // local participant. A participant that ends before contributing fails the fence for the others.
-// A contribution in the name of a rank this broker launched, from another process, is refused
-// (PMIX_ERR_NO_PERMISSIONS; see LaunchedRanks).
+// A client contributes only as itself (msg::acting_proc, checked before any handler runs).
 //
 // Collected data is laid out as a fence segment (fence_segment.hpp): an index of proc -> data,
 // then each proc's data, so a client decodes a participant's data only on its first Get of it.
@@ -48,7 +47,6 @@
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/server/launched_ranks.hpp"
 
 namespace zpmix {
 
@@ -90,7 +88,6 @@ class FenceReducer : public Actor {
     std::unordered_map<std::string, Fence> fences_;   // by fence_key
     std::map<std::uint64_t, std::string> gathering_;  // modex request id -> fence key
     std::set<msg::Proc> exited_;                      // until their namespace is deregistered
-    LaunchedRanks ranks_;
     std::uint64_t next_request_ = 1;
     std::unordered_map<std::string, std::string> session_dirs_;  // registered nspace -> its dir
     std::unordered_map<std::string, SetSegments> segments_;      // by participant set (its key)
@@ -101,7 +98,6 @@ class FenceReducer : public Actor {
     void collected(const Envelope &env, msg::ModexCollected &m);
     void proc_exit(const Envelope &env, msg::ProcExit &m);
     void ns_register(const Envelope &env, msg::RegisterNamespace &m);
-    void rank_spawned(const Envelope &env, msg::RankSpawned &m);
     void namespace_gone(const Envelope &env, msg::DeregisterNamespace &m);
 
     // How many of this node's processes take part, or -1 while a wildcard's size is unknown.

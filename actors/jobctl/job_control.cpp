@@ -12,11 +12,6 @@ namespace zpmix {
 
 namespace {
 
-// Messages that only the broker's own actors send.
-bool from_peer(const Envelope &env) {
-    return env.peer.tcp || env.peer.uid >= 0;
-}
-
 std::string proc_name(const msg::Proc &p) {
     return p.rank == msg::kWildcardRank ? p.nspace + ":*" : p.nspace + ":" + std::to_string(p.rank);
 }
@@ -36,19 +31,19 @@ std::int64_t now_s() {
 }  // namespace
 
 JobControl::JobControl(Reactor &reactor, Bus &bus, Settings settings)
-    : Actor("jobctl", reactor, bus), settings_(std::move(settings)), owner_uid_(::getuid()) {
-    on(&JobControl::request);
-    on(&JobControl::preempt);
-    on(&JobControl::proc_table);
-    on(&JobControl::ns_register);
-    on(&JobControl::rank_spawned);
-    on(&JobControl::terminate_ranks);
-    on(&JobControl::ns_deregister);
-    on(&JobControl::proc_exit);
-    on(&JobControl::signalled);
-    on(&JobControl::ok);
-    on(&JobControl::error);
-    on(&JobControl::checkpoint_completed);
+    : Actor("jobctl", reactor, bus), settings_(std::move(settings)) {
+    on(&JobControl::request, Access::session | Access::operator_);
+    on(&JobControl::preempt, Access::operator_);
+    on(&JobControl::proc_table, Access::operator_);
+    on(&JobControl::ns_register, Access::internal);
+    on(&JobControl::rank_spawned, Access::internal);
+    on(&JobControl::terminate_ranks, Access::internal);
+    on(&JobControl::ns_deregister, Access::internal);
+    on(&JobControl::proc_exit, Access::internal);
+    on(&JobControl::signalled, Access::internal);
+    on(&JobControl::ok, Access::internal);
+    on(&JobControl::error, Access::internal);
+    on(&JobControl::checkpoint_completed, Access::internal);
 }
 
 void JobControl::answer(const Envelope &env, std::int32_t status, std::string message,
@@ -59,27 +54,20 @@ void JobControl::answer(const Envelope &env, std::int32_t status, std::string me
 // --- requests ---------------------------------------------------------------------------------
 
 void JobControl::request(const Envelope &env, msg::JobControl &m) {
-    // Who asks, and may they: a process for its own job, a tool of the job owner's uid.
+    // Who asks: a tool (of the broker's uid on this node: the dispatcher admits no other), or a
+    // process for its own job. A tcp client's secret does not vouch for job control.
     if (env.peer.tcp) return answer(env, PMIX_ERR_NO_PERMISSIONS, "job control over tcp refused");
-    const bool tool = m.requester.nspace.empty();
+    const bool tool = !env.session || !env.session->is_client();  // or one of our actors
     std::string who;
     if (tool) {
-        if (env.peer.uid >= 0 && static_cast<std::uint32_t>(env.peer.uid) != owner_uid_)
-            return answer(env, PMIX_ERR_NO_PERMISSIONS, "a tool needs the job owner's uid");
-        who = fmt::format("tool pid {} uid {}", env.peer.pid, env.peer.uid);
+        who = fmt::format("tool pid {}", env.peer.pid);
     } else {
+        m.requester = {env.session->nspace, env.session->rank};
         auto it = jobs_.find(m.requester.nspace);
         if (it == jobs_.end() || m.requester.rank >= it->second.info.procs.size())
             return answer(env, PMIX_ERR_NO_PERMISSIONS,
                           "unknown requester " + proc_name(m.requester));
-        const auto pid = it->second.info.procs[m.requester.rank].pid;
-        // pid 0: that rank is not spawned yet, so the peer cannot be it.
-        if (env.peer.pid > 0 && env.peer.pid != pid) {
-            log().warn("pid {} claimed to be {} (pid {}): job control refused", env.peer.pid,
-                       proc_name(m.requester), pid);
-            return answer(env, PMIX_ERR_NO_PERMISSIONS, "the requester is not who it says");
-        }
-        who = fmt::format("{} (pid {})", proc_name(m.requester), pid);
+        who = fmt::format("{} (pid {})", proc_name(m.requester), env.peer.pid);
     }
 
     // The targets: one job, some or all of its ranks.
@@ -276,9 +264,6 @@ void JobControl::finish_checkpoint(std::uint64_t key, std::int32_t status,
 }
 
 void JobControl::preempt(const Envelope &env, msg::Preempt &m) {
-    if (env.peer.tcp ||
-        (env.peer.uid >= 0 && static_cast<std::uint32_t>(env.peer.uid) != owner_uid_))
-        return answer(env, PMIX_ERR_NO_PERMISSIONS, "preemption needs the job owner's uid");
     auto it = jobs_.find(m.nspace);
     if (it == jobs_.end()) return answer(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
     if (!it->second.preemptible)
@@ -320,8 +305,7 @@ void JobControl::proc_table(const Envelope &env, msg::ProcTableQuery &m) {
 
 // --- what the other actors tell us ------------------------------------------------------------
 
-void JobControl::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void JobControl::ns_register(const Envelope &, msg::RegisterNamespace &m) {
     Job job;
     job.ranks.resize(m.job.procs.size());
     job.info = std::move(m.job);
@@ -329,8 +313,7 @@ void JobControl::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
     jobs_[nspace] = std::move(job);
 }
 
-void JobControl::terminate_ranks(const Envelope &env, msg::TerminateRanks &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void JobControl::terminate_ranks(const Envelope &, msg::TerminateRanks &m) {
     auto it = jobs_.find(m.nspace);
     if (it == jobs_.end()) return;
     std::erase_if(m.ranks, [&](std::uint32_t r) {
@@ -341,15 +324,13 @@ void JobControl::terminate_ranks(const Envelope &env, msg::TerminateRanks &m) {
     terminate(m.nspace, std::move(m.ranks), false, [](std::int32_t, auto) {});
 }
 
-void JobControl::rank_spawned(const Envelope &env, msg::RankSpawned &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void JobControl::rank_spawned(const Envelope &, msg::RankSpawned &m) {
     auto it = jobs_.find(m.nspace);
     if (it != jobs_.end() && m.rank < it->second.info.procs.size())
         it->second.info.procs[m.rank].pid = m.pid;
 }
 
-void JobControl::ns_deregister(const Envelope &env, msg::DeregisterNamespace &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void JobControl::ns_deregister(const Envelope &, msg::DeregisterNamespace &m) {
     std::vector<std::uint64_t> gone;
     for (const auto &[key, c] : checkpoints_)
         if (c.nspace == m.nspace) gone.push_back(key);
@@ -357,8 +338,7 @@ void JobControl::ns_deregister(const Envelope &env, msg::DeregisterNamespace &m)
     jobs_.erase(m.nspace);
 }
 
-void JobControl::proc_exit(const Envelope &env, msg::ProcExit &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void JobControl::proc_exit(const Envelope &, msg::ProcExit &m) {
     auto it = jobs_.find(m.nspace);
     if (it == jobs_.end() || m.rank >= it->second.ranks.size()) return;
     it->second.ranks[m.rank] = RankState{false, true, m.exit_code, m.signal};
@@ -371,7 +351,6 @@ void JobControl::proc_exit(const Envelope &env, msg::ProcExit &m) {
 }
 
 void JobControl::signalled(const Envelope &env, msg::SignalledRanks &) {
-    if (from_peer(env)) return;
     auto it = awaiting_.find(env.id);
     if (it == awaiting_.end()) return;
     auto then = std::move(it->second);
@@ -380,12 +359,10 @@ void JobControl::signalled(const Envelope &env, msg::SignalledRanks &) {
 }
 
 void JobControl::ok(const Envelope &env, msg::Ok &) {
-    if (from_peer(env)) return;
     awaiting_.erase(env.id);  // an event went out
 }
 
 void JobControl::error(const Envelope &env, msg::ErrorReply &m) {
-    if (from_peer(env)) return;
     log().warn("{} refused: {}", env.from, m.message);
     auto it = awaiting_.find(env.id);
     if (it == awaiting_.end()) return;
@@ -426,8 +403,7 @@ void JobControl::raise_event(std::int32_t code, std::vector<msg::Proc> range,
     send("events", n, id);
 }
 
-void JobControl::checkpoint_completed(const Envelope &env, msg::CheckpointCompleted &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void JobControl::checkpoint_completed(const Envelope &, msg::CheckpointCompleted &m) {
     std::vector<std::uint64_t> complete;
     for (auto &[key, c] : checkpoints_)
         if (c.nspace == m.proc.nspace && c.waiting.erase(m.proc.rank) && c.waiting.empty())

@@ -59,7 +59,6 @@ class JobControl : public Actor {
     };
 
     Settings settings_;
-    std::uint32_t owner_uid_;
     std::map<std::string, Job> jobs_;                  // by namespace
     std::map<std::uint64_t, Checkpoint> checkpoints_;  // by our own request number
     std::map<std::uint64_t, std::function<void(std::int32_t, const Envelope &)>> awaiting_;

@@ -30,7 +30,7 @@ bool write_all(int fd, const std::string &s) {
 
 LogSink::LogSink(Reactor &reactor, Bus &bus, Settings settings)
     : Actor("log", reactor, bus), settings_(std::move(settings)) {
-    on(&LogSink::log_request);
+    on(&LogSink::log_request, Access::session | Access::operator_);
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     host_ = host;

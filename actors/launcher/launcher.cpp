@@ -110,11 +110,11 @@ std::string program_of(const msg::App &app) {
 
 Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings)
     : Actor("launcher", reactor, bus), settings_(std::move(settings)) {
-    on(&Launcher::launch);
-    on(&Launcher::spawn);
-    on(&Launcher::signal_job);
-    on(&Launcher::signal_job_ranks);
-    on(&Launcher::abort_job);
+    on(&Launcher::launch, Access::operator_);
+    on(&Launcher::spawn, Access::session);
+    on(&Launcher::signal_job, Access::operator_);
+    on(&Launcher::signal_job_ranks, Access::internal);
+    on(&Launcher::abort_job, Access::internal);
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     hostname_ = host;
@@ -223,7 +223,6 @@ std::string Launcher::place(msg::JobInfo &info, const Plan &plan, std::vector<Bi
 }
 
 void Launcher::launch(const Envelope &env, msg::Launch &m) {
-    if (env.peer.tcp) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "launch over tcp refused");
     if (m.argv.empty() || m.argv[0].empty())
         return reply_error(env, PMIX_ERR_BAD_PARAM, "no program to launch");
     Job job;
@@ -762,8 +761,6 @@ void Launcher::signal_job(const Envelope &env, msg::SignalJob &m) {
 }
 
 void Launcher::signal_job_ranks(const Envelope &env, msg::SignalRanks &m) {
-    if (env.peer.tcp || env.peer.uid >= 0)  // only jobctl and monitor send this
-        return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
     auto it = jobs_.find(m.nspace);
     if (it == jobs_.end()) return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
     if (m.signal <= 0 || m.signal >= NSIG)
@@ -782,9 +779,7 @@ void Launcher::signal_job_ranks(const Envelope &env, msg::SignalRanks &m) {
 // PMIx_Abort: a whole namespace fails at once; named ranks are terminated (SIGTERM, SIGKILL after
 // the grace period) and their job takes the abort's status and message, so that their end, which
 // fails the job as any abnormal end does, reports the abort.
-void Launcher::abort_job(const Envelope &env, msg::AbortJob &m) {
-    if (env.peer.tcp || env.peer.uid >= 0)  // only the server sends this, for its clients
-        return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void Launcher::abort_job(const Envelope &, msg::AbortJob &m) {
     if (m.targets.empty()) m.targets.push_back({m.nspace, msg::kWildcardRank});
     std::map<std::string, std::vector<std::uint32_t>> ranks;  // by namespace; empty: all of it
     for (const auto &t : m.targets) {

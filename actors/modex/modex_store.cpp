@@ -23,11 +23,6 @@ void for_each_entry(const msg::Blob &blob, Fn fn) {
     }
 }
 
-// Messages that only the broker's own actors send.
-bool from_peer(const Envelope &env) {
-    return env.peer.tcp || env.peer.uid >= 0;
-}
-
 Envelope return_address(const Envelope &env) {
     Envelope r;
     r.from = env.from;
@@ -50,34 +45,21 @@ bool visible(const msg::Proc &e_pub, std::uint8_t e_range, const msg::Proc &read
 }  // namespace
 
 ModexStore::ModexStore(Reactor &reactor, Bus &bus) : Actor("modex", reactor, bus) {
-    on(&ModexStore::commit);
-    on(&ModexStore::get);
-    on(&ModexStore::collect);
-    on(&ModexStore::publish);
-    on(&ModexStore::lookup);
-    on(&ModexStore::unpublish);
-    on(&ModexStore::ns_register);
-    on(&ModexStore::rank_spawned);
-    on(&ModexStore::proc_exit);
-    on(&ModexStore::namespace_gone);
+    on(&ModexStore::commit, Access::session);
+    on(&ModexStore::get, Access::session);
+    on(&ModexStore::collect, Access::internal);
+    on(&ModexStore::publish, Access::session | Access::operator_);
+    on(&ModexStore::lookup, Access::session | Access::operator_);
+    on(&ModexStore::unpublish, Access::session | Access::operator_);
+    on(&ModexStore::ns_register, Access::internal);
+    on(&ModexStore::proc_exit, Access::internal);
+    on(&ModexStore::namespace_gone, Access::internal);
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     host_ = host;
 }
 
 void ModexStore::commit(const Envelope &env, msg::Commit &m) {
-    switch (ranks_.may_act_as(env.peer, m.proc)) {
-        case LaunchedRanks::Verdict::allowed:
-            break;
-        case LaunchedRanks::Verdict::later:
-            return ranks_.after_next_spawn(m.proc.nspace,
-                                           [this, env, m]() mutable { commit(env, m); });
-        case LaunchedRanks::Verdict::refused:
-            log().warn("refused a commit as {}:{} from pid {} (that rank is pid {})", m.proc.nspace,
-                       m.proc.rank, env.peer.pid, ranks_.pid_of(m.proc));
-            return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
-                               "a process may commit only its own data");
-    }
     Committed c;
     const std::pair<const msg::Blob *, std::uint8_t> blobs[] = {
         {&m.local, PMIX_LOCAL}, {&m.remote, PMIX_REMOTE}, {&m.global, PMIX_GLOBAL}};
@@ -125,6 +107,10 @@ bool ModexStore::readable(const Committed &c, const std::string &key, bool same_
 }
 
 void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
+    // A tcp client's secret vouches for its own job only.
+    if (env.peer.tcp && m.proc.nspace != env.session->nspace)
+        return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
+                           "a tcp client may read only its own job's data");
     if (m.proc.rank == msg::kWildcardRank) {
         reply_error(env, PMIX_ERR_BAD_PARAM, "direct modex needs one rank");
         return;
@@ -197,17 +183,10 @@ void ModexStore::collect(const Envelope &env, msg::ModexCollect &m) {
     reply(env, out);
 }
 
-void ModexStore::ns_register(const Envelope &env, msg::RegisterNamespace &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void ModexStore::ns_register(const Envelope &, msg::RegisterNamespace &m) {
     auto &hosts = hosts_[m.job.nspace];
     hosts.clear();
     for (const auto &p : m.job.procs) hosts.push_back(p.hostname);
-    ranks_.registered(m.job);
-}
-
-void ModexStore::rank_spawned(const Envelope &env, msg::RankSpawned &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
-    ranks_.spawned(m.nspace, m.rank, m.pid);
 }
 
 void ModexStore::proc_exit(const Envelope &, msg::ProcExit &m) {
@@ -220,10 +199,8 @@ void ModexStore::proc_exit(const Envelope &, msg::ProcExit &m) {
 }
 
 // The job is over: its data goes, and what it published for no longer than itself.
-void ModexStore::namespace_gone(const Envelope &env, msg::DeregisterNamespace &m) {
-    if (from_peer(env)) return;  // the launcher's, never a peer's
+void ModexStore::namespace_gone(const Envelope &, msg::DeregisterNamespace &m) {
     hosts_.erase(m.nspace);
-    ranks_.gone(m.nspace);
     std::erase_if(committed_, [&](const auto &kv) { return kv.first.nspace == m.nspace; });
     std::erase_if(exited_, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
     std::erase_if(published_, [&](const auto &kv) {

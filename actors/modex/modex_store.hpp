@@ -8,8 +8,8 @@
 // each blob tagged with its scope. Nodes are told apart by the hostnames of the registered
 // namespaces' ranks; a process of a namespace the broker does not know is on the broker's node.
 //
-// A commit is refused (PMIX_ERR_NO_PERMISSIONS) when its proc is a rank this broker launched and
-// the sender is not that rank's process (LaunchedRanks).
+// A client commits, publishes and looks up only as itself (msg::acting_proc, checked before any
+// handler runs); over tcp it reads only its own job's data.
 #include <cstdint>
 #include <map>
 #include <set>
@@ -20,7 +20,6 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/server/launched_ranks.hpp"
 
 namespace zpmix {
 
@@ -57,7 +56,6 @@ class ModexStore : public Actor {
 
     std::string host_;                                                 // this broker's node
     std::unordered_map<std::string, std::vector<std::string>> hosts_;  // nspace -> host by rank
-    LaunchedRanks ranks_;
     std::map<msg::Proc, Committed> committed_;
     std::set<msg::Proc> exited_;
     std::map<std::uint64_t, Waiter> waiters_;
@@ -72,7 +70,6 @@ class ModexStore : public Actor {
     void lookup(const Envelope &env, msg::Lookup &m);
     void unpublish(const Envelope &env, msg::Unpublish &m);
     void ns_register(const Envelope &env, msg::RegisterNamespace &m);
-    void rank_spawned(const Envelope &env, msg::RankSpawned &m);
     void proc_exit(const Envelope &env, msg::ProcExit &m);
     void namespace_gone(const Envelope &env, msg::DeregisterNamespace &m);
 

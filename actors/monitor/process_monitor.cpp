@@ -10,10 +10,6 @@ namespace zpmix {
 
 namespace {
 
-bool from_peer(const Envelope &env) {
-    return env.peer.tcp || env.peer.uid >= 0;
-}
-
 std::string proc_name(const msg::Proc &p) {
     return p.nspace + ":" + std::to_string(p.rank);
 }
@@ -32,13 +28,13 @@ bool progressed(const struct stat &a, const struct stat &b, const msg::MonitorRe
 
 ProcessMonitor::ProcessMonitor(Reactor &reactor, Bus &bus, Settings settings)
     : Actor("monitor", reactor, bus), settings_(settings) {
-    on(&ProcessMonitor::request);
-    on(&ProcessMonitor::beat);
-    on(&ProcessMonitor::proc_exit);
-    on(&ProcessMonitor::ns_deregister);
-    on(&ProcessMonitor::ok);
-    on(&ProcessMonitor::error);
-    on(&ProcessMonitor::signalled);
+    on(&ProcessMonitor::request, Access::session);
+    on(&ProcessMonitor::beat, Access::session);
+    on(&ProcessMonitor::proc_exit, Access::internal);
+    on(&ProcessMonitor::ns_deregister, Access::internal);
+    on(&ProcessMonitor::ok, Access::internal);
+    on(&ProcessMonitor::error, Access::internal);
+    on(&ProcessMonitor::signalled, Access::internal);
 }
 
 void ProcessMonitor::request(const Envelope &env, msg::MonitorRequest &m) {
@@ -166,15 +162,13 @@ void ProcessMonitor::drop(const msg::Proc &proc, const std::string &id) {
     if (it->second.monitors.empty()) procs_.erase(it);
 }
 
-void ProcessMonitor::proc_exit(const Envelope &env, msg::ProcExit &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void ProcessMonitor::proc_exit(const Envelope &, msg::ProcExit &m) {
     const msg::Proc proc{m.nspace, m.rank};
     if (procs_.contains(proc)) log().info("{} ended: its monitors end", proc_name(proc));
     drop(proc, {});
 }
 
-void ProcessMonitor::ns_deregister(const Envelope &env, msg::DeregisterNamespace &m) {
-    if (from_peer(env)) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "internal message");
+void ProcessMonitor::ns_deregister(const Envelope &, msg::DeregisterNamespace &m) {
     std::vector<msg::Proc> gone;
     for (const auto &[p, w] : procs_)
         if (p.nspace == m.nspace) gone.push_back(p);
@@ -184,7 +178,7 @@ void ProcessMonitor::ns_deregister(const Envelope &env, msg::DeregisterNamespace
 void ProcessMonitor::ok(const Envelope &, msg::Ok &) {}
 
 void ProcessMonitor::error(const Envelope &env, msg::ErrorReply &m) {
-    if (!from_peer(env)) log().warn("{} refused a monitor's request: {}", env.from, m.message);
+    log().warn("{} refused a monitor's request: {}", env.from, m.message);
 }
 
 void ProcessMonitor::signalled(const Envelope &, msg::SignalledRanks &) {}

@@ -94,6 +94,9 @@ struct NotifyEvent {
     bool do_not_cache = false;
     ZPMIX_MSG_MAP(event, do_not_cache);
 };
+inline const Proc *acting_proc(const NotifyEvent &m) {
+    return &m.event.source;
+}
 
 // Client -> events: a handler registration. The client has subscribed its SUB socket to
 // `streams` and then to "ev/sync/<sync>/" (empty `sync`: no new subscription); the broker answers
@@ -107,6 +110,9 @@ struct EventRegister {
     std::vector<std::string> streams;
     ZPMIX_MSG_MAP(proc, sync, streams);
 };
+inline const Proc *acting_proc(const EventRegister &m) {
+    return m.proc.nspace.empty() ? nullptr : &m.proc;  // a monitor registers as nobody
+}
 struct EventRegistered {
     static constexpr const char *type = "ev.registered";
     std::string session;                         // for the client's "ev/s/<session>/" streams
@@ -153,6 +159,9 @@ struct EventAck {
     std::map<std::string, std::uint64_t> upto;
     ZPMIX_MSG_MAP(proc, upto);
 };
+inline const Proc *acting_proc(const EventAck &m) {
+    return &m.proc;
+}
 
 // Client -> events: tell me when this job ends (PMIX_NOTIFY_COMPLETION); the broker then sends
 // PMIX_EVENT_JOB_END on the requester's own process stream.
@@ -162,6 +171,9 @@ struct NotifyCompletion {
     std::string nspace;
     ZPMIX_MSG_MAP(requester, nspace);
 };
+inline const Proc *acting_proc(const NotifyCompletion &m) {
+    return &m.requester;
+}
 
 namespace topic {
 

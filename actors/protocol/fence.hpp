@@ -77,6 +77,9 @@ struct FenceContribute {
     std::uint64_t done_through = 0;
     ZPMIX_MSG_MAP(participants, fence_id, collect, timeout_ms, proc, sizes, done_through);
 };
+inline const Proc *acting_proc(const FenceContribute &m) {
+    return &m.proc;
+}
 
 // fence -> each local participant (envelope id 0): the fence named `key` completed with `status`
 // (PMIX_SUCCESS, PMIX_ERR_TIMEOUT, PMIX_ERR_PROC_TERM_WO_SYNC when a participant ended first),

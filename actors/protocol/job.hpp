@@ -102,6 +102,9 @@ struct Spawn {
     ZPMIX_MSG_MAP(parent, apps, env, notify_completion, spawn_timeout_s, timeout_s, bind_to,
                   map_by);
 };
+inline const Proc *acting_proc(const Spawn &m) {
+    return &m.parent;
+}
 
 struct LaunchReply {
     static constexpr const char *type = "job.launched";

@@ -12,21 +12,10 @@
 
 #include <msgpack.hpp>
 
+#include "actors/protocol/common.hpp"
 #include "actors/protocol/map.hpp"
 
 namespace zpmix::msg {
-
-using Blob = std::vector<char>;  // packed as msgpack bin
-
-inline constexpr std::uint32_t kWildcardRank = 0xfffffffeu;  // PMIX_RANK_WILDCARD
-
-// A process name; rank may be PMIX_RANK_WILDCARD (0xfffffffe) for a whole namespace.
-struct Proc {
-    std::string nspace;
-    std::uint32_t rank = 0;
-    auto operator<=>(const Proc &) const = default;
-    ZPMIX_MSG_MAP(nspace, rank);
-};
 
 // Client -> modex: everything the client has put so far, by scope (each commit replaces the last).
 struct Commit {
@@ -37,6 +26,9 @@ struct Commit {
     Blob global;  // PMIX_GLOBAL: for everyone
     ZPMIX_MSG_MAP(proc, local, remote, global);
 };
+inline const Proc *acting_proc(const Commit &m) {
+    return &m.proc;
+}
 
 // One process's committed data as one reader sees it: local+global when the reader is on the
 // owner's node, remote+global when it is not. scopes[i] is the PMIx scope (PMIX_LOCAL,
@@ -112,6 +104,9 @@ struct Publish {
     Blob data;
     ZPMIX_MSG_MAP(proc, range, persistence, data);
 };
+inline const Proc *acting_proc(const Publish &m) {
+    return &m.proc;
+}
 
 // PMIx_Lookup: answered by LookupReply with the keys found (each with its publisher); with
 // wait, only once every key is there (or PMIX_ERR_TIMEOUT after timeout_ms, 0 = no limit);
@@ -125,6 +120,9 @@ struct Lookup {
     std::uint32_t timeout_ms = 0;
     ZPMIX_MSG_MAP(proc, range, keys, wait, timeout_ms);
 };
+inline const Proc *acting_proc(const Lookup &m) {
+    return &m.proc;
+}
 struct Published {
     Proc publisher;
     std::string key;
@@ -146,5 +144,8 @@ struct Unpublish {
     std::vector<std::string> keys;
     ZPMIX_MSG_MAP(proc, range, keys);
 };
+inline const Proc *acting_proc(const Unpublish &m) {
+    return &m.proc;
+}
 
 }  // namespace zpmix::msg

@@ -32,6 +32,9 @@ struct MonitorRequest {
     ZPMIX_MSG_MAP(proc, kind, id, time, drops, file, file_size, file_access, file_modify, code,
                   range, app_control);
 };
+inline const Proc *acting_proc(const MonitorRequest &m) {
+    return &m.proc;
+}
 
 // Client -> monitor, one-way (PMIx_Heartbeat): `proc` is alive.
 struct MonitorBeat {
@@ -39,5 +42,8 @@ struct MonitorBeat {
     Proc proc;
     ZPMIX_MSG_MAP(proc);
 };
+inline const Proc *acting_proc(const MonitorBeat &m) {
+    return &m.proc;
+}
 
 }  // namespace zpmix::msg

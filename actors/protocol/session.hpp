@@ -8,9 +8,9 @@
 
 #include <msgpack.hpp>
 
-#include "actors/protocol/map.hpp"
-
+#include "actors/protocol/common.hpp"
 #include "actors/protocol/job.hpp"
+#include "actors/protocol/map.hpp"
 
 namespace zpmix::msg {
 
@@ -31,5 +31,21 @@ struct Welcome {
     JobInfo job;             // a client's whole job-level information, in one message
     ZPMIX_MSG_MAP(broker, events_uri, job);
 };
+
+// server -> broker (internal): the server accepted the Hello of `peer` (a routing id). The
+// broker's dispatcher records the session, then sends the peer `welcome` (an encoded Welcome
+// envelope answering the Hello), so that the session exists before the peer can act on it.
+struct SessionOpen {
+    static constexpr const char *type = "session.open";
+    std::string peer;
+    std::string role;  // client | tool | launcher
+    std::string nspace;
+    std::uint32_t rank = 0;
+    Blob welcome;
+    ZPMIX_MSG_MAP(peer, role, nspace, rank, welcome);
+};
+inline std::size_t payload_bytes(const SessionOpen &m) {
+    return m.welcome.size();
+}
 
 }  // namespace zpmix::msg

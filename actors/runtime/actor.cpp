@@ -1,12 +1,21 @@
 #include "actors/runtime/actor.hpp"
 
+#include <stdexcept>
+
 #include <pmix_common.h>
 
 namespace zpmix {
 
 void Bus::add(Actor &actor) {
+    for (const auto &[type, handler] : actor.handlers()) {
+        auto route = routes_.find(type);
+        if (route != routes_.end() || (handler.access != Access::internal && types_.count(type)))
+            throw std::logic_error("message type '" + type + "' is handled by '" + actor.name() +
+                                   "' and by another actor, and peers may send it");
+        if (handler.access != Access::internal) routes_[type] = {&actor, handler.access};
+    }
     actors_[actor.name()] = &actor;
-    for (const auto &[type, fn] : actor.handlers()) types_[type].push_back(&actor);
+    for (const auto &[type, handler] : actor.handlers()) types_[type].push_back(&actor);
 }
 
 void Bus::set_peer_sink(Reactor &reactor, PeerSink sink) {
@@ -14,9 +23,17 @@ void Bus::set_peer_sink(Reactor &reactor, PeerSink sink) {
     peer_sink_ = std::move(sink);
 }
 
-Actor *Bus::handler_of(std::string_view type) const {
-    auto it = types_.find(std::string(type));
-    return it == types_.end() ? nullptr : it->second.front();
+Bus::Route Bus::route(std::string_view type) const {
+    if (auto it = routes_.find(std::string(type)); it != routes_.end()) return it->second;
+    if (auto it = types_.find(std::string(type)); it != types_.end())
+        return {it->second.front(), Access::internal};
+    return {};
+}
+
+std::vector<std::pair<std::string, Bus::Route>> Bus::routes() const {
+    std::vector<std::pair<std::string, Route>> out;
+    for (const auto &[type, actors] : types_) out.emplace_back(type, route(type));
+    return out;
 }
 
 void Bus::broadcast(std::string_view type, const zmq::message_t &msg) {
@@ -66,7 +83,7 @@ void Actor::dispatch(const Envelope &env) {
         return;
     }
     try {
-        it->second(env);
+        it->second.fn(env);
     } catch (const DecodeError &e) {
         log_->warn("{}", e.what());
         reply_error(env, PMIX_ERR_BAD_PARAM, e.what());
@@ -82,6 +99,13 @@ void Actor::deliver(std::shared_ptr<const zmq::message_t> msg) {
     } catch (const DecodeError &e) {
         log_->error("dropped a malformed internal message: {}", e.what());
     }
+}
+
+void Actor::refuse_impostor(const Envelope &env, const msg::Proc &p) {
+    log_->warn("refused '{}' from {}:{} (pid {}): it names {}:{}", env.type, env.session->nspace,
+               env.session->rank, env.peer.pid, p.nspace, p.rank);
+    reply_error(env, PMIX_ERR_NO_PERMISSIONS,
+                "'" + env.type + "' may act only for the sender's own process");
 }
 
 void Actor::reply_error(const Envelope &req, std::int32_t status, std::string message) {

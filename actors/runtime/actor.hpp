@@ -21,12 +21,32 @@ namespace zpmix {
 
 class Actor;
 
+// Who may send a message type to its handler, stated in each actor's handler table (flux-core's
+// rolemask is the model). The broker's dispatcher (broker/dispatcher.hpp) checks it for every
+// message from a peer before any handler runs; actors' messages to each other are not checked,
+// and a peer can never send an internal one. A bit set: `session | operator_` lets both in.
+enum class Access : std::uint8_t {
+    internal = 0,   // this broker's own actors only
+    session = 1,    // a client whose Hello was accepted, acting only as its own proc
+    operator_ = 2,  // a tool or launcher of the broker's uid (zpmix run, ctl, ps, events)
+    anyone = 4,     // a peer without a session: only "hello"
+};
+constexpr Access operator|(Access a, Access b) {
+    return static_cast<Access>(static_cast<std::uint8_t>(a) | static_cast<std::uint8_t>(b));
+}
+// Whether a handler of access `a` takes a message from a sender of class `who`.
+constexpr bool allows(Access a, Access who) {
+    return (static_cast<std::uint8_t>(a) & static_cast<std::uint8_t>(who)) != 0;
+}
+
 // Routes envelopes by address: an actor's name, or else a peer (the broker's sink for routing
 // ids). Actors are registered before the reactors start and stay for the Bus's lifetime.
 class Bus {
   public:
     using PeerSink = std::function<void(const std::string &peer, zmq::message_t msg)>;
 
+    // Throws std::logic_error when a type peers may send would have two handlers (a peer's
+    // message goes to exactly one actor, whatever the order of registration).
     void add(Actor &actor);
     // Where messages to non-actor addresses go, and the reactor that sink runs on.
     void set_peer_sink(Reactor &reactor, PeerSink sink);
@@ -36,19 +56,32 @@ class Bus {
     // Queues msg in the mailbox of every actor that handles `type` (internal notifications such
     // as a process's exit, which several actors follow).
     void broadcast(std::string_view type, const zmq::message_t &msg);
-    // The first actor registered for a message type (the one peers' requests go to), or nullptr.
-    Actor *handler_of(std::string_view type) const;
+    // The actor a peer's message of `type` goes to, and who may send it; actor is nullptr when
+    // no actor handles the type.
+    struct Route {
+        Actor *actor = nullptr;
+        Access access = Access::internal;
+    };
+    Route route(std::string_view type) const;
+    // Every message type an actor handles, with its route (the access class of its handler).
+    std::vector<std::pair<std::string, Route>> routes() const;
     Actor *find(std::string_view name) const;
 
   private:
     std::unordered_map<std::string, Actor *> actors_;
-    std::unordered_map<std::string, std::vector<Actor *>> types_;
+    std::unordered_map<std::string, std::vector<Actor *>> types_;  // every handler, for broadcast
+    std::unordered_map<std::string, Route> routes_;                // types peers may send
     Reactor *peer_reactor_ = nullptr;
     PeerSink peer_sink_;
 };
 
 class Actor {
   public:
+    struct Handler {
+        std::function<void(const Envelope &)> fn;
+        Access access = Access::internal;
+    };
+
     Actor(std::string name, Reactor &reactor, Bus &bus);
     virtual ~Actor() = default;
     Actor(const Actor &) = delete;
@@ -56,9 +89,7 @@ class Actor {
 
     const std::string &name() const { return name_; }
     Reactor &reactor() { return reactor_; }
-    const std::unordered_map<std::string, std::function<void(const Envelope &)>> &handlers() const {
-        return handlers_;
-    }
+    const std::unordered_map<std::string, Handler> &handlers() const { return handlers_; }
 
     // Runs the handler for env.type on the calling (the actor's own) thread. An unknown type, a
     // body that does not decode, or a handler that throws is answered with an ErrorReply.
@@ -68,13 +99,19 @@ class Actor {
     void deliver(std::shared_ptr<const zmq::message_t> msg);
 
   protected:
-    // Registers `fn` for messages of type Msg::type.
+    // Registers `fn` for messages of type Msg::type, which senders of class `access` may send.
+    // A client's message that acts for a proc (msg::acting_proc) must name the client's own.
     template <class Msg, class Self>
-    void on(void (Self::*fn)(const Envelope &, Msg &)) {
-        handlers_[Msg::type] = [this, fn](const Envelope &env) {
-            Msg m = env.as<Msg>();
-            (static_cast<Self *>(this)->*fn)(env, m);
-        };
+    void on(void (Self::*fn)(const Envelope &, Msg &), Access access) {
+        handlers_[Msg::type] = {[this, fn](const Envelope &env) {
+                                    Msg m = env.as<Msg>();
+                                    using msg::acting_proc;  // the default; overloads by ADL
+                                    if (const msg::Proc *p = acting_proc(m);
+                                        p && env.session && !acts_as_itself(*env.session, *p))
+                                        return refuse_impostor(env, *p);
+                                    (static_cast<Self *>(this)->*fn)(env, m);
+                                },
+                                access};
     }
 
     template <class Msg>
@@ -95,11 +132,16 @@ class Actor {
     spdlog::logger &log() { return *log_; }
 
   private:
+    static bool acts_as_itself(const PeerSession &s, const msg::Proc &p) {
+        return !s.is_client() || (p.nspace == s.nspace && p.rank == s.rank);
+    }
+    void refuse_impostor(const Envelope &env, const msg::Proc &p);
+
     std::string name_;
     Reactor &reactor_;
     Bus &bus_;
     std::shared_ptr<spdlog::logger> log_;
-    std::unordered_map<std::string, std::function<void(const Envelope &)>> handlers_;
+    std::unordered_map<std::string, Handler> handlers_;
 };
 
 }  // namespace zpmix

@@ -46,6 +46,16 @@ struct PeerCredentials {
     std::int64_t uid = -1;
 };
 
+// Who a peer is, as the broker accepted its Hello: the dispatcher attaches it to every later
+// message of that peer (never read from the message itself).
+struct PeerSession {
+    enum class Role { client, tool, launcher };
+    Role role = Role::client;
+    std::string nspace;  // a client's own proc; empty for tools and launchers
+    std::uint32_t rank = 0;
+    bool is_client() const { return role == Role::client; }
+};
+
 struct Envelope {
     std::uint32_t version = 0;
     std::string type;
@@ -56,6 +66,7 @@ struct Envelope {
     std::shared_ptr<const void> owner;  // owns the bytes body points into; none when the
                                         // envelope was decoded borrowed (decode_borrowed)
     PeerCredentials peer;               // filled in by the broker for messages from peers
+    std::shared_ptr<const PeerSession> session;  // the sender's session; none from actors
     std::size_t max_elements = DecodeLimits{}.max_elements;  // bounds the body's containers
 
     // The body as a message struct; throws DecodeError when it does not fit. The body is checked

@@ -137,6 +137,7 @@ void ZmtpListener::drop(Peer &p, std::string_view why) {
     // As libzmq's XPUB: a subscriber's subscriptions end with it.
     if (on_subscription_)
         for (const auto &s : p.subscriptions) on_subscription_(false, s);
+    if (on_disconnect_ && p.ready) on_disconnect_(p.id);
     if (!std::exchange(reap_posted_, true)) reactor_.post([this] { reap(); });
 }
 

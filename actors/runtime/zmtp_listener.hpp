@@ -48,6 +48,8 @@ class ZmtpListener {
                            const PeerCredentials &cred)>;
     // A SUB's (un)subscription to a topic prefix, as libzmq's XPUB reports them.
     using SubscriptionFn = std::function<void(bool subscribe, std::string_view topic)>;
+    // A router peer's connection ended (after its last message).
+    using DisconnectFn = std::function<void(const std::string &peer)>;
     enum class Sent { ok, gone, full };
 
     ZmtpListener(Reactor &reactor, Settings settings);
@@ -63,6 +65,7 @@ class ZmtpListener {
 
     void on_message(MessageFn fn) { on_message_ = std::move(fn); }
     void on_subscription(SubscriptionFn fn) { on_subscription_ = std::move(fn); }
+    void on_disconnect(DisconnectFn fn) { on_disconnect_ = std::move(fn); }
 
     // Router: one single-frame message to a peer.
     Sent send(const std::string &peer, std::string_view body);
@@ -97,6 +100,7 @@ class ZmtpListener {
     bool reap_posted_ = false;
     MessageFn on_message_;
     SubscriptionFn on_subscription_;
+    DisconnectFn on_disconnect_;
     std::shared_ptr<spdlog::logger> log_;
 
     void accept_peers();

@@ -1,9 +1,11 @@
 #pragma once
-// Sessions: answers every peer's Hello, keeps the namespaces the launcher registers and which of
-// their ranks are connected or gone, names a job's fence board (fence_board.hpp) in the Welcome
-// of its ranks only (a process claiming another's rank fences through the broker, which refuses
-// it), serves a namespace's job information to the other jobs'
-// processes (JobInfoQuery), and turns a client's PMIx_Abort into the launcher's AbortJob.
+// Sessions: judges every peer's Hello and opens the session of those it accepts (session.open to
+// the broker's dispatcher, which forwards the Welcome); keeps the namespaces the launcher
+// registers and which of their ranks are gone; serves a namespace's job information to the other
+// jobs' processes (JobInfoQuery), and turns a client's PMIx_Abort into the launcher's AbortJob.
+// A client that claims a rank this broker launched must be that rank's process or run by it
+// (LaunchedRanks): an impostor of the same uid gets no session, so every later message of a
+// client session is its own rank's.
 #include <map>
 #include <set>
 #include <string>
@@ -26,17 +28,11 @@ class Server : public Actor {
         std::string secret;
         std::set<std::uint32_t> exited;
     };
-    struct Session {
-        std::string role;  // client | tool | launcher
-        std::string nspace;
-        std::uint32_t rank = 0;
-    };
 
     std::string broker_name_;
     std::string events_uri_;
     std::map<std::string, Namespace> namespaces_;
-    std::unordered_map<std::string, Session> sessions_;  // by routing id
-    LaunchedRanks ranks_;  // a job's fence board is shown only to its own ranks
+    LaunchedRanks ranks_;  // a client claiming a launched rank must be its process
 
     void hello(const Envelope &env, msg::Hello &m);
     void abort(const Envelope &env, msg::Abort &m);

@@ -202,21 +202,27 @@ BOOST_AUTO_TEST_CASE(hello_and_welcome) {
     BOOST_TEST(w.broker == b.name());
     BOOST_TEST(w.job.nspace.empty());
 
+    // One Hello per connection: a session does not turn into another.
     msg::Hello client;
     client.nspace = "test.ns";
     client.rank = 1;
-    const auto cw = p.hello(client);
+    p.send(client);
+    BOOST_TEST(p.error_status() == PMIX_ERR_NO_PERMISSIONS);
+    Peer q(b.uri());
+    const auto cw = q.hello(client);
     BOOST_TEST(cw.job.size == 2u);
     BOOST_REQUIRE(cw.job.procs.size() == 2u);
     BOOST_TEST(cw.job.procs[1].cpuset == "3");
 
+    // A refused Hello opens no session: the peer may try again.
+    Peer r(b.uri());
     client.nspace = "no.such.ns";
-    p.send(client);
-    BOOST_TEST(p.error_status() == PMIX_ERR_NOT_FOUND);
+    r.send(client);
+    BOOST_TEST(r.error_status() == PMIX_ERR_NOT_FOUND);
     client.nspace = "test.ns";
     client.rank = 2;
-    p.send(client);
-    BOOST_TEST(p.error_status() == PMIX_ERR_BAD_PARAM);
+    r.send(client);
+    BOOST_TEST(r.error_status() == PMIX_ERR_BAD_PARAM);
     // Messages only the broker's actors may send are refused from peers.
     p.send(msg::RegisterNamespace{two_rank_job(), ""});
     BOOST_TEST(p.error_status() == PMIX_ERR_NO_PERMISSIONS);
@@ -291,7 +297,8 @@ BOOST_AUTO_TEST_CASE(bad_messages_answered_others_still_served) {
     Peer huge(b.uri());
     huge.send_raw(std::string(2 << 20, 'x'));
     BOOST_TEST(!huge.recv(300ms));
-    good.hello(tool_hello());
+    Peer later(b.uri());
+    later.hello(tool_hello());
     BOOST_TEST(log->contains("malformed message"));
 }
 

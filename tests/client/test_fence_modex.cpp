@@ -405,25 +405,38 @@ BOOST_AUTO_TEST_CASE(readers_get_the_scopes_meant_for_their_node) {
     BOOST_TEST(here.expect_error() == PMIX_ERR_NOT_FOUND);
 }
 
-// A rank this broker launched (its pid known) commits and contributes as itself only; its
-// descendants (a wrapper's child) may act for it; for a rank not spawned yet, the other ranks of
-// its job are refused.
-BOOST_AUTO_TEST_CASE(a_process_may_not_commit_or_fence_as_another_rank) {
+// A process may connect only as a rank it is (or descends from): a Hello claiming another
+// launched rank opens no session; a session commits and fences only as its own rank.
+BOOST_AUTO_TEST_CASE(a_process_may_not_connect_commit_or_fence_as_another_rank) {
     Stranger stranger;
     msg::JobInfo launched = job("pids", 4);
     launched.procs[0].pid = ::getpid();  // us
     launched.procs[1].pid = stranger.pid;
     launched.procs[2].pid = ::getppid();  // we descend from it
     register_everywhere(launched);
+    auto refused_hello = [&](std::uint32_t rank) {
+        zmq::context_t ctx;
+        zmq::socket_t d(ctx, zmq::socket_type::dealer);
+        d.set(zmq::sockopt::linger, 0);
+        d.connect(broker.uri());
+        d.send(encode(msg::Hello::type, 1, msg::Hello{"client", "pids", rank, ::getpid(), ""}),
+               zmq::send_flags::none);
+        zmq::pollitem_t item{d.handle(), 0, ZMQ_POLLIN, 0};
+        BOOST_REQUIRE(zmq::poll(&item, 1, 5000ms) == 1);
+        zmq::message_t m;
+        (void)d.recv(m);
+        const Envelope env = decode(m);
+        return env.type == msg::ErrorReply::type &&
+               env.as<msg::ErrorReply>().status == PMIX_ERR_NO_PERMISSIONS;
+    };
+    BOOST_TEST(refused_hello(1));  // the stranger's rank
+    // Rank 3 is not spawned yet: another rank of its job (we are rank 0) still may not be it.
+    BOOST_TEST(refused_hello(3));
+    Session ancestor(broker.uri(), {"pids", 2});  // allowed: we descend from its process
     Session s(broker.uri(), {"pids", 0});
     s.send(msg::Commit{{"pids", 0}, {}, {}, blob({{"card", 0}})});
     s.expect<msg::Ok>();
     s.send(msg::Commit{{"pids", 1}, {}, {}, blob({{"card", 1}})});
-    BOOST_TEST(s.expect_error() == PMIX_ERR_NO_PERMISSIONS);
-    s.send(msg::Commit{{"pids", 2}, {}, {}, blob({{"card", 2}})});
-    s.expect<msg::Ok>();
-    // Rank 3 is not spawned yet: another rank of its job (we are rank 0) still may not act as it.
-    s.send(msg::Commit{{"pids", 3}, {}, {}, blob({{"card", 3}})});
     BOOST_TEST(s.expect_error() == PMIX_ERR_NO_PERMISSIONS);
     // The refused commit left nothing behind.
     s.send(msg::ModexGet{{"pids", 1}, "card", 100, {}});
@@ -432,8 +445,9 @@ BOOST_AUTO_TEST_CASE(a_process_may_not_commit_or_fence_as_another_rank) {
     s.send(contribution({{"pids", 0}, {"pids", 1}}, {"pids", 1}));
     BOOST_TEST(s.expect_error() == PMIX_ERR_NO_PERMISSIONS);
     s.send(contribution({{"pids", 0}, {"pids", 2}}, {"pids", 0}));
-    s.send(contribution({{"pids", 0}, {"pids", 2}}, {"pids", 2}));
+    ancestor.send(contribution({{"pids", 0}, {"pids", 2}}, {"pids", 2}));
     BOOST_TEST(s.expect<msg::FenceDone>().status == PMIX_SUCCESS);
+    BOOST_TEST(ancestor.expect<msg::FenceDone>().status == PMIX_SUCCESS);
     // The walk up the process tree.
     BOOST_TEST(descends_from(::getpid(), ::getppid()));
     BOOST_TEST(!descends_from(::getpid(), stranger.pid));
@@ -740,8 +754,14 @@ BOOST_AUTO_TEST_CASE(a_deregistered_namespace_leaves_nothing_behind) {
         broker.reactor().post([&] { settled.set_value(); });
     });
     BOOST_REQUIRE(settled.get_future().wait_for(5s) == std::future_status::ready);
+    // The namespace's sessions ended with it.
     a.send(msg::ModexGet{{"ns", 0}, "card", 100, {}});
-    BOOST_TEST(a.expect_error() == PMIX_ERR_TIMEOUT);
+    BOOST_TEST(a.expect_error() == PMIX_ERR_NO_PERMISSIONS);
+    // A new job of the same name finds none of the old one's data.
+    register_everywhere(job("ns", 3, session_dir));
+    Session b(broker.uri(), {"ns", 1});
+    b.send(msg::ModexGet{{"ns", 0}, "card", 100, {}});
+    BOOST_TEST(b.expect_error() == PMIX_ERR_TIMEOUT);
 }
 
 BOOST_AUTO_TEST_CASE(publish_lookup_unpublish) {

@@ -26,10 +26,10 @@ namespace {
 class Requester : public Actor {
   public:
     Requester(Reactor &r, Bus &b) : Actor("req", r, b) {
-        on(&Requester::registered);
-        on(&Requester::resent);
-        on(&Requester::ok);
-        on(&Requester::error);
+        on(&Requester::registered, Access::internal);
+        on(&Requester::resent, Access::internal);
+        on(&Requester::ok, Access::internal);
+        on(&Requester::error, Access::internal);
     }
     template <class M>
     void ask(const M &m) {

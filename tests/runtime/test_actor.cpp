@@ -30,7 +30,7 @@ struct Total {
 // Keeps a running total; answers each Add with the new Total.
 class Counter : public Actor {
   public:
-    Counter(Reactor &r, Bus &b) : Actor("counter", r, b) { on(&Counter::add); }
+    Counter(Reactor &r, Bus &b) : Actor("counter", r, b) { on(&Counter::add, Access::session); }
 
   private:
     std::int64_t total_ = 0;
@@ -45,8 +45,8 @@ class Counter : public Actor {
 class Probe : public Actor {
   public:
     Probe(Reactor &r, Bus &b) : Actor("probe", r, b) {
-        on(&Probe::total);
-        on(&Probe::error);
+        on(&Probe::total, Access::internal);
+        on(&Probe::error, Access::internal);
     }
     std::promise<std::pair<std::string, std::int64_t>> next;
     void ask(const std::string &to, const Add &m) { send(to, m, 9); }
@@ -109,7 +109,33 @@ BOOST_FIXTURE_TEST_CASE(dispatch_by_type_and_reply, TwoThreads) {
     auto r = roundtrip([&] { probe.ask("counter", Add{6}); });
     BOOST_TEST(r.first == "total");
     BOOST_TEST(r.second == 11);
-    BOOST_TEST(bus.handler_of("add") == &counter);
+    BOOST_TEST(bus.route("add").actor == &counter);
+    BOOST_TEST(allows(bus.route("add").access, Access::session));
+    BOOST_TEST(!allows(bus.route("add").access, Access::operator_));
+    BOOST_TEST(!allows(bus.route("total").access, Access::session));  // internal
+    BOOST_TEST(bus.route("nothing").actor == nullptr);
+}
+
+// A type peers may send goes to exactly one actor: a second handler of it is refused at
+// registration, whichever comes first, so no actor's safety depends on the order.
+BOOST_AUTO_TEST_CASE(a_peer_type_has_one_handler) {
+    Reactor r;
+    Bus bus;
+    Counter first(r, bus);
+    Counter second(r, bus);  // same name and type: registered on its own bus below
+    bus.add(first);
+    BOOST_CHECK_THROW(bus.add(second), std::logic_error);
+    Bus other;
+    Probe probe(r, other);  // handles "total" internally
+    other.add(probe);
+    class TotalForPeers : public Actor {
+      public:
+        TotalForPeers(Reactor &r, Bus &b) : Actor("peers", r, b) {
+            on(&TotalForPeers::total, Access::session);
+        }
+        void total(const Envelope &, Total &) {}
+    } peers(r, other);
+    BOOST_CHECK_THROW(other.add(peers), std::logic_error);
 }
 
 BOOST_FIXTURE_TEST_CASE(unknown_type_gets_not_supported, TwoThreads) {

@@ -192,8 +192,8 @@ BOOST_AUTO_TEST_CASE(job_information_of_another_namespace) {
     expect_ok(jobs[b], "otherjob", 3);
 }
 
-// Rank 0 claims to be rank 1: the broker refuses its commit and its fence.
-BOOST_AUTO_TEST_CASE(a_rank_cannot_commit_or_fence_as_another) {
+// Rank 0 claims to be rank 1: the broker refuses its PMIx_Init; as itself it takes part.
+BOOST_AUTO_TEST_CASE(a_rank_cannot_connect_as_another) {
     expect_ok(run("forge", 3), "forge", 3);
 }
 

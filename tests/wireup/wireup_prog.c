@@ -1059,43 +1059,20 @@ static void scenario_abortone(void) {
 
 /* ------------------------------------------------------------------ a forged identity */
 
-static int forger; /* this process is rank 0, and said it was rank 1 */
+static int forger; /* this process is rank 0; its first PMIx_Init said it was rank 1 */
 
-/* Rank 0 initialised as rank 1: its commit and its fences in rank 1's name are refused; rank 2
- * sees nothing of rank 1 until the real rank 1 commits. */
+/* Rank 0's first PMIx_Init claimed rank 1 and was refused (main); initialised again as itself,
+ * it takes part as rank 0, and every rank reads the real rank 1's card. */
 static void scenario_forge(void) {
     pmix_proc_t one;
     PMIX_LOAD_PROCID(&one, me.nspace, 1);
-    if (forger) {
-        pmix_info_t to;
-        int five = 5;
-        PMIX_INFO_LOAD(&to, PMIX_TIMEOUT, &five, PMIX_INT);
-        put_u32(PMIX_GLOBAL, "fg.card", 666);
-        CHECK_RC(PMIx_Commit(), PMIX_SUCCESS); /* refused by the broker, silently */
-        CHECK_RC(PMIx_Fence(NULL, 0, &to, 1), PMIX_ERR_NO_PERMISSIONS);
-        PMIX_INFO_DESTRUCT(&to);
-        publish_flag("fg.tried");
-        wait_flag("fg.done");
-    } else if (me.rank == 1) {
-        wait_flag("fg.read");
-        put_u32(PMIX_GLOBAL, "fg.card", 1);
-        CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
-        wait_flag("fg.done");
-    } else {
-        pmix_info_t to;
-        int one_s = 1;
-        uint32_t x = 0;
-        wait_flag("fg.tried");
-        PMIX_INFO_LOAD(&to, PMIX_TIMEOUT, &one_s, PMIX_INT);
-        pmix_value_t *v = NULL;
-        CHECK_RC(PMIx_Get(&one, "fg.card", &to, 1, &v), PMIX_ERR_TIMEOUT);
-        if (v) PMIX_VALUE_RELEASE(v);
-        PMIX_INFO_DESTRUCT(&to);
-        publish_flag("fg.read");
-        CHECK_RC(scoped_get(&one, "fg.card", PMIX_GLOBAL, &x), PMIX_SUCCESS);
-        CHECK(x == 1);
-        publish_flag("fg.done");
-    }
+    uint32_t x = 0;
+    CHECK(me.rank != 0 || forger);
+    put_u32(PMIX_GLOBAL, "fg.card", me.rank + 1);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    CHECK_RC(scoped_get(&one, "fg.card", PMIX_GLOBAL, &x), PMIX_SUCCESS);
+    CHECK(x == 2);
 }
 
 static void scenario_abort(void) {
@@ -1112,7 +1089,14 @@ int main(int argc, char **argv) {
     const char *what = argc > 1 ? argv[1] : "types";
     pmix_value_t *v = NULL;
     if (!strcmp(what, "forge") && getenv("PMIX_RANK") && !strcmp(getenv("PMIX_RANK"), "0")) {
-        setenv("PMIX_RANK", "1", 1); /* claim to be rank 1 */
+        /* Claim to be rank 1: the broker knows this process is rank 0, and refuses it. */
+        setenv("PMIX_RANK", "1", 1);
+        pmix_status_t refused = PMIx_Init(&me, NULL, 0);
+        if (refused != PMIX_ERR_NO_PERMISSIONS || PMIx_Initialized()) {
+            fprintf(stderr, "PMIx_Init as another rank: %s\n", PMIx_Error_string(refused));
+            return 1;
+        }
+        setenv("PMIX_RANK", "0", 1);
         forger = 1;
     }
     pmix_proc_t none;

@@ -1,0 +1,107 @@
+#include "broker/dispatcher.hpp"
+
+#include <pmix_common.h>
+
+namespace zpmix {
+
+namespace {
+
+// A routing id as short hex, for log lines.
+std::string peer_name(const std::string &rid) {
+    std::string out;
+    for (unsigned char c : rid) out += fmt::format("{:02x}", c);
+    return out;
+}
+
+const char *class_name(Access who) {
+    switch (who) {
+        case Access::session:
+            return "a client";
+        case Access::operator_:
+            return "a tool";
+        default:
+            return "a peer without a session";
+    }
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(Reactor &reactor, Bus &bus, DecodeLimits limits)
+    : Actor("broker", reactor, bus), limits_(limits) {
+    on(&Dispatcher::session_open, Access::internal);
+    on(&Dispatcher::ns_deregister, Access::internal);
+}
+
+void Dispatcher::refuse(const std::string &peer, std::uint64_t id, std::int32_t status,
+                        const std::string &why) {
+    log().warn("peer {}: {}", peer_name(peer), why);
+    bus().send(peer, encode(msg::ErrorReply::type, id, msg::ErrorReply{status, why}, name()));
+}
+
+void Dispatcher::route(const std::string &peer, const std::vector<std::string_view> &frames,
+                       const PeerCredentials &cred) {
+    if (frames.size() != 1)
+        return refuse(peer, 0, PMIX_ERR_BAD_PARAM,
+                      "expected one message frame, got " + std::to_string(frames.size()));
+    Envelope env;
+    try {
+        env = decode(frames[0].data(), frames[0].size(), limits_);
+    } catch (const DecodeError &e) {
+        return refuse(peer, 0, PMIX_ERR_BAD_PARAM, e.what());
+    }
+    // One protocol per release: a peer of another version is refused, its Hello as any message,
+    // before anything reads a body it may lay out otherwise.
+    if (env.version != kProtocolVersion)
+        return refuse(peer, env.id, PMIX_ERR_NOT_SUPPORTED,
+                      "protocol version " + std::to_string(env.version) + " is not this broker's (" +
+                          std::to_string(kProtocolVersion) +
+                          "): upgrade or downgrade libpmix or zpmix to the same release");
+    const Bus::Route to = bus().route(env.type);
+    if (!to.actor)
+        return refuse(peer, env.id, PMIX_ERR_NOT_SUPPORTED,
+                      "unknown message type '" + env.type + "'");
+    if (auto s = sessions_.find(peer); s != sessions_.end()) env.session = s->second;
+    const Access who = !env.session               ? Access::anyone
+                       : env.session->is_client() ? Access::session
+                                                  : Access::operator_;
+    if (!allows(to.access, who)) {
+        const std::string why =
+            to.access == Access::internal ? "'" + env.type + "' is internal to the broker"
+            : who == Access::anyone       ? "'" + env.type + "' needs a session: send hello first"
+                                    : "'" + env.type + "' may not be sent by " + class_name(who);
+        return refuse(peer, env.id, PMIX_ERR_NO_PERMISSIONS, why);
+    }
+    env.from = peer;
+    env.peer = cred;
+    // An actor on another of the broker's reactors (the launcher) handles it on its own thread.
+    if (&to.actor->reactor() != &reactor()) {
+        to.actor->reactor().post(
+            [actor = to.actor, env = std::move(env)] { actor->dispatch(env); });
+        return;
+    }
+    to.actor->dispatch(env);
+}
+
+void Dispatcher::peer_gone(const std::string &peer) {
+    sessions_.erase(peer);
+}
+
+void Dispatcher::session_open(const Envelope &, msg::SessionOpen &m) {
+    auto s = std::make_shared<PeerSession>();
+    s->role = m.role == "client" ? PeerSession::Role::client
+              : m.role == "tool" ? PeerSession::Role::tool
+                                 : PeerSession::Role::launcher;
+    s->nspace = std::move(m.nspace);
+    s->rank = m.rank;
+    sessions_[m.peer] = std::move(s);
+    zmq::message_t welcome(m.welcome.data(), m.welcome.size());
+    bus().send(m.peer, std::move(welcome));
+}
+
+void Dispatcher::ns_deregister(const Envelope &, msg::DeregisterNamespace &m) {
+    std::erase_if(sessions_, [&](const auto &kv) {
+        return kv.second->is_client() && kv.second->nspace == m.nspace;
+    });
+}
+
+}  // namespace zpmix

@@ -1,0 +1,52 @@
+#pragma once
+// Dispatcher (`broker`): where every message from a peer enters the broker, and the one place
+// that decides whether its sender may send it. It decodes the message, finds the actor whose
+// handler table has its type (Bus::route), checks the handler's access class against the
+// sender's session, attaches the session to the envelope, and hands it to that actor.
+//
+// Sessions: a peer has none until the server accepts its Hello; the server then sends
+// `session.open` here, and the dispatcher records the session before it forwards the Welcome, so
+// no message the peer sends after reading its Welcome is judged without it. A peer without a
+// session may send only `hello` (Access::anyone); a client session only handlers open to
+// sessions, acting for its own proc (Actor::on); a tool or launcher only operator handlers;
+// nobody an internal one. A session ends when its connection does (ipc) or when its namespace
+// is deregistered. Refusals are answered with a PMIx status and logged, and say nothing of other
+// jobs.
+//
+// Limits: refusals are logged one line each; an ipc peer is of the broker's uid (the listener
+// admits no other), a tcp peer proved its job's secret in its Hello.
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/protocol/job.hpp"
+#include "actors/protocol/session.hpp"
+#include "actors/runtime/actor.hpp"
+#include "actors/runtime/envelope.hpp"
+
+namespace zpmix {
+
+class Dispatcher : public Actor {
+  public:
+    Dispatcher(Reactor &reactor, Bus &bus, DecodeLimits limits);
+
+    // A message from a peer: one frame, valid during the call. On the broker's reactor thread.
+    void route(const std::string &peer, const std::vector<std::string_view> &frames,
+               const PeerCredentials &cred);
+    // The peer's connection ended: its session goes.
+    void peer_gone(const std::string &peer);
+    std::size_t sessions() const { return sessions_.size(); }
+
+  private:
+    DecodeLimits limits_;
+    std::unordered_map<std::string, std::shared_ptr<const PeerSession>> sessions_;  // by peer
+
+    void refuse(const std::string &peer, std::uint64_t id, std::int32_t status,
+                const std::string &why);
+    void session_open(const Envelope &env, msg::SessionOpen &m);
+    void ns_deregister(const Envelope &env, msg::DeregisterNamespace &m);
+};
+
+}  // namespace zpmix

@@ -1,0 +1,327 @@
+#define BOOST_TEST_MODULE access
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <pmix_common.h>
+
+#include "actors/protocol/fence.hpp"
+#include "actors/protocol/job.hpp"
+#include "actors/protocol/jobctl.hpp"
+#include "actors/protocol/modex.hpp"
+#include "actors/protocol/session.hpp"
+#include "broker/broker.hpp"
+
+// Who may send what: a raw libzmq DEALER, over ipc and over tcp, sends every message type the
+// broker's actors handle, first without a Hello, then as a client of another job naming the
+// victim job's processes. Each internal, operator and impersonating message is refused with
+// PMIX_ERR_NO_PERMISSIONS, and the victim job, fencing beside it, keeps its data.
+using namespace zpmix;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::uint32_t W = msg::kWildcardRank;
+
+struct TempDir {
+    std::string path;
+    TempDir() {
+        char tmpl[] = "/tmp/zpmix-acc-XXXXXX";
+        path = ::mkdtemp(tmpl);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+// Registers namespaces with the broker's actors, as the launcher would.
+class Registrar : public Actor {
+  public:
+    Registrar(Reactor &r, Bus &b) : Actor("registrar", r, b) {
+        for (const char *ns : {"victim", "other"}) {
+            msg::JobInfo j;
+            j.nspace = ns;
+            j.size = 2;
+            j.procs.resize(2);
+            for (std::uint32_t r = 0; r < 2; ++r) j.procs[r].rank = r;
+            broadcast(msg::RegisterNamespace{std::move(j), std::string(ns) + "-secret"});
+        }
+    }
+};
+
+// A DEALER on the broker's ROUTER; optionally says Hello as a client.
+struct Peer {
+    zmq::context_t ctx;
+    zmq::socket_t s{ctx, zmq::socket_type::dealer};
+    std::uint64_t next_id = 1;
+
+    explicit Peer(const std::string &uri) {
+        s.set(zmq::sockopt::linger, 0);
+        s.connect(uri);
+    }
+    std::uint64_t send_raw(std::string_view type, const msgpack::sbuffer &body) {
+        const std::uint64_t id = next_id++;
+        msgpack::sbuffer buf;
+        msgpack::packer<msgpack::sbuffer> pk(buf);
+        pk.pack_map(4);
+        pk.pack("v");
+        pk.pack(kProtocolVersion);
+        pk.pack("t");
+        pk.pack(type);
+        pk.pack("id");
+        pk.pack(id);
+        pk.pack("body");
+        buf.write(body.data(), body.size());
+        s.send(zmq::buffer(buf.data(), buf.size()), zmq::send_flags::none);
+        return id;
+    }
+    template <class M>
+    std::uint64_t send(const M &m) {
+        const std::uint64_t id = next_id++;
+        s.send(encode(M::type, id, m), zmq::send_flags::none);
+        return id;
+    }
+    std::optional<Envelope> recv(std::chrono::milliseconds timeout = 5000ms) {
+        zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
+        if (zmq::poll(&item, 1, timeout) == 0) return std::nullopt;
+        zmq::message_t m;
+        (void)s.recv(m);
+        return decode(m);
+    }
+    // The answer to request `id` (others are dropped), or nothing within the timeout.
+    std::optional<Envelope> answer(std::uint64_t id, std::chrono::milliseconds timeout = 5000ms) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) return std::nullopt;
+            auto env = recv(left);
+            if (!env) return std::nullopt;
+            if (env->id == id) return env;
+        }
+    }
+    // The next message of `type` (others are dropped), or nothing within the timeout.
+    std::optional<Envelope> next_of(std::string_view type,
+                                    std::chrono::milliseconds timeout = 5000ms) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) return std::nullopt;
+            auto env = recv(left);
+            if (!env || env->type == type) return env;
+        }
+    }
+    std::int32_t refusal(std::uint64_t id) {
+        auto env = answer(id);
+        if (!env) return 1;                           // no answer: not a refusal
+        if (env->type == msg::JobControlReply::type)  // job control answers with its own reply
+            return env->as<msg::JobControlReply>().status;
+        if (env->type != msg::ErrorReply::type) return 0;
+        return env->as<msg::ErrorReply>().status;
+    }
+    void hello(const std::string &nspace, std::uint32_t rank, const std::string &secret) {
+        const auto id = send(msg::Hello{"client", nspace, rank, ::getpid(), secret});
+        auto env = answer(id);
+        BOOST_REQUIRE(env);
+        BOOST_REQUIRE_EQUAL(env->type, msg::Welcome::type);
+    }
+};
+
+// A universal body: every field by which a message names the process it acts for, or the job it
+// acts on, names the victim's rank 0 (the reader ignores the fields a type does not have).
+msgpack::sbuffer body_naming_the_victim() {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    const msg::Proc v{"victim", 0};
+    pk.pack_map(8);
+    pk.pack("proc");
+    pk.pack(v);
+    pk.pack("parent");
+    pk.pack(v);
+    pk.pack("requester");
+    pk.pack(v);
+    pk.pack("nspace");
+    pk.pack("victim");
+    pk.pack("procs");
+    pk.pack(std::vector<msg::Proc>{{"victim", W}});
+    pk.pack("targets");
+    pk.pack(std::vector<msg::Proc>{{"victim", W}});
+    pk.pack("participants");
+    pk.pack(std::vector<msg::Proc>{{"victim", W}});
+    pk.pack("event");
+    pk.pack_map(2);
+    pk.pack("source");
+    pk.pack(v);
+    pk.pack("status");
+    pk.pack(-1000);
+    return buf;
+}
+
+msg::Blob card(std::uint32_t value) {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_map(1);
+    pk.pack("card");
+    pk.pack_array(2);
+    pk.pack(static_cast<std::uint16_t>(PMIX_UINT32));
+    pk.pack(value);
+    return msg::Blob(buf.data(), buf.data() + buf.size());
+}
+
+struct Fixture {
+    TempDir tmp;
+    Broker broker{[this] {
+        Config c;
+        c.run_dir = tmp.path + "/run";
+        c.tcp = "tcp://127.0.0.1:*";
+        return c;
+    }()};
+    std::vector<std::unique_ptr<Peer>> victim;
+    std::uint64_t fences = 0;
+
+    Fixture() {
+        broker.add_actor<Registrar>();
+        broker.start();
+        for (std::uint32_t r = 0; r < 2; ++r) {
+            victim.push_back(std::make_unique<Peer>(broker.uri()));
+            victim[r]->hello("victim", r, "victim-secret");
+            victim[r]->send(msg::Commit{{"victim", r}, {}, {}, card(100 + r)});
+        }
+        victim_fences_and_reads();
+    }
+    // The victim's ranks fence together and rank 0 reads rank 1's card: correct, and in time.
+    void victim_fences_and_reads() {
+        const std::uint64_t id = fences++;
+        for (std::uint32_t r = 0; r < 2; ++r) {
+            msg::FenceContribute c;
+            c.participants = {{"victim", W}};
+            c.fence_id = id;
+            c.proc = {"victim", r};
+            c.sizes = {{"victim", 2}};
+            c.done_through = id;
+            victim[r]->send(c);
+        }
+        for (auto &p : victim) {
+            auto env = p->next_of(msg::FenceDone::type);
+            BOOST_REQUIRE_MESSAGE(env, "the victim's fence did not complete");
+            BOOST_REQUIRE_EQUAL(env->type, msg::FenceDone::type);
+            BOOST_TEST(env->as<msg::FenceDone>().status == PMIX_SUCCESS);
+        }
+        msg::ModexGet get;
+        get.proc = {"victim", 1};
+        get.key = "card";
+        const auto gid = victim[0]->send(get);
+        auto env = victim[0]->answer(gid);
+        BOOST_REQUIRE(env);
+        BOOST_REQUIRE_EQUAL(env->type, msg::ModexData::type);
+        const auto data = env->as<msg::ModexData>().data;
+        BOOST_REQUIRE(!data.blobs.empty());
+        BOOST_TEST(data.blobs.back() == card(101), "rank 1's card was changed");
+    }
+    std::vector<std::pair<std::string, Bus::Route>> routes() { return broker.bus().routes(); }
+};
+
+// Messages of a session that act for a process (msg::acting_proc), or on the sender's own job:
+// from a client of another job that names the victim, each must be refused.
+const std::set<std::string> kImpersonating = {
+    "modex.commit", "modex.publish", "modex.lookup", "modex.unpublish",      "fence.contribute",
+    "ev.notify",    "ev.register",   "ev.ack",       "ev.notify_completion", "mon.request",
+    "mon.beat",     "job.spawn",     "abort",        "jctl.request"};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(who_may_send_what, Fixture)
+
+// Without a Hello, over ipc and over tcp, every type but hello is refused.
+BOOST_AUTO_TEST_CASE(a_peer_without_a_session_may_only_say_hello) {
+    const auto body = body_naming_the_victim();
+    for (const std::string &uri : {broker.uri(), broker.tcp_uri()}) {
+        Peer stranger(uri);
+        std::size_t tried = 0;
+        for (const auto &[type, route] : routes()) {
+            if (type == msg::Hello::type) continue;
+            ++tried;
+            const auto id = stranger.send_raw(type, body);
+            BOOST_TEST(stranger.refusal(id) == PMIX_ERR_NO_PERMISSIONS, uri << ": " << type);
+        }
+        BOOST_TEST(tried > 30u);  // every actor's table was walked
+    }
+    victim_fences_and_reads();
+}
+
+// A client of another job (ipc, then tcp with its own job's secret) may send no internal or
+// operator message, and none that acts as the victim's processes.
+BOOST_AUTO_TEST_CASE(a_client_of_another_job_cannot_act_on_the_victim) {
+    const auto body = body_naming_the_victim();
+    for (const std::string &uri : {broker.uri(), broker.tcp_uri()}) {
+        Peer intruder(uri);
+        intruder.hello("other", 0, "other-secret");
+        for (const auto &[type, route] : routes()) {
+            if (type == msg::Hello::type) continue;
+            const bool must_refuse =
+                !allows(route.access, Access::session) || kImpersonating.contains(type);
+            const auto id = intruder.send_raw(type, body);
+            if (must_refuse)
+                BOOST_TEST(intruder.refusal(id) == PMIX_ERR_NO_PERMISSIONS, uri << ": " << type);
+        }
+        victim_fences_and_reads();
+    }
+}
+
+// Over tcp a client's secret vouches for its own job only: it reads no other job's data or
+// information, and a Hello with a wrong secret or an unknown namespace gets the same answer.
+BOOST_AUTO_TEST_CASE(a_tcp_client_reads_only_its_own_job) {
+    Peer intruder(broker.tcp_uri());
+    intruder.hello("other", 0, "other-secret");
+    msg::ModexGet get;
+    get.proc = {"victim", 1};
+    get.key = "card";
+    BOOST_TEST(intruder.refusal(intruder.send(get)) == PMIX_ERR_NO_PERMISSIONS);
+    BOOST_TEST(intruder.refusal(intruder.send(msg::JobInfoQuery{"victim"})) ==
+               PMIX_ERR_NO_PERMISSIONS);
+
+    Peer guesser(broker.tcp_uri());
+    auto wrong = guesser.answer(guesser.send(msg::Hello{"client", "victim", 0, 0, "guess"}));
+    auto unknown = guesser.answer(guesser.send(msg::Hello{"client", "nosuch", 0, 0, "guess"}));
+    BOOST_REQUIRE(wrong && unknown);
+    BOOST_REQUIRE_EQUAL(wrong->type, msg::ErrorReply::type);
+    BOOST_REQUIRE_EQUAL(unknown->type, msg::ErrorReply::type);
+    BOOST_TEST(wrong->as<msg::ErrorReply>().status == PMIX_ERR_NO_PERMISSIONS);
+    BOOST_TEST(wrong->as<msg::ErrorReply>().message == unknown->as<msg::ErrorReply>().message);
+    BOOST_TEST(wrong->as<msg::ErrorReply>().status == unknown->as<msg::ErrorReply>().status);
+    victim_fences_and_reads();
+}
+
+// A session is for one Hello: a client cannot turn itself into another by saying Hello again.
+BOOST_AUTO_TEST_CASE(a_session_is_opened_once) {
+    Peer client(broker.uri());
+    client.hello("other", 1, "");
+    BOOST_TEST(client.refusal(client.send(msg::Hello{"client", "victim", 0, ::getpid(), ""})) ==
+               PMIX_ERR_NO_PERMISSIONS);
+    victim_fences_and_reads();
+}
+
+// A tool (zpmix ctl, ps, events) may send operator messages, but none that only a job's own
+// processes send, and no internal one.
+BOOST_AUTO_TEST_CASE(a_tool_is_no_client) {
+    const auto body = body_naming_the_victim();
+    Peer tool(broker.uri());
+    const auto hid = tool.send(msg::Hello{"tool", "", 0, ::getpid(), ""});
+    auto welcome = tool.answer(hid);
+    BOOST_REQUIRE(welcome);
+    BOOST_REQUIRE_EQUAL(welcome->type, msg::Welcome::type);
+    for (const auto &[type, route] : routes()) {
+        if (type == msg::Hello::type || allows(route.access, Access::operator_)) continue;
+        BOOST_TEST(tool.refusal(tool.send_raw(type, body)) == PMIX_ERR_NO_PERMISSIONS, type);
+    }
+    victim_fences_and_reads();
+}
+
+BOOST_AUTO_TEST_SUITE_END()
