@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE client_actor
 #include <boost/test/unit_test.hpp>
 
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -93,10 +94,13 @@ msg::JobInfo another_job() {
 struct TwoRankBroker {
     TempDir tmp;
     std::unique_ptr<Broker> broker;
-    explicit TwoRankBroker(const std::string &tcp = {}, const std::string &secret = {}) {
+    explicit TwoRankBroker(const std::string &tcp = {}, const std::string &secret = {},
+                           int heartbeat_ivl_ms = 5000, int heartbeat_timeout_ms = 30000) {
         Config c;
         c.run_dir = tmp.path + "/run";
         c.tcp = tcp;
+        c.tcp_heartbeat_ivl_ms = heartbeat_ivl_ms;
+        c.tcp_heartbeat_timeout_ms = heartbeat_timeout_ms;
         broker = std::make_unique<Broker>(c);
         broker->add_actor<Registrar>(std::vector{two_ranks(), another_job()}, secret);
         broker->start();
@@ -492,6 +496,43 @@ BOOST_AUTO_TEST_CASE(a_write_left_half_done_ends_the_connection) {
     BOOST_TEST(actor.call(msg::ModexGet{{"ns", 1}, "k", 0, {}}, 300).status ==
                PMIX_ERR_LOST_CONNECTION);
     BOOST_TEST(deaf.client_closed());
+}
+
+// Whether the other end ends the stream on fd within 5 s (what it sent before is not read).
+bool ended_within_5s(int fd) {
+    pollfd p{fd, POLLRDHUP, 0};
+    return ::poll(&p, 1, 5000) == 1 && (p.revents & (POLLRDHUP | POLLHUP)) != 0;
+}
+
+// On tcp the broker PINGs its peers and drops one it hears nothing from: one that never
+// completes its handshake, one that completes it and goes silent. A client that is idle but
+// alive PINGs the broker itself and stays.
+BOOST_AUTO_TEST_CASE(silent_tcp_peers_are_dropped_and_idle_clients_stay) {
+    TwoRankBroker b("tcp://127.0.0.1:*", "s3cret", 50, 300);
+    const std::string uri = b.broker->tcp_uri();
+    ClientStore store;
+    ::setenv("ZPMIX_HEARTBEAT_IVL_MS", "50", 1);
+    ClientActor idle(store, uri, 5000);
+    ::unsetenv("ZPMIX_HEARTBEAT_IVL_MS");
+
+    const auto colon = uri.rfind(':');
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(std::stoi(uri.substr(colon + 1))));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int raw = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    BOOST_REQUIRE(::connect(raw, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
+    BOOST_TEST(ended_within_5s(raw));
+    ::close(raw);
+
+    ZmtpConnection silent(uri, ZmtpConnection::Role::dealer, ZmtpConnection::Clock::now() + 5s,
+                          1 << 20);
+    BOOST_TEST(ended_within_5s(silent.fd()));
+
+    // Idle all the while (more than the broker's timeout), and still served.
+    msg::Hello h = hello(0);
+    h.secret = "s3cret";
+    BOOST_TEST(idle.call(h, 5000).status == PMIX_SUCCESS);
 }
 
 BOOST_AUTO_TEST_CASE(job_information_of_another_namespace) {
