@@ -101,6 +101,32 @@ int connect_to(const std::string &uri, ZmtpConnection::Clock::time_point deadlin
 
 }  // namespace
 
+class ZmtpConnection::Turn {
+  public:
+    // Waits for the turn until `deadline`; `wait` false: takes it only if it is free.
+    Turn(ZmtpConnection &c, Clock::time_point deadline, bool wait = true) : c_(c) {
+        std::unique_lock lock(c_.turn_mu_);
+        held_ = wait ? c_.turn_free_.wait_until(lock, deadline, [this] { return !c_.writing_; })
+                     : !c_.writing_;
+        if (held_) c_.writing_ = true;
+    }
+    ~Turn() {
+        if (!held_) return;
+        {
+            std::lock_guard lock(c_.turn_mu_);
+            c_.writing_ = false;
+        }
+        c_.turn_free_.notify_one();
+    }
+    Turn(const Turn &) = delete;
+    Turn &operator=(const Turn &) = delete;
+    bool held() const { return held_; }
+
+  private:
+    ZmtpConnection &c_;
+    bool held_ = false;
+};
+
 ZmtpConnection::ZmtpConnection(const std::string &uri, Role role, Clock::time_point deadline,
                                std::size_t max_message, bool pipeline)
     : fd_(connect_to(uri, deadline)),
@@ -136,7 +162,7 @@ void ZmtpConnection::send_handshake(Role role) {
     iovec iov[3] = {
         {greeting, sizeof greeting}, {h, hlen}, {const_cast<char *>(ready.data()), ready.size()}};
     // Nothing else writes yet: a few bytes into an empty socket.
-    std::unique_lock lock(write_mu_);
+    Turn turn(*this, Clock::now() + write_timeout_);
     if (write_all(iov, 3, Clock::now() + write_timeout_) != Write::ok)
         broken_ = true;  // the first read reports it
 }
@@ -198,8 +224,8 @@ ZmtpConnection::Write ZmtpConnection::send(std::initializer_list<std::string_vie
         ++i;
     }
     // Behind a writer stuck on a full buffer, wait no longer than our own deadline.
-    std::unique_lock lock(write_mu_, deadline);
-    if (!lock.owns_lock()) return write_broken_ ? Write::lost : Write::timeout;
+    Turn turn(*this, deadline);
+    if (!turn.held()) return write_broken_ ? Write::lost : Write::timeout;
     return write_all(iov, n, deadline);
 }
 
@@ -224,10 +250,10 @@ void ZmtpConnection::command_if_idle(const std::string &body) {
     unsigned char h[zmtp::kMaxHeader];
     const std::size_t hlen = zmtp::put_header(h, kCommand, body.size());
     iovec iov[2] = {{h, hlen}, {const_cast<char *>(body.data()), body.size()}};
-    std::unique_lock lock(write_mu_, std::try_to_lock);
+    Turn turn(*this, Clock::now(), false);
     // Nor when the socket is full (the peer is not reading): the caller must not wait. When it
     // is writable, the kernel takes these few bytes whole.
-    if (lock.owns_lock() && wait_for(fd_, POLLOUT, Clock::now()))
+    if (turn.held() && wait_for(fd_, POLLOUT, Clock::now()))
         write_all(iov, 2, Clock::now() + write_timeout_);
 }
 

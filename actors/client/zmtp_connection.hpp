@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -95,7 +96,12 @@ class ZmtpConnection {
     int fd_ = -1;
     std::size_t max_message_;
     std::chrono::milliseconds write_timeout_;
-    std::timed_mutex write_mu_;
+    // The write turn, one writer at a time, waited for until a deadline (std::timed_mutex's
+    // timed lock is pthread_mutex_clocklock, which ThreadSanitizer does not know).
+    std::mutex turn_mu_;
+    std::condition_variable turn_free_;
+    bool writing_ = false;
+    class Turn;                              // holds the write turn while it lives
     std::atomic<bool> write_broken_{false};  // a write stopped mid-message: the stream is over
     zmtp::ReadBuffer in_;                    // read and not yet consumed
 
@@ -114,7 +120,7 @@ class ZmtpConnection {
     void command_if_idle(const std::string &body);
     bool handshake_read();  // consumes the broker's greeting and READY; true once both are in
     bool complete_handshake(Clock::time_point deadline);  // reads until handshake_read()
-    // Holds write_mu_.
+    // Holds the write turn.
     Write write_all(const iovec *iov, int n, Clock::time_point deadline);
 };
 
