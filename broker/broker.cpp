@@ -113,14 +113,16 @@ Broker::Broker(Config config) : config_(std::move(config)), uid_(::getuid()) {
         reactor_, ZmtpListener::Settings{.path = uri_.substr(6),
                                          .kind = ZmtpListener::Kind::router,
                                          .uid = uid_,
-                                         .max_message = config_.max_message_bytes});
+                                         .max_message = config_.max_message_bytes,
+                                         .max_output = config_.max_peer_output_bytes});
     // Per subscriber; beyond it events drop (and are resent).
     xpub_ = std::make_unique<ZmtpListener>(
         reactor_, ZmtpListener::Settings{.path = events_uri_.substr(6),
                                          .kind = ZmtpListener::Kind::publisher,
                                          .uid = uid_,
                                          .max_message = config_.max_message_bytes,
-                                         .sndhwm = static_cast<std::size_t>(config_.event_sndhwm)});
+                                         .sndhwm = static_cast<std::size_t>(config_.event_sndhwm),
+                                         .max_output = config_.max_peer_output_bytes});
     add_standard_actors();
 }
 
@@ -128,8 +130,9 @@ Broker::Broker(Config config) : config_(std::move(config)), uid_(::getuid()) {
 void Broker::add_standard_actors() {
     dispatcher_ = &add_actor<Dispatcher>(DecodeLimits{.max_message = config_.max_message_bytes});
     add_actor<Server>(name_, events_uri_);
-    launcher_ = &add_actor_on<Launcher>(launcher_reactor_,
-                                        Launcher::Settings{run_dir_, uri_, config_.kill_grace_ms});
+    launcher_ = &add_actor_on<Launcher>(
+        launcher_reactor_,
+        Launcher::Settings{run_dir_, uri_, config_.kill_grace_ms, config_.client_write_timeout_ms});
     add_actor<ModexStore>();
     add_actor<FenceReducer>();
     add_actor<EventBroker>(*xpub_, EventOptions{.ring_size = config_.event_cache_size,
@@ -189,6 +192,12 @@ void Broker::start() {
         tcp_router_.set(zmq::sockopt::router_mandatory, 1);
         tcp_router_.set(zmq::sockopt::sndhwm, 100000);
         tcp_router_.set(zmq::sockopt::rcvhwm, 100000);
+        // A peer whose node died says nothing: PINGs find it out. The handshake's limit drops
+        // one that connects and says nothing from the start.
+        tcp_router_.set(zmq::sockopt::heartbeat_ivl, config_.tcp_heartbeat_ivl_ms);
+        tcp_router_.set(zmq::sockopt::heartbeat_timeout, config_.tcp_heartbeat_timeout_ms);
+        tcp_router_.set(zmq::sockopt::heartbeat_ttl, config_.tcp_heartbeat_timeout_ms);
+        tcp_router_.set(zmq::sockopt::handshake_ivl, config_.tcp_heartbeat_timeout_ms);
         tcp_router_.bind(config_.tcp);
         tcp_uri_ = tcp_router_.get(zmq::sockopt::last_endpoint);
     }

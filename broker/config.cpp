@@ -110,6 +110,19 @@ void load_config_file(const std::string &path, Config &into) {
             auto v = node.value<std::int64_t>();
             if (!node.is_integer() || *v < 1024) throw bad("an integer >= 1024");
             into.max_message_bytes = static_cast<std::size_t>(*v);
+        } else if (k == "max_peer_output_bytes") {
+            auto v = node.value<std::int64_t>();
+            if (!node.is_integer() || *v < 65536) throw bad("an integer >= 65536");
+            into.max_peer_output_bytes = static_cast<std::size_t>(*v);
+        } else if (k == "client_write_timeout_ms" || k == "tcp_heartbeat_ivl_ms" ||
+                   k == "tcp_heartbeat_timeout_ms") {
+            auto v = node.value<std::int64_t>();
+            const std::int64_t least = k == "tcp_heartbeat_ivl_ms" ? 0 : 1;
+            if (!node.is_integer() || *v < least || *v > 3600000)
+                throw bad(least == 0 ? "an integer in 0..3600000" : "an integer in 1..3600000");
+            (k == "client_write_timeout_ms" ? into.client_write_timeout_ms
+             : k == "tcp_heartbeat_ivl_ms"  ? into.tcp_heartbeat_ivl_ms
+                                            : into.tcp_heartbeat_timeout_ms) = static_cast<int>(*v);
         } else if (k == "log_level") {
             if (!node.is_string()) throw bad("a string");
             into.log_level = *node.value<std::string>();

@@ -15,6 +15,12 @@ struct Config {
     std::string
         tcp;  // "tcp://host:port" to also listen on tcp (clients of remote nodes); empty: off
     std::size_t max_message_bytes = std::size_t{64} << 20;
+    std::size_t max_peer_output_bytes = std::size_t{256} << 20;  // queued for one ipc peer
+    // How long a client's write without PMIX_TIMEOUT waits at most.
+    int client_write_timeout_ms = 30000;
+    // tcp: a ZMTP PING every ivl (0: none); a peer silent for timeout is dropped.
+    int tcp_heartbeat_ivl_ms = 5000;
+    int tcp_heartbeat_timeout_ms = 30000;
     std::string log_level = "info";  // trace | debug | info | warn | error | off
     int kill_grace_ms = 2000;        // SIGTERM to SIGKILL when a job is terminated
     // [events]

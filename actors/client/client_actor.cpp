@@ -2,6 +2,8 @@
 
 #include <poll.h>
 
+#include <cstdlib>
+
 #include <spdlog/spdlog.h>
 
 #include "actors/fence/fence_segment.hpp"
@@ -16,6 +18,13 @@ Clock::time_point deadline_after(std::uint32_t timeout_ms) {
     return timeout_ms == 0 ? Clock::time_point::max()
                            : Clock::now() + std::chrono::milliseconds(timeout_ms);
 }
+
+// How often a client on tcp PINGs its broker: $ZPMIX_HEARTBEAT_IVL_MS, else 5 s.
+std::chrono::milliseconds ping_interval() {
+    const char *v = std::getenv("ZPMIX_HEARTBEAT_IVL_MS");
+    const unsigned long ms = v ? std::strtoul(v, nullptr, 10) : 0;
+    return std::chrono::milliseconds(ms > 0 && ms <= 3600000 ? ms : 5000);
+}
 }  // namespace
 
 ClientActor::ClientActor(ClientStore &store) : store_(store) {
@@ -28,6 +37,9 @@ ClientActor::ClientActor(ClientStore &store, const std::string &uri, std::uint32
       conn_(std::make_unique<ZmtpConnection>(uri, ZmtpConnection::Role::dealer,
                                              deadline_after(timeout_ms), DecodeLimits{}.max_message,
                                              pipeline)) {
+    // A broker's libzmq ROUTER on tcp drops a peer it hears nothing from (heartbeats); a client
+    // reads only when it waits for an answer, so it cannot be relied on to answer its PINGs.
+    if (uri.starts_with("tcp://")) reactor_.every(ping_interval(), [this] { conn_->ping(); });
     thread_ = std::thread([this] { reactor_.run(); });
 }
 
@@ -51,12 +63,22 @@ ClientActor::~ClientActor() {
 
 // ------------------------------------------------------------------ sending
 
-bool ClientActor::send_bytes(const zmq::message_t &bytes) {
-    if (!conn_) return false;
-    if (conn_->send({std::string_view(static_cast<const char *>(bytes.data()), bytes.size())}))
-        return true;
+pmix_status_t ClientActor::send_bytes(const zmq::message_t &bytes, std::uint64_t id,
+                                      std::uint32_t timeout_ms) {
+    if (!conn_) return PMIX_ERR_UNREACH;
+    const auto limit = timeout_ms ? std::chrono::milliseconds(timeout_ms) : conn_->write_timeout();
+    const auto written =
+        conn_->send({std::string_view(static_cast<const char *>(bytes.data()), bytes.size())},
+                    Clock::now() + limit);
+    if (written == ZmtpConnection::Write::ok) return PMIX_SUCCESS;
+    if (written == ZmtpConnection::Write::timeout) {
+        spdlog::warn("pmix client: the broker took no message for {} ms", limit.count());
+        if (id != 0) complete(id, PMIX_ERR_TIMEOUT, nullptr);
+        if (!conn_->write_broken()) return PMIX_ERR_TIMEOUT;
+        conn_->end();  // only now: a reader seeing the end would fail `id` as lost
+    }
     mark_lost();
-    return false;
+    return written == ZmtpConnection::Write::timeout ? PMIX_ERR_TIMEOUT : PMIX_ERR_LOST_CONNECTION;
 }
 
 ClientActor::Reply ClientActor::call_bytes(std::uint64_t id, Pending pending,
@@ -72,8 +94,10 @@ ClientActor::Reply ClientActor::call_bytes(std::uint64_t id, Pending pending,
         if (!pending.fence_key.empty()) fences_[pending.fence_key] = id;
         pending_.emplace(id, std::move(pending));
     }
-    send_bytes(bytes);
     const auto deadline = deadline_after(timeout_ms);
+    // A write that timed out completed `id` (unless another thread saw the connection end
+    // first): its status is the call's.
+    if (send_bytes(bytes, id, timeout_ms) == PMIX_ERR_TIMEOUT) return {PMIX_ERR_TIMEOUT, {}};
     std::unique_lock lock(mu_);
     while (!slot) {
         if (Clock::now() >= deadline) {
@@ -178,7 +202,7 @@ void ClientActor::submit(std::uint64_t id, Pending pending, const zmq::message_t
         }
         update_watch();
     });
-    send_bytes(bytes);
+    send_bytes(bytes, id, timeout_ms);
 }
 
 // ------------------------------------------------------------------ reading

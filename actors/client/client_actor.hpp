@@ -68,6 +68,8 @@ class ClientActor {
 
     // Thread-safe, blocking: sends `m` and waits on this thread for the answer, an ErrorReply's
     // status, PMIX_ERR_TIMEOUT after timeout_ms (0 = none) or PMIX_ERR_LOST_CONNECTION.
+    // Writing a request waits for the broker to take it up to timeout_ms, else up to the
+    // connection's write_timeout(): then PMIX_ERR_TIMEOUT.
     template <class Msg>
     Reply call(const Msg &m, std::uint32_t timeout_ms) {
         const std::uint64_t id = next_id();
@@ -87,10 +89,10 @@ class ClientActor {
     // Non-blocking form of fence_call.
     void fence(msg::FenceContribute m, Done done);
     // Thread-safe: a message that needs no answer (PMIx_Commit, a heartbeat). False when the
-    // broker is gone (or there is none).
+    // broker is gone (or there is none) or did not take it within the write timeout.
     template <class Msg>
     bool notify(const Msg &m) {
-        return send_bytes(encode(Msg::type, 0, m));
+        return send_bytes(encode(Msg::type, 0, m), 0, 0) == PMIX_SUCCESS;
     }
     // Thread-safe: runs fn on the progress thread.
     void post(std::function<void()> fn) { reactor_.post(std::move(fn)); }
@@ -157,7 +159,11 @@ class ClientActor {
     // Registers a fence as open over its set and encodes its contribution with done_through.
     FenceRequest open_fence(msg::FenceContribute &m);
     void close_fence_locked(const Pending &p);  // the fence is finished here (holds mu_)
-    bool send_bytes(const zmq::message_t &bytes);
+    // Writes a message within timeout_ms (0: the connection's write timeout). A timeout fails
+    // request `id` (if not 0) with PMIX_ERR_TIMEOUT; a connection that ends (or is left
+    // mid-message) fails everything pending. The status of the write.
+    pmix_status_t send_bytes(const zmq::message_t &bytes, std::uint64_t id,
+                             std::uint32_t timeout_ms);
     // Reads and dispatches until `slot` is filled or `deadline` passes (the caller holds read_mu_).
     void read_until(std::optional<Reply> &slot, ZmtpConnection::Clock::time_point deadline);
     bool read_available();     // reader: fill + dispatch; false when the connection is gone

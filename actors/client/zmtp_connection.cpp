@@ -10,7 +10,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "actors/runtime/zmtp_wire.hpp"
@@ -23,8 +25,9 @@ using zmtp::kCommand;
 using zmtp::kMore;
 
 int ms_until(ZmtpConnection::Clock::time_point deadline) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - ZmtpConnection::Clock::now());
+    // Rounded up: a wait that ends finds its deadline passed.
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - ZmtpConnection::Clock::now());
     return left.count() < 0 ? 0 : static_cast<int>(std::min<long long>(left.count(), 1 << 30));
 }
 
@@ -36,6 +39,15 @@ bool wait_for(int fd, short events, ZmtpConnection::Clock::time_point deadline) 
         if (rc == 0) return false;
         if (errno != EINTR) return false;
     }
+}
+
+std::chrono::milliseconds write_timeout_from_env() {
+    const char *v = std::getenv("ZPMIX_WRITE_TIMEOUT_MS");
+    if (v == nullptr || *v == '\0') return ZmtpConnection::kDefaultWriteTimeout;
+    char *end = nullptr;
+    const unsigned long ms = std::strtoul(v, &end, 10);
+    if (*end != '\0' || ms == 0) return ZmtpConnection::kDefaultWriteTimeout;
+    return std::chrono::milliseconds(std::min<unsigned long>(ms, 1ul << 30));
 }
 
 int connect_to(const std::string &uri, ZmtpConnection::Clock::time_point deadline) {
@@ -89,9 +101,37 @@ int connect_to(const std::string &uri, ZmtpConnection::Clock::time_point deadlin
 
 }  // namespace
 
+class ZmtpConnection::Turn {
+  public:
+    // Waits for the turn until `deadline`; `wait` false: takes it only if it is free.
+    Turn(ZmtpConnection &c, Clock::time_point deadline, bool wait = true) : c_(c) {
+        std::unique_lock lock(c_.turn_mu_);
+        held_ = wait ? c_.turn_free_.wait_until(lock, deadline, [this] { return !c_.writing_; })
+                     : !c_.writing_;
+        if (held_) c_.writing_ = true;
+    }
+    ~Turn() {
+        if (!held_) return;
+        {
+            std::lock_guard lock(c_.turn_mu_);
+            c_.writing_ = false;
+        }
+        c_.turn_free_.notify_one();
+    }
+    Turn(const Turn &) = delete;
+    Turn &operator=(const Turn &) = delete;
+    bool held() const { return held_; }
+
+  private:
+    ZmtpConnection &c_;
+    bool held_ = false;
+};
+
 ZmtpConnection::ZmtpConnection(const std::string &uri, Role role, Clock::time_point deadline,
                                std::size_t max_message, bool pipeline)
-    : fd_(connect_to(uri, deadline)), max_message_(max_message) {
+    : fd_(connect_to(uri, deadline)),
+      max_message_(max_message),
+      write_timeout_(write_timeout_from_env()) {
     send_handshake(role);
     if (role == Role::sub || pipeline) return;
     if (!complete_handshake(deadline)) {
@@ -121,29 +161,40 @@ void ZmtpConnection::send_handshake(Role role) {
     const std::size_t hlen = zmtp::put_header(h, kCommand, ready.size());
     iovec iov[3] = {
         {greeting, sizeof greeting}, {h, hlen}, {const_cast<char *>(ready.data()), ready.size()}};
-    std::lock_guard lock(write_mu_);
-    if (!write_all(iov, 3)) broken_ = true;  // the first read reports it
+    // Nothing else writes yet: a few bytes into an empty socket.
+    Turn turn(*this, Clock::now() + write_timeout_);
+    if (write_all(iov, 3, Clock::now() + write_timeout_) != Write::ok)
+        broken_ = true;  // the first read reports it
 }
 
-bool ZmtpConnection::write_all(const iovec *iov_in, int n) {
+ZmtpConnection::Write ZmtpConnection::write_all(const iovec *iov_in, int n,
+                                                Clock::time_point deadline) {
+    if (write_broken_) return Write::lost;
     iovec iov[8];
     std::memcpy(iov, iov_in, sizeof(iovec) * static_cast<std::size_t>(n));
     iovec *cur = iov;
+    bool partial = false;
     while (n > 0) {
         msghdr m{};
         m.msg_iov = cur;
         m.msg_iovlen = static_cast<std::size_t>(n);
-        const ssize_t sent = ::sendmsg(fd_, &m, MSG_NOSIGNAL);
+        const ssize_t sent = ::sendmsg(fd_, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (sent < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN) {
-                // Backpressure from a busy broker; its death ends the wait (POLLERR/POLLHUP).
-                pollfd p{fd_, POLLOUT, 0};
-                if (::poll(&p, 1, -1) < 0 && errno != EINTR) return false;
-                continue;
+                // Backpressure from a busy broker, or a stopped one: wait for room until the
+                // deadline; the broker's death ends the wait (POLLERR/POLLHUP).
+                if (wait_for(fd_, POLLOUT, deadline)) continue;
+                if (!partial) return Write::timeout;
+                // The broker would read the next message as the rest of this one: no more
+                // writes (the caller ends the stream).
+                write_broken_ = true;
+                return Write::timeout;
             }
-            return false;
+            write_broken_ = true;
+            return Write::lost;
         }
+        partial = true;
         auto left = static_cast<std::size_t>(sent);
         while (n > 0 && left >= cur->iov_len) {
             left -= cur->iov_len;
@@ -155,11 +206,12 @@ bool ZmtpConnection::write_all(const iovec *iov_in, int n) {
             cur->iov_len -= left;
         }
     }
-    return true;
+    return Write::ok;
 }
 
-bool ZmtpConnection::send(std::initializer_list<std::string_view> frames) {
-    if (frames.size() == 0 || frames.size() > 4) return false;
+ZmtpConnection::Write ZmtpConnection::send(std::initializer_list<std::string_view> frames,
+                                           Clock::time_point deadline) {
+    if (frames.size() == 0 || frames.size() > 4) return Write::lost;
     unsigned char headers[4][zmtp::kMaxHeader];
     iovec iov[8];
     int n = 0;
@@ -171,8 +223,42 @@ bool ZmtpConnection::send(std::initializer_list<std::string_view> frames) {
         if (!f.empty()) iov[n++] = {const_cast<char *>(f.data()), f.size()};
         ++i;
     }
-    std::lock_guard lock(write_mu_);
-    return write_all(iov, n);
+    // Behind a writer stuck on a full buffer, wait no longer than our own deadline.
+    Turn turn(*this, deadline);
+    if (!turn.held()) return write_broken_ ? Write::lost : Write::timeout;
+    return write_all(iov, n, deadline);
+}
+
+bool ZmtpConnection::send(std::initializer_list<std::string_view> frames) {
+    const Write w = send(frames, Clock::now() + write_timeout_);
+    if (write_broken_) end();
+    return w == Write::ok;
+}
+
+void ZmtpConnection::pong(std::string_view ping) {
+    // PING: its TTL (2 bytes) and a context the PONG returns.
+    std::string_view data;
+    if (zmtp::command_name(ping, data) != "PING") return;
+    command_if_idle(zmtp::command("PONG", data.size() > 2 ? data.substr(2) : ""));
+}
+
+void ZmtpConnection::ping() {
+    command_if_idle(zmtp::command("PING", std::string_view("\0\0", 2)));  // TTL: none
+}
+
+void ZmtpConnection::command_if_idle(const std::string &body) {
+    unsigned char h[zmtp::kMaxHeader];
+    const std::size_t hlen = zmtp::put_header(h, kCommand, body.size());
+    iovec iov[2] = {{h, hlen}, {const_cast<char *>(body.data()), body.size()}};
+    Turn turn(*this, Clock::now(), false);
+    // Nor when the socket is full (the peer is not reading): the caller must not wait. When it
+    // is writable, the kernel takes these few bytes whole.
+    if (turn.held() && wait_for(fd_, POLLOUT, Clock::now()))
+        write_all(iov, 2, Clock::now() + write_timeout_);
+}
+
+void ZmtpConnection::end() {
+    ::shutdown(fd_, SHUT_RDWR);
 }
 
 bool ZmtpConnection::subscribe(std::string_view topic, bool on) {
@@ -188,23 +274,12 @@ bool ZmtpConnection::fill() {
     constexpr std::size_t kChunk = 65536;
     if (broken_) return false;
     for (;;) {
-        if (in_pos_ == in_end_) in_pos_ = in_end_ = 0;
-        if (in_cap_ - in_end_ < kChunk) {
-            // Room for a chunk: move the unconsumed bytes to the front, or grow.
-            const std::size_t used = in_end_ - in_pos_;
-            const std::size_t cap = std::max(in_cap_, used + kChunk);
-            std::unique_ptr<char[]> fresh(cap == in_cap_ ? nullptr : new char[cap]);
-            char *to = fresh ? fresh.get() : in_.get();
-            if (used > 0) std::memmove(to, in_.get() + in_pos_, used);
-            if (fresh) in_ = std::move(fresh);
-            in_cap_ = cap;
-            in_pos_ = 0;
-            in_end_ = used;
-        }
-        const ssize_t got = ::recv(fd_, in_.get() + in_end_, in_cap_ - in_end_, MSG_DONTWAIT);
+        in_.reserve(kChunk);
+        const std::size_t room = in_.room();
+        const ssize_t got = ::recv(fd_, in_.tail(), room, MSG_DONTWAIT);
         if (got > 0) {
-            in_end_ += static_cast<std::size_t>(got);
-            if (static_cast<std::size_t>(got) < kChunk) return true;
+            in_.wrote(static_cast<std::size_t>(got));
+            if (static_cast<std::size_t>(got) < room) return true;
             continue;
         }
         if (got == 0) {
@@ -218,35 +293,35 @@ bool ZmtpConnection::fill() {
 }
 
 bool ZmtpConnection::frame_at(std::size_t pos, Frame &f) {
-    const auto h = zmtp::read_header(in_.get() + pos, in_end_ - pos);
+    const auto h = zmtp::read_header(in_.data() + pos, in_.size() - pos);
     if (!h) return false;
     f = *h;
     if (f.size > max_message_) {
         broken_ = true;
         return false;
     }
-    return in_end_ - pos - f.header >= f.size;
+    return in_.size() - pos - f.header >= f.size;
 }
 
 bool ZmtpConnection::handshake_read() {
     if (broken_) return false;
     if (!peer_greeted_) {
-        if (in_end_ - in_pos_ < zmtp::kGreetingSize) return false;
-        if (!zmtp::greeting_ok(in_.get() + in_pos_)) {
+        if (in_.size() < zmtp::kGreetingSize) return false;
+        if (!zmtp::greeting_ok(in_.data())) {
             broken_ = true;  // not a ZMTP 3 peer with the NULL mechanism
             return false;
         }
-        in_pos_ += zmtp::kGreetingSize;
+        in_.consume(zmtp::kGreetingSize);
         peer_greeted_ = true;
     }
     if (peer_ready_) return true;
     // The handshake's end: a READY command, or ERROR when the broker refused us.
     Frame f;
-    if (!frame_at(in_pos_, f)) return false;
+    if (!frame_at(0, f)) return false;
     if (!(f.flags & kCommand)) broken_ = true;
     if (broken_) return false;
-    const std::string_view cmd(in_.get() + in_pos_ + f.header, f.size);
-    in_pos_ += f.header + f.size;
+    const std::string_view cmd(in_.data() + f.header, f.size);
+    in_.consume(f.header + f.size);
     peer_ready_ = cmd.starts_with("\x05READY");
     if (!peer_ready_) {
         refused_ =
@@ -260,19 +335,25 @@ bool ZmtpConnection::handshake_read() {
 bool ZmtpConnection::next(std::vector<std::string_view> &frames) {
     frames.clear();
     if (!handshake_read()) return false;
-    std::size_t pos = in_pos_;
+    std::size_t pos = 0;
     for (;;) {
         Frame f;
         if (!frame_at(pos, f)) return false;
-        const std::string_view body(in_.get() + pos + f.header, f.size);
+        const std::string_view body(in_.data() + pos + f.header, f.size);
         pos += f.header + f.size;
-        if (f.flags & kCommand) {  // PING and the like: nothing a client acts on
-            if (frames.empty()) in_pos_ = pos;
+        if (f.flags & kCommand) {
+            // A PING from a libzmq peer with heartbeats on: answered once, when consumed (the
+            // commands within a message are walked again until the message is complete).
+            if (frames.empty()) {
+                pong(body);
+                in_.consume(pos);
+                pos = 0;
+            }
             continue;
         }
         frames.emplace_back(body);
         if (!(f.flags & kMore)) {
-            in_pos_ = pos;
+            in_.consume(pos);  // the bytes stay put until the next fill()
             return true;
         }
     }

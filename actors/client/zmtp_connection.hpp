@@ -7,10 +7,14 @@
 // transport", has the measurements). Here the calling thread writes to the kernel and the thread
 // that waits for an answer reads it.
 //
-// Writes are thread-safe. Reading is not: one reader at a time (the ClientActor arbitrates).
+// Writes are thread-safe and bounded: a writer waits for the write lock and for room in the
+// kernel's buffer only until its deadline (a stopped broker must not hang every sending thread).
+// Reading is not thread-safe: one reader at a time (the ClientActor arbitrates).
 #include <sys/uio.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -20,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "actors/runtime/zmtp_buffer.hpp"
 #include "actors/runtime/zmtp_wire.hpp"
 
 namespace zpmix::client {
@@ -35,6 +40,13 @@ class ZmtpConnection {
   public:
     enum class Role { dealer, sub };
     using Clock = std::chrono::steady_clock;
+    // A write's outcome. `timeout`: the deadline passed; when part of the message was written
+    // the connection takes no more writes (write_broken()), as the broker could not tell where
+    // the next message begins, and its owner should end() it; else it is intact.
+    enum class Write { ok, timeout, lost };
+    // The deadline of writes that are given none: $ZPMIX_WRITE_TIMEOUT_MS (the launcher sets it
+    // from the broker's client_write_timeout_ms), else this.
+    static constexpr std::chrono::milliseconds kDefaultWriteTimeout{30000};
 
     // Connects to ipc://PATH or tcp://HOST:PORT and handshakes before `deadline`. A SUB only
     // sends its half: the broker's half is read before its first subscription (libzmq drops a
@@ -52,9 +64,16 @@ class ZmtpConnection {
 
     int fd() const { return fd_; }
 
-    // Thread-safe: one message of the given frames, written before returning (blocking while
-    // the kernel's buffer is full). False once the connection is gone.
+    // Thread-safe: one message of the given frames, written before returning (waiting, until
+    // the deadline, for the write lock and while the kernel's buffer is full).
+    Write send(std::initializer_list<std::string_view> frames, Clock::time_point deadline);
+    // The same within write_timeout(); false unless written (a write left half done ends the
+    // stream).
     bool send(std::initializer_list<std::string_view> frames);
+    std::chrono::milliseconds write_timeout() const { return write_timeout_; }
+    // Thread-safe: a ZMTP PING, which keeps the connection alive at a libzmq peer with
+    // heartbeats on (any traffic does), unless another thread is writing, which does as much.
+    void ping();
     // SUB only, reader: (un)subscribes to a topic prefix (first ending the handshake).
     bool subscribe(std::string_view topic, bool on);
 
@@ -67,16 +86,24 @@ class ZmtpConnection {
     // The broker turned us away in the handshake (its ZAP handler refused the connection).
     bool refused() const { return refused_; }
     bool broken() const { return broken_; }
+    bool write_broken() const { return write_broken_; }  // thread-safe
+    // Thread-safe: ends the stream both ways; the reader then sees its end.
+    void end();
     // Reader: waits until the socket is readable; false at the deadline.
     bool wait_readable(Clock::time_point deadline) const;
 
   private:
     int fd_ = -1;
     std::size_t max_message_;
-    std::mutex write_mu_;
-    // Bytes read and not yet consumed: [in_pos_, in_end_) of in_ (grown, never zero-filled).
-    std::unique_ptr<char[]> in_;
-    std::size_t in_cap_ = 0, in_pos_ = 0, in_end_ = 0;
+    std::chrono::milliseconds write_timeout_;
+    // The write turn, one writer at a time, waited for until a deadline (std::timed_mutex's
+    // timed lock is pthread_mutex_clocklock, which ThreadSanitizer does not know).
+    std::mutex turn_mu_;
+    std::condition_variable turn_free_;
+    bool writing_ = false;
+    class Turn;                              // holds the write turn while it lives
+    std::atomic<bool> write_broken_{false};  // a write stopped mid-message: the stream is over
+    zmtp::ReadBuffer in_;                    // read and not yet consumed
 
     bool peer_greeted_ = false;  // its greeting was read
     bool peer_ready_ = false;    // its READY was read: frames are messages from here on
@@ -84,12 +111,17 @@ class ZmtpConnection {
     bool refused_ = false;
 
     using Frame = zmtp::FrameHeader;
-    // The frame starting at pos, if it is all in; a frame over max_message breaks the stream.
+    // The frame starting at offset pos of the unconsumed bytes, if it is all in; a frame over
+    // max_message breaks the stream.
     bool frame_at(std::size_t pos, Frame &f);
     void send_handshake(Role role);
+    void pong(std::string_view ping);  // answers a PING command's body, if no one is writing
+    // Writes a command unless another thread is writing or the socket is full.
+    void command_if_idle(const std::string &body);
     bool handshake_read();  // consumes the broker's greeting and READY; true once both are in
     bool complete_handshake(Clock::time_point deadline);  // reads until handshake_read()
-    bool write_all(const iovec *iov, int n);
+    // Holds the write turn.
+    Write write_all(const iovec *iov, int n, Clock::time_point deadline);
 };
 
 }  // namespace zpmix::client

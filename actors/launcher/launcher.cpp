@@ -335,9 +335,12 @@ void Launcher::start(const Envelope &env, Job job, Plan plan) {
     const std::string secret = random_secret();
 
     // One environment per app; only PMIX_RANK differs between its ranks.
-    const std::vector<std::string> client_vars = {"ZPMIX_URI=" + settings_.uri,
-                                                  "ZPMIX_SECRET=" + secret,
-                                                  "PMIX_NAMESPACE=" + info.nspace, "PMIX_RANK=0"};
+    const std::vector<std::string> client_vars = {
+        "ZPMIX_URI=" + settings_.uri,
+        "ZPMIX_SECRET=" + secret,
+        "ZPMIX_WRITE_TIMEOUT_MS=" + std::to_string(settings_.client_write_timeout_ms),
+        "PMIX_NAMESPACE=" + info.nspace,
+        "PMIX_RANK=0"};
     for (auto &app : plan.apps) {
         AppPlan &a = sp.apps.emplace_back();
         a.cmd = program_of(app);

@@ -36,6 +36,7 @@ class Launcher : public Actor {
         std::string run_dir;  // session directories go under <run_dir>/session
         std::string uri;      // the broker's ipc uri, given to ranks as ZPMIX_URI
         int kill_grace_ms = 2000;
+        int client_write_timeout_ms = 30000;  // given to ranks as ZPMIX_WRITE_TIMEOUT_MS
     };
     // The job status when a job exceeds Launch.timeout_s (as timeout(1) does).
     static constexpr int kTimeoutStatus = 124;

@@ -153,25 +153,13 @@ void ZmtpListener::on_readable(Peer &p) {
     std::size_t got_total = 0;
     bool eof = false;
     while (got_total < kReadPerWake) {
-        if (p.in_pos == p.in_end) p.in_pos = p.in_end = 0;
-        if (p.in_cap - p.in_end < kReadChunk) {
-            // Room for a chunk: move the unparsed bytes to the front, or grow.
-            const std::size_t used = p.in_end - p.in_pos;
-            const std::size_t cap = std::max(p.in_cap, used + kReadChunk);
-            std::unique_ptr<char[]> fresh(cap == p.in_cap ? nullptr : new char[cap]);
-            char *to = fresh ? fresh.get() : p.in.get();
-            if (used > 0) std::memmove(to, p.in.get() + p.in_pos, used);
-            if (fresh) p.in = std::move(fresh);
-            p.in_cap = cap;
-            p.in_pos = 0;
-            p.in_end = used;
-        }
-        const std::size_t room = p.in_cap - p.in_end;
-        const ssize_t got = ::recv(p.fd, p.in.get() + p.in_end, room, 0);
+        p.in.reserve(kReadChunk);
+        const std::size_t want = std::min(p.in.room(), kReadPerWake);
+        const ssize_t got = ::recv(p.fd, p.in.tail(), want, 0);
         if (got > 0) {
-            p.in_end += static_cast<std::size_t>(got);
+            p.in.wrote(static_cast<std::size_t>(got));
             got_total += static_cast<std::size_t>(got);
-            if (static_cast<std::size_t>(got) < room) break;  // the socket is drained
+            if (static_cast<std::size_t>(got) < want) break;  // the socket is drained
             continue;
         }
         if (got == 0) {
@@ -188,26 +176,26 @@ void ZmtpListener::on_readable(Peer &p) {
 
 bool ZmtpListener::handshake(Peer &p) {
     if (!p.greeted) {
-        if (p.in_end - p.in_pos < zmtp::kGreetingSize) return false;
-        if (!zmtp::greeting_ok(p.in.get() + p.in_pos)) {
+        if (p.in.size() < zmtp::kGreetingSize) return false;
+        if (!zmtp::greeting_ok(p.in.data())) {
             drop(p, "not a ZMTP 3 peer with the NULL mechanism");
             return false;
         }
-        p.in_pos += zmtp::kGreetingSize;
+        p.in.consume(zmtp::kGreetingSize);
         p.greeted = true;
     }
     if (p.ready) return true;
-    const auto f = zmtp::read_header(p.in.get() + p.in_pos, p.in_end - p.in_pos);
+    const auto f = zmtp::read_header(p.in.data(), p.in.size());
     if (!f) return false;
     if (!(f->flags & zmtp::kCommand) || f->size > 4096) {
         drop(p, "no READY command after the greeting");
         return false;
     }
-    if (p.in_end - p.in_pos - f->header < f->size) return false;
+    if (p.in.size() - f->header < f->size) return false;
     std::string_view data;
-    const std::string_view body(p.in.get() + p.in_pos + f->header, f->size);
+    const std::string_view body(p.in.data() + f->header, f->size);
     const std::string_view name = zmtp::command_name(body, data);
-    p.in_pos += f->header + f->size;
+    p.in.consume(f->header + f->size);  // the bytes stay put until the next read
     const auto type = name == "READY" ? zmtp::property(data, "Socket-Type") : std::nullopt;
     if (!type) {
         drop(p, "bad handshake");
@@ -226,32 +214,46 @@ bool ZmtpListener::handshake(Peer &p) {
 void ZmtpListener::parse(Peer &p) {
     std::vector<std::string_view> frames;
     while (!p.closing && handshake(p)) {
-        std::size_t pos = p.in_pos;
-        frames.clear();
-        bool complete = false;
-        while (!complete) {
-            const auto f = zmtp::read_header(p.in.get() + pos, p.in_end - pos);
-            if (!f) break;
-            if (f->size > settings_.max_message) {
-                log_->warn("peer pid {} sent a frame of {} bytes, over the limit of {}", p.cred.pid,
-                           f->size, settings_.max_message);
-                drop(p, "closed: oversized frame");
-                return;
-            }
-            if (p.in_end - pos - f->header < f->size) break;
-            const std::string_view body(p.in.get() + pos + f->header, f->size);
-            pos += f->header + f->size;
-            if (f->flags & zmtp::kCommand) {
-                if (frames.empty()) p.in_pos = pos;
-                command(p, body);
-                if (p.closing) return;
-                continue;
-            }
-            frames.push_back(body);
-            complete = !(f->flags & zmtp::kMore);
+        // On from where the last read left the message in progress: each byte is walked once.
+        const auto f = zmtp::read_header(p.in.data() + p.scan, p.in.size() - p.scan);
+        if (!f) return;
+        const bool cmd = f->flags & zmtp::kCommand;
+        if (f->size > settings_.max_message) {
+            log_->warn("peer pid {} sent a frame of {} bytes, over the limit of {}", p.cred.pid,
+                       f->size, settings_.max_message);
+            drop(p, "closed: oversized frame");
+            return;
         }
-        if (!complete) return;
-        p.in_pos = pos;
+        if ((!cmd && p.part_bytes + f->size > settings_.max_message) ||
+            p.scan + f->header + f->size > settings_.max_message + kInputSlack ||
+            (!cmd && p.parts.size() == kMaxFrames)) {
+            log_->warn("peer pid {} sent a message over the limit of {} bytes or {} frames",
+                       p.cred.pid, settings_.max_message, kMaxFrames);
+            drop(p, "closed: oversized message");
+            return;
+        }
+        if (p.in.size() - p.scan - f->header < f->size) return;
+        const std::size_t body = p.scan + f->header;
+        p.scan = body + f->size;
+        if (cmd) {
+            command(p, std::string_view(p.in.data() + body, f->size));
+            if (p.closing) return;
+            if (p.parts.empty()) {
+                p.in.consume(p.scan);
+                p.scan = 0;
+            }
+            continue;
+        }
+        p.parts.emplace_back(body, f->size);
+        p.part_bytes += f->size;
+        if (f->flags & zmtp::kMore) continue;
+        frames.clear();
+        for (const auto &[offset, size] : p.parts) frames.emplace_back(p.in.data() + offset, size);
+        // Consumed before the handler runs: the bytes stay where they are until the next read.
+        p.in.consume(p.scan);
+        p.scan = 0;
+        p.parts.clear();
+        p.part_bytes = 0;
         message(p, frames);
     }
 }
@@ -341,6 +343,11 @@ ZmtpListener::Sent ZmtpListener::write(Peer &p, std::initializer_list<std::strin
         if (sent == total) return Sent::ok;
     } else if (p.out.size() >= settings_.sndhwm) {
         return Sent::full;
+    } else if (p.out_bytes + (total - sent) > settings_.max_output) {
+        log_->warn("peer pid {} is not reading: {} bytes queued for it, over the limit of {}",
+                   p.cred.pid, p.out_bytes, settings_.max_output);
+        drop(p, "closed: too much output queued");
+        return Sent::gone;
     }
     // Keep what the kernel did not take, and write it when the socket drains.
     std::string rest;
@@ -355,6 +362,7 @@ ZmtpListener::Sent ZmtpListener::write(Peer &p, std::initializer_list<std::strin
         reactor_.when_writable(p.fd, [this, fd = p.fd] {
             if (auto it = peers_.find(fd); it != peers_.end()) flush(*it->second);
         });
+    p.out_bytes += rest.size();
     p.out.push_back(std::move(rest));
     return Sent::ok;
 }
@@ -377,6 +385,7 @@ void ZmtpListener::flush(Peer &p) {
             return;
         }
         auto left = static_cast<std::size_t>(rc);
+        p.out_bytes -= left;
         while (!p.out.empty() && left >= p.out.front().size() - p.out_pos) {
             left -= p.out.front().size() - p.out_pos;
             p.out.pop_front();

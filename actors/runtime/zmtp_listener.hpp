@@ -12,7 +12,11 @@
 // Admission: the kernel's credentials of the connecting process (SO_PEERCRED); only the
 // broker's own uid is let in, others get a ZMTP ERROR and are closed.
 // Sending never blocks: output the kernel does not take is queued per peer, up to `sndhwm`
-// messages, beyond which messages to that peer are dropped (as libzmq's high-water mark does).
+// messages, beyond which messages to that peer are dropped (as libzmq's high-water mark does),
+// and up to `max_output` bytes, beyond which the peer is disconnected (it is not reading).
+// Input is bounded per peer too: a message in progress (its frames, their headers, commands
+// between them) may not exceed `max_message` (plus a little for headers and commands), nor have
+// more than kMaxFrames frames; complete messages are handed on as they arrive.
 // Single-threaded: every call is made on the reactor's thread.
 #include <chrono>
 #include <cstddef>
@@ -29,6 +33,7 @@
 
 #include "actors/runtime/envelope.hpp"
 #include "actors/runtime/reactor.hpp"
+#include "actors/runtime/zmtp_buffer.hpp"
 
 namespace zpmix {
 
@@ -39,8 +44,10 @@ class ZmtpListener {
         std::string path;  // the Unix socket's path: made by listen(), removed by close()
         Kind kind = Kind::router;
         std::int64_t uid = 0;                             // the only uid admitted
-        std::size_t max_message = std::size_t{64} << 20;  // a larger frame ends the connection
+        std::size_t max_message = std::size_t{64} << 20;  // a larger message ends the connection
         std::size_t sndhwm = 100000;  // messages queued for one peer beyond which sends drop
+        std::size_t max_output = std::size_t{256}
+                                 << 20;  // bytes queued for a peer: beyond, dropped
     };
     // A DEALER's message: `peer` is its routing id, `frames` are valid during the call only.
     using MessageFn =
@@ -72,6 +79,9 @@ class ZmtpListener {
     // Publisher: [topic][body] to every subscriber with a subscription that prefixes `topic`.
     void publish(std::string_view topic, std::string_view body);
 
+    static constexpr std::size_t kMaxFrames = 256;        // per message
+    static constexpr std::size_t kInputSlack = 64 << 10;  // headers and commands in a message
+
     // Whether a routing id is of the kind this class hands out (libzmq's begin with a 0 byte).
     static bool is_routing_id(std::string_view id) { return id.size() == 5 && id[0] == '\x01'; }
     std::size_t peers() const { return peers_.size(); }
@@ -82,12 +92,16 @@ class ZmtpListener {
         int fd = -1;
         std::string id;
         PeerCredentials cred;
-        // Bytes read and not yet parsed: [in_pos, in_end) of in (grown, never zero-filled).
-        std::unique_ptr<char[]> in;
-        std::size_t in_cap = 0, in_pos = 0, in_end = 0;
+        zmtp::ReadBuffer in;  // read and not yet consumed: from the message in progress on
+        // The message in progress, parsed this far (offsets into in.data()): where its next
+        // frame starts, its frames' bodies, and their bytes.
+        std::size_t scan = 0;
+        std::vector<std::pair<std::size_t, std::size_t>> parts;
+        std::size_t part_bytes = 0;
         bool greeted = false, ready = false, closing = false;
         std::deque<std::string> out;  // whole messages the kernel has not taken (front: partly)
         std::size_t out_pos = 0;      // bytes of out.front() already written
+        std::size_t out_bytes = 0;    // bytes in out not yet written
         std::vector<std::string> subscriptions;  // publisher: a multiset, as libzmq counts them
     };
 

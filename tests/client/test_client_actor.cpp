@@ -1,6 +1,10 @@
 #define BOOST_TEST_MODULE client_actor
 #include <boost/test/unit_test.hpp>
 
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -8,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <memory>
+#include <thread>
 
 #include <pmix.h>
 
@@ -17,6 +22,7 @@
 #include "actors/fence/segment_arena.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/modex.hpp"
+#include "actors/runtime/zmtp_wire.hpp"
 #include "broker/broker.hpp"
 
 // The client's actor against a real broker: requests, replies, and the broker's death.
@@ -88,10 +94,13 @@ msg::JobInfo another_job() {
 struct TwoRankBroker {
     TempDir tmp;
     std::unique_ptr<Broker> broker;
-    explicit TwoRankBroker(const std::string &tcp = {}, const std::string &secret = {}) {
+    explicit TwoRankBroker(const std::string &tcp = {}, const std::string &secret = {},
+                           int heartbeat_ivl_ms = 5000, int heartbeat_timeout_ms = 30000) {
         Config c;
         c.run_dir = tmp.path + "/run";
         c.tcp = tcp;
+        c.tcp_heartbeat_ivl_ms = heartbeat_ivl_ms;
+        c.tcp_heartbeat_timeout_ms = heartbeat_timeout_ms;
         broker = std::make_unique<Broker>(c);
         broker->add_actor<Registrar>(std::vector{two_ranks(), another_job()}, secret);
         broker->start();
@@ -126,6 +135,53 @@ struct FakeBroker {
     void answer(const msg::FenceDone &done) {
         router.send(zmq::buffer(peer), zmq::send_flags::sndmore);
         router.send(encode(msg::FenceDone::type, 0, done), zmq::send_flags::none);
+    }
+};
+
+// A stand-in broker that stopped (as under SIGSTOP): it accepts one client and completes the
+// handshake, then reads nothing, so the client's socket buffer fills.
+struct DeafBroker {
+    TempDir tmp;
+    std::string path = tmp.path + "/deaf.sock";
+    std::string uri = "ipc://" + path;
+    int listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = -1;
+    std::thread acceptor;
+    DeafBroker() {
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+        BOOST_REQUIRE(::bind(listen_fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
+        BOOST_REQUIRE(::listen(listen_fd, 1) == 0);
+        acceptor = std::thread([this] {
+            fd = ::accept(listen_fd, nullptr, nullptr);
+            char g[zmtp::kGreetingSize];
+            zmtp::greeting(g);
+            const std::string ready = zmtp::ready("ROUTER");
+            unsigned char h[zmtp::kMaxHeader];
+            const std::size_t hlen = zmtp::put_header(h, zmtp::kCommand, ready.size());
+            std::string out(g, sizeof g);
+            out.append(reinterpret_cast<char *>(h), hlen);
+            out += ready;
+            (void)!::write(fd, out.data(), out.size());
+        });
+    }
+    ~DeafBroker() {
+        acceptor.join();
+        ::close(fd);
+        ::close(listen_fd);
+    }
+    // Whether the client ended the stream (after what it wrote), within 5 s.
+    bool client_closed() {
+        acceptor.join();
+        acceptor = std::thread([] {});
+        char buf[65536];
+        pollfd p{fd, POLLIN, 0};
+        while (::poll(&p, 1, 5000) == 1) {
+            const ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n <= 0) return n == 0;
+        }
+        return false;
     }
 };
 
@@ -366,6 +422,104 @@ BOOST_AUTO_TEST_CASE(tcp_clients_connect_and_need_the_job_secret) {
 }
 
 // Over ipc (the broker's uid only), any client may read any registered namespace's job.
+// A broker that stops reading: a write waits no longer than its call's timeout, else the
+// connection's write timeout, and no other sending thread hangs behind it.
+BOOST_AUTO_TEST_CASE(writes_to_a_stopped_broker_time_out) {
+    DeafBroker deaf;
+    ClientStore store;
+    ::setenv("ZPMIX_WRITE_TIMEOUT_MS", "200", 1);
+    ClientActor actor(store, deaf.uri, 5000);
+    ::unsetenv("ZPMIX_WRITE_TIMEOUT_MS");
+    // A request that waits for ever: it must fail only when the connection does.
+    auto p = std::make_shared<std::promise<pmix_status_t>>();
+    auto pending = p->get_future();
+    actor.request(msg::ModexGet{{"ns", 1}, "k", 0, {}}, 0,
+                  [p](pmix_status_t s, const Envelope *) { p->set_value(s); });
+    // Small messages go whole into the socket or not at all, until its buffer is full.
+    const msg::Commit small{};
+    int sent = 0;
+    while (actor.notify(small)) BOOST_REQUIRE(++sent < 1000000);
+    BOOST_TEST(sent > 0);
+    // Four threads sending at once: each gets its answer by its own deadline.
+    std::vector<std::future<pmix_status_t>> callers;
+    for (int i = 0; i < 2; ++i) {
+        callers.push_back(std::async(std::launch::async, [&] {
+            return actor.notify(small) ? PMIX_SUCCESS : PMIX_ERR_TIMEOUT;
+        }));
+        callers.push_back(std::async(std::launch::async, [&] {
+            return actor.call(msg::ModexGet{{"ns", 1}, "k", 0, {}}, 300).status;
+        }));
+    }
+    for (auto &c : callers) {
+        BOOST_REQUIRE(c.wait_for(10s) == std::future_status::ready);
+        BOOST_TEST(c.get() == PMIX_ERR_TIMEOUT);
+    }
+    // Nothing was left half written: the connection and its pending request are intact.
+    BOOST_TEST((pending.wait_for(0ms) == std::future_status::timeout));
+    BOOST_TEST(actor.broker_alive());
+}
+
+// A message bigger than the socket's buffer is left half written at its deadline: the call times
+// out, and the connection, unusable, fails what is pending rather than desynchronise the stream.
+BOOST_AUTO_TEST_CASE(a_write_left_half_done_ends_the_connection) {
+    DeafBroker deaf;
+    ClientStore store;
+    ::setenv("ZPMIX_WRITE_TIMEOUT_MS", "200", 1);
+    ClientActor actor(store, deaf.uri, 5000);
+    ::unsetenv("ZPMIX_WRITE_TIMEOUT_MS");
+    auto p = std::make_shared<std::promise<pmix_status_t>>();
+    auto pending = p->get_future();
+    actor.request(msg::ModexGet{{"ns", 1}, "k", 0, {}}, 0,
+                  [p](pmix_status_t s, const Envelope *) { p->set_value(s); });
+    msg::Commit big;
+    big.local.assign(4 << 20, 'x');
+    auto half = std::async(std::launch::async, [&] { return actor.call(big, 300).status; });
+    BOOST_REQUIRE(half.wait_for(10s) == std::future_status::ready);
+    BOOST_TEST(half.get() == PMIX_ERR_TIMEOUT);
+    BOOST_REQUIRE(pending.wait_for(10s) == std::future_status::ready);
+    BOOST_TEST(pending.get() == PMIX_ERR_LOST_CONNECTION);
+    BOOST_TEST(actor.call(msg::ModexGet{{"ns", 1}, "k", 0, {}}, 300).status ==
+               PMIX_ERR_LOST_CONNECTION);
+    BOOST_TEST(deaf.client_closed());
+}
+
+// Whether the other end ends the stream on fd within 5 s (what it sent before is not read).
+bool ended_within_5s(int fd) {
+    pollfd p{fd, POLLRDHUP, 0};
+    return ::poll(&p, 1, 5000) == 1 && (p.revents & (POLLRDHUP | POLLHUP)) != 0;
+}
+
+// On tcp the broker PINGs its peers and drops one it hears nothing from: one that never
+// completes its handshake, one that completes it and goes silent. A client that is idle but
+// alive PINGs the broker itself and stays.
+BOOST_AUTO_TEST_CASE(silent_tcp_peers_are_dropped_and_idle_clients_stay) {
+    TwoRankBroker b("tcp://127.0.0.1:*", "s3cret", 50, 300);
+    const std::string uri = b.broker->tcp_uri();
+    ClientStore store;
+    ::setenv("ZPMIX_HEARTBEAT_IVL_MS", "50", 1);
+    ClientActor idle(store, uri, 5000);
+    ::unsetenv("ZPMIX_HEARTBEAT_IVL_MS");
+
+    const auto colon = uri.rfind(':');
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(std::stoi(uri.substr(colon + 1))));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int raw = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    BOOST_REQUIRE(::connect(raw, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
+    BOOST_TEST(ended_within_5s(raw));
+    ::close(raw);
+
+    ZmtpConnection silent(uri, ZmtpConnection::Role::dealer, ZmtpConnection::Clock::now() + 5s,
+                          1 << 20);
+    BOOST_TEST(ended_within_5s(silent.fd()));
+
+    // Idle all the while (more than the broker's timeout), and still served.
+    msg::Hello h = hello(0);
+    h.secret = "s3cret";
+    BOOST_TEST(idle.call(h, 5000).status == PMIX_SUCCESS);
+}
+
 BOOST_AUTO_TEST_CASE(job_information_of_another_namespace) {
     TwoRankBroker b;
     ClientStore store;

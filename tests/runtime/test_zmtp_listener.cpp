@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE zmtp_listener
 #include <boost/test/unit_test.hpp>
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -12,7 +13,9 @@
 #include <zmq.hpp>
 
 #include "actors/client/zmtp_connection.hpp"
+#include "actors/runtime/zmtp_buffer.hpp"
 #include "actors/runtime/zmtp_listener.hpp"
+#include "actors/runtime/zmtp_wire.hpp"
 #include "tests/support/log_capture.hpp"
 #include "tests/support/process.hpp"
 
@@ -33,11 +36,13 @@ struct Listening {
     std::thread thread;
     std::promise<std::pair<bool, std::string>> subscription;  // publisher: the first one seen
 
-    explicit Listening(ZmtpListener::Kind kind, std::size_t max_message = 1 << 20)
+    explicit Listening(ZmtpListener::Kind kind, std::size_t max_message = 1 << 20,
+                       std::size_t max_output = std::size_t{256} << 20)
         : listener(reactor, {.path = dir.path + "/sock",
                              .kind = kind,
                              .uid = ::getuid(),
-                             .max_message = max_message}) {
+                             .max_message = max_message,
+                             .max_output = max_output}) {
         listener.on_message([this](const std::string &peer,
                                    const std::vector<std::string_view> &frames,
                                    const PeerCredentials &cred) {
@@ -224,4 +229,127 @@ BOOST_AUTO_TEST_CASE(publisher_filters_by_prefix_and_reports_subscriptions) {
     zpmix::test::eventually([&] { return l.on_loop([&] { return l.listener.peers(); }) == 1u; },
                             5s);
     BOOST_TEST(l.on_loop([&] { return l.seen_subscriptions; }) == 5);
+}
+
+// Reads `total` bytes into b in pieces of `piece` (as the kernel hands a trickling peer's bytes
+// over), consuming a message whenever `message` bytes are in; returns the bytes copied.
+std::size_t read_through(zmtp::ReadBuffer &b, std::size_t total, std::size_t piece,
+                         std::size_t message) {
+    std::size_t in = 0;
+    while (in < total) {
+        b.reserve(65536);
+        const std::size_t n = std::min({piece, b.room(), total - in});
+        std::memset(b.tail(), 'x', n);
+        b.wrote(n);
+        in += n;
+        while (b.size() >= message) b.consume(message);
+    }
+    return b.copied();
+}
+
+BOOST_AUTO_TEST_CASE(a_large_frame_is_read_with_linear_copies) {
+    // 16 MiB in 4 KiB pieces: doubling copies less than the frame twice over (growing by one
+    // read chunk at a time copied 2 GiB here).
+    const std::size_t size = std::size_t{16} << 20;
+    zmtp::ReadBuffer one;
+    BOOST_TEST(read_through(one, size, 4096, size) <= 2 * size);
+    BOOST_TEST(one.grows() <= 10u);  // 64 KiB doubled up to 16 MiB
+    BOOST_TEST(one.capacity() <= 2 * size + 65536);
+    // Many messages, a partial one always behind the complete ones: copies stay linear and the
+    // buffer stays about the size of a message.
+    zmtp::ReadBuffer many;
+    BOOST_TEST(read_through(many, 64 * size, 65536 + 7, 100000) <= 2 * 64 * size);
+    BOOST_TEST(many.capacity() <= 4 * (100000 + 65536 + 7) + 2 * 65536);
+}
+
+BOOST_AUTO_TEST_CASE(a_large_message_both_ways) {
+    Listening l(ZmtpListener::Kind::router, 32 << 20);
+    client::ZmtpConnection c(l.uri(), client::ZmtpConnection::Role::dealer,
+                             client::ZmtpConnection::Clock::now() + 5s, 32 << 20, true);
+    const std::string big(16 << 20, 'y');
+    BOOST_REQUIRE(c.send({big}));
+    auto echo = next(c, 60s);
+    BOOST_REQUIRE(echo.has_value());
+    BOOST_TEST(echo->at(0).size() == big.size() + 2 + std::to_string(::getpid()).size() + 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_message_is_bounded_in_total_and_in_frames) {
+    auto log = zpmix::test::capture_log();
+    Listening l(ZmtpListener::Kind::router, 1024);
+    // Frames each under the limit, over it together.
+    client::ZmtpConnection parts(l.uri(), client::ZmtpConnection::Role::dealer,
+                                 client::ZmtpConnection::Clock::now() + 5s, 1 << 20, true);
+    const std::string part(400, 'p');
+    BOOST_REQUIRE(parts.send({part, part, part}));
+    BOOST_TEST(closed_within(parts, 5s));
+    BOOST_TEST(log->contains("a message over the limit of 1024 bytes"));
+
+    // Empty frames, more than a message may have.
+    zmq::context_t ctx;
+    zmq::socket_t many(ctx, zmq::socket_type::dealer);
+    many.set(zmq::sockopt::linger, 0);
+    many.connect(l.uri());
+    for (std::size_t i = 0; i <= ZmtpListener::kMaxFrames; ++i)
+        many.send(zmq::message_t(), zmq::send_flags::sndmore);
+    many.send(zmq::str_buffer("last"), zmq::send_flags::none);
+    BOOST_TEST(zpmix::test::eventually([&] { return log->contains("or 256 frames"); }, 10s));
+
+    // The others are still served, a message of as many frames as allowed too.
+    zmq::socket_t good(ctx, zmq::socket_type::dealer);
+    good.connect(l.uri());
+    for (std::size_t i = 1; i < ZmtpListener::kMaxFrames; ++i)
+        good.send(zmq::str_buffer("f"), zmq::send_flags::sndmore);
+    good.send(zmq::str_buffer("f"), zmq::send_flags::none);
+    BOOST_TEST(recv_for(good, 5s).value_or("") == "256:" + std::to_string(::getpid()) + ":f");
+}
+
+BOOST_AUTO_TEST_CASE(a_peer_that_does_not_read_is_dropped_at_its_output_bound) {
+    auto log = zpmix::test::capture_log();
+    Listening l(ZmtpListener::Kind::router, 1 << 20, 1 << 20);
+    client::ZmtpConnection idle(l.uri(), client::ZmtpConnection::Role::dealer,
+                                client::ZmtpConnection::Clock::now() + 5s, 1 << 20, true);
+    // Each request's echo is 64 KiB: 64 of them fill its socket and the 1 MiB bound; it never
+    // reads. Fewer than the message high-water mark, so the bytes are what bounds it.
+    const std::string request(64 << 10, 'r');
+    for (int i = 0; i < 64 && idle.send({request}); ++i) {  // fails once it is dropped
+    }
+    BOOST_TEST(zpmix::test::eventually([&] { return log->contains("is not reading"); }, 10s));
+    BOOST_TEST(zpmix::test::eventually(
+        [&] { return l.on_loop([&] { return l.listener.peers(); }) == 0u; }, 10s));
+    // Its end: the kernel's buffer it never read, then the end of the stream.
+    pollfd p{idle.fd(), POLLRDHUP, 0};
+    BOOST_TEST(::poll(&p, 1, 5000) == 1);
+}
+
+BOOST_AUTO_TEST_CASE(the_client_connection_answers_pings) {
+    // A libzmq ROUTER with heartbeats: it drops a peer that does not answer its PINGs.
+    TempDir dir;
+    zmq::context_t ctx;
+    zmq::socket_t router(ctx, zmq::socket_type::router);
+    router.set(zmq::sockopt::heartbeat_ivl, 10);
+    router.set(zmq::sockopt::heartbeat_timeout, 100);
+    zmq::socket_t mon(ctx, zmq::socket_type::pair);
+    BOOST_REQUIRE(zmq_socket_monitor(router.handle(), "inproc://rmon", ZMQ_EVENT_DISCONNECTED) ==
+                  0);
+    mon.connect("inproc://rmon");
+    const std::string uri = "ipc://" + dir.path + "/r.sock";
+    router.bind(uri);
+    client::ZmtpConnection c(uri, client::ZmtpConnection::Role::dealer,
+                             client::ZmtpConnection::Clock::now() + 5s, 1 << 20);
+    // Reading (and so answering PINGs) for 400 ms: 40 PINGs, none left unanswered.
+    const auto until = client::ZmtpConnection::Clock::now() + 400ms;
+    std::vector<std::string_view> frames;
+    while (c.wait_readable(until)) {
+        BOOST_REQUIRE(c.fill());
+        while (c.next(frames)) {
+        }
+    }
+    BOOST_TEST(!recv_for(mon, 10ms).has_value());
+    BOOST_REQUIRE(c.send({"still here"}));
+    zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
+    BOOST_REQUIRE(zmq::poll(&item, 1, 5s) == 1);
+    zmq::message_t id, body;
+    BOOST_REQUIRE(router.recv(id));
+    BOOST_REQUIRE(router.recv(body));
+    BOOST_TEST(body.to_string() == "still here");
 }
