@@ -176,6 +176,12 @@ void message(const std::string &name, const T &v) {
     put("envelope", name, envelope(v, name == "hello" ? ""s : "\x01\x00\x00\x00\x07"s));
 }
 
+void client_store() {
+    // Flags 1: a ModexData body; 2: a Welcome body (flags 0, a segment, is written by fence()).
+    put("client_store", "modex-data", "\x01" + packed(modex_data()));
+    put("client_store", "welcome", "\x02" + packed(welcome()));
+}
+
 void messages() {
     every_message(std::make_index_sequence<std::tuple_size_v<zpmix::fuzz::Messages>>{});
     message("hello", hello());
@@ -250,6 +256,7 @@ void fence() {
     const std::string bytes(seg.begin(), seg.end());
     const auto size = static_cast<std::uint32_t>(bytes.size());
     put("fence_segment", "segment", le32(0) + le32(size) + bytes);
+    put("client_store", "segment", "\x00"s + bytes);
     // In an arena, after another segment's region, with room after it.
     put("fence_segment", "arena",
         le32(64) + le32(size) + std::string(64, '\0') + bytes + std::string(64, '\0'));
@@ -376,6 +383,7 @@ int main(int argc, char **argv) {
             for (const auto &f : fs::directory_iterator(dir.path()))
                 if (f.path().filename().string().starts_with("gen-")) fs::remove(f.path());
     messages();
+    client_store();
     reader();
     fence();
     zmtp_streams();
