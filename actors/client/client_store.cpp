@@ -7,10 +7,10 @@
 #include <pmix.h>
 #include <spdlog/spdlog.h>
 
+#include "actors/client/value_codec.hpp"
 #include "actors/fence/fence_board.hpp"
 #include "actors/fence/fence_segment.hpp"
 #include "actors/runtime/envelope.hpp"
-#include "value_codec.hpp"
 
 namespace zpmix::client {
 

@@ -13,10 +13,10 @@
 #include <pmix.h>
 
 #include "actors/client/client_store.hpp"
+#include "actors/client/value_codec.hpp"
 #include "actors/fence/fence_board.hpp"
 #include "actors/fence/fence_segment.hpp"
 #include "actors/runtime/envelope.hpp"
-#include "value_codec.hpp"
 
 // Fence segments: the broker's writer, the client's reader and the client store's lazy decoding,
 // in one process. Bad segments must give a status, never a crash.

@@ -16,11 +16,11 @@
 #include <pmix.h>
 #include <msgpack.hpp>
 
+#include "actors/client/value_codec.hpp"
 #include "actors/fence/fence_segment.hpp"
 #include "actors/runtime/envelope.hpp"
 #include "actors/runtime/zmtp_wire.hpp"
 #include "tests/fuzz/messages.hpp"
-#include "value_codec.hpp"
 
 namespace {
 

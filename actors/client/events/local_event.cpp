@@ -3,8 +3,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "actors/client/value_codec.hpp"
 #include "actors/runtime/envelope.hpp"
-#include "value_codec.hpp"
 
 namespace zpmix::client {
 

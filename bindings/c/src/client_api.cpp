@@ -17,11 +17,11 @@
 #include "actors/client/client_actor.hpp"
 #include "actors/client/client_store.hpp"
 #include "actors/client/node_fence.hpp"
+#include "actors/client/value_codec.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
 #include "attached_client.hpp"
 #include "client_events.hpp"
-#include "value_codec.hpp"
 
 namespace {
 

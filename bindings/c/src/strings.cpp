@@ -7,7 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "objects.hpp"
+#include "actors/client/pmix_objects.hpp"
 #include "pmix.h"
 
 namespace {

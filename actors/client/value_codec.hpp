@@ -18,7 +18,7 @@
 
 #include "pmix_common.h"
 
-// Exported (default visibility) so that in-tree C++ users and tests can call it.
+// Default visibility: libpmix.so.2 exports these, and keeps its symbol table as it is.
 #define ZPMIX_CODEC_API __attribute__((__visibility__("default")))
 
 namespace zpmix::c {

@@ -8,7 +8,7 @@
 #include <new>
 #include <vector>
 
-#include "objects.hpp"
+#include "actors/client/pmix_objects.hpp"
 #include "pmix.h"
 
 namespace zpmix::c {

@@ -1,5 +1,5 @@
 // zpmix: msgpack encoding/decoding of PMIx values (see value_codec.hpp for the wire form).
-#include "value_codec.hpp"
+#include "actors/client/value_codec.hpp"
 
 #include <hwloc.h>
 
@@ -10,7 +10,7 @@
 #include <limits>
 #include <string>
 
-#include "objects.hpp"
+#include "actors/client/pmix_objects.hpp"
 #include "pmix.h"
 
 namespace zpmix::c {
