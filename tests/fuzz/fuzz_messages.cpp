@@ -18,12 +18,28 @@
 namespace {
 
 using zpmix::fuzz::Messages;
+using namespace std::string_view_literals;
 
 template <class T>
 std::string packed(const T &value) {
     msgpack::sbuffer buf;
     msgpack::pack(buf, value);
     return {buf.data(), buf.size()};
+}
+
+// Whether the body may hold a number that reads as the double 2^64: msgpack-c 4.1.3 packs that
+// double with undefined behaviour (its integral check converts it to uint64_t), so such a body
+// is not packed again. Launch's and Spawn's timeouts are the only doubles of the messages, and
+// the product reads them, never packs one it received.
+bool may_hold_2p64(std::string_view body) {
+    for (std::size_t i = 0; i + 5 <= body.size(); ++i) {
+        const std::string_view at = body.substr(i);
+        if (at.starts_with("\xca\x5f\x80\x00\x00"sv) || at.starts_with("\xcb\x43\xf0"sv) ||
+            (at.size() >= 9 && at.starts_with("\xcf\xff\xff\xff\xff\xff\xff"sv) &&
+             static_cast<unsigned char>(at[7]) >= 0xfc))
+            return true;
+    }
+    return false;
 }
 
 template <class T>
@@ -34,11 +50,13 @@ void fuzz_body(std::string_view body) {
     env.body = body;
     try {
         const T value = env.as<T>();
-        const std::string once = packed(value);
-        zpmix::Envelope again = env;
-        again.body = once;
-        const std::string twice = packed(again.as<T>());
-        if (once != twice) __builtin_trap();  // the Reader read back other than what was packed
+        if (!may_hold_2p64(body)) {
+            const std::string once = packed(value);
+            zpmix::Envelope again = env;
+            again.body = once;
+            const std::string twice = packed(again.as<T>());
+            if (once != twice) __builtin_trap();  // read back other than what was packed
+        }
     } catch (const zpmix::DecodeError &) {
     }
     // msgpack-c's object tree, as unpack_bounded gives it to nested decoders.
