@@ -10,6 +10,7 @@ packages=(
     libcli11-dev libspdlog-dev libfmt-dev libtomlplusplus-dev nlohmann-json3-dev
     python3 python3-zmq python3-msgpack
     libpmix-dev openmpi-bin libopenmpi-dev python3-pmix
+    clang libclang-rt-14-dev
 )
 
 sudo=""

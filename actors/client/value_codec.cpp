@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <string>
 
 #include "actors/client/pmix_objects.hpp"
@@ -84,6 +85,28 @@ bool encodable(pmix_data_type_t t, const void *obj, int depth) {
 }
 
 // ---------------------------------------------------------------- packing
+
+// msgpack-c packs an integral float as an integer, after checking it against
+// float(UINT64_MAX): that rounds up to 2^64, so 2^64 itself passes and its conversion to
+// uint64_t is undefined behaviour. 2^64 goes in float format here (the decoders take both).
+template <class F>
+void pack_real(Packer &pk, F v) {
+    constexpr bool single = sizeof(F) == sizeof(uint32_t);
+    if (v != static_cast<F>(0x1p64)) {
+        if constexpr (single)
+            pk.pack_float(v);
+        else
+            pk.pack_double(v);
+        return;
+    }
+    std::conditional_t<single, uint32_t, uint64_t> bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    char buf[1 + sizeof bits];
+    buf[0] = static_cast<char>(single ? 0xca : 0xcb);
+    for (size_t i = 0; i < sizeof bits; ++i)
+        buf[1 + i] = static_cast<char>(bits >> (8 * (sizeof bits - 1 - i)));
+    pk.pack_bin_body(buf, sizeof buf);  // the bytes as they are
+}
 
 void pack_str(Packer &pk, const char *s) {
     if (s == nullptr) {
@@ -234,10 +257,10 @@ void pack_object(Packer &pk, pmix_data_type_t t, const void *o) {
             pk.pack_int64(static_cast<int64_t>(as<time_t>(o)));
             break;
         case PMIX_FLOAT:
-            pk.pack_float(as<float>(o));
+            pack_real(pk, as<float>(o));
             break;
         case PMIX_DOUBLE:
-            pk.pack_double(as<double>(o));
+            pack_real(pk, as<double>(o));
             break;
         case PMIX_TIMEVAL:
             pack_tv(pk, as<struct timeval>(o));
@@ -401,13 +424,13 @@ void pack_object(Packer &pk, pmix_data_type_t t, const void *o) {
             pack_str(pk, s.cmd);
             pk.pack_int8(static_cast<int8_t>(s.state));
             pack_tv(pk, s.time);
-            pk.pack_float(s.percent_cpu);
+            pack_real(pk, s.percent_cpu);
             pk.pack_int32(s.priority);
             pk.pack_uint16(s.num_threads);
-            pk.pack_float(s.pss);
-            pk.pack_float(s.vsize);
-            pk.pack_float(s.rss);
-            pk.pack_float(s.peak_vsize);
+            pack_real(pk, s.pss);
+            pack_real(pk, s.vsize);
+            pack_real(pk, s.rss);
+            pack_real(pk, s.peak_vsize);
             pk.pack_uint16(s.processor);
             pack_tv(pk, s.sample_time);
             break;
@@ -433,7 +456,7 @@ void pack_object(Packer &pk, pmix_data_type_t t, const void *o) {
             pk.pack_array(15);
             pack_str(pk, s.node);
             const float *f = &s.la;
-            for (int i = 0; i < 11; ++i) pk.pack_float(f[i]);
+            for (int i = 0; i < 11; ++i) pack_real(pk, f[i]);
             pack_tv(pk, s.sample_time);
             pack_array_of(pk, PMIX_DISK_STATS, s.diskstats, s.ndiskstats);
             pack_array_of(pk, PMIX_NET_STATS, s.netstats, s.nnetstats);
