@@ -97,7 +97,7 @@ ClientActor::Reply ClientActor::call_bytes(std::uint64_t id, Pending pending,
     const auto deadline = deadline_after(timeout_ms);
     // A write that timed out completed `id` (unless another thread saw the connection end
     // first): its status is the call's.
-    if (send_bytes(bytes, id, timeout_ms) == PMIX_ERR_TIMEOUT) return {PMIX_ERR_TIMEOUT, {}};
+    if (send_bytes(bytes, id, timeout_ms) == PMIX_ERR_TIMEOUT) return {PMIX_ERR_TIMEOUT, {}, {}};
     std::unique_lock lock(mu_);
     while (!slot) {
         if (Clock::now() >= deadline) {

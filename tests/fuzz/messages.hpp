@@ -26,7 +26,7 @@ using Messages = std::tuple<
     m::JobControlReply, m::Preempt, m::ProcTableQuery, m::ProcTable, m::SignalRanks,
     m::TerminateRanks, m::SignalledRanks, m::CheckpointCompleted, m::Log, m::Commit, m::ModexGet,
     m::ModexData, m::ModexCollect, m::ModexCollected, m::Publish, m::Lookup, m::LookupReply,
-    m::Unpublish, m::MonitorRequest, m::MonitorBeat, m::Hello, m::Welcome>;
+    m::Unpublish, m::MonitorRequest, m::MonitorBeat, m::Hello, m::Welcome, m::SessionOpen>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
 static_assert(std::tuple_size_v<Messages> == ZPMIX_MESSAGE_TYPES,
               "a message type of actors/protocol/*.hpp is missing from the list");
