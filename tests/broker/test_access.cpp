@@ -18,6 +18,7 @@
 #include "actors/protocol/modex.hpp"
 #include "actors/protocol/session.hpp"
 #include "broker/broker.hpp"
+#include "support/process.hpp"
 
 // Who may send what: a raw libzmq DEALER, over ipc and over tcp, sends every message type the
 // broker's actors handle, first without a Hello, then as a client of another job naming the
@@ -25,20 +26,11 @@
 // PMIX_ERR_NO_PERMISSIONS, and the victim job, fencing beside it, keeps its data.
 using namespace zpmix;
 using namespace std::chrono_literals;
-namespace fs = std::filesystem;
+using zpmix::test::TempDir;
 
 namespace {
 
 constexpr std::uint32_t W = msg::kWildcardRank;
-
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/zpmix-acc-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
 
 // Registers namespaces with the broker's actors, as the launcher would.
 class Registrar : public Actor {
@@ -94,29 +86,25 @@ struct Peer {
         (void)s.recv(m);
         return decode(m);
     }
-    // The answer to request `id` (others are dropped), or nothing within the timeout.
-    std::optional<Envelope> answer(std::uint64_t id, std::chrono::milliseconds timeout = 5000ms) {
+    // The first message that `wanted` accepts (others are dropped), or nothing within the timeout.
+    template <class Wanted>
+    std::optional<Envelope> first(Wanted wanted, std::chrono::milliseconds timeout = 5000ms) {
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         for (;;) {
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                 deadline - std::chrono::steady_clock::now());
             if (left.count() <= 0) return std::nullopt;
             auto env = recv(left);
-            if (!env) return std::nullopt;
-            if (env->id == id) return env;
+            if (!env || wanted(*env)) return env;
         }
     }
-    // The next message of `type` (others are dropped), or nothing within the timeout.
-    std::optional<Envelope> next_of(std::string_view type,
-                                    std::chrono::milliseconds timeout = 5000ms) {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        for (;;) {
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                deadline - std::chrono::steady_clock::now());
-            if (left.count() <= 0) return std::nullopt;
-            auto env = recv(left);
-            if (!env || env->type == type) return env;
-        }
+    // The answer to request `id`.
+    std::optional<Envelope> answer(std::uint64_t id) {
+        return first([id](const Envelope &e) { return e.id == id; });
+    }
+    // The next message of `type`.
+    std::optional<Envelope> next_of(std::string_view type) {
+        return first([type](const Envelope &e) { return e.type == type; });
     }
     std::int32_t refusal(std::uint64_t id) {
         auto env = answer(id);
