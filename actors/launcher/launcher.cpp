@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -17,7 +16,6 @@
 #include <pmix_common.h>
 
 #include "actors/fence/fence_board.hpp"
-#include "actors/launcher/personality.hpp"
 
 extern char **environ;
 
@@ -35,75 +33,11 @@ int pidfd_open(pid_t pid) {
     return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 }
 
-std::string random_secret() {
-    unsigned char bytes[16];
-    if (::getrandom(bytes, sizeof bytes, 0) != sizeof bytes)
-        throw std::system_error(errno, std::generic_category(), "getrandom");
-    std::string hex;
-    for (unsigned char b : bytes) hex += fmt::format("{:02x}", b);
-    return hex;
-}
-
-std::string list_string(hwloc_const_bitmap_t set) {
-    char *s = nullptr;
-    hwloc_bitmap_list_asprintf(&s, set);
-    std::string out = s ? s : "";
-    std::free(s);
-    return out;
-}
-
 std::string describe_exit(std::uint32_t rank, pid_t pid, int code, int sig) {
     if (sig)
         return fmt::format("rank {} (pid {}) was killed by signal {} ({})", rank, pid, sig,
                            strsignal(sig));
     return fmt::format("rank {} (pid {}) exited with status {}", rank, pid, code);
-}
-
-// The rank's environment: ours, minus what belongs to another job, plus the job's and the app's
-// variables and the client variables; then the app's prefix (PMIX_PREFIX) first on PATH and
-// LD_LIBRARY_PATH, and the Open MPI personality when ompi_lib_dir is set.
-std::vector<std::string> rank_environment(const std::vector<std::string> &job_env,
-                                          const std::vector<std::string> &app_env,
-                                          const std::vector<std::string> &client,
-                                          const std::string &prefix,
-                                          const std::string &ompi_lib_dir) {
-    std::map<std::string, std::string> env;
-    auto put = [&](const std::string &kv) {
-        const auto eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0) return;
-        env[kv.substr(0, eq)] = kv;
-    };
-    for (char **e = environ; *e; ++e) {
-        const std::string_view kv = *e;
-        if (kv.starts_with("ZPMIX_URI=") || kv.starts_with("ZPMIX_SECRET=") ||
-            kv.starts_with("PMIX_NAMESPACE=") || kv.starts_with("PMIX_RANK="))
-            continue;
-        put(std::string(kv));
-    }
-    for (const auto &kv : job_env) put(kv);
-    for (const auto &kv : app_env) put(kv);
-    for (const auto &kv : client) put(kv);
-    auto prepend = [&](const std::string &name, const std::string &dir) {
-        auto it = env.find(name);
-        const std::string old = it == env.end() ? "" : it->second.substr(name.size() + 1);
-        env[name] = name + "=" + dir + (old.empty() ? "" : ":" + old);
-    };
-    if (!prefix.empty()) {
-        prepend("PATH", prefix + "/bin");
-        prepend("LD_LIBRARY_PATH", prefix + "/lib");
-    }
-    if (!ompi_lib_dir.empty()) personality::apply_ompi(env, ompi_lib_dir);
-    std::vector<std::string> out;
-    for (auto &[k, kv] : env) out.push_back(std::move(kv));
-    return out;
-}
-
-// The program an app runs: its cmd, or argv[0]; a bare name found in <prefix>/bin first.
-std::string program_of(const msg::App &app) {
-    const std::string cmd = app.cmd.empty() ? app.argv.at(0) : app.cmd;
-    if (app.prefix.empty() || cmd.find('/') != std::string::npos) return cmd;
-    const std::string in_prefix = app.prefix + "/bin/" + cmd;
-    return ::access(in_prefix.c_str(), X_OK) == 0 ? in_prefix : cmd;
 }
 
 }  // namespace
@@ -139,19 +73,6 @@ Launcher::~Launcher() {
                 if (fd >= 0) ::close(fd);
     }
     for (auto &[pid, fd] : requesters_) ::close(fd);
-    if (topo_) hwloc_topology_destroy(topo_);
-}
-
-// Loading costs a few ms (hwloc opens its plugins and reads /sys): only jobs that bind need it.
-hwloc_topology_t Launcher::topology() {
-    if (topo_) return topo_;
-    hwloc_topology_t t = nullptr;
-    if (hwloc_topology_init(&t) != 0) throw std::runtime_error("hwloc: cannot init a topology");
-    if (hwloc_topology_load(t) != 0) {
-        hwloc_topology_destroy(t);
-        throw std::runtime_error("hwloc: cannot load topology");
-    }
-    return topo_ = t;
 }
 
 void Launcher::shutdown(std::function<void()> done) {
@@ -170,56 +91,6 @@ void Launcher::shutdown(std::function<void()> done) {
 void Launcher::remove_session_dir() {
     std::error_code ec;
     fs::remove_all(settings_.run_dir + "/session", ec);
-}
-
-std::string Launcher::locality_of(hwloc_const_bitmap_t set) const {
-    // One field per level: the logical indexes of the objects the cpuset touches.
-    static constexpr std::pair<hwloc_obj_type_t, const char *> levels[] = {
-        {HWLOC_OBJ_PACKAGE, "SK"},  {HWLOC_OBJ_L3CACHE, "L3s"}, {HWLOC_OBJ_L2CACHE, "L2s"},
-        {HWLOC_OBJ_L1CACHE, "L1s"}, {HWLOC_OBJ_CORE, "CRs"},    {HWLOC_OBJ_PU, "HTs"}};
-    std::string out;
-    hwloc_bitmap_t idx = hwloc_bitmap_alloc();
-    for (const auto &[type, prefix] : levels) {
-        const int n = hwloc_get_nbobjs_by_type(topo_, type);
-        if (n <= 0) continue;
-        hwloc_bitmap_zero(idx);
-        for (int i = 0; i < n; ++i) {
-            hwloc_obj_t o = hwloc_get_obj_by_type(topo_, type, static_cast<unsigned>(i));
-            if (hwloc_bitmap_intersects(o->cpuset, set)) hwloc_bitmap_set(idx, o->logical_index);
-        }
-        if (!out.empty()) out += ':';
-        out += prefix + list_string(idx);
-    }
-    hwloc_bitmap_free(idx);
-    return out;
-}
-
-// Rank i goes on core (i mod ncores); map-by slot and core coincide on one node with a slot per
-// core. bind-to says which cpuset it is held to: none, that core, or the core's package.
-std::string Launcher::place(msg::JobInfo &info, const Plan &plan, std::vector<Bitmap> &sets) {
-    if (plan.map_by != "slot" && plan.map_by != "core")
-        return "unknown --map-by '" + plan.map_by + "'";
-    if (plan.bind_to != "none" && plan.bind_to != "core" && plan.bind_to != "package")
-        return "unknown --bind-to '" + plan.bind_to + "'";
-    const int ncores =
-        plan.bind_to == "none" ? 0 : hwloc_get_nbobjs_by_type(topology(), HWLOC_OBJ_CORE);
-    for (std::uint32_t i = 0; i < info.size; ++i) {
-        msg::ProcInfo &p = info.procs[i];
-        p.rank = i;
-        p.local_rank = p.node_rank = static_cast<std::uint16_t>(i);
-        p.hostname = hostname_;
-        if (plan.bind_to == "none" || ncores <= 0) continue;
-        hwloc_obj_t core = hwloc_get_obj_by_type(topo_, HWLOC_OBJ_CORE, i % ncores);
-        hwloc_obj_t target = core;
-        if (plan.bind_to == "package") {
-            target = hwloc_get_ancestor_obj_by_type(topo_, HWLOC_OBJ_PACKAGE, core);
-            if (!target) target = hwloc_get_root_obj(topo_);
-        }
-        sets[i].reset(hwloc_bitmap_dup(target->cpuset));
-        p.cpuset = list_string(sets[i].get());
-        p.locality = locality_of(sets[i].get());
-    }
-    return {};
 }
 
 void Launcher::launch(const Envelope &env, msg::Launch &m) {
@@ -275,6 +146,79 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     start(env, std::move(job), std::move(plan));
 }
 
+void Launcher::signal_job(const Envelope &env, msg::SignalJob &m) {
+    auto it = jobs_.find(m.nspace);
+    if (it == jobs_.end()) return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
+    if (m.signal <= 0 || m.signal >= NSIG)
+        return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("bad signal {}", m.signal));
+    log().info("{}: forwarding signal {} to it and the jobs it spawned", m.nspace, m.signal);
+    signal_tree(it->second, m.signal);
+    reply(env, msg::Ok{});
+}
+
+void Launcher::signal_job_ranks(const Envelope &env, msg::SignalRanks &m) {
+    auto it = jobs_.find(m.nspace);
+    if (it == jobs_.end()) return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
+    if (m.signal <= 0 || m.signal >= NSIG)
+        return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("bad signal {}", m.signal));
+    msg::SignalledRanks out;
+    for (auto rank : m.ranks) {
+        if (rank >= it->second.ranks.size()) continue;
+        Rank &r = it->second.ranks[rank];
+        if (r.reaped || r.pid <= 0 || ::kill(r.pid, m.signal) != 0) continue;
+        r.ending_on_request |= m.on_request;
+        out.ranks.push_back(rank);
+    }
+    reply(env, out);
+}
+
+// PMIx_Abort: a whole namespace fails at once; named ranks are terminated (SIGTERM, SIGKILL after
+// the grace period) and their job takes the abort's status and message, so that their end, which
+// fails the job as any abnormal end does, reports the abort.
+void Launcher::abort_job(const Envelope &, msg::AbortJob &m) {
+    if (m.targets.empty()) m.targets.push_back({m.nspace, msg::kWildcardRank});
+    std::map<std::string, std::vector<std::uint32_t>> ranks;  // by namespace; empty: all of it
+    for (const auto &t : m.targets) {
+        auto &r = ranks[t.nspace];
+        if (t.rank == msg::kWildcardRank)
+            r.assign(1, msg::kWildcardRank);
+        else if (r.empty() || r.front() != msg::kWildcardRank)
+            r.push_back(t.rank);
+    }
+    for (auto &[nspace, list] : ranks) {
+        auto it = jobs_.find(nspace);
+        if (it == jobs_.end()) continue;
+        Job &job = it->second;
+        const bool whole = list.front() == msg::kWildcardRank;
+        std::string message =
+            fmt::format("{}rank {} called PMIx_Abort with status {}{}{}{}",
+                        nspace == m.nspace ? "" : m.nspace + " ", m.rank, m.status,
+                        whole ? "" : fmt::format(" for rank(s) {}", fmt::join(list, ",")),
+                        m.message.empty() ? "" : ": ", m.message);
+        if (whole) {
+            fail(job, m.status, std::move(message));
+            continue;
+        }
+        if (!job.status) set_status(job, m.status, std::move(message));
+        std::erase_if(list, [&](std::uint32_t r) {
+            return r >= job.ranks.size() || job.ranks[r].reaped || job.ranks[r].pid <= 0;
+        });
+        if (list.empty()) continue;
+        for (auto r : list) {
+            ::kill(job.ranks[r].pid, SIGTERM);
+            ::kill(job.ranks[r].pid, SIGCONT);  // a stopped process acts on SIGTERM once it runs
+        }
+        reactor().after(std::chrono::milliseconds(settings_.kill_grace_ms),
+                        [this, nspace, list = std::move(list)] {
+                            auto it = jobs_.find(nspace);
+                            if (it == jobs_.end()) return;
+                            for (auto r : list)
+                                if (!it->second.ranks[r].reaped)
+                                    ::kill(it->second.ranks[r].pid, SIGKILL);
+                        });
+    }
+}
+
 // Checks the plan, registers the namespace and starts spawning its ranks; or answers the
 // request with an error and nothing of the job exists.
 void Launcher::start(const Envelope &env, Job job, Plan plan) {
@@ -310,9 +254,18 @@ void Launcher::start(const Envelope &env, Job job, Plan plan) {
         for (std::uint32_t i = 0; i < np; ++i) ranks.push_back(i);
     }
     Spawning &sp = job.spawning.emplace();
-    sp.sets.resize(np);
-    if (auto err = place(info, plan, sp.sets); !err.empty())
+    std::vector<Placement::Rank> places;
+    if (auto err = placement_.place(plan.map_by, plan.bind_to, info.size, places); !err.empty())
         return reply_error(env, PMIX_ERR_BAD_PARAM, err);
+    for (std::uint32_t i = 0; i < info.size; ++i) {
+        msg::ProcInfo &p = info.procs[i];
+        p.rank = i;
+        p.local_rank = p.node_rank = static_cast<std::uint16_t>(i);
+        p.hostname = hostname_;
+        p.cpuset = std::move(places[i].cpuset);
+        p.locality = std::move(places[i].locality);
+        sp.sets.push_back(std::move(places[i].set));
+    }
 
     info.session_tmpdir = settings_.run_dir + "/session";
     info.nsdir = info.session_tmpdir + "/" + info.nspace;
@@ -335,26 +288,11 @@ void Launcher::start(const Envelope &env, Job job, Plan plan) {
     const std::string secret = random_secret();
 
     // One environment per app; only PMIX_RANK differs between its ranks.
-    const std::vector<std::string> client_vars = {
-        "ZPMIX_URI=" + settings_.uri,
-        "ZPMIX_SECRET=" + secret,
-        "ZPMIX_WRITE_TIMEOUT_MS=" + std::to_string(settings_.client_write_timeout_ms),
-        "PMIX_NAMESPACE=" + info.nspace,
-        "PMIX_RANK=0"};
-    for (auto &app : plan.apps) {
-        AppPlan &a = sp.apps.emplace_back();
-        a.cmd = program_of(app);
-        a.argv = app.argv.empty() ? std::vector<std::string>{a.cmd} : std::move(app.argv);
-        a.cwd = app.session_cwd && app.cwd.empty() ? info.nsdir : std::move(app.cwd);
-        const bool ompi = plan.personality_ompi ? *plan.personality_ompi
-                                                : personality::links_libmpi(a.cmd, a.cwd);
-        a.env = rank_environment(plan.env, app.env, client_vars, app.prefix,
-                                 ompi ? personality::library_dir() : "");
-        a.rank_var = static_cast<std::size_t>(
-            std::find_if(a.env.begin(), a.env.end(),
-                         [](const std::string &kv) { return kv.starts_with("PMIX_RANK="); }) -
-            a.env.begin());
-    }
+    const std::vector<std::string> client_vars =
+        client_variables(settings_.uri, secret, settings_.client_write_timeout_ms, info.nspace);
+    for (auto &app : plan.apps)
+        sp.apps.push_back(
+            plan_app(app, environ, plan.env, client_vars, info.nsdir, plan.personality_ompi));
     sp.request = env;
     job.env = std::move(plan.env);
     job.ranks.resize(np);
@@ -447,7 +385,7 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     posix_spawnattr_setflags(
         &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
-    app.env[app.rank_var] = "PMIX_RANK=" + std::to_string(i);
+    set_rank(app, i);
     std::vector<char *> argv, envp;
     for (auto &a : app.argv) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -459,8 +397,8 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     hwloc_bitmap_t saved = set ? hwloc_bitmap_alloc() : nullptr;
     // The child inherits the spawning thread's binding, so it never runs unbound.
     if (set) {
-        hwloc_get_cpubind(topo_, saved, HWLOC_CPUBIND_THREAD);
-        if (hwloc_set_cpubind(topo_, set, HWLOC_CPUBIND_THREAD) != 0)
+        hwloc_get_cpubind(placement_.topology(), saved, HWLOC_CPUBIND_THREAD);
+        if (hwloc_set_cpubind(placement_.topology(), set, HWLOC_CPUBIND_THREAD) != 0)
             error = fmt::format("cannot bind rank {} to cpuset {}: {}", i, job.info.procs[i].cpuset,
                                 strerror(errno));
     }
@@ -475,7 +413,7 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
         }
     }
     if (set) {
-        hwloc_set_cpubind(topo_, saved, HWLOC_CPUBIND_THREAD);
+        hwloc_set_cpubind(placement_.topology(), saved, HWLOC_CPUBIND_THREAD);
         hwloc_bitmap_free(saved);
     }
     posix_spawn_file_actions_destroy(&fa);
@@ -750,79 +688,6 @@ void Launcher::release_requester(std::int64_t pid) {
         reactor().unwatch_fd(w->second);
         ::close(w->second);
         requesters_.erase(w);
-    }
-}
-
-void Launcher::signal_job(const Envelope &env, msg::SignalJob &m) {
-    auto it = jobs_.find(m.nspace);
-    if (it == jobs_.end()) return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
-    if (m.signal <= 0 || m.signal >= NSIG)
-        return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("bad signal {}", m.signal));
-    log().info("{}: forwarding signal {} to it and the jobs it spawned", m.nspace, m.signal);
-    signal_tree(it->second, m.signal);
-    reply(env, msg::Ok{});
-}
-
-void Launcher::signal_job_ranks(const Envelope &env, msg::SignalRanks &m) {
-    auto it = jobs_.find(m.nspace);
-    if (it == jobs_.end()) return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
-    if (m.signal <= 0 || m.signal >= NSIG)
-        return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("bad signal {}", m.signal));
-    msg::SignalledRanks out;
-    for (auto rank : m.ranks) {
-        if (rank >= it->second.ranks.size()) continue;
-        Rank &r = it->second.ranks[rank];
-        if (r.reaped || r.pid <= 0 || ::kill(r.pid, m.signal) != 0) continue;
-        r.ending_on_request |= m.on_request;
-        out.ranks.push_back(rank);
-    }
-    reply(env, out);
-}
-
-// PMIx_Abort: a whole namespace fails at once; named ranks are terminated (SIGTERM, SIGKILL after
-// the grace period) and their job takes the abort's status and message, so that their end, which
-// fails the job as any abnormal end does, reports the abort.
-void Launcher::abort_job(const Envelope &, msg::AbortJob &m) {
-    if (m.targets.empty()) m.targets.push_back({m.nspace, msg::kWildcardRank});
-    std::map<std::string, std::vector<std::uint32_t>> ranks;  // by namespace; empty: all of it
-    for (const auto &t : m.targets) {
-        auto &r = ranks[t.nspace];
-        if (t.rank == msg::kWildcardRank)
-            r.assign(1, msg::kWildcardRank);
-        else if (r.empty() || r.front() != msg::kWildcardRank)
-            r.push_back(t.rank);
-    }
-    for (auto &[nspace, list] : ranks) {
-        auto it = jobs_.find(nspace);
-        if (it == jobs_.end()) continue;
-        Job &job = it->second;
-        const bool whole = list.front() == msg::kWildcardRank;
-        std::string message =
-            fmt::format("{}rank {} called PMIx_Abort with status {}{}{}{}",
-                        nspace == m.nspace ? "" : m.nspace + " ", m.rank, m.status,
-                        whole ? "" : fmt::format(" for rank(s) {}", fmt::join(list, ",")),
-                        m.message.empty() ? "" : ": ", m.message);
-        if (whole) {
-            fail(job, m.status, std::move(message));
-            continue;
-        }
-        if (!job.status) set_status(job, m.status, std::move(message));
-        std::erase_if(list, [&](std::uint32_t r) {
-            return r >= job.ranks.size() || job.ranks[r].reaped || job.ranks[r].pid <= 0;
-        });
-        if (list.empty()) continue;
-        for (auto r : list) {
-            ::kill(job.ranks[r].pid, SIGTERM);
-            ::kill(job.ranks[r].pid, SIGCONT);  // a stopped process acts on SIGTERM once it runs
-        }
-        reactor().after(std::chrono::milliseconds(settings_.kill_grace_ms),
-                        [this, nspace, list = std::move(list)] {
-                            auto it = jobs_.find(nspace);
-                            if (it == jobs_.end()) return;
-                            for (auto r : list)
-                                if (!it->second.ranks[r].reaped)
-                                    ::kill(it->second.ranks[r].pid, SIGKILL);
-                        });
     }
 }
 

@@ -12,6 +12,10 @@
 // their Output, ProcExit and JobEnded go to the requester of the job at the root of the tree
 // (`zpmix run` prints them), and they end when their parent job ends, as PRRTE ends them. A job
 // is over, and its requester gets its JobEnded, once its ranks and all the jobs it spawned are.
+//
+// Where ranks run is Placement's (placement.hpp), what they are started with
+// rank_environment.hpp's; this actor owns the jobs, their tree and their processes. The tree
+// (Job.parent, .children, .tree_status) stays here: each of its steps fails jobs or sends messages.
 #include <sys/types.h>
 
 #include <functional>
@@ -22,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include <hwloc.h>
-
+#include "actors/launcher/placement.hpp"
+#include "actors/launcher/rank_environment.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/runtime/actor.hpp"
@@ -51,10 +55,6 @@ class Launcher : public Actor {
     void remove_session_dir();
 
   private:
-    struct FreeBitmap {
-        void operator()(hwloc_bitmap_t b) const { hwloc_bitmap_free(b); }
-    };
-    using Bitmap = std::unique_ptr<hwloc_bitmap_s, FreeBitmap>;
     struct Rank {
         pid_t pid = -1;  // -1 until spawned
         int pidfd = -1;
@@ -63,20 +63,12 @@ class Launcher : public Actor {
         bool reaped = false;
         bool ending_on_request = false;  // job control ended it: not a failure of the job
     };
-    // How an app's ranks are started.
-    struct AppPlan {
-        std::string cmd;  // what posix_spawnp looks up
-        std::vector<std::string> argv;
-        std::string cwd;
-        std::vector<std::string> env;  // shared by the app's ranks but for env[rank_var]
-        std::size_t rank_var = 0;
-    };
     // What spawning the ranks one by one needs; dropped once the launch is answered.
     struct Spawning {
         Envelope request;           // the Launch or Spawn, answered when the last rank is spawned
         std::vector<AppPlan> apps;  // by app number
-        std::vector<Bitmap> sets;   // per rank; null when unbound
-        Reactor::TimerId deadline = 0;  // Spawn.spawn_timeout_s
+        std::vector<Placement::Bitmap> sets;  // per rank; null when unbound
+        Reactor::TimerId deadline = 0;        // Spawn.spawn_timeout_s
     };
     // A job to start, from a Launch or a Spawn.
     struct Plan {
@@ -113,7 +105,7 @@ class Launcher : public Actor {
 
     Settings settings_;
     std::string hostname_;
-    hwloc_topology_t topo_ = nullptr;         // loaded on the first launch that binds
+    Placement placement_;
     std::map<std::string, Job> jobs_;         // by namespace
     std::map<std::int64_t, int> requesters_;  // pid -> pidfd of a requester we watch
     unsigned next_job_ = 1;
@@ -132,9 +124,6 @@ class Launcher : public Actor {
     void launched(const std::string &nspace);
     void abandon_launch(const std::string &nspace, int status, const std::string &error);
 
-    hwloc_topology_t topology();
-    std::string place(msg::JobInfo &info, const Plan &plan, std::vector<Bitmap> &sets);
-    std::string locality_of(hwloc_const_bitmap_t set) const;
     void on_output(const std::string &nspace, std::size_t rank, int which);
     void read_pipe(Job &job, std::size_t rank, int which, bool to_eof_or_empty);
     void on_rank_exit(const std::string &nspace, std::size_t rank);

@@ -1,0 +1,47 @@
+#pragma once
+// Where a job's ranks run on this node: rank i goes on core (i mod ncores), and bind-to says
+// which cpuset it is held to (none, that core, or the core's package). Owns the hwloc topology,
+// loaded on the first placement that binds. More ranks than cores share cores (rank ncores is
+// where rank 0 is); a machine where hwloc sees no core leaves every rank unbound.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <hwloc.h>
+
+namespace zpmix {
+
+class Placement {
+  public:
+    struct FreeBitmap {
+        void operator()(hwloc_bitmap_t b) const { hwloc_bitmap_free(b); }
+    };
+    using Bitmap = std::unique_ptr<hwloc_bitmap_s, FreeBitmap>;
+    // One rank's place; all empty (set null) when it is not bound.
+    struct Rank {
+        Bitmap set;
+        std::string cpuset;    // the set as an hwloc list ("0-1,4")
+        std::string locality;  // the objects it touches per level ("SK0:L3s0:...:HTs0")
+    };
+
+    Placement() = default;
+    Placement(const Placement &) = delete;
+    Placement &operator=(const Placement &) = delete;
+    ~Placement();
+
+    // Places n ranks with the plan's map_by ("slot" or "core") and bind_to ("none", "core" or
+    // "package") into ranks (resized to n). Returns an error for an unknown map_by or bind_to.
+    // Throws when hwloc cannot load the topology.
+    std::string place(const std::string &map_by, const std::string &bind_to, std::uint32_t n,
+                      std::vector<Rank> &ranks);
+    // The loaded topology (for binding a thread to a placed set); loads it if needed.
+    hwloc_topology_t topology();
+
+  private:
+    hwloc_topology_t topo_ = nullptr;
+
+    std::string locality_of(hwloc_const_bitmap_t set) const;
+};
+
+}  // namespace zpmix

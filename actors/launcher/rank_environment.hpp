@@ -1,0 +1,56 @@
+#pragma once
+// What a rank is started with: its program, argv, working directory and environment. Pure
+// functions of the job's plan (but for looking the program up in the app's prefix, and whether
+// it links Open MPI), so that what a rank gets can be tested without launching it.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/protocol/job.hpp"
+
+namespace zpmix {
+
+// How an app's ranks are started.
+struct AppPlan {
+    std::string cmd;  // what posix_spawnp looks up
+    std::vector<std::string> argv;
+    std::string cwd;
+    std::vector<std::string> env;  // shared by the app's ranks but for env[rank_var]
+    std::size_t rank_var = 0;
+};
+
+// The rank's environment: the inherited one, minus what belongs to another job (ZPMIX_URI,
+// ZPMIX_SECRET, PMIX_NAMESPACE, PMIX_RANK), plus the job's and the app's variables and the client
+// variables, each overriding the one before; then the app's prefix (PMIX_PREFIX) first on PATH
+// and LD_LIBRARY_PATH, and the Open MPI personality when ompi_lib_dir is set. Sorted by name;
+// entries without a name are dropped.
+std::vector<std::string> rank_environment(const char *const *inherited,
+                                          const std::vector<std::string> &job_env,
+                                          const std::vector<std::string> &app_env,
+                                          const std::vector<std::string> &client,
+                                          const std::string &prefix,
+                                          const std::string &ompi_lib_dir);
+
+// The program an app runs: its cmd, or argv[0]; a bare name found in <prefix>/bin first.
+std::string program_of(const msg::App &app);
+
+// A job's secret: 16 random bytes in hex. Throws if the kernel gives none.
+std::string random_secret();
+
+// The variables a client needs to reach the broker as a rank of nspace (PMIX_RANK=0, set per
+// rank by set_rank).
+std::vector<std::string> client_variables(const std::string &uri, const std::string &secret,
+                                          int write_timeout_ms, const std::string &nspace);
+
+// How app's ranks start (app's argv, cwd and env are moved from): job_env is the job's
+// variables, nsdir the job's session directory (the cwd of an app with session_cwd and none of
+// its own); personality_ompi nullopt: whether the program links libmpi.
+AppPlan plan_app(msg::App &app, const char *const *inherited,
+                 const std::vector<std::string> &job_env, const std::vector<std::string> &client,
+                 const std::string &nsdir, std::optional<bool> personality_ompi);
+
+// Makes app's environment the one of rank `rank`.
+void set_rank(AppPlan &app, std::size_t rank);
+
+}  // namespace zpmix
