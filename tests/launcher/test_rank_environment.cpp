@@ -1,0 +1,231 @@
+#define BOOST_TEST_MODULE rank_environment
+#include <boost/test/unit_test.hpp>
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <hwloc.h>
+
+#include "actors/launcher/placement.hpp"
+#include "actors/launcher/rank_environment.hpp"
+#include "support/process.hpp"
+
+using namespace zpmix;
+
+namespace {
+
+// The value of NAME in an environment, or nullopt.
+std::optional<std::string> get(const std::vector<std::string> &env, const std::string &name) {
+    for (const auto &kv : env)
+        if (kv.starts_with(name + "=")) return kv.substr(name.size() + 1);
+    return std::nullopt;
+}
+
+const char *const kInherited[] = {"HOME=/home/u",
+                                  "PATH=/usr/bin",
+                                  "FOO=inherited",
+                                  "ZPMIX_URI=ipc:///other/broker.sock",
+                                  "ZPMIX_SECRET=othersecret",
+                                  "PMIX_NAMESPACE=other.1",
+                                  "PMIX_RANK=7",
+                                  "PMIX_SERVER_URI=kept",
+                                  "NOEQUALS",
+                                  "=nameless",
+                                  nullptr};
+msg::App app_of(std::string cmd, std::vector<std::string> argv, std::string prefix) {
+    msg::App app;
+    app.cmd = std::move(cmd);
+    app.argv = std::move(argv);
+    app.prefix = std::move(prefix);
+    return app;
+}
+
+const std::vector<std::string> kClient =
+    client_variables("ipc:///run/broker.sock", "s3cret", 1234, "zpmix.1.2");
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(another_jobs_variables_are_stripped_and_the_clients_set) {
+    const auto env = rank_environment(kInherited, {}, {}, kClient, "", "");
+    BOOST_TEST(get(env, "ZPMIX_URI").value_or("") == "ipc:///run/broker.sock");
+    BOOST_TEST(get(env, "ZPMIX_SECRET").value_or("") == "s3cret");
+    BOOST_TEST(get(env, "ZPMIX_WRITE_TIMEOUT_MS").value_or("") == "1234");
+    BOOST_TEST(get(env, "PMIX_NAMESPACE").value_or("") == "zpmix.1.2");
+    BOOST_TEST(get(env, "PMIX_RANK").value_or("") == "0");
+    // The rest of the inherited environment is passed on as it is.
+    BOOST_TEST(get(env, "HOME").value_or("") == "/home/u");
+    BOOST_TEST(get(env, "PATH").value_or("") == "/usr/bin");
+    BOOST_TEST(get(env, "PMIX_SERVER_URI").value_or("") == "kept");
+    BOOST_TEST(!get(env, "LD_LIBRARY_PATH"));
+    BOOST_TEST(!get(env, "OMPI_MCA_schizo"));
+    // One entry per name, sorted, none without a name.
+    BOOST_TEST(std::is_sorted(env.begin(), env.end()));
+    BOOST_TEST(env.size() == 9u);
+    for (const auto &kv : env) BOOST_TEST((kv.find('=') != std::string::npos && kv[0] != '='), kv);
+}
+
+BOOST_AUTO_TEST_CASE(a_stripped_variable_is_not_inherited_when_the_client_lacks_it) {
+    const auto env = rank_environment(kInherited, {}, {}, {}, "", "");
+    BOOST_TEST(!get(env, "ZPMIX_URI"));
+    BOOST_TEST(!get(env, "ZPMIX_SECRET"));
+    BOOST_TEST(!get(env, "PMIX_NAMESPACE"));
+    BOOST_TEST(!get(env, "PMIX_RANK"));
+}
+
+// -x adds to the job's variables; an app's own (PMIx_Spawn's per-app env) override them, and the
+// client variables override both.
+BOOST_AUTO_TEST_CASE(job_then_app_then_client_variables_override) {
+    const auto env = rank_environment(kInherited, {"FOO=job", "BAR=job", "PMIX_RANK=99"},
+                                      {"BAR=app", "BAZ=app"}, kClient, "", "");
+    BOOST_TEST(get(env, "FOO").value_or("") == "job");
+    BOOST_TEST(get(env, "BAR").value_or("") == "app");
+    BOOST_TEST(get(env, "BAZ").value_or("") == "app");
+    BOOST_TEST(get(env, "PMIX_RANK").value_or("") == "0");
+}
+
+BOOST_AUTO_TEST_CASE(prefix_goes_first_on_path_and_ld_library_path) {
+    const auto env = rank_environment(kInherited, {}, {}, kClient, "/opt/x", "");
+    BOOST_TEST(get(env, "PATH").value_or("") == "/opt/x/bin:/usr/bin");
+    BOOST_TEST(get(env, "LD_LIBRARY_PATH").value_or("") == "/opt/x/lib");
+}
+
+BOOST_AUTO_TEST_CASE(ompi_personality_keeps_the_users_settings) {
+    const auto env = rank_environment(kInherited, {"LD_LIBRARY_PATH=/mine"},
+                                      {"OMPI_MCA_schizo=user"}, kClient, "", "/zpmix/lib");
+    BOOST_TEST(get(env, "LD_LIBRARY_PATH").value_or("") == "/zpmix/lib:/mine");
+    BOOST_TEST(get(env, "OMPI_MCA_schizo").value_or("") == "user");
+    const auto plain = rank_environment(kInherited, {}, {}, kClient, "", "/zpmix/lib");
+    BOOST_TEST(get(plain, "OMPI_MCA_schizo").value_or("") == "^orte");
+}
+
+BOOST_AUTO_TEST_CASE(secrets_are_random_hex) {
+    const std::string a = random_secret(), b = random_secret();
+    BOOST_TEST(a.size() == 32u);
+    BOOST_TEST(a.find_first_not_of("0123456789abcdef") == std::string::npos, a);
+    BOOST_TEST(a != b);
+}
+
+BOOST_AUTO_TEST_CASE(program_is_looked_up_in_the_prefix_first) {
+    test::TempDir dir{"zpmix-renv"};
+    std::filesystem::create_directories(dir.path + "/bin");
+    const std::string prog = dir.path + "/bin/prog";
+    std::ofstream(prog) << "#!/bin/sh\n";
+    BOOST_REQUIRE(::chmod(prog.c_str(), 0755) == 0);
+    BOOST_TEST(program_of(app_of("prog", {}, dir.path)) == prog);
+    BOOST_TEST(program_of(app_of("other", {}, dir.path)) == "other");
+    BOOST_TEST(program_of(app_of("", {"prog", "-v"}, dir.path)) == prog);
+    BOOST_TEST(program_of(app_of("./prog", {}, dir.path)) == "./prog");
+    BOOST_TEST(program_of(app_of("prog", {}, "")) == "prog");
+}
+
+BOOST_AUTO_TEST_CASE(an_apps_plan_and_each_ranks_environment) {
+    msg::App app = app_of("sh", {}, "");
+    app.env = {"APPVAR=1"};
+    app.session_cwd = true;
+    AppPlan a = plan_app(app, kInherited, {"FOO=job"}, kClient, "/run/ns", false);
+    BOOST_TEST(a.cmd == "sh");
+    BOOST_TEST(a.argv == std::vector<std::string>{"sh"});
+    BOOST_TEST(a.cwd == "/run/ns");
+    BOOST_TEST(get(a.env, "APPVAR").value_or("") == "1");
+    BOOST_TEST(get(a.env, "FOO").value_or("") == "job");
+    BOOST_TEST(!get(a.env, "OMPI_MCA_schizo"));
+    BOOST_REQUIRE(a.rank_var < a.env.size());
+    set_rank(a, 3);
+    BOOST_TEST(a.env[a.rank_var] == "PMIX_RANK=3");
+    BOOST_TEST(std::count_if(a.env.begin(), a.env.end(), [](const std::string &kv) {
+                   return kv.starts_with("PMIX_RANK=");
+               }) == 1);
+
+    msg::App own = app_of("", {"prog", "arg"}, "");
+    own.cwd = "/tmp";
+    own.session_cwd = true;
+    AppPlan b = plan_app(own, kInherited, {}, kClient, "/run/ns", true);
+    BOOST_TEST(b.cmd == "prog");
+    BOOST_TEST(b.argv == (std::vector<std::string>{"prog", "arg"}));
+    BOOST_TEST(b.cwd == "/tmp");
+    BOOST_TEST(get(b.env, "OMPI_MCA_schizo").value_or("") == "^orte");
+}
+
+// Placement --------------------------------------------------------------------------------------
+
+namespace {
+
+int cores_of_this_machine() {
+    hwloc_topology_t t = nullptr;
+    BOOST_REQUIRE(hwloc_topology_init(&t) == 0);
+    BOOST_REQUIRE(hwloc_topology_load(t) == 0);
+    const int n = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
+    hwloc_topology_destroy(t);
+    return n;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(one_rank_per_core_gets_distinct_cpusets) {
+    const int ncores = cores_of_this_machine();
+    Placement p;
+    std::vector<Placement::Rank> ranks;
+    const auto n = static_cast<std::uint32_t>(std::max(ncores, 1));
+    BOOST_TEST(p.place("core", "core", n, ranks).empty());
+    BOOST_REQUIRE(ranks.size() == n);
+    if (ncores <= 0) {  // hwloc sees no core: every rank runs unbound
+        for (const auto &r : ranks) BOOST_TEST((!r.set && r.cpuset.empty() && r.locality.empty()));
+        return;
+    }
+    std::set<std::string> cpusets;
+    for (const auto &r : ranks) {
+        BOOST_REQUIRE(r.set);
+        BOOST_TEST(!hwloc_bitmap_iszero(r.set.get()));
+        BOOST_TEST(!r.cpuset.empty());
+        BOOST_TEST(r.locality.find("CRs") != std::string::npos, r.locality);
+        cpusets.insert(r.cpuset);
+    }
+    BOOST_TEST(cpusets.size() == n);
+    for (std::uint32_t i = 0; i < n; ++i)
+        for (std::uint32_t j = i + 1; j < n; ++j)
+            BOOST_TEST(!hwloc_bitmap_intersects(ranks[i].set.get(), ranks[j].set.get()));
+}
+
+// More ranks than cores: they wrap around (oversubscription), rank ncores where rank 0 is.
+BOOST_AUTO_TEST_CASE(more_ranks_than_cores_share_cores) {
+    const int ncores = cores_of_this_machine();
+    if (ncores <= 0) return;
+    Placement p;
+    std::vector<Placement::Rank> ranks;
+    const auto n = static_cast<std::uint32_t>(ncores) + 1;
+    BOOST_TEST(p.place("slot", "core", n, ranks).empty());
+    BOOST_REQUIRE(ranks.size() == n);
+    BOOST_TEST(ranks[n - 1].cpuset == ranks[0].cpuset);
+    BOOST_TEST(ranks[n - 1].locality == ranks[0].locality);
+}
+
+BOOST_AUTO_TEST_CASE(bind_to_package_covers_the_core) {
+    Placement p;
+    std::vector<Placement::Rank> core, package;
+    BOOST_TEST(p.place("core", "core", 1, core).empty());
+    BOOST_TEST(p.place("core", "package", 1, package).empty());
+    if (!core[0].set) return;  // no core seen
+    BOOST_REQUIRE(package[0].set);
+    BOOST_TEST(hwloc_bitmap_isincluded(core[0].set.get(), package[0].set.get()));
+}
+
+BOOST_AUTO_TEST_CASE(bind_to_none_leaves_ranks_unbound) {
+    Placement p;
+    std::vector<Placement::Rank> ranks;
+    BOOST_TEST(p.place("core", "none", 3, ranks).empty());
+    BOOST_REQUIRE(ranks.size() == 3u);
+    for (const auto &r : ranks) BOOST_TEST((!r.set && r.cpuset.empty() && r.locality.empty()));
+}
+
+BOOST_AUTO_TEST_CASE(unknown_map_by_or_bind_to_is_an_error) {
+    Placement p;
+    std::vector<Placement::Rank> ranks;
+    BOOST_TEST(p.place("node", "core", 2, ranks) == "unknown --map-by 'node'");
+    BOOST_TEST(p.place("core", "l3cache", 2, ranks) == "unknown --bind-to 'l3cache'");
+}
