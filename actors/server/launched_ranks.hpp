@@ -1,7 +1,7 @@
 #pragma once
 // LaunchedRanks: which process each rank of the namespaces registered on this broker is, as far
-// as the broker knows, so that an actor can refuse a message that names a proc its sender is not
-// (a commit or a fence contribution "as" another rank).
+// as the broker knows, so that the server can refuse the Hello of a process that claims a rank it
+// is not: every later message of a session is then its own rank's.
 //
 // The launcher registers a namespace (ns.register) before its ranks start, then reports each
 // rank's pid (ns.spawned); the kernel vouches for the pid of every ipc peer's message
@@ -11,12 +11,10 @@
 // Hello proved the job's secret; the broker's own actors) or the namespace has no pids (ranks
 // this broker did not launch).
 //
-// A rank can start, connect and commit before the launcher's thread has reported its pid (the
-// launcher may be descheduled right after the spawn). Such a sender, a process of this broker's
-// that is no reported rank, is neither allowed nor refused: the check says `later`, and the actor
-// asks again after the next report (after_next_spawn).
-//
-// Each actor that checks owns its own LaunchedRanks, fed from the messages it handles.
+// A rank can start and connect before the launcher's thread has reported its pid (the launcher
+// may be descheduled right after the spawn). Such a sender, a process of this broker's that is no
+// reported rank, is neither allowed nor refused: the check says `later`, and the server asks again
+// after the next report (after_next_spawn).
 #include <cstdint>
 #include <functional>
 #include <string>
