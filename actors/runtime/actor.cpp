@@ -23,9 +23,9 @@ void Bus::set_peer_sink(Reactor &reactor, PeerSink sink) {
     peer_sink_ = std::move(sink);
 }
 
-Bus::Route Bus::route(std::string_view type) const {
-    if (auto it = routes_.find(std::string(type)); it != routes_.end()) return it->second;
-    if (auto it = types_.find(std::string(type)); it != types_.end())
+Bus::Route Bus::route(const std::string &type) const {
+    if (auto it = routes_.find(type); it != routes_.end()) return it->second;
+    if (auto it = types_.find(type); it != types_.end())
         return {it->second.front(), Access::internal};
     return {};
 }

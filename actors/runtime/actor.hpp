@@ -62,7 +62,7 @@ class Bus {
         Actor *actor = nullptr;
         Access access = Access::internal;
     };
-    Route route(std::string_view type) const;
+    Route route(const std::string &type) const;  // by reference: no copy per peer message
     // Every message type an actor handles, with its route (the access class of its handler).
     std::vector<std::pair<std::string, Route>> routes() const;
     Actor *find(std::string_view name) const;
