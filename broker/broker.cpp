@@ -19,7 +19,7 @@
 #include "actors/launcher/launcher.hpp"
 #include "actors/modex/modex_store.hpp"
 #include "actors/monitor/process_monitor.hpp"
-#include "actors/server/server.hpp"
+#include "actors/registry/registry.hpp"
 #include "broker/dispatcher.hpp"
 #include "broker/rendezvous.hpp"
 
@@ -129,18 +129,21 @@ Broker::Broker(Config config) : config_(std::move(config)), uid_(::getuid()) {
 // ---- The broker's actors. Other issues append their add_actor<...>() lines here. ----------
 void Broker::add_standard_actors() {
     dispatcher_ = &add_actor<Dispatcher>(DecodeLimits{.max_message = config_.max_message_bytes});
-    add_actor<Server>(name_, events_uri_);
+    add_actor<Registry>(namespaces_, name_, events_uri_);
     launcher_ = &add_actor_on<Launcher>(
         launcher_reactor_,
         Launcher::Settings{run_dir_, uri_, config_.kill_grace_ms, config_.client_write_timeout_ms});
-    add_actor<ModexStore>();
-    add_actor<FenceReducer>();
-    add_actor<EventBroker>(*xpub_, EventOptions{.ring_size = config_.event_cache_size,
-                                                .host = hostname(),
-                                                .self = {name_, 0},
-                                                .test_drop_every = config_.event_test_drop_every});
-    add_actor<JobControl>(JobControl::Settings{
-        .broker = name_, .kill_grace = std::chrono::milliseconds(config_.kill_grace_ms)});
+    add_actor<ModexStore>(namespaces_);
+    add_actor<FenceReducer>(namespaces_);
+    add_actor<EventBroker>(namespaces_, *xpub_,
+                           EventOptions{.ring_size = config_.event_cache_size,
+                                        .host = hostname(),
+                                        .self = {name_, 0},
+                                        .test_drop_every = config_.event_test_drop_every});
+    add_actor<JobControl>(
+        namespaces_,
+        JobControl::Settings{.broker = name_,
+                             .kill_grace = std::chrono::milliseconds(config_.kill_grace_ms)});
     add_actor<ProcessMonitor>(ProcessMonitor::Settings{
         config_.monitor_terminate, std::chrono::milliseconds(config_.monitor_time_unit_ms)});
     add_actor<LogSink>(LogSink::Settings{config_.log_syslog_socket});

@@ -19,6 +19,7 @@
 #include <zmq.hpp>
 
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/namespace_table.hpp"
 #include "actors/runtime/zmtp_listener.hpp"
 #include "broker/config.hpp"
 
@@ -96,6 +97,7 @@ class Broker {
     // when cores are short), and the Hellos of the ranks already started must not wait for it.
     Reactor launcher_reactor_;
     Bus bus_;
+    NamespaceTable namespaces_;  // written by the registry, read by every actor
     std::vector<std::unique_ptr<Actor>> actors_;
     Dispatcher *dispatcher_ = nullptr;  // every peer's message enters through it
     Launcher *launcher_ = nullptr;

@@ -29,7 +29,7 @@ const char *class_name(Access who) {
 Dispatcher::Dispatcher(Reactor &reactor, Bus &bus, DecodeLimits limits)
     : Actor("broker", reactor, bus), limits_(limits) {
     on(&Dispatcher::session_open, Access::internal);
-    on(&Dispatcher::ns_deregister, Access::internal);
+    on(&Dispatcher::namespace_ended, Access::internal);
 }
 
 void Dispatcher::refuse(const std::string &peer, std::uint64_t id, std::int32_t status,
@@ -53,8 +53,8 @@ void Dispatcher::route(const std::string &peer, const std::vector<std::string_vi
     // before anything reads a body it may lay out otherwise.
     if (env.version != kProtocolVersion)
         return refuse(peer, env.id, PMIX_ERR_NOT_SUPPORTED,
-                      "protocol version " + std::to_string(env.version) + " is not this broker's (" +
-                          std::to_string(kProtocolVersion) +
+                      "protocol version " + std::to_string(env.version) +
+                          " is not this broker's (" + std::to_string(kProtocolVersion) +
                           "): upgrade or downgrade libpmix or zpmix to the same release");
     const Bus::Route to = bus().route(env.type);
     if (!to.actor)
@@ -98,7 +98,7 @@ void Dispatcher::session_open(const Envelope &, msg::SessionOpen &m) {
     bus().send(m.peer, std::move(welcome));
 }
 
-void Dispatcher::ns_deregister(const Envelope &, msg::DeregisterNamespace &m) {
+void Dispatcher::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
     std::erase_if(sessions_, [&](const auto &kv) {
         return kv.second->is_client() && kv.second->nspace == m.nspace;
     });

@@ -46,7 +46,7 @@ class Dispatcher : public Actor {
     void refuse(const std::string &peer, std::uint64_t id, std::int32_t status,
                 const std::string &why);
     void session_open(const Envelope &env, msg::SessionOpen &m);
-    void ns_deregister(const Envelope &env, msg::DeregisterNamespace &m);
+    void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);
 };
 
 }  // namespace zpmix

@@ -27,8 +27,10 @@ std::int64_t now_s() {
 
 }  // namespace
 
-EventBroker::EventBroker(Reactor &reactor, Bus &bus, ZmtpListener &xpub, EventOptions options)
+EventBroker::EventBroker(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
+                         ZmtpListener &xpub, EventOptions options)
     : Actor("events", reactor, bus),
+      namespaces_(namespaces),
       opts_(std::move(options)),
       xpub_(xpub),
       cache_(opts_.ring_size) {
@@ -39,10 +41,8 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, ZmtpListener &xpub, EventOp
     on(&EventBroker::resend, Access::session | Access::operator_);
     on(&EventBroker::ack, Access::session);
     on(&EventBroker::notify_completion, Access::session | Access::operator_);
-    on(&EventBroker::proc_exit, Access::internal);
-    on(&EventBroker::ns_register, Access::internal);
-    on(&EventBroker::ns_deregister, Access::internal);
-    on(&EventBroker::job_ended, Access::internal);
+    on(&EventBroker::proc_ended, Access::internal);
+    on(&EventBroker::namespace_ended, Access::internal);
     on(&EventBroker::abort_job, Access::internal);
     xpub_.on_subscription([this](bool on, std::string_view topic) { on_subscription(on, topic); });
 }
@@ -102,12 +102,11 @@ void EventBroker::complete_register(const Envelope &req, const msg::EventRegiste
         out.heads[stream] = it == heads_.end() ? 0 : it->second;
     }
     out.replay = cache_.of_streams(m.streams);
-    if (!m.proc.nspace.empty() && m.proc.nspace != opts_.self.nspace) {
-        // A client that registers is a local process of its job, even if we missed the
-        // namespace's registration (a singleton, or a job launched by another broker).
-        if (auto [it, fresh] = jobs_.try_emplace(m.proc.nspace); fresh || !it->second.empty())
-            it->second.insert(m.proc.rank);
-    }
+    // A client that registers is a local process of its job, even if no launcher registered its
+    // namespace here (a singleton, or a job launched by another broker).
+    if (!m.proc.nspace.empty() && m.proc.nspace != opts_.self.nspace &&
+        !namespaces_.find(m.proc.nspace))
+        strangers_.insert(m.proc);
     reply(req, out);
 }
 
@@ -136,19 +135,32 @@ void EventBroker::notify_completion(const Envelope &env, msg::NotifyCompletion &
 
 // --- what the other actors tell us ----------------------------------------------------------
 
-void EventBroker::ns_register(const Envelope &, msg::RegisterNamespace &m) {
-    auto &ranks = jobs_[m.job.nspace];
-    for (const auto &p : m.job.procs)
-        if (p.hostname.empty() || p.hostname == opts_.host) ranks.insert(p.rank);
-    if (!m.notify_completion.empty()) {
-        auto &watchers = completion_watchers_[m.job.nspace];
-        watchers.insert(watchers.end(), m.notify_completion.begin(), m.notify_completion.end());
+// A job that ran ends with PMIX_EVENT_JOB_END for whoever asked: the spawner of a job started
+// with PMIX_NOTIFY_COMPLETION (in the table, so in the message), and each NotifyCompletion.
+void EventBroker::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
+    auto watchers = std::move(m.notify_completion);
+    if (auto it = completion_watchers_.find(m.nspace); it != completion_watchers_.end()) {
+        watchers.insert(watchers.end(), it->second.begin(), it->second.end());
+        completion_watchers_.erase(it);
     }
-}
-
-void EventBroker::ns_deregister(const Envelope &, msg::DeregisterNamespace &m) {
-    jobs_.erase(m.nspace);
-    completion_watchers_.erase(m.nspace);
+    if (m.ran)
+        for (const auto &w : watchers) {
+            msg::Event e;
+            e.source = opts_.self;
+            e.status = PMIX_EVENT_JOB_END;
+            e.range = static_cast<std::uint8_t>(msg::Range::custom);
+            e.custom_range = {w};
+            e.affected = {{m.nspace, kWildcard}};
+            e.non_default = true;
+            e.timestamp = now_s();
+            e.text = fmt::format("job {} ended with status {}{}{}", m.nspace, m.status,
+                                 m.message.empty() ? "" : ": ", m.message);
+            e.info = InfoBlob()
+                         .add_status(PMIX_JOB_TERM_STATUS, m.status)
+                         .add_int(PMIX_EXIT_CODE, m.status)
+                         .bytes();
+            publish_on(msg::topic::proc(w), std::move(e), true);
+        }
     cache_.forget({m.nspace, kWildcard});
 }
 
@@ -165,9 +177,8 @@ void EventBroker::abort_job(const Envelope &, msg::AbortJob &m) {
     publish_on(msg::topic::nspace(m.nspace), std::move(ev), true);
 }
 
-void EventBroker::proc_exit(const Envelope &, msg::ProcExit &m) {
+void EventBroker::proc_ended(const Envelope &, msg::ProcEnded &m) {
     const msg::Proc proc{m.nspace, m.rank};
-    if (auto it = jobs_.find(m.nspace); it != jobs_.end()) it->second.erase(m.rank);
     cache_.forget(proc);
 
     msg::Event ev;
@@ -203,29 +214,6 @@ void EventBroker::proc_exit(const Envelope &, msg::ProcExit &m) {
 // PMIX_EXIT_CODE (what `zpmix run` would exit with: 0, the first failing rank's exit code,
 // 128+signal, the PMIx_Abort status, 124 for the time limit). Only handlers registered for it
 // run (Open MPI's default handler aborts on any event it gets).
-void EventBroker::job_ended(const Envelope &, msg::JobEnded &m) {
-    auto watchers = completion_watchers_.find(m.nspace);
-    if (watchers == completion_watchers_.end()) return;
-    for (const auto &w : watchers->second) {
-        msg::Event e;
-        e.source = opts_.self;
-        e.status = PMIX_EVENT_JOB_END;
-        e.range = static_cast<std::uint8_t>(msg::Range::custom);
-        e.custom_range = {w};
-        e.affected = {{m.nspace, kWildcard}};
-        e.non_default = true;
-        e.timestamp = now_s();
-        e.text = fmt::format("job {} ended with status {}{}{}", m.nspace, m.status,
-                             m.message.empty() ? "" : ": ", m.message);
-        e.info = InfoBlob()
-                     .add_status(PMIX_JOB_TERM_STATUS, m.status)
-                     .add_int(PMIX_EXIT_CODE, m.status)
-                     .bytes();
-        publish_on(msg::topic::proc(w), std::move(e), true);
-    }
-    completion_watchers_.erase(watchers);
-}
-
 // --- publishing ------------------------------------------------------------------------------
 
 std::vector<std::string> EventBroker::prefixes_of(const msg::Event &ev, std::string &error) const {
@@ -272,22 +260,33 @@ std::int32_t EventBroker::publish(msg::Event ev, bool cache) {
 std::set<msg::Proc> EventBroker::recipients(const std::string &prefix) const {
     // The local processes a job-level stream reaches: they must all have an event before it may
     // leave the cache.
+    const auto snapshot = namespaces_.snapshot();
     std::set<msg::Proc> out;
-    auto add_job = [&](const std::string &ns) {
-        if (auto it = jobs_.find(ns); it != jobs_.end())
-            for (auto r : it->second) out.insert({ns, r});
+    // Its local ranks still running: of the table, or those registered of a namespace it lacks.
+    auto add = [&](const std::string &ns, std::uint32_t only = kWildcard) {
+        if (auto it = snapshot->find(ns); it != snapshot->end()) {
+            const NamespaceRecord &job = *it->second;
+            for (std::uint32_t r = 0; r < job.size(); ++r) {
+                const std::string &host = job.job->procs[r].hostname;
+                if ((only == kWildcard || r == only) && !job.ended(r) &&
+                    (host.empty() || host == opts_.host))
+                    out.insert({ns, r});
+            }
+            return;
+        }
+        for (auto p = strangers_.lower_bound({ns, 0}); p != strangers_.end() && p->nspace == ns;
+             ++p)
+            if (only == kWildcard || p->rank == only) out.insert(*p);
     };
     if (prefix.starts_with("ev/n/")) {
-        add_job(prefix.substr(5, prefix.size() - 6));
+        add(prefix.substr(5, prefix.size() - 6));
     } else if (prefix.starts_with("ev/p/")) {
         const auto body = prefix.substr(5, prefix.size() - 6);  // <nspace>/<rank>
         const auto slash = body.rfind('/');
-        const std::string ns = body.substr(0, slash);
-        const auto rank = static_cast<std::uint32_t>(std::stoul(body.substr(slash + 1)));
-        if (auto it = jobs_.find(ns); it != jobs_.end() && it->second.contains(rank))
-            out.insert({ns, rank});
+        add(body.substr(0, slash), static_cast<std::uint32_t>(std::stoul(body.substr(slash + 1))));
     } else if (prefix != msg::topic::rm()) {
-        for (const auto &[ns, ranks] : jobs_) add_job(ns);
+        for (const auto &[ns, job] : *snapshot) add(ns);
+        out.insert(strangers_.begin(), strangers_.end());
     }
     return out;
 }

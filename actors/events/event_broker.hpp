@@ -7,10 +7,12 @@
 // Registration: a client's "ev.register" is answered only once the XPUB has seen the client's
 // sync subscription (its other subscriptions, made before on the same connection, are then in
 // effect), with the cached events of its streams for the new handler.
-// Runtime events: a process's exit (ProcExit from the launcher) becomes PMIX_EVENT_PROC_TERMINATED,
-// plus an error code when abnormal, for the rest of its job; the end of a job (the launcher's
-// JobEnded), PMIX_EVENT_JOB_END for whoever asked: a NotifyCompletion, or the spawner of a job
-// started with PMIX_NOTIFY_COMPLETION (RegisterNamespace.notify_completion).
+// Runtime events: a process's end (the registry's ProcEnded) becomes PMIX_EVENT_PROC_TERMINATED,
+// plus an error code when abnormal, for the rest of its job; the end of a job (the registry's
+// NamespaceEnded), PMIX_EVENT_JOB_END for whoever asked: a NotifyCompletion, or the spawner of a
+// job started with PMIX_NOTIFY_COMPLETION.
+// An event of a job's stream stays cached until each of the job's local ranks still running
+// (the namespace table's) has it.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -24,6 +26,7 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/namespace_table.hpp"
 #include "actors/runtime/zmtp_listener.hpp"
 
 namespace zpmix {
@@ -43,16 +46,18 @@ class EventBroker : public Actor {
   public:
     // `xpub` is the broker's event publisher, on this actor's reactor; only this actor publishes
     // on it and hears its subscriptions. It outlives the reactor's run.
-    EventBroker(Reactor &reactor, Bus &bus, ZmtpListener &xpub, EventOptions options);
+    EventBroker(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces, ZmtpListener &xpub,
+                EventOptions options);
 
     const EventCache &cache() const { return cache_; }
 
   private:
+    const NamespaceTable &namespaces_;
     EventOptions opts_;
     ZmtpListener &xpub_;
     EventCache cache_;
     std::unordered_map<std::string, std::uint64_t> heads_;  // stream -> last seq
-    std::map<std::string, std::set<std::uint32_t>> jobs_;   // nspace -> local ranks still running
+    std::set<msg::Proc> strangers_;  // registered clients of namespaces the table lacks
     std::map<std::string, std::vector<msg::Proc>> completion_watchers_;  // nspace -> requesters
     struct PendingRegister {
         Envelope req;
@@ -68,10 +73,8 @@ class EventBroker : public Actor {
     void resend(const Envelope &env, msg::EventResend &m);
     void ack(const Envelope &env, msg::EventAck &m);
     void notify_completion(const Envelope &env, msg::NotifyCompletion &m);
-    void proc_exit(const Envelope &env, msg::ProcExit &m);
-    void ns_register(const Envelope &env, msg::RegisterNamespace &m);
-    void ns_deregister(const Envelope &env, msg::DeregisterNamespace &m);
-    void job_ended(const Envelope &env, msg::JobEnded &m);
+    void proc_ended(const Envelope &env, msg::ProcEnded &m);
+    void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);
     void abort_job(const Envelope &env, msg::AbortJob &m);
 
     void on_subscription(bool subscribe, std::string_view topic);

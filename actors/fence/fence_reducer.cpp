@@ -28,12 +28,12 @@ bool takes_part(const std::vector<msg::Proc> &participants, const msg::Proc &p) 
 
 }  // namespace
 
-FenceReducer::FenceReducer(Reactor &reactor, Bus &bus) : Actor("fence", reactor, bus) {
+FenceReducer::FenceReducer(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces)
+    : Actor("fence", reactor, bus), namespaces_(namespaces) {
     on(&FenceReducer::contribute, Access::session);
     on(&FenceReducer::collected, Access::internal);
-    on(&FenceReducer::proc_exit, Access::internal);
-    on(&FenceReducer::ns_register, Access::internal);
-    on(&FenceReducer::namespace_gone, Access::internal);
+    on(&FenceReducer::proc_ended, Access::internal);
+    on(&FenceReducer::namespace_ended, Access::internal);
 }
 
 FenceReducer::~FenceReducer() {
@@ -48,12 +48,12 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
         return;
     }
     if (participants.size() == 1 && participants[0].rank == msg::kWildcardRank)
-        if (auto b = boards_.find(participants[0].nspace); b != boards_.end()) {
+        if (FenceBoard *board = board_of(participants[0].nspace)) {
             log().warn(
                 "{}:{} (pid {}) fences its namespace by message, but its job fences on "
                 "its fence board: that job's whole-namespace fences fail",
                 m.proc.nspace, m.proc.rank, env.peer.pid);
-            b->second->fail_all(PMIX_ERR_NOT_SUPPORTED);
+            board->fail_all(PMIX_ERR_NOT_SUPPORTED);
             return reply_error(env, PMIX_ERR_NOT_SUPPORTED,
                                "this job fences its namespace on its fence board, not by "
                                "message");
@@ -109,18 +109,20 @@ long FenceReducer::expected_local(const Fence &f) const {
     return n;
 }
 
-const msg::Proc *FenceReducer::missing_for_good(const Fence &f) const {
+std::optional<msg::Proc> FenceReducer::missing_for_good(const Fence &f) const {
+    const auto snapshot = namespaces_.snapshot();
     for (const auto &p : f.participants) {
+        auto ns = snapshot->find(p.nspace);
+        if (ns == snapshot->end()) continue;
+        const NamespaceRecord &job = *ns->second;
         if (p.rank != msg::kWildcardRank) {
-            auto it = exited_.find(p);
-            if (it != exited_.end() && !f.arrived.contains(p)) return &*it;
+            if (job.ended(p.rank) && !f.arrived.contains(p)) return p;
             continue;
         }
-        for (auto it = exited_.lower_bound({p.nspace, 0});
-             it != exited_.end() && it->nspace == p.nspace; ++it)
-            if (!f.arrived.contains(*it)) return &*it;
+        for (std::uint32_t r = 0; r < job.size(); ++r)
+            if (job.ended(r) && !f.arrived.contains({p.nspace, r})) return msg::Proc{p.nspace, r};
     }
-    return nullptr;
+    return std::nullopt;
 }
 
 void FenceReducer::maybe_complete(const std::string &key, Fence &f) {
@@ -167,16 +169,16 @@ msg::FenceDone FenceReducer::delivery(const std::string &key, const Fence &f,
     return done;
 }
 
-FenceReducer::SetSegments *FenceReducer::set_segments(const Fence &f, const std::string *&dir) {
-    dir = nullptr;
+FenceReducer::SetSegments *FenceReducer::set_segments(const Fence &f, std::string &dir) {
+    dir.clear();
     std::vector<std::string> nspaces;
     for (const auto &p : f.participants) {
         if (!nspaces.empty() && nspaces.back() == p.nspace) continue;
         nspaces.push_back(p.nspace);
-        if (auto d = session_dirs_.find(p.nspace); !dir && d != session_dirs_.end())
-            dir = &d->second;
+        if (dir.empty())
+            if (auto ns = namespaces_.find(p.nspace)) dir = ns->job->session_tmpdir;
     }
-    if (!dir) return nullptr;  // namespaces the launcher did not register
+    if (dir.empty()) return nullptr;  // namespaces the launcher did not register
     SetSegments &s = segments_[f.set];
     if (s.nspaces.empty()) s.nspaces = std::move(nspaces);
     return &s;
@@ -184,7 +186,7 @@ FenceReducer::SetSegments *FenceReducer::set_segments(const Fence &f, const std:
 
 std::optional<std::uint64_t> FenceReducer::place_in_arena(const std::string &key, const Fence &f,
                                                           const FenceSegmentWriter &segment) {
-    const std::string *dir;
+    std::string dir;
     SetSegments *set = set_segments(f, dir);
     if (!set) return std::nullopt;
     SetSegments &s = *set;
@@ -192,7 +194,7 @@ std::optional<std::uint64_t> FenceReducer::place_in_arena(const std::string &key
     if (!s.arena || s.arena->size() < 4 * segment.size()) {
         const std::uint64_t size = std::max(kArenaMin, power_of_two_above(4 * segment.size()));
         auto bigger =
-            SegmentArena::create(*dir + "/arena." + std::to_string(next_segment_++), size, error);
+            SegmentArena::create(dir + "/arena." + std::to_string(next_segment_++), size, error);
         if (!bigger) {
             log().warn("fence {}: no segment arena: {}", key, error);
             return std::nullopt;
@@ -205,10 +207,10 @@ std::optional<std::uint64_t> FenceReducer::place_in_arena(const std::string &key
 
 std::string FenceReducer::write_segment(const std::string &key, const Fence &f,
                                         const FenceSegmentWriter &segment) {
-    const std::string *dir;
+    std::string dir;
     SetSegments *set = set_segments(f, dir);
     if (!set) return {};  // no session directory
-    const std::string path = *dir + "/fence." + std::to_string(next_segment_++);
+    const std::string path = dir + "/fence." + std::to_string(next_segment_++);
     if (auto err = segment.write(path); !err.empty()) {
         log().warn("fence {}: its data goes inline: {}", key, err);
         return {};
@@ -231,11 +233,10 @@ void FenceReducer::release(const std::string &set, std::uint64_t below) {
     std::erase_if(outgrown, [](const auto &a) { return a->empty(); });
 }
 
-void FenceReducer::proc_exit(const Envelope &, msg::ProcExit &m) {
+void FenceReducer::proc_ended(const Envelope &, msg::ProcEnded &m) {
     const msg::Proc gone{m.nspace, m.rank};
-    exited_.insert(gone);
-    if (auto b = boards_.find(m.nspace); b != boards_.end())
-        b->second->rank_ended(m.rank, PMIX_ERR_PROC_TERM_WO_SYNC);
+    if (FenceBoard *board = board_of(m.nspace))
+        board->rank_ended(m.rank, PMIX_ERR_PROC_TERM_WO_SYNC);
     std::vector<std::string> failed;
     for (const auto &[key, f] : fences_)
         if (!f.gathering && takes_part(f.participants, gone) && !f.arrived.contains(gone))
@@ -246,32 +247,32 @@ void FenceReducer::proc_exit(const Envelope &, msg::ProcExit &m) {
     }
 }
 
-void FenceReducer::ns_register(const Envelope &, msg::RegisterNamespace &m) {
-    if (!m.job.session_tmpdir.empty()) session_dirs_[m.job.nspace] = m.job.session_tmpdir;
-    if (!m.job.fence_board.empty()) {
-        std::string error;
-        if (auto board = FenceBoard::open(m.job.fence_board, error))
-            boards_[m.job.nspace] = std::move(board);
-        else  // its ranks cannot map it either: they fail PMIx_Init
-            log().error("{}: {}", m.job.nspace, error);
-    }
-}
-
-void FenceReducer::namespace_gone(const Envelope &, msg::DeregisterNamespace &m) {
-    std::erase_if(exited_, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
-    session_dirs_.erase(m.nspace);
+void FenceReducer::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
     boards_.erase(m.nspace);
     // A set's segments go with the last of its namespaces: until then a participant of another
     // namespace may still be about to map one.
+    const auto snapshot = namespaces_.snapshot();
     std::vector<std::string> dead;
     for (const auto &[set, s] : segments_)
         if (std::none_of(s.nspaces.begin(), s.nspaces.end(),
-                         [&](const std::string &ns) { return session_dirs_.contains(ns); }))
+                         [&](const std::string &ns) { return snapshot->contains(ns); }))
             dead.push_back(set);
     for (const auto &set : dead) {
         release(set, UINT64_MAX);
         segments_.erase(set);  // and its arenas
     }
+}
+
+// The job's fence board, mapped on first use; nullptr when it has none (or it cannot be mapped:
+// then its ranks cannot map it either, and fail PMIx_Init).
+FenceBoard *FenceReducer::board_of(const std::string &nspace) {
+    if (auto b = boards_.find(nspace); b != boards_.end()) return b->second.get();
+    const auto ns = namespaces_.find(nspace);
+    if (!ns || ns->job->fence_board.empty()) return nullptr;
+    std::string error;
+    auto board = FenceBoard::open(ns->job->fence_board, error);
+    if (!board) log().error("{}: {}", nspace, error);
+    return (boards_[nspace] = std::move(board)).get();
 }
 
 void FenceReducer::finish(const std::string &key, std::int32_t status,

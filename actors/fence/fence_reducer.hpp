@@ -47,12 +47,13 @@
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/namespace_table.hpp"
 
 namespace zpmix {
 
 class FenceReducer : public Actor {
   public:
-    FenceReducer(Reactor &reactor, Bus &bus);
+    FenceReducer(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces);
     ~FenceReducer() override;  // removes the segments still there
 
     // A segment up to this size travels inline in FenceDone. Measured against the arena
@@ -85,29 +86,29 @@ class FenceReducer : public Actor {
         std::vector<std::unique_ptr<SegmentArena>> outgrown;  // until their regions are freed
     };
 
+    const NamespaceTable &namespaces_;
     std::unordered_map<std::string, Fence> fences_;   // by fence_key
     std::map<std::uint64_t, std::string> gathering_;  // modex request id -> fence key
-    std::set<msg::Proc> exited_;                      // until their namespace is deregistered
     std::uint64_t next_request_ = 1;
-    std::unordered_map<std::string, std::string> session_dirs_;  // registered nspace -> its dir
-    std::unordered_map<std::string, SetSegments> segments_;      // by participant set (its key)
-    std::unordered_map<std::string, std::unique_ptr<FenceBoard>> boards_;  // by nspace
+    std::unordered_map<std::string, SetSegments> segments_;  // by participant set (its key)
+    std::unordered_map<std::string, std::unique_ptr<FenceBoard>> boards_;  // mapped, by nspace
     std::uint64_t next_segment_ = 1;
 
     void contribute(const Envelope &env, msg::FenceContribute &m);
     void collected(const Envelope &env, msg::ModexCollected &m);
-    void proc_exit(const Envelope &env, msg::ProcExit &m);
-    void ns_register(const Envelope &env, msg::RegisterNamespace &m);
-    void namespace_gone(const Envelope &env, msg::DeregisterNamespace &m);
+    void proc_ended(const Envelope &env, msg::ProcEnded &m);
+    void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);
+
+    FenceBoard *board_of(const std::string &nspace);
 
     // How many of this node's processes take part, or -1 while a wildcard's size is unknown.
     long expected_local(const Fence &f) const;
     // A participant that ended before contributing, if any.
-    const msg::Proc *missing_for_good(const Fence &f) const;
+    std::optional<msg::Proc> missing_for_good(const Fence &f) const;
     void maybe_complete(const std::string &key, Fence &f);
     // The live segments of the fence's set (made as needed) and, in `dir`, the session directory
     // of its namespaces; nullptr when none of them has one.
-    SetSegments *set_segments(const Fence &f, const std::string *&dir);
+    SetSegments *set_segments(const Fence &f, std::string &dir);
     // Where FenceDone hands `segment` to its readers: a region of the set's arena, else (no room
     // there) its own file, else bytes.
     msg::FenceDone delivery(const std::string &key, const Fence &f,

@@ -30,16 +30,15 @@ std::int64_t now_s() {
 
 }  // namespace
 
-JobControl::JobControl(Reactor &reactor, Bus &bus, Settings settings)
-    : Actor("jobctl", reactor, bus), settings_(std::move(settings)) {
+JobControl::JobControl(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
+                       Settings settings)
+    : Actor("jobctl", reactor, bus), namespaces_(namespaces), settings_(std::move(settings)) {
     on(&JobControl::request, Access::session | Access::operator_);
     on(&JobControl::preempt, Access::operator_);
     on(&JobControl::proc_table, Access::operator_);
-    on(&JobControl::ns_register, Access::internal);
-    on(&JobControl::rank_spawned, Access::internal);
     on(&JobControl::terminate_ranks, Access::internal);
-    on(&JobControl::ns_deregister, Access::internal);
-    on(&JobControl::proc_exit, Access::internal);
+    on(&JobControl::namespace_ended, Access::internal);
+    on(&JobControl::proc_ended, Access::internal);
     on(&JobControl::signalled, Access::internal);
     on(&JobControl::ok, Access::internal);
     on(&JobControl::error, Access::internal);
@@ -63,8 +62,8 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
         who = fmt::format("tool pid {}", env.peer.pid);
     } else {
         m.requester = {env.session->nspace, env.session->rank};
-        auto it = jobs_.find(m.requester.nspace);
-        if (it == jobs_.end() || m.requester.rank >= it->second.info.procs.size())
+        const auto ns = namespaces_.find(m.requester.nspace);
+        if (!ns || m.requester.rank >= ns->size())
             return answer(env, PMIX_ERR_NO_PERMISSIONS,
                           "unknown requester " + proc_name(m.requester));
         who = fmt::format("{} (pid {})", proc_name(m.requester), env.peer.pid);
@@ -86,13 +85,13 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
             ranks.insert(t.rank);
     }
     if (nspace.empty()) return answer(env, PMIX_ERR_BAD_PARAM, "a tool must name its targets");
-    auto job_it = jobs_.find(nspace);
-    if (job_it == jobs_.end()) return answer(env, PMIX_ERR_NOT_FOUND, "no job " + nspace);
-    Job &job = job_it->second;
+    const auto target = namespaces_.find(nspace);
+    if (!target) return answer(env, PMIX_ERR_NOT_FOUND, "no job " + nspace);
+    Job &job = jobs_[nspace];
     if (all)
-        for (std::uint32_t r = 0; r < job.info.procs.size(); ++r) ranks.insert(r);
+        for (std::uint32_t r = 0; r < target->size(); ++r) ranks.insert(r);
     for (auto r : ranks)
-        if (r >= job.info.procs.size())
+        if (r >= target->size())
             return answer(env, PMIX_ERR_BAD_PARAM, fmt::format("{} has no rank {}", nspace, r));
     std::vector<std::uint32_t> list(ranks.begin(), ranks.end());
     log().info("{} asks {}{} of {}:{}", who, m.action,
@@ -119,10 +118,14 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
             if (done.empty())
                 return answer(env, PMIX_ERR_NOT_FOUND, "no live process among the targets");
             std::vector<msg::Proc> affected;
-            auto it = jobs_.find(nspace);
+            auto it = jobs_.find(nspace);  // gone with the job
             for (auto r : done) {
                 affected.push_back({nspace, r});
-                if (pausing && it != jobs_.end()) it->second.ranks[r].paused = sig == SIGSTOP;
+                if (!pausing || it == jobs_.end()) continue;
+                if (sig == SIGSTOP)
+                    it->second.paused.insert(r);
+                else
+                    it->second.paused.erase(r);
             }
             named();
             answer(env, PMIX_SUCCESS,
@@ -202,11 +205,11 @@ void JobControl::terminate(const std::string &nspace, std::vector<std::uint32_t>
     signal_ranks(nspace, ranks, SIGCONT, on_request, [](std::int32_t, auto) {});
     const auto grace = settings_.kill_grace;
     reactor().after(grace, [this, nspace, ranks = std::move(ranks), grace, on_request] {
-        auto it = jobs_.find(nspace);
-        if (it == jobs_.end()) return;  // the whole job ended meanwhile
+        const auto job = namespaces_.find(nspace);
+        if (!job) return;  // the whole job ended meanwhile
         std::vector<std::uint32_t> alive;
         for (auto r : ranks)
-            if (!it->second.ranks[r].exited) alive.push_back(r);
+            if (!job->ended(r)) alive.push_back(r);
         if (alive.empty()) return;
         log().warn("{}:{} still alive {} ms after SIGTERM: SIGKILL", nspace, rank_list(alive),
                    grace.count());
@@ -217,6 +220,7 @@ void JobControl::terminate(const std::string &nspace, std::vector<std::uint32_t>
 void JobControl::checkpoint(const Envelope &env, const msg::JobControl &m, const std::string &who,
                             const std::string &nspace, std::vector<std::uint32_t> ranks) {
     Job &job = jobs_.at(nspace);
+    const auto table = namespaces_.find(nspace);
     if (job.ckpt_signal == 0 && !job.ckpt_event)
         return answer(
             env, PMIX_ERR_NOT_SUPPORTED,
@@ -225,7 +229,7 @@ void JobControl::checkpoint(const Envelope &env, const msg::JobControl &m, const
         for (const auto &[key, c] : checkpoints_)
             if (c.requester == who && c.id == m.id)
                 return answer(env, PMIX_ERR_BAD_PARAM, "request id '" + m.id + "' is in use");
-    std::erase_if(ranks, [&](std::uint32_t r) { return job.ranks[r].exited; });
+    std::erase_if(ranks, [&](std::uint32_t r) { return table->ended(r); });
     if (ranks.empty()) return answer(env, PMIX_ERR_NOT_FOUND, "no live process among the targets");
     const std::uint64_t key = next_id_++;
     const auto timeout =
@@ -264,9 +268,9 @@ void JobControl::finish_checkpoint(std::uint64_t key, std::int32_t status,
 }
 
 void JobControl::preempt(const Envelope &env, msg::Preempt &m) {
+    if (!namespaces_.find(m.nspace)) return answer(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
     auto it = jobs_.find(m.nspace);
-    if (it == jobs_.end()) return answer(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
-    if (!it->second.preemptible)
+    if (it == jobs_.end() || !it->second.preemptible)
         return answer(env, PMIX_ERR_NO_PERMISSIONS, m.nspace + " is not preemptible");
     log().info("tool pid {} preempts {}: alert, then terminate in {} ms", env.peer.pid, m.nspace,
                m.grace_ms);
@@ -275,11 +279,11 @@ void JobControl::preempt(const Envelope &env, msg::Preempt &m) {
                 fmt::format("{} is preempted: terminating in {} ms", m.nspace, m.grace_ms));
     const std::string nspace = m.nspace;
     reactor().after(std::chrono::milliseconds(m.grace_ms), [this, nspace] {
-        auto it = jobs_.find(nspace);
-        if (it == jobs_.end()) return;
+        const auto job = namespaces_.find(nspace);
+        if (!job) return;
         std::vector<std::uint32_t> ranks;
-        for (std::uint32_t r = 0; r < it->second.ranks.size(); ++r)
-            if (!it->second.ranks[r].exited) ranks.push_back(r);
+        for (std::uint32_t r = 0; r < job->size(); ++r)
+            if (!job->ended(r)) ranks.push_back(r);
         log().info("preempting {}: terminating {} process(es)", nspace, ranks.size());
         terminate(nspace, std::move(ranks), true, [](std::int32_t, auto) {});
     });
@@ -287,17 +291,20 @@ void JobControl::preempt(const Envelope &env, msg::Preempt &m) {
 }
 
 void JobControl::proc_table(const Envelope &env, msg::ProcTableQuery &m) {
-    if (!m.nspace.empty() && !jobs_.contains(m.nspace))
+    const auto snapshot = namespaces_.snapshot();
+    if (!m.nspace.empty() && !snapshot->contains(m.nspace))
         return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
     msg::ProcTable out;
-    for (const auto &[nspace, job] : jobs_) {
+    for (const auto &[nspace, job] : *snapshot) {
         if (!m.nspace.empty() && nspace != m.nspace) continue;
-        for (std::uint32_t r = 0; r < job.ranks.size(); ++r) {
-            const auto &p = job.info.procs[r];
-            const auto &s = job.ranks[r];
+        const auto ours = jobs_.find(nspace);
+        for (std::uint32_t r = 0; r < job->size(); ++r) {
+            const auto &e = job->ends[r];
+            const bool paused = ours != jobs_.end() && ours->second.paused.contains(r);
             const char *state =
-                s.exited ? (s.signal ? "killed" : "exited") : (s.paused ? "paused" : "running");
-            out.procs.push_back({nspace, r, p.hostname, p.pid, state, s.exit_code, s.signal});
+                e.ended ? (e.signal ? "killed" : "exited") : (paused ? "paused" : "running");
+            out.procs.push_back({nspace, r, job->job->procs[r].hostname, job->pids[r], state,
+                                 e.exit_code, e.signal});
         }
     }
     reply(env, out);
@@ -305,32 +312,16 @@ void JobControl::proc_table(const Envelope &env, msg::ProcTableQuery &m) {
 
 // --- what the other actors tell us ------------------------------------------------------------
 
-void JobControl::ns_register(const Envelope &, msg::RegisterNamespace &m) {
-    Job job;
-    job.ranks.resize(m.job.procs.size());
-    job.info = std::move(m.job);
-    const std::string nspace = job.info.nspace;
-    jobs_[nspace] = std::move(job);
-}
-
 void JobControl::terminate_ranks(const Envelope &, msg::TerminateRanks &m) {
-    auto it = jobs_.find(m.nspace);
-    if (it == jobs_.end()) return;
-    std::erase_if(m.ranks, [&](std::uint32_t r) {
-        return r >= it->second.ranks.size() || it->second.ranks[r].exited;
-    });
+    const auto job = namespaces_.find(m.nspace);
+    if (!job) return;
+    std::erase_if(m.ranks, [&](std::uint32_t r) { return r >= job->size() || job->ended(r); });
     if (m.ranks.empty()) return;
     log().info("terminating {}:{}: {}", m.nspace, rank_list(m.ranks), m.reason);
     terminate(m.nspace, std::move(m.ranks), false, [](std::int32_t, auto) {});
 }
 
-void JobControl::rank_spawned(const Envelope &, msg::RankSpawned &m) {
-    auto it = jobs_.find(m.nspace);
-    if (it != jobs_.end() && m.rank < it->second.info.procs.size())
-        it->second.info.procs[m.rank].pid = m.pid;
-}
-
-void JobControl::ns_deregister(const Envelope &, msg::DeregisterNamespace &m) {
+void JobControl::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
     std::vector<std::uint64_t> gone;
     for (const auto &[key, c] : checkpoints_)
         if (c.nspace == m.nspace) gone.push_back(key);
@@ -338,10 +329,8 @@ void JobControl::ns_deregister(const Envelope &, msg::DeregisterNamespace &m) {
     jobs_.erase(m.nspace);
 }
 
-void JobControl::proc_exit(const Envelope &, msg::ProcExit &m) {
-    auto it = jobs_.find(m.nspace);
-    if (it == jobs_.end() || m.rank >= it->second.ranks.size()) return;
-    it->second.ranks[m.rank] = RankState{false, true, m.exit_code, m.signal};
+void JobControl::proc_ended(const Envelope &, msg::ProcEnded &m) {
+    if (auto it = jobs_.find(m.nspace); it != jobs_.end()) it->second.paused.erase(m.rank);
     std::vector<std::uint64_t> failed;
     for (const auto &[key, c] : checkpoints_)
         if (c.nspace == m.nspace && c.waiting.contains(m.rank)) failed.push_back(key);

@@ -2,7 +2,8 @@
 // The broker's `jobctl` actor (RFC0015 job control): PMIx_Job_control from the job's own
 // processes and from tools of the job owner's uid, `zpmix ctl|ps|preempt`.
 //
-// It follows the jobs the launcher registers (their ranks, pids and exits) and asks the launcher,
+// It reads the jobs, their ranks' pids and ends, from the namespace table; it keeps what job
+// control adds to them (paused ranks, preemptibility, checkpoint methods) and asks the launcher,
 // by message, to signal ranks: pause/resume are SIGSTOP/SIGCONT, kill SIGKILL, terminate SIGTERM.
 // A checkpoint uses the first method the job registered (a signal, or the PMIX_JCTRL_CHECKPOINT
 // event) and completes when every target has notified PMIX_JCTRL_CHECKPOINT_COMPLETE, which it
@@ -23,6 +24,7 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/namespace_table.hpp"
 
 namespace zpmix {
 
@@ -34,17 +36,12 @@ class JobControl : public Actor {
         // TERMINATE (and preemption): SIGTERM, then SIGKILL to whoever is still alive after it.
         std::chrono::milliseconds kill_grace{2000};
     };
-    JobControl(Reactor &reactor, Bus &bus, Settings settings);
+    JobControl(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces, Settings settings);
 
   private:
-    struct RankState {
-        bool paused = false;
-        bool exited = false;
-        std::int32_t exit_code = 0, signal = 0;
-    };
+    // What job control adds to a job of the table.
     struct Job {
-        msg::JobInfo info;
-        std::vector<RankState> ranks;
+        std::set<std::uint32_t> paused;  // ranks stopped by SIGSTOP, not continued since
         bool preemptible = false;
         std::int32_t ckpt_signal = 0;  // the registered checkpoint method: a signal, or
         bool ckpt_event = false;       // the event; neither: none registered
@@ -58,8 +55,9 @@ class JobControl : public Actor {
         Reactor::TimerId timer = 0;
     };
 
+    const NamespaceTable &namespaces_;
     Settings settings_;
-    std::map<std::string, Job> jobs_;                  // by namespace
+    std::map<std::string, Job> jobs_;                  // by namespace, while in the table
     std::map<std::uint64_t, Checkpoint> checkpoints_;  // by our own request number
     std::map<std::uint64_t, std::function<void(std::int32_t, const Envelope &)>> awaiting_;
     // Ids of requests that completed at once (requester, id, action), the last kNamedDone: to
@@ -74,11 +72,9 @@ class JobControl : public Actor {
     void request(const Envelope &env, msg::JobControl &m);
     void preempt(const Envelope &env, msg::Preempt &m);
     void proc_table(const Envelope &env, msg::ProcTableQuery &m);
-    void ns_register(const Envelope &env, msg::RegisterNamespace &m);
-    void rank_spawned(const Envelope &env, msg::RankSpawned &m);
     void terminate_ranks(const Envelope &env, msg::TerminateRanks &m);
-    void ns_deregister(const Envelope &env, msg::DeregisterNamespace &m);
-    void proc_exit(const Envelope &env, msg::ProcExit &m);
+    void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);
+    void proc_ended(const Envelope &env, msg::ProcEnded &m);
     void signalled(const Envelope &env, msg::SignalledRanks &m);
     void ok(const Envelope &env, msg::Ok &m);
     void error(const Envelope &env, msg::ErrorReply &m);

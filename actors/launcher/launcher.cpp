@@ -299,7 +299,7 @@ void Launcher::start(const Envelope &env, Job job, Plan plan) {
 
     const std::string nspace = info.nspace;
     // Server and events know the namespace before its first rank exists (both posted in order).
-    broadcast(msg::RegisterNamespace{info, secret, std::move(plan.notify_completion)});
+    send("registry", msg::RegisterNamespace{info, secret, std::move(plan.notify_completion)});
     auto [it, inserted] = jobs_.emplace(nspace, std::move(job));
     Job &j = it->second;
     if (!j.parent.empty()) jobs_.at(j.parent).children.insert(nspace);
@@ -431,7 +431,7 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     job.info.procs[i].pid = pid;
     ++job.live;
     // Before this rank's Hello can be read: the mailboxes are drained before the sockets.
-    broadcast(msg::RankSpawned{job.info.nspace, static_cast<std::uint32_t>(i), pid});
+    send("registry", msg::RankSpawned{job.info.nspace, static_cast<std::uint32_t>(i), pid});
     if (r.pidfd < 0) return fmt::format("pidfd_open: {}", strerror(errno));
     return {};
 }
@@ -476,7 +476,7 @@ void Launcher::abandon_launch(const std::string &nspace, int status, const std::
     if (job.spawning->deadline) reactor().cancel(job.spawning->deadline);
     std::error_code ec;
     fs::remove_all(job.info.nsdir, ec);
-    broadcast(msg::DeregisterNamespace{nspace});  // server, events
+    send("registry", msg::DeregisterNamespace{nspace});
     log().info("launch of {} failed: {}", nspace, error);
     if (!job.requester.empty()) reply_error(job.spawning->request, status, error);
     const std::int64_t requester_pid = job.requester_pid;
@@ -553,7 +553,7 @@ void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
     read_pipe(job, rank, 1, true);
     read_pipe(job, rank, 2, true);
     msg::ProcExit exit{nspace, static_cast<std::uint32_t>(rank), r.pid, code, sig};
-    broadcast(exit);
+    send("registry", exit);
     to_stream(job, exit);
     if ((sig || code) && !r.ending_on_request)
         fail(job, sig ? 128 + sig : code, describe_exit(rank, r.pid, code, sig));
@@ -629,10 +629,9 @@ void Launcher::finish(const std::string &nspace) {
     fs::remove_all(job.info.nsdir, ec);
     const int status = job.status.value_or(0);
     log().info("{} ended with status {}", nspace, status);
-    // Events sends PMIX_EVENT_JOB_END to whoever asked; then the namespace is gone (server,
-    // events).
-    broadcast(msg::JobEnded{nspace, status, job.message});
-    broadcast(msg::DeregisterNamespace{nspace});
+    // After the job's last ProcExit, through the same registry: the actors see its ranks end,
+    // then the job (events sends PMIX_EVENT_JOB_END to whoever asked).
+    send("registry", msg::DeregisterNamespace{nspace, true, status, job.message});
     job.ranks_over = true;
     // A job's end ends the jobs it spawned that still run, as in PRRTE (PMIX_SPAWN_CHILD_SEP, which
     // would keep them, is not in this PMIx version).

@@ -44,16 +44,16 @@ bool visible(const msg::Proc &e_pub, std::uint8_t e_range, const msg::Proc &read
 
 }  // namespace
 
-ModexStore::ModexStore(Reactor &reactor, Bus &bus) : Actor("modex", reactor, bus) {
+ModexStore::ModexStore(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces)
+    : Actor("modex", reactor, bus), namespaces_(namespaces) {
     on(&ModexStore::commit, Access::session);
     on(&ModexStore::get, Access::session);
     on(&ModexStore::collect, Access::internal);
     on(&ModexStore::publish, Access::session | Access::operator_);
     on(&ModexStore::lookup, Access::session | Access::operator_);
     on(&ModexStore::unpublish, Access::session | Access::operator_);
-    on(&ModexStore::ns_register, Access::internal);
-    on(&ModexStore::proc_exit, Access::internal);
-    on(&ModexStore::namespace_gone, Access::internal);
+    on(&ModexStore::proc_ended, Access::internal);
+    on(&ModexStore::namespace_ended, Access::internal);
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     host_ = host;
@@ -77,11 +77,22 @@ void ModexStore::commit(const Envelope &env, msg::Commit &m) {
     settle_waiters(m.proc);
 }
 
-const std::string &ModexStore::host_of(const msg::Proc &proc) const {
-    auto ns = hosts_.find(proc.nspace);
-    if (ns == hosts_.end() || proc.rank >= ns->second.size() || ns->second[proc.rank].empty())
-        return host_;
-    return ns->second[proc.rank];
+const std::string &ModexStore::host_of(const NamespaceTable::Snapshot &namespaces,
+                                       const msg::Proc &proc) const {
+    auto ns = namespaces.find(proc.nspace);
+    if (ns == namespaces.end() || proc.rank >= ns->second->job->procs.size()) return host_;
+    const std::string &host = ns->second->job->procs[proc.rank].hostname;
+    return host.empty() ? host_ : host;
+}
+
+bool ModexStore::same_node(const msg::Proc &owner, const msg::Proc &reader) const {
+    const auto snapshot = namespaces_.snapshot();
+    return host_of(*snapshot, owner) == host_of(*snapshot, reader);
+}
+
+bool ModexStore::ended(const msg::Proc &proc) const {
+    const auto ns = namespaces_.find(proc.nspace);
+    return ns && ns->ended(proc.rank);
 }
 
 msg::ProcData ModexStore::data_for(const msg::Proc &proc, const Committed &c, bool same_node) {
@@ -125,7 +136,7 @@ void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
                         "'" + m.key + "' was not committed for the reader's node");
         return;
     }
-    if (exited_.contains(m.proc)) {
+    if (ended(m.proc)) {
         reply_error(env, PMIX_ERR_NOT_FOUND, "the process ended without committing");
         return;
     }
@@ -141,7 +152,7 @@ void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
 
 void ModexStore::settle_waiters(const msg::Proc &proc) {
     auto c = committed_.find(proc);
-    const bool gone = exited_.contains(proc);
+    const bool gone = ended(proc);
     for (auto it = waiters_.begin(); it != waiters_.end();) {
         Waiter &w = it->second;
         if (w.proc != proc) {
@@ -168,8 +179,9 @@ void ModexStore::settle_waiters(const msg::Proc &proc) {
 // For the fence's participants on this node.
 void ModexStore::collect(const Envelope &env, msg::ModexCollect &m) {
     msg::ModexCollected out;
+    const auto snapshot = namespaces_.snapshot();
     auto add = [&](const msg::Proc &p, const Committed &c) {
-        out.data.push_back(data_for(p, c, host_of(p) == host_));
+        out.data.push_back(data_for(p, c, host_of(*snapshot, p) == host_));
     };
     for (const auto &p : m.procs) {
         if (p.rank == msg::kWildcardRank) {
@@ -183,15 +195,8 @@ void ModexStore::collect(const Envelope &env, msg::ModexCollect &m) {
     reply(env, out);
 }
 
-void ModexStore::ns_register(const Envelope &, msg::RegisterNamespace &m) {
-    auto &hosts = hosts_[m.job.nspace];
-    hosts.clear();
-    for (const auto &p : m.job.procs) hosts.push_back(p.hostname);
-}
-
-void ModexStore::proc_exit(const Envelope &, msg::ProcExit &m) {
+void ModexStore::proc_ended(const Envelope &, msg::ProcEnded &m) {
     const msg::Proc proc{m.nspace, m.rank};
-    exited_.insert(proc);
     settle_waiters(proc);
     std::erase_if(published_, [&](const auto &kv) {
         return kv.second.persistence == PMIX_PERSIST_PROC && kv.second.publisher == proc;
@@ -199,10 +204,8 @@ void ModexStore::proc_exit(const Envelope &, msg::ProcExit &m) {
 }
 
 // The job is over: its data goes, and what it published for no longer than itself.
-void ModexStore::namespace_gone(const Envelope &, msg::DeregisterNamespace &m) {
-    hosts_.erase(m.nspace);
+void ModexStore::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
     std::erase_if(committed_, [&](const auto &kv) { return kv.first.nspace == m.nspace; });
-    std::erase_if(exited_, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
     std::erase_if(published_, [&](const auto &kv) {
         return kv.second.publisher.nspace == m.nspace &&
                (kv.second.persistence == PMIX_PERSIST_PROC ||

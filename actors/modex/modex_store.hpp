@@ -20,12 +20,13 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/namespace_table.hpp"
 
 namespace zpmix {
 
 class ModexStore : public Actor {
   public:
-    ModexStore(Reactor &reactor, Bus &bus);
+    ModexStore(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces);
 
   private:
     struct Committed {
@@ -54,10 +55,9 @@ class ModexStore : public Actor {
         Reactor::TimerId timer = 0;
     };
 
-    std::string host_;                                                 // this broker's node
-    std::unordered_map<std::string, std::vector<std::string>> hosts_;  // nspace -> host by rank
+    const NamespaceTable &namespaces_;
+    std::string host_;  // this broker's node
     std::map<msg::Proc, Committed> committed_;
-    std::set<msg::Proc> exited_;
     std::map<std::uint64_t, Waiter> waiters_;
     std::multimap<std::string, Entry> published_;  // key -> entries (one per visible scope)
     std::map<std::uint64_t, LookupWaiter> lookups_;
@@ -69,15 +69,14 @@ class ModexStore : public Actor {
     void publish(const Envelope &env, msg::Publish &m);
     void lookup(const Envelope &env, msg::Lookup &m);
     void unpublish(const Envelope &env, msg::Unpublish &m);
-    void ns_register(const Envelope &env, msg::RegisterNamespace &m);
-    void proc_exit(const Envelope &env, msg::ProcExit &m);
-    void namespace_gone(const Envelope &env, msg::DeregisterNamespace &m);
+    void proc_ended(const Envelope &env, msg::ProcEnded &m);
+    void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);
 
-    // The node of a process (this broker's for a process it knows nothing of, or no process).
-    const std::string &host_of(const msg::Proc &proc) const;
-    bool same_node(const msg::Proc &owner, const msg::Proc &reader) const {
-        return host_of(owner) == host_of(reader);
-    }
+    // The node of a process (this broker's for a process the table does not know, or none).
+    const std::string &host_of(const NamespaceTable::Snapshot &namespaces,
+                               const msg::Proc &proc) const;
+    bool same_node(const msg::Proc &owner, const msg::Proc &reader) const;
+    bool ended(const msg::Proc &proc) const;
     // What a reader sees of the owner's data: local+global on its node, remote+global elsewhere.
     static msg::ProcData data_for(const msg::Proc &proc, const Committed &c, bool same_node);
     static bool readable(const Committed &c, const std::string &key, bool same_node);

@@ -30,8 +30,8 @@ ProcessMonitor::ProcessMonitor(Reactor &reactor, Bus &bus, Settings settings)
     : Actor("monitor", reactor, bus), settings_(settings) {
     on(&ProcessMonitor::request, Access::session);
     on(&ProcessMonitor::beat, Access::session);
-    on(&ProcessMonitor::proc_exit, Access::internal);
-    on(&ProcessMonitor::ns_deregister, Access::internal);
+    on(&ProcessMonitor::proc_ended, Access::internal);
+    on(&ProcessMonitor::namespace_ended, Access::internal);
     on(&ProcessMonitor::ok, Access::internal);
     on(&ProcessMonitor::error, Access::internal);
     on(&ProcessMonitor::signalled, Access::internal);
@@ -162,13 +162,13 @@ void ProcessMonitor::drop(const msg::Proc &proc, const std::string &id) {
     if (it->second.monitors.empty()) procs_.erase(it);
 }
 
-void ProcessMonitor::proc_exit(const Envelope &, msg::ProcExit &m) {
+void ProcessMonitor::proc_ended(const Envelope &, msg::ProcEnded &m) {
     const msg::Proc proc{m.nspace, m.rank};
     if (procs_.contains(proc)) log().info("{} ended: its monitors end", proc_name(proc));
     drop(proc, {});
 }
 
-void ProcessMonitor::ns_deregister(const Envelope &, msg::DeregisterNamespace &m) {
+void ProcessMonitor::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
     std::vector<msg::Proc> gone;
     for (const auto &[p, w] : procs_)
         if (p.nspace == m.nspace) gone.push_back(p);

@@ -52,8 +52,8 @@ class ProcessMonitor : public Actor {
 
     void request(const Envelope &env, msg::MonitorRequest &m);
     void beat(const Envelope &env, msg::MonitorBeat &m);
-    void proc_exit(const Envelope &env, msg::ProcExit &m);
-    void ns_deregister(const Envelope &env, msg::DeregisterNamespace &m);
+    void proc_ended(const Envelope &env, msg::ProcEnded &m);
+    void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);
     void ok(const Envelope &env, msg::Ok &m);
     void error(const Envelope &env, msg::ErrorReply &m);
     void signalled(const Envelope &env, msg::SignalledRanks &m);

@@ -36,7 +36,7 @@ constexpr const Proc *acting_proc(const Msg &) {
 // The answer to any request that failed: unknown type, malformed body, refused, or an error of
 // the operation itself. `status` is a PMIx status code (pmix_status_t).
 struct ErrorReply {
-    static constexpr const char *type = "error";
+    static constexpr const char *type = "reply.error";
     std::int32_t status = 0;
     std::string message;
     ZPMIX_MSG_MAP(status, message);
@@ -44,7 +44,7 @@ struct ErrorReply {
 
 // A reply that carries nothing but success.
 struct Ok {
-    static constexpr const char *type = "ok";
+    static constexpr const char *type = "reply.ok";
     std::int32_t status = 0;
     ZPMIX_MSG_MAP(status);
 };

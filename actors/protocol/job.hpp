@@ -134,9 +134,9 @@ struct ProcExit {
     ZPMIX_MSG_MAP(nspace, rank, pid, exit_code, signal);
 };
 
-// The job is over; status is what `zpmix run` exits with (0, exit code, or 128+signal). The
-// launcher broadcasts it to the broker's actors when the job's last rank is reaped; its requester
-// gets it once the jobs it spawned are over too (their own JobEnded come before it).
+// The job is over; status is what `zpmix run` exits with (0, exit code, or 128+signal). Its
+// requester gets it once the jobs it spawned are over too (their own JobEnded come before it);
+// the broker's actors learn it from the registry (NamespaceEnded).
 struct JobEnded {
     static constexpr const char *type = "job.ended";
     std::string nspace;
@@ -158,7 +158,7 @@ struct SignalJob {
 // message. Answered by Ok once the launcher has the request, or an ErrorReply: PMIX_ERR_NOT_FOUND
 // for a namespace the broker does not know, PMIX_ERR_BAD_PARAM for a rank it does not have.
 struct Abort {
-    static constexpr const char *type = "abort";
+    static constexpr const char *type = "ns.abort";
     std::int32_t status = 0;
     std::string message;
     std::vector<Proc> procs;
@@ -177,9 +177,10 @@ struct AbortJob {
     ZPMIX_MSG_MAP(nspace, rank, status, message, targets);
 };
 
-// Launcher -> the actors that follow jobs (broadcast): a namespace exists (before its ranks
-// start), and is gone. The ranks are spawned one per reactor turn after it, so that the first
-// ones are served while the last are started: each proc's pid is 0 until its RankSpawned.
+// Launcher -> registry, which keeps the namespace table (namespace_table.hpp): a namespace exists
+// (before its ranks start), a rank is spawned, a rank ended (ProcExit), the namespace is gone.
+// The ranks are spawned one per reactor turn after it, so that the first ones are served while
+// the last are started: each rank's pid is 0 until its RankSpawned.
 struct RegisterNamespace {
     static constexpr const char *type = "ns.register";
     JobInfo job;
@@ -197,10 +198,34 @@ struct RankSpawned {
 struct DeregisterNamespace {
     static constexpr const char *type = "ns.deregister";
     std::string nspace;
-    ZPMIX_MSG_MAP(nspace);
+    bool ran = false;  // its ranks ran (not a launch that failed): the job ended with status
+    std::int32_t status = 0;
+    std::string message = {};  // as JobEnded's
+    ZPMIX_MSG_MAP(nspace, ran, status, message);
 };
 
-// Client or tool -> server: the job information of another namespace registered on this broker,
+// Registry -> the actors that react to an end (broadcast), once the namespace table says so: a
+// rank ended (its fences fail, its event goes out, its monitors stop...), the namespace ended
+// (its data and sessions go).
+struct ProcEnded {
+    static constexpr const char *type = "ns.proc_ended";
+    std::string nspace;
+    std::uint32_t rank = 0;
+    std::int32_t exit_code = 0;
+    std::int32_t signal = 0;  // the signal that killed it, 0 when it exited
+    ZPMIX_MSG_MAP(nspace, rank, exit_code, signal);
+};
+struct NamespaceEnded {
+    static constexpr const char *type = "ns.ended";
+    std::string nspace;
+    bool ran = false;  // as DeregisterNamespace's, and its status and message
+    std::int32_t status = 0;
+    std::string message = {};
+    std::vector<Proc> notify_completion = {};  // the table's: who gets PMIX_EVENT_JOB_END
+    ZPMIX_MSG_MAP(nspace, ran, status, message, notify_completion);
+};
+
+// Client or tool -> registry: the job information of another namespace registered on this broker,
 // for PMIx_Get of its job-level and per-process keys (the client caches it). Answered by
 // JobInfoReply, or an ErrorReply: PMIX_ERR_NOT_FOUND for a namespace the broker does not know,
 // PMIX_ERR_NO_PERMISSIONS for a peer without a session, or a tcp client asking for another job

@@ -15,7 +15,7 @@
 namespace zpmix::msg {
 
 struct Hello {
-    static constexpr const char *type = "hello";
+    static constexpr const char *type = "session.hello";
     std::string role = "client";  // client | tool | launcher
     std::string nspace;           // client: the job it belongs to (from its environment)
     std::uint32_t rank = 0;
@@ -25,7 +25,7 @@ struct Hello {
 };
 
 struct Welcome {
-    static constexpr const char *type = "welcome";
+    static constexpr const char *type = "session.welcome";
     std::string broker;      // the broker's name (its host and pid)
     std::string events_uri;  // where its event publisher (XPUB) listens
     JobInfo job;             // a client's whole job-level information, in one message

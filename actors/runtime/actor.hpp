@@ -29,7 +29,7 @@ enum class Access : std::uint8_t {
     internal = 0,   // this broker's own actors only
     session = 1,    // a client whose Hello was accepted, acting only as its own proc
     operator_ = 2,  // a tool or launcher of the broker's uid (zpmix run, ctl, ps, events)
-    anyone = 4,     // a peer without a session: only "hello"
+    anyone = 4,     // a peer without a session: only "session.hello"
 };
 constexpr Access operator|(Access a, Access b) {
     return static_cast<Access>(static_cast<std::uint8_t>(a) | static_cast<std::uint8_t>(b));

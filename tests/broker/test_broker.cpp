@@ -82,7 +82,7 @@ msg::Hello tool_hello() {
 class Registrar : public Actor {
   public:
     Registrar(Reactor &r, Bus &b, msg::JobInfo job, std::string secret) : Actor("registrar", r, b) {
-        send("server", msg::RegisterNamespace{std::move(job), std::move(secret)});
+        send("registry", msg::RegisterNamespace{std::move(job), std::move(secret)});
     }
 };
 
@@ -109,7 +109,7 @@ struct Nonsense {
     ZPMIX_MSG_MAP(x);
 };
 struct BadHello {  // the right type, a body of the wrong shape
-    static constexpr const char *type = "hello";
+    static constexpr const char *type = "session.hello";
     std::vector<int> role{1, 2};
     ZPMIX_MSG_MAP(role);
 };

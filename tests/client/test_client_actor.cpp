@@ -46,7 +46,7 @@ class Registrar : public Actor {
   public:
     Registrar(Reactor &r, Bus &b, std::vector<msg::JobInfo> jobs, std::string secret = "")
         : Actor("registrar", r, b) {
-        for (auto &job : jobs) send("server", msg::RegisterNamespace{std::move(job), secret});
+        for (auto &job : jobs) send("registry", msg::RegisterNamespace{std::move(job), secret});
     }
 };
 

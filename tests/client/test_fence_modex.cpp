@@ -24,7 +24,7 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
 #include "actors/protocol/session.hpp"
-#include "actors/server/launched_ranks.hpp"
+#include "actors/registry/launched_ranks.hpp"
 #include "broker/broker.hpp"
 #include "support/process.hpp"
 
@@ -457,43 +457,49 @@ BOOST_AUTO_TEST_CASE(a_process_may_not_connect_commit_or_fence_as_another_rank) 
 // launched that is no reported rank yet is neither allowed nor refused until the next report:
 // then a forger is refused and the real rank allowed.
 BOOST_AUTO_TEST_CASE(an_unreported_rank_is_judged_once_the_launcher_reports_it) {
-    Stranger child;  // spawned by this process, as a rank by the broker's launcher
+    Stranger child;        // spawned by this process, as a rank by the broker's launcher
+    NamespaceTable table;  // as the registry keeps it
+    table.add(job("early", 3), "", {});
+    auto early = [&] { return table.find("early"); };
     LaunchedRanks ranks;
-    ranks.registered(job("early", 3));
     PeerCredentials sender;
     sender.pid = child.pid;
     using V = LaunchedRanks::Verdict;
-    BOOST_TEST((ranks.may_act_as(sender, {"early", 1}) == V::later));
+    BOOST_TEST((ranks.may_act_as(sender, early().get(), 1) == V::later));
     std::vector<V> retried;
-    ranks.after_next_spawn("early", [&] {
-        retried.push_back(ranks.may_act_as(sender, {"early", 1}));
-    });
+    ranks.after_next_spawn("early",
+                           [&] { retried.push_back(ranks.may_act_as(sender, early().get(), 1)); });
     ranks.after_next_spawn("other", [&] { retried.push_back(V::allowed); });
-    ranks.spawned("early", 0, child.pid);  // the child is rank 0: it was forging rank 1
+    table.spawned("early", 0, child.pid);  // the child is rank 0: it was forging rank 1
+    ranks.spawned("early");
     BOOST_TEST((retried == std::vector<V>{V::refused}));
-    BOOST_TEST((ranks.may_act_as(sender, {"early", 0}) == V::allowed));
-    // A process this broker did not launch cannot be checked, as before; nor can the broker.
+    BOOST_TEST((ranks.may_act_as(sender, early().get(), 0) == V::allowed));
+    // A process this broker did not launch cannot be checked, as before; nor can the broker, nor
+    // a namespace it does not know.
     PeerCredentials parent;
     parent.pid = ::getppid();
-    BOOST_TEST((ranks.may_act_as(parent, {"early", 2}) == V::allowed));
+    BOOST_TEST((ranks.may_act_as(parent, early().get(), 2) == V::allowed));
     PeerCredentials self;
     self.pid = ::getpid();
-    BOOST_TEST((ranks.may_act_as(self, {"early", 2}) == V::allowed));
+    BOOST_TEST((ranks.may_act_as(self, early().get(), 2) == V::allowed));
+    BOOST_TEST((ranks.may_act_as(sender, nullptr, 2) == V::allowed));
     // What waits is bounded, and goes with its namespace.
+    table.add(job("flood", 2), "", {});
     LaunchedRanks flood;
-    flood.registered(job("flood", 2));
     std::size_t later = 0;
-    while (flood.may_act_as(sender, {"flood", 1}) == V::later && later < 5000) {
+    while (flood.may_act_as(sender, table.find("flood").get(), 1) == V::later && later < 5000) {
         flood.after_next_spawn("flood", [] {});
         ++later;
     }
     BOOST_TEST(later == 1024u);
-    BOOST_TEST((flood.may_act_as(sender, {"flood", 1}) == V::refused));
+    BOOST_TEST((flood.may_act_as(sender, table.find("flood").get(), 1) == V::refused));
     bool ran = false;
     flood.after_next_spawn("flood", [&] { ran = true; });
     flood.gone("flood");
-    flood.registered(job("flood", 2));
-    flood.spawned("flood", 0, child.pid);
+    table.remove("flood");
+    table.add(job("flood", 2), "", {});
+    table.spawned("flood", 0, child.pid);
+    flood.spawned("flood");
     BOOST_TEST(!ran);
 }
 

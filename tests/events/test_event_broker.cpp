@@ -70,6 +70,7 @@ struct Fixture {
     zmq::context_t ctx;
     Bus bus;
     Reactor reactor;
+    NamespaceTable namespaces;  // the fixture is the registry: it writes it and tells of ends
     std::unique_ptr<ZmtpListener> xpub;
     std::unique_ptr<EventBroker> events;
     Requester req{reactor, bus};
@@ -85,10 +86,23 @@ struct Fixture {
         opts.session = "s1";
         opts.host = "nodeA";
         opts.self = {"broker", 0};
-        events = std::make_unique<EventBroker>(reactor, bus, *xpub, opts);
+        events = std::make_unique<EventBroker>(reactor, bus, namespaces, *xpub, opts);
         bus.add(*events);
         bus.add(req);
         thread = std::thread([this] { reactor.run(); });
+    }
+    // As the registry does on the launcher's reports.
+    void rank_ended(const std::string &nspace, std::uint32_t rank, std::int32_t code,
+                    std::int32_t sig) {
+        BOOST_REQUIRE(namespaces.ended(nspace, rank, code, sig));
+        req.ask(msg::ProcEnded{nspace, rank, code, sig});
+    }
+    void job_ended(const std::string &nspace, std::int32_t status, std::string message) {
+        const auto job = namespaces.find(nspace);
+        BOOST_REQUIRE(job);
+        namespaces.remove(nspace);
+        req.ask(
+            msg::NamespaceEnded{nspace, true, status, std::move(message), job->notify_completion});
     }
     ~Fixture() {
         reactor.stop();
@@ -284,7 +298,7 @@ BOOST_AUTO_TEST_CASE(job_events_stay_past_the_ring_until_every_local_rank_acks) 
         job.procs[r].rank = r;
         job.procs[r].hostname = r < 2 ? "nodeA" : "nodeB";
     }
-    f.req.ask(msg::RegisterNamespace{job, ""});
+    f.namespaces.add(job, "", {});
     BOOST_TEST(f.notify(event(-100, msg::Range::nspace)) == 0);
     for (int i = 1; i <= 5; ++i) BOOST_TEST(f.notify(event(-i, msg::Range::global)) == 0);
     // Ranks 0 and 1 (rank 2 is on another node) have not acknowledged it: still cached.
@@ -295,7 +309,7 @@ BOOST_AUTO_TEST_CASE(job_events_stay_past_the_ring_until_every_local_rank_acks) 
     BOOST_TEST(await(f.req.on_resent).events.size() == 1u);
     // Rank 1 exits instead of acknowledging: nobody else needs it, and it leaves the cache. Its
     // exit is itself a job event, which ranks 0 must acknowledge.
-    f.req.ask(msg::ProcExit{"job1", 1, 0, 0, 0});
+    f.rank_ended("job1", 1, 0, 0);
     f.req.ask(msg::EventResend{"ev/n/job1/j/", 1, 2});
     auto left = await(f.req.on_resent).events;
     BOOST_REQUIRE(left.size() == 1u);
@@ -314,7 +328,7 @@ BOOST_AUTO_TEST_CASE(events_say_whether_the_broker_keeps_them_for_acknowledgemen
         job.procs[r].rank = r;
         job.procs[r].hostname = "nodeA";
     }
-    f.req.ask(msg::RegisterNamespace{job, ""});
+    f.namespaces.add(job, "", {});
     auto sub = f.subscriber({"ev/n/job1/", "ev/n/job9/"}, "kept");
     BOOST_TEST(f.notify(event(-1, msg::Range::nspace)) == 0);
     BOOST_TEST(f.notify(event(-2, msg::Range::nspace), true) == 0);  // PMIX_EVENT_DO_NOT_CACHE
@@ -337,7 +351,11 @@ BOOST_AUTO_TEST_CASE(events_say_whether_the_broker_keeps_them_for_acknowledgemen
 BOOST_AUTO_TEST_CASE(a_process_exit_becomes_termination_events_for_its_job) {
     Fixture f;
     auto sub = f.subscriber({"ev/n/job1/"}, "exit");
-    f.req.ask(msg::ProcExit{"job1", 3, 1234, 0, 9});
+    msg::JobInfo job;
+    job.nspace = "job1";
+    job.procs.resize(4);
+    f.namespaces.add(job, "", {});
+    f.rank_ended("job1", 3, 0, 9);
     auto first = next_event(sub);
     auto second = next_event(sub);
     BOOST_REQUIRE(first);
@@ -350,23 +368,24 @@ BOOST_AUTO_TEST_CASE(a_process_exit_becomes_termination_events_for_its_job) {
     BOOST_TEST(!first->second.info.empty());
 }
 
-// The launcher's JobEnded (after the job's last ProcExit) is the end of a job: a NotifyCompletion's
-// requester and the spawner named by the namespace's registration (PMIX_NOTIFY_COMPLETION of a
-// PMIx_Spawn) each get PMIX_EVENT_JOB_END on their own stream, with the job's status.
+// The registry's NamespaceEnded (after the job's last ProcEnded) is the end of a job: a
+// NotifyCompletion's requester and the spawner named by the namespace's registration
+// (PMIX_NOTIFY_COMPLETION of a PMIx_Spawn) each get PMIX_EVENT_JOB_END on their own stream, with
+// the job's status.
 BOOST_AUTO_TEST_CASE(job_end_goes_to_whoever_asked) {
     Fixture f;
     msg::JobInfo job;
     job.nspace = "job9";
     job.procs.resize(2);
     job.procs[1].rank = 1;
-    f.req.ask(msg::RegisterNamespace{job, "", {{"parent", 2}}});
+    f.namespaces.add(job, "", {{"parent", 2}});
     f.req.ask(msg::NotifyCompletion{{"tool", 0}, "job9"});
     BOOST_TEST(await(f.req.on_status) == 0);
     auto sub = f.subscriber({"ev/p/tool/0/", "ev/p/parent/2/"}, "end");
-    f.req.ask(msg::ProcExit{"job9", 0, 1, 3, 0});
-    f.req.ask(msg::ProcExit{"job9", 1, 2, 0, 0});
+    f.rank_ended("job9", 0, 3, 0);
+    f.rank_ended("job9", 1, 0, 0);
     BOOST_TEST(!next_event(sub, 100ms));  // the launcher has not said that the job is over
-    f.req.ask(msg::JobEnded{"job9", 3, "rank 0 exited with status 3"});
+    f.job_ended("job9", 3, "rank 0 exited with status 3");
     std::set<std::string> topics;
     for (int i = 0; i < 2; ++i) {
         auto end = next_event(sub);
@@ -392,8 +411,8 @@ BOOST_AUTO_TEST_CASE(job_end_goes_to_whoever_asked) {
     const std::string code = std::to_string(PMIX_EVENT_JOB_END);
     BOOST_TEST((topics == std::set<std::string>{"ev/p/tool/0/j/" + code + "/",
                                                 "ev/p/parent/2/j/" + code + "/"}));
-    // Once: the watchers are forgotten.
-    f.req.ask(msg::JobEnded{"job9", 3, ""});
+    // Once: the NotifyCompletion's watcher is forgotten.
+    f.req.ask(msg::NamespaceEnded{"job9", true, 3, "", {}});
     BOOST_TEST(!next_event(sub, 100ms));
 }
 

@@ -30,10 +30,10 @@ def main():
         dealer = ctx.socket(zmq.DEALER)
         dealer.setsockopt(zmq.LINGER, 0)
         dealer.connect("ipc://" + os.path.join(run_dir, "broker.sock"))
-        dealer.send(envelope("hello", 1, {"role": "tool", "pid": os.getpid()}))
+        dealer.send(envelope("session.hello", 1, {"role": "tool", "pid": os.getpid()}))
         assert dealer.poll(10000), "the broker did not start"
         welcome = msgpack.unpackb(dealer.recv(), raw=False)
-        assert welcome["t"] == "welcome", welcome
+        assert welcome["t"] == "session.welcome", welcome
         uri = events_uri(run_dir)
         everything = EventSubscriber(uri, ["ev/"])
         other = EventSubscriber(uri, ["ev/n/other/"])

@@ -1,23 +1,25 @@
-#include "actors/server/server.hpp"
+#include "actors/registry/registry.hpp"
 
 #include <pmix_common.h>
 
 namespace zpmix {
 
-Server::Server(Reactor &reactor, Bus &bus, std::string broker_name, std::string events_uri)
-    : Actor("server", reactor, bus),
+Registry::Registry(Reactor &reactor, Bus &bus, NamespaceTable &table, std::string broker_name,
+                   std::string events_uri)
+    : Actor("registry", reactor, bus),
+      table_(table),
       broker_name_(std::move(broker_name)),
       events_uri_(std::move(events_uri)) {
-    on(&Server::hello, Access::anyone);
-    on(&Server::abort, Access::session);
-    on(&Server::job_info, Access::session | Access::operator_);
-    on(&Server::register_namespace, Access::internal);
-    on(&Server::rank_spawned, Access::internal);
-    on(&Server::deregister_namespace, Access::internal);
-    on(&Server::proc_exit, Access::internal);
+    on(&Registry::hello, Access::anyone);
+    on(&Registry::abort, Access::session);
+    on(&Registry::job_info, Access::session | Access::operator_);
+    on(&Registry::register_namespace, Access::internal);
+    on(&Registry::rank_spawned, Access::internal);
+    on(&Registry::proc_exit, Access::internal);
+    on(&Registry::deregister_namespace, Access::internal);
 }
 
-void Server::hello(const Envelope &env, msg::Hello &m) {
+void Registry::hello(const Envelope &env, msg::Hello &m) {
     msg::Welcome welcome{broker_name_, events_uri_, {}};
     if (m.role == "tool" || m.role == "launcher") {
         // Tools and launchers act on this node's jobs: only local peers of our uid (ZAP).
@@ -27,27 +29,27 @@ void Server::hello(const Envelope &env, msg::Hello &m) {
                                "a " + m.role + " must connect over ipc");
         }
     } else if (m.role == "client") {
-        auto it = namespaces_.find(m.nspace);
+        const auto ns = table_.find(m.nspace);
         // Over tcp, an unknown namespace and a wrong secret get the same answer: a stranger
         // learns nothing of which jobs exist.
-        if (env.peer.tcp && (it == namespaces_.end() || m.secret != it->second.secret)) {
+        if (env.peer.tcp && (!ns || m.secret != ns->secret)) {
             log().warn("refused a tcp client claiming {}.{}: {}", m.nspace, m.rank,
-                       it == namespaces_.end() ? "no such namespace"
-                       : m.secret.empty()      ? "no job secret"
-                                               : "wrong job secret");
+                       !ns                ? "no such namespace"
+                       : m.secret.empty() ? "no job secret"
+                                          : "wrong job secret");
             return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "unknown namespace or bad job secret");
         }
-        if (it == namespaces_.end()) {
+        if (!ns) {
             log().warn("hello from unknown namespace '{}' rank {} (pid {})", m.nspace, m.rank,
                        env.peer.pid);
             return reply_error(env, PMIX_ERR_NOT_FOUND, "unknown namespace '" + m.nspace + "'");
         }
-        if (m.rank >= it->second.job.size)
+        if (m.rank >= ns->size())
             return reply_error(env, PMIX_ERR_BAD_PARAM,
                                "rank " + std::to_string(m.rank) + " is not in " + m.nspace);
         // A process of this node that claims a rank this broker launched must be that rank's
         // process (or run by it): a same-uid impostor gets no session at all.
-        switch (ranks_.may_act_as(env.peer, {m.nspace, m.rank})) {
+        switch (ranks_.may_act_as(env.peer, ns.get(), m.rank)) {
             case LaunchedRanks::Verdict::allowed:
                 break;
             case LaunchedRanks::Verdict::later:
@@ -55,12 +57,12 @@ void Server::hello(const Envelope &env, msg::Hello &m) {
                                                [this, env, m]() mutable { hello(env, m); });
             case LaunchedRanks::Verdict::refused:
                 log().warn("refused pid {}: it says it is {}:{}, which is pid {}", env.peer.pid,
-                           m.nspace, m.rank, ranks_.pid_of({m.nspace, m.rank}));
+                           m.nspace, m.rank, ns->pids[m.rank]);
                 return reply_error(
                     env, PMIX_ERR_NO_PERMISSIONS,
                     "this process is not rank " + std::to_string(m.rank) + " of " + m.nspace);
         }
-        welcome.job = it->second.job;
+        welcome.job = ns->job_with_pids();  // its own pid and those of the ranks before it
     } else {
         return reply_error(env, PMIX_ERR_BAD_PARAM, "unknown role '" + m.role + "'");
     }
@@ -72,17 +74,17 @@ void Server::hello(const Envelope &env, msg::Hello &m) {
 }
 
 // A client aborts processes of its own job only (a tool ends other jobs with job control).
-void Server::abort(const Envelope &env, msg::Abort &m) {
+void Registry::abort(const Envelope &env, msg::Abort &m) {
     if (!env.session) return reply_error(env, PMIX_ERR_BAD_PARAM, "abort needs a client");
     const PeerSession &s = *env.session;
     for (const auto &p : m.procs) {
         if (p.nspace != s.nspace)
             return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
                                "a process may abort only processes of its own job");
-        auto ns = namespaces_.find(p.nspace);
-        if (ns == namespaces_.end())
+        const auto ns = table_.find(p.nspace);
+        if (!ns)
             return reply_error(env, PMIX_ERR_NOT_FOUND, "unknown namespace '" + p.nspace + "'");
-        if (p.rank != msg::kWildcardRank && p.rank >= ns->second.job.size)
+        if (p.rank != msg::kWildcardRank && p.rank >= ns->size())
             return reply_error(env, PMIX_ERR_BAD_PARAM,
                                "rank " + std::to_string(p.rank) + " is not in " + p.nspace);
     }
@@ -93,43 +95,46 @@ void Server::abort(const Envelope &env, msg::Abort &m) {
     reply(env, msg::Ok{});
 }
 
-void Server::job_info(const Envelope &env, msg::JobInfoQuery &m) {
+void Registry::job_info(const Envelope &env, msg::JobInfoQuery &m) {
     if (env.peer.tcp && m.nspace != env.session->nspace) {
         log().warn("refused {}'s job information to a tcp client of {}", m.nspace,
                    env.session->nspace);
         return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
                            "a tcp client may read only its own job's information");
     }
-    auto ns = namespaces_.find(m.nspace);
-    if (ns == namespaces_.end())
-        return reply_error(env, PMIX_ERR_NOT_FOUND, "unknown namespace '" + m.nspace + "'");
-    reply(env, msg::JobInfoReply{ns->second.job});
+    const auto ns = table_.find(m.nspace);
+    if (!ns) return reply_error(env, PMIX_ERR_NOT_FOUND, "unknown namespace '" + m.nspace + "'");
+    reply(env, msg::JobInfoReply{ns->job_with_pids()});
 }
 
-void Server::register_namespace(const Envelope &, msg::RegisterNamespace &m) {
+// --- the launcher's reports -------------------------------------------------------------------
+
+void Registry::register_namespace(const Envelope &, msg::RegisterNamespace &m) {
     const std::string nspace = m.job.nspace;
-    ranks_.registered(m.job);
-    namespaces_[nspace] = Namespace{std::move(m.job), std::move(m.secret), {}};
+    table_.add(std::move(m.job), std::move(m.secret), std::move(m.notify_completion));
     log().debug("namespace {} registered", nspace);
 }
 
-// A rank's Welcome carries the pids of the ranks spawned so far: its own and every lower rank's.
-void Server::rank_spawned(const Envelope &, msg::RankSpawned &m) {
-    auto it = namespaces_.find(m.nspace);
-    if (it != namespaces_.end() && m.rank < it->second.job.procs.size())
-        it->second.job.procs[m.rank].pid = m.pid;
-    ranks_.spawned(m.nspace, m.rank, m.pid);
+void Registry::rank_spawned(const Envelope &, msg::RankSpawned &m) {
+    table_.spawned(m.nspace, m.rank, m.pid);
+    ranks_.spawned(m.nspace);
 }
 
-void Server::deregister_namespace(const Envelope &, msg::DeregisterNamespace &m) {
-    namespaces_.erase(m.nspace);
+// fence, modex, events, jobctl, monitor
+void Registry::proc_exit(const Envelope &, msg::ProcExit &m) {
+    if (table_.ended(m.nspace, m.rank, m.exit_code, m.signal))
+        broadcast(msg::ProcEnded{m.nspace, m.rank, m.exit_code, m.signal});
+}
+
+// fence, modex, events, jobctl, monitor, and the dispatcher (the job's sessions end)
+void Registry::deregister_namespace(const Envelope &, msg::DeregisterNamespace &m) {
     ranks_.gone(m.nspace);
+    const auto ns = table_.find(m.nspace);
+    if (!ns) return;
+    table_.remove(m.nspace);
     log().debug("namespace {} deregistered", m.nspace);
-}
-
-void Server::proc_exit(const Envelope &, msg::ProcExit &m) {
-    if (auto it = namespaces_.find(m.nspace); it != namespaces_.end())
-        it->second.exited.insert(m.rank);
+    broadcast(msg::NamespaceEnded{m.nspace, m.ran, m.status, std::move(m.message),
+                                  ns->notify_completion});
 }
 
 }  // namespace zpmix

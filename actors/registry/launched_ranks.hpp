@@ -1,10 +1,11 @@
 #pragma once
-// LaunchedRanks: which process each rank of the namespaces registered on this broker is, as far
-// as the broker knows, so that the server can refuse the Hello of a process that claims a rank it
+// LaunchedRanks: whether a process may be the rank of a namespace registered on this broker that
+// it claims to be, so that the registry can refuse the Hello of a process that claims a rank it
 // is not: every later message of a session is then its own rank's.
 //
 // The launcher registers a namespace (ns.register) before its ranks start, then reports each
-// rank's pid (ns.spawned); the kernel vouches for the pid of every ipc peer's message
+// rank's pid (ns.spawned) into the namespace table; the kernel vouches for the pid of every ipc
+// peer's message
 // (Envelope::peer). A sender may act as a proc when it is that rank's process or one of its
 // descendants (a rank may be a wrapper script that runs the real program as its child). Nothing
 // can be checked, and everything is allowed, when the sender's pid is unknown (tcp peers, whose
@@ -13,8 +14,8 @@
 //
 // A rank can start and connect before the launcher's thread has reported its pid (the launcher
 // may be descheduled right after the spawn). Such a sender, a process of this broker's that is no
-// reported rank, is neither allowed nor refused: the check says `later`, and the server asks again
-// after the next report (after_next_spawn).
+// reported rank, is neither allowed nor refused: the check says `later`, and the registry asks
+// again after the next report (after_next_spawn).
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -22,29 +23,25 @@
 #include <utility>
 #include <vector>
 
-#include "actors/protocol/job.hpp"
-#include "actors/protocol/modex.hpp"
 #include "actors/runtime/envelope.hpp"
+#include "actors/runtime/namespace_table.hpp"
 
 namespace zpmix {
 
 class LaunchedRanks {
   public:
-    void registered(const msg::JobInfo &job);
-    void spawned(const std::string &nspace, std::uint32_t rank, std::int64_t pid);
-    void gone(const std::string &nspace);
-
     enum class Verdict { allowed, refused, later };
-    // Whether the sender of a message (its kernel credentials) may act as `proc`.
-    Verdict may_act_as(const PeerCredentials &sender, const msg::Proc &proc);
+    // Whether the sender of a message (its kernel credentials) may act as rank `rank` of `job`
+    // (null: a namespace this broker does not know, whose ranks cannot be checked).
+    Verdict may_act_as(const PeerCredentials &sender, const NamespaceRecord *job,
+                       std::uint32_t rank);
     // Runs `retry` once the next rank of `nspace` is reported spawned; dropped if it goes first.
     void after_next_spawn(const std::string &nspace, std::function<void()> retry);
-    // The launched rank's pid, 0 when unknown.
-    std::int64_t pid_of(const msg::Proc &proc) const;
+    void spawned(const std::string &nspace);  // a rank of it was: runs its retries
+    void gone(const std::string &nspace);     // drops its retries
 
   private:
-    static constexpr std::size_t kMaxWaiting = 1024;                   // retries kept per namespace
-    std::unordered_map<std::string, std::vector<std::int64_t>> pids_;  // nspace -> pid by rank
+    static constexpr std::size_t kMaxWaiting = 1024;  // retries kept per namespace
     // (sender pid, rank pid) -> whether the sender descends from the rank: the walk up the
     // process tree is done once per pair, not per fence.
     struct PairHash {

@@ -1,4 +1,4 @@
-#include "actors/server/launched_ranks.hpp"
+#include "actors/registry/launched_ranks.hpp"
 
 #include <fstream>
 
@@ -34,15 +34,7 @@ bool descends_from(std::int64_t pid, std::int64_t ancestor) {
     return pid == ancestor;
 }
 
-void LaunchedRanks::registered(const msg::JobInfo &job) {
-    auto &pids = pids_[job.nspace];
-    pids.assign(job.procs.size(), 0);
-    for (std::size_t r = 0; r < job.procs.size(); ++r) pids[r] = job.procs[r].pid;
-}
-
-void LaunchedRanks::spawned(const std::string &nspace, std::uint32_t rank, std::int64_t pid) {
-    auto it = pids_.find(nspace);
-    if (it != pids_.end() && rank < it->second.size()) it->second[rank] = pid;
+void LaunchedRanks::spawned(const std::string &nspace) {
     auto w = waiting_.find(nspace);
     if (w == waiting_.end()) return;
     auto retries = std::move(w->second);  // a retry may wait again
@@ -51,7 +43,6 @@ void LaunchedRanks::spawned(const std::string &nspace, std::uint32_t rank, std::
 }
 
 void LaunchedRanks::gone(const std::string &nspace) {
-    pids_.erase(nspace);
     waiting_.erase(nspace);
     descends_.clear();  // its pids may be reused
 }
@@ -60,38 +51,30 @@ void LaunchedRanks::after_next_spawn(const std::string &nspace, std::function<vo
     waiting_[nspace].push_back(std::move(retry));
 }
 
-std::int64_t LaunchedRanks::pid_of(const msg::Proc &proc) const {
-    auto it = pids_.find(proc.nspace);
-    if (it == pids_.end() || proc.rank >= it->second.size()) return 0;
-    return it->second[proc.rank];
-}
-
 LaunchedRanks::Verdict LaunchedRanks::may_act_as(const PeerCredentials &sender,
-                                                 const msg::Proc &proc) {
-    if (sender.pid <= 0) return Verdict::allowed;
+                                                 const NamespaceRecord *job, std::uint32_t rank) {
+    if (sender.pid <= 0 || !job) return Verdict::allowed;
     auto is = [&](std::int64_t rank_pid) {
         if (rank_pid == sender.pid) return true;
         auto [it, fresh] = descends_.try_emplace({sender.pid, rank_pid}, false);
         if (fresh) it->second = descends_from(sender.pid, rank_pid);
         return it->second;
     };
-    if (const std::int64_t pid = pid_of(proc); pid > 0)
+    if (const std::int64_t pid = rank < job->size() ? job->pids[rank] : 0; pid > 0)
         return is(pid) ? Verdict::allowed : Verdict::refused;
     // The rank's own pid is not known yet (its ns.spawned may come after a sibling's commit):
     // a sender that is another rank of the job is still not this one.
-    auto job = pids_.find(proc.nspace);
-    if (job == pids_.end()) return Verdict::allowed;
     bool unreported = false;
-    for (std::size_t r = 0; r < job->second.size(); ++r) {
-        if (job->second[r] <= 0)
+    for (std::uint32_t r = 0; r < job->size(); ++r) {
+        if (job->pids[r] <= 0)
             unreported = true;
-        else if (r != proc.rank && is(job->second[r]))
+        else if (r != rank && is(job->pids[r]))
             return Verdict::refused;
     }
     // A process this broker launched, not reported yet, may be any of the unreported ranks. What
     // waits is bounded: a flood of such messages is refused rather than kept.
     if (unreported && sender.pid != ::getpid() && is(::getpid()))
-        return waiting_[proc.nspace].size() < kMaxWaiting ? Verdict::later : Verdict::refused;
+        return waiting_[job->job->nspace].size() < kMaxWaiting ? Verdict::later : Verdict::refused;
     return Verdict::allowed;
 }
 

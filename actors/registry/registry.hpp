@@ -1,0 +1,42 @@
+#pragma once
+// The namespace registry: keeps the node's namespace table (namespace_table.hpp) from the
+// launcher's reports, judges every peer's Hello and opens the session of those it accepts
+// (session.open to the broker's dispatcher, which forwards the Welcome), serves a namespace's job
+// information to the other jobs' processes (ns.query), and turns a client's PMIx_Abort into the
+// launcher's AbortJob.
+//
+// Invariants: it is the table's one writer; it tells the actors that react to a rank's or a
+// job's end (ns.proc_ended, ns.ended) only after the table says so. A client that claims a rank
+// this broker launched must be that rank's process or run by it (LaunchedRanks): an impostor of
+// the same uid gets no session, so every later message of a client session is its own rank's.
+#include <string>
+
+#include "actors/protocol/job.hpp"
+#include "actors/protocol/session.hpp"
+#include "actors/registry/launched_ranks.hpp"
+#include "actors/runtime/actor.hpp"
+#include "actors/runtime/namespace_table.hpp"
+
+namespace zpmix {
+
+class Registry : public Actor {
+  public:
+    Registry(Reactor &reactor, Bus &bus, NamespaceTable &table, std::string broker_name,
+             std::string events_uri);
+
+  private:
+    NamespaceTable &table_;
+    std::string broker_name_;
+    std::string events_uri_;
+    LaunchedRanks ranks_;  // a client claiming a launched rank must be its process
+
+    void hello(const Envelope &env, msg::Hello &m);
+    void abort(const Envelope &env, msg::Abort &m);
+    void job_info(const Envelope &env, msg::JobInfoQuery &m);
+    void register_namespace(const Envelope &env, msg::RegisterNamespace &m);
+    void rank_spawned(const Envelope &env, msg::RankSpawned &m);
+    void proc_exit(const Envelope &env, msg::ProcExit &m);
+    void deregister_namespace(const Envelope &env, msg::DeregisterNamespace &m);
+};
+
+}  // namespace zpmix
