@@ -1,13 +1,11 @@
 // zpmix: PMIx_*_string() and attribute-name lookups, plus PMIx_Value/Info_string printers.
-#include <cinttypes>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
-#include "actors/client/pmix_objects.hpp"
+#include "actors/client/pmix_types.hpp"
 #include "pmix.h"
 
 namespace {
@@ -268,77 +266,6 @@ static const Name kInfoDirective[] = {
     {PMIX_INFO_REQD_PROCESSED, "PMIX_INFO_REQD_PROCESSED"},
     {PMIX_INFO_QUALIFIER, "PMIX_INFO_QUALIFIER"},
     {PMIX_INFO_PERSISTENT, "PMIX_INFO_PERSISTENT"},
-};
-
-static const Name kDataType[] = {
-    {PMIX_UNDEF, "PMIX_UNDEF"},
-    {PMIX_BOOL, "PMIX_BOOL"},
-    {PMIX_BYTE, "PMIX_BYTE"},
-    {PMIX_STRING, "PMIX_STRING"},
-    {PMIX_SIZE, "PMIX_SIZE"},
-    {PMIX_PID, "PMIX_PID"},
-    {PMIX_INT, "PMIX_INT"},
-    {PMIX_INT8, "PMIX_INT8"},
-    {PMIX_INT16, "PMIX_INT16"},
-    {PMIX_INT32, "PMIX_INT32"},
-    {PMIX_INT64, "PMIX_INT64"},
-    {PMIX_UINT, "PMIX_UINT"},
-    {PMIX_UINT8, "PMIX_UINT8"},
-    {PMIX_UINT16, "PMIX_UINT16"},
-    {PMIX_UINT32, "PMIX_UINT32"},
-    {PMIX_UINT64, "PMIX_UINT64"},
-    {PMIX_FLOAT, "PMIX_FLOAT"},
-    {PMIX_DOUBLE, "PMIX_DOUBLE"},
-    {PMIX_TIMEVAL, "PMIX_TIMEVAL"},
-    {PMIX_TIME, "PMIX_TIME"},
-    {PMIX_STATUS, "PMIX_STATUS"},
-    {PMIX_VALUE, "PMIX_VALUE"},
-    {PMIX_PROC, "PMIX_PROC"},
-    {PMIX_APP, "PMIX_APP"},
-    {PMIX_INFO, "PMIX_INFO"},
-    {PMIX_PDATA, "PMIX_PDATA"},
-    {PMIX_BYTE_OBJECT, "PMIX_BYTE_OBJECT"},
-    {PMIX_KVAL, "PMIX_KVAL"},
-    {PMIX_PERSIST, "PMIX_PERSIST"},
-    {PMIX_POINTER, "PMIX_POINTER"},
-    {PMIX_SCOPE, "PMIX_SCOPE"},
-    {PMIX_DATA_RANGE, "PMIX_DATA_RANGE"},
-    {PMIX_COMMAND, "PMIX_COMMAND"},
-    {PMIX_INFO_DIRECTIVES, "PMIX_INFO_DIRECTIVES"},
-    {PMIX_DATA_TYPE, "PMIX_DATA_TYPE"},
-    {PMIX_PROC_STATE, "PMIX_PROC_STATE"},
-    {PMIX_PROC_INFO, "PMIX_PROC_INFO"},
-    {PMIX_DATA_ARRAY, "PMIX_DATA_ARRAY"},
-    {PMIX_PROC_RANK, "PMIX_PROC_RANK"},
-    {PMIX_QUERY, "PMIX_QUERY"},
-    {PMIX_COMPRESSED_STRING, "PMIX_COMPRESSED_STRING"},
-    {PMIX_ALLOC_DIRECTIVE, "PMIX_ALLOC_DIRECTIVE"},
-    {PMIX_IOF_CHANNEL, "PMIX_IOF_CHANNEL"},
-    {PMIX_ENVAR, "PMIX_ENVAR"},
-    {PMIX_COORD, "PMIX_COORD"},
-    {PMIX_REGATTR, "PMIX_REGATTR"},
-    {PMIX_REGEX, "PMIX_REGEX"},
-    {PMIX_JOB_STATE, "PMIX_JOB_STATE"},
-    {PMIX_LINK_STATE, "PMIX_LINK_STATE"},
-    {PMIX_PROC_CPUSET, "PMIX_PROC_CPUSET"},
-    {PMIX_GEOMETRY, "PMIX_GEOMETRY"},
-    {PMIX_DEVICE_DIST, "PMIX_DEVICE_DIST"},
-    {PMIX_ENDPOINT, "PMIX_ENDPOINT"},
-    {PMIX_TOPO, "PMIX_TOPO"},
-    {PMIX_DEVTYPE, "PMIX_DEVTYPE"},
-    {PMIX_LOCTYPE, "PMIX_LOCTYPE"},
-    {PMIX_COMPRESSED_BYTE_OBJECT, "PMIX_COMPRESSED_BYTE_OBJECT"},
-    {PMIX_PROC_NSPACE, "PMIX_PROC_NSPACE"},
-    {PMIX_PROC_STATS, "PMIX_PROC_STATS"},
-    {PMIX_DISK_STATS, "PMIX_DISK_STATS"},
-    {PMIX_NET_STATS, "PMIX_NET_STATS"},
-    {PMIX_NODE_STATS, "PMIX_NODE_STATS"},
-    {PMIX_DATA_BUFFER, "PMIX_DATA_BUFFER"},
-    {PMIX_STOR_MEDIUM, "PMIX_STOR_MEDIUM"},
-    {PMIX_STOR_ACCESS, "PMIX_STOR_ACCESS"},
-    {PMIX_STOR_PERSIST, "PMIX_STOR_PERSIST"},
-    {PMIX_STOR_ACCESS_TYPE, "PMIX_STOR_ACCESS_TYPE"},
-    {PMIX_BUFFER, "PMIX_BUFFER"},
 };
 
 static const Attr kAttributes[] = {
@@ -882,85 +809,12 @@ const char *lookup(const Name (&table)[N], long long code, const char *unknown) 
     return unknown;
 }
 
+// The codes the standard names (their string functions are here); the rest as the type table
+// prints them.
 std::string format_value(const pmix_value_t *v) {
-    char buf[128];
-    std::string out;
-    const char *tname = PMIx_Data_type_string(v->type);
-    auto num = [&](const char *fmt, auto x) {
-        snprintf(buf, sizeof(buf), fmt, x);
-        out += buf;
-    };
     switch (v->type) {
-        case PMIX_UNDEF:
-            return "UNDEF";
-        case PMIX_BOOL:
-            return v->data.flag ? "true" : "false";
-        case PMIX_STRING:
-            return v->data.string == nullptr ? "NULL" : v->data.string;
-        case PMIX_BYTE:
-        case PMIX_UINT8:
-            num("%u", static_cast<unsigned>(v->data.uint8));
-            break;
-        case PMIX_SIZE:
-            num("%zu", v->data.size);
-            break;
-        case PMIX_PID:
-            num("%ld", static_cast<long>(v->data.pid));
-            break;
-        case PMIX_INT:
-            num("%d", v->data.integer);
-            break;
-        case PMIX_INT8:
-            num("%d", static_cast<int>(v->data.int8));
-            break;
-        case PMIX_INT16:
-            num("%d", static_cast<int>(v->data.int16));
-            break;
-        case PMIX_INT32:
-            num("%" PRId32, v->data.int32);
-            break;
-        case PMIX_INT64:
-            num("%" PRId64, v->data.int64);
-            break;
-        case PMIX_UINT:
-            num("%u", v->data.uint);
-            break;
-        case PMIX_UINT16:
-            num("%u", static_cast<unsigned>(v->data.uint16));
-            break;
-        case PMIX_UINT32:
-            num("%" PRIu32, v->data.uint32);
-            break;
-        case PMIX_UINT64:
-            num("%" PRIu64, v->data.uint64);
-            break;
-        case PMIX_FLOAT:
-            num("%f", static_cast<double>(v->data.fval));
-            break;
-        case PMIX_DOUBLE:
-            num("%f", v->data.dval);
-            break;
-        case PMIX_TIME:
-            num("%lld", static_cast<long long>(v->data.time));
-            break;
-        case PMIX_TIMEVAL:
-            snprintf(buf, sizeof(buf), "%lld.%06ld", static_cast<long long>(v->data.tv.tv_sec),
-                     static_cast<long>(v->data.tv.tv_usec));
-            out += buf;
-            break;
         case PMIX_STATUS:
             return PMIx_Error_string(v->data.status);
-        case PMIX_PROC_RANK:
-            num("%" PRIu32, v->data.rank);
-            break;
-        case PMIX_PROC:
-            if (v->data.proc == nullptr) return "NULL";
-            snprintf(buf, sizeof(buf), "%.*s:%" PRIu32, 64, v->data.proc->nspace,
-                     v->data.proc->rank);
-            out += buf;
-            break;
-        case PMIX_PROC_NSPACE:
-            return v->data.nspace == nullptr ? "NULL" : std::string(*v->data.nspace);
         case PMIX_PROC_STATE:
             return PMIx_Proc_state_string(v->data.state);
         case PMIX_JOB_STATE:
@@ -971,30 +825,12 @@ std::string format_value(const pmix_value_t *v) {
             return PMIx_Persistence_string(v->data.persist);
         case PMIX_DATA_RANGE:
             return PMIx_Data_range_string(v->data.range);
-        case PMIX_ENVAR:
-            out += v->data.envar.envar == nullptr ? "NULL" : v->data.envar.envar;
-            out += "=";
-            out += v->data.envar.value == nullptr ? "NULL" : v->data.envar.value;
-            break;
-        case PMIX_BYTE_OBJECT:
-        case PMIX_COMPRESSED_STRING:
-        case PMIX_REGEX:
-        case PMIX_COMPRESSED_BYTE_OBJECT:
-            num("<%zu bytes>", v->data.bo.size);
-            break;
-        case PMIX_DATA_ARRAY:
-            if (v->data.darray == nullptr) return "NULL";
-            snprintf(buf, sizeof(buf), "<array of %zu %s>", v->data.darray->size,
-                     PMIx_Data_type_string(v->data.darray->type));
-            out += buf;
-            break;
-        default:
-            out += "<";
-            out += tname;
-            out += ">";
-            break;
+        default: {
+            std::string out;
+            zpmix::c::print_value(out, *v);
+            return out;
+        }
     }
-    return out;
 }
 
 char *to_c(const std::string &s) {
@@ -1024,7 +860,7 @@ PMIX_EXPORT const char *PMIx_Data_range_string(pmix_data_range_t range) {
     return lookup(kRange, range, "UNKNOWN RANGE");
 }
 PMIX_EXPORT const char *PMIx_Data_type_string(pmix_data_type_t type) {
-    return lookup(kDataType, type, "UNKNOWN DATA TYPE");
+    return zpmix::c::data_type(type).name;
 }
 PMIX_EXPORT const char *PMIx_Alloc_directive_string(pmix_alloc_directive_t directive) {
     return lookup(kAlloc, directive, "UNKNOWN ALLOC DIRECTIVE");
