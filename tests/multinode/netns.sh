@@ -52,6 +52,18 @@ netns_claim_subnet_() {
     return 1
 }
 
+# What runs killed without their traps (SIGKILL, a ctest timeout) left: their owner is gone.
+netns_reap_stale_() {
+    local d owner
+    for d in "$ZPMIX_NETNS_BASE"/*/; do
+        d=${d%/}
+        [ -f "$d/owner" ] && owner=$(cat "$d/owner") && [ -n "$owner" ] || continue
+        kill -0 "$owner" 2>/dev/null && continue
+        echo "netns_up: removing run ${d##*/}, left by process $owner" >&2
+        (ZPMIX_NETNS_DIR=$d netns_down)
+    done
+}
+
 # netns_up K: K nodes named z<id>n1 .. z<id>nK.
 netns_up() {
     local k=$1 id dir name i
@@ -68,6 +80,8 @@ netns_up() {
     done
     [ -n "$id" ] || { echo "netns_up: no free run id in $ZPMIX_NETNS_BASE" >&2; exit 1; }
     dir="$ZPMIX_NETNS_BASE/$id"
+    echo "$BASHPID" >"$dir/owner"
+    netns_reap_stale_
     export ZPMIX_NETNS_DIR=$dir ZPMIX_NETNS_AGENT
     mkdir "$dir/uts" "$dir/addr"
     trap netns_down EXIT

@@ -77,5 +77,16 @@ check "no host map left" "" "$(ls "$ZPMIX_NETNS_BASE/hosts" | grep "z${id}n")"
 check "no UTS mount left" "" "$(grep "$dir" /proc/self/mountinfo)"
 check "no address left" "" "$(ip -4 -o addr show | grep "${ZPMIX_NETNS_BRIDGE_ADDR}/")"
 
+# A run killed without its traps (SIGKILL) is removed by the next run's netns_up.
+killed=$(bash -c 'source "$1"; netns_up 1; echo "$ZPMIX_NETNS_DIR ${NETNS_NODES[0]}"; kill -KILL $$' \
+    _ "$here/netns.sh" 2>/dev/null)
+read -r killed_dir killed_node <<<"$killed"
+check "the killed run was up" yes "$([ -n "$killed_node" ] && echo yes)"
+check "a killed run leaves its namespace" "$killed_node" "$(ip netns list | grep -o "^$killed_node")"
+netns_up 1
+check "the next run removed it" "" "$(ip netns list | grep "^$killed_node")"
+check "and its state dir" "no" "$([ -e "$killed_dir" ] && echo yes || echo no)"
+netns_down
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed" >&2; exit 1; }
 echo "all checks passed"
