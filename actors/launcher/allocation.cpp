@@ -333,18 +333,17 @@ Result<Allocation> allocate(const Request &request, const Env &env) {
     }
     const auto n = static_cast<std::uint32_t>(np);
 
-    std::vector<std::uint32_t> load(a.hosts.size(), 0);
     a.on_host.assign(a.hosts.size(), {});
+    auto load = [&](std::size_t h) { return a.on_host[h].size(); };
     a.ranks.reserve(n);
     auto put = [&](std::size_t h) {
         const auto rank = static_cast<std::uint32_t>(a.ranks.size());
         const auto local = static_cast<std::uint32_t>(a.on_host[h].size());
         a.ranks.push_back(RankPlace{static_cast<std::uint32_t>(h), local, local});
         a.on_host[h].push_back(rank);
-        ++load[h];
     };
     auto below_max = [&](std::size_t h) {
-        return !a.hosts[h].max_slots || load[h] < *a.hosts[h].max_slots;
+        return !a.hosts[h].max_slots || load(h) < *a.hosts[h].max_slots;
     };
 
     if (ppr) {
@@ -380,12 +379,12 @@ Result<Allocation> allocate(const Request &request, const Env &env) {
     // then, oversubscribing, one more rank per host in turn up to its max_slots.
     if (mapping.value.by == Mapping::By::slot) {
         for (std::size_t h = 0; h < a.hosts.size(); ++h)
-            while (a.ranks.size() < n && load[h] < a.hosts[h].slots && below_max(h)) put(h);
+            while (a.ranks.size() < n && load(h) < a.hosts[h].slots && below_max(h)) put(h);
     } else {
         for (bool placed = true; placed && a.ranks.size() < n;) {
             placed = false;
             for (std::size_t h = 0; h < a.hosts.size() && a.ranks.size() < n; ++h)
-                if (load[h] < a.hosts[h].slots && below_max(h)) put(h), placed = true;
+                if (load(h) < a.hosts[h].slots && below_max(h)) put(h), placed = true;
         }
     }
     if (a.ranks.size() < n && !oversubscribe) {
