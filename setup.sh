@@ -11,6 +11,7 @@ packages=(
     python3 python3-zmq python3-msgpack
     libpmix-dev openmpi-bin libopenmpi-dev python3-pmix
     clang libclang-rt-14-dev
+    iproute2 util-linux
 )
 
 sudo=""

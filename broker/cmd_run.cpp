@@ -1,8 +1,10 @@
 // `zpmix run`: launches a job through this node's broker (--broker URI, else the standalone
 // broker of <base>/broker.json, else one embedded in this process) and relays its output, its
-// signals and its exit status like mpirun. The jobs its ranks spawn (PMIx_Spawn) are relayed too:
-// their output (tagged with their own namespace), and a line on stderr when one fails; the job
-// ends, and `zpmix run` exits, once they are all over.
+// signals and its exit status like mpirun. Hosts (-H, --hostfile, a Slurm allocation) and the
+// mapping of ranks onto them are read as mpirun reads them; a job with ranks on another host is
+// refused (PMIX_ERR_NOT_SUPPORTED) until brokers on many nodes are joined in a tree. The jobs its
+// ranks spawn (PMIx_Spawn) are relayed too: their output (tagged with their own namespace), and a
+// line on stderr when one fails; the job ends, and `zpmix run` exits, once they are all over.
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -16,7 +18,9 @@
 
 #include <pmix_common.h>
 
+#include "actors/launcher/allocation.hpp"
 #include "actors/launcher/personality.hpp"
+#include "actors/launcher/placement.hpp"
 #include "actors/protocol/common.hpp"
 #include "actors/protocol/session.hpp"
 #include "broker/broker.hpp"
@@ -34,11 +38,15 @@ constexpr int kFailed = 1, kNotExecutable = 126, kNotFound = 127;
 
 struct RunOptions {
     std::uint32_t np = 1;
-    std::vector<std::string> exports, psets;
+    bool np_given = false;
+    std::vector<std::string> exports, psets, hosts;
+    std::string hostfile;
+    std::uint32_t npernode = 0;
+    bool oversubscribe = false, nooversubscribe = false, report_bindings = false;
     bool tag_output = false;
     bool report_child_sep = false;
     double timeout = 0;
-    std::string bind_to = "none", map_by = "slot", broker;
+    std::string bind_to = "none", map_by, broker;
     std::string personality = "auto";
     int verbose = 0, quiet = 0;
 };
@@ -137,6 +145,58 @@ class Session {
     std::uint64_t next_id_ = 0;
 };
 
+std::string this_hostname() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+    return name;
+}
+
+// The job's allocation, as mpirun would make it; an error when it has ranks on another host.
+alloc::Result<alloc::Allocation> allocate_job(const RunOptions &o, const std::string &hostname) {
+    alloc::Request req;
+    req.host_lists = o.hosts;
+    req.hostfile = o.hostfile;
+    if (o.np_given) req.np = o.np;
+    if (o.npernode) req.npernode = o.npernode;
+    req.map_by = o.map_by;
+    if (o.oversubscribe || o.nooversubscribe) req.oversubscribe = o.oversubscribe;
+    auto a = alloc::allocate(req, [](const std::string &name) -> std::optional<std::string> {
+        const char *v = std::getenv(name.c_str());
+        return v ? std::optional<std::string>(v) : std::nullopt;
+    });
+    if (!a) return a;
+    std::string others;
+    for (std::size_t h = 0; h < a.value.hosts.size(); ++h)
+        if (!a.value.on_host[h].empty() && !alloc::is_this_host(a.value.hosts[h].name, hostname))
+            others += (others.empty() ? "" : ", ") + a.value.hosts[h].name;
+    if (!others.empty())
+        a.error = fmt::format(
+            "ranks on other hosts than this one ({}) need brokers on those hosts joined in a tree, "
+            "which zpmix does not have yet (PMIX_ERR_NOT_SUPPORTED)",
+            others);
+    return a;
+}
+
+// --report-bindings: each rank's binding, on stderr, as the launcher places it (the same
+// Placement on this node's topology).
+void report_bindings(const RunOptions &o, const std::string &map_by, std::uint32_t n,
+                     const std::string &hostname) {
+    std::vector<Placement::Rank> ranks;
+    Placement placement;
+    try {
+        if (auto err = placement.place(map_by, o.bind_to, n, ranks); !err.empty())
+            return (void)fail("--report-bindings: " + err);
+    } catch (const std::exception &e) {
+        return (void)fail(std::string("--report-bindings: ") + e.what());
+    }
+    for (std::uint32_t r = 0; r < n; ++r)
+        std::cerr << fmt::format(
+            "[{}] rank {} {}\n", hostname, r,
+            ranks[r].cpuset.empty()
+                ? std::string("not bound")
+                : fmt::format("bound to cpus {} ({})", ranks[r].cpuset, ranks[r].locality));
+}
+
 int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     if (argv.empty()) return fail("no program given (zpmix run [options] prog [args...])");
     try {
@@ -144,11 +204,15 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     } catch (const std::exception &e) {
         return fail(e.what());
     }
+    const std::string hostname = this_hostname();
+    const auto allocation = allocate_job(o, hostname);
+    if (!allocation) return fail(allocation.error);
     msg::Launch launch;
     launch.argv = argv;
-    launch.np = o.np;
+    launch.np = static_cast<std::uint32_t>(allocation.value.ranks.size());
     launch.bind_to = o.bind_to;
-    launch.map_by = o.map_by;
+    // Every rank is here: how they go onto this node's cores is the launcher's placement.
+    launch.map_by = o.map_by == "core" ? "core" : "slot";
     launch.psets = o.psets;
     launch.timeout_s = o.timeout;
     launch.follows_children = true;
@@ -250,6 +314,7 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     if (auto failed = wait_reply("launch", msg::LaunchReply::type)) return finish(*failed);
     const auto launched = env.as<msg::LaunchReply>();
     spdlog::debug("job {} launched: {} rank(s)", launched.nspace, launched.pids.size());
+    if (o.report_bindings) report_bindings(o, launch.map_by, launch.np, hostname);
 
     auto forward = [&](int s) {
         spdlog::debug("forwarding signal {} to {}", s, launched.nspace);
@@ -325,7 +390,9 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
 void add_run_command(CLI::App &app, int &status) {
     auto o = std::make_shared<RunOptions>();
     auto *cmd = app.add_subcommand("run", "Launch a parallel job on this node (like mpirun)");
-    cmd->add_option("-n,--np", o->np, "Number of ranks")->check(CLI::Range(1, 65535));
+    auto *np = cmd->add_option("-n,--np", o->np,
+                               "Number of ranks (default: every slot of the hosts given, else 1)")
+                   ->check(CLI::Range(1, 65535));
     cmd->add_option("-x", o->exports, "Export VAR (its value here) or set VAR=value in the ranks")
         ->allow_extra_args(false);
     cmd->add_flag("--tag-output", o->tag_output, "Prefix each line with [nspace,rank]<stream>:");
@@ -336,7 +403,22 @@ void add_run_command(CLI::App &app, int &status) {
         ->check(CLI::NonNegativeNumber);
     cmd->add_option("--bind-to", o->bind_to, "none | core | package")
         ->check(CLI::IsMember({"none", "core", "package"}));
-    cmd->add_option("--map-by", o->map_by, "slot | core")->check(CLI::IsMember({"slot", "core"}));
+    cmd->add_flag("--report-bindings", o->report_bindings, "Print each rank's binding on stderr");
+    cmd->add_option("-H,--host", o->hosts,
+                    "Hosts and their slots: n1:4,n2 (a host without :N has 1 slot; repeatable)")
+        ->allow_extra_args(false);
+    cmd->add_option("--hostfile", o->hostfile,
+                    "Hosts from a file: one `host [slots=N] [max_slots=M]` a line, # comments");
+    cmd->add_option("-N,--npernode", o->npernode, "Ranks per host (as --map-by ppr:N:node)")
+        ->check(CLI::Range(1, 65535));
+    cmd->add_option("--map-by", o->map_by,
+                    "slot (default: fill each host's slots in turn) | core | node (one rank per "
+                    "host in turn) | ppr:N:node");
+    auto *over = cmd->add_flag("--oversubscribe", o->oversubscribe,
+                               "Allow more ranks on a host than its slots");
+    cmd->add_flag("--nooversubscribe", o->nooversubscribe,
+                  "Never more ranks on a host than its slots (the default when slots are given)")
+        ->excludes(over);
     cmd->add_option("--pset", o->psets, "Name the job as a process set (repeatable)")
         ->allow_extra_args(false);
     cmd->add_option("--personality", o->personality,
@@ -349,10 +431,16 @@ void add_run_command(CLI::App &app, int &status) {
     cmd->add_flag("-q,--quiet", o->quiet, "Less log output (repeatable)");
     cmd->prefix_command();  // options end at the program: `zpmix run -n 2 ls -l`
     cmd->footer(
+        "Hosts: -H, else --hostfile, else the Slurm allocation zpmix run is in "
+        "(SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE), else this host. Ranks on other hosts than "
+        "this one are not supported yet.\n"
         "Exit status: the job's (0, the first failing rank's exit code, or 128+signal; of the "
         "first job that failed when its ranks spawn jobs); 124 on --timeout; 127 if the program "
         "is not found, 126 if it is not executable; 1 if zpmix run failed.");
-    cmd->callback([o, cmd, &status] { status = run_job(*o, cmd->remaining()); });
+    cmd->callback([o, cmd, np, &status] {
+        o->np_given = np->count() > 0;
+        status = run_job(*o, cmd->remaining());
+    });
 }
 
 }  // namespace zpmix::cli

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -148,6 +149,97 @@ BOOST_AUTO_TEST_CASE(binding_to_cores) {
     auto p = e.run({"-n", "2", "--bind-to", "core", kRank, "cpus"});
     BOOST_TEST(p.exit_code() == 0);
     BOOST_TEST(count(p.out(), "cpus 1\n") == 2u, p.out());
+}
+
+// The hosts the ranks go on, as mpirun reads them; this host by any of its names runs as before.
+BOOST_AUTO_TEST_CASE(hosts_of_this_host_run_here) {
+    Env e;
+    char host[256] = {};
+    BOOST_REQUIRE(::gethostname(host, sizeof host - 1) == 0);
+    auto p = e.run({"-H", "localhost:2," + std::string(host) + ":1", kRank});
+    BOOST_TEST(p.exit_code() == 0, p.err());
+    BOOST_TEST(count(p.out(), " pid ") == 3u, p.out());  // -n defaults to every slot
+
+    auto over = e.run({"-H", "127.0.0.1:2", "-n", "3", kRank});
+    BOOST_TEST(over.exit_code() == 1);
+    BOOST_TEST(
+        over.err().find("not enough slots: 3 rank(s) asked for, 2 slot(s)") != std::string::npos,
+        over.err());
+    BOOST_TEST(over.out() == "");
+    auto allowed = e.run({"-H", "127.0.0.1:2", "-n", "3", "--oversubscribe", kRank});
+    BOOST_TEST(allowed.exit_code() == 0, allowed.err());
+    BOOST_TEST(count(allowed.out(), " pid ") == 3u, allowed.out());
+
+    TempDir dir{"zpmix-hostfile"};
+    std::ofstream(dir.path + "/hosts") << "# here\nlocalhost slots=2\n";
+    auto file = e.run({"--hostfile", dir.path + "/hosts", "-N", "1", kRank});
+    BOOST_TEST(file.exit_code() == 0, file.err());
+    BOOST_TEST(count(file.out(), " pid ") == 1u, file.out());
+
+    // Inside a Slurm allocation of this host alone, its slots are the default.
+    Child slurm({kZpmix, "run", kRank},
+                {"XDG_RUNTIME_DIR=" + e.tmp.path, "SLURM_JOB_NODELIST=" + std::string(host),
+                 "SLURM_TASKS_PER_NODE=2"});
+    BOOST_TEST(slurm.exit_code() == 0, slurm.err());
+    BOOST_TEST(count(slurm.out(), " pid ") == 2u, slurm.out());
+}
+
+// Ranks on other hosts need the broker tree: refused at once, nothing started.
+BOOST_AUTO_TEST_CASE(ranks_on_other_hosts_are_not_supported) {
+    Env e;
+    for (const auto &args :
+         {std::vector<std::string>{"-H", "n1:1,n2:1", kRank},
+          std::vector<std::string>{"-H", "localhost:1,n2:1", "--map-by", "node", kRank}}) {
+        auto p = e.run(args);
+        BOOST_TEST(p.exit_code() == 1);
+        BOOST_TEST(p.err().find("PMIX_ERR_NOT_SUPPORTED") != std::string::npos, p.err());
+        BOOST_TEST(p.err().find("n2") != std::string::npos, p.err());
+        BOOST_TEST(p.out() == "");
+    }
+    Child slurm({kZpmix, "run", kRank},
+                {"XDG_RUNTIME_DIR=" + e.tmp.path, "SLURM_JOB_NODELIST=n[1-2]",
+                 "SLURM_TASKS_PER_NODE=1(x2)"});
+    BOOST_TEST(slurm.exit_code() == 1);
+    BOOST_TEST(slurm.err().find("(n1, n2)") != std::string::npos, slurm.err());
+}
+
+BOOST_AUTO_TEST_CASE(bad_placement_options_are_refused) {
+    Env e;
+    struct Case {
+        std::vector<std::string> args;
+        std::string says;
+    };
+    for (const auto &c : {Case{{"-H", "n1:x", kRank}, "slot count"},
+                          Case{{"--map-by", "socket", kRank}, "unknown --map-by 'socket'"},
+                          Case{{"--hostfile", "/nonexistent", kRank}, "cannot read hostfile"},
+                          Case{{"-N", "2", "--map-by", "node", kRank}, "conflicts"}}) {
+        auto p = e.run(c.args);
+        BOOST_TEST(p.exit_code() == 1);
+        BOOST_TEST(p.err().find(c.says) != std::string::npos, p.err());
+        BOOST_TEST(p.out() == "");
+    }
+    auto both = e.run({"--oversubscribe", "--nooversubscribe", kRank});
+    BOOST_TEST(both.exit_code() != 0);
+    BOOST_TEST(both.out() == "");
+}
+
+// --report-bindings says what each rank is bound to: what the rank itself sees.
+BOOST_AUTO_TEST_CASE(report_bindings) {
+    Env e;
+    auto p = e.run({"-n", "2", "--bind-to", "core", "--report-bindings", "sh", "-c",
+                    "echo \"$PMIX_RANK $(grep Cpus_allowed_list /proc/self/status | cut -f2)\""});
+    BOOST_TEST(p.exit_code() == 0, p.err());
+    for (const auto &line : p.lines()) {
+        const auto space = line.find(' ');
+        const std::string rank = line.substr(0, space), cpus = line.substr(space + 1);
+        BOOST_TEST(
+            p.err().find("] rank " + rank + " bound to cpus " + cpus + " (") != std::string::npos,
+            line << " / " << p.err());
+    }
+    BOOST_TEST(p.lines().size() == 2u);
+    auto unbound = e.run({"-n", "1", "--report-bindings", kRank});
+    BOOST_TEST(unbound.exit_code() == 0);
+    BOOST_TEST(unbound.err().find("] rank 0 not bound") != std::string::npos, unbound.err());
 }
 
 BOOST_AUTO_TEST_CASE(standalone_broker) {
