@@ -6,7 +6,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "actors/fence/fence_segment.hpp"
 #include "actors/protocol/common.hpp"
 
 namespace zpmix::client {
@@ -27,13 +26,13 @@ std::chrono::milliseconds ping_interval() {
 }
 }  // namespace
 
-ClientActor::ClientActor(ClientStore &store) : store_(store) {
+ClientActor::ClientActor(ClientStore &store) : fences_(store) {
     thread_ = std::thread([this] { reactor_.run(); });
 }
 
 ClientActor::ClientActor(ClientStore &store, const std::string &uri, std::uint32_t timeout_ms,
                          bool pipeline)
-    : store_(store),
+    : fences_(store),
       conn_(std::make_unique<ZmtpConnection>(uri, ZmtpConnection::Role::dealer,
                                              deadline_after(timeout_ms), DecodeLimits{}.max_message,
                                              pipeline)) {
@@ -88,10 +87,9 @@ ClientActor::Reply ClientActor::call_bytes(std::uint64_t id, Pending pending,
     {
         std::lock_guard lock(mu_);
         if (!conn_ || lost_) {
-            if (!pending.fence_key.empty()) close_fence_locked(pending);
+            if (!pending.fence_key.empty()) fences_.close(pending.fence_key);
             return {conn_ ? PMIX_ERR_LOST_CONNECTION : PMIX_ERR_UNREACH, {}, {}};
         }
-        if (!pending.fence_key.empty()) fences_[pending.fence_key] = id;
         pending_.emplace(id, std::move(pending));
     }
     const auto deadline = deadline_after(timeout_ms);
@@ -124,58 +122,22 @@ ClientActor::Reply ClientActor::call_bytes(std::uint64_t id, Pending pending,
     return std::move(*slot);
 }
 
-ClientActor::FenceRequest ClientActor::open_fence(msg::FenceContribute &m) {
-    FenceRequest r;
-    r.id = next_id();
-    r.set = msg::fence_set(m.participants);
-    r.key = r.set + '#' + std::to_string(m.fence_id);
-    r.fence_id = m.fence_id;
-    {
-        // Open before its done_through is taken: an earlier fence still open holds it down.
-        std::lock_guard lock(mu_);
-        auto &open = open_fences_[r.set];
-        open.insert(m.fence_id);
-        m.done_through = *open.begin();
-        // An arena segment the store may still read holds its region down too.
-        if (auto a = arena_segments_.find(r.set); a != arena_segments_.end()) {
-            std::erase_if(a->second, [](const auto &kv) { return kv.second.expired(); });
-            if (a->second.empty())
-                arena_segments_.erase(a);
-            else
-                m.done_through = std::min(m.done_through, a->second.begin()->first);
-        }
-    }
-    r.bytes = encode(m.type, r.id, m);
-    return r;
-}
-
 pmix_status_t ClientActor::fence_call(msg::FenceContribute m) {
-    FenceRequest r = open_fence(m);
-    Pending p{.fence_key = std::move(r.key), .fence_set = std::move(r.set), .fence_id = r.fence_id};
-    return call_bytes(r.id, std::move(p), r.bytes, m.timeout_ms).status;
-}
-
-void ClientActor::close_fence_locked(const Pending &p) {
-    auto open = open_fences_.find(p.fence_set);
-    if (open == open_fences_.end()) return;
-    open->second.erase(p.fence_id);
-    if (open->second.empty()) open_fences_.erase(open);
+    const std::uint64_t id = next_id();
+    Pending p{.fence_key = fences_.open(m, id)};  // fills in m.done_through, encoded below
+    return call_bytes(id, std::move(p), encode(m.type, id, m), m.timeout_ms).status;
 }
 
 void ClientActor::fence(msg::FenceContribute m, Done done) {
-    FenceRequest r = open_fence(m);
-    Pending p{.done = std::move(done),
-              .fence_key = std::move(r.key),
-              .fence_set = std::move(r.set),
-              .fence_id = r.fence_id};
-    submit(r.id, std::move(p), r.bytes, m.timeout_ms);
+    const std::uint64_t id = next_id();
+    Pending p{.done = std::move(done), .fence_key = fences_.open(m, id)};
+    submit(id, std::move(p), encode(m.type, id, m), m.timeout_ms);
 }
 
 void ClientActor::submit(std::uint64_t id, Pending pending, const zmq::message_t &bytes,
                          std::uint32_t timeout_ms) {
     auto fail = [&](pmix_status_t status) {
-        std::lock_guard lock(mu_);
-        if (!pending.fence_key.empty()) close_fence_locked(pending);
+        if (!pending.fence_key.empty()) fences_.close(pending.fence_key);
         if (pending.done)
             reactor_.post([done = std::move(pending.done), status] { done(status, nullptr); });
     };
@@ -186,7 +148,6 @@ void ClientActor::submit(std::uint64_t id, Pending pending, const zmq::message_t
             lock.unlock();
             return fail(PMIX_ERR_LOST_CONNECTION);
         }
-        if (!pending.fence_key.empty()) fences_[pending.fence_key] = id;
         pending_.emplace(id, std::move(pending));
         ++async_pending_;
     }
@@ -248,14 +209,9 @@ void ClientActor::dispatch(std::string_view bytes) {
     try {
         if (env.type == msg::FenceDone::type) {
             auto done = env.as<msg::FenceDone>();
-            std::uint64_t id;
-            {
-                std::lock_guard lock(mu_);
-                auto f = fences_.find(done.key);
-                if (f == fences_.end()) return;  // timed out here already
-                id = f->second;
-            }
-            complete(id, take_fence_data(id, done), nullptr);
+            const std::uint64_t id = fences_.request(done.key);
+            if (id == 0) return;  // timed out here already
+            complete(id, fences_.take(done), nullptr);
             return;
         }
         if (env.type == msg::ErrorReply::type) {
@@ -272,45 +228,6 @@ void ClientActor::dispatch(std::string_view bytes) {
     }
 }
 
-pmix_status_t ClientActor::take_fence_data(std::uint64_t id, msg::FenceDone &done) {
-    pmix_status_t status = done.status;
-    if (status != PMIX_SUCCESS) return status;
-    // Mapped before the fence completes: the broker may reuse or remove a segment once this
-    // process contributes to a later fence over the same set.
-    try {
-        if (!done.arena.empty()) {
-            auto segment =
-                FenceSegment::in_arena(arena(done.arena), done.arena_offset, done.arena_length);
-            {
-                // Unless its fence was given up: then nothing holds the region for the store.
-                std::lock_guard lock(mu_);
-                auto p = pending_.find(id);
-                if (p == pending_.end()) return PMIX_ERR_TIMEOUT;
-                arena_segments_[p->second.fence_set][p->second.fence_id] = segment;
-            }
-            store_.add_segment(std::move(segment));
-        } else if (!done.segment.empty()) {
-            store_.add_segment(FenceSegment::open(done.segment));
-        } else if (!done.segment_bytes.empty()) {
-            store_.add_segment(
-                FenceSegment::parse({done.segment_bytes.data(), done.segment_bytes.size()}));
-        }
-    } catch (const SegmentError &e) {
-        spdlog::error("pmix client: fence {}: {}", done.key, e.what());
-        status = e.status;
-    }
-    return status;
-}
-
-std::shared_ptr<const ArenaMapping> ClientActor::arena(const std::string &path) {
-    if (auto it = arenas_.find(path); it != arenas_.end())
-        if (auto mapped = it->second.lock()) return mapped;
-    std::erase_if(arenas_, [](const auto &kv) { return kv.second.expired(); });
-    auto mapped = ArenaMapping::open(path);
-    arenas_[path] = mapped;
-    return mapped;
-}
-
 void ClientActor::complete(std::uint64_t id, pmix_status_t status, Envelope *env,
                            std::string_view message) {
     std::unique_lock lock(mu_);
@@ -319,13 +236,12 @@ void ClientActor::complete(std::uint64_t id, pmix_status_t status, Envelope *env
 
 void ClientActor::complete_locked(std::unique_lock<std::mutex> &, std::uint64_t id,
                                   pmix_status_t status, Envelope *env, std::string_view message) {
-    auto node = pending_.extract(id);
-    if (!node) return;  // answered, timed out or failed already
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;  // answered, timed out or failed already
+    // Closed before its request goes: take() finds a fence open only while its request waits.
+    if (!it->second.fence_key.empty()) fences_.close(it->second.fence_key);
+    auto node = pending_.extract(it);
     Pending &p = node.mapped();
-    if (!p.fence_key.empty()) {
-        fences_.erase(p.fence_key);
-        close_fence_locked(p);
-    }
     if (p.slot) {
         *p.slot = Reply{status, env ? std::move(*env) : Envelope{}, std::string(message)};
         answered_.notify_all();

@@ -9,21 +9,18 @@
 // per answer, the reason this actor exists in this shape); the progress thread reads only while
 // non-blocking requests are outstanding. Whoever reads dispatches every answer it finds to its
 // owner. Replies are matched to requests by envelope id, and FenceDone (one message for every
-// local participant, without a per-client id) by its fence key. A FenceDone that names a fence
-// segment is mapped by its reader before the fence completes (an arena once, while any segment
-// read from it lives); each contribution tells the broker which earlier fences over its set this
-// process has finished and reads no arena segment of, so their segments may go. When the
-// broker's end goes, every pending and later request fails with PMIX_ERR_LOST_CONNECTION.
+// local participant, without a per-client id) by its fence key: which request waits for which
+// fence, and which fences and segments this process still needs, is ClientFences' bookkeeping.
+// When the broker's end goes, every pending and later request fails with
+// PMIX_ERR_LOST_CONNECTION.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -31,9 +28,9 @@
 
 #include <pmix_common.h>
 
+#include "actors/client/client_fences.hpp"
 #include "actors/client/client_store.hpp"
 #include "actors/client/zmtp_connection.hpp"
-#include "actors/fence/segment_arena.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/session.hpp"
 #include "actors/runtime/envelope.hpp"
@@ -112,19 +109,10 @@ class ClientActor {
     struct Pending {
         Done done{};                   // non-blocking
         std::optional<Reply> *slot{};  // blocking: filled in by the reader
-        std::string fence_key{};       // empty unless a fence
-        std::string fence_set{};       // the fence's participant set
-        std::uint64_t fence_id = 0;
-    };
-    // A fence contribution, encoded, and what its Pending needs.
-    struct FenceRequest {
-        std::uint64_t id = 0;
-        std::string key, set;
-        std::uint64_t fence_id = 0;
-        zmq::message_t bytes;
+        std::string fence_key{};       // empty unless a fence, open in fences_ until completed
     };
 
-    ClientStore &store_;
+    ClientFences fences_;
     Reactor reactor_;
     std::unique_ptr<ZmtpConnection> conn_;
     std::atomic<std::uint64_t> next_id_{1};
@@ -132,19 +120,11 @@ class ClientActor {
     std::mutex mu_;                     // guards what follows, down to reader_wanted_
     std::condition_variable answered_;  // a slot was filled, or the reader role became free
     std::unordered_map<std::uint64_t, Pending> pending_;
-    std::unordered_map<std::string, std::uint64_t> fences_;  // fence key -> request id
-    // The fence ids over each participant set not finished yet (FenceDone not handled).
-    std::unordered_map<std::string, std::set<std::uint64_t>> open_fences_;
-    // The segments read from arenas, by set and fence id, while the store may still read them.
-    std::unordered_map<std::string, std::map<std::uint64_t, std::weak_ptr<const FenceSegment>>>
-        arena_segments_;
     std::size_t async_pending_ = 0;
     bool lost_ = false;
     bool reader_wanted_ = false;  // the progress thread needs the socket a blocking reader holds
 
-    std::mutex read_mu_;  // the reader role
-    // The reader's: the arenas mapped, while a segment read from one lives.
-    std::unordered_map<std::string, std::weak_ptr<const ArenaMapping>> arenas_;
+    std::mutex read_mu_;  // the reader role (fences_.take() is the reader's)
     // Progress thread only:
     bool watching_ = false;
     std::unordered_map<std::uint64_t, Reactor::TimerId> timers_;
@@ -156,9 +136,6 @@ class ClientActor {
                      std::uint32_t timeout_ms);
     void submit(std::uint64_t id, Pending pending, const zmq::message_t &bytes,
                 std::uint32_t timeout_ms);
-    // Registers a fence as open over its set and encodes its contribution with done_through.
-    FenceRequest open_fence(msg::FenceContribute &m);
-    void close_fence_locked(const Pending &p);  // the fence is finished here (holds mu_)
     // Writes a message within timeout_ms (0: the connection's write timeout). A timeout fails
     // request `id` (if not 0) with PMIX_ERR_TIMEOUT; a connection that ends (or is left
     // mid-message) fails everything pending. The status of the write.
@@ -169,9 +146,6 @@ class ClientActor {
     bool read_available();     // reader: fill + dispatch; false when the connection is gone
     void dispatch_buffered();  // reader: dispatches the complete messages already read
     void dispatch(std::string_view bytes);
-    // The store takes a completed fence's data; its status.
-    pmix_status_t take_fence_data(std::uint64_t id, msg::FenceDone &done);
-    std::shared_ptr<const ArenaMapping> arena(const std::string &path);  // the reader's
     // `message`: an ErrorReply's reason, for a blocking caller.
     void complete(std::uint64_t id, pmix_status_t status, Envelope *env,
                   std::string_view message = {});

@@ -17,9 +17,9 @@
 #include <pmix_common.h>
 
 #include "actors/fence/fence_board.hpp"
-#include "actors/fence/fence_reducer.hpp"
 #include "actors/fence/fence_segment.hpp"
 #include "actors/fence/segment_arena.hpp"
+#include "actors/fence/segment_store.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
@@ -149,7 +149,7 @@ msg::FenceContribute contribution(std::vector<msg::Proc> participants, const msg
 }
 
 // Data big enough to go into a fence segment: "card" is `value`, padded to `size` bytes.
-msg::Blob big_card(std::uint32_t value, std::size_t size = FenceReducer::kInlineMax + 1) {
+msg::Blob big_card(std::uint32_t value, std::size_t size = SegmentStore::kInlineMax + 1) {
     return blob({{"card", value}, {std::string(size, 'k'), value}});
 }
 
@@ -279,7 +279,7 @@ struct Fixture {
     // returned.
     msg::FenceDone arena_fence(std::vector<std::unique_ptr<Session>> &s, std::uint64_t id,
                                std::vector<std::uint64_t> done_through, std::uint32_t value,
-                               std::size_t size = FenceReducer::kInlineMax + 1) {
+                               std::size_t size = SegmentStore::kInlineMax + 1) {
         const std::string ns = s[0]->proc.nspace;
         for (std::uint32_t r = 0; r < 3; ++r) {
             s[r]->send(msg::Commit{{ns, r}, {}, {}, big_card(value + r, size)});
