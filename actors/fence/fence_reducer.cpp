@@ -28,6 +28,24 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
         reply_error(env, PMIX_ERR_BAD_PARAM, "the contributor is not among the participants");
         return;
     }
+    // A participant that cannot exist fails the fence at once for each contributor (they all
+    // name the same set): a rank its job does not have, a namespace this broker does not know
+    // (the contributor's own may be unregistered: a singleton).
+    {
+        const auto snapshot = namespaces_.snapshot();
+        for (const auto &p : participants) {
+            auto ns = snapshot->find(p.nspace);
+            if (ns == snapshot->end()) {
+                if (p.nspace != m.proc.nspace)
+                    return reply_error(
+                        env, PMIX_ERR_NOT_FOUND,
+                        "unknown namespace '" + p.nspace + "' among the participants");
+            } else if (p.rank != msg::kWildcardRank && p.rank >= ns->second->size()) {
+                return reply_error(env, PMIX_ERR_BAD_PARAM,
+                                   p.nspace + " has no rank " + std::to_string(p.rank));
+            }
+        }
+    }
     if (participants.size() == 1 && participants[0].rank == msg::kWildcardRank)
         if (FenceBoard *board = board_of(participants[0].nspace)) {
             log().warn(

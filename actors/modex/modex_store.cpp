@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include <fmt/format.h>
 #include <pmix_common.h>
 
 namespace zpmix {
@@ -125,6 +126,17 @@ void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
     if (m.proc.rank == msg::kWildcardRank) {
         reply_error(env, PMIX_ERR_BAD_PARAM, "direct modex needs one rank");
         return;
+    }
+    // Data that can never come is not waited for: a rank its job does not have, or a namespace
+    // this broker does not know (unless a process of it committed here: a singleton's).
+    if (const auto job = namespaces_.find(m.proc.nspace)) {
+        if (m.proc.rank >= job->size())
+            return reply_error(env, PMIX_ERR_BAD_PARAM,
+                               fmt::format("{} has no rank {} (size {})", m.proc.nspace,
+                                           m.proc.rank, job->size()));
+    } else if (auto c = committed_.lower_bound({m.proc.nspace, 0});
+               c == committed_.end() || c->first.nspace != m.proc.nspace) {
+        return reply_error(env, PMIX_ERR_NOT_FOUND, "unknown namespace '" + m.proc.nspace + "'");
     }
     const bool near = same_node(m.proc, m.reader);
     auto it = committed_.find(m.proc);

@@ -405,6 +405,23 @@ BOOST_AUTO_TEST_CASE(readers_get_the_scopes_meant_for_their_node) {
     BOOST_TEST(here.expect_error() == PMIX_ERR_NOT_FOUND);
 }
 
+// A Get or a fence that names a process that cannot exist fails at once (issue: no call hangs):
+// a rank its job does not have, a namespace the broker does not know.
+BOOST_AUTO_TEST_CASE(gets_and_fences_of_processes_that_cannot_exist_fail_at_once) {
+    Session s(broker.uri(), {"ns", 0});
+    s.send(msg::ModexGet{{"nosuch", 0}, "k", 0, {"ns", 0}});
+    BOOST_TEST(s.expect_error() == PMIX_ERR_NOT_FOUND);
+    s.send(msg::ModexGet{{"ns", 1000}, "k", 0, {"ns", 0}});
+    BOOST_TEST(s.expect_error() == PMIX_ERR_BAD_PARAM);
+    s.send(contribution({{"nosuch", W}, {"ns", 0}}, {"ns", 0}));
+    BOOST_TEST(s.expect_error() == PMIX_ERR_NOT_FOUND);
+    s.send(contribution({{"ns", 0}, {"ns", 1000}}, {"ns", 0}));
+    BOOST_TEST(s.expect_error() == PMIX_ERR_BAD_PARAM);
+    // A rank that exists but has not committed yet is still waited for (here until the timeout).
+    s.send(msg::ModexGet{{"ns", 2}, "k", 200, {"ns", 0}});
+    BOOST_TEST(s.expect_error() == PMIX_ERR_TIMEOUT);
+}
+
 // A process may connect only as a rank it is (or descends from): a Hello claiming another
 // launched rank opens no session; a session commits and fences only as its own rank.
 BOOST_AUTO_TEST_CASE(a_process_may_not_connect_commit_or_fence_as_another_rank) {

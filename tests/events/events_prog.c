@@ -186,9 +186,10 @@ int main(int argc, char **argv) {
         pmix_info_t nobody;
         pmix_data_array_t empty = {PMIX_PROC, 0, NULL};
         PMIX_INFO_LOAD(&nobody, PMIX_EVENT_CUSTOM_RANGE, &empty, PMIX_DATA_ARRAY);
-        if (PMIx_Notify_event(-502, &me, PMIX_RANGE_CUSTOM, &nobody, 1, NULL, NULL) !=
-            PMIX_ERR_BAD_PARAM)
-            return 17;
+        pmix_status_t refused =
+            PMIx_Notify_event(-502, &me, PMIX_RANGE_CUSTOM, &nobody, 1, NULL, NULL);
+        PMIX_INFO_DESTRUCT(&nobody);
+        if (refused != PMIX_ERR_BAD_PARAM) return 17;
     }
     printf("ready\n");
     fflush(stdout);

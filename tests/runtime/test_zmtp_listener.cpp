@@ -352,4 +352,7 @@ BOOST_AUTO_TEST_CASE(the_client_connection_answers_pings) {
     BOOST_REQUIRE(router.recv(id));
     BOOST_REQUIRE(router.recv(body));
     BOOST_TEST(body.to_string() == "still here");
+    // Stop the monitor while `c` is connected: its disconnection at the end would otherwise queue
+    // an event for `mon`, which libzmq leaks when `mon` closes unread (LeakSanitizer saw it).
+    zmq_socket_monitor(router.handle(), nullptr, 0);
 }

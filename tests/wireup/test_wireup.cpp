@@ -177,6 +177,10 @@ BOOST_AUTO_TEST_CASE(abort_ends_the_job_with_its_status) {
     BOOST_TEST(r.status == 7, "status " << r.status << "\n" << r.err);
 }
 
+BOOST_AUTO_TEST_CASE(gets_and_fences_of_processes_that_cannot_exist_fail_at_once) {
+    expect_ok(run("cannot_exist", 2), "cannot_exist", 2);
+}
+
 BOOST_AUTO_TEST_CASE(get_finds_data_of_the_scope_it_names) {
     expect_ok(run("scope", 2), "scope", 2);
 }

@@ -448,6 +448,25 @@ static void scenario_timeout(void) {
     }
 }
 
+/* Gets and fences naming processes that cannot exist fail at once, without PMIX_TIMEOUT (the
+ * test's own deadline catches a hang): a rank the job does not have, an unknown namespace. */
+static void scenario_cannot_exist(void) {
+    pmix_proc_t p;
+    pmix_value_t *got = NULL;
+    PMIX_LOAD_PROCID(&p, me.nspace, 1000);
+    CHECK_RC(PMIx_Get(&p, "wireup.none", NULL, 0, &got), PMIX_ERR_BAD_PARAM);
+    PMIX_LOAD_PROCID(&p, "wireup.nosuch", 0);
+    CHECK_RC(PMIx_Get(&p, "wireup.none", NULL, 0, &got), PMIX_ERR_NOT_FOUND);
+    pmix_proc_t set[2];
+    PMIX_LOAD_PROCID(&set[0], me.nspace, PMIX_RANK_WILDCARD);
+    PMIX_LOAD_PROCID(&set[1], "wireup.nosuch", PMIX_RANK_WILDCARD);
+    CHECK_RC(PMIx_Fence(set, 2, NULL, 0), PMIX_ERR_NOT_FOUND);
+    PMIX_LOAD_PROCID(&set[1], me.nspace, 1000);
+    PMIX_LOAD_PROCID(&set[0], me.nspace, 0);
+    CHECK_RC(PMIx_Fence(set, 2, NULL, 0), PMIX_ERR_BAD_PARAM);
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS); /* the job still fences */
+}
+
 /* The last rank ends right after init: the others' fence fails instead of hanging. */
 static void scenario_death(void) {
     if (me.rank == size - 1) {
@@ -1126,6 +1145,8 @@ int main(int argc, char **argv) {
         scenario_timeout();
     else if (!strcmp(what, "death"))
         scenario_death();
+    else if (!strcmp(what, "cannot_exist"))
+        scenario_cannot_exist();
     else if (!strcmp(what, "jobinfo"))
         scenario_jobinfo(0);
     else if (!strcmp(what, "singleton")) {
