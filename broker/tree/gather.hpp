@@ -48,7 +48,7 @@ inline constexpr Status kUnreachable = -25;  // PMIX_ERR_UNREACH (checked in gat
 // Which parts of a broker's subtree an operation waits for.
 struct Parts {
     bool local = true;
-    std::vector<Rank> children;  // children of this broker, ascending
+    std::vector<Rank> children;  // children of this broker that take part
 };
 
 // What became of an input.

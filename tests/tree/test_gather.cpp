@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <msgpack.hpp>
@@ -48,6 +49,7 @@ struct Sim {
     std::set<Rank> dead;  // their messages, in and out, are dropped
     std::vector<std::map<std::string, std::vector<Completion>>> done;  // by broker, by key
     std::vector<std::string> logs;
+    std::function<void(Rank, const std::string &)> on_complete;  // after recording it
 
     Sim(Rank size, Rank radix, bool shuffle, unsigned seed = 7, PlanOf plan = {},
         Gather::Reduce reduce = Gather::concatenate, std::size_t recent = 1024)
@@ -62,6 +64,7 @@ struct Sim {
                 },
                 [this, r](const std::string &key, Status s, const Bytes &b) {
                     done[r][key].push_back({s, b});
+                    if (on_complete) on_complete(r, key);
                 },
                 [this](std::string_view line) { logs.emplace_back(line); }};
             Gather::Plan p;
@@ -369,4 +372,23 @@ BOOST_AUTO_TEST_CASE(reduce_functions_and_their_failures) {
     bad[0].from_child(1, "u#1", PMIX_SUCCESS, "\xc1");  // not msgpack
     bad.run();
     check_failed(bad, "u#1", {0, 1, 2}, PMIX_ERR_UNPACK_FAILURE);
+}
+
+// An owner that starts its next operation from inside `complete`, as a reducer answering its
+// clients would, calls back into the engine while it is completing.
+BOOST_AUTO_TEST_CASE(callbacks_may_call_the_engine) {
+    for (bool shuffled : {false, true}) {
+        Sim sim(7, 3, shuffled, 21);
+        sim.on_complete = [&sim](Rank r, const std::string &key) {
+            const int n = std::stoi(key.substr(2));
+            if (n < 5) {
+                const std::string next = "r#" + std::to_string(n + 1);
+                BOOST_TEST((sim[r].contribute_local(next, part_of(r, next)) == Outcome::taken));
+            }
+        };
+        for (Rank r = 0; r < 7; ++r) sim[r].contribute_local("r#1", part_of(r, "r#1"));
+        sim.run();
+        for (int n = 1; n <= 5; ++n) check_success(sim, "r#" + std::to_string(n), all(7), all(7));
+        BOOST_TEST(sim.pending() == 0u);
+    }
 }
