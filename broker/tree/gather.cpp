@@ -114,12 +114,12 @@ Outcome Gather::from_parent(const std::string &key, Status status, const Bytes &
 }
 
 Outcome Gather::fail(const std::string &key, Status status) {
-    Outcome why;
-    if (!open(key, "a failure", why)) return why;
     if (status == PMIX_SUCCESS) {
         log("a failure", key, "PMIX_SUCCESS is no failure: refused");
         return Outcome::refused;
     }
+    Outcome why;
+    if (!open(key, "a failure", why)) return why;
     fail_op(key, status);
     return Outcome::taken;
 }

@@ -23,6 +23,7 @@
 //   over a failure on its way up: everyone sees the same outcome).
 // - A lost child fails every operation still waiting for it (by default PMIX_ERR_UNREACH, the
 //   standard's status for a peer that cannot be reached), and every later one that plans it.
+// - An operation waits until its parts, or a failure, come: timeouts are the owner's (fail()).
 // - Single-threaded: owned by one actor. Callbacks may call back into the engine.
 // - Memory: the pending operations, the `recent` keys, the lost children; nothing else.
 #include <cstdint>

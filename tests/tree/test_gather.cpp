@@ -322,6 +322,8 @@ BOOST_AUTO_TEST_CASE(duplicates_are_refused_and_late_messages_ignored) {
         BOOST_TEST(big.completions(r, "e#1") == 1u);
     }
     BOOST_TEST((big[0].from_parent("e#1", PMIX_SUCCESS, {}) == Outcome::refused));
+    BOOST_TEST((big[3].fail("e#2", PMIX_SUCCESS) == Outcome::refused));
+    BOOST_TEST(big.pending() == 0u);
 
     // Complete ones too: nothing completes twice.
     Sim ok(2, 2, false);
