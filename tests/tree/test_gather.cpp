@@ -170,7 +170,18 @@ BOOST_AUTO_TEST_CASE(concurrent_operations_complete_once_everywhere) {
                     sim.step();
                 }
                 sim.run();
-                for (const auto &k : keys) check_success(sim, k, all(size), all(size));
+                for (const auto &k : keys) {
+                    check_success(sim, k, all(size), all(size));
+                    // In preorder, whatever the order of delivery.
+                    std::vector<std::string> order;
+                    std::function<void(Rank)> visit = [&](Rank r) {
+                        order.push_back(part_of(r, k));
+                        for (Rank c : sim.topo.children(r)) visit(c);
+                    };
+                    visit(0);
+                    BOOST_TEST(bins(sim.done[0][k][0].result) == order,
+                               boost::test_tools::per_element());
+                }
                 BOOST_TEST(sim.pending() == 0u);
                 BOOST_TEST(sim.logs.empty());
             }
