@@ -129,7 +129,7 @@ Broker::Broker(Config config) : config_(std::move(config)), uid_(::getuid()) {
 // ---- The broker's actors. Other issues append their add_actor<...>() lines here. ----------
 void Broker::add_standard_actors() {
     dispatcher_ = &add_actor<Dispatcher>(DecodeLimits{.max_message = config_.max_message_bytes});
-    add_actor<Registry>(namespaces_, name_, events_uri_);
+    add_actor<Registry>(namespaces_, name_, events_uri_, config_.max_message_bytes);
     launcher_ = &add_actor_on<Launcher>(
         launcher_reactor_,
         Launcher::Settings{run_dir_, uri_, config_.kill_grace_ms, config_.client_write_timeout_ms});

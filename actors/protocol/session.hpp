@@ -26,10 +26,11 @@ struct Hello {
 
 struct Welcome {
     static constexpr const char *type = "session.welcome";
-    std::string broker;      // the broker's name (its host and pid)
-    std::string events_uri;  // where its event publisher (XPUB) listens
-    JobInfo job;             // a client's whole job-level information, in one message
-    ZPMIX_MSG_MAP(broker, events_uri, job);
+    std::string broker;             // the broker's name (its host and pid)
+    std::string events_uri;         // where its event publisher (XPUB) listens
+    JobInfo job;                    // a client's whole job-level information, in one message
+    std::uint64_t max_message = 0;  // the largest message it takes ([broker] max_message_bytes)
+    ZPMIX_MSG_MAP(broker, events_uri, job, max_message);
 };
 
 // server -> broker (internal): the server accepted the Hello of `peer` (a routing id). The

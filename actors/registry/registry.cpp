@@ -5,11 +5,12 @@
 namespace zpmix {
 
 Registry::Registry(Reactor &reactor, Bus &bus, NamespaceTable &table, std::string broker_name,
-                   std::string events_uri)
+                   std::string events_uri, std::uint64_t max_message)
     : Actor("registry", reactor, bus),
       table_(table),
       broker_name_(std::move(broker_name)),
-      events_uri_(std::move(events_uri)) {
+      events_uri_(std::move(events_uri)),
+      max_message_(max_message) {
     on(&Registry::hello, Access::anyone);
     on(&Registry::abort, Access::session);
     on(&Registry::job_info, Access::session | Access::operator_);
@@ -20,7 +21,7 @@ Registry::Registry(Reactor &reactor, Bus &bus, NamespaceTable &table, std::strin
 }
 
 void Registry::hello(const Envelope &env, msg::Hello &m) {
-    msg::Welcome welcome{broker_name_, events_uri_, {}};
+    msg::Welcome welcome{broker_name_, events_uri_, {}, max_message_};
     if (m.role == "tool" || m.role == "launcher") {
         // Tools and launchers act on this node's jobs: only local peers of our uid (ZAP).
         if (env.peer.tcp) {

@@ -22,13 +22,14 @@ namespace zpmix {
 class Registry : public Actor {
   public:
     Registry(Reactor &reactor, Bus &bus, NamespaceTable &table, std::string broker_name,
-             std::string events_uri);
+             std::string events_uri, std::uint64_t max_message);
 
   private:
     NamespaceTable &table_;
     std::string broker_name_;
     std::string events_uri_;
-    LaunchedRanks ranks_;  // a client claiming a launched rank must be its process
+    std::uint64_t max_message_;  // told in the Welcome: a client refuses a larger commit itself
+    LaunchedRanks ranks_;        // a client claiming a launched rank must be its process
 
     void hello(const Envelope &env, msg::Hello &m);
     void abort(const Envelope &env, msg::Abort &m);

@@ -181,6 +181,10 @@ BOOST_AUTO_TEST_CASE(gets_and_fences_of_processes_that_cannot_exist_fail_at_once
     expect_ok(run("cannot_exist", 2), "cannot_exist", 2);
 }
 
+BOOST_AUTO_TEST_CASE(an_oversized_commit_is_refused_and_the_connection_survives) {
+    expect_ok(run("bigput", 2), "bigput", 2);
+}
+
 BOOST_AUTO_TEST_CASE(get_finds_data_of_the_scope_it_names) {
     expect_ok(run("scope", 2), "scope", 2);
 }

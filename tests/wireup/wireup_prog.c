@@ -467,6 +467,36 @@ static void scenario_cannot_exist(void) {
     CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS); /* the job still fences */
 }
 
+/* Rank 0 puts more than the broker takes in one message: PMIx_Commit refuses it with a status
+ * that says so, and its connection survives (the fence and a Get of rank 1's data go through). */
+static void scenario_bigput(void) {
+    if (me.rank == 0) {
+        pmix_value_t big;
+        big.type = PMIX_BYTE_OBJECT;
+        big.data.bo.size = (size_t)65 << 20; /* the default max_message_bytes is 64 MiB */
+        big.data.bo.bytes = calloc(1, big.data.bo.size);
+        CHECK(big.data.bo.bytes != NULL);
+        CHECK_RC(PMIx_Put(PMIX_GLOBAL, "wireup.big", &big), PMIX_SUCCESS);
+        free(big.data.bo.bytes);
+        CHECK_RC(PMIx_Commit(), PMIX_ERR_OUT_OF_RESOURCE);
+    } else {
+        pmix_value_t v;
+        v.type = PMIX_UINT32;
+        v.data.uint32 = 4242;
+        CHECK_RC(PMIx_Put(PMIX_GLOBAL, "wireup.small", &v), PMIX_SUCCESS);
+        CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    }
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    if (me.rank == 0) {
+        pmix_proc_t one;
+        pmix_value_t *got = NULL;
+        PMIX_LOAD_PROCID(&one, me.nspace, 1);
+        CHECK_RC(PMIx_Get(&one, "wireup.small", NULL, 0, &got), PMIX_SUCCESS);
+        CHECK(got != NULL && got->type == PMIX_UINT32 && got->data.uint32 == 4242);
+        if (got) PMIX_VALUE_RELEASE(got);
+    }
+}
+
 /* The last rank ends right after init: the others' fence fails instead of hanging. */
 static void scenario_death(void) {
     if (me.rank == size - 1) {
@@ -1147,6 +1177,8 @@ int main(int argc, char **argv) {
         scenario_death();
     else if (!strcmp(what, "cannot_exist"))
         scenario_cannot_exist();
+    else if (!strcmp(what, "bigput"))
+        scenario_bigput();
     else if (!strcmp(what, "jobinfo"))
         scenario_jobinfo(0);
     else if (!strcmp(what, "singleton")) {

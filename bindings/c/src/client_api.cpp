@@ -29,7 +29,9 @@ using namespace zpmix;
 using client::ClientActor;
 using client::ClientStore;
 
-constexpr std::uint32_t kInitTimeoutMs = 10000;  // for the Welcome, when PMIX_TIMEOUT is not given
+constexpr std::uint32_t kInitTimeoutMs = 10000;
+constexpr std::uint64_t kEnvelopeSlack = 4096;  // a commit's envelope and keys beside its data  //
+                                                // for the Welcome, when PMIX_TIMEOUT is not given
 
 // The process's one client. Never destroyed: a program may exit without PMIx_Finalize while the
 // progress thread runs, and static destructors must not race it.
@@ -39,6 +41,7 @@ struct Client {
     std::atomic<bool> initialized{false};
     pmix_proc_t me{};
     std::uint32_t job_size = 1;
+    std::uint64_t max_message = 0;  // the broker's; 0: not told
     std::unique_ptr<ClientStore> store;
     std::unique_ptr<ClientActor> actor;
     std::unique_ptr<client::NodeFence> node_fence;  // a job on one node: its fence board
@@ -165,6 +168,7 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
     c.store->set_job(welcome.job, hello.rank);
     PMIX_LOAD_PROCID(&c.me, ns, hello.rank);
     c.job_size = welcome.job.size;
+    c.max_message = welcome.max_message;
     if (!welcome.job.fence_board.empty() && welcome.job.size > 1) {
         // Every rank fences its namespace on the board, or none does: one that cannot map it
         // must not go on to fence through the broker.
@@ -498,6 +502,15 @@ PMIX_EXPORT pmix_status_t PMIx_Commit(void) {
     if (!c.actor->has_broker()) return PMIX_SUCCESS;  // a singleton's data stays here
     msg::Commit m;
     c.store->commit_blobs(m);
+    // The broker ends the connection of a larger message: refuse it here, and stay connected.
+    const std::uint64_t bytes = m.local.size() + m.remote.size() + m.global.size();
+    if (c.max_message && bytes + kEnvelopeSlack > c.max_message) {
+        spdlog::error(
+            "PMIx_Commit: {} bytes of data, over the broker's limit of {} bytes "
+            "(max_message_bytes): not committed",
+            bytes, c.max_message);
+        return PMIX_ERR_OUT_OF_RESOURCE;
+    }
     if (c.node_fence)
         c.node_fence->commit(m);
     else
