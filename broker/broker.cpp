@@ -133,7 +133,7 @@ void Broker::add_standard_actors() {
     launcher_ = &add_actor_on<Launcher>(
         launcher_reactor_,
         Launcher::Settings{run_dir_, uri_, config_.kill_grace_ms, config_.client_write_timeout_ms});
-    add_actor<ModexStore>(namespaces_);
+    add_actor<ModexStore>(namespaces_, std::chrono::milliseconds(config_.get_timeout_ms));
     add_actor<FenceReducer>(namespaces_);
     add_actor<EventBroker>(namespaces_, *xpub_,
                            EventOptions{.ring_size = config_.event_cache_size,

@@ -23,6 +23,8 @@ struct Config {
     int tcp_heartbeat_timeout_ms = 30000;
     std::string log_level = "info";  // trace | debug | info | warn | error | off
     int kill_grace_ms = 2000;        // SIGTERM to SIGKILL when a job is terminated
+    // How long a PMIx_Get without PMIX_TIMEOUT waits for data that may still come (0: no limit).
+    int get_timeout_ms = 300000;
     // [events]
     std::size_t event_cache_size = 512;       // cache_size: events kept for replay and recovery
     int event_sndhwm = 100000;                // sndhwm: events queued per subscriber before drops

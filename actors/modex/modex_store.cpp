@@ -45,8 +45,9 @@ bool visible(const msg::Proc &e_pub, std::uint8_t e_range, const msg::Proc &read
 
 }  // namespace
 
-ModexStore::ModexStore(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces)
-    : Actor("modex", reactor, bus), namespaces_(namespaces) {
+ModexStore::ModexStore(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
+                       std::chrono::milliseconds default_wait)
+    : Actor("modex", reactor, bus), namespaces_(namespaces), default_wait_(default_wait) {
     on(&ModexStore::commit, Access::session);
     on(&ModexStore::get, Access::session);
     on(&ModexStore::collect, Access::internal);
@@ -154,8 +155,9 @@ void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
     }
     const std::uint64_t id = next_waiter_++;
     Waiter w{return_address(env), m.proc, m.key, near, m.commits, 0};
-    if (m.timeout_ms > 0)
-        w.timer = reactor().after(std::chrono::milliseconds(m.timeout_ms), [this, id] {
+    const auto wait = m.timeout_ms > 0 ? std::chrono::milliseconds(m.timeout_ms) : default_wait_;
+    if (wait.count() > 0)
+        w.timer = reactor().after(wait, [this, id] {
             auto node = waiters_.extract(id);
             if (node) reply_error(node.mapped().req, PMIX_ERR_TIMEOUT, "direct modex timed out");
         });

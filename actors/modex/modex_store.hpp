@@ -10,6 +10,7 @@
 //
 // A client commits, publishes and looks up only as itself (msg::acting_proc, checked before any
 // handler runs); over tcp it reads only its own job's data.
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -26,7 +27,9 @@ namespace zpmix {
 
 class ModexStore : public Actor {
   public:
-    ModexStore(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces);
+    // `default_wait` bounds a Get that gives no timeout (0: no limit).
+    ModexStore(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
+               std::chrono::milliseconds default_wait = {});
 
   private:
     struct Committed {
@@ -56,6 +59,7 @@ class ModexStore : public Actor {
     };
 
     const NamespaceTable &namespaces_;
+    std::chrono::milliseconds default_wait_;
     std::string host_;  // this broker's node
     std::map<msg::Proc, Committed> committed_;
     std::map<std::uint64_t, Waiter> waiters_;

@@ -224,6 +224,7 @@ struct Fixture {
     Broker broker{[this] {
         Config c;
         c.run_dir = tmp.path + "/run";
+        c.get_timeout_ms = 1500;  // a Get without PMIX_TIMEOUT of data that never comes
         return c;
     }()};
     Fixture() {
@@ -417,9 +418,14 @@ BOOST_AUTO_TEST_CASE(gets_and_fences_of_processes_that_cannot_exist_fail_at_once
     BOOST_TEST(s.expect_error() == PMIX_ERR_NOT_FOUND);
     s.send(contribution({{"ns", 0}, {"ns", 1000}}, {"ns", 0}));
     BOOST_TEST(s.expect_error() == PMIX_ERR_BAD_PARAM);
-    // A rank that exists but has not committed yet is still waited for (here until the timeout).
+    // A rank that exists but has not committed yet is still waited for: until the Get's timeout,
+    // or without one, the broker's get_timeout_ms.
     s.send(msg::ModexGet{{"ns", 2}, "k", 200, {"ns", 0}});
     BOOST_TEST(s.expect_error() == PMIX_ERR_TIMEOUT);
+    const auto asked = std::chrono::steady_clock::now();
+    s.send(msg::ModexGet{{"ns", 2}, "k", 0, {"ns", 0}});
+    BOOST_TEST(s.expect_error() == PMIX_ERR_TIMEOUT);
+    BOOST_TEST((std::chrono::steady_clock::now() - asked >= 1500ms));
 }
 
 // A process may connect only as a rank it is (or descends from): a Hello claiming another
