@@ -431,7 +431,8 @@ void add_run_command(CLI::App &app, int &status) {
     cmd->add_flag("-q,--quiet", o->quiet, "Less log output (repeatable)");
     cmd->prefix_command();  // options end at the program: `zpmix run -n 2 ls -l`
     cmd->footer(
-        "Hosts: -H, else --hostfile, else the Slurm allocation zpmix run is in "
+        "Hosts: -H, else --hostfile (with -H: the hostfile's hosts -H names), else the Slurm "
+        "allocation zpmix run is in "
         "(SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE), else this host. Ranks on other hosts than "
         "this one are not supported yet.\n"
         "Exit status: the job's (0, the first failing rank's exit code, or 128+signal; of the "

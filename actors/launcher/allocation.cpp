@@ -255,12 +255,9 @@ Result<std::vector<std::uint32_t>> expand_tasks_per_node(std::string_view counts
 
 Result<std::vector<Host>> requested_hosts(const Request &request, const Env &env) {
     Result<std::vector<Host>> r;
-    if (!request.host_lists.empty() && !request.hostfile.empty()) {
-        r.error = "give the hosts with -H or with --hostfile, not both";
-        return r;
-    }
+    std::vector<Host> named;  // by -H
     for (const auto &list : request.host_lists)
-        if (r.error = parse_host_list(list, r.value); !r.error.empty()) return r;
+        if (r.error = parse_host_list(list, named); !r.error.empty()) return r;
     if (!request.hostfile.empty()) {
         std::ifstream in(request.hostfile);
         std::stringstream text;
@@ -275,9 +272,25 @@ Result<std::vector<Host>> requested_hosts(const Request &request, const Env &env
             return r;
         }
         if (r.value.empty()) r.error = fmt::format("hostfile {} names no host", request.hostfile);
+        if (named.empty() || !r) return r;
+        // -H with a hostfile picks hosts of it, as mpirun does; their slots are the hostfile's.
+        for (const auto &h : named)
+            if (std::none_of(r.value.begin(), r.value.end(),
+                             [&](const Host &f) { return f.name == h.name; })) {
+                r.error = fmt::format("host {} given by -H is not in the hostfile {}", h.name,
+                                      request.hostfile);
+                return r;
+            }
+        std::erase_if(r.value, [&](const Host &f) {
+            return std::none_of(named.begin(), named.end(),
+                                [&](const Host &h) { return h.name == f.name; });
+        });
         return r;
     }
-    if (!request.host_lists.empty()) return r;
+    if (!named.empty()) {
+        r.value = std::move(named);
+        return r;
+    }
     auto nodelist = env("SLURM_JOB_NODELIST");
     if (!nodelist) nodelist = env("SLURM_NODELIST");
     if (!nodelist) return r;  // not in a Slurm allocation

@@ -62,8 +62,9 @@ std::string parse_hostfile(std::string_view text, std::vector<Host> &hosts);
 Result<std::vector<std::string>> expand_hostlist(std::string_view list);
 // SLURM_TASKS_PER_NODE: "2(x3),1" -> 2 2 2 1.
 Result<std::vector<std::uint32_t>> expand_tasks_per_node(std::string_view counts);
-// The hosts of the request: -H, --hostfile (read here), else the Slurm allocation in env
-// (SLURM_JOB_NODELIST and SLURM_TASKS_PER_NODE), else none (an empty list).
+// The hosts of the request: -H, --hostfile (read here; with -H, the hostfile's hosts -H names, as
+// mpirun picks them), else the Slurm allocation in env (SLURM_JOB_NODELIST and
+// SLURM_TASKS_PER_NODE), else none (an empty list).
 Result<std::vector<Host>> requested_hosts(const Request &request, const Env &env);
 // Maps the ranks onto hosts. Without hosts, every rank goes on this host ("localhost", slots
 // unlimited, so as many ranks as asked). Slots given (by -H, a hostfile or Slurm) are not

@@ -331,13 +331,21 @@ BOOST_AUTO_TEST_CASE(max_slots_hold_even_oversubscribed) {
     BOOST_TEST(contains(error_of(r), "max_slots allow only 2"));
 }
 
-BOOST_AUTO_TEST_CASE(hosts_come_from_one_place) {
-    TempFile f("n1\n");
+// As mpirun: -H with a hostfile picks hosts of it, with the hostfile's slots, in its order.
+BOOST_AUTO_TEST_CASE(host_list_picks_hosts_of_the_hostfile) {
+    TempFile f("n1 slots=2\nn2 slots=3\nn3 slots=1\n");
     Request r;
     r.hostfile = f.path;
-    r.host_lists = {"n2"};
-    BOOST_TEST(contains(error_of(r), "not both"));
-    r = Request{};
+    r.host_lists = {"n3,n1"};
+    const auto a = ok(r);
+    BOOST_TEST(rank_hosts(a) == (std::vector<std::string>{"n1", "n1", "n3"}),
+               boost::test_tools::per_element());
+    r.host_lists = {"n2,n9"};
+    BOOST_TEST(contains(error_of(r), "host n9 given by -H is not in the hostfile"));
+}
+
+BOOST_AUTO_TEST_CASE(hosts_come_from_one_place) {
+    Request r;
     r.host_lists = {"n1", "n1:x"};
     BOOST_TEST(contains(error_of(r), "'n1:x'"));
 }
