@@ -17,6 +17,7 @@
 #include "actors/protocol/session.hpp"
 #include "broker/broker.hpp"
 #include "broker/rendezvous.hpp"
+#include "support/process.hpp"
 #include "tests/support/log_capture.hpp"
 
 using namespace zpmix;
@@ -27,14 +28,7 @@ extern char **environ;
 
 namespace {
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/zpmix-test-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;  // support/process.hpp
 
 // A raw DEALER: sends whatever bytes a test wants and waits (with a deadline) for a reply.
 struct Peer {

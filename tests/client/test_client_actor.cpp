@@ -24,6 +24,7 @@
 #include "actors/protocol/modex.hpp"
 #include "actors/runtime/zmtp_wire.hpp"
 #include "broker/broker.hpp"
+#include "support/process.hpp"
 
 // The client's actor against a real broker: requests, replies, and the broker's death.
 using namespace zpmix;
@@ -33,14 +34,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/zpmix-ca-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;  // support/process.hpp
 
 class Registrar : public Actor {
   public:

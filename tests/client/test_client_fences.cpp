@@ -14,6 +14,7 @@
 #include "actors/client/client_store.hpp"
 #include "actors/fence/fence_segment.hpp"
 #include "actors/fence/segment_arena.hpp"
+#include "support/process.hpp"
 
 // ClientFences by itself: which request a FenceDone completes, and the done_through each
 // contribution reports (the fences still open, the arena segments the store may still read).
@@ -23,14 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/zpmix-cfences-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;  // support/process.hpp
 
 const std::vector<msg::Proc> kSet{{"a", 0}, {"a", 1}};
 

@@ -37,14 +37,7 @@ namespace {
 
 constexpr std::uint32_t W = msg::kWildcardRank;
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/zpmix-fm-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;  // support/process.hpp
 
 // Registers namespaces with the broker's actors as the launcher would.
 class Registrar : public Actor {

@@ -17,6 +17,7 @@
 #include "actors/fence/fence_board.hpp"
 #include "actors/fence/fence_segment.hpp"
 #include "actors/runtime/envelope.hpp"
+#include "support/process.hpp"
 
 // Fence segments: the broker's writer, the client's reader and the client store's lazy decoding,
 // in one process. Bad segments must give a status, never a crash.
@@ -26,14 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/zpmix-seg-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;  // support/process.hpp
 
 // A card of `size` bytes, different for every (rank, size).
 std::string card(std::uint32_t rank, std::size_t size) {
