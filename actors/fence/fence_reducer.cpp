@@ -28,22 +28,22 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
         reply_error(env, PMIX_ERR_BAD_PARAM, "the contributor is not among the participants");
         return;
     }
-    // A participant that cannot exist fails the fence at once for each contributor (they all
-    // name the same set): a rank its job does not have, a namespace this broker does not know
-    // (the contributor's own may be unregistered: a singleton).
-    {
+    std::string set = msg::fence_set(participants);
+    const std::string key = set + '#' + std::to_string(m.fence_id);
+    // A participant that cannot exist fails the fence at once for each contributor: a rank its
+    // job does not have, a namespace this broker does not know (the contributor's own may be
+    // unregistered: a singleton). Checked by the first only: the others name the same set.
+    if (!fences_.contains(key)) {
         const auto snapshot = namespaces_.snapshot();
         for (const auto &p : participants) {
             auto ns = snapshot->find(p.nspace);
-            if (ns == snapshot->end()) {
-                if (p.nspace != m.proc.nspace)
-                    return reply_error(
-                        env, PMIX_ERR_NOT_FOUND,
-                        "unknown namespace '" + p.nspace + "' among the participants");
-            } else if (p.rank != msg::kWildcardRank && p.rank >= ns->second->size()) {
+            if (ns == snapshot->end() && p.nspace != m.proc.nspace)
+                return reply_error(env, PMIX_ERR_NOT_FOUND,
+                                   "unknown namespace '" + p.nspace + "' among the participants");
+            if (ns != snapshot->end() && p.rank != msg::kWildcardRank &&
+                p.rank >= ns->second->size())
                 return reply_error(env, PMIX_ERR_BAD_PARAM,
                                    p.nspace + " has no rank " + std::to_string(p.rank));
-            }
         }
     }
     if (participants.size() == 1 && participants[0].rank == msg::kWildcardRank)
@@ -57,8 +57,6 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
                                "this job fences its namespace on its fence board, not by "
                                "message");
         }
-    std::string set = msg::fence_set(participants);
-    const std::string key = set + '#' + std::to_string(m.fence_id);
     // Moves the set and participants only when the fence is new.
     auto [it, created] =
         fences_.try_emplace(key, std::move(set), m.fence_id, std::move(participants));

@@ -87,11 +87,6 @@ const std::string &ModexStore::host_of(const NamespaceTable::Snapshot &namespace
     return host.empty() ? host_ : host;
 }
 
-bool ModexStore::same_node(const msg::Proc &owner, const msg::Proc &reader) const {
-    const auto snapshot = namespaces_.snapshot();
-    return host_of(*snapshot, owner) == host_of(*snapshot, reader);
-}
-
 bool ModexStore::ended(const msg::Proc &proc) const {
     const auto ns = namespaces_.find(proc.nspace);
     return ns && ns->ended(proc.rank);
@@ -130,16 +125,17 @@ void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
     }
     // Data that can never come is not waited for: a rank its job does not have, or a namespace
     // this broker does not know (unless a process of it committed here: a singleton's).
-    if (const auto job = namespaces_.find(m.proc.nspace)) {
-        if (m.proc.rank >= job->size())
+    const auto snapshot = namespaces_.snapshot();
+    if (auto job = snapshot->find(m.proc.nspace); job != snapshot->end()) {
+        if (m.proc.rank >= job->second->size())
             return reply_error(env, PMIX_ERR_BAD_PARAM,
                                fmt::format("{} has no rank {} (size {})", m.proc.nspace,
-                                           m.proc.rank, job->size()));
+                                           m.proc.rank, job->second->size()));
     } else if (auto c = committed_.lower_bound({m.proc.nspace, 0});
                c == committed_.end() || c->first.nspace != m.proc.nspace) {
         return reply_error(env, PMIX_ERR_NOT_FOUND, "unknown namespace '" + m.proc.nspace + "'");
     }
-    const bool near = same_node(m.proc, m.reader);
+    const bool near = host_of(*snapshot, m.proc) == host_of(*snapshot, m.reader);
     auto it = committed_.find(m.proc);
     if (it != committed_.end() && it->second.count >= m.commits) {
         if (readable(it->second, m.key, near))

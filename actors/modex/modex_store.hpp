@@ -79,7 +79,6 @@ class ModexStore : public Actor {
     // The node of a process (this broker's for a process the table does not know, or none).
     const std::string &host_of(const NamespaceTable::Snapshot &namespaces,
                                const msg::Proc &proc) const;
-    bool same_node(const msg::Proc &owner, const msg::Proc &reader) const;
     bool ended(const msg::Proc &proc) const;
     // What a reader sees of the owner's data: local+global on its node, remote+global elsewhere.
     static msg::ProcData data_for(const msg::Proc &proc, const Committed &c, bool same_node);
