@@ -1,5 +1,7 @@
 #include "actors/runtime/actor.hpp"
 
+#include "actors/runtime/broker_map.hpp"
+
 #include <stdexcept>
 
 #include <pmix_common.h>
@@ -21,6 +23,11 @@ void Bus::add(Actor &actor) {
 void Bus::set_peer_sink(Reactor &reactor, PeerSink sink) {
     peer_reactor_ = &reactor;
     peer_sink_ = std::move(sink);
+}
+
+void Bus::set_remote_sink(Reactor &reactor, PeerSink sink) {
+    remote_reactor_ = &reactor;
+    remote_sink_ = std::move(sink);
 }
 
 Bus::Route Bus::route(const std::string &type) const {
@@ -52,6 +59,13 @@ Actor *Bus::find(std::string_view name) const {
 }
 
 void Bus::send(const std::string &to, zmq::message_t msg) {
+    if (is_remote_address(to)) {
+        if (!remote_sink_) {
+            spdlog::warn("bus: no tree link for '{}', message dropped", to);
+            return;
+        }
+        return to_sink(remote_reactor_, remote_sink_, to, std::move(msg));
+    }
     if (Actor *actor = find(to)) {
         // Always through the mailbox, even on the same thread: a handler never re-enters.
         auto shared = std::make_shared<zmq::message_t>(std::move(msg));
@@ -62,11 +76,16 @@ void Bus::send(const std::string &to, zmq::message_t msg) {
         spdlog::warn("bus: no route to '{}', message dropped", to);
         return;
     }
-    if (peer_reactor_->on_reactor_thread()) {
-        peer_sink_(to, std::move(msg));
+    to_sink(peer_reactor_, peer_sink_, to, std::move(msg));
+}
+
+void Bus::to_sink(Reactor *reactor, const PeerSink &sink, const std::string &to,
+                  zmq::message_t msg) {
+    if (reactor->on_reactor_thread()) {
+        sink(to, std::move(msg));
     } else {
         auto shared = std::make_shared<zmq::message_t>(std::move(msg));
-        peer_reactor_->post([this, to, shared] { peer_sink_(to, std::move(*shared)); });
+        reactor->post([&sink, to, shared] { sink(to, std::move(*shared)); });
     }
 }
 

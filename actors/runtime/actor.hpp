@@ -50,6 +50,9 @@ class Bus {
     void add(Actor &actor);
     // Where messages to non-actor addresses go, and the reactor that sink runs on.
     void set_peer_sink(Reactor &reactor, PeerSink sink);
+    // Where messages to other brokers' addresses ("@<rank>/...", broker_map.hpp) go: the tree
+    // link. Without it they are dropped with a log line.
+    void set_remote_sink(Reactor &reactor, PeerSink sink);
 
     // Thread-safe. To an actor: queued in its mailbox. To a peer: sent on the sink's thread.
     void send(const std::string &to, zmq::message_t msg);
@@ -71,8 +74,11 @@ class Bus {
     std::unordered_map<std::string, Actor *> actors_;
     std::unordered_map<std::string, std::vector<Actor *>> types_;  // every handler, for broadcast
     std::unordered_map<std::string, Route> routes_;                // types peers may send
-    Reactor *peer_reactor_ = nullptr;
-    PeerSink peer_sink_;
+    Reactor *peer_reactor_ = nullptr, *remote_reactor_ = nullptr;
+    PeerSink peer_sink_, remote_sink_;
+
+    static void to_sink(Reactor *reactor, const PeerSink &sink, const std::string &to,
+                        zmq::message_t msg);
 };
 
 class Actor {

@@ -49,7 +49,9 @@ struct PeerCredentials {
 // Who a peer is, as the broker accepted its Hello: the dispatcher attaches it to every later
 // message of that peer (never read from the message itself).
 struct PeerSession {
-    enum class Role { client, tool, launcher };
+    // broker: another broker of the allocation, over the tree (CURVE-authenticated); its
+    // messages are trusted as the broker's own actors' are.
+    enum class Role { client, tool, launcher, broker };
     Role role = Role::client;
     std::string nspace;  // a client's own proc; empty for tools and launchers
     std::uint32_t rank = 0;

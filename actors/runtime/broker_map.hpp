@@ -1,0 +1,70 @@
+#pragma once
+// The allocation's brokers as this broker knows them: its own rank, and every broker's node (by
+// rank) in the k-ary tree that joins them (broker/tree/topology.hpp). A broker alone is rank 0 of
+// 1. Written once by the broker's tree link when the tree is up (before any job spans it), read by
+// every actor that must tell where a process runs. Thread-safe, like NamespaceTable: readers take
+// an immutable view.
+//
+// Actors of other brokers are addressed as "@<rank>/<address>" (an actor's name, or a peer's
+// routing id on that broker), every broker's as "@*/<address>"; the Bus hands such addresses to
+// the tree link, and a message that arrives over the tree carries its sender as "@<rank>/<from>",
+// so that a reply finds its way back.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zpmix {
+
+struct BrokerView {
+    std::uint32_t rank = 0;          // this broker's
+    std::uint32_t radix = 2;         // of the tree
+    std::vector<std::string> nodes;  // by broker rank: the node (host) each broker serves
+    std::uint32_t size() const { return static_cast<std::uint32_t>(nodes.size()); }
+    bool alone() const { return nodes.size() <= 1; }
+    const std::string &node() const { return nodes[rank]; }
+    // The broker serving `node`; none when no broker does.
+    std::optional<std::uint32_t> broker_of(std::string_view node) const {
+        for (std::uint32_t r = 0; r < nodes.size(); ++r)
+            if (nodes[r] == node) return r;
+        return std::nullopt;
+    }
+};
+
+// "@<rank>/<address>": `address` on broker `rank`; "@*/<address>": on every broker.
+inline std::string remote_address(std::uint32_t rank, std::string_view address) {
+    return "@" + std::to_string(rank) + "/" + std::string(address);
+}
+inline std::string every_broker(std::string_view address) {
+    return "@*/" + std::string(address);
+}
+inline bool is_remote_address(std::string_view to) {
+    return !to.empty() && to.front() == '@';
+}
+
+class BrokerMap {
+  public:
+    explicit BrokerMap(std::string node) {
+        auto v = std::make_shared<BrokerView>();
+        v->nodes.push_back(std::move(node));
+        view_ = std::move(v);
+    }
+    std::shared_ptr<const BrokerView> view() const {
+        std::lock_guard lock(mu_);
+        return view_;
+    }
+    void set(BrokerView v) {
+        auto p = std::make_shared<const BrokerView>(std::move(v));
+        std::lock_guard lock(mu_);
+        view_ = std::move(p);
+    }
+
+  private:
+    mutable std::mutex mu_;
+    std::shared_ptr<const BrokerView> view_;
+};
+
+}  // namespace zpmix
