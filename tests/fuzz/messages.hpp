@@ -12,6 +12,7 @@
 #include "actors/protocol/modex.hpp"
 #include "actors/protocol/monitor.hpp"
 #include "actors/protocol/session.hpp"
+#include "actors/protocol/tree.hpp"
 
 namespace zpmix::fuzz {
 
@@ -28,7 +29,9 @@ using Messages =
                m::TerminateRanks, m::SignalledRanks, m::CheckpointCompleted, m::Log, m::Commit,
                m::ModexGet, m::ModexData, m::ModexCollect, m::ModexCollected, m::Publish, m::Lookup,
                m::LookupReply, m::Unpublish, m::MonitorRequest, m::MonitorBeat, m::Hello,
-               m::Welcome, m::SessionOpen>;
+               m::Welcome, m::SessionOpen, m::TreeLost, m::TreeHello, m::TreeWelcome,
+               m::TreeBeat, m::TreeStop, m::TreeHop, m::TreeOnline, m::TreeMembers, m::LaunchAcross, m::JobPart,
+               m::PartLaunched, m::PartStatus, m::EndPart, m::SignalParts>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
 static_assert(std::tuple_size_v<Messages> == ZPMIX_MESSAGE_TYPES,
               "a message type of actors/protocol/*.hpp is missing from the list");
