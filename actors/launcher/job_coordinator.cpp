@@ -107,6 +107,11 @@ void JobCoordinator::part_launched(const Envelope &, msg::PartLaunched &m) {
     auto it = jobs_.find(m.nspace);
     if (it == jobs_.end()) return;
     Job &job = it->second;
+    if (m.status != PMIX_SUCCESS && job.status) {
+        // The job failed while this part was starting: it gave up, and is over.
+        job.started.insert(m.broker);
+        return part_over(m.nspace, m.broker);
+    }
     if (m.status != PMIX_SUCCESS) {
         // Nothing of the job survives a part that could not start.
         const std::string why = fmt::format("on {}: {}", node_of(m.broker), m.message);
@@ -120,7 +125,12 @@ void JobCoordinator::part_launched(const Envelope &, msg::PartLaunched &m) {
     for (const auto &[rank, pid] : m.pids)
         if (rank < job.pids.size()) job.pids[rank] = pid;
     job.started.insert(m.broker);
-    if (job.started.size() == job.parts) reply(job.request, msg::LaunchReply{m.nspace, job.pids});
+    if (job.started.size() == job.parts) answer(m.nspace, job);
+}
+
+void JobCoordinator::answer(const std::string &nspace, Job &job) {
+    if (std::exchange(job.answered, true)) return;
+    reply(job.request, msg::LaunchReply{nspace, job.pids});
 }
 
 void JobCoordinator::part_status(const Envelope &, msg::PartStatus &m) {
@@ -144,7 +154,7 @@ void JobCoordinator::tree_lost(const Envelope &, msg::TreeLost &m) {
             if (job.over.contains(b)) continue;
             const std::string why =
                 fmt::format("the broker on {} was lost, with the job's ranks there", node_of(b));
-            if (!job.started.contains(b) && job.started.size() < job.parts) {
+            if (!job.started.contains(b) && !job.status) {
                 // Still starting: the launch fails as a part that could not start does.
                 msg::PartLaunched failed{nspace, b, PMIX_ERR_UNREACH, why, {}};
                 part_launched({}, failed);
@@ -172,6 +182,7 @@ void JobCoordinator::part_over(const std::string &nspace, std::uint32_t broker) 
     job.over.insert(broker);
     if (job.over.size() < job.parts) return;
     const std::int32_t status = job.status.value_or(0);
+    answer(nspace, job);  // `zpmix run` reads the JobEnded after a LaunchReply
     send(every_broker("launcher"), msg::EndPart{nspace, status, job.message, true});
     send(job.requester, msg::JobEnded{nspace, status, job.message});
     if (job.time_limit) reactor().cancel(job.time_limit);

@@ -11,7 +11,8 @@
 // - The first failure anywhere (a part's rank ends abnormally, PMIx_Abort, the time limit, a lost
 //   broker) is the job's status and message; every part is then told to terminate its ranks.
 // - A part that cannot start fails the whole launch: every part is ended, `zpmix run` gets the
-//   error (naming the node), nothing of the job is left.
+//   error (naming the node), nothing of the job is left. A part that gives up starting because the
+//   job already failed is just over.
 // - The job ends once every part is over (a lost broker's part counts as over, failed); the
 //   parts then forget it (EndPart.finish), so its namespace leaves every broker at once.
 // - A JobEnded comes after every Output of the job: each part reports its end after its last
@@ -45,6 +46,7 @@ class JobCoordinator : public Actor {
         std::optional<std::int32_t> status;
         std::string message;
         Reactor::TimerId time_limit = 0;
+        bool answered = false;  // the LaunchReply is sent
     };
 
     const BrokerMap &brokers_;
@@ -58,6 +60,7 @@ class JobCoordinator : public Actor {
     // The job's first failure: every part terminates its ranks.
     void fail(const std::string &nspace, Job &job, std::int32_t status, std::string message);
     void part_over(const std::string &nspace, std::uint32_t broker);
+    void answer(const std::string &nspace, Job &job);
     std::string node_of(std::uint32_t broker) const;
 };
 

@@ -485,7 +485,8 @@ void TreeLink::send_down(Rank child, const std::vector<zmq::message_t *> &frames
             down_.send(*frames[i],
                        i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
     } catch (const zmq::error_t &e) {  // EHOSTUNREACH: its connection is gone
-        child_lost(child, e.what());
+        // Later: the caller may be going through children_.
+        reactor().post([this, child, why = std::string(e.what())] { child_lost(child, why); });
     }
 }
 
