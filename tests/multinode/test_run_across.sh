@@ -61,6 +61,27 @@ check "signal: exit status (SIGTERM)" 143 $?
 rm -f "$conf.out"
 nothing_left signal
 
+# zpmix run killed outright: each node's broker misses its parent and stops with its ranks.
+"$zpmix" run --rsh-agent "$ZPMIX_NETNS_AGENT" -H "$a:1,$b:1" sh -c 'echo up; exec sleep 60' >"$conf.out" 2>/dev/null &
+: >>"$conf.out"
+pid=$!
+deadline=$((SECONDS + 30))
+while [ "$(grep -c up "$conf.out")" -lt 2 ] && ((SECONDS < deadline)); do sleep 0.05; done
+kill -KILL $pid
+wait $pid 2>/dev/null
+rm -f "$conf.out"
+# The root's own directory is left (it was killed); the nodes' brokers remove theirs.
+nothing_left_on_nodes() {
+    local deadline=$((SECONDS + 15)) left
+    while left=$(ip netns pids "$a"; ip netns pids "$b") && [ -n "$left" ] && ((SECONDS < deadline)); do
+        sleep 0.05
+    done
+    check "$1: no process left on the nodes" "" "$left"
+}
+nothing_left_on_nodes "zpmix run killed"
+rm -rf "$base/broker-$pid-0"
+check "zpmix run killed: no broker directory left" "" "$(ls "$base" 2>/dev/null | grep '^broker-')"
+
 # A node that cannot be reached fails the launch at once, naming it.
 err=$(run -H "$a:1,nosuchnode:1" true 2>&1)
 check "unreachable: exit status" 1 $?
