@@ -148,6 +148,7 @@ void Broker::add_standard_actors() {
                            EventOptions{.ring_size = config_.event_cache_size,
                                         .host = node_,
                                         .self = {name_, 0},
+                                        .brokers = &brokers_,
                                         .test_drop_every = config_.event_test_drop_every});
     add_actor<JobControl>(
         namespaces_,

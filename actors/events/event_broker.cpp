@@ -44,6 +44,7 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, const NamespaceTable &names
     on(&EventBroker::proc_ended, Access::internal);
     on(&EventBroker::namespace_ended, Access::internal);
     on(&EventBroker::abort_job, Access::internal);
+    on(&EventBroker::relayed, Access::internal);
     xpub_.on_subscription([this](bool on, std::string_view topic) { on_subscription(on, topic); });
 }
 
@@ -291,7 +292,17 @@ std::set<msg::Proc> EventBroker::recipients(const std::string &prefix) const {
     return out;
 }
 
-void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cache) {
+void EventBroker::relayed(const Envelope &, msg::EventRelay &m) {
+    if (opts_.brokers && m.origin == opts_.brokers->view()->rank) return;  // ours, back
+    publish_on(m.prefix, std::move(m.event), m.cache, false);
+}
+
+void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cache, bool relay) {
+    if (relay && opts_.brokers && !prefix.starts_with("ev/node/")) {
+        const auto view = opts_.brokers->view();
+        if (!view->alone())
+            send(every_broker(name()), msg::EventRelay{prefix, ev, cache, view->rank});
+    }
     ev.stream = msg::topic::stream(prefix, ev.enviro);
     ev.seq = ++heads_[ev.stream];
     const std::string topic = msg::topic::of_event(ev.stream, ev.status);

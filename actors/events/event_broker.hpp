@@ -7,6 +7,8 @@
 // Registration: a client's "ev.register" is answered only once the XPUB has seen the client's
 // sync subscription (its other subscriptions, made before on the same connection, are then in
 // effect), with the cached events of its streams for the new handler.
+// Across nodes: every event published here for more than this node is relayed to the other
+// brokers (ev.relay), which publish it on the same topic to their own subscribers.
 // Runtime events: a process's end (the registry's ProcEnded) becomes PMIX_EVENT_PROC_TERMINATED,
 // plus an error code when abnormal, for the rest of its job; the end of a job (the registry's
 // NamespaceEnded), PMIX_EVENT_JOB_END for whoever asked: a NotifyCompletion, or the spawner of a
@@ -26,6 +28,7 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/broker_map.hpp"
 #include "actors/runtime/namespace_table.hpp"
 #include "actors/runtime/zmtp_listener.hpp"
 
@@ -37,6 +40,9 @@ struct EventOptions {
     std::string host;             // this node (ev/node/<host>/); empty: gethostname()
     msg::Proc self;               // the source of runtime events
     std::chrono::milliseconds sync_timeout{10000};  // a registration's sync subscription must come
+    // The allocation's brokers: with a tree, every event not for this node alone is relayed to the
+    // others' events actors, which publish it to their nodes' subscribers. Null: alone.
+    const BrokerMap *brokers = nullptr;
     // Testing only: publish every event numbered a multiple of this without sending it (0: off),
     // so subscribers must detect the gap and recover it from the cache.
     std::uint64_t test_drop_every = 0;
@@ -76,12 +82,14 @@ class EventBroker : public Actor {
     void proc_ended(const Envelope &env, msg::ProcEnded &m);
     void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);
     void abort_job(const Envelope &env, msg::AbortJob &m);
+    void relayed(const Envelope &env, msg::EventRelay &m);
 
     void on_subscription(bool subscribe, std::string_view topic);
     void complete_register(const Envelope &req, const msg::EventRegister &m);
     // Publishes ev to each of the range prefixes; returns PMIx status.
     std::int32_t publish(msg::Event ev, bool cache);
-    void publish_on(const std::string &prefix, msg::Event ev, bool cache);
+    // relay: also to the other brokers (an event relayed here is not sent on again).
+    void publish_on(const std::string &prefix, msg::Event ev, bool cache, bool relay = true);
     std::vector<std::string> prefixes_of(const msg::Event &ev, std::string &error) const;
     std::set<msg::Proc> recipients(const std::string &prefix) const;
 };

@@ -98,6 +98,18 @@ inline const Proc *acting_proc(const NotifyEvent &m) {
     return &m.event.source;
 }
 
+// events -> the events actor of every other broker of the tree: an event published here on
+// `prefix`, for the subscribers of their nodes (each numbers it in its own stream). Events for
+// this node only (ev/node/...) are not relayed.
+struct EventRelay {
+    static constexpr const char *type = "ev.relay";
+    std::string prefix;
+    Event event;
+    bool cache = true;
+    std::uint32_t origin = 0;  // the broker that published it first
+    ZPMIX_MSG_MAP(prefix, event, cache, origin);
+};
+
 // Client -> events: a handler registration. The client has subscribed its SUB socket to
 // `streams` and then to "ev/sync/<sync>/" (empty `sync`: no new subscription); the broker answers
 // only once its XPUB has seen that sync subscription, so every event published after the answer

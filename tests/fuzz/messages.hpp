@@ -20,7 +20,7 @@ namespace m = zpmix::msg;
 
 using Messages =
     std::tuple<m::ErrorReply, m::Ok, m::Event, m::NotifyEvent, m::EventRegister, m::EventRegistered,
-               m::EventStreamsQuery, m::EventStreams, m::EventResend, m::EventResent, m::EventAck,
+               m::EventStreamsQuery, m::EventStreams, m::EventResend, m::EventResent, m::EventAck, m::EventRelay,
                m::NotifyCompletion, m::FenceContribute, m::FenceDone, m::Launch, m::Spawn,
                m::LaunchReply, m::Output, m::ProcExit, m::JobEnded, m::SignalJob, m::Abort,
                m::AbortJob, m::RegisterNamespace, m::RankSpawned, m::DeregisterNamespace,

@@ -1137,6 +1137,20 @@ static void scenario_abort(void) {
 
 /* ------------------------------------------------------------------ across nodes */
 
+static pthread_mutex_t across_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t across_cv = PTHREAD_COND_INITIALIZER;
+static int across_events;
+static void across_handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                           pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                           pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
+    pthread_mutex_lock(&across_mu);
+    ++across_events;
+    pthread_cond_broadcast(&across_cv);
+    pthread_mutex_unlock(&across_mu);
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
 /* A job whose ranks are on `nodes` nodes (tests/multinode): each rank's job information names
  * its node, and data crosses nodes by collecting fence and by direct modex, each scope reaching
  * exactly the readers the standard says. */
@@ -1198,6 +1212,26 @@ static void scenario_across(uint32_t nodes) {
     CHECK_RC(scoped_get(&next, "x.late", PMIX_SCOPE_UNDEF, &x), PMIX_SUCCESS);
     CHECK(x == 40 + next.rank);
     CHECK_RC(scoped_get(&next, "x.never", PMIX_SCOPE_UNDEF, &x), PMIX_ERR_NOT_FOUND);
+    /* An event to the namespace reaches every rank, on every node. */
+    pmix_status_t code = -4242;
+    CHECK(PMIx_Register_event_handler(&code, 1, NULL, 0, across_handler, NULL, NULL) >= 0);
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);
+    if (me.rank == size - 1)
+        CHECK_RC(PMIx_Notify_event(code, &me, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL),
+                 PMIX_SUCCESS);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    pthread_mutex_lock(&across_mu);
+    while (me.rank != size - 1 && across_events == 0 &&
+           pthread_cond_timedwait(&across_cv, &across_mu, &until) == 0) {
+    }
+    const int got = across_events;
+    pthread_mutex_unlock(&across_mu);
+    if (me.rank != size - 1) {  /* whether the notifier hears itself is not the point here */
+        if (!got) NOTE("rank %u: the namespace event never came\n", me.rank);
+        CHECK(got == 1);
+    }
     fence_with(NULL, 0, 0, PMIX_SUCCESS);
     free(node_of);
 }
