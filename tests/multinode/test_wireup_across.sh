@@ -27,5 +27,10 @@ out=$(run -H "$a:1,$b:2,$c:1" "$prog" across 3 2>&1)
 check "three nodes in a chain: wireup across" 0 $?
 [ -z "$out" ] || echo "$out" >&2
 
+# PMIx_Abort on one node ends the ranks of both, with its status and message.
+err=$(run -H "$a:2,$b:2" "$prog" abort 2>&1 >/dev/null)
+check "abort: exit status" 7 $?
+check "abort: says who" yes "$(grep -q "rank 1 called PMIx_Abort with status 7: wireup abort test" <<<"$err" && echo yes || echo "$err")"
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed" >&2; exit 1; }
 echo "all checks passed"
