@@ -19,7 +19,7 @@ struct BrokerOptions {
     // A broker of a tree, started by its root through the rsh agent (broker/tree/boot.hpp).
     std::vector<std::string> parent;
     std::uint32_t rank = 0, size = 1, radix = 0;
-    std::string node;
+    std::string node, tcp_if;
     bool keys_on_stdin = false;
     int heartbeat_ms = 0, lost_after_ms = 0;
 };
@@ -56,6 +56,7 @@ int run_broker(const BrokerOptions &o) {
             if (o.heartbeat_ms) config.tree_heartbeat_ms = o.heartbeat_ms;
             if (o.lost_after_ms) config.tree_lost_after_ms = o.lost_after_ms;
             config.node = o.node;
+            if (!o.tcp_if.empty()) config.tree_tcp_if = o.tcp_if;
             config.run_dir.clear();  // private: `zpmix run` on this node must not take it
         } else if (config.run_dir.empty()) {
             config.run_dir = default_base_dir();
@@ -125,6 +126,7 @@ void add_broker_command(CLI::App &app, int &status) {
     cmd->add_flag("--keys-on-stdin", o->keys_on_stdin,
                   "Read the allocation's CURVE keypair from stdin (two lines: public, secret)");
     cmd->add_option("--heartbeat-ms", o->heartbeat_ms, "Tree heartbeat period");
+    cmd->add_option("--tcp-if", o->tcp_if, "Listen for child brokers on this interface / CIDR");
     cmd->add_option("--lost-after-ms", o->lost_after_ms, "A silent tree neighbour is lost after");
     cmd->callback([o, &status] { status = run_broker(*o); });
 }

@@ -50,7 +50,7 @@ struct RunOptions {
     double timeout = 0;
     std::string bind_to = "none", map_by, broker;
     std::string personality = "auto";
-    std::string rsh_agent;
+    std::string rsh_agent, tcp_if;
     int verbose = 0, quiet = 0;
 };
 
@@ -287,6 +287,7 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
             config.tree_size = static_cast<std::uint32_t>(spread.brokers.size());
             config.tree_nodes = spread.brokers;
             if (!o.rsh_agent.empty()) config.tree_rsh_agent = o.rsh_agent;
+            if (!o.tcp_if.empty()) config.tree_tcp_if = o.tcp_if;
             config.tree_zpmix = zpmix_program(config);
             char pub[41] = {}, sec[41] = {};
             if (zmq_curve_keypair(pub, sec) != 0)
@@ -297,6 +298,9 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
             config.tree_broker_args = {"--heartbeat-ms", std::to_string(config.tree_heartbeat_ms),
                                        "--lost-after-ms",
                                        std::to_string(config.tree_lost_after_ms)};
+            if (!config.tree_tcp_if.empty())
+                config.tree_broker_args.insert(config.tree_broker_args.end(),
+                                               {"--tcp-if", config.tree_tcp_if});
             for (int i = 0; i < o.verbose; ++i) config.tree_broker_args.push_back("-v");
             if (o.verbose == 0) config.tree_broker_args.push_back("-q");
             embedded = std::make_unique<Broker>(config);
@@ -501,6 +505,9 @@ void add_run_command(CLI::App &app, int &status) {
     cmd->add_option("--rsh-agent,--launch-agent", o->rsh_agent,
                     "How brokers are started on other hosts: `AGENT HOST COMMAND...` (default: "
                     "[tree] rsh_agent, ssh; Open MPI's plm_rsh_agent)");
+    cmd->add_option("--tcp-if", o->tcp_if,
+                    "Brokers listen for each other on this interface only (a name or a CIDR; "
+                    "default: every interface, [tree] tcp_if)");
     cmd->add_flag("-v,--verbose", o->verbose, "More log output (repeatable)");
     cmd->add_flag("-q,--quiet", o->quiet, "Less log output (repeatable)");
     cmd->prefix_command();  // options end at the program: `zpmix run -n 2 ls -l`

@@ -37,6 +37,15 @@ check "hello: exit status" 0 $?
 check "hello: each rank on its node" "$(printf '%s\n' "$a 0" "$a 1" "$b 2" "$b 3")" "$(sort <<<"$out")"
 nothing_left hello
 
+# --tcp-if: the brokers listen on the nodes' subnet only; an interface nobody has is refused.
+out=$(run --tcp-if "$ZPMIX_NETNS_SUBNET" -H "$a:1,$b:1" hostname)
+check "tcp-if: exit status" 0 $?
+check "tcp-if: both nodes" "$(printf '%s\n' "$a" "$b")" "$(sort <<<"$out")"
+err=$(run --tcp-if nosuchif0 -H "$a:1,$b:1" hostname 2>&1)
+check "tcp-if nowhere: exit status" 1 $?
+check "tcp-if nowhere: says why" yes "$(grep -q "no up IPv4 interface" <<<"$err" && echo yes || echo "$err")"
+nothing_left tcp-if
+
 out=$(run -H "$a:2,$b:2" --map-by node -n 4 sh -c 'echo $(hostname) $PMIX_RANK')
 check "map-by node: exit status" 0 $?
 check "map-by node: ranks alternate" "$(printf '%s\n' "$a 0" "$a 2" "$b 1" "$b 3")" "$(sort <<<"$out")"
