@@ -87,7 +87,7 @@ std::string peer_name(const std::string &rid) {
 
 }  // namespace
 
-Broker::Broker(Config config) : config_(std::move(config)), uid_(::getuid()) {
+Broker::Broker(Config config) : config_(std::move(config)), uid_(::getuid()), brokers_(hostname()) {
     static std::atomic<unsigned> embedded_count{0};
     log_ = spdlog::default_logger()->clone("broker");
     if (config_.run_dir.empty()) {
@@ -133,8 +133,8 @@ void Broker::add_standard_actors() {
     launcher_ = &add_actor_on<Launcher>(
         launcher_reactor_,
         Launcher::Settings{run_dir_, uri_, config_.kill_grace_ms, config_.client_write_timeout_ms});
-    add_actor<ModexStore>(namespaces_, std::chrono::milliseconds(config_.get_timeout_ms));
-    add_actor<FenceReducer>(namespaces_);
+    add_actor<ModexStore>(namespaces_, brokers_, std::chrono::milliseconds(config_.get_timeout_ms));
+    add_actor<FenceReducer>(namespaces_, brokers_);
     add_actor<EventBroker>(namespaces_, *xpub_,
                            EventOptions{.ring_size = config_.event_cache_size,
                                         .host = hostname(),

@@ -19,6 +19,7 @@
 #include <zmq.hpp>
 
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/broker_map.hpp"
 #include "actors/runtime/namespace_table.hpp"
 #include "actors/runtime/zmtp_listener.hpp"
 #include "broker/config.hpp"
@@ -59,6 +60,8 @@ class Broker {
     const Config &config() const { return config_; }
     Reactor &reactor() { return reactor_; }
     Bus &bus() { return bus_; }
+    // The allocation's brokers: this one alone until the tree link sets the tree's view.
+    BrokerMap &brokers() { return brokers_; }
 
     // Constructs A(reactor(), bus(), args...) and registers it on the bus. Before start() only.
     template <class A, class... Args>
@@ -98,6 +101,7 @@ class Broker {
     Reactor launcher_reactor_;
     Bus bus_;
     NamespaceTable namespaces_;  // written by the registry, read by every actor
+    BrokerMap brokers_;          // this broker's node, then the tree's view
     std::vector<std::unique_ptr<Actor>> actors_;
     Dispatcher *dispatcher_ = nullptr;  // every peer's message enters through it
     Launcher *launcher_ = nullptr;
