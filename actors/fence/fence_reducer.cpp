@@ -177,6 +177,10 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     f.collect = f.collect || m.collect;
     f.done_through = std::min(f.done_through, m.done_through);
     f.routes.push_back(env.from);
+    // It failed on the tree before this contributor came.
+    if (created && !f.brokers.empty())
+        if (auto failed = failed_.find(key); failed != failed_.end())
+            return finish(key, failed->second);
     // Later exits are handled as they come; one that came before fails a new fence at once.
     if (created && missing_for_good(key, f)) {
         fail(key, PMIX_ERR_PROC_TERM_WO_SYNC);
@@ -188,9 +192,7 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
 std::optional<msg::Proc> FenceReducer::missing_for_good(const std::string &key,
                                                         const Fence &f) const {
     if (!f.brokers.empty())
-        for (const auto &[p, contributed] : ended_elsewhere_)
-            if (FenceCount::includes(f.count.participants(), p) && !contributed.contains(key))
-                return p;
+        if (auto gone = ended_before(key, f.count.participants())) return gone;
     const auto snapshot = namespaces_.snapshot();
     for (const auto &p : f.count.participants()) {
         auto ns = snapshot->find(p.nspace);
@@ -247,7 +249,8 @@ void FenceReducer::proc_ended(const Envelope &, msg::ProcEnded &m) {
         log().info("fence {} fails: {}:{} ended before contributing", key, m.nspace, m.rank);
         fail(key, PMIX_ERR_PROC_TERM_WO_SYNC);
     }
-    // The other brokers' fences cannot see this end: tell them, when the job spans nodes.
+    // Other brokers cannot see this end: tell the root, which every reduction reaches, when the
+    // job spans nodes.
     const auto view = brokers_.view();
     const auto ns = namespaces_.find(m.nspace);
     if (view->alone() || !ns ||
@@ -257,27 +260,41 @@ void FenceReducer::proc_ended(const Envelope &, msg::ProcEnded &m) {
     msg::FenceProcEnded out{gone, {}};
     for (const auto &[key, f] : fences_)
         if (!f.brokers.empty() && f.count.arrived(gone)) out.contributed.push_back(key);
-    send(every_broker(name()), out);
+    if (view->rank == 0) return ended(out);
+    send(remote_address(0, name()), out);
 }
 
 void FenceReducer::proc_ended_elsewhere(const Envelope &, msg::FenceProcEnded &m) {
-    const auto &contributed = ended_elsewhere_[m.proc] =
-        std::set<std::string>(m.contributed.begin(), m.contributed.end());
-    std::vector<std::string> failed;
+    ended(m);
+}
+
+void FenceReducer::ended(const msg::FenceProcEnded &m) {
+    auto &contributed = ended_[m.proc];
+    contributed.insert(m.contributed.begin(), m.contributed.end());
+    std::set<std::string> keys = open_;
     for (const auto &[key, f] : fences_)
-        if (!f.brokers.empty() && FenceCount::includes(f.count.participants(), m.proc) &&
-            !contributed.contains(key))
-            failed.push_back(key);
-    for (const auto &key : failed) {
-        log().info("fence {} fails: {}:{} ended elsewhere before contributing", key, m.proc.nspace,
+        if (!f.brokers.empty()) keys.insert(key);
+    for (const auto &key : keys) {
+        const auto participants = msg::fence_key_participants(key);
+        if (contributed.contains(key) || !participants ||
+            !FenceCount::includes(*participants, m.proc))
+            continue;
+        log().info("fence {} fails: {}:{} ended before contributing", key, m.proc.nspace,
                    m.proc.rank);
-        fail(key, PMIX_ERR_PROC_TERM_WO_SYNC);
+        gather().fail(key, PMIX_ERR_PROC_TERM_WO_SYNC);
     }
+}
+
+std::optional<msg::Proc> FenceReducer::ended_before(
+    const std::string &key, const std::vector<msg::Proc> &participants) const {
+    for (const auto &[gone, contributed] : ended_)
+        if (!contributed.contains(key) && FenceCount::includes(participants, gone)) return gone;
+    return std::nullopt;
 }
 
 void FenceReducer::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
     boards_.erase(m.nspace);
-    std::erase_if(ended_elsewhere_, [&](const auto &e) { return e.first.nspace == m.nspace; });
+    std::erase_if(ended_, [&](const auto &e) { return e.first.nspace == m.nspace; });
     store_.drop_orphans();  // the segments of the sets this was the last namespace of
 }
 
@@ -376,8 +393,16 @@ std::optional<tree::Parts> FenceReducer::plan(const std::string &key) const {
 }
 
 void FenceReducer::verdict(const std::string &key, std::int32_t status, const tree::Bytes &result) {
+    open_.erase(key);
+    if (status != PMIX_SUCCESS && failed_.emplace(key, status).second) {
+        failed_order_.push_back(key);
+        if (failed_order_.size() > kRecentFailures) {
+            failed_.erase(failed_order_.front());
+            failed_order_.pop_front();
+        }
+    }
     auto it = fences_.find(key);
-    if (it == fences_.end()) return;  // no contributor here: this broker relayed
+    if (it == fences_.end()) return;  // no contributor here (yet): this broker relayed
     if (status != PMIX_SUCCESS) return finish(key, status);
     Fence &f = it->second;
     bool collect = false;
@@ -410,7 +435,19 @@ void FenceReducer::verdict(const std::string &key, std::int32_t status, const tr
 void FenceReducer::from_child(const Envelope &env, msg::FenceUp &m) {
     const auto sender = sender_broker(env.from);
     if (!sender) return log().warn("'{}' not from a broker: dropped", env.type);
-    gather().from_child(*sender, m.key, m.status, tree::Bytes(m.part.begin(), m.part.end()));
+    // At the root: a rank of the fence ended before contributing (ended()).
+    if (!ended_.empty())
+        if (const auto participants = msg::fence_key_participants(m.key))
+            if (const auto gone = ended_before(m.key, *participants)) {
+                log().info("fence {} fails: {}:{} ended before contributing", m.key, gone->nspace,
+                           gone->rank);
+                gather().fail(m.key, PMIX_ERR_PROC_TERM_WO_SYNC);
+            }
+    auto [at, opened] = open_.insert(m.key);
+    if (gather().from_child(*sender, m.key, m.status, tree::Bytes(m.part.begin(), m.part.end())) !=
+            tree::Outcome::taken &&
+        opened)
+        open_.erase(m.key);
 }
 
 void FenceReducer::from_parent(const Envelope &env, msg::FenceDown &m) {

@@ -21,8 +21,9 @@
 // - Failure on any broker (a local participant ended, this broker's timeout, a lost broker the
 //   fence waits on) goes to the Gather, which fails the fence on every broker: each local
 //   contributor gets the root's status. A broker knows only its own node's ends, so when a rank
-//   of a job on several nodes ends, its broker tells every other (msg::FenceProcEnded): they fail
-//   the pending fences that rank had not contributed to, and every later one it takes part in.
+//   of a job on several nodes ends, its broker tells the root (msg::FenceProcEnded), which every
+//   reduction reaches: it fails the pending fences that rank had not contributed to, and every
+//   later one it takes part in (one message per rank's end, whatever the number of brokers).
 //
 // Invariants and limits:
 // - A client contributes only as itself (msg::acting_proc, checked before any handler runs), and
@@ -36,7 +37,8 @@
 //   one naming a namespace or node the tree does not know is refused (PMIX_ERR_NOT_FOUND).
 //   Its data is collected when any broker's contributors ask for it, but each broker sends its
 //   own node's data only when its own contributors asked (PMIx expects them all to ask alike).
-//   A node's contributors that come after the fence failed on the tree are answered PMIX_ERROR.
+//   A contributor that comes after the fence failed on the tree gets its status (that of the
+//   last kRecentFailures such fences; of an older one, PMIX_ERROR once its node's part is in).
 // - Segments are released only once every local participant has contributed to a later fence
 //   over the same set, below the least `done_through` they report (the fence ids over that set
 //   they have finished with): with blocking fences, fence k's segment goes with fence k+1 (k+2
@@ -48,6 +50,7 @@
 //   a process that fences without the board, which the board's fence cannot count. It is
 //   refused, and the board fails, so no rank waits for that process.
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -106,9 +109,16 @@ class FenceReducer : public Actor {
     SegmentStore store_;  // the collected data, in its namespaces' session directories
     // The tree's reductions, made with the tree's view the first time a fence spans nodes.
     std::unique_ptr<tree::Gather> gather_;
-    // Ranks other brokers saw end (until their job ends), with the pending fences they had
-    // contributed to.
-    std::map<msg::Proc, std::set<std::string>> ended_elsewhere_;
+    // At the root: the ranks of jobs on several nodes that ended (until their job ends), each
+    // with the pending fences it had contributed to; and the keys of the tree's pending
+    // operations that children opened here.
+    std::map<msg::Proc, std::set<std::string>> ended_;
+    std::set<std::string> open_;
+    // Fences over several nodes that failed, with their status, for contributors that come
+    // later (the last kRecentFailures).
+    static constexpr std::size_t kRecentFailures = 1024;
+    std::unordered_map<std::string, std::int32_t> failed_;
+    std::deque<std::string> failed_order_;
 
     void contribute(const Envelope &env, msg::FenceContribute &m);
     void collected(const Envelope &env, msg::ModexCollected &m);
@@ -118,6 +128,12 @@ class FenceReducer : public Actor {
     void from_parent(const Envelope &env, msg::FenceDown &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
     void proc_ended_elsewhere(const Envelope &env, msg::FenceProcEnded &m);
+    // At the root: fails every pending fence the rank ended before contributing to.
+    void ended(const msg::FenceProcEnded &m);
+    // A rank of `participants` (fence `key`'s) that ended, at the root's knowledge, before
+    // contributing to it.
+    std::optional<msg::Proc> ended_before(const std::string &key,
+                                          const std::vector<msg::Proc> &participants) const;
 
     FenceBoard *board_of(const std::string &nspace);
     // A participant that ended before contributing to fence `key`, if any.

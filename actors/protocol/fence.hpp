@@ -166,11 +166,11 @@ inline std::size_t payload_bytes(const FenceDown &m) {
     return m.result.size();
 }
 
-// fence -> every other broker's fence: `proc`, of a job on several nodes, ended on the sender's
+// fence -> the root broker's fence: `proc`, of a job on several nodes, ended on the sender's
 // node; it contributed, of the fences over several nodes still pending there, to `contributed`
-// (their keys). Every pending fence it takes part in but did not contribute to fails
-// (PMIX_ERR_PROC_TERM_WO_SYNC), as does every later one: other brokers know only their own
-// node's ends.
+// (their keys). The root fails every pending fence it takes part in but did not contribute to
+// (PMIX_ERR_PROC_TERM_WO_SYNC), as every later one: other brokers know only their own node's
+// ends, and every reduction reaches the root.
 struct FenceProcEnded {
     static constexpr const char *type = "fence.proc_ended";
     Proc proc;

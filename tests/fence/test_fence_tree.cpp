@@ -213,7 +213,7 @@ BOOST_AUTO_TEST_CASE(subset_and_two_namespaces) {
 }
 
 // A participant that ends before contributing fails the fence on every broker: during the
-// fence, and before it began (its broker, with no contributor of that fence, tells the others).
+// fence, and before it began (its broker, which may know nothing of the fence, tells the root).
 BOOST_AUTO_TEST_CASE(participant_ends_before_contributing) {
     Tree t(3, 2);
     t.start();
@@ -234,6 +234,12 @@ BOOST_AUTO_TEST_CASE(participant_ends_before_contributing) {
     contribute(t, fs[0], {all("f")}, 2);
     contribute(t, fs[2], {all("f")}, 2);
     all_done(t, {fs[0], fs[2]}, "f:*#2", PMIX_ERR_PROC_TERM_WO_SYNC);
+
+    // Neither the root nor the ended rank's broker has a contributor: the root still learns it.
+    const auto gs = clients(t, "g", {1, 2});
+    contribute(t, gs[1], {all("g")}, 1);
+    t.end_proc(1, "g", 0);
+    all_done(t, {gs[1]}, "g:*#1", PMIX_ERR_PROC_TERM_WO_SYNC);
 }
 
 // One broker's contributors give a timeout; the fence fails with it everywhere.
