@@ -36,7 +36,8 @@
 //   lost (msg::TreeLost), and needs every participant's namespace registered on every broker;
 //   one naming a namespace or node the tree does not know is refused (PMIX_ERR_NOT_FOUND).
 //   Its data is collected when any broker's contributors ask for it, but each broker sends its
-//   own node's data only when its own contributors asked (PMIx expects them all to ask alike).
+//   own node's data only when its own contributors asked: a node whose contributors all fence
+//   without PMIX_COLLECT_DATA gives the others none of its data.
 //   A contributor that comes after the fence failed on the tree gets its status (that of the
 //   last kRecentFailures such fences; of an older one, PMIX_ERROR once its node's part is in).
 // - Segments are released only once every local participant has contributed to a later fence
