@@ -16,12 +16,14 @@
 #include "actors/fence/fence_reducer.hpp"
 #include "actors/jobctl/job_control.hpp"
 #include "actors/jobctl/log_sink.hpp"
+#include "actors/launcher/job_coordinator.hpp"
 #include "actors/launcher/launcher.hpp"
 #include "actors/modex/modex_store.hpp"
 #include "actors/monitor/process_monitor.hpp"
 #include "actors/registry/registry.hpp"
 #include "broker/dispatcher.hpp"
 #include "broker/rendezvous.hpp"
+#include "broker/tree/link.hpp"
 
 namespace zpmix {
 
@@ -87,7 +89,11 @@ std::string peer_name(const std::string &rid) {
 
 }  // namespace
 
-Broker::Broker(Config config) : config_(std::move(config)), uid_(::getuid()), brokers_(hostname()) {
+Broker::Broker(Config config)
+    : config_(std::move(config)),
+      node_(config_.node.empty() ? hostname() : config_.node),
+      uid_(::getuid()),
+      brokers_(node_) {
     static std::atomic<unsigned> embedded_count{0};
     log_ = spdlog::default_logger()->clone("broker");
     if (config_.run_dir.empty()) {
@@ -130,14 +136,17 @@ Broker::Broker(Config config) : config_(std::move(config)), uid_(::getuid()), br
 void Broker::add_standard_actors() {
     dispatcher_ = &add_actor<Dispatcher>(DecodeLimits{.max_message = config_.max_message_bytes});
     add_actor<Registry>(namespaces_, name_, events_uri_, config_.max_message_bytes);
-    launcher_ = &add_actor_on<Launcher>(
-        launcher_reactor_,
-        Launcher::Settings{run_dir_, uri_, config_.kill_grace_ms, config_.client_write_timeout_ms});
+    launcher_ =
+        &add_actor_on<Launcher>(launcher_reactor_,
+                                Launcher::Settings{run_dir_, uri_, node_, config_.kill_grace_ms,
+                                                   config_.client_write_timeout_ms},
+                                brokers_);
+    add_actor<JobCoordinator>(brokers_);
     add_actor<ModexStore>(namespaces_, brokers_, std::chrono::milliseconds(config_.get_timeout_ms));
     add_actor<FenceReducer>(namespaces_, brokers_);
     add_actor<EventBroker>(namespaces_, *xpub_,
                            EventOptions{.ring_size = config_.event_cache_size,
-                                        .host = hostname(),
+                                        .host = node_,
                                         .self = {name_, 0},
                                         .test_drop_every = config_.event_test_drop_every});
     add_actor<JobControl>(
@@ -147,6 +156,24 @@ void Broker::add_standard_actors() {
     add_actor<ProcessMonitor>(ProcessMonitor::Settings{
         config_.monitor_terminate, std::chrono::milliseconds(config_.monitor_time_unit_ms)});
     add_actor<LogSink>(LogSink::Settings{config_.log_syslog_socket});
+    if (config_.tree_size > 1) {
+        tree::LinkSettings t;
+        t.rank = config_.tree_rank;
+        t.size = config_.tree_size;
+        t.radix = config_.tree_radix;
+        t.parent = config_.tree_parent;
+        t.node = node_;
+        t.tcp_if = config_.tree_tcp_if;
+        t.public_key = config_.tree_public_key;
+        t.secret_key = config_.tree_secret_key;
+        t.heartbeat = std::chrono::milliseconds(config_.tree_heartbeat_ms);
+        t.lost_after = std::chrono::milliseconds(config_.tree_lost_after_ms);
+        t.boot_timeout = std::chrono::milliseconds(config_.tree_boot_timeout_ms);
+        t.boot = {config_.tree_nodes, config_.tree_rsh_agent, config_.tree_zpmix,
+                  config_.tree_broker_args};
+        t.max_message = config_.max_message_bytes;
+        link_ = &add_actor<tree::TreeLink>(std::move(t), brokers_, [this] { begin_shutdown(); });
+    }
 }
 // -------------------------------------------------------------------------------------------
 
@@ -205,6 +232,7 @@ void Broker::start() {
         tcp_uri_ = tcp_router_.get(zmq::sockopt::last_endpoint);
     }
 
+    if (link_) link_->open();
     write_rendezvous(
         rdv, {uri_, events_uri_, tcp_uri_, ::getpid(), uid_, build::protocol_version, hostname()});
 
@@ -261,8 +289,17 @@ void Broker::wait() {
     cleanup();
 }
 
+std::string Broker::wait_tree(std::chrono::milliseconds limit) {
+    return link_ ? link_->wait_ready(limit) : std::string();
+}
+
+std::vector<std::string> Broker::tree_addresses() const {
+    return link_ ? link_->addresses() : std::vector<std::string>{};
+}
+
 void Broker::begin_shutdown() {
     if (shutting_down_.exchange(true)) return;
+    if (link_) link_->shutdown();
     launcher_reactor_.post([this] {
         launcher_->shutdown([this] {
             launcher_reactor_.stop();
@@ -289,6 +326,7 @@ void Broker::cleanup() {
             ::unlink(rdv.c_str());
     }
     if (signal_fd_ >= 0) ::close(signal_fd_);
+    if (link_) link_->close();
     ctx_.close();
     std::error_code ec;
     if (started_) launcher_->remove_session_dir();

@@ -10,6 +10,7 @@
 //   ... b.uri() ...
 //   b.stop();                            // ends jobs, joins, removes every file it made
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,6 +29,9 @@ namespace zpmix {
 
 class Dispatcher;
 class Launcher;
+namespace tree {
+class TreeLink;
+}
 
 // Another live broker already owns the run directory.
 struct BrokerRunning : std::runtime_error {
@@ -51,17 +55,21 @@ class Broker {
     void request_stop();
     // Blocks until the broker has stopped (by stop(), request_stop() or a signal), then cleans up.
     void wait();
+    // With a tree (config.tree_size > 1), after start(): blocks until every broker of it is up
+    // (empty) or it failed to come up (why, naming the nodes). Empty at once without a tree.
+    std::string wait_tree(std::chrono::milliseconds limit);
+    // The addresses child brokers reach this one's tree socket at (empty without a tree).
+    std::vector<std::string> tree_addresses() const;
 
     const std::string &uri() const { return uri_; }
     const std::string &events_uri() const { return events_uri_; }
     const std::string &tcp_uri() const { return tcp_uri_; }  // empty unless tcp is on
     const std::string &run_dir() const { return run_dir_; }
     const std::string &name() const { return name_; }
+    const std::string &node() const { return node_; }
     const Config &config() const { return config_; }
     Reactor &reactor() { return reactor_; }
     Bus &bus() { return bus_; }
-    // The allocation's brokers: this one alone until the tree link sets the tree's view.
-    BrokerMap &brokers() { return brokers_; }
 
     // Constructs A(reactor(), bus(), args...) and registers it on the bus. Before start() only.
     template <class A, class... Args>
@@ -89,6 +97,7 @@ class Broker {
 
     Config config_;
     std::string name_;
+    std::string node_;  // as the allocation names it (config.node), else the hostname
     std::string run_dir_;
     bool private_run_dir_ = false;  // made by us for an embedded broker: removed at stop
     std::string uri_, events_uri_, tcp_uri_;
@@ -101,10 +110,11 @@ class Broker {
     Reactor launcher_reactor_;
     Bus bus_;
     NamespaceTable namespaces_;  // written by the registry, read by every actor
-    BrokerMap brokers_;          // this broker's node, then the tree's view
+    BrokerMap brokers_;          // written by the tree link, read by every actor
     std::vector<std::unique_ptr<Actor>> actors_;
     Dispatcher *dispatcher_ = nullptr;  // every peer's message enters through it
     Launcher *launcher_ = nullptr;
+    tree::TreeLink *link_ = nullptr;  // with a tree only
 
     std::unique_ptr<ZmtpListener> router_, xpub_;  // ipc: <run_dir>/broker.sock, events.sock
     zmq::context_t ctx_;

@@ -16,7 +16,25 @@ struct BrokerOptions {
     std::string run_dir, tcp, config;
     int verbose = 0, quiet = 0;
     bool daemonize = false;
+    // A broker of a tree, started by its root through the rsh agent (broker/tree/boot.hpp).
+    std::vector<std::string> parent;
+    std::uint32_t rank = 0, size = 1, radix = 0;
+    std::string node;
+    bool keys_on_stdin = false;
+    int heartbeat_ms = 0, lost_after_ms = 0;
 };
+
+// The allocation's CURVE keypair: two lines on stdin (public, secret), then stdin is /dev/null.
+bool read_keys(Config &config) {
+    std::string pub, sec;
+    if (!std::getline(std::cin, pub) || !std::getline(std::cin, sec)) return false;
+    config.tree_public_key = pub;
+    config.tree_secret_key = sec;
+    const int null = ::open("/dev/null", O_RDONLY);
+    ::dup2(null, 0);
+    ::close(null);
+    return true;
+}
 
 int run_broker(const BrokerOptions &o) {
     Config config;
@@ -24,7 +42,24 @@ int run_broker(const BrokerOptions &o) {
         config = load_config(o.config.empty() ? std::nullopt : std::optional(o.config));
         if (!o.run_dir.empty()) config.run_dir = o.run_dir;
         if (!o.tcp.empty()) config.tcp = o.tcp;
-        if (config.run_dir.empty()) config.run_dir = default_base_dir();
+        if (!o.parent.empty()) {
+            if (o.rank == 0 || o.rank >= o.size)
+                throw ConfigError("--rank must be 1..size-1 with --parent");
+            if (!o.keys_on_stdin || !read_keys(config))
+                throw ConfigError(
+                    "a broker with --parent reads the allocation's keys on stdin "
+                    "(--keys-on-stdin)");
+            config.tree_parent = o.parent;
+            config.tree_rank = o.rank;
+            config.tree_size = o.size;
+            if (o.radix) config.tree_radix = o.radix;
+            if (o.heartbeat_ms) config.tree_heartbeat_ms = o.heartbeat_ms;
+            if (o.lost_after_ms) config.tree_lost_after_ms = o.lost_after_ms;
+            config.node = o.node;
+            config.run_dir.clear();  // private: `zpmix run` on this node must not take it
+        } else if (config.run_dir.empty()) {
+            config.run_dir = default_base_dir();
+        }
         setup_logging("broker", config.log_level, o.verbose, o.quiet);
     } catch (const std::exception &e) {
         std::cerr << "zpmix broker: " << e.what() << "\n";
@@ -79,6 +114,18 @@ void add_broker_command(CLI::App &app, int &status) {
     cmd->add_flag("-v,--verbose", o->verbose, "More log output (repeatable)");
     cmd->add_flag("-q,--quiet", o->quiet, "Less log output (repeatable)");
     cmd->add_flag("--daemonize", o->daemonize, "Detach once listening");
+    cmd->add_option("--parent", o->parent,
+                    "Join a broker tree under the broker at these addresses (the first that "
+                    "answers; comma-separated), as a broker `zpmix run` starts on another node")
+        ->delimiter(',');
+    cmd->add_option("--rank", o->rank, "This broker's rank in the tree");
+    cmd->add_option("--size", o->size, "The number of brokers in the tree");
+    cmd->add_option("--radix", o->radix, "Children per broker in the tree");
+    cmd->add_option("--node", o->node, "This node's name as the allocation gives it");
+    cmd->add_flag("--keys-on-stdin", o->keys_on_stdin,
+                  "Read the allocation's CURVE keypair from stdin (two lines: public, secret)");
+    cmd->add_option("--heartbeat-ms", o->heartbeat_ms, "Tree heartbeat period");
+    cmd->add_option("--lost-after-ms", o->lost_after_ms, "A silent tree neighbour is lost after");
     cmd->callback([o, &status] { status = run_broker(*o); });
 }
 

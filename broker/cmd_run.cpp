@@ -1,10 +1,12 @@
 // `zpmix run`: launches a job through this node's broker (--broker URI, else the standalone
 // broker of <base>/broker.json, else one embedded in this process) and relays its output, its
 // signals and its exit status like mpirun. Hosts (-H, --hostfile, a Slurm allocation) and the
-// mapping of ranks onto them are read as mpirun reads them; a job with ranks on another host is
-// refused (PMIX_ERR_NOT_SUPPORTED) until brokers on many nodes are joined in a tree. The jobs its
-// ranks spawn (PMIx_Spawn) are relayed too: their output (tagged with their own namespace), and a
-// line on stderr when one fails; the job ends, and `zpmix run` exits, once they are all over.
+// mapping of ranks onto them are read as mpirun reads them. A job with ranks on other hosts runs
+// on a tree of brokers: this process embeds the root, which starts one broker on each of those
+// hosts through the rsh agent (--rsh-agent, default ssh) and stops them when the job is over. The
+// jobs its ranks spawn (PMIx_Spawn) are relayed too: their output (tagged with their own
+// namespace), and a line on stderr when one fails; the job ends, and `zpmix run` exits, once they
+// are all over.
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -48,6 +50,7 @@ struct RunOptions {
     double timeout = 0;
     std::string bind_to = "none", map_by, broker;
     std::string personality = "auto";
+    std::string rsh_agent;
     int verbose = 0, quiet = 0;
 };
 
@@ -151,8 +154,8 @@ std::string this_hostname() {
     return name;
 }
 
-// The job's allocation, as mpirun would make it; an error when it has ranks on another host.
-alloc::Result<alloc::Allocation> allocate_job(const RunOptions &o, const std::string &hostname) {
+// The job's allocation, as mpirun would make it.
+alloc::Result<alloc::Allocation> allocate_job(const RunOptions &o) {
     alloc::Request req;
     req.host_lists = o.hosts;
     req.hostfile = o.hostfile;
@@ -160,21 +163,49 @@ alloc::Result<alloc::Allocation> allocate_job(const RunOptions &o, const std::st
     if (o.npernode) req.npernode = o.npernode;
     req.map_by = o.map_by;
     if (o.oversubscribe || o.nooversubscribe) req.oversubscribe = o.oversubscribe;
-    auto a = alloc::allocate(req, [](const std::string &name) -> std::optional<std::string> {
+    return alloc::allocate(req, [](const std::string &name) -> std::optional<std::string> {
         const char *v = std::getenv(name.c_str());
         return v ? std::optional<std::string>(v) : std::nullopt;
     });
-    if (!a) return a;
-    std::string others;
-    for (std::size_t h = 0; h < a.value.hosts.size(); ++h)
-        if (!a.value.on_host[h].empty() && !alloc::is_this_host(a.value.hosts[h].name, hostname))
-            others += (others.empty() ? "" : ", ") + a.value.hosts[h].name;
-    if (!others.empty())
-        a.error = fmt::format(
-            "ranks on other hosts than this one ({}) need brokers on those hosts joined in a tree, "
-            "which zpmix does not have yet (PMIX_ERR_NOT_SUPPORTED)",
-            others);
-    return a;
+}
+
+// A job across nodes: its nodes (those of the allocation with ranks) and each rank's, and the
+// brokers' nodes (this one's first: the root).
+struct Spread {
+    std::vector<std::string> nodes;
+    std::vector<std::uint32_t> node_of_rank;
+    std::vector<std::string> brokers;
+};
+
+// Where the ranks go; empty brokers when they are all on this host.
+Spread spread_of(const alloc::Allocation &a, const std::string &hostname) {
+    Spread s;
+    std::string root = hostname;
+    bool elsewhere = false;
+    std::vector<std::uint32_t> node_of_host(a.hosts.size(), 0);
+    for (std::size_t h = 0; h < a.hosts.size(); ++h) {
+        if (a.on_host[h].empty()) continue;
+        node_of_host[h] = static_cast<std::uint32_t>(s.nodes.size());
+        s.nodes.push_back(a.hosts[h].name);
+        if (alloc::is_this_host(a.hosts[h].name, hostname))
+            root = a.hosts[h].name;
+        else
+            elsewhere = true;
+    }
+    if (!elsewhere) return {};
+    for (const auto &r : a.ranks) s.node_of_rank.push_back(node_of_host[r.host]);
+    s.brokers.push_back(root);
+    for (const auto &n : s.nodes)
+        if (n != root) s.brokers.push_back(n);
+    return s;
+}
+
+// The program the other nodes run as their broker: the configured one, else this one's path.
+std::string zpmix_program(const Config &config) {
+    if (!config.tree_zpmix.empty()) return config.tree_zpmix;
+    char buf[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "zpmix";
 }
 
 // --report-bindings: each rank's binding, on stderr, as the launcher places it (the same
@@ -205,8 +236,10 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
         return fail(e.what());
     }
     const std::string hostname = this_hostname();
-    const auto allocation = allocate_job(o, hostname);
+    const auto allocation = allocate_job(o);
     if (!allocation) return fail(allocation.error);
+    const Spread spread = spread_of(allocation.value, hostname);
+    const bool across = !spread.brokers.empty();
     msg::Launch launch;
     launch.argv = argv;
     launch.np = static_cast<std::uint32_t>(allocation.value.ranks.size());
@@ -245,7 +278,40 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
 
     std::unique_ptr<Broker> embedded;
     std::string uri = o.broker;
-    if (uri.empty()) {
+    if (across) {
+        // The root of a tree of brokers, one per node of the job, for this job alone.
+        try {
+            Config config = load_config(std::nullopt);
+            config.run_dir.clear();
+            config.node = spread.brokers[0];
+            config.tree_size = static_cast<std::uint32_t>(spread.brokers.size());
+            config.tree_nodes = spread.brokers;
+            if (!o.rsh_agent.empty()) config.tree_rsh_agent = o.rsh_agent;
+            config.tree_zpmix = zpmix_program(config);
+            char pub[41] = {}, sec[41] = {};
+            if (zmq_curve_keypair(pub, sec) != 0)
+                return fail("cannot make the brokers' CURVE keys: " +
+                            std::string(zmq_strerror(zmq_errno())));
+            config.tree_public_key = pub;
+            config.tree_secret_key = sec;
+            config.tree_broker_args = {"--heartbeat-ms", std::to_string(config.tree_heartbeat_ms),
+                                       "--lost-after-ms",
+                                       std::to_string(config.tree_lost_after_ms)};
+            for (int i = 0; i < o.verbose; ++i) config.tree_broker_args.push_back("-v");
+            if (o.verbose == 0) config.tree_broker_args.push_back("-q");
+            embedded = std::make_unique<Broker>(config);
+            embedded->start();
+            uri = embedded->uri();
+            const auto limit = std::chrono::milliseconds(config.tree_boot_timeout_ms + 5000);
+            if (auto error = embedded->wait_tree(limit); !error.empty()) {
+                embedded->stop();
+                return fail("cannot start the brokers: " + error);
+            }
+        } catch (const std::exception &e) {
+            if (embedded) embedded->stop();
+            return fail(std::string("cannot start the brokers: ") + e.what());
+        }
+    } else if (uri.empty()) {
         if (auto found = find_broker(default_base_dir())) {
             uri = found->uri;
             spdlog::debug("using the broker (pid {}) at {}", found->pid, uri);
@@ -310,7 +376,12 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
         }
     };
     if (auto failed = wait_reply("hello", msg::Welcome::type)) return finish(*failed);
-    session.send(launch);
+    if (across) {
+        launch.map_by = o.map_by == "core" ? "core" : "slot";  // onto each node's cores
+        session.send(msg::LaunchAcross{launch, spread.nodes, spread.node_of_rank});
+    } else {
+        session.send(launch);
+    }
     if (auto failed = wait_reply("launch", msg::LaunchReply::type)) return finish(*failed);
     const auto launched = env.as<msg::LaunchReply>();
     spdlog::debug("job {} launched: {} rank(s)", launched.nspace, launched.pids.size());
@@ -389,7 +460,7 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
 
 void add_run_command(CLI::App &app, int &status) {
     auto o = std::make_shared<RunOptions>();
-    auto *cmd = app.add_subcommand("run", "Launch a parallel job on this node (like mpirun)");
+    auto *cmd = app.add_subcommand("run", "Launch a parallel job (like mpirun)");
     auto *np = cmd->add_option("-n,--np", o->np,
                                "Number of ranks (default: every slot of the hosts given, else 1)")
                    ->check(CLI::Range(1, 65535));
@@ -427,14 +498,17 @@ void add_run_command(CLI::App &app, int &status) {
                     "ompi when the program links libmpi")
         ->check(CLI::IsMember({"auto", "ompi", "none"}));
     cmd->add_option("--broker", o->broker, "The broker's URI (default: find or embed one)");
+    cmd->add_option("--rsh-agent,--launch-agent", o->rsh_agent,
+                    "How brokers are started on other hosts: `AGENT HOST COMMAND...` (default: "
+                    "[tree] rsh_agent, ssh; Open MPI's plm_rsh_agent)");
     cmd->add_flag("-v,--verbose", o->verbose, "More log output (repeatable)");
     cmd->add_flag("-q,--quiet", o->quiet, "Less log output (repeatable)");
     cmd->prefix_command();  // options end at the program: `zpmix run -n 2 ls -l`
     cmd->footer(
         "Hosts: -H, else --hostfile (with -H: the hostfile's hosts -H names), else the Slurm "
         "allocation zpmix run is in "
-        "(SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE), else this host. Ranks on other hosts than "
-        "this one are not supported yet.\n"
+        "(SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE), else this host. Ranks on other hosts run "
+        "under a broker on each, started through the rsh agent and stopped with the job.\n"
         "Exit status: the job's (0, the first failing rank's exit code, or 128+signal; of the "
         "first job that failed when its ranks spawn jobs); 124 on --timeout; 127 if the program "
         "is not found, 126 if it is not executable; 1 if zpmix run failed.");

@@ -74,6 +74,34 @@ void load_monitor_log_section(const std::string &path, const std::string &sectio
     }
 }
 
+void load_tree_section(const std::string &path, const toml::table &t, Config &into) {
+    for (const auto &[key, node] : t) {
+        const std::string k(key.str());
+        auto bad = [&](const char *what) {
+            return ConfigError(path + ": tree." + k + " must be " + what);
+        };
+        const auto v = node.value<std::int64_t>();
+        const auto s = node.value<std::string>();
+        if (k == "radix") {
+            if (!node.is_integer() || *v < 1 || *v > 1024) throw bad("an integer in 1..1024");
+            into.tree_radix = static_cast<std::uint32_t>(*v);
+        } else if (k == "heartbeat_ms" || k == "lost_after_ms" || k == "boot_timeout_ms") {
+            if (!node.is_integer() || *v < 10 || *v > 3600000)
+                throw bad("an integer in 10..3600000");
+            (k == "heartbeat_ms"    ? into.tree_heartbeat_ms
+             : k == "lost_after_ms" ? into.tree_lost_after_ms
+                                    : into.tree_boot_timeout_ms) = static_cast<int>(*v);
+        } else if (k == "tcp_if" || k == "rsh_agent" || k == "zpmix") {
+            if (!node.is_string()) throw bad("a string");
+            (k == "tcp_if"      ? into.tree_tcp_if
+             : k == "rsh_agent" ? into.tree_rsh_agent
+                                : into.tree_zpmix) = *s;
+        } else {
+            throw ConfigError(path + ": unknown key tree." + k);
+        }
+    }
+}
+
 }  // namespace
 
 void load_config_file(const std::string &path, Config &into) {
@@ -86,11 +114,12 @@ void load_config_file(const std::string &path, Config &into) {
     const toml::table *broker = t["broker"].as_table();
     for (const auto &[key, node] : t) {
         if (key.str() != "broker" && key.str() != "events" && key.str() != "monitor" &&
-            key.str() != "log")
+            key.str() != "log" && key.str() != "tree")
             throw ConfigError(path + ": unknown section or key '" + std::string(key.str()) + "'");
     }
     if (const toml::table *events = t["events"].as_table())
         load_events_section(path, *events, into);
+    if (const toml::table *tree = t["tree"].as_table()) load_tree_section(path, *tree, into);
     for (const char *section : {"monitor", "log"})
         if (const toml::table *s = t[section].as_table())
             load_monitor_log_section(path, section, *s, into);

@@ -2,9 +2,11 @@
 // The broker's settings: built-in defaults, then a TOML file (`--config FILE` or $ZPMIX_CONFIG),
 // then command-line flags. config/zpmix.toml documents every key.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace zpmix {
 
@@ -34,6 +36,22 @@ struct Config {
     int monitor_time_unit_ms = 1000;  // time_unit_ms: one second of the monitor times (testing)
     // [log]
     std::string log_syslog_socket = "/dev/log";  // syslog_socket: where PMIX_LOG_SYSLOG goes
+    // [tree]: the brokers of a job spanning nodes (broker/tree/link.hpp).
+    std::uint32_t tree_radix = 32;       // radix: children per broker
+    int tree_heartbeat_ms = 1000;        // heartbeat_ms
+    int tree_lost_after_ms = 10000;      // lost_after_ms: a silent neighbour is lost
+    int tree_boot_timeout_ms = 60000;    // boot_timeout_ms: every broker up by then
+    std::string tree_tcp_if;             // tcp_if: listen on this interface / CIDR only
+    std::string tree_rsh_agent = "ssh";  // rsh_agent: `AGENT HOST COMMAND...`
+    std::string tree_zpmix;              // zpmix: the program on the nodes ("": this one's)
+    // Not file keys: this broker's place in a tree (set by `zpmix broker --parent`, or by
+    // `zpmix run` for its root). tree_size 1: no tree.
+    std::string node;  // the node's name as the allocation gives it; "": the hostname
+    std::uint32_t tree_rank = 0, tree_size = 1;
+    std::vector<std::string> tree_parent;  // the parent's addresses
+    std::vector<std::string> tree_nodes;   // root: every broker's node, by rank
+    std::string tree_public_key, tree_secret_key;
+    std::vector<std::string> tree_broker_args;  // root: added to the other brokers' command
     // Not a file key: whether the broker itself stops on SIGTERM/SIGINT (a standalone broker).
     bool handle_signals = false;
 };

@@ -42,16 +42,16 @@ std::string describe_exit(std::uint32_t rank, pid_t pid, int code, int sig) {
 
 }  // namespace
 
-Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings)
-    : Actor("launcher", reactor, bus), settings_(std::move(settings)) {
+Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings, const BrokerMap &brokers)
+    : Actor("launcher", reactor, bus), settings_(std::move(settings)), brokers_(brokers) {
     on(&Launcher::launch, Access::operator_);
     on(&Launcher::spawn, Access::session);
     on(&Launcher::signal_job, Access::operator_);
     on(&Launcher::signal_job_ranks, Access::internal);
     on(&Launcher::abort_job, Access::internal);
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    hostname_ = host;
+    on(&Launcher::part, Access::internal);
+    on(&Launcher::end_part, Access::internal);
+    on(&Launcher::signal_parts, Access::internal);
     // Three descriptors per rank (two pipes and a pidfd): allow as many as we may.
     rlimit rl{};
     if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -79,7 +79,16 @@ void Launcher::shutdown(std::function<void()> done) {
     shutting_down_ = true;
     if (jobs_.empty()) return done();
     on_idle_ = std::move(done);
-    for (auto &[nspace, job] : jobs_) fail(job, 128 + SIGTERM, "the broker is shutting down");
+    for (auto &[nspace, job] : jobs_) {
+        job.forget_when_over = true;  // no coordinator will say so any more
+        fail(job, 128 + SIGTERM, "the broker is shutting down");
+    }
+    // Parts already over were only waiting for the coordinator.
+    std::vector<std::string> over;
+    for (auto &[nspace, job] : jobs_)
+        if (job.ranks_over) over.push_back(nspace);
+    for (const auto &nspace : over) conclude(nspace);
+    if (jobs_.empty()) return std::exchange(on_idle_, nullptr)();
     // A rank stuck in the kernel may outlive SIGKILL for a while: do not hang the shutdown.
     reactor().after(std::chrono::milliseconds(settings_.kill_grace_ms + 3000), [this] {
         if (!on_idle_) return;
@@ -152,8 +161,57 @@ void Launcher::signal_job(const Envelope &env, msg::SignalJob &m) {
     if (m.signal <= 0 || m.signal >= NSIG)
         return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("bad signal {}", m.signal));
     log().info("{}: forwarding signal {} to it and the jobs it spawned", m.nspace, m.signal);
-    signal_tree(it->second, m.signal);
+    if (!it->second.coordinator.empty())
+        send(every_broker(name()), msg::SignalParts{m.nspace, m.signal});
+    else
+        signal_tree(it->second, m.signal);
     reply(env, msg::Ok{});
+}
+
+void Launcher::signal_parts(const Envelope &, msg::SignalParts &m) {
+    auto it = jobs_.find(m.nspace);
+    if (it == jobs_.end() || m.signal <= 0 || m.signal >= NSIG) return;
+    signal_tree(it->second, m.signal);
+}
+
+// This node's part of a job spanning brokers.
+void Launcher::part(const Envelope &env, msg::JobPart &m) {
+    Job job;
+    job.requester = std::move(m.requester);
+    job.follows_children = true;
+    job.coordinator = remote_address(0, "jobs");
+    job.info = std::move(m.job);
+    Plan plan;
+    plan.apps = std::move(m.apps);
+    plan.env = std::move(m.env);
+    plan.bind_to = std::move(m.bind_to);
+    plan.map_by = std::move(m.map_by);
+    plan.personality_ompi = m.personality_ompi;
+    if (shutting_down_ || jobs_.contains(job.info.nspace)) {
+        send(job.coordinator,
+             msg::PartLaunched{job.info.nspace,
+                               brokers_.view()->rank,
+                               PMIX_ERR_NOT_AVAILABLE,
+                               shutting_down_ ? "the broker is stopping" : "the namespace exists",
+                               {}});
+        return;
+    }
+    begin(env, std::move(job), std::move(plan), std::move(m.secret));
+}
+
+void Launcher::end_part(const Envelope &, msg::EndPart &m) {
+    auto it = jobs_.find(m.nspace);
+    if (it == jobs_.end()) return;
+    Job &job = it->second;
+    if (m.finish) job.forget_when_over = true;
+    if (!job.status && m.status != 0) {
+        job.ended_by_coordinator = true;
+        set_status(job, m.status, m.message);
+    }
+    if (m.finish && !job.status) job.message = m.message;
+    if (job.spawning) return abandon_launch(m.nspace, m.status, m.message);
+    if (job.ranks_over) return conclude(m.nspace);
+    fail(job, m.status ? m.status : 128 + SIGTERM, m.message);
 }
 
 void Launcher::signal_job_ranks(const Envelope &env, msg::SignalRanks &m) {
@@ -219,73 +277,95 @@ void Launcher::abort_job(const Envelope &, msg::AbortJob &m) {
     }
 }
 
-// Checks the plan, registers the namespace and starts spawning its ranks; or answers the
+// Checks the plan and lays the job out on this node; begin() does the rest. Or answers the
 // request with an error and nothing of the job exists.
 void Launcher::start(const Envelope &env, Job job, Plan plan) {
     if (shutting_down_) return reply_error(env, PMIX_ERR_NOT_AVAILABLE, "the broker is stopping");
     if (plan.apps.empty()) return reply_error(env, PMIX_ERR_BAD_PARAM, "no app to launch");
     std::uint64_t np = 0;
-    for (const auto &app : plan.apps) {
-        if ((app.cmd.empty() && (app.argv.empty() || app.argv[0].empty())))
-            return reply_error(env, PMIX_ERR_BAD_PARAM, "an app without a program");
-        if (app.np == 0) return reply_error(env, PMIX_ERR_BAD_PARAM, "an app of 0 ranks");
-        std::error_code ec;
-        if (!app.cwd.empty() && !fs::is_directory(app.cwd, ec))
-            return reply_error(env, PMIX_ERR_JOB_WDIR_NOT_FOUND, "no working directory " + app.cwd);
-        np += app.np;
-    }
+    for (const auto &app : plan.apps) np += app.np;
     if (np > kMaxRanks)
         return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("-n must be 1..{}", kMaxRanks));
-    if (!(plan.timeout_s >= 0) || !(plan.spawn_timeout_s >= 0))
-        return reply_error(env, PMIX_ERR_BAD_PARAM, "negative timeout");
-    if (plan.timeout_s > kForever) plan.timeout_s = 0;
-    if (plan.spawn_timeout_s > kForever) plan.spawn_timeout_s = 0;
-
     msg::JobInfo &info = job.info;
-    info.nspace = fmt::format("zpmix.{}.{}", ::getpid(), next_job_++);
+    info.nspace = new_namespace_name();
     info.size = info.univ_size = info.max_procs = static_cast<std::uint32_t>(np);
-    info.num_apps = static_cast<std::uint32_t>(plan.apps.size());
-    info.nodes = {hostname_};
+    info.nodes = {settings_.node};
     info.procs.resize(np);
+    for (std::uint32_t i = 0; i < np; ++i) {
+        msg::ProcInfo &p = info.procs[i];
+        p.rank = i;
+        p.local_rank = p.node_rank = static_cast<std::uint16_t>(i);
+        p.hostname = settings_.node;
+    }
     for (std::uint32_t app = 0, rank = 0; app < plan.apps.size(); ++app)
-        for (std::uint32_t i = 0; i < plan.apps[app].np; ++i) info.procs[rank++].app_num = app;
+        for (std::uint32_t i = 0; i < plan.apps[app].np && rank < np; ++i)
+            info.procs[rank++].app_num = app;
     for (const auto &pset : plan.psets) {
         auto &ranks = info.psets[pset];
         for (std::uint32_t i = 0; i < np; ++i) ranks.push_back(i);
     }
+    begin(env, std::move(job), std::move(plan), random_secret());
+}
+
+void Launcher::begin(const Envelope &env, Job job, Plan plan, std::string secret) {
+    // A part's failure goes to its coordinator, a launch's to its requester.
+    auto refuse = [&](std::int32_t status, const std::string &why) {
+        if (job.coordinator.empty()) return reply_error(env, status, why);
+        send(job.coordinator,
+             msg::PartLaunched{job.info.nspace, brokers_.view()->rank, status, why, {}});
+    };
+    if (plan.apps.empty()) return refuse(PMIX_ERR_BAD_PARAM, "no app to launch");
+    std::uint64_t np = 0;
+    for (const auto &app : plan.apps) {
+        if ((app.cmd.empty() && (app.argv.empty() || app.argv[0].empty())))
+            return refuse(PMIX_ERR_BAD_PARAM, "an app without a program");
+        if (app.np == 0) return refuse(PMIX_ERR_BAD_PARAM, "an app of 0 ranks");
+        std::error_code ec;
+        if (!app.cwd.empty() && !fs::is_directory(app.cwd, ec))
+            return refuse(PMIX_ERR_JOB_WDIR_NOT_FOUND, "no working directory " + app.cwd);
+        np += app.np;
+    }
+    msg::JobInfo &info = job.info;
+    if (np != info.procs.size()) return refuse(PMIX_ERR_BAD_PARAM, "the apps' ranks do not add up");
+    if (!(plan.timeout_s >= 0) || !(plan.spawn_timeout_s >= 0))
+        return refuse(PMIX_ERR_BAD_PARAM, "negative timeout");
+    if (plan.timeout_s > kForever) plan.timeout_s = 0;
+    if (plan.spawn_timeout_s > kForever) plan.spawn_timeout_s = 0;
+
+    for (std::uint32_t i = 0; i < np; ++i)
+        if (info.procs[i].hostname == settings_.node) job.local.push_back(i);
     Spawning &sp = job.spawning.emplace();
     std::vector<Placement::Rank> places;
-    if (auto err = placement_.place(plan.map_by, plan.bind_to, info.size, places); !err.empty())
-        return reply_error(env, PMIX_ERR_BAD_PARAM, err);
-    for (std::uint32_t i = 0; i < info.size; ++i) {
-        msg::ProcInfo &p = info.procs[i];
-        p.rank = i;
-        p.local_rank = p.node_rank = static_cast<std::uint16_t>(i);
-        p.hostname = hostname_;
-        p.cpuset = std::move(places[i].cpuset);
-        p.locality = std::move(places[i].locality);
-        sp.sets.push_back(std::move(places[i].set));
+    if (auto err = placement_.place(plan.map_by, plan.bind_to,
+                                    static_cast<std::uint32_t>(job.local.size()), places);
+        !err.empty())
+        return refuse(PMIX_ERR_BAD_PARAM, err);
+    sp.sets.resize(np);
+    for (std::size_t k = 0; k < job.local.size(); ++k) {
+        msg::ProcInfo &p = info.procs[job.local[k]];
+        p.cpuset = std::move(places[k].cpuset);
+        p.locality = std::move(places[k].locality);
+        sp.sets[job.local[k]] = std::move(places[k].set);
     }
 
     info.session_tmpdir = settings_.run_dir + "/session";
     info.nsdir = info.session_tmpdir + "/" + info.nspace;
     std::error_code ec;
     fs::create_directories(info.nsdir, ec);
-    for (std::uint32_t i = 0; i < np && !ec; ++i)
-        fs::create_directory(info.nsdir + "/" + std::to_string(i), ec);
+    for (std::size_t k = 0; k < job.local.size() && !ec; ++k)
+        fs::create_directory(info.nsdir + "/" + std::to_string(job.local[k]), ec);
     if (ec) {
         fs::remove_all(info.nsdir, ec);
-        return reply_error(env, PMIX_ERR_OUT_OF_RESOURCE, "cannot create " + info.nsdir);
+        return refuse(PMIX_ERR_OUT_OF_RESOURCE, "cannot create " + info.nsdir);
     }
     // Every rank is on this node: its whole-namespace fences meet on a board, not in the broker.
-    if (np > 1 && info.nodes.size() == 1) {
+    if (np > 1 && job.local.size() == np) {
         const std::string board = info.nsdir + "/fence-board";
         if (auto err = FenceBoard::create(board, info.size); err.empty())
             info.fence_board = board;
         else
             log().warn("{} fences through the broker: {}", info.nspace, err);
     }
-    const std::string secret = random_secret();
 
     // One environment per app; only PMIX_RANK differs between its ranks.
     const std::vector<std::string> client_vars =
@@ -299,7 +379,9 @@ void Launcher::start(const Envelope &env, Job job, Plan plan) {
 
     const std::string nspace = info.nspace;
     // Server and events know the namespace before its first rank exists (both posted in order).
-    send("registry", msg::RegisterNamespace{info, secret, std::move(plan.notify_completion)});
+    // A part replaces the coordinator's registration with this node's placement and directories.
+    send("registry",
+         msg::RegisterNamespace{info, std::move(secret), std::move(plan.notify_completion)});
     auto [it, inserted] = jobs_.emplace(nspace, std::move(job));
     Job &j = it->second;
     if (!j.parent.empty()) jobs_.at(j.parent).children.insert(nspace);
@@ -340,12 +422,12 @@ void Launcher::spawn_next(const std::string &nspace) {
     if (it == jobs_.end() || !it->second.spawning) return;
     Job &job = it->second;
     // A job that failed meanwhile (abort, time limit, requester gone, shutdown) starts no more.
-    if (!job.status && job.spawned < job.ranks.size()) {
+    if (!job.status && job.spawned < job.local.size()) {
         int status = PMIX_ERROR;
-        if (auto error = spawn_rank(job, job.spawned, status); !error.empty())
+        if (auto error = spawn_rank(job, job.local[job.spawned], status); !error.empty())
             return abandon_launch(nspace, status, error);
         ++job.spawned;
-        if (job.spawned < job.ranks.size() && !job.status) {
+        if (job.spawned < job.local.size() && !job.status) {
             reactor().post([this, nspace] { spawn_next(nspace); });
             return;
         }
@@ -443,11 +525,18 @@ void Launcher::launched(const std::string &nspace) {
     const Envelope request = std::move(j.spawning->request);
     if (j.spawning->deadline) reactor().cancel(j.spawning->deadline);
     j.spawning.reset();
-    msg::LaunchReply reply_msg{nspace, {}};
-    for (const auto &p : j.info.procs) reply_msg.pids.push_back(p.pid);
-    if (!j.requester.empty()) reply(request, reply_msg);
-    log().info("launched {}: {} of {} rank(s)", nspace, j.spawned, j.ranks.size());
-    for (std::size_t i = 0; i < j.spawned; ++i) {
+    if (!j.coordinator.empty()) {
+        msg::PartLaunched started{nspace, brokers_.view()->rank, 0, {}, {}};
+        for (auto r : j.local) started.pids.emplace_back(r, j.info.procs[r].pid);
+        send(j.coordinator, started);
+    } else {
+        msg::LaunchReply reply_msg{nspace, {}};
+        for (const auto &p : j.info.procs) reply_msg.pids.push_back(p.pid);
+        if (!j.requester.empty()) reply(request, reply_msg);
+    }
+    log().info("launched {}: {} of {} rank(s)", nspace, j.spawned, j.local.size());
+    for (std::size_t k = 0; k < j.spawned; ++k) {
+        const std::size_t i = j.local[k];
         reactor().watch_fd(j.ranks[i].out, [this, nspace, i] { on_output(nspace, i, 1); });
         reactor().watch_fd(j.ranks[i].err, [this, nspace, i] { on_output(nspace, i, 2); });
         reactor().watch_fd(j.ranks[i].pidfd, [this, nspace, i] { on_rank_exit(nspace, i); });
@@ -478,7 +567,12 @@ void Launcher::abandon_launch(const std::string &nspace, int status, const std::
     fs::remove_all(job.info.nsdir, ec);
     send("registry", msg::DeregisterNamespace{nspace});
     log().info("launch of {} failed: {}", nspace, error);
-    if (!job.requester.empty()) reply_error(job.spawning->request, status, error);
+    if (!job.coordinator.empty())
+        send(job.coordinator,
+             msg::PartLaunched{
+                 nspace, brokers_.view()->rank, status ? status : PMIX_ERROR, error, {}});
+    else if (!job.requester.empty())
+        reply_error(job.spawning->request, status, error);
     const std::int64_t requester_pid = job.requester_pid;
     const std::string parent = job.parent;
     jobs_.erase(it);
@@ -581,6 +675,9 @@ void Launcher::set_status(Job &job, int status, std::string message) {
     job.status = status;
     job.message = std::move(message);
     log().info("{}: {}", job.info.nspace, job.message);
+    if (!job.coordinator.empty() && !job.ended_by_coordinator && status != 0)
+        send(job.coordinator,
+             msg::PartStatus{job.info.nspace, brokers_.view()->rank, status, job.message, false});
     if (status != 0 && !job.ended_by_parent) {
         Job &root = root_of(job);
         if (!root.tree_status) root.tree_status = status;
@@ -631,7 +728,10 @@ void Launcher::finish(const std::string &nspace) {
     log().info("{} ended with status {}", nspace, status);
     // After the job's last ProcExit, through the same registry: the actors see its ranks end,
     // then the job (events sends PMIX_EVENT_JOB_END to whoever asked).
-    send("registry", msg::DeregisterNamespace{nspace, true, status, job.message});
+    // A part's namespace stays until the job is over on every broker (its ranks' data may still be
+    // read by the others).
+    if (job.coordinator.empty())
+        send("registry", msg::DeregisterNamespace{nspace, true, status, job.message});
     job.ranks_over = true;
     // A job's end ends the jobs it spawned that still run, as in PRRTE (PMIX_SPAWN_CHILD_SEP, which
     // would keep them, is not in this PMIx version).
@@ -651,7 +751,15 @@ void Launcher::conclude(const std::string &nspace) {
     Job &job = it->second;
     if (!job.ranks_over || !job.children.empty()) return;
     const int own = job.status.value_or(0);
-    if (job.parent.empty()) {
+    if (!job.coordinator.empty()) {
+        if (!job.reported_over) {
+            job.reported_over = true;
+            send(job.coordinator,
+                 msg::PartStatus{nspace, brokers_.view()->rank, own, job.message, true});
+        }
+        if (!job.forget_when_over) return;
+        send("registry", msg::DeregisterNamespace{nspace, true, own, job.message});
+    } else if (job.parent.empty()) {
         const int status = job.report_child_sep ? own : job.tree_status.value_or(own);
         to_requester(job, msg::JobEnded{nspace, status, job.message});
     } else {

@@ -13,6 +13,12 @@
 // (`zpmix run` prints them), and they end when their parent job ends, as PRRTE ends them. A job
 // is over, and its requester gets its JobEnded, once its ranks and all the jobs it spawned are.
 //
+// A job spanning the brokers of a tree comes as one part per broker from the root's coordinator
+// (job_coordinator.hpp): the part starts the ranks of this node the same way, sends their Output
+// and ProcExit to `zpmix run` through the tree, reports to the coordinator (started, failed,
+// over) instead of answering a requester, and forgets the job when the coordinator says it is
+// over everywhere (or terminates its ranks when the job failed elsewhere).
+//
 // Where ranks run is Placement's (placement.hpp), what they are started with
 // rank_environment.hpp's; this actor owns the jobs, their tree and their processes. The tree
 // (Job.parent, .children, .tree_status) stays here: each of its steps fails jobs or sends messages.
@@ -31,6 +37,7 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/broker_map.hpp"
 
 namespace zpmix {
 
@@ -39,13 +46,14 @@ class Launcher : public Actor {
     struct Settings {
         std::string run_dir;  // session directories go under <run_dir>/session
         std::string uri;      // the broker's ipc uri, given to ranks as ZPMIX_URI
+        std::string node;     // this node, as jobs name it (ProcInfo.hostname)
         int kill_grace_ms = 2000;
         int client_write_timeout_ms = 30000;  // given to ranks as ZPMIX_WRITE_TIMEOUT_MS
     };
     // The job status when a job exceeds Launch.timeout_s (as timeout(1) does).
     static constexpr int kTimeoutStatus = 124;
 
-    Launcher(Reactor &reactor, Bus &bus, Settings settings);
+    Launcher(Reactor &reactor, Bus &bus, Settings settings, const BrokerMap &brokers);
     ~Launcher() override;
 
     // Reactor thread: refuses new launches, terminates every job and calls done once all are
@@ -90,8 +98,14 @@ class Launcher : public Actor {
         std::set<std::string> children;  // the jobs it spawned that are not over
         std::vector<std::string> env;    // Plan.env, which the jobs it spawns inherit
         pid_t pgid = 0;
-        std::vector<Rank> ranks;
-        std::size_t spawned = 0;
+        std::vector<Rank> ranks;           // every rank of the job; only `local` ones run here
+        std::vector<std::uint32_t> local;  // the ranks on this node, ascending
+        std::size_t spawned = 0;           // of `local`
+        // A part of a job spanning brokers: where it reports; empty otherwise.
+        std::string coordinator;
+        bool ended_by_coordinator = false;  // its status came from the coordinator
+        bool reported_over = false;
+        bool forget_when_over = false;  // the coordinator is done with it
         std::optional<Spawning> spawning;
         std::size_t live = 0;
         std::optional<int> status;  // set by the first failure
@@ -104,7 +118,7 @@ class Launcher : public Actor {
     };
 
     Settings settings_;
-    std::string hostname_;
+    const BrokerMap &brokers_;
     Placement placement_;
     std::map<std::string, Job> jobs_;         // by namespace
     std::map<std::int64_t, int> requesters_;  // pid -> pidfd of a requester we watch
@@ -117,8 +131,14 @@ class Launcher : public Actor {
     void signal_job(const Envelope &env, msg::SignalJob &m);
     void signal_job_ranks(const Envelope &env, msg::SignalRanks &m);
     void abort_job(const Envelope &env, msg::AbortJob &m);
+    void part(const Envelope &env, msg::JobPart &m);
+    void end_part(const Envelope &env, msg::EndPart &m);
+    void signal_parts(const Envelope &env, msg::SignalParts &m);
 
     void start(const Envelope &env, Job job, Plan plan);
+    // Places, registers and starts spawning this node's ranks of a job whose info (nodes, ranks)
+    // is laid out.
+    void begin(const Envelope &env, Job job, Plan plan, std::string secret);
     void spawn_next(const std::string &nspace);
     std::string spawn_rank(Job &job, std::size_t i, int &status);
     void launched(const std::string &nspace);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <map>
 #include <string_view>
@@ -95,6 +96,11 @@ AppPlan plan_app(msg::App &app, const char *const *inherited,
 
 void set_rank(AppPlan &app, std::size_t rank) {
     app.env[app.rank_var] = "PMIX_RANK=" + std::to_string(rank);
+}
+
+std::string new_namespace_name() {
+    static std::atomic<unsigned> next{1};
+    return fmt::format("zpmix.{}.{}", ::getpid(), next++);
 }
 
 }  // namespace zpmix

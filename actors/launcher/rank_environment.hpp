@@ -38,6 +38,10 @@ std::string program_of(const msg::App &app);
 // A job's secret: 16 random bytes in hex. Throws if the kernel gives none.
 std::string random_secret();
 
+// A new job's namespace, unique among this process's jobs: "zpmix.<pid>.<n>". Thread-safe (the
+// launcher and the job coordinator both name jobs).
+std::string new_namespace_name();
+
 // The variables a client needs to reach the broker as a rank of nspace (PMIX_RANK=0, set per
 // rank by set_rank).
 std::vector<std::string> client_variables(const std::string &uri, const std::string &secret,

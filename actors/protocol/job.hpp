@@ -70,6 +70,18 @@ struct Launch {
                   follows_children, report_child_sep);
 };
 
+// `zpmix run` -> the root broker's job coordinator (`jobs`): a job whose ranks span the brokers
+// of a tree. `nodes` are the job's nodes (node id = index), each served by a broker of the tree;
+// node_of_rank[r] is rank r's node. Answered like a Launch (LaunchReply, streamed Output and
+// ProcExit, a final JobEnded), or an ErrorReply.
+struct LaunchAcross {
+    static constexpr const char *type = "job.launch_across";
+    Launch launch;
+    std::vector<std::string> nodes;
+    std::vector<std::uint32_t> node_of_rank;
+    ZPMIX_MSG_MAP(launch, nodes, node_of_rank);
+};
+
 // One application of a spawned job (a pmix_app_t): a program and how many ranks run it. A job's
 // ranks are numbered consecutively across its apps, in order; PMIX_APPNUM is the app's index.
 struct App {
@@ -143,6 +155,62 @@ struct JobEnded {
     std::int32_t status = 0;
     std::string message;  // why, when it did not end by itself (abort, timeout, signal)
     ZPMIX_MSG_MAP(nspace, status, message);
+};
+
+// The parts of a job spanning brokers: the coordinator (`jobs`, on the root broker) sends every
+// broker's launcher its part (the ranks on that broker's node; none is a part too), each part
+// reports to the coordinator, and the coordinator ends the parts. `requester` is where Output and
+// ProcExit go ("@0/<routing id>" of `zpmix run`).
+struct JobPart {
+    static constexpr const char *type = "job.part";
+    JobInfo job;  // every rank's node; placement and directories are each broker's own
+    std::vector<App> apps;
+    std::vector<std::string> env;
+    std::string bind_to = "none", map_by = "slot";
+    bool personality_ompi = false;
+    std::string secret;
+    std::string requester;
+    ZPMIX_MSG_MAP(job, apps, env, bind_to, map_by, personality_ompi, secret, requester);
+};
+// launcher -> coordinator: the part's ranks are spawned (pids, by rank), or it failed (status,
+// message; nothing of it is left).
+struct PartLaunched {
+    static constexpr const char *type = "job.part_launched";
+    std::string nspace;
+    std::uint32_t broker = 0;
+    std::int32_t status = 0;
+    std::string message;
+    std::vector<std::pair<std::uint32_t, std::int64_t>> pids;
+    ZPMIX_MSG_MAP(nspace, broker, status, message, pids);
+};
+// launcher -> coordinator: the part failed (a rank's abnormal end, PMIx_Abort: status and message,
+// once), or is over (its ranks all ended).
+struct PartStatus {
+    static constexpr const char *type = "job.part_status";
+    std::string nspace;
+    std::uint32_t broker = 0;
+    std::int32_t status = 0;
+    std::string message;
+    bool over = false;
+    ZPMIX_MSG_MAP(nspace, broker, status, message, over);
+};
+// coordinator -> every launcher: terminate the part's ranks (the job failed: status, message),
+// or (finish) the job is over everywhere: forget it.
+struct EndPart {
+    static constexpr const char *type = "job.end_part";
+    std::string nspace;
+    std::int32_t status = 0;
+    std::string message;
+    bool finish = false;
+    ZPMIX_MSG_MAP(nspace, status, message, finish);
+};
+// A part's launcher -> every launcher: deliver `signal` to the job's ranks (zpmix run forwards a
+// signal to the root's part).
+struct SignalParts {
+    static constexpr const char *type = "job.signal_parts";
+    std::string nspace;
+    std::int32_t signal = 0;
+    ZPMIX_MSG_MAP(nspace, signal);
 };
 
 // Deliver a signal to every live rank of a job (the launcher forwards its own SIGINT...).

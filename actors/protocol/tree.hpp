@@ -3,6 +3,7 @@
 // were lost. Messages between brokers are the actors' own types, addressed "@<rank>/<actor>"
 // (actors/runtime/broker_map.hpp).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <msgpack.hpp>
@@ -20,6 +21,56 @@ struct TreeLost {
     std::vector<std::uint32_t> brokers;  // lost brokers under this one, ascending
     bool parent = false;
     ZPMIX_MSG_MAP(brokers, parent);
+};
+
+// The link's own frames (broker/tree/link.hpp), each one envelope: a child's hello and the
+// parent's answer, heartbeats, the parent's order to stop, and a hop (its next frame is the
+// envelope it carries).
+struct TreeHello {
+    static constexpr const char *type = "tree.hello";
+    std::uint32_t rank = 0;
+    std::string node;
+    std::vector<std::string> addresses;
+    ZPMIX_MSG_MAP(rank, node, addresses);
+};
+struct TreeWelcome {
+    static constexpr const char *type = "tree.welcome";
+    bool ok = true;
+    std::string why;
+    ZPMIX_MSG_MAP(ok, why);
+};
+struct TreeBeat {
+    static constexpr const char *type = "tree.beat";
+    std::uint32_t rank = 0;  // the sender's
+    ZPMIX_MSG_MAP(rank);
+};
+struct TreeStop {
+    static constexpr const char *type = "tree.stop";
+    std::string why;
+    ZPMIX_MSG_MAP(why);
+};
+// Followed by a frame holding the envelope to deliver.
+struct TreeHop {
+    static constexpr const char *type = "tree.hop";
+    std::uint32_t to = 0;  // 0xffffffff: every broker
+    std::uint32_t from = 0;
+    std::string address;
+    ZPMIX_MSG_MAP(to, from, address);
+};
+
+// A broker joined its parent (relayed to the root, which starts its children).
+struct TreeOnline {
+    static constexpr const char *type = "tree.online";
+    std::uint32_t rank = 0;
+    std::vector<std::string> addresses;
+    ZPMIX_MSG_MAP(rank, addresses);
+};
+// root -> every broker once all are up: the brokers' nodes by rank.
+struct TreeMembers {
+    static constexpr const char *type = "tree.members";
+    std::uint32_t radix = 2;
+    std::vector<std::string> nodes;
+    ZPMIX_MSG_MAP(radix, nodes);
 };
 
 }  // namespace zpmix::msg

@@ -30,7 +30,9 @@ using Messages =
                m::SignalledRanks, m::CheckpointCompleted, m::Log, m::Commit, m::ModexGet,
                m::ModexData, m::ModexCollect, m::ModexCollected, m::Publish, m::Lookup,
                m::LookupReply, m::Unpublish, m::MonitorRequest, m::MonitorBeat, m::Hello,
-               m::Welcome, m::SessionOpen, m::TreeLost>;
+               m::Welcome, m::SessionOpen, m::TreeLost, m::TreeHello, m::TreeWelcome, m::TreeBeat,
+               m::TreeStop, m::TreeHop, m::TreeOnline, m::TreeMembers, m::LaunchAcross, m::JobPart,
+               m::PartLaunched, m::PartStatus, m::EndPart, m::SignalParts>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
 static_assert(std::tuple_size_v<Messages> == ZPMIX_MESSAGE_TYPES,
               "a message type of actors/protocol/*.hpp is missing from the list");

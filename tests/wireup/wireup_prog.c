@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static pmix_proc_t me;
 static uint32_t size;
@@ -1134,6 +1135,73 @@ static void scenario_abort(void) {
     for (;;) PMIx_Fence(NULL, 0, NULL, 0);
 }
 
+/* ------------------------------------------------------------------ across nodes */
+
+/* A job whose ranks are on `nodes` nodes (tests/multinode): each rank's job information names
+ * its node, and data crosses nodes by collecting fence and by direct modex, each scope reaching
+ * exactly the readers the standard says. */
+static void scenario_across(uint32_t nodes) {
+    const uint32_t W = PMIX_RANK_WILDCARD;
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    JOB_CHECK(W, PMIX_NUM_NODES, PMIX_UINT32, v->data.uint32 == nodes);
+    JOB_CHECK(me.rank, PMIX_HOSTNAME, PMIX_STRING, strcmp(v->data.string, host) == 0);
+    uint32_t mine = 0, local = 0;
+    uint32_t *node_of = calloc(size, sizeof *node_of);
+    for (uint32_t r = 0; r < size; ++r) {
+        pmix_proc_t p;
+        pmix_value_t *v = NULL;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        CHECK_RC(PMIx_Get(&p, PMIX_NODEID, NULL, 0, &v), PMIX_SUCCESS);
+        if (v) {
+            node_of[r] = v->data.uint32;
+            PMIX_VALUE_RELEASE(v);
+        }
+        CHECK(node_of[r] < nodes);
+    }
+    mine = node_of[me.rank];
+    for (uint32_t r = 0; r < size; ++r) local += node_of[r] == mine;
+    JOB_CHECK(W, PMIX_LOCAL_SIZE, PMIX_UINT32, v->data.uint32 == local);
+
+    put_u32(PMIX_LOCAL, "x.l", 10 + me.rank);
+    put_u32(PMIX_REMOTE, "x.r", 20 + me.rank);
+    put_u32(PMIX_GLOBAL, "x.g", 30 + me.rank);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    fence_with(NULL, 0, 1, PMIX_SUCCESS);
+    for (uint32_t r = 0; r < size; ++r) {
+        if (r == me.rank) continue;
+        pmix_proc_t p;
+        uint32_t x = 0;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        CHECK_RC(scoped_get(&p, "x.g", PMIX_SCOPE_UNDEF, &x), PMIX_SUCCESS);
+        CHECK(x == 30 + r);
+        const int near = node_of[r] == mine;
+        CHECK_RC(scoped_get(&p, "x.l", PMIX_SCOPE_UNDEF, &x), near ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND);
+        CHECK_RC(scoped_get(&p, "x.r", PMIX_SCOPE_UNDEF, &x), near ? PMIX_ERR_NOT_FOUND : PMIX_SUCCESS);
+        if (!near) CHECK(x == 20 + r);
+    }
+    /* Data-less fences: the whole job, then the first and last ranks alone. */
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);
+    if (me.rank == 0 || me.rank == size - 1) {
+        pmix_proc_t two[2];
+        PMIX_LOAD_PROCID(&two[0], me.nspace, 0);
+        PMIX_LOAD_PROCID(&two[1], me.nspace, size - 1);
+        fence_with(two, 2, 0, PMIX_SUCCESS);
+    }
+    /* Direct modex: committed after the last collecting fence, read from the next rank. */
+    put_u32(PMIX_GLOBAL, "x.late", 40 + me.rank);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);
+    pmix_proc_t next;
+    uint32_t x = 0;
+    PMIX_LOAD_PROCID(&next, me.nspace, (me.rank + 1) % size);
+    CHECK_RC(scoped_get(&next, "x.late", PMIX_SCOPE_UNDEF, &x), PMIX_SUCCESS);
+    CHECK(x == 40 + next.rank);
+    CHECK_RC(scoped_get(&next, "x.never", PMIX_SCOPE_UNDEF, &x), PMIX_ERR_NOT_FOUND);
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);
+    free(node_of);
+}
+
 int main(int argc, char **argv) {
     const char *what = argc > 1 ? argv[1] : "types";
     pmix_value_t *v = NULL;
@@ -1181,6 +1249,8 @@ int main(int argc, char **argv) {
         scenario_bigput();
     else if (!strcmp(what, "jobinfo"))
         scenario_jobinfo(0);
+    else if (!strcmp(what, "across"))
+        scenario_across(argc > 2 ? (uint32_t)atoi(argv[2]) : 1);
     else if (!strcmp(what, "singleton")) {
         CHECK(size == 1 && me.rank == 0 && strncmp(me.nspace, "singleton.", 10) == 0);
         scenario_jobinfo(1);

@@ -1,0 +1,122 @@
+#pragma once
+// TreeLink (`tree`): this broker's links to the other brokers of its allocation, joined in a k-ary
+// tree (topology.hpp). It carries the actors' messages between brokers ("@<rank>/<address>" and
+// "@*/<address>", actors/runtime/broker_map.hpp), boots the tree at the root (each broker is
+// started through the rsh agent once its parent is up: boot.hpp), and watches its neighbours.
+//
+// Wire: a child's DEALER connects to its parent's ROUTER over TCP with ZeroMQ CURVE; every broker
+// of the allocation holds one keypair, made at the root and handed to each broker on the rsh
+// agent's stdin, and a ZAP handler admits only that key. Frames: "H" hello {rank, protocol, node,
+// addresses} (answered "W", or "X" with why: another protocol version, a rank that is not the
+// parent's child); "B" heartbeat; "S" shutdown (passed down); "M" {to, from, address} + envelope.
+//
+// Invariants and limits:
+// - A message is delivered, FIFO per pair of neighbours, to the actor (or peer routing id) named
+//   by its address, with env.from = "@<sender>/<from>" and a broker session: brokers trust each
+//   other's messages as their own actors' (CURVE proves membership of the allocation).
+// - "@*" reaches every broker, the sender included, through the root.
+// - Actors on the link's reactor receive in arrival order, before the next frame is read (a
+//   namespace registered before a job part arrives is registered before the part goes on down).
+// - A neighbour silent for `lost_after` is lost: TreeLost is broadcast to the actors (a child's
+//   whole subtree; the parent and everything outside this subtree), and a broker that lost its
+//   parent shuts down (nothing of its jobs outlives the allocation). The link never reconnects.
+#include <chrono>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "actors/protocol/tree.hpp"
+#include "actors/runtime/actor.hpp"
+#include "actors/runtime/broker_map.hpp"
+#include "broker/tree/boot.hpp"
+#include "broker/tree/topology.hpp"
+
+namespace zpmix::tree {
+
+struct LinkSettings {
+    Rank rank = 0, size = 1, radix = 2;
+    std::vector<std::string> parent;     // the parent's tree addresses, tried in order
+    std::string node;                    // this broker's node (as the allocation names it)
+    std::string tcp_if;                  // listen on this interface (name or CIDR) only; "" = all
+    std::string public_key, secret_key;  // the allocation's CURVE keypair (Z85)
+    std::chrono::milliseconds heartbeat{1000}, lost_after{10000}, boot_timeout{60000};
+    BootSettings boot;  // root only: how the other brokers are started
+    std::size_t max_message = std::size_t{64} << 20;
+};
+
+using BrokerOnline = msg::TreeOnline;
+using Members = msg::TreeMembers;
+
+class TreeLink : public Actor {
+  public:
+    TreeLink(Reactor &reactor, Bus &bus, LinkSettings settings, BrokerMap &brokers,
+             std::function<void()> on_parent_lost);
+    ~TreeLink() override;
+
+    // Before the reactor runs: listens (the addresses it tells its children), connects to the
+    // parent. Throws std::runtime_error with why.
+    void open();
+    // Blocks until every broker is up and the members are known (empty), or the boot failed
+    // (why, naming the node). Thread-safe; not from the reactor thread.
+    std::string wait_ready(std::chrono::milliseconds limit);
+    // Reactor thread: tells the children to stop, stops the agents (the root). Idempotent.
+    void shutdown();
+    // After the reactor stopped: closes the sockets and reaps the agents (bounded).
+    void close();
+
+    const std::vector<std::string> &addresses() const { return addresses_; }
+
+  private:
+    struct Child {
+        std::string rid;  // routing id on the ROUTER
+        Reactor::Clock::time_point last_heard;
+    };
+
+    LinkSettings s_;
+    Topology topology_;
+    BrokerMap &brokers_;
+    std::function<void()> on_parent_lost_;
+    std::shared_ptr<const PeerSession> session_;  // attached to every message from a broker
+    zmq::context_t ctx_;
+    zmq::socket_t zap_, down_, up_;
+    std::vector<std::string> addresses_;
+    std::map<Rank, Child> children_;  // joined children, by rank
+    std::set<Rank> lost_;             // brokers of the subtree lost (whole subtrees)
+    Reactor::Clock::time_point parent_heard_;
+    bool parent_joined_ = false, parent_lost_ = false, stopping_ = false;
+    std::unique_ptr<Boot> boot_;                       // root only
+    std::map<Rank, std::vector<std::string>> online_;  // root: brokers up, with their addresses
+    std::promise<std::string> ready_;
+    bool ready_set_ = false;
+    Reactor::TimerId heartbeat_timer_ = 0, boot_timer_ = 0;
+
+    void online(const Envelope &env, BrokerOnline &m);
+    void members(const Envelope &env, Members &m);
+
+    void on_zap();
+    void on_down();
+    void on_up();
+    void beat();
+    // A message for `to` ("@<rank>/<address>" or "@*/<address>"), from an actor of this broker.
+    void send_remote(const std::string &to, zmq::message_t msg);
+    // Routes a message frame (header + envelope) that came from `from_child` (none: the parent,
+    // or this broker).
+    void route(Rank to, Rank from, const std::string &address, zmq::message_t &payload,
+               std::optional<Rank> from_child);
+    void deliver(Rank from, const std::string &address, zmq::message_t &payload);
+    void send_down(Rank child, const std::vector<zmq::message_t *> &frames);
+    void send_up(const std::vector<zmq::message_t *> &frames);
+    void child_lost(Rank child, const std::string &why);
+    void parent_gone(const std::string &why);
+    void set_ready(std::string error);
+    void start_children_of(Rank parent, const std::vector<std::string> &addresses);
+};
+
+}  // namespace zpmix::tree

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# `zpmix run` across namespace nodes, as across machines through ssh: brokers start on the nodes
+# through the rsh agent, the ranks' output and exit status come back, a failure anywhere ends the
+# job everywhere, a node that cannot be reached fails the launch naming it, and nothing of the
+# job (broker, rank, run directory) is left on any node afterwards.
+# usage: test_run_across.sh ZPMIX [WIREUP_PROG]
+set -u
+zpmix=$1
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/netns.sh"
+source "$here/common.sh"
+
+netns_up 2
+a=${NETNS_NODES[0]} b=${NETNS_NODES[1]}
+conf=$(mktemp)
+# Every broker of this test (the agent passes the environment on) keeps its run directory here.
+export XDG_RUNTIME_DIR=$(mktemp -d)
+trap 'rm -rf "$conf" "$conf.out" "$conf.err" "$XDG_RUNTIME_DIR"; netns_down' EXIT
+# A lost broker is noticed within 2 s here (10 s by default).
+printf '[tree]\nheartbeat_ms = 200\nlost_after_ms = 2000\n' >"$conf"
+export ZPMIX_CONFIG=$conf
+run() { timeout 60 "$zpmix" run --rsh-agent "$ZPMIX_NETNS_AGENT" "$@"; }
+base=$XDG_RUNTIME_DIR/zpmix
+
+# Nothing of a job outlives it: no process in the nodes' namespaces, no broker directory.
+nothing_left() {
+    local deadline=$((SECONDS + 10)) left
+    while left=$(ip netns pids "$a"; ip netns pids "$b") && [ -n "$left" ] && ((SECONDS < deadline)); do
+        sleep 0.05
+    done
+    check "$1: no process left on the nodes" "" "$left"
+    check "$1: no broker directory left" "" "$(ls "$base" 2>/dev/null | grep '^broker-')"
+}
+
+out=$(run -H "$a:2,$b:2" sh -c 'echo $(hostname) $PMIX_RANK')
+check "hello: exit status" 0 $?
+check "hello: each rank on its node" "$(printf '%s\n' "$a 0" "$a 1" "$b 2" "$b 3")" "$(sort <<<"$out")"
+nothing_left hello
+
+out=$(run -H "$a:2,$b:2" --map-by node -n 4 sh -c 'echo $(hostname) $PMIX_RANK')
+check "map-by node: exit status" 0 $?
+check "map-by node: ranks alternate" "$(printf '%s\n' "$a 0" "$a 2" "$b 1" "$b 3")" "$(sort <<<"$out")"
+
+# A rank failing on one node ends the others on both, and its status is zpmix run's.
+err=$(run -H "$a:2,$b:2" sh -c '[ $PMIX_RANK = 3 ] && exit 7; exec sleep 60' 2>&1 >/dev/null)
+st=$?; [ $st = 7 ] || echo "$err" >&2
+check "failure: exit status" 7 $st
+check "failure: names the rank and node" yes "$(grep -q "rank 3 .*exited with status 7 (on $b)" <<<"$err" && echo yes || echo "$err")"
+nothing_left failure
+
+# A signal to zpmix run reaches every rank on every node.
+# (zpmix itself in the background, not the run function: the signal must reach it)
+"$zpmix" run --rsh-agent "$ZPMIX_NETNS_AGENT" -H "$a:1,$b:1" sh -c 'echo up; exec sleep 60' >"$conf.out" 2>/dev/null &
+: >>"$conf.out"
+pid=$!
+deadline=$((SECONDS + 30))
+while [ "$(grep -c up "$conf.out")" -lt 2 ] && ((SECONDS < deadline)); do sleep 0.05; done
+kill -TERM $pid
+wait $pid
+check "signal: exit status (SIGTERM)" 143 $?
+rm -f "$conf.out"
+nothing_left signal
+
+# zpmix run killed outright: each node's broker misses its parent and stops with its ranks.
+"$zpmix" run --rsh-agent "$ZPMIX_NETNS_AGENT" -H "$a:1,$b:1" sh -c 'echo up; exec sleep 60' >"$conf.out" 2>/dev/null &
+: >>"$conf.out"
+pid=$!
+deadline=$((SECONDS + 30))
+while [ "$(grep -c up "$conf.out")" -lt 2 ] && ((SECONDS < deadline)); do sleep 0.05; done
+kill -KILL $pid
+wait $pid 2>/dev/null
+rm -f "$conf.out"
+# The root's own directory is left (it was killed); the nodes' brokers remove theirs.
+nothing_left_on_nodes() {
+    local deadline=$((SECONDS + 15)) left
+    while left=$(ip netns pids "$a"; ip netns pids "$b") && [ -n "$left" ] && ((SECONDS < deadline)); do
+        sleep 0.05
+    done
+    check "$1: no process left on the nodes" "" "$left"
+}
+nothing_left_on_nodes "zpmix run killed"
+rm -rf "$base/broker-$pid-0"
+check "zpmix run killed: no broker directory left" "" "$(ls "$base" 2>/dev/null | grep '^broker-')"
+
+# A node that cannot be reached fails the launch at once, naming it.
+err=$(run -H "$a:1,nosuchnode:1" true 2>&1)
+check "unreachable: exit status" 1 $?
+check "unreachable: names the node" yes "$(grep -q "nosuchnode" <<<"$err" && grep -q "did not start" <<<"$err" && echo yes || echo "$err")"
+nothing_left unreachable
+
+# A node's broker killed mid-job: zpmix run notices within the configured time and ends the job.
+"$zpmix" run --rsh-agent "$ZPMIX_NETNS_AGENT" -H "$a:1,$b:1" sh -c 'echo up; exec sleep 60' >"$conf.out" 2>"$conf.err" &
+: >>"$conf.out"
+pid=$!
+deadline=$((SECONDS + 30))
+while [ "$(grep -c up "$conf.out")" -lt 2 ] && ((SECONDS < deadline)); do sleep 0.05; done
+bpid=$(ip netns pids "$b" | while read -r p; do
+    [[ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" == "$zpmix broker "* ]] && echo "$p"
+done | head -1)
+kill -KILL "$bpid"
+wait $pid
+status=$?
+check "lost broker: zpmix run fails" yes "$([ $status -ne 0 ] && [ $status -ne 124 ] && echo yes || echo "status $status")"
+check "lost broker: says so" yes "$(grep -q "was lost" "$conf.err" && echo yes || cat "$conf.err")"
+# The lost node's rank had no broker left to end it, and its directory stays until the next broker
+# on that node starts and removes it: the test kills the rank, and runs a job.
+for p in $(ip netns pids "$b"); do kill -KILL "$p" 2>/dev/null; done
+rm -f "$conf.out" "$conf.err"
+out=$(run -H "$a:1,$b:1" hostname)
+check "after a lost broker: a job runs" "$(printf '%s\n' "$a" "$b")" "$(sort <<<"$out")"
+nothing_left "lost broker"
+
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed" >&2; exit 1; }
+echo "all checks passed"
