@@ -142,8 +142,8 @@ void Broker::add_standard_actors() {
                                                    config_.client_write_timeout_ms},
                                 brokers_);
     add_actor<JobCoordinator>(brokers_);
-    add_actor<ModexStore>(namespaces_, std::chrono::milliseconds(config_.get_timeout_ms));
-    add_actor<FenceReducer>(namespaces_);
+    add_actor<ModexStore>(namespaces_, brokers_, std::chrono::milliseconds(config_.get_timeout_ms));
+    add_actor<FenceReducer>(namespaces_, brokers_);
     add_actor<EventBroker>(namespaces_, *xpub_,
                            EventOptions{.ring_size = config_.event_cache_size,
                                         .host = node_,

@@ -2,9 +2,9 @@
 // FenceCount: who of one fence's participants has contributed on this node, out of whom, and
 // whether all are in. A participant is a process or a whole namespace (a wildcard rank); a
 // wildcard counts as its namespace's size, which the count learns from the contributions (each
-// names its own namespace's size), so until then it cannot be complete. It knows nothing of the
-// fence's data, its timers or how it is answered: the FenceReducer counts with it, and so will a
-// broker that also waits for its child brokers' reports.
+// names its own namespace's size), so until then it cannot be complete. A fence over several
+// nodes counts only this node's participants, a number its owner gives (expect()). It knows
+// nothing of the fence's data, its timers or how it is answered: the FenceReducer counts with it.
 #include <cstdint>
 #include <map>
 #include <set>
@@ -31,6 +31,9 @@ class FenceCount {
     bool arrive(const msg::Proc &p,
                 const std::vector<std::pair<std::string, std::uint32_t>> &sizes);
     bool arrived(const msg::Proc &p) const { return arrived_.contains(p); }
+    // Only `n` of the participants contribute here (the others are on other nodes): expected()
+    // is n from now on, whatever the wildcards' namespaces' sizes.
+    void expect(long n) { expected_ = n; }
     // How many processes take part, or -1 while a wildcard's namespace size is unknown.
     long expected() const;
     // Every participant has contributed.
@@ -44,6 +47,7 @@ class FenceCount {
     std::vector<msg::Proc> participants_;         // canonical
     std::map<std::string, std::uint32_t> sizes_;  // of the namespaces named by a wildcard
     std::set<msg::Proc> arrived_;
+    long expected_ = -1;  // expect()'s, when given
 };
 
 }  // namespace zpmix

@@ -1,7 +1,10 @@
 #include "actors/fence/fence_reducer.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <iterator>
+#include <set>
 
 #include <pmix_common.h>
 
@@ -9,9 +12,76 @@
 
 namespace zpmix {
 
-FenceReducer::FenceReducer(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces)
+namespace {
+
+// The broker a message over the tree came from ("@<rank>/<its sender>"); none for any other.
+std::optional<std::uint32_t> sender_broker(std::string_view from) {
+    const auto slash = from.find('/');
+    if (from.empty() || from.front() != '@' || slash == std::string_view::npos) return std::nullopt;
+    std::uint32_t rank = 0;
+    auto [end, ec] = std::from_chars(from.data() + 1, from.data() + slash, rank);
+    if (ec != std::errc() || end != from.data() + slash || slash == 1) return std::nullopt;
+    return rank;
+}
+
+// The brokers whose nodes host `participants`, ascending. A participant in a namespace not
+// registered here, or on a node no broker serves, is placed on `fallback`, or with none, the
+// answer is none.
+std::optional<std::vector<std::uint32_t>> hosting_brokers(
+    const std::vector<msg::Proc> &participants, const NamespaceTable::Snapshot &namespaces,
+    const BrokerView &view, std::optional<std::uint32_t> fallback) {
+    std::set<std::uint32_t> brokers;
+    const std::string *last = nullptr;  // a job's ranks come in runs of one node: look up once
+    auto place = [&](const std::string &host) {
+        if (last && *last == host) return true;
+        last = &host;
+        auto b = view.broker_of(host);
+        if (!b) b = fallback;
+        if (b) brokers.insert(*b);
+        return b.has_value();
+    };
+    for (const auto &p : participants) {
+        auto ns = namespaces.find(p.nspace);
+        if (ns == namespaces.end()) {
+            if (!fallback) return std::nullopt;
+            brokers.insert(*fallback);
+            continue;
+        }
+        const auto &procs = ns->second->job->procs;
+        if (p.rank == msg::kWildcardRank) {
+            for (const auto &info : procs)
+                if (!place(info.hostname)) return std::nullopt;
+        } else if (p.rank >= procs.size() || !place(procs[p.rank].hostname)) {
+            return std::nullopt;
+        }
+    }
+    return std::vector<std::uint32_t>(brokers.begin(), brokers.end());
+}
+
+// How many of `participants` run on `node`.
+long on_node(const std::vector<msg::Proc> &participants, const NamespaceTable::Snapshot &namespaces,
+             const std::string &node) {
+    long n = 0;
+    for (const auto &p : participants) {
+        auto ns = namespaces.find(p.nspace);
+        if (ns == namespaces.end()) continue;
+        const auto &procs = ns->second->job->procs;
+        if (p.rank != msg::kWildcardRank)
+            n += p.rank < procs.size() && procs[p.rank].hostname == node;
+        else
+            n += std::count_if(procs.begin(), procs.end(),
+                               [&](const msg::ProcInfo &i) { return i.hostname == node; });
+    }
+    return n;
+}
+
+}  // namespace
+
+FenceReducer::FenceReducer(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
+                           const BrokerMap &brokers)
     : Actor("fence", reactor, bus),
       namespaces_(namespaces),
+      brokers_(brokers),
       store_(log(), [this](const std::string &nspace) {
           const auto ns = namespaces_.find(nspace);
           return ns ? ns->job->session_tmpdir : std::string();
@@ -20,6 +90,10 @@ FenceReducer::FenceReducer(Reactor &reactor, Bus &bus, const NamespaceTable &nam
     on(&FenceReducer::collected, Access::internal);
     on(&FenceReducer::proc_ended, Access::internal);
     on(&FenceReducer::namespace_ended, Access::internal);
+    on(&FenceReducer::from_child, Access::internal);
+    on(&FenceReducer::from_parent, Access::internal);
+    on(&FenceReducer::tree_lost, Access::internal);
+    on(&FenceReducer::proc_ended_elsewhere, Access::internal);
 }
 
 void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
@@ -32,8 +106,12 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     const std::string key = set + '#' + std::to_string(m.fence_id);
     // A participant that cannot exist fails the fence at once for each contributor: a rank its
     // job does not have, a namespace this broker does not know (the contributor's own may be
-    // unregistered: a singleton). Checked by the first only: the others name the same set.
-    if (!fences_.contains(key)) {
+    // unregistered: a singleton). Checked by the first only: the others name the same set. The
+    // first also finds the brokers hosting participants, when there is a tree.
+    std::vector<std::uint32_t> brokers;
+    long here = 0;  // participants on this node, over several nodes
+    auto known = fences_.find(key);
+    if (known == fences_.end()) {
         const auto snapshot = namespaces_.snapshot();
         for (const auto &p : participants) {
             auto ns = snapshot->find(p.nspace);
@@ -45,6 +123,25 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
                 return reply_error(env, PMIX_ERR_BAD_PARAM,
                                    p.nspace + " has no rank " + std::to_string(p.rank));
         }
+        if (const auto view = brokers_.view(); !view->alone()) {
+            const std::vector<std::uint32_t> self{view->rank};
+            auto hosts = hosting_brokers(participants, *snapshot, *view, std::nullopt);
+            if (!hosts && hosting_brokers(participants, *snapshot, *view, view->rank) != self)
+                return reply_error(env, PMIX_ERR_NOT_FOUND,
+                                   "the participants span nodes, and one is in a namespace or "
+                                   "on a node the broker tree does not know");
+            if (hosts && *hosts != self) {
+                brokers = std::move(*hosts);
+                here = on_node(participants, *snapshot, view->node());
+                if (on_node({m.proc}, *snapshot, view->node()) != 1)
+                    return reply_error(env, PMIX_ERR_BAD_PARAM,
+                                       "the contributor does not run on this broker's node");
+            }
+        }
+    } else if (!known->second.brokers.empty() &&
+               on_node({m.proc}, *namespaces_.snapshot(), brokers_.view()->node()) != 1) {
+        return reply_error(env, PMIX_ERR_BAD_PARAM,
+                           "the contributor does not run on this broker's node");
     }
     if (participants.size() == 1 && participants[0].rank == msg::kWildcardRank)
         if (FenceBoard *board = board_of(participants[0].nspace)) {
@@ -61,12 +158,16 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     auto [it, created] =
         fences_.try_emplace(key, std::move(set), m.fence_id, std::move(participants));
     Fence &f = it->second;
+    if (created && !brokers.empty()) {
+        f.brokers = std::move(brokers);
+        f.count.expect(here);
+    }
     if (created && m.timeout_ms > 0)
         f.timer = reactor().after(std::chrono::milliseconds(m.timeout_ms), [this, key] {
             if (auto t = fences_.find(key); t != fences_.end()) {
                 t->second.timer = 0;
                 log().info("fence {} timed out", key);
-                finish(key, PMIX_ERR_TIMEOUT);
+                fail(key, PMIX_ERR_TIMEOUT);
             }
         });
     if (!f.count.arrive(m.proc, m.sizes)) {
@@ -76,15 +177,22 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     f.collect = f.collect || m.collect;
     f.done_through = std::min(f.done_through, m.done_through);
     f.routes.push_back(env.from);
+    // It failed on the tree before this contributor came.
+    if (created && !f.brokers.empty())
+        if (auto failed = failed_.find(key); failed != failed_.end())
+            return finish(key, failed->second);
     // Later exits are handled as they come; one that came before fails a new fence at once.
-    if (created && missing_for_good(f)) {
-        finish(key, PMIX_ERR_PROC_TERM_WO_SYNC);
+    if (created && missing_for_good(key, f)) {
+        fail(key, PMIX_ERR_PROC_TERM_WO_SYNC);
         return;
     }
     maybe_complete(key, f);
 }
 
-std::optional<msg::Proc> FenceReducer::missing_for_good(const Fence &f) const {
+std::optional<msg::Proc> FenceReducer::missing_for_good(const std::string &key,
+                                                        const Fence &f) const {
+    if (!f.brokers.empty())
+        if (auto gone = ended_before(key, f.count.participants())) return gone;
     const auto snapshot = namespaces_.snapshot();
     for (const auto &p : f.count.participants()) {
         auto ns = snapshot->find(p.nspace);
@@ -106,24 +214,28 @@ void FenceReducer::maybe_complete(const std::string &key, Fence &f) {
     // done_through: none of them needs those fences' segments again, and their arena regions
     // may take this fence's.
     store_.release(f.set, std::min(f.done_through, f.fence_id));
-    if (!f.collect) {
-        finish(key, PMIX_SUCCESS);
-        return;
-    }
     f.gathering = true;
+    const bool tree = !f.brokers.empty();
+    if (!f.collect) {
+        if (!tree) return finish(key, PMIX_SUCCESS);
+        return contribute_part(key, msg::FencePart{gather().rank(), false, {}});
+    }
     const std::uint64_t id = next_request_++;
-    gathering_.emplace(id, key);
-    send("modex", msg::ModexCollect{f.count.participants()}, id);
+    collecting_.emplace(id, Collecting{key, tree});
+    send("modex", msg::ModexCollect{f.count.participants(), tree}, id);
 }
 
 void FenceReducer::collected(const Envelope &env, msg::ModexCollected &m) {
-    auto node = gathering_.extract(env.id);
+    auto node = collecting_.extract(env.id);
     if (!node) return;
-    const std::string &key = node.mapped();
-    auto f = fences_.find(key);
+    const Collecting c = std::move(node.mapped());
+    auto f = fences_.find(c.key);
     if (f == fences_.end()) return;
+    if (c.part)
+        return contribute_part(c.key, msg::FencePart{gather().rank(), true, std::move(m.data)});
+    std::move(f->second.others.begin(), f->second.others.end(), std::back_inserter(m.data));
     const FenceSegmentWriter segment(m.data);
-    finish(key, PMIX_SUCCESS, &segment);
+    finish(c.key, PMIX_SUCCESS, &segment);
 }
 
 void FenceReducer::proc_ended(const Envelope &, msg::ProcEnded &m) {
@@ -135,12 +247,54 @@ void FenceReducer::proc_ended(const Envelope &, msg::ProcEnded &m) {
         if (!f.gathering && f.count.waits_for(gone)) failed.push_back(key);
     for (const auto &key : failed) {
         log().info("fence {} fails: {}:{} ended before contributing", key, m.nspace, m.rank);
-        finish(key, PMIX_ERR_PROC_TERM_WO_SYNC);
+        fail(key, PMIX_ERR_PROC_TERM_WO_SYNC);
     }
+    // Other brokers cannot see this end: tell the root, which every reduction reaches, when the
+    // job spans nodes.
+    const auto view = brokers_.view();
+    const auto ns = namespaces_.find(m.nspace);
+    if (view->alone() || !ns ||
+        std::all_of(ns->job->procs.begin(), ns->job->procs.end(),
+                    [&](const msg::ProcInfo &p) { return p.hostname == view->node(); }))
+        return;
+    msg::FenceProcEnded out{gone, {}};
+    for (const auto &[key, f] : fences_)
+        if (!f.brokers.empty() && f.count.arrived(gone)) out.contributed.push_back(key);
+    if (view->rank == 0) return ended(out);
+    send(remote_address(0, name()), out);
+}
+
+void FenceReducer::proc_ended_elsewhere(const Envelope &, msg::FenceProcEnded &m) {
+    ended(m);
+}
+
+void FenceReducer::ended(const msg::FenceProcEnded &m) {
+    auto &contributed = ended_[m.proc];
+    contributed.insert(m.contributed.begin(), m.contributed.end());
+    std::set<std::string> keys = open_;
+    for (const auto &[key, f] : fences_)
+        if (!f.brokers.empty()) keys.insert(key);
+    for (const auto &key : keys) {
+        const auto participants = msg::fence_key_participants(key);
+        if (contributed.contains(key) || !participants ||
+            !FenceCount::includes(*participants, m.proc))
+            continue;
+        log().info("fence {} fails: {}:{} ended before contributing", key, m.proc.nspace,
+                   m.proc.rank);
+        gather().fail(key, PMIX_ERR_PROC_TERM_WO_SYNC);
+    }
+}
+
+std::optional<msg::Proc> FenceReducer::ended_before(
+    const std::string &key, const std::vector<msg::Proc> &participants) const {
+    for (const auto &[gone, contributed] : ended_)
+        if (!contributed.contains(key) && FenceCount::includes(participants, gone)) return gone;
+    return std::nullopt;
 }
 
 void FenceReducer::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
     boards_.erase(m.nspace);
+    std::erase_if(ended_, [&](const auto &e) { return e.first.nspace == m.nspace; });
     store_.drop_orphans();  // the segments of the sets this was the last namespace of
 }
 
@@ -156,13 +310,20 @@ FenceBoard *FenceReducer::board_of(const std::string &nspace) {
     return (boards_[nspace] = std::move(board)).get();
 }
 
+void FenceReducer::fail(const std::string &key, std::int32_t status) {
+    auto f = fences_.find(key);
+    if (f == fences_.end()) return;
+    if (f->second.brokers.empty()) return finish(key, status);
+    gather().fail(key, status);  // the root's verdict comes back through verdict()
+}
+
 void FenceReducer::finish(const std::string &key, std::int32_t status,
                           const FenceSegmentWriter *segment) {
     auto node = fences_.extract(key);
     if (!node) return;
     Fence &f = node.mapped();
     if (f.timer) reactor().cancel(f.timer);
-    std::erase_if(gathering_, [&](const auto &kv) { return kv.second == key; });
+    std::erase_if(collecting_, [&](const auto &kv) { return kv.second.key == key; });
     // One FenceDone, encoded once: every copy shares its buffer.
     msg::FenceDone d;
     if (segment) d = store_.deliver(key, f.set, f.fence_id, f.count.participants(), *segment);
@@ -173,6 +334,149 @@ void FenceReducer::finish(const std::string &key, std::int32_t status,
         zmq::message_t copy;
         copy.copy(done);
         bus().send(route, std::move(copy));
+    }
+}
+
+// ---- The tree's side: fences over several nodes -------------------------------------------
+
+tree::Gather &FenceReducer::gather() {
+    if (gather_) return *gather_;
+    const auto view = brokers_.view();
+    tree::Gather::Callbacks cb{
+        .send_up =
+            [this](tree::Rank parent, const std::string &key, tree::Status status,
+                   const tree::Bytes &part) {
+                send(remote_address(parent, name()),
+                     msg::FenceUp{key, status, msg::Blob(part.begin(), part.end())});
+            },
+        .send_down =
+            [this](tree::Rank child, const std::string &key, tree::Status status,
+                   const tree::Bytes &result) {
+                send(remote_address(child, name()),
+                     msg::FenceDown{key, status, msg::Blob(result.begin(), result.end())});
+            },
+        .complete = [this](const std::string &key, tree::Status status,
+                           const tree::Bytes &result) { verdict(key, status, result); },
+        .log = [this](std::string_view line) { log().warn("{}", line); },
+    };
+    gather_ = std::make_unique<tree::Gather>(tree::Topology(view->size(), view->radix), view->rank,
+                                             std::move(cb), tree::Gather::concatenate,
+                                             [this](const std::string &key) { return plan(key); });
+    return *gather_;
+}
+
+void FenceReducer::contribute_part(const std::string &key, const msg::FencePart &part) {
+    msgpack::sbuffer buf;
+    msgpack::pack(buf, part);
+    if (gather().contribute_local(key, tree::Bytes(buf.data(), buf.size())) == tree::Outcome::taken)
+        return;
+    // The fence is over on the tree (it failed before these contributors came).
+    log().warn("fence {}: the tree no longer takes this node's part", key);
+    finish(key, PMIX_ERROR);
+}
+
+std::optional<tree::Parts> FenceReducer::plan(const std::string &key) const {
+    const auto participants = msg::fence_key_participants(key);
+    if (!participants) return std::nullopt;
+    const auto view = brokers_.view();
+    const auto hosts = hosting_brokers(*participants, *namespaces_.snapshot(), *view, std::nullopt);
+    if (!hosts) return std::nullopt;
+    const tree::Topology topology(view->size(), view->radix);
+    tree::Parts parts{false, {}};
+    for (std::uint32_t b : *hosts) {
+        if (b == view->rank)
+            parts.local = true;
+        else if (auto child = topology.child_toward(view->rank, b))
+            parts.children.push_back(*child);
+    }
+    return parts;
+}
+
+void FenceReducer::verdict(const std::string &key, std::int32_t status, const tree::Bytes &result) {
+    open_.erase(key);
+    if (status != PMIX_SUCCESS && failed_.emplace(key, status).second) {
+        failed_order_.push_back(key);
+        if (failed_order_.size() > kRecentFailures) {
+            failed_.erase(failed_order_.front());
+            failed_order_.pop_front();
+        }
+    }
+    auto it = fences_.find(key);
+    if (it == fences_.end()) return;  // no contributor here (yet): this broker relayed
+    if (status != PMIX_SUCCESS) return finish(key, status);
+    Fence &f = it->second;
+    bool collect = false;
+    try {
+        // Every taking-part broker's FencePart, each a bin (Gather::concatenate).
+        auto handle = unpack_bounded(result.data(), result.size(), {}, true);
+        const msgpack::object &parts = handle.get();
+        if (parts.type != msgpack::type::ARRAY) throw DecodeError("not an array of parts");
+        for (const msgpack::object &bin : parts.via.array) {
+            if (bin.type != msgpack::type::BIN) throw DecodeError("a part is not a bin");
+            msg::FencePart part;
+            msg::Reader r(bin.via.bin.ptr, bin.via.bin.size);
+            msg::read(r, part);
+            if (!r.at_end()) throw DecodeError("trailing bytes after a part");
+            collect = collect || part.collect;
+            if (part.broker != gather().rank())
+                std::move(part.data.begin(), part.data.end(), std::back_inserter(f.others));
+        }
+    } catch (const std::exception &e) {
+        log().error("fence {}: the tree's result does not decode: {}", key, e.what());
+        return finish(key, PMIX_ERR_UNPACK_FAILURE);
+    }
+    if (!collect) return finish(key, PMIX_SUCCESS);
+    // This node's own data as its readers see it (local+global), with the others'.
+    const std::uint64_t id = next_request_++;
+    collecting_.emplace(id, Collecting{key, false});
+    send("modex", msg::ModexCollect{f.count.participants(), false}, id);
+}
+
+void FenceReducer::from_child(const Envelope &env, msg::FenceUp &m) {
+    const auto sender = sender_broker(env.from);
+    if (!sender) return log().warn("'{}' not from a broker: dropped", env.type);
+    // At the root: a rank of the fence ended before contributing (ended()).
+    if (!ended_.empty())
+        if (const auto participants = msg::fence_key_participants(m.key))
+            if (const auto gone = ended_before(m.key, *participants)) {
+                log().info("fence {} fails: {}:{} ended before contributing", m.key, gone->nspace,
+                           gone->rank);
+                gather().fail(m.key, PMIX_ERR_PROC_TERM_WO_SYNC);
+            }
+    auto [at, opened] = open_.insert(m.key);
+    if (gather().from_child(*sender, m.key, m.status, tree::Bytes(m.part.begin(), m.part.end())) !=
+            tree::Outcome::taken &&
+        opened)
+        open_.erase(m.key);
+}
+
+void FenceReducer::from_parent(const Envelope &env, msg::FenceDown &m) {
+    const auto view = brokers_.view();
+    const auto sender = sender_broker(env.from);
+    if (!sender || view->alone() ||
+        tree::Topology(view->size(), view->radix).parent(view->rank) != sender)
+        return log().warn("'{}' for {} not from the parent broker: dropped", env.type, m.key);
+    gather().from_parent(m.key, m.status, tree::Bytes(m.result.begin(), m.result.end()));
+}
+
+// Fences waiting on a lost broker fail: every one over several nodes when the parent is lost
+// (each reduction goes through the root), else those with participants under a lost child. The
+// Gather fails its own operations that wait on them, and remembers the loss for later ones.
+void FenceReducer::tree_lost(const Envelope &, msg::TreeLost &m) {
+    const auto view = brokers_.view();
+    if (view->alone()) return;
+    const tree::Topology topology(view->size(), view->radix);
+    const std::set<std::uint32_t> below(m.brokers.begin(), m.brokers.end());
+    auto lost = [&](std::uint32_t b) { return m.parent || below.contains(b); };
+    std::vector<std::string> failed;
+    for (const auto &[key, f] : fences_)
+        if (std::any_of(f.brokers.begin(), f.brokers.end(), lost)) failed.push_back(key);
+    for (std::uint32_t b : below)
+        if (b < view->size() && topology.parent(b) == view->rank) gather().child_lost(b);
+    if (m.parent) gather().parent_lost();
+    for (const auto &key : failed) {
+        log().info("fence {} fails: a broker hosting participants is lost", key);
+        fail(key, PMIX_ERR_UNREACH);
     }
 }
 

@@ -1,11 +1,12 @@
 #include "actors/modex/modex_store.hpp"
 
-#include <unistd.h>
-
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
 #include <pmix_common.h>
+
+#include "broker/tree/topology.hpp"
 
 namespace zpmix {
 
@@ -46,8 +47,11 @@ bool visible(const msg::Proc &e_pub, std::uint8_t e_range, const msg::Proc &read
 }  // namespace
 
 ModexStore::ModexStore(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
-                       std::chrono::milliseconds default_wait)
-    : Actor("modex", reactor, bus), namespaces_(namespaces), default_wait_(default_wait) {
+                       const BrokerMap &brokers, std::chrono::milliseconds default_wait)
+    : Actor("modex", reactor, bus),
+      namespaces_(namespaces),
+      brokers_(brokers),
+      default_wait_(default_wait) {
     on(&ModexStore::commit, Access::session);
     on(&ModexStore::get, Access::session);
     on(&ModexStore::collect, Access::internal);
@@ -56,9 +60,9 @@ ModexStore::ModexStore(Reactor &reactor, Bus &bus, const NamespaceTable &namespa
     on(&ModexStore::unpublish, Access::session | Access::operator_);
     on(&ModexStore::proc_ended, Access::internal);
     on(&ModexStore::namespace_ended, Access::internal);
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    host_ = host;
+    on(&ModexStore::relayed, Access::internal);
+    on(&ModexStore::relay_failed, Access::internal);
+    on(&ModexStore::tree_lost, Access::internal);
 }
 
 void ModexStore::commit(const Envelope &env, msg::Commit &m) {
@@ -80,11 +84,11 @@ void ModexStore::commit(const Envelope &env, msg::Commit &m) {
 }
 
 const std::string &ModexStore::host_of(const NamespaceTable::Snapshot &namespaces,
-                                       const msg::Proc &proc) const {
+                                       const msg::Proc &proc, const std::string &here) {
     auto ns = namespaces.find(proc.nspace);
-    if (ns == namespaces.end() || proc.rank >= ns->second->job->procs.size()) return host_;
+    if (ns == namespaces.end() || proc.rank >= ns->second->job->procs.size()) return here;
     const std::string &host = ns->second->job->procs[proc.rank].hostname;
-    return host.empty() ? host_ : host;
+    return host.empty() ? here : host;
 }
 
 bool ModexStore::ended(const msg::Proc &proc) const {
@@ -135,7 +139,18 @@ void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
                c == committed_.end() || c->first.nspace != m.proc.nspace) {
         return reply_error(env, PMIX_ERR_NOT_FOUND, "unknown namespace '" + m.proc.nspace + "'");
     }
-    const bool near = host_of(*snapshot, m.proc) == host_of(*snapshot, m.reader);
+    const auto view = brokers_.view();
+    const std::string &owner = host_of(*snapshot, m.proc, view->node());
+    const auto wait = m.timeout_ms > 0 ? std::chrono::milliseconds(m.timeout_ms) : default_wait_;
+    // Over the tree the reader is on the asking broker's node, never on this one.
+    const bool from_broker = env.session && env.session->role == PeerSession::Role::broker;
+    if (!from_broker && !view->alone() && owner != view->node()) {
+        const auto broker = view->broker_of(owner);
+        if (!broker)
+            return reply_error(env, PMIX_ERR_UNREACH, "no broker serves node '" + owner + "'");
+        return relay(env, m, *broker, wait);
+    }
+    const bool near = !from_broker && owner == host_of(*snapshot, m.reader, view->node());
     auto it = committed_.find(m.proc);
     if (it != committed_.end() && it->second.count >= m.commits) {
         if (readable(it->second, m.key, near))
@@ -151,7 +166,6 @@ void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
     }
     const std::uint64_t id = next_waiter_++;
     Waiter w{return_address(env), m.proc, m.key, near, m.commits, 0};
-    const auto wait = m.timeout_ms > 0 ? std::chrono::milliseconds(m.timeout_ms) : default_wait_;
     if (wait.count() > 0)
         w.timer = reactor().after(wait, [this, id] {
             auto node = waiters_.extract(id);
@@ -186,12 +200,65 @@ void ModexStore::settle_waiters(const msg::Proc &proc) {
     }
 }
 
-// For the fence's participants on this node.
+void ModexStore::relay(const Envelope &env, msg::ModexGet &m, std::uint32_t broker,
+                       std::chrono::milliseconds wait) {
+    const std::uint64_t id = next_waiter_++;
+    Relay r{return_address(env), broker, 0};
+    if (wait.count() > 0) {
+        m.timeout_ms = static_cast<std::uint32_t>(wait.count());  // the owner's broker's bound
+        r.timer = reactor().after(wait, [this, id] {
+            auto node = relays_.extract(id);
+            if (node) reply_error(node.mapped().req, PMIX_ERR_TIMEOUT, "direct modex timed out");
+        });
+    }
+    relays_.emplace(id, std::move(r));
+    send(remote_address(broker, name()), m, id);
+}
+
+void ModexStore::relayed(const Envelope &env, msg::ModexData &m) {
+    auto node = relays_.extract(env.id);
+    if (!node) return;  // timed out, or its broker was lost
+    if (node.mapped().timer) reactor().cancel(node.mapped().timer);
+    reply(node.mapped().req, m);
+}
+
+void ModexStore::relay_failed(const Envelope &env, msg::ErrorReply &m) {
+    auto node = relays_.extract(env.id);
+    if (!node) return;
+    if (node.mapped().timer) reactor().cancel(node.mapped().timer);
+    reply_error(node.mapped().req, m.status, std::move(m.message));
+}
+
+// The Gets relayed to a lost broker fail: those under a lost child, or, when the parent is
+// lost, every broker outside this one's subtree.
+void ModexStore::tree_lost(const Envelope &, msg::TreeLost &m) {
+    const auto view = brokers_.view();
+    if (view->alone()) return;
+    const auto mine = tree::Topology(view->size(), view->radix).subtree(view->rank);
+    for (auto it = relays_.begin(); it != relays_.end();) {
+        const std::uint32_t b = it->second.broker;
+        const bool lost = std::find(m.brokers.begin(), m.brokers.end(), b) != m.brokers.end() ||
+                          (m.parent && !std::binary_search(mine.begin(), mine.end(), b));
+        if (!lost) {
+            ++it;
+            continue;
+        }
+        if (it->second.timer) reactor().cancel(it->second.timer);
+        reply_error(it->second.req, PMIX_ERR_UNREACH,
+                    "the broker of the process's node (" + std::to_string(b) + ") is lost");
+        it = relays_.erase(it);
+    }
+}
+
+// For the fence's participants on this node: as its readers see them, or with `remote`, as a
+// reader on another node does.
 void ModexStore::collect(const Envelope &env, msg::ModexCollect &m) {
     msg::ModexCollected out;
     const auto snapshot = namespaces_.snapshot();
+    const auto view = brokers_.view();
     auto add = [&](const msg::Proc &p, const Committed &c) {
-        out.data.push_back(data_for(p, c, host_of(*snapshot, p) == host_));
+        out.data.push_back(
+            data_for(p, c, !m.remote && host_of(*snapshot, p, view->node()) == view->node()));
     };
     for (const auto &p : m.procs) {
         if (p.rank == msg::kWildcardRank) {

@@ -6,7 +6,15 @@
 // Scopes: a commit carries the owner's data in three blobs (PMIX_LOCAL, PMIX_REMOTE, PMIX_GLOBAL
 // puts). A reader on the owner's node gets local+global, a reader on another node remote+global,
 // each blob tagged with its scope. Nodes are told apart by the hostnames of the registered
-// namespaces' ranks; a process of a namespace the broker does not know is on the broker's node.
+// namespaces' ranks; a process of a namespace the broker does not know is on the broker's node
+// (BrokerMap's node).
+//
+// Several brokers (BrokerMap): each stores only its own node's commits. A Get for a process on
+// another broker's node is relayed to that broker's `modex` (a ModexGet over the tree), which
+// answers it as for a reader on another node; the answer goes back to the client under the
+// client's own request id. The relay is bounded like a local wait (the Get's timeout, else the
+// default), and fails with PMIX_ERR_UNREACH when that broker is lost (msg::TreeLost). Nothing of
+// another node's data is kept here. A Get that came over the tree is never relayed again.
 //
 // A client commits, publishes and looks up only as itself (msg::acting_proc, checked before any
 // handler runs); over tcp it reads only its own job's data.
@@ -20,7 +28,9 @@
 
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
+#include "actors/protocol/tree.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/broker_map.hpp"
 #include "actors/runtime/namespace_table.hpp"
 
 namespace zpmix {
@@ -29,7 +39,7 @@ class ModexStore : public Actor {
   public:
     // `default_wait` bounds a Get that gives no timeout (0: no limit).
     ModexStore(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
-               std::chrono::milliseconds default_wait = {});
+               const BrokerMap &brokers, std::chrono::milliseconds default_wait = {});
 
   private:
     struct Committed {
@@ -52,6 +62,12 @@ class ModexStore : public Actor {
         std::uint8_t persistence = 0;
         msg::Blob value;
     };
+    // A Get relayed to the owner's broker, until its answer.
+    struct Relay {
+        Envelope req;  // the client's from + id
+        std::uint32_t broker = 0;
+        Reactor::TimerId timer = 0;
+    };
     struct LookupWaiter {
         Envelope req;
         msg::Lookup lookup;
@@ -59,10 +75,11 @@ class ModexStore : public Actor {
     };
 
     const NamespaceTable &namespaces_;
+    const BrokerMap &brokers_;
     std::chrono::milliseconds default_wait_;
-    std::string host_;  // this broker's node
     std::map<msg::Proc, Committed> committed_;
     std::map<std::uint64_t, Waiter> waiters_;
+    std::map<std::uint64_t, Relay> relays_;        // by the request id sent to the owner's broker
     std::multimap<std::string, Entry> published_;  // key -> entries (one per visible scope)
     std::map<std::uint64_t, LookupWaiter> lookups_;
     std::uint64_t next_waiter_ = 1;
@@ -75,10 +92,17 @@ class ModexStore : public Actor {
     void unpublish(const Envelope &env, msg::Unpublish &m);
     void proc_ended(const Envelope &env, msg::ProcEnded &m);
     void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);
+    void relayed(const Envelope &env, msg::ModexData &m);
+    void relay_failed(const Envelope &env, msg::ErrorReply &m);
+    void tree_lost(const Envelope &env, msg::TreeLost &m);
 
-    // The node of a process (this broker's for a process the table does not know, or none).
-    const std::string &host_of(const NamespaceTable::Snapshot &namespaces,
-                               const msg::Proc &proc) const;
+    // The node of a process (`here`, this broker's, for a process the table does not know, or
+    // none).
+    static const std::string &host_of(const NamespaceTable::Snapshot &namespaces,
+                                      const msg::Proc &proc, const std::string &here);
+    // Asks the owner's broker; `wait` bounds it (0: no limit).
+    void relay(const Envelope &env, msg::ModexGet &m, std::uint32_t broker,
+               std::chrono::milliseconds wait);
     bool ended(const msg::Proc &proc) const;
     // What a reader sees of the owner's data: local+global on its node, remote+global elsewhere.
     static msg::ProcData data_for(const msg::Proc &proc, const Committed &c, bool same_node);

@@ -2,10 +2,15 @@
 // PMIx_Fence: each participant contributes once; the broker's FenceReducer answers every local
 // participant with one FenceDone, the same encoded bytes for all of them. A collecting fence's
 // data is a fence segment (actors/fence/fence_segment.hpp): in the FenceDone when it is small,
-// else in a file the FenceDone names.
+// else in a file the FenceDone names. A fence over several nodes also passes FenceUp/FenceDown
+// between the brokers' fences.
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <msgpack.hpp>
@@ -59,6 +64,39 @@ inline std::string fence_key(const std::vector<Proc> &canonical, std::uint64_t f
     return fence_set(canonical) + '#' + std::to_string(fence_id);
 }
 
+// The canonical participants a fence key (or a set) names; none when it names none, or not in
+// fence_set's own spelling (each namespace's name runs to the last ':' of its part, so a name
+// holding ';' cannot be read back: such a key names no set).
+inline std::optional<std::vector<Proc>> fence_key_participants(std::string_view key) {
+    if (auto hash = key.rfind('#'); hash != std::string_view::npos) key = key.substr(0, hash);
+    const std::string_view set = key;
+    std::vector<Proc> procs;
+    while (!key.empty()) {
+        const auto end = std::min(key.find(';'), key.size());
+        const std::string_view part = key.substr(0, end);
+        key.remove_prefix(std::min(end + 1, key.size()));
+        const auto colon = part.rfind(':');
+        if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+        const std::string nspace(part.substr(0, colon));
+        std::string_view ranks = part.substr(colon + 1);
+        while (true) {
+            const auto comma = std::min(ranks.find(','), ranks.size());
+            const std::string_view r = ranks.substr(0, comma);
+            std::uint32_t rank = kWildcardRank;
+            if (r != "*") {
+                auto [ptr, ec] = std::from_chars(r.data(), r.data() + r.size(), rank);
+                if (r.empty() || ec != std::errc() || ptr != r.data() + r.size())
+                    return std::nullopt;
+            }
+            procs.push_back({nspace, rank});
+            if (comma == ranks.size()) break;
+            ranks.remove_prefix(comma + 1);
+        }
+    }
+    if (procs.empty() || fence_set(canonical_participants(procs)) != set) return std::nullopt;
+    return procs;
+}
+
 // Client -> fence. `fence_id` is the client's sequence number of fences over this participant
 // set (every participant calls its fences over one set in the same order, so the ids match up).
 // `sizes` gives the size of each namespace the contributor knows (its own), so that a wildcard's
@@ -102,5 +140,52 @@ struct FenceDone {
 inline std::size_t payload_bytes(const FenceDone &m) {
     return m.segment_bytes.size();
 }
+
+// A fence whose participants are on several brokers' nodes is a reduction over the broker tree
+// (broker/tree/gather.hpp): each broker's fence sends its subtree's part up to its parent's, the
+// root's verdict comes down. `key` is the fence's; `status` PMIX_SUCCESS, or why the subtree's
+// part cannot come (then `part` is empty). Between brokers only, addressed "@<rank>/fence".
+struct FenceUp {
+    static constexpr const char *type = "fence.up";
+    std::string key;
+    std::int32_t status = 0;
+    Blob part;  // the subtree's parts (Gather::concatenate's array of FenceParts)
+    ZPMIX_MSG_MAP(key, status, part);
+};
+struct FenceDown {
+    static constexpr const char *type = "fence.down";
+    std::string key;
+    std::int32_t status = 0;
+    Blob result;  // on success, every taking-part broker's FencePart
+    ZPMIX_MSG_MAP(key, status, result);
+};
+inline std::size_t payload_bytes(const FenceUp &m) {
+    return m.part.size();
+}
+inline std::size_t payload_bytes(const FenceDown &m) {
+    return m.result.size();
+}
+
+// fence -> the root broker's fence: `proc`, of a job on several nodes, ended on the sender's
+// node; it contributed, of the fences over several nodes still pending there, to `contributed`
+// (their keys). The root fails every pending fence it takes part in but did not contribute to
+// (PMIX_ERR_PROC_TERM_WO_SYNC), as every later one: other brokers know only their own node's
+// ends, and every reduction reaches the root.
+struct FenceProcEnded {
+    static constexpr const char *type = "fence.proc_ended";
+    Proc proc;
+    std::vector<std::string> contributed;
+    ZPMIX_MSG_MAP(proc, contributed);
+};
+
+// One broker's part of a fence that spans nodes (not a message: the bytes a FenceUp carries):
+// whether its contributors asked for the data, and with collect, its node's participants' data
+// as a reader on another node sees it (remote+global: PMIX_LOCAL data never leaves its node).
+struct FencePart {
+    std::uint32_t broker = 0;
+    bool collect = false;
+    std::vector<ProcData> data;
+    ZPMIX_MSG_MAP(broker, collect, data);
+};
 
 }  // namespace zpmix::msg

@@ -44,7 +44,9 @@ struct ProcData {
 // `key` for the reader's node (all of that data, so the client caches it), or an ErrorReply:
 // PMIX_ERR_TIMEOUT after timeout_ms (0 = wait until the owner exits), PMIX_ERR_NOT_FOUND when the
 // owner committed without the key (or only in a scope that is not for the reader's node) or exited
-// without committing it. `reader` is the caller (empty: a process on the broker's node). An empty
+// without committing it, PMIX_ERR_UNREACH when the owner's broker is lost. `reader` is the
+// caller (empty: a process on the broker's node). An owner on another broker's node is asked of
+// that broker's modex, which answers as for a reader on another node. An empty
 // key asks for whatever was committed. `commits`: the answer waits for at least that many of the
 // owner's commits (a reader that saw them counted on the job's fence board).
 struct ModexGet {
@@ -63,11 +65,13 @@ struct ModexData {
 };
 
 // fence -> modex: the committed data of these processes (wildcards allowed), for a collecting
-// fence. Answered by ModexCollected with the same request id.
+// fence, as this node's readers see it; with `remote`, as a reader on another node sees it (this
+// node's part of a fence over several nodes). Answered by ModexCollected with the same request id.
 struct ModexCollect {
     static constexpr const char *type = "modex.collect";
     std::vector<Proc> procs;
-    ZPMIX_MSG_MAP(procs);
+    bool remote = false;
+    ZPMIX_MSG_MAP(procs, remote);
 };
 struct ModexCollected {
     static constexpr const char *type = "modex.collected";
