@@ -305,6 +305,8 @@ void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cach
     }
     ev.stream = msg::topic::stream(prefix, ev.enviro);
     ev.seq = ++heads_[ev.stream];
+    log().debug("event {} from {}:{} on {}#{}{}", ev.status, ev.source.nspace, ev.source.rank,
+                ev.stream, ev.seq, relay ? "" : " (relayed)");
     const std::string topic = msg::topic::of_event(ev.stream, ev.status);
     std::set<msg::Proc> awaiting;
     if (cache && !ev.enviro) awaiting = recipients(prefix);

@@ -330,14 +330,13 @@ void TreeLink::on_down() {
             continue;
         }
         // Anything else from a child that never said hello is dropped.
-        Rank child = 0;
         bool known = false;
         for (auto &[r, c] : children_)
-            if (c.rid == rid) child = r, known = true, c.last_heard = Reactor::Clock::now();
+            if (c.rid == rid) known = true, c.last_heard = Reactor::Clock::now();
         if (!known) continue;
         if (env.type == Hop::type && parts.size() >= 3) {
             const auto h = env.as<Hop>();
-            route(h.to, h.from, h.address, parts[2], child);
+            route(h.to, h.from, h.address, parts[2], false);
         }
     }
 }
@@ -367,7 +366,7 @@ void TreeLink::on_up() {
             return parent_gone({});
         } else if (env.type == Hop::type && parts.size() >= 2) {
             const auto h = env.as<Hop>();
-            route(h.to, h.from, h.address, parts[1], std::nullopt);
+            route(h.to, h.from, h.address, parts[1], true);
         }
     }
 }
@@ -417,11 +416,11 @@ void TreeLink::send_remote(const std::string &to, zmq::message_t msg) {
         }
         dest = static_cast<Rank>(r);
     }
-    route(dest, s_.rank, address, msg, std::nullopt);
+    route(dest, s_.rank, address, msg, false);
 }
 
 void TreeLink::route(Rank to, Rank from, const std::string &address, zmq::message_t &payload,
-                     std::optional<Rank> from_child) {
+                     bool from_parent) {
     zmq::message_t header = frame(Hop{to, from, address});
     auto forward_down = [&](Rank child) {
         zmq::message_t h, p;
@@ -432,7 +431,7 @@ void TreeLink::route(Rank to, Rank from, const std::string &address, zmq::messag
     };
     if (to == kEveryone) {
         // Up to the root first, then down to everyone, so that all see one order.
-        if (s_.rank != 0 && (from_child || from == s_.rank)) {
+        if (s_.rank != 0 && !from_parent) {
             std::vector<zmq::message_t *> f{&header, &payload};
             return send_up(f);
         }

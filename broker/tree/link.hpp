@@ -106,10 +106,10 @@ class TreeLink : public Actor {
     void beat();
     // A message for `to` ("@<rank>/<address>" or "@*/<address>"), from an actor of this broker.
     void send_remote(const std::string &to, zmq::message_t msg);
-    // Routes a message frame (header + envelope) that came from `from_child` (none: the parent,
-    // or this broker).
+    // Routes a message (its envelope frame) from broker `from` that came down from the parent,
+    // or else from a child or this broker's actors.
     void route(Rank to, Rank from, const std::string &address, zmq::message_t &payload,
-               std::optional<Rank> from_child);
+               bool from_parent);
     void deliver(Rank from, const std::string &address, zmq::message_t &payload);
     void send_down(Rank child, const std::vector<zmq::message_t *> &frames);
     void send_up(const std::vector<zmq::message_t *> &frames);
