@@ -407,10 +407,16 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
                 auto out = m.as<msg::Output>();
                 const int fd = out.fd == 2 ? 2 : 1;
                 bool &inside = mid_line[{out.nspace, out.rank, fd}];
+                // Across nodes the tag names the rank's node too: [nspace,rank,node]<stream>:
+                const bool known_node = across && out.nspace == launched.nspace &&
+                                        out.rank < spread.node_of_rank.size();
                 if (o.tag_output && !inside)
-                    out.data = fmt::format("[{},{}]<{}>: ", out.nspace, out.rank,
-                                           fd == 1 ? "stdout" : "stderr") +
-                               out.data;
+                    out.data =
+                        fmt::format("[{},{}{}]<{}>: ", out.nspace, out.rank,
+                                    known_node ? "," + spread.nodes[spread.node_of_rank[out.rank]]
+                                               : std::string(),
+                                    fd == 1 ? "stdout" : "stderr") +
+                        out.data;
                 inside = !out.data.ends_with('\n');
                 write_all(fd, out.data);
             } else if (m.type == msg::ProcExit::type) {
@@ -470,7 +476,8 @@ void add_run_command(CLI::App &app, int &status) {
                    ->check(CLI::Range(1, 65535));
     cmd->add_option("-x", o->exports, "Export VAR (its value here) or set VAR=value in the ranks")
         ->allow_extra_args(false);
-    cmd->add_flag("--tag-output", o->tag_output, "Prefix each line with [nspace,rank]<stream>:");
+    cmd->add_flag("--tag-output", o->tag_output,
+                  "Prefix each line with [nspace,rank]<stream>: ([nspace,rank,node] across nodes)");
     cmd->add_flag("--report-child-jobs-separately", o->report_child_sep,
                   "Exit with the job's own status, not with that of the first failed job of "
                   "those it and the jobs it spawned (PMIx_Spawn)");

@@ -37,6 +37,9 @@ check "hello: exit status" 0 $?
 check "hello: each rank on its node" "$(printf '%s\n' "$a 0" "$a 1" "$b 2" "$b 3")" "$(sort <<<"$out")"
 nothing_left hello
 
+out=$(run --tag-output -H "$a:1,$b:1" sh -c 'echo hi')
+check "tag-output names the node" "$(printf '%s\n' "$a" "$b")" "$(sed -n 's/^\[[^,]*,[01],\([^]]*\)\]<stdout>: hi$/\1/p' <<<"$out" | sort)"
+
 # --tcp-if: the brokers listen on the nodes' subnet only; an interface nobody has is refused.
 out=$(run --tcp-if "$ZPMIX_NETNS_SUBNET" -H "$a:1,$b:1" hostname)
 check "tcp-if: exit status" 0 $?
