@@ -88,7 +88,7 @@ void Launcher::shutdown(std::function<void()> done) {
     for (auto &[nspace, job] : jobs_)
         if (job.ranks_over) over.push_back(nspace);
     for (const auto &nspace : over) conclude(nspace);
-    if (jobs_.empty()) return std::exchange(on_idle_, nullptr)();
+    if (jobs_.empty() && on_idle_) std::exchange(on_idle_, nullptr)();
     // A rank stuck in the kernel may outlive SIGKILL for a while: do not hang the shutdown.
     reactor().after(std::chrono::milliseconds(settings_.kill_grace_ms + 3000), [this] {
         if (!on_idle_) return;
