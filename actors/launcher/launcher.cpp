@@ -16,6 +16,7 @@
 #include <pmix_common.h>
 
 #include "actors/fence/fence_board.hpp"
+#include "actors/runtime/spawn_attributes.hpp"
 
 extern char **environ;
 
@@ -454,18 +455,9 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_adddup2(&fa, err[1], 2);
     if (!app.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, app.cwd.c_str());
+    // One process group per job: signals reach what the ranks start too.
     posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    // One process group per job: signals reach what the ranks start too. The broker's
-    // blocked signals (signalfd) must not be inherited.
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setpgroup(&attr, job.pgid);
-    posix_spawnattr_setflags(
-        &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    init_child_spawnattr(attr, job.pgid);
 
     set_rank(app, i);
     std::vector<char *> argv, envp;

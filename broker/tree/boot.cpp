@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "actors/runtime/spawn_attributes.hpp"
+
 extern char **environ;
 
 namespace zpmix::tree {
@@ -68,15 +70,7 @@ std::string Boot::start(std::uint32_t rank, std::uint32_t size, std::uint32_t ra
     posix_spawn_file_actions_adddup2(&fa, in[0], 0);
     posix_spawn_file_actions_adddup2(&fa, 2, 1);  // a broker's output is diagnostics: stderr
     posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(
-        &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    init_child_spawnattr(attr, 0);  // its own group: a terminal's ^C is zpmix run's to handle
     std::vector<char *> argv;
     for (auto &a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

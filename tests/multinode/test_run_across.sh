@@ -22,13 +22,28 @@ export ZPMIX_CONFIG=$conf
 run() { timeout 60 "$zpmix" run --rsh-agent "$ZPMIX_NETNS_AGENT" "$@"; }
 base=$XDG_RUNTIME_DIR/zpmix
 
-# Nothing of a job outlives it: no process in the nodes' namespaces, no broker directory.
-nothing_left() {
-    local deadline=$((SECONDS + 10)) left
+# Starts `zpmix run` (itself, so that signals reach it) with a rank on each node that says "up"
+# and sleeps; returns once both are up, with its pid in $pid and its stderr in $conf.err.
+start_sleepers() {
+    : >"$conf.out"
+    "$zpmix" run --rsh-agent "$ZPMIX_NETNS_AGENT" -H "$a:1,$b:1" sh -c 'echo up; exec sleep 60' \
+        >>"$conf.out" 2>"$conf.err" &
+    pid=$!
+    local deadline=$((SECONDS + 30))
+    while [ "$(grep -c up "$conf.out")" -lt 2 ] && ((SECONDS < deadline)); do sleep 0.05; done
+}
+
+# Nothing of a job outlives it: no process in the nodes' namespaces (within 15 s: a broker that
+# lost its parent notices, then ends its ranks), no broker directory.
+nothing_left_on_nodes() {
+    local deadline=$((SECONDS + 15)) left
     while left=$(ip netns pids "$a"; ip netns pids "$b") && [ -n "$left" ] && ((SECONDS < deadline)); do
         sleep 0.05
     done
     check "$1: no process left on the nodes" "" "$left"
+}
+nothing_left() {
+    nothing_left_on_nodes "$1"
     check "$1: no broker directory left" "" "$(ls "$base" 2>/dev/null | grep '^broker-')"
 }
 
@@ -61,35 +76,17 @@ check "failure: names the rank and node" yes "$(grep -q "rank 3 .*exited with st
 nothing_left failure
 
 # A signal to zpmix run reaches every rank on every node.
-# (zpmix itself in the background, not the run function: the signal must reach it)
-"$zpmix" run --rsh-agent "$ZPMIX_NETNS_AGENT" -H "$a:1,$b:1" sh -c 'echo up; exec sleep 60' >"$conf.out" 2>/dev/null &
-: >>"$conf.out"
-pid=$!
-deadline=$((SECONDS + 30))
-while [ "$(grep -c up "$conf.out")" -lt 2 ] && ((SECONDS < deadline)); do sleep 0.05; done
+start_sleepers
 kill -TERM $pid
 wait $pid
 check "signal: exit status (SIGTERM)" 143 $?
-rm -f "$conf.out"
 nothing_left signal
 
 # zpmix run killed outright: each node's broker misses its parent and stops with its ranks.
-"$zpmix" run --rsh-agent "$ZPMIX_NETNS_AGENT" -H "$a:1,$b:1" sh -c 'echo up; exec sleep 60' >"$conf.out" 2>/dev/null &
-: >>"$conf.out"
-pid=$!
-deadline=$((SECONDS + 30))
-while [ "$(grep -c up "$conf.out")" -lt 2 ] && ((SECONDS < deadline)); do sleep 0.05; done
+start_sleepers
 kill -KILL $pid
 wait $pid 2>/dev/null
-rm -f "$conf.out"
 # The root's own directory is left (it was killed); the nodes' brokers remove theirs.
-nothing_left_on_nodes() {
-    local deadline=$((SECONDS + 15)) left
-    while left=$(ip netns pids "$a"; ip netns pids "$b") && [ -n "$left" ] && ((SECONDS < deadline)); do
-        sleep 0.05
-    done
-    check "$1: no process left on the nodes" "" "$left"
-}
 nothing_left_on_nodes "zpmix run killed"
 rm -rf "$base/broker-$pid-0"
 check "zpmix run killed: no broker directory left" "" "$(ls "$base" 2>/dev/null | grep '^broker-')"
@@ -101,11 +98,7 @@ check "unreachable: names the node" yes "$(grep -q "nosuchnode" <<<"$err" && gre
 nothing_left unreachable
 
 # A node's broker killed mid-job: zpmix run notices within the configured time and ends the job.
-"$zpmix" run --rsh-agent "$ZPMIX_NETNS_AGENT" -H "$a:1,$b:1" sh -c 'echo up; exec sleep 60' >"$conf.out" 2>"$conf.err" &
-: >>"$conf.out"
-pid=$!
-deadline=$((SECONDS + 30))
-while [ "$(grep -c up "$conf.out")" -lt 2 ] && ((SECONDS < deadline)); do sleep 0.05; done
+start_sleepers
 bpid=$(ip netns pids "$b" | while read -r p; do
     [[ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" == "$zpmix broker "* ]] && echo "$p"
 done | head -1)
@@ -117,7 +110,6 @@ check "lost broker: says so" yes "$(grep -q "was lost" "$conf.err" && echo yes |
 # The lost node's rank had no broker left to end it, and its directory stays until the next broker
 # on that node starts and removes it: the test kills the rank, and runs a job.
 for p in $(ip netns pids "$b"); do kill -KILL "$p" 2>/dev/null; done
-rm -f "$conf.out" "$conf.err"
 out=$(run -H "$a:1,$b:1" hostname)
 check "after a lost broker: a job runs" "$(printf '%s\n' "$a" "$b")" "$(sort <<<"$out")"
 nothing_left "lost broker"
