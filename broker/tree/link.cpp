@@ -529,6 +529,8 @@ void TreeLink::shutdown() {
 void TreeLink::close() {
     if (boot_) boot_->reap(std::chrono::milliseconds(5000));
     boot_.reset();
+    // The children's Stop must leave before the socket goes (bounded: a dead child takes none).
+    if (down_) down_.set(zmq::sockopt::linger, 1000);
     for (zmq::socket_t *s : {&up_, &down_, &zap_})
         if (*s) s->close();
     ctx_.close();
