@@ -21,6 +21,7 @@
 #include "actors/modex/modex_store.hpp"
 #include "actors/monitor/process_monitor.hpp"
 #include "actors/registry/registry.hpp"
+#include "actors/runtime/zmq_frames.hpp"
 #include "broker/dispatcher.hpp"
 #include "broker/rendezvous.hpp"
 #include "broker/tree/link.hpp"
@@ -340,14 +341,7 @@ void Broker::cleanup() {
 
 void Broker::on_zap() {
     // ZAP request: version, request id, domain, address, routing id, mechanism[, credentials].
-    std::vector<zmq::message_t> req;
-    for (;;) {
-        zmq::message_t part;
-        if (!zap_.recv(part, zmq::recv_flags::dontwait)) return;
-        const bool more = part.more();
-        req.push_back(std::move(part));
-        if (!more) break;
-    }
+    std::vector<zmq::message_t> req = next_message(zap_);
     if (req.size() < 6) return;
     const std::string address = req[3].to_string();
     std::string status = "200", text = "OK", user_id;
@@ -374,28 +368,14 @@ void Broker::on_zap() {
             user_id = "ipc:" + std::to_string(uid) + ":" + std::to_string(pid);
         }
     }
-    zap_.send(zmq::str_buffer("1.0"), zmq::send_flags::sndmore);
-    zap_.send(req[1], zmq::send_flags::sndmore);
-    zap_.send(zmq::buffer(status), zmq::send_flags::sndmore);
-    zap_.send(zmq::buffer(text), zmq::send_flags::sndmore);
-    zap_.send(zmq::buffer(user_id), zmq::send_flags::sndmore);
-    zap_.send(zmq::message_t(), zmq::send_flags::none);
+    zap::reply(zap_, req[1], status, text, user_id);
 }
 
 void Broker::on_tcp_router() {
     // A bounded batch per wake-up, so that timers and other sockets get their turn.
     for (int n = 0; n < 256; ++n) {
-        std::vector<zmq::message_t> parts;
-        for (;;) {
-            zmq::message_t part;
-            if (!tcp_router_.recv(part, zmq::recv_flags::dontwait)) {
-                if (parts.empty()) return;
-                break;
-            }
-            const bool more = part.more();
-            parts.push_back(std::move(part));
-            if (!more) break;
-        }
+        std::vector<zmq::message_t> parts = next_message(tcp_router_);
+        if (parts.empty()) return;
         const std::string peer = parts[0].to_string();
         if (bus_.find(peer)) {
             log_->warn("dropped a message from a peer whose routing id names actor '{}'", peer);

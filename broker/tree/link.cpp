@@ -9,9 +9,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <pmix_common.h>
+
+#include "actors/runtime/zmq_frames.hpp"
 
 namespace zpmix::tree {
 
@@ -121,18 +124,6 @@ std::string first_answering(const std::vector<std::string> &uris, std::chrono::m
     }
     for (auto &t : tries) ::close(t.fd);
     return winner;
-}
-
-std::vector<zmq::message_t> recv_all(zmq::socket_t &s) {
-    std::vector<zmq::message_t> parts;
-    for (;;) {
-        zmq::message_t part;
-        if (!s.recv(part, zmq::recv_flags::dontwait)) break;
-        const bool more = part.more();
-        parts.push_back(std::move(part));
-        if (!more) break;
-    }
-    return parts;
 }
 
 }  // namespace
@@ -279,7 +270,7 @@ void TreeLink::members(const Envelope &, Members &m) {
 
 void TreeLink::on_zap() {
     // version, request id, domain, address, routing id, mechanism, client key
-    auto req = recv_all(zap_);
+    auto req = next_message(zap_);
     if (req.size() < 6) return;
     std::string status = "400", text = "not a broker of this allocation";
     if (req[5].to_string() == "CURVE" && req.size() >= 7 && req[6].size() == 32) {
@@ -288,86 +279,79 @@ void TreeLink::on_zap() {
         if (s_.public_key == z85) status = "200", text = "OK";
     }
     if (status != "200") log().warn("refused a tree connection from {}", req[3].to_string());
-    zap_.send(zmq::str_buffer("1.0"), zmq::send_flags::sndmore);
-    zap_.send(req[1], zmq::send_flags::sndmore);
-    zap_.send(zmq::buffer(status), zmq::send_flags::sndmore);
-    zap_.send(zmq::buffer(text), zmq::send_flags::sndmore);
-    zap_.send(zmq::str_buffer("broker"), zmq::send_flags::sndmore);
-    zap_.send(zmq::message_t(), zmq::send_flags::none);
+    zap::reply(zap_, req[1], status, text, "broker");
 }
 
 void TreeLink::on_down() {
     for (int n = 0; n < 256; ++n) {
-        auto parts = recv_all(down_);
+        auto parts = next_message(down_);
         if (parts.empty()) return;
-        if (parts.size() < 2) continue;
-        const std::string rid = parts[0].to_string();
-        Envelope env;
         try {
-            env = decode(parts[1], DecodeLimits{.max_message = s_.max_message});
+            if (parts.size() >= 2) from_child(parts);
         } catch (const DecodeError &e) {
             log().warn("dropped a malformed frame from a child: {}", e.what());
-            continue;
-        }
-        if (env.type == Hello::type) {
-            const auto h = env.as<Hello>();
-            std::string why;
-            if (env.version != kProtocolVersion)
-                why = fmt::format(
-                    "protocol version {} is not this broker's ({}): run the same "
-                    "zpmix release on every node",
-                    env.version, kProtocolVersion);
-            else if (topology_.parent(h.rank) != s_.rank)
-                why = fmt::format("rank {} is not a child of broker {}", h.rank, s_.rank);
-            down_.send(zmq::buffer(rid), zmq::send_flags::sndmore);
-            down_.send(frame(Welcome{why.empty(), why}), zmq::send_flags::none);
-            if (!why.empty()) {
-                log().error("refused broker {} on {}: {}", h.rank, h.node, why);
-                continue;
-            }
-            children_[h.rank] = {rid, Reactor::Clock::now()};
-            send(remote_address(0, "tree"), BrokerOnline{h.rank, h.addresses});
-            continue;
-        }
-        // Anything else from a child that never said hello is dropped.
-        bool known = false;
-        for (auto &[r, c] : children_)
-            if (c.rid == rid) known = true, c.last_heard = Reactor::Clock::now();
-        if (!known) continue;
-        if (env.type == Hop::type && parts.size() >= 3) {
-            const auto h = env.as<Hop>();
-            route(h.to, h.from, h.address, parts[2], false);
         }
     }
 }
 
+void TreeLink::from_child(std::vector<zmq::message_t> &parts) {
+    const std::string rid = parts[0].to_string();
+    const Envelope env = decode(parts[1], DecodeLimits{.max_message = s_.max_message});
+    if (env.type == Hello::type) {
+        const auto h = env.as<Hello>();
+        std::string why;
+        if (env.version != kProtocolVersion)
+            why = fmt::format(
+                "protocol version {} is not this broker's ({}): run the same zpmix release on "
+                "every node",
+                env.version, kProtocolVersion);
+        else if (h.rank >= s_.size || topology_.parent(h.rank) != s_.rank)
+            why = fmt::format("rank {} is not a child of broker {}", h.rank, s_.rank);
+        down_.send(zmq::buffer(rid), zmq::send_flags::sndmore);
+        down_.send(frame(Welcome{why.empty(), why}), zmq::send_flags::none);
+        if (!why.empty()) return log().error("refused broker {} on {}: {}", h.rank, h.node, why);
+        children_[h.rank] = {rid, Reactor::Clock::now()};
+        send(remote_address(0, "tree"), BrokerOnline{h.rank, h.addresses});
+        return;
+    }
+    // Anything else from a child that never said hello is dropped.
+    auto child = std::find_if(children_.begin(), children_.end(),
+                              [&](const auto &c) { return c.second.rid == rid; });
+    if (child == children_.end()) return;
+    child->second.last_heard = Reactor::Clock::now();
+    if (env.type == Hop::type && parts.size() >= 3) {
+        const auto h = env.as<Hop>();
+        route(h.to, h.from, h.address, parts[2], false);
+    }
+}
+
 void TreeLink::on_up() {
-    for (int n = 0; n < 256; ++n) {
-        auto parts = recv_all(up_);
+    for (int n = 0; n < 256 && !parent_lost_; ++n) {
+        auto parts = next_message(up_);
         if (parts.empty()) return;
         parent_heard_ = Reactor::Clock::now();
-        Envelope env;
         try {
-            env = decode(parts[0], DecodeLimits{.max_message = s_.max_message});
+            from_parent(parts);
         } catch (const DecodeError &e) {
             log().warn("dropped a malformed frame from the parent: {}", e.what());
-            continue;
         }
-        if (env.type == Welcome::type) {
-            const auto w = env.as<Welcome>();
-            if (!w.ok) {
-                log().critical("the parent broker refused this one: {}", w.why);
-                set_ready(w.why);
-                return parent_gone("refused: " + w.why);
-            }
-            parent_joined_ = true;
-        } else if (env.type == Stop::type) {
-            log().info("the allocation is stopping");
-            return parent_gone({});
-        } else if (env.type == Hop::type && parts.size() >= 2) {
-            const auto h = env.as<Hop>();
-            route(h.to, h.from, h.address, parts[1], true);
-        }
+    }
+}
+
+void TreeLink::from_parent(std::vector<zmq::message_t> &parts) {
+    const Envelope env = decode(parts[0], DecodeLimits{.max_message = s_.max_message});
+    if (env.type == Welcome::type) {
+        const auto w = env.as<Welcome>();
+        if (w.ok) return;
+        log().critical("the parent broker refused this one: {}", w.why);
+        set_ready(w.why);
+        parent_gone("refused: " + w.why);
+    } else if (env.type == Stop::type) {
+        log().info("the allocation is stopping");
+        parent_gone({});
+    } else if (env.type == Hop::type && parts.size() >= 2) {
+        const auto h = env.as<Hop>();
+        route(h.to, h.from, h.address, parts[1], true);
     }
 }
 

@@ -90,7 +90,7 @@ class TreeLink : public Actor {
     std::map<Rank, Child> children_;  // joined children, by rank
     std::set<Rank> lost_;             // brokers of the subtree lost (whole subtrees)
     Reactor::Clock::time_point parent_heard_;
-    bool parent_joined_ = false, parent_lost_ = false, stopping_ = false;
+    bool parent_lost_ = false, stopping_ = false;
     std::unique_ptr<Boot> boot_;                       // root only
     std::map<Rank, std::vector<std::string>> online_;  // root: brokers up, with their addresses
     std::promise<std::string> ready_;
@@ -101,8 +101,11 @@ class TreeLink : public Actor {
     void members(const Envelope &env, Members &m);
 
     void on_zap();
+    // A bounded batch of frames per wake-up; a malformed one is dropped with a log line.
     void on_down();
     void on_up();
+    void from_child(std::vector<zmq::message_t> &parts);   // [routing id, frame, payload?]
+    void from_parent(std::vector<zmq::message_t> &parts);  // [frame, payload?]
     void beat();
     // A message for `to` ("@<rank>/<address>" or "@*/<address>"), from an actor of this broker.
     void send_remote(const std::string &to, zmq::message_t msg);
