@@ -53,6 +53,7 @@ Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings, const BrokerMa
     on(&Launcher::part, Access::internal);
     on(&Launcher::end_part, Access::internal);
     on(&Launcher::signal_parts, Access::internal);
+    on(&Launcher::register_cleanup, Access::session);
     // Three descriptors per rank (two pipes and a pidfd): allow as many as we may.
     rlimit rl{};
     if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -276,6 +277,41 @@ void Launcher::abort_job(const Envelope &, msg::AbortJob &m) {
                                     ::kill(it->second.ranks[r].pid, SIGKILL);
                         });
     }
+}
+
+// PMIx_Job_control's cleanup registration, from a running rank of a job of this node, for its own
+// end or its job's end here.
+void Launcher::register_cleanup(const Envelope &env, msg::RegisterCleanup &m) {
+    if (!env.session || !env.session->is_client())
+        return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "only a job's process registers cleanup");
+    auto it = jobs_.find(env.session->nspace);
+    const std::uint32_t rank = env.session->rank;
+    if (it == jobs_.end() || rank >= it->second.ranks.size() || it->second.ranks[rank].reaped ||
+        it->second.ranks[rank].pid <= 0)
+        return reply_error(
+            env, PMIX_ERR_NOT_FOUND,
+            fmt::format("{}:{} is not a running rank of this node", env.session->nspace, rank));
+    if (env.peer.uid < 0) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "unknown uid");
+    CleanupList &list = m.whole_job ? it->second.cleanup : it->second.ranks[rank].cleanup;
+    const auto owner = static_cast<uid_t>(env.peer.uid);
+    auto add = [&](std::string path, bool dir) {
+        return list.add({std::move(path), dir, m.recursive, m.empty_only, m.leave_topdir, m.ignore},
+                        owner);
+    };
+    for (auto &f : m.files)
+        if (auto why = add(std::move(f), false); !why.empty())
+            return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "cleanup refused: " + why);
+    for (auto &d : m.dirs)
+        if (auto why = add(std::move(d), true); !why.empty())
+            return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "cleanup refused: " + why);
+    reply(env, msg::Ok{});
+}
+
+void Launcher::run_cleanup(CleanupList &list, const std::string &whose) {
+    if (list.empty()) return;
+    std::vector<std::string> errors;
+    list.run(errors);
+    for (const auto &e : errors) log().warn("cleanup registered by {}: {}", whose, e);
 }
 
 // Checks the plan and lays the job out on this node; begin() does the rest. Or answers the
@@ -626,6 +662,7 @@ void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
     r.pidfd = -1;
     r.reaped = true;
     --job.live;
+    run_cleanup(r.cleanup, fmt::format("{}:{}", nspace, rank));
     int code = 0, sig = 0;
     if (got < 0) {
         log().error("waitpid({}) of {} rank {}: {}", r.pid, nspace, rank, strerror(errno));
@@ -714,6 +751,9 @@ void Launcher::finish(const std::string &nspace) {
     if (job.kill_timer) reactor().cancel(job.kill_timer);
     if (job.time_limit) reactor().cancel(job.time_limit);
     job.kill_timer = job.time_limit = 0;
+    for (std::size_t i = 0; i < job.ranks.size(); ++i)  // a rank not reaped (never spawned)
+        run_cleanup(job.ranks[i].cleanup, fmt::format("{}:{}", nspace, i));
+    run_cleanup(job.cleanup, nspace);
     std::error_code ec;
     fs::remove_all(job.info.nsdir, ec);
     const int status = job.status.value_or(0);

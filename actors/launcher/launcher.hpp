@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/launcher/cleanup.hpp"
 #include "actors/launcher/placement.hpp"
 #include "actors/launcher/rank_environment.hpp"
 #include "actors/protocol/job.hpp"
@@ -70,6 +71,7 @@ class Launcher : public Actor {
         std::string out_buf, err_buf;  // a line not yet complete
         bool reaped = false;
         bool ending_on_request = false;  // job control ended it: not a failure of the job
+        CleanupList cleanup;             // what it registered for removal at its end
     };
     // What spawning the ranks one by one needs; dropped once the launch is answered.
     struct Spawning {
@@ -115,6 +117,7 @@ class Launcher : public Actor {
         bool ended_by_parent = false;    // terminated because its parent job ended: no failure
         std::optional<int> tree_status;  // a launched job's: the first failure in its tree
         Reactor::TimerId kill_timer = 0, time_limit = 0;
+        CleanupList cleanup;  // what its ranks registered for removal at its end here
     };
 
     Settings settings_;
@@ -134,6 +137,9 @@ class Launcher : public Actor {
     void part(const Envelope &env, msg::JobPart &m);
     void end_part(const Envelope &env, msg::EndPart &m);
     void signal_parts(const Envelope &env, msg::SignalParts &m);
+    void register_cleanup(const Envelope &env, msg::RegisterCleanup &m);
+
+    void run_cleanup(CleanupList &list, const std::string &whose);
 
     void start(const Envelope &env, Job job, Plan plan);
     // Places, registers and starts spawning this node's ranks of a job whose info (nodes, ranks)

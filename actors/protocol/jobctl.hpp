@@ -99,6 +99,21 @@ struct SignalledRanks {
     ZPMIX_MSG_MAP(ranks);
 };
 
+// Client -> its node's launcher (PMIx_Job_control with PMIX_REGISTER_CLEANUP(_DIR)): remove
+// these when the caller ends, or when its job's part on this node ends (whole_job). Answered by Ok
+// or an ErrorReply saying why not.
+struct RegisterCleanup {
+    static constexpr const char *type = "job.register_cleanup";
+    bool whole_job = false;
+    std::vector<std::string> files;
+    std::vector<std::string> dirs;
+    bool recursive = false;           // PMIX_CLEANUP_RECURSIVE
+    bool empty_only = false;          // PMIX_CLEANUP_EMPTY
+    bool leave_topdir = false;        // PMIX_CLEANUP_LEAVE_TOPDIR
+    std::vector<std::string> ignore;  // PMIX_CLEANUP_IGNORE
+    ZPMIX_MSG_MAP(whole_job, files, dirs, recursive, empty_only, leave_topdir, ignore);
+};
+
 // events -> jobctl (internal): a process notified PMIX_JCTRL_CHECKPOINT_COMPLETE, in any range.
 struct CheckpointCompleted {
     static constexpr const char *type = "jctl.checkpoint_completed";

@@ -1,8 +1,12 @@
 #define BOOST_TEST_MODULE ompi
 #include <boost/test/unit_test.hpp>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <filesystem>
 #include <regex>
+#include <set>
 
 #include "support/process.hpp"
 
@@ -53,6 +57,24 @@ void require_all_gone(const std::vector<pid_t> &pids) {
         BOOST_TEST((::kill(pid, 0) != 0 && errno == ESRCH), "rank pid " << pid << " still exists");
 }
 
+// Open MPI's shared-memory segments of this host (vader_segment.HOST.JOBID.RANK): a rank that
+// does not finalize leaves its segment unless the runtime removes it, as Open MPI registers it
+// with PMIX_REGISTER_CLEANUP.
+std::set<std::string> shm_segments() {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    const std::string prefix = std::string("vader_segment.") + host + ".";
+    std::set<std::string> out;
+    for (const auto &e : std::filesystem::directory_iterator("/dev/shm"))
+        if (e.path().filename().string().starts_with(prefix)) out.insert(e.path().filename());
+    return out;
+}
+
+void require_no_new_segments(const std::set<std::string> &before) {
+    for (const auto &s : shm_segments())
+        BOOST_TEST(before.contains(s), "/dev/shm/" << s << " was left behind");
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(world_of_four) {
@@ -71,21 +93,25 @@ BOOST_AUTO_TEST_CASE(without_the_personality_ranks_are_singletons) {
 }
 
 BOOST_AUTO_TEST_CASE(mpi_abort_ends_the_job_with_its_code) {
+    const auto segments = shm_segments();
     Run run({"-n", "4", kMpiProg, "abort", "2", "7"});
     BOOST_TEST(run.exit_code() == 7, run.err());
     const auto pids = rank_pids(run.out());
     BOOST_TEST(pids.size() == 4u, run.out());
     BOOST_TEST(count(run.out() + run.err(), "passed the barrier") == 0u);
     require_all_gone(pids);
+    require_no_new_segments(segments);
 }
 
 BOOST_AUTO_TEST_CASE(a_killed_rank_ends_the_job) {
+    const auto segments = shm_segments();
     Run run({"-n", "4", kMpiProg, "kill", "1"});
     BOOST_TEST(run.exit_code() == 128 + SIGKILL, run.err());
     const auto pids = rank_pids(run.out());
     BOOST_TEST(pids.size() == 4u, run.out());
     BOOST_TEST(count(run.out() + run.err(), "passed the barrier") == 0u);
     require_all_gone(pids);
+    require_no_new_segments(segments);
 }
 
 #ifdef ZPMIX_PYTHON_PMIX

@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE wireup
 #include <boost/test/unit_test.hpp>
 
+#include <filesystem>
 #include <map>
 
 #include "broker/broker.hpp"
@@ -219,6 +220,26 @@ BOOST_AUTO_TEST_CASE(abort_of_one_rank_terminates_that_rank) {
     BOOST_REQUIRE(!r.exits.empty());
     BOOST_TEST(r.exits.front().rank == 2u);  // the first to end
     BOOST_TEST(r.exits.front().signal == SIGTERM);
+}
+
+// PMIX_REGISTER_CLEANUP(_DIR): a rank's file goes at its end (rank 0 sees rank 1's go), the job's
+// directory at the job's end, even when the rank that registered it is SIGKILLed; what the rule
+// ignores and what another uid owns stay.
+BOOST_AUTO_TEST_CASE(registered_cleanup_goes_when_its_process_or_job_ends) {
+    JobRunner runner;
+    TempDir dir{"zpmix-cleanup"};
+    const std::string ns = runner.launch({kProg, "cleanup"}, 2, {"CLEANUP_DIR=" + dir.path});
+    runner.wait({ns});
+    const JobResult &r = runner.jobs[ns];
+    BOOST_TEST_MESSAGE("stdout:\n" << r.out << "stderr:\n" << r.err);
+    BOOST_TEST(count(r.out, "cleanup ok") == 2u, r.err);
+    BOOST_TEST(r.status == 128 + SIGKILL);
+    namespace fs = std::filesystem;
+    BOOST_TEST(!fs::exists(dir.path + "/rank0.seg"));  // its rank was killed
+    BOOST_TEST(!fs::exists(dir.path + "/rank1.seg"));
+    BOOST_TEST(!fs::exists(dir.path + "/jobdir/sub"));
+    BOOST_TEST(fs::exists(dir.path + "/jobdir/keep.me"));
+    if (::geteuid() == 0) BOOST_TEST(fs::exists(dir.path + "/alien"));
 }
 
 // No ZPMIX_URI: the program initialises as a singleton and does everything on its own.

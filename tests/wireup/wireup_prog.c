@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1190,8 +1191,10 @@ static void scenario_across(uint32_t nodes) {
         CHECK_RC(scoped_get(&p, "x.g", PMIX_SCOPE_UNDEF, &x), PMIX_SUCCESS);
         CHECK(x == 30 + r);
         const int near = node_of[r] == mine;
-        CHECK_RC(scoped_get(&p, "x.l", PMIX_SCOPE_UNDEF, &x), near ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND);
-        CHECK_RC(scoped_get(&p, "x.r", PMIX_SCOPE_UNDEF, &x), near ? PMIX_ERR_NOT_FOUND : PMIX_SUCCESS);
+        CHECK_RC(scoped_get(&p, "x.l", PMIX_SCOPE_UNDEF, &x),
+                 near ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND);
+        CHECK_RC(scoped_get(&p, "x.r", PMIX_SCOPE_UNDEF, &x),
+                 near ? PMIX_ERR_NOT_FOUND : PMIX_SUCCESS);
         if (!near) CHECK(x == 20 + r);
     }
     /* Data-less fences: the whole job, then the first and last ranks alone. */
@@ -1228,12 +1231,89 @@ static void scenario_across(uint32_t nodes) {
     }
     const int got = across_events;
     pthread_mutex_unlock(&across_mu);
-    if (me.rank != size - 1) {  /* whether the notifier hears itself is not the point here */
+    if (me.rank != size - 1) { /* whether the notifier hears itself is not the point here */
         if (got != 1) NOTE("rank %u: the namespace event came %d times\n", me.rank, got);
         CHECK(got == 1);
     }
     fence_with(NULL, 0, 0, PMIX_SUCCESS);
     free(node_of);
+}
+
+/* ------------------------------------------------------------------ cleanup registration */
+
+static pmix_status_t register_cleanup(const pmix_proc_t *target, const char *key, const char *path,
+                                      const char *ignore) {
+    pmix_info_t info[3];
+    size_t n = 0;
+    bool yes = true;
+    PMIX_INFO_LOAD(&info[n], key, path, PMIX_STRING), ++n;
+    if (ignore) {
+        PMIX_INFO_LOAD(&info[n], PMIX_CLEANUP_RECURSIVE, &yes, PMIX_BOOL), ++n;
+        PMIX_INFO_LOAD(&info[n], PMIX_CLEANUP_IGNORE, ignore, PMIX_STRING), ++n;
+    }
+    pmix_status_t rc = PMIx_Job_control(target, target ? 1 : 0, info, n, NULL, NULL);
+    for (size_t i = 0; i < n; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+    return rc;
+}
+
+static void touch(const char *path) {
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) fclose(f);
+}
+
+/* Files registered for cleanup (PMIX_REGISTER_CLEANUP, as Open MPI does for its shared-memory
+ * segments): each rank's file goes when that rank ends, rank 1 before rank 0 watches; rank 0's
+ * directory (recursive, one name ignored) goes with the job, and rank 0 ends by SIGKILL, without
+ * PMIx_Finalize. The test checks what is left after the job. Refused: a relative path, another
+ * uid's file, another process's end. */
+static void scenario_cleanup(void) {
+    const char *dir = getenv("CLEANUP_DIR");
+    CHECK(dir != NULL && size == 2);
+    if (!dir || size != 2) return;
+    char mine[512], other[512], jobdir[512], sub[512], path[512];
+    snprintf(mine, sizeof mine, "%s/rank%u.seg", dir, me.rank);
+    snprintf(other, sizeof other, "%s/rank1.seg", dir);
+    touch(mine);
+    CHECK_RC(register_cleanup(&me, PMIX_REGISTER_CLEANUP, mine, NULL), PMIX_SUCCESS);
+    if (me.rank == 0) {
+        snprintf(jobdir, sizeof jobdir, "%s/jobdir", dir);
+        snprintf(sub, sizeof sub, "%s/jobdir/sub", dir);
+        CHECK(mkdir(jobdir, 0700) == 0 && mkdir(sub, 0700) == 0);
+        snprintf(path, sizeof path, "%s/jobdir/keep.me", dir);
+        touch(path);
+        snprintf(path, sizeof path, "%s/jobdir/sub/a", dir);
+        touch(path);
+        CHECK_RC(register_cleanup(NULL, PMIX_REGISTER_CLEANUP_DIR, jobdir, "keep.me"),
+                 PMIX_SUCCESS);
+        CHECK_RC(register_cleanup(&me, PMIX_REGISTER_CLEANUP, "relative/file", NULL),
+                 PMIX_ERR_BAD_PARAM);
+        pmix_proc_t peer = me;
+        peer.rank = 1;
+        CHECK_RC(register_cleanup(&peer, PMIX_REGISTER_CLEANUP, mine, NULL),
+                 PMIX_ERR_NOT_SUPPORTED);
+        if (geteuid() == 0) {
+            snprintf(path, sizeof path, "%s/alien", dir);
+            touch(path);
+            CHECK(chown(path, 65534, 65534) == 0);
+            CHECK_RC(register_cleanup(&me, PMIX_REGISTER_CLEANUP, path, NULL),
+                     PMIX_ERR_NO_PERMISSIONS);
+        }
+    }
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);
+    if (me.rank == 1) return;
+    int gone = 0;
+    for (int i = 0; i < 1000 && !gone; ++i) { /* 10 s */
+        gone = access(other, F_OK) != 0;
+        if (!gone) usleep(10000);
+    }
+    CHECK(gone);
+    CHECK(access(mine, F_OK) == 0); /* not before its own end */
+    if (failures) fputs(report, stderr);
+    printf("rank %u: cleanup %s\n", me.rank, failures ? "failed" : "ok");
+    fflush(stdout);
+    fflush(stderr);
+    kill(getpid(), SIGKILL);
 }
 
 int main(int argc, char **argv) {
@@ -1307,6 +1387,8 @@ int main(int argc, char **argv) {
         scenario_recommit();
     else if (!strcmp(what, "cards"))
         scenario_cards();
+    else if (!strcmp(what, "cleanup"))
+        scenario_cleanup();
     else {
         fprintf(stderr, "unknown scenario %s\n", what);
         ++failures;

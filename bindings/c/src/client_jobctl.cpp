@@ -26,6 +26,15 @@ std::string string_of(const pmix_value_t &v) {
     return v.type == PMIX_STRING && v.data.string ? v.data.string : "";
 }
 
+std::vector<std::string> split(const std::string &list, char sep) {
+    std::vector<std::string> out;
+    std::size_t from = 0;
+    for (std::size_t at; (at = list.find(sep, from)) != std::string::npos; from = at + 1)
+        out.push_back(list.substr(from, at - from));
+    out.push_back(list.substr(from));
+    return out;
+}
+
 bool number_of(const pmix_value_t &v, std::int64_t &out) {
     pmix_status_t rc;
     std::int64_t n = 0;
@@ -116,37 +125,69 @@ pmix_status_t job_control_message(const pmix_proc_t targets[], size_t ntargets,
     return PMIX_SUCCESS;
 }
 
-// PMIX_REGISTER_CLEANUP(_DIR): the launcher removes the job's session directory (PMIX_NSDIR)
-// with everything in it when the job ends, so a path inside it is registered already (Open MPI
-// registers its job session directory at MPI_Init). Anything else is not supported. nullopt:
-// the directives are not a cleanup registration.
-std::optional<pmix_status_t> cleanup_registration(const pmix_info_t dirs[], size_t ndirs) {
-    std::vector<std::string> paths;
+// PMIX_REGISTER_CLEANUP(_DIR): what lies in the job's session directory (PMIX_NSDIR) goes with it
+// when the job ends (Open MPI registers that directory at MPI_Init), so only other paths are sent:
+// the node's launcher removes them when the caller ends, or when its job ends there if the target
+// is the whole job (Open MPI registers its /dev/shm segments for itself). nullopt: the directives
+// are not a cleanup registration; else its status, and in `m` what is left to send (nothing when
+// m.files and m.dirs are empty).
+std::optional<pmix_status_t> cleanup_registration(const pmix_proc_t targets[], size_t ntargets,
+                                                  const pmix_info_t dirs[], size_t ndirs,
+                                                  msg::RegisterCleanup &m) {
+    std::vector<std::pair<std::string, bool>> paths;  // path, is a directory
     for (size_t n = 0; dirs && n < ndirs; ++n) {
         const pmix_info_t &i = dirs[n];
         if (is(i, PMIX_REGISTER_CLEANUP) || is(i, PMIX_REGISTER_CLEANUP_DIR)) {
-            if (string_of(i.value).empty()) return PMIX_ERR_BAD_PARAM;
-            paths.push_back(string_of(i.value));
+            const std::string list = string_of(i.value);
+            if (list.empty()) return PMIX_ERR_BAD_PARAM;
+            for (const auto &p : split(list, ','))
+                if (!p.empty()) paths.emplace_back(p, is(i, PMIX_REGISTER_CLEANUP_DIR));
+        } else if (is(i, PMIX_CLEANUP_RECURSIVE)) {
+            m.recursive = PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_CLEANUP_EMPTY)) {
+            m.empty_only = PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_CLEANUP_LEAVE_TOPDIR)) {
+            m.leave_topdir = PMIX_INFO_TRUE(&i);
         } else if (is(i, PMIX_CLEANUP_IGNORE)) {
-            return PMIX_ERR_NOT_SUPPORTED;  // the whole directory goes
+            for (const auto &f : split(string_of(i.value), ','))
+                if (!f.empty()) m.ignore.push_back(f);
         }
     }
     if (paths.empty()) return std::nullopt;
-    pmix_proc_t job;
-    if (pmix_status_t rc = with_client(false,
-                                       [&](client::ClientActor &, const pmix_proc_t &me) {
-                                           PMIX_LOAD_PROCID(&job, me.nspace, PMIX_RANK_WILDCARD);
-                                       });
+    pmix_proc_t me;
+    if (pmix_status_t rc =
+            with_client(false, [&](client::ClientActor &, const pmix_proc_t &self) { me = self; });
         rc != PMIX_SUCCESS)
         return rc;
+    // The target: the caller, or its whole job; no other process's end is seen on this node.
+    if (ntargets > 1 || (ntargets == 1 && !targets)) return PMIX_ERR_NOT_SUPPORTED;
+    if (targets && ntargets == 1) {
+        if (!PMIX_CHECK_NSPACE(targets[0].nspace, me.nspace)) return PMIX_ERR_NOT_SUPPORTED;
+        if (targets[0].rank == PMIX_RANK_WILDCARD)
+            m.whole_job = true;
+        else if (targets[0].rank != me.rank)
+            return PMIX_ERR_NOT_SUPPORTED;
+    } else {
+        m.whole_job = true;
+    }
+    pmix_proc_t job;
+    PMIX_LOAD_PROCID(&job, me.nspace, PMIX_RANK_WILDCARD);
+    std::filesystem::path root;
     pmix_value_t *nsdir = nullptr;
-    if (PMIx_Get(&job, PMIX_NSDIR, nullptr, 0, &nsdir) != PMIX_SUCCESS || !nsdir)
-        return PMIX_ERR_NOT_SUPPORTED;
-    const std::filesystem::path root = std::filesystem::path(string_of(*nsdir)).lexically_normal();
-    PMIX_VALUE_RELEASE(nsdir);
-    for (const auto &p : paths) {
-        const auto rel = std::filesystem::path(p).lexically_normal().lexically_relative(root);
-        if (root.empty() || rel.empty() || *rel.begin() == "..") return PMIX_ERR_NOT_SUPPORTED;
+    if (PMIx_Get(&job, PMIX_NSDIR, nullptr, 0, &nsdir) == PMIX_SUCCESS && nsdir) {
+        root = std::filesystem::path(string_of(*nsdir)).lexically_normal();
+        PMIX_VALUE_RELEASE(nsdir);
+    }
+    for (auto &[p, dir] : paths) {
+        const auto path = std::filesystem::path(p).lexically_normal();
+        if (!path.is_absolute()) return PMIX_ERR_BAD_PARAM;
+        const auto rel = path.lexically_relative(root);
+        const bool inside = !root.empty() && !rel.empty() && *rel.begin() != "..";
+        if (inside) {
+            if (!m.ignore.empty()) return PMIX_ERR_NOT_SUPPORTED;  // the whole directory goes
+            continue;
+        }
+        (dir ? m.dirs : m.files).push_back(path.string());
     }
     return PMIX_SUCCESS;
 }
@@ -274,12 +315,17 @@ extern "C" {
 PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_t ntargets,
                                               const pmix_info_t directives[], size_t ndirs,
                                               pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    if (auto rc = cleanup_registration(directives, ndirs)) {
+    msg::RegisterCleanup cleanup;
+    if (auto rc = cleanup_registration(targets, ntargets, directives, ndirs, cleanup)) {
         if (*rc != PMIX_SUCCESS) return *rc;
-        return with_client(false, [&](client::ClientActor &actor, const pmix_proc_t &) {
-            actor.post([cbfunc, cbdata] {
-                if (cbfunc) cbfunc(PMIX_SUCCESS, nullptr, 0, cbdata, nullptr, nullptr);
+        if (cleanup.files.empty() && cleanup.dirs.empty())
+            return with_client(false, [&](client::ClientActor &actor, const pmix_proc_t &) {
+                actor.post([cbfunc, cbdata] {
+                    if (cbfunc) cbfunc(PMIX_SUCCESS, nullptr, 0, cbdata, nullptr, nullptr);
+                });
             });
+        return submit(cleanup, 0, [cbfunc, cbdata](pmix_status_t status, const Envelope *) {
+            if (cbfunc) cbfunc(status, nullptr, 0, cbdata, nullptr, nullptr);
         });
     }
     msg::JobControl m;
@@ -298,7 +344,12 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t n
                                            pmix_info_t **results, size_t *nresults) {
     if (results) *results = nullptr;
     if (nresults) *nresults = 0;
-    if (auto rc = cleanup_registration(directives, ndirs)) return *rc;
+    msg::RegisterCleanup cleanup;
+    if (auto rc = cleanup_registration(targets, ntargets, directives, ndirs, cleanup)) {
+        if (*rc != PMIX_SUCCESS || (cleanup.files.empty() && cleanup.dirs.empty())) return *rc;
+        client::ClientActor::Reply reply;
+        return ask(cleanup, 0, reply);
+    }
     msg::JobControl m;
     if (pmix_status_t rc = job_control_message(targets, ntargets, directives, ndirs, m);
         rc != PMIX_SUCCESS)
