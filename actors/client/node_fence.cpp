@@ -88,6 +88,14 @@ void NodeFence::run_waiter() {
     }
 }
 
+bool NodeFence::offer_card(std::uint32_t rank) {
+    if (rank == me_.rank || rank >= board_->ranks()) return false;
+    const FenceBoard::Card card = board_->peek(rank);
+    if (card.too_big || card.commits == 0) return false;
+    store_.add_cards(board_, {rank});
+    return true;
+}
+
 pmix_status_t NodeFence::gather(std::uint32_t timeout_ms) {
     std::vector<std::uint32_t> cards;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> too_big;  // rank, its commits

@@ -9,7 +9,10 @@
 // the store that the other ranks' cards are on the board, copied on their first Get; a card too big
 // for the board (fetched at once), and a direct-modex Get of a rank of the job, are asked of the
 // broker together with the owner's commit count seen on the board, so that the broker answers from
-// that commit or a later one, never from an older one it still holds.
+// that commit or a later one, never from an older one it still holds. A Get that misses after a
+// data-less fence reads the owner's card off the board first (no round trip to the broker, whose
+// answer at N ranks on fewer cores waits for its turn), and asks the broker only if the key is not
+// there.
 //
 // Non-blocking fences arrive at once on the caller's thread (so a Commit before them counts) and
 // are waited for, in order, by one waiter thread, started on the first; their callbacks run on
@@ -49,6 +52,10 @@ class NodeFence {
                   std::function<void(pmix_status_t)> done);
     // For a direct-modex Get of `rank` of this job: the commits its answer must include.
     std::uint32_t commits_of(std::uint32_t rank) const { return board_->peek(rank).commits; }
+    // Before a direct-modex Get of `rank` of this job: its card on the board, if it posted one
+    // that fits, is handed to the store to read, as a collecting fence does. False when there is
+    // none: only the broker can answer.
+    bool offer_card(std::uint32_t rank);
 
   private:
     struct Waiting {

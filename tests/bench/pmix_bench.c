@@ -4,7 +4,8 @@
  * Figures: init (time inside PMIx_Init), fence_barrier median/p99, fence_collect_64 and
  * fence_collect_4k medians (PMIX_COLLECT_DATA after a Put+Commit of a card of that size),
  * get_job (PMIx_Get of a cached job-level key), get_remote (PMIx_Get of a peer's card after a
- * collecting fence). */
+ * collecting fence), get_first median/p99 (the first PMIx_Get of a peer's new key after a
+ * data-less fence). */
 #include <pmix.h>
 
 #include "bench_util.h"
@@ -73,6 +74,27 @@ int main(int argc, char **argv) {
     PMIX_VALUE_RELEASE(val);
 
     fence(0); /* warm up and line everyone up */
+    pmix_proc_t peer;
+    PMIX_LOAD_PROCID(&peer, me.nspace, (me.rank + 1) % size);
+    /* The first Get of a peer's key after a data-less fence (direct modex), a new key each time
+     * so that nothing is cached; before any collecting fence, after which a client may hold all
+     * of a peer's data and not ask at all. */
+    int firsts = iters / 4 + 1;
+    double *f = malloc(sizeof(double) * firsts);
+    for (int i = 0; i < firsts; ++i) {
+        char key[32];
+        pmix_value_t v;
+        snprintf(key, sizeof key, "bench.k%d", i);
+        PMIX_VALUE_LOAD(&v, key, PMIX_STRING);
+        check(PMIx_Put(PMIX_GLOBAL, key, &v), "PMIx_Put");
+        PMIX_VALUE_DESTRUCT(&v);
+        check(PMIx_Commit(), "PMIx_Commit");
+        fence(0);
+        double s = now_us();
+        check(PMIx_Get(&peer, key, NULL, 0, &val), "PMIx_Get(first)");
+        f[i] = now_us() - s;
+        PMIX_VALUE_RELEASE(val);
+    }
     time_fences("fence_barrier", iters, 0, 1);
     time_fences("fence_collect_64", iters / 4 + 1, 64, 0);
     time_fences("fence_collect_4k", iters / 4 + 1, 4096, 0);
@@ -89,8 +111,6 @@ int main(int argc, char **argv) {
         g[b] = (now_us() - s) / per;
     }
     /* A peer's card after the collecting fences above. */
-    pmix_proc_t peer;
-    PMIX_LOAD_PROCID(&peer, me.nspace, (me.rank + 1) % size);
     double r[batches];
     for (int b = 0; b < batches; ++b) {
         double s = now_us();
@@ -104,7 +124,10 @@ int main(int argc, char **argv) {
         printf("init %.2f\n", t_init);
         printf("get_job_median %.3f\n", percentile(g, batches, 0.5));
         printf("get_remote_median %.3f\n", percentile(r, batches, 0.5));
+        printf("get_first_median %.2f\n", percentile(f, firsts, 0.5));
+        printf("get_first_p99 %.2f\n", percentile(f, firsts, 0.99));
     }
+    free(f);
     fence(0);
     check(PMIx_Finalize(NULL, 0), "PMIx_Finalize");
     return 0;

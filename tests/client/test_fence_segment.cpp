@@ -12,7 +12,9 @@
 
 #include <pmix.h>
 
+#include "actors/client/client_actor.hpp"
 #include "actors/client/client_store.hpp"
+#include "actors/client/node_fence.hpp"
 #include "actors/client/value_codec.hpp"
 #include "actors/fence/fence_board.hpp"
 #include "actors/fence/fence_segment.hpp"
@@ -338,6 +340,44 @@ BOOST_AUTO_TEST_CASE(the_store_reads_a_card_off_the_fence_board_on_its_first_get
     BOOST_TEST(rc == PMIX_ERR_UNPACK_FAILURE);
     BOOST_TEST(get_bytes(store, "a", 1, "card") == "one");  // what was read before stays
     BOOST_TEST(get_bytes(store, "a", 2, "card") == "two, later");
+}
+
+// A direct-modex Get that missed after a data-less fence: NodeFence hands the owner's card on the
+// board to the store first (its latest card, read again on a later miss); a rank with no card or
+// with one too big for the board, the caller itself and a rank outside the job are left to the
+// broker.
+BOOST_AUTO_TEST_CASE(a_get_that_missed_reads_the_owners_card_off_the_board_first) {
+    TempDir tmp;
+    const std::string path = tmp.path + "/fence-board";
+    BOOST_REQUIRE_EQUAL(FenceBoard::create(path, 4), "");
+    std::string error;
+    std::unique_ptr<FenceBoard> owned = FenceBoard::open(path, error);
+    BOOST_REQUIRE(owned);
+    FenceBoard *board = owned.get();
+    auto post = [&](std::uint32_t rank, std::uint32_t commits, const msg::Blob &b) {
+        const char head[3] = {'\x91', '\x92', static_cast<char>(PMIX_GLOBAL)};
+        board->post_card(rank, commits, {{head, 3}, {b.data(), b.size()}});
+    };
+    ClientStore store;
+    store.set_job(job("a", 4), 0);
+    ClientActor singleton(store);
+    NodeFence fence(std::move(owned), singleton, store, {"a", 0});
+    post(1, 1, blob({{"card", "one"}}));
+    post(3, 1, msg::Blob(FenceBoard::kCardMax + 1, 'x'));
+    pmix_status_t rc;
+    get_bytes(store, "a", 1, "card", &rc);
+    BOOST_TEST(rc == PMIX_ERR_NOT_FOUND);  // no fence said the card is there
+    BOOST_TEST(fence.offer_card(1));
+    BOOST_TEST(get_bytes(store, "a", 1, "card") == "one");
+    BOOST_TEST(!fence.offer_card(0));
+    BOOST_TEST(!fence.offer_card(2));
+    BOOST_TEST(!fence.offer_card(3));
+    BOOST_TEST(!fence.offer_card(4));
+    post(1, 2, blob({{"card", "one"}, {"new", "later"}}));
+    get_bytes(store, "a", 1, "new", &rc);
+    BOOST_TEST(rc == PMIX_ERR_NOT_FOUND);
+    BOOST_TEST(fence.offer_card(1));
+    BOOST_TEST(get_bytes(store, "a", 1, "new") == "later");
 }
 
 BOOST_AUTO_TEST_CASE(a_malformed_participant_fails_only_its_own_gets) {

@@ -285,6 +285,18 @@ std::uint32_t commits_seen(const Client &c, const pmix_proc_t &p) {
     return c.node_fence->commits_of(p.rank);
 }
 
+// Before a direct-modex Get of a peer on the job's fence board: its card there, if it has one. True
+// when the key was found in it.
+bool from_board(Client &c, const pmix_proc_t &p, const char *key, const Directives &d) {
+    if (d.refresh || !c.node_fence || !PMIX_CHECK_NSPACE(p.nspace, c.me.nspace) ||
+        p.rank >= c.job_size || !c.node_fence->offer_card(p.rank))
+        return false;
+    pmix_value_t *v = nullptr;
+    const pmix_status_t rc = lookup(c, p, key, d.scope, &v);
+    if (v) PMIX_VALUE_RELEASE(v);
+    return rc == PMIX_SUCCESS;
+}
+
 // Direct modex: asks the broker for the owner's data; `then` runs on the progress thread with
 // the Get's outcome once the data is in the store.
 template <class Then>
@@ -578,10 +590,11 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
     pmix_status_t rc = PMIX_SUCCESS;
     if (needs_job(c, p, key, d))
         rc = fetch_job_blocking(c, nspace_of(p), d.timeout_ms);
-    else if (may_go_remote(c, p, key, d))
-        rc = fetch_blocking(c, p, key, d);
-    else if (!d.refresh)
+    else if (may_go_remote(c, p, key, d)) {
+        if (!from_board(c, p, key, d)) rc = fetch_blocking(c, p, key, d);
+    } else if (!d.refresh) {
         return PMIX_ERR_NOT_FOUND;
+    }
     if (rc != PMIX_SUCCESS) return rc;
     return lookup(c, p, key, d.scope, val);
 }
@@ -610,6 +623,8 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
         c.actor->post([answer, rc] { answer(rc); });
     } else if (needs_job(c, p, key, d)) {
         fetch_job(c, nspace_of(p), d.timeout_ms, answer);
+    } else if (may_go_remote(c, p, key, d) && from_board(c, p, key, d)) {
+        c.actor->post([answer] { answer(PMIX_SUCCESS); });
     } else if (may_go_remote(c, p, key, d)) {
         fetch(c, p, key, d, answer);
     } else {
