@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <filesystem>
 #include <iterator>
 #include <set>
 
@@ -299,11 +300,15 @@ void FenceReducer::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
 }
 
 // The job's fence board, mapped on first use; nullptr when it has none (or it cannot be mapped:
-// then its ranks cannot map it either, and fail PMIx_Init).
+// then its ranks cannot map it either, and fail PMIx_Init). A board already removed is a job
+// whose ranks here are all over (the launcher removes its directory then, and the ranks' ends
+// may reach this actor later): no one can wait on it.
 FenceBoard *FenceReducer::board_of(const std::string &nspace) {
     if (auto b = boards_.find(nspace); b != boards_.end()) return b->second.get();
     const auto ns = namespaces_.find(nspace);
     if (!ns || ns->job->fence_board.empty()) return nullptr;
+    std::error_code ec;
+    if (!std::filesystem::exists(ns->job->fence_board, ec)) return nullptr;
     std::string error;
     auto board = FenceBoard::open(ns->job->fence_board, error);
     if (!board) log().error("{}: {}", nspace, error);
