@@ -1,6 +1,7 @@
 #include "broker/broker.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -116,12 +117,21 @@ Broker::Broker(Config config)
     // ipc paths are bounded by sun_path: fail here with a clear message rather than in bind.
     if (run_dir_.size() + 13 > 107)
         throw std::runtime_error("run directory path too long for an ipc socket: " + run_dir_);
+    std::size_t max_peers = config_.max_connections;
+    if (max_peers == 0) {  // the launcher raises the soft limit to the hard one
+        rlimit rl{};
+        const rlim_t fds = ::getrlimit(RLIMIT_NOFILE, &rl) != 0 ? 1024
+                           : rl.rlim_max == RLIM_INFINITY       ? rlim_t{1} << 20
+                                                                : rl.rlim_max;
+        max_peers = std::max<std::size_t>(64, fds / 4);
+    }
     router_ = std::make_unique<ZmtpListener>(
         reactor_, ZmtpListener::Settings{.path = uri_.substr(6),
                                          .kind = ZmtpListener::Kind::router,
                                          .uid = uid_,
                                          .max_message = config_.max_message_bytes,
-                                         .max_output = config_.max_peer_output_bytes});
+                                         .max_output = config_.max_peer_output_bytes,
+                                         .max_peers = max_peers});
     // Per subscriber; beyond it events drop (and are resent).
     xpub_ = std::make_unique<ZmtpListener>(
         reactor_, ZmtpListener::Settings{.path = events_uri_.substr(6),
@@ -129,7 +139,8 @@ Broker::Broker(Config config)
                                          .uid = uid_,
                                          .max_message = config_.max_message_bytes,
                                          .sndhwm = static_cast<std::size_t>(config_.event_sndhwm),
-                                         .max_output = config_.max_peer_output_bytes});
+                                         .max_output = config_.max_peer_output_bytes,
+                                         .max_peers = max_peers});
     add_standard_actors();
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -89,7 +90,10 @@ class Session {
         dealer_.set(zmq::sockopt::linger, 0);
         dealer_.set(zmq::sockopt::heartbeat_ivl, 2000);
         dealer_.set(zmq::sockopt::heartbeat_timeout, 6000);
-        zmq_socket_monitor(dealer_.handle(), "inproc://zpmix-run-monitor", ZMQ_EVENT_DISCONNECTED);
+        zmq_socket_monitor(dealer_.handle(), "inproc://zpmix-run-monitor",
+                           ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH);
         monitor_.connect("inproc://zpmix-run-monitor");
         dealer_.connect(uri);
     }
@@ -105,7 +109,8 @@ class Session {
     }
 
     enum class Event { message, signal, lost, timeout };
-    // Waits for the next message (into env), a signal (into sig), or the broker's loss.
+    // Waits for the next message (into env), a signal (into sig), or the broker's loss (or its
+    // refusal of the connection: refused()).
     Event next(Envelope &env, int &sig, std::chrono::milliseconds timeout) {
         zmq::pollitem_t items[] = {{dealer_.handle(), 0, ZMQ_POLLIN, 0},
                                    {nullptr, signal_fd_, ZMQ_POLLIN, 0},
@@ -135,14 +140,20 @@ class Session {
                 zmq::message_t ev, addr;
                 (void)monitor_.recv(ev);
                 if (ev.more()) (void)monitor_.recv(addr);
+                std::uint16_t event = 0;
+                if (ev.size() >= sizeof event) std::memcpy(&event, ev.data(), sizeof event);
+                refused_ = event != ZMQ_EVENT_DISCONNECTED;
                 return Event::lost;
             }
         }
     }
 
+    bool refused() const { return refused_; }
+
   private:
     zmq::context_t ctx_;
     zmq::socket_t dealer_{ctx_, zmq::socket_type::dealer};
+    bool refused_ = false;
     zmq::socket_t monitor_{ctx_, zmq::socket_type::pair};
     int signal_fd_;
     std::uint64_t next_id_ = 0;
@@ -373,7 +384,13 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
                     if (pending_signals.size() >= 3) return 128 + sig;
                     continue;
                 case Session::Event::lost:
-                    return fail("lost the connection to the broker at " + uri);
+                    // A standalone broker out of room turns the connection away in the
+                    // handshake; libzmq does not pass on the reason, the broker's log has it.
+                    return fail(session.refused()
+                                    ? "the broker at " + uri +
+                                          " refused the connection (too many connections or "
+                                          "out of file descriptors: its log says which)"
+                                    : "lost the connection to the broker at " + uri);
                 case Session::Event::timeout:
                     continue;
             }

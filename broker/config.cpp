@@ -143,6 +143,10 @@ void load_config_file(const std::string &path, Config &into) {
             auto v = node.value<std::int64_t>();
             if (!node.is_integer() || *v < 65536) throw bad("an integer >= 65536");
             into.max_peer_output_bytes = static_cast<std::size_t>(*v);
+        } else if (k == "max_connections") {
+            auto v = node.value<std::int64_t>();
+            if (!node.is_integer() || *v < 0) throw bad("an integer >= 0");
+            into.max_connections = static_cast<std::size_t>(*v);
         } else if (k == "client_write_timeout_ms" || k == "tcp_heartbeat_ivl_ms" ||
                    k == "tcp_heartbeat_timeout_ms") {
             auto v = node.value<std::int64_t>();

@@ -18,6 +18,9 @@ struct Config {
         tcp;  // "tcp://host:port" to also listen on tcp (clients of remote nodes); empty: off
     std::size_t max_message_bytes = std::size_t{64} << 20;
     std::size_t max_peer_output_bytes = std::size_t{256} << 20;  // queued for one ipc peer
+    // Connections on each ipc socket at once; more are turned away with a reason. 0: a quarter
+    // of the file-descriptor limit (each rank has two, and the launcher three descriptors more).
+    std::size_t max_connections = 0;
     // How long a client's write without PMIX_TIMEOUT waits at most.
     int client_write_timeout_ms = 30000;
     // tcp: a ZMTP PING every ivl (0: none); a peer silent for timeout is dropped.

@@ -168,6 +168,17 @@ void ClientActor::submit(std::uint64_t id, Pending pending, const zmq::message_t
 
 // ------------------------------------------------------------------ reading
 
+bool ClientActor::refused() {
+    if (!conn_) return false;
+    if (!conn_->refused() && read_mu_.try_lock()) {
+        (void)conn_->fill();
+        std::vector<std::string_view> frames;  // parses the handshake: nothing else can follow
+        (void)conn_->next(frames);
+        read_mu_.unlock();
+    }
+    return conn_->refused();
+}
+
 void ClientActor::read_until(std::optional<Reply> &slot, Clock::time_point deadline) {
     // What an earlier reader left in the buffer first, then wait and read: not the other way
     // round, as an answer is rarely in before its request's sender gets here and a read that

@@ -59,9 +59,11 @@ class ClientActor {
     ClientActor &operator=(const ClientActor &) = delete;
 
     bool has_broker() const { return conn_ != nullptr; }
-    // The broker turned this process away in the handshake. Valid once a call has failed with
-    // PMIX_ERR_LOST_CONNECTION.
-    bool refused() const { return conn_ && conn_->refused(); }
+    // The broker turned this process away in the handshake, and the reason it gave. Valid once
+    // a call has failed with PMIX_ERR_LOST_CONNECTION (the write may have met the closed
+    // connection before anything was read: refused() reads what the broker sent before closing).
+    bool refused();
+    std::string refusal() const { return conn_ ? conn_->refusal() : std::string(); }
 
     // Thread-safe, blocking: sends `m` and waits on this thread for the answer, an ErrorReply's
     // status, PMIX_ERR_TIMEOUT after timeout_ms (0 = none) or PMIX_ERR_LOST_CONNECTION.

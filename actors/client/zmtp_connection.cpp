@@ -136,7 +136,9 @@ ZmtpConnection::ZmtpConnection(const std::string &uri, Role role, Clock::time_po
     if (role == Role::sub || pipeline) return;
     if (!complete_handshake(deadline)) {
         ::close(fd_);
-        throw ZmtpError(refused_ ? "the broker refused the connection" : "handshake failed",
+        throw ZmtpError(refused_ ? "the broker refused the connection" +
+                                       (refusal_.empty() ? std::string() : ": " + refusal_)
+                                 : "handshake failed",
                         refused_);
     }
 }
@@ -163,8 +165,9 @@ void ZmtpConnection::send_handshake(Role role) {
         {greeting, sizeof greeting}, {h, hlen}, {const_cast<char *>(ready.data()), ready.size()}};
     // Nothing else writes yet: a few bytes into an empty socket.
     Turn turn(*this, Clock::now() + write_timeout_);
-    if (write_all(iov, 3, Clock::now() + write_timeout_) != Write::ok)
-        broken_ = true;  // the first read reports it
+    // A broker that turned us away may have closed before our half was written: what it sent
+    // first (its half, an ERROR with the reason) is still to be read, so only writing ends here.
+    if (write_all(iov, 3, Clock::now() + write_timeout_) != Write::ok) write_broken_ = true;
 }
 
 ZmtpConnection::Write ZmtpConnection::write_all(const iovec *iov_in, int n,
@@ -324,9 +327,11 @@ bool ZmtpConnection::handshake_read() {
     in_.consume(f.header + f.size);
     peer_ready_ = cmd.starts_with("\x05READY");
     if (!peer_ready_) {
-        refused_ =
-            cmd.starts_with(std::string_view("\x05"
-                                             "ERROR"));
+        std::string_view data;
+        refused_ = zmtp::command_name(cmd, data) == "ERROR";
+        // ERROR's data: one length byte, then the reason.
+        if (refused_ && !data.empty())
+            refusal_.assign(data.substr(1, static_cast<unsigned char>(data[0])));
         broken_ = true;
     }
     return peer_ready_;

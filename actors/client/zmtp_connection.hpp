@@ -83,8 +83,10 @@ class ZmtpConnection {
     // Reader: reads what the socket has without blocking. False when the connection is gone
     // (end of stream, error, a bad handshake, or a frame over the limit).
     bool fill();
-    // The broker turned us away in the handshake (its ZAP handler refused the connection).
+    // The broker turned us away in the handshake (its ZAP handler refused the connection), and
+    // the reason it gave, if any.
     bool refused() const { return refused_; }
+    const std::string &refusal() const { return refusal_; }
     bool broken() const { return broken_; }
     bool write_broken() const { return write_broken_; }  // thread-safe
     // Thread-safe: ends the stream both ways; the reader then sees its end.
@@ -109,6 +111,7 @@ class ZmtpConnection {
     bool peer_ready_ = false;    // its READY was read: frames are messages from here on
     bool broken_ = false;        // a bad handshake or an oversized frame: the stream is over
     bool refused_ = false;
+    std::string refusal_;  // the reason its ERROR command gave
 
     using Frame = zmtp::FrameHeader;
     // The frame starting at offset pos of the unconsumed bytes, if it is all in; a frame over

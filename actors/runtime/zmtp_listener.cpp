@@ -1,5 +1,6 @@
 #include "actors/runtime/zmtp_listener.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+#include <utility>
 
 #include "actors/runtime/zmtp_wire.hpp"
 
@@ -54,6 +56,7 @@ void ZmtpListener::listen() {
         listen_fd_ = -1;
         throw std::system_error(e, std::generic_category(), "bind " + settings_.path);
     }
+    spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     reactor_.watch_fd(listen_fd_, [this] { accept_peers(); });
 }
 
@@ -75,9 +78,13 @@ void ZmtpListener::close(std::chrono::milliseconds linger) {
     }
     peers_.clear();
     by_id_.clear();
-    reactor_.unwatch_fd(listen_fd_);
+    if (accept_pause_)
+        reactor_.cancel(std::exchange(accept_pause_, 0));
+    else
+        reactor_.unwatch_fd(listen_fd_);
     ::close(listen_fd_);
     listen_fd_ = -1;
+    if (spare_fd_ >= 0) ::close(std::exchange(spare_fd_, -1));
     ::unlink(settings_.path.c_str());
 }
 
@@ -88,6 +95,8 @@ void ZmtpListener::accept_peers() {
         const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED) continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                return out_of_descriptors(errno);
             if (errno != EAGAIN) log_->error("accept on {}: {}", settings_.path, strerror(errno));
             return;
         }
@@ -112,19 +121,65 @@ void ZmtpListener::accept_peers() {
         // (our own clients pipeline their first request behind it).
         char g[zmtp::kGreetingSize];
         zmtp::greeting(g);
-        const bool admitted = p.cred.uid == settings_.uid;
+        const bool own_uid = p.cred.uid == settings_.uid;
+        const bool room = settings_.max_peers == 0 || peers_.size() <= settings_.max_peers;
         const std::string cmd =
-            admitted ? zmtp::ready(settings_.kind == Kind::router ? "ROUTER" : "XPUB")
-                     : zmtp::error("wrong uid");
+            !own_uid ? zmtp::error("wrong uid")
+            : !room  ? zmtp::error("too many connections")
+                     : zmtp::ready(settings_.kind == Kind::router ? "ROUTER" : "XPUB");
         if (write(p, {std::string_view(g, sizeof g)}, false, true) != Sent::ok) continue;
         if (write(p, {cmd}, true) != Sent::ok) continue;
-        if (!admitted) {
+        if (!own_uid) {
             log_->warn(
                 "refused an ipc connection from uid {} pid {}: the broker serves uid {} only",
                 p.cred.uid, p.cred.pid, settings_.uid);
             drop(p, "");
+        } else if (!room) {
+            note_refusal(fmt::format("{} connections, the limit ([broker] max_connections)",
+                                     settings_.max_peers));
+            drop(p, "");
         }
     }
+}
+
+void ZmtpListener::out_of_descriptors(int err) {
+    note_refusal(std::string("out of file descriptors: ") + strerror(err));
+    if (spare_fd_ >= 0) {
+        ::close(std::exchange(spare_fd_, -1));
+        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            // Our half of the handshake and the reason, if the socket takes them at once.
+            char g[zmtp::kGreetingSize];
+            zmtp::greeting(g);
+            const std::string body = zmtp::error("the broker is out of file descriptors");
+            unsigned char h[zmtp::kMaxHeader];
+            const std::size_t hn = zmtp::put_header(h, zmtp::kCommand, body.size());
+            iovec iov[3] = {{g, sizeof g}, {h, hn}, {const_cast<char *>(body.data()), body.size()}};
+            msghdr m{};
+            m.msg_iov = iov;
+            m.msg_iovlen = 3;
+            (void)::sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+            ::close(fd);
+        }
+        spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && spare_fd_ >= 0) return;  // called again while more connections wait
+    }
+    reactor_.unwatch_fd(listen_fd_);
+    accept_pause_ = reactor_.after(kAcceptPause, [this] {
+        accept_pause_ = 0;
+        if (spare_fd_ < 0) spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        reactor_.watch_fd(listen_fd_, [this] { accept_peers(); });
+    });
+}
+
+void ZmtpListener::note_refusal(const std::string &why) {
+    ++refusals_unlogged_;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - refusal_logged_ < std::chrono::seconds(10)) return;
+    log_->error("refusing connections on {}: {} ({} refused since the last such line)",
+                settings_.path, why, refusals_unlogged_);
+    refusal_logged_ = now;
+    refusals_unlogged_ = 0;
 }
 
 void ZmtpListener::drop(Peer &p, std::string_view why) {

@@ -48,6 +48,9 @@ class ZmtpListener {
         std::size_t sndhwm = 100000;  // messages queued for one peer beyond which sends drop
         std::size_t max_output = std::size_t{256}
                                  << 20;  // bytes queued for a peer: beyond, dropped
+        // Connections at once; one more is turned away with a ZMTP ERROR saying so (0: no
+        // limit but the process's file descriptors).
+        std::size_t max_peers = 0;
     };
     // A DEALER's message: `peer` is its routing id, `frames` are valid during the call only.
     using MessageFn =
@@ -117,7 +120,20 @@ class ZmtpListener {
     DisconnectFn on_disconnect_;
     std::shared_ptr<spdlog::logger> log_;
 
+    // Accepting without descriptors: a connection left in the backlog keeps the listening socket
+    // readable, and the reactor would call again at once, forever (a core at 100% and a log line
+    // each time). One descriptor is kept spare to accept such a connection and turn it away with
+    // the reason; without it, accepting pauses for kAcceptPause.
+    static constexpr std::chrono::milliseconds kAcceptPause{100};
+    int spare_fd_ = -1;
+    Reactor::TimerId accept_pause_ = 0;
+    // Refusals are logged at most every 10 s, with the count since the last line.
+    std::chrono::steady_clock::time_point refusal_logged_{};
+    std::uint64_t refusals_unlogged_ = 0;
+
     void accept_peers();
+    void out_of_descriptors(int err);
+    void note_refusal(const std::string &why);
     void on_readable(Peer &p);
     void parse(Peer &p);
     bool handshake(Peer &p);  // true once the peer's greeting and READY are in

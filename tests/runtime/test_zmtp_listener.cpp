@@ -1,9 +1,12 @@
 #define BOOST_TEST_MODULE zmtp_listener
 #include <boost/test/unit_test.hpp>
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -355,4 +358,118 @@ BOOST_AUTO_TEST_CASE(the_client_connection_answers_pings) {
     // Stop the monitor while `c` is connected: its disconnection at the end would otherwise queue
     // an event for `mon`, which libzmq leaks when `mon` closes unread (LeakSanitizer saw it).
     zmq_socket_monitor(router.handle(), nullptr, 0);
+}
+
+// Over max_peers, a connection is turned away with the reason in its ZMTP ERROR (the client's
+// error says it); once one leaves, the next is served again.
+BOOST_AUTO_TEST_CASE(connections_over_the_limit_are_refused_with_the_reason) {
+    auto log = zpmix::test::capture_log();
+    TempDir dir;
+    Reactor reactor;
+    ZmtpListener listener(reactor, {.path = dir.path + "/sock",
+                                    .kind = ZmtpListener::Kind::router,
+                                    .uid = ::getuid(),
+                                    .max_peers = 2});
+    listener.listen();
+    std::thread thread([&] { reactor.run(); });
+    const std::string uri = "ipc://" + dir.path + "/sock";
+    auto connect = [&] {
+        return std::make_unique<client::ZmtpConnection>(uri, client::ZmtpConnection::Role::dealer,
+                                                        client::ZmtpConnection::Clock::now() + 5s,
+                                                        1 << 20);
+    };
+    auto a = connect();
+    auto b = connect();
+    try {
+        connect();
+        BOOST_FAIL("a third connection was admitted");
+    } catch (const client::ZmtpError &e) {
+        BOOST_TEST(e.refused);
+        BOOST_TEST(std::string(e.what()).find("too many connections") != std::string::npos,
+                   e.what());
+    }
+    BOOST_TEST(log->contains("refusing connections"));
+    a.reset();
+    // The listener notices a's end on its own thread: retry until it did (bounded).
+    std::unique_ptr<client::ZmtpConnection> c;
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (!c && std::chrono::steady_clock::now() < deadline) {
+        try {
+            c = connect();
+        } catch (const client::ZmtpError &) {
+        }
+    }
+    BOOST_TEST(c != nullptr);
+    reactor.stop();
+    thread.join();
+    listener.close();
+}
+
+// Out of file descriptors, the listener neither spins nor stops: each waiting connection is
+// accepted on the spare descriptor and turned away with the reason, and once descriptors are
+// free again connections are served. The listener runs in a child process whose descriptor
+// limit is lowered.
+BOOST_AUTO_TEST_CASE(out_of_descriptors_connections_are_refused_and_service_resumes) {
+    TempDir dir;
+    const std::string path = dir.path + "/sock";
+    int to_child[2], from_child[2];
+    BOOST_REQUIRE(::pipe(to_child) == 0 && ::pipe(from_child) == 0);
+    const pid_t pid = ::fork();
+    BOOST_REQUIRE(pid >= 0);
+    if (pid == 0) {  // the listener: reports "L" once listening, frees descriptors on "f"
+        ::close(to_child[1]);
+        ::close(from_child[0]);
+        Reactor reactor;
+        ZmtpListener listener(
+            reactor, {.path = path, .kind = ZmtpListener::Kind::router, .uid = ::getuid()});
+        listener.listen();
+        rlimit rl{};
+        ::getrlimit(RLIMIT_NOFILE, &rl);
+        rl.rlim_cur = std::min<rlim_t>(rl.rlim_cur, 256);
+        ::setrlimit(RLIMIT_NOFILE, &rl);
+        std::vector<int> hogs;  // every descriptor left: the next accept fails with EMFILE
+        for (int fd; (fd = ::open("/dev/null", O_RDONLY)) >= 0;) hogs.push_back(fd);
+        if (::write(from_child[1], "L", 1) != 1) ::_exit(2);
+        reactor.watch_fd(to_child[0], [&] {
+            char c = 0;
+            if (::read(to_child[0], &c, 1) != 1 || c == 'q') return reactor.stop();
+            for (int i = 0; i < 8 && !hogs.empty(); ++i) {
+                ::close(hogs.back());
+                hogs.pop_back();
+            }
+            (void)!::write(from_child[1], "F", 1);
+        });
+        reactor.run();
+        listener.close();
+        ::_exit(0);
+    }
+    ::close(to_child[0]);
+    ::close(from_child[1]);
+    char c = 0;
+    BOOST_REQUIRE(::read(from_child[0], &c, 1) == 1 && c == 'L');
+    const std::string uri = "ipc://" + path;
+    auto connect = [&] {
+        return std::make_unique<client::ZmtpConnection>(uri, client::ZmtpConnection::Role::dealer,
+                                                        client::ZmtpConnection::Clock::now() + 5s,
+                                                        1 << 20);
+    };
+    for (int i = 0; i < 3; ++i) {
+        try {
+            connect();
+            BOOST_FAIL("admitted without a descriptor to serve it");
+        } catch (const client::ZmtpError &e) {
+            BOOST_TEST(std::string(e.what()).find("out of file descriptors") != std::string::npos,
+                       e.what());
+        }
+    }
+    BOOST_REQUIRE(::write(to_child[1], "f", 1) == 1);
+    BOOST_REQUIRE(::read(from_child[0], &c, 1) == 1 && c == 'F');
+    std::unique_ptr<client::ZmtpConnection> ok;
+    BOOST_CHECK_NO_THROW(ok = connect());
+    BOOST_REQUIRE(::write(to_child[1], "q", 1) == 1);
+    int status = 0;
+    BOOST_REQUIRE(::waitpid(pid, &status, 0) == pid);
+    BOOST_TEST((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    ::close(to_child[1]);
+    ::close(from_child[0]);
 }

@@ -135,14 +135,27 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
     // On ipc the broker speaks ZMTP itself: the Hello may follow the handshake at once, saving
     // PMIx_Init a round trip. On tcp, libzmq's ROUTER with a ZAP handler would drop it.
     const bool pipeline = std::string_view(uri).starts_with("ipc://");
+    // A broker out of room says so in its refusal; any other refusal is about who we are.
+    auto refused = [](const std::string &why) {
+        spdlog::error("pmix client: PMIx_Init: the broker refused the connection{}{}",
+                      why.empty() ? "" : ": ", why);
+        return why == "too many connections" ||
+                       why.find("out of file descriptors") != std::string::npos
+                   ? PMIX_ERR_OUT_OF_RESOURCE
+                   : PMIX_ERR_NO_PERMISSIONS;
+    };
     try {
         c.actor = std::make_unique<ClientActor>(*c.store, uri, timeout_ms, pipeline);
     } catch (const client::ZmtpError &e) {
-        return e.refused ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_UNREACH;
+        if (!e.refused) return PMIX_ERR_UNREACH;
+        const std::string what = e.what();
+        const auto colon = what.find(": ");
+        return refused(colon == std::string::npos ? "" : what.substr(colon + 2));
     }
     auto reply = c.actor->call(hello, timeout_ms);
     pmix_status_t status = reply.status;
-    if (status == PMIX_ERR_LOST_CONNECTION && c.actor->refused()) status = PMIX_ERR_NO_PERMISSIONS;
+    if (status == PMIX_ERR_LOST_CONNECTION && c.actor->refused())
+        status = refused(c.actor->refusal());
     if (status == PMIX_SUCCESS && reply.env.version != kProtocolVersion) {
         reply.message = "the broker speaks protocol version " + std::to_string(reply.env.version) +
                         ", not this libpmix's (" + std::to_string(kProtocolVersion) +
