@@ -27,7 +27,7 @@ using Messages =
                m::RankSpawned, m::DeregisterNamespace, m::ProcEnded, m::NamespaceEnded,
                m::JobInfoQuery, m::JobInfoReply, m::JobControl, m::JobControlReply, m::Preempt,
                m::ProcTableQuery, m::ProcTable, m::SignalRanks, m::TerminateRanks,
-               m::SignalledRanks, m::CheckpointCompleted, m::Log, m::Commit, m::ModexGet,
+               m::SignalledRanks, m::CheckpointCompleted, m::JobMarks, m::Log, m::Commit, m::ModexGet,
                m::ModexData, m::ModexCollect, m::ModexCollected, m::Publish, m::Lookup,
                m::LookupReply, m::Unpublish, m::MonitorRequest, m::MonitorBeat, m::Hello,
                m::Welcome, m::SessionOpen, m::TreeLost, m::TreeHello, m::TreeWelcome, m::TreeBeat,
