@@ -50,6 +50,7 @@ JobControl::JobControl(Reactor &reactor, Bus &bus, const NamespaceTable &namespa
     on(&JobControl::error, Access::internal);
     on(&JobControl::checkpoint_completed, Access::internal);
     on(&JobControl::signal_here, Access::internal);
+    on(&JobControl::table_part, Access::internal);
     on(&JobControl::marks, Access::internal);
     on(&JobControl::tree_lost, Access::internal);
 }
@@ -398,6 +399,10 @@ void JobControl::proc_ended(const Envelope &, msg::ProcEnded &m) {
 
 void JobControl::signalled(const Envelope &env, msg::SignalledRanks &) {
     answered(env, PMIX_SUCCESS, &env);
+}
+
+void JobControl::table_part(const Envelope &env, msg::ProcTable &) {
+    answered(env, PMIX_SUCCESS, &env);  // another broker's rows
 }
 
 void JobControl::ok(const Envelope &env, msg::Ok &) {

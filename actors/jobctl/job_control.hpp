@@ -48,7 +48,7 @@ class JobControl : public Actor {
         // TERMINATE (and preemption): SIGTERM, then SIGKILL to whoever is still alive after it.
         std::chrono::milliseconds kill_grace{2000};
         // How long another broker's answer may take (a broker that is lost answers at once).
-        std::chrono::milliseconds remote_timeout{10000};
+        std::chrono::milliseconds remote_timeout{5000};
     };
     JobControl(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
                const BrokerMap &brokers, Settings settings);
@@ -106,6 +106,7 @@ class JobControl : public Actor {
     void ok(const Envelope &env, msg::Ok &m);
     void error(const Envelope &env, msg::ErrorReply &m);
     void signal_here(const Envelope &env, msg::SignalRanks &m);
+    void table_part(const Envelope &env, msg::ProcTable &m);
     void marks(const Envelope &env, msg::JobMarks &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
 
