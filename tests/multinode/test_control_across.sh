@@ -37,7 +37,8 @@ start() {
 # wait_lines FILE PATTERN N: until FILE has N lines matching PATTERN (within 30 s).
 wait_lines() {
     local deadline=$((SECONDS + 30))
-    until [ "$(grep -c -- "$2" "$1")" -ge "$3" ]; do
+    local n
+    until n=$(grep -c -- "$2" "$1" 2>/dev/null) && [ "$n" -ge "$3" ]; do
         ((SECONDS < deadline)) || { echo "timed out waiting for $3 x '$2' in $1:" >&2; cat "$1" >&2; return 1; }
         sleep 0.02
     done
@@ -152,10 +153,21 @@ for method in signal event; do
     ns=$(nspace_of "$work/ckpt-$method.out")
     out=$(ctl checkpoint "c-$method")
     check "checkpoint by $method: complete on both nodes" "checkpoint complete" "$out"
+    wait_lines "$work/ckpt-$method.out" "checkpointed (0)" 2  # their output follows
     check "checkpoint by $method: both ranks checkpointed" 2 "$(grep -c "checkpointed (0)" "$work/ckpt-$method.out")"
     ctl kill >/dev/null
     finish "ckpt-$method" 0
 done
+
+# --- preemption through the root: a rank on the other node marked the job preemptible ------
+start preempt -H "$a:1,$b:1" "$jprog" preempt "$work"
+wait_lines "$work/preempt.out" " ready" 2
+ns=$(nspace_of "$work/preempt.out")
+out=$(timeout 60 "$zpmix" preempt --job "$ns" --grace-ms 100 --broker "$root" 2>&1)
+check "preempt: granted" 0 $?
+wait_lines "$work/preempt.out" "preempt alert" 2
+check "preempt: both nodes' ranks alerted" 2 "$(grep -c "preempt alert" "$work/preempt.out")"
+finish preempt 0
 
 # --- a lost broker: the answers come at its loss, with what the others reached ---------------
 start lost -H "$a:1,$b:1" "$jprog" counter "$work"
