@@ -25,6 +25,12 @@ std::string rank_list(const std::vector<std::uint32_t> &ranks) {
     return out;
 }
 
+std::vector<std::uint32_t> all_ranks(const NamespaceRecord &job) {
+    std::vector<std::uint32_t> out(job.size());
+    for (std::uint32_t r = 0; r < job.size(); ++r) out[r] = r;
+    return out;
+}
+
 std::int64_t now_s() {
     return std::chrono::duration_cast<std::chrono::seconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -287,9 +293,7 @@ void JobControl::table_rows(const std::string &only, msg::ProcTable &out) const 
     for (const auto &[nspace, job] : *snapshot) {
         if (!only.empty() && nspace != only) continue;
         const auto ours = jobs_.find(nspace);
-        std::vector<std::uint32_t> all(job->size());
-        for (std::uint32_t r = 0; r < job->size(); ++r) all[r] = r;
-        const auto by = by_broker(*job, all);
+        const auto by = by_broker(*job, all_ranks(*job));
         const auto here = by.find(me);
         if (here == by.end()) continue;
         for (auto r : here->second) {
@@ -318,9 +322,7 @@ void JobControl::proc_table(const Envelope &env, msg::ProcTableQuery &m) {
     // A job this broker knows is asked of the brokers that run its ranks; any other, of all.
     std::set<std::uint32_t> ask;
     if (known) {
-        std::vector<std::uint32_t> all(known->size());
-        for (std::uint32_t r = 0; r < known->size(); ++r) all[r] = r;
-        for (const auto &[b, ranks] : by_broker(*known, all)) ask.insert(b);
+        for (const auto &[b, ranks] : by_broker(*known, all_ranks(*known))) ask.insert(b);
     } else {
         for (std::uint32_t b = 0; b < view->size(); ++b) ask.insert(b);
     }
@@ -349,9 +351,7 @@ void JobControl::proc_table(const Envelope &env, msg::ProcTableQuery &m) {
             const auto snapshot = namespaces_.snapshot();
             for (const auto &[ns, job] : *snapshot) {
                 if (!nspace.empty() && ns != nspace) continue;
-                std::vector<std::uint32_t> all(job->size());
-                for (std::uint32_t r = 0; r < job->size(); ++r) all[r] = r;
-                for (const auto &[b, ranks] : by_broker(*job, all)) {
+                for (const auto &[b, ranks] : by_broker(*job, all_ranks(*job))) {
                     if (!failed->contains(b)) continue;
                     for (auto r : ranks)
                         if (!listed.contains({ns, r}))
