@@ -163,7 +163,7 @@ void Broker::add_standard_actors() {
                                         .brokers = &brokers_,
                                         .test_drop_every = config_.event_test_drop_every});
     add_actor<JobControl>(
-        namespaces_,
+        namespaces_, brokers_,
         JobControl::Settings{.broker = name_,
                              .kill_grace = std::chrono::milliseconds(config_.kill_grace_ms)});
     add_actor<ProcessMonitor>(ProcessMonitor::Settings{

@@ -1,5 +1,6 @@
 // `zpmix ps [--job NS] [--json]`: the processes of this node's jobs (the standalone broker's and
-// those of `zpmix run`'s embedded brokers), with their state.
+// those of `zpmix run`'s embedded brokers), with their node and state; a job spanning nodes is
+// listed whole, every broker of its tree asked for its ranks.
 #include <iostream>
 
 #include <fmt/format.h>

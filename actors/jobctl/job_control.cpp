@@ -3,8 +3,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
+#include <tuple>
 
 #include <pmix_common.h>
 
@@ -22,6 +25,12 @@ std::string rank_list(const std::vector<std::uint32_t> &ranks) {
     return out;
 }
 
+std::vector<std::uint32_t> all_ranks(const NamespaceRecord &job) {
+    std::vector<std::uint32_t> out(job.size());
+    for (std::uint32_t r = 0; r < job.size(); ++r) out[r] = r;
+    return out;
+}
+
 std::int64_t now_s() {
     return std::chrono::duration_cast<std::chrono::seconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -31,8 +40,11 @@ std::int64_t now_s() {
 }  // namespace
 
 JobControl::JobControl(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
-                       Settings settings)
-    : Actor("jobctl", reactor, bus), namespaces_(namespaces), settings_(std::move(settings)) {
+                       const BrokerMap &brokers, Settings settings)
+    : Actor("jobctl", reactor, bus),
+      namespaces_(namespaces),
+      brokers_(brokers),
+      settings_(std::move(settings)) {
     on(&JobControl::request, Access::session | Access::operator_);
     on(&JobControl::preempt, Access::operator_);
     on(&JobControl::proc_table, Access::operator_);
@@ -43,6 +55,10 @@ JobControl::JobControl(Reactor &reactor, Bus &bus, const NamespaceTable &namespa
     on(&JobControl::ok, Access::internal);
     on(&JobControl::error, Access::internal);
     on(&JobControl::checkpoint_completed, Access::internal);
+    on(&JobControl::signal_here, Access::internal);
+    on(&JobControl::table_part, Access::internal);
+    on(&JobControl::marks, Access::internal);
+    on(&JobControl::tree_lost, Access::internal);
 }
 
 void JobControl::answer(const Envelope &env, std::int32_t status, std::string message,
@@ -107,29 +123,21 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
         if (named_done_.size() > kNamedDone) named_done_.pop_front();
     };
 
-    // Asks the launcher to signal the targets and answers with those it reached; `pausing`
-    // records SIGSTOP/SIGCONT in the process table.
-    auto act = [this, env, nspace, named, action = m.action](int sig, bool on_request, bool pausing,
+    // Signals the targets wherever they run and answers with those reached.
+    auto act = [this, env, nspace, named, action = m.action](int sig, bool on_request,
                                                              std::vector<std::uint32_t> targets) {
-        auto done = [this, env, nspace, named, action, sig, pausing](
-                        std::int32_t status, std::vector<std::uint32_t> done) {
-            if (status != PMIX_SUCCESS)
-                return answer(env, status, action + " failed: the launcher refused");
+        auto done = [this, env, nspace, named, action](std::int32_t status,
+                                                       std::vector<std::uint32_t> done,
+                                                       std::string problems) {
+            if (status != PMIX_SUCCESS) return answer(env, status, action + " failed: " + problems);
             if (done.empty())
                 return answer(env, PMIX_ERR_NOT_FOUND, "no live process among the targets");
             std::vector<msg::Proc> affected;
-            auto it = jobs_.find(nspace);  // gone with the job
-            for (auto r : done) {
-                affected.push_back({nspace, r});
-                if (!pausing || it == jobs_.end()) continue;
-                if (sig == SIGSTOP)
-                    it->second.paused.insert(r);
-                else
-                    it->second.paused.erase(r);
-            }
+            for (auto r : done) affected.push_back({nspace, r});
             named();
             answer(env, PMIX_SUCCESS,
-                   fmt::format("{} delivered to {} process(es)", action, done.size()),
+                   fmt::format("{} delivered to {} process(es){}", action, done.size(),
+                               problems.empty() ? "" : "; not reached: " + problems),
                    std::move(affected));
         };
         if (action == "terminate")
@@ -137,17 +145,18 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
         else
             signal_ranks(nspace, std::move(targets), sig, on_request, std::move(done));
     };
-    if (m.action == "pause") return act(SIGSTOP, false, true, list);
-    if (m.action == "resume") return act(SIGCONT, false, true, list);
-    if (m.action == "kill") return act(SIGKILL, true, false, list);
-    if (m.action == "terminate") return act(SIGTERM, true, false, list);
+    if (m.action == "pause") return act(SIGSTOP, false, list);
+    if (m.action == "resume") return act(SIGCONT, false, list);
+    if (m.action == "kill") return act(SIGKILL, true, list);
+    if (m.action == "terminate") return act(SIGTERM, true, list);
     if (m.action == "signal") {
         if (m.signal <= 0 || m.signal >= NSIG)
             return answer(env, PMIX_ERR_BAD_PARAM, fmt::format("bad signal {}", m.signal));
-        return act(m.signal, false, m.signal == SIGSTOP || m.signal == SIGCONT, list);
+        return act(m.signal, false, list);
     }
     if (m.action == "preemptible") {
         job.preemptible = m.preemptible;
+        share_marks(nspace, job);
         named();
         return answer(env, PMIX_SUCCESS,
                       nspace + (m.preemptible ? " is preemptible" : " is not preemptible"));
@@ -161,6 +170,7 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
         if (job.ckpt_signal == 0 && !job.ckpt_event) {  // the first registration stands
             job.ckpt_signal = m.ckpt_signal;
             job.ckpt_event = m.ckpt_signal == 0;
+            share_marks(nspace, job);
         }
         named();
         return answer(env, PMIX_SUCCESS,
@@ -197,24 +207,11 @@ void JobControl::cancel(const Envelope &env, const msg::JobControl &m, const std
     answer(env, PMIX_SUCCESS, fmt::format("cancelled {} request(s)", victims.size()));
 }
 
+// Each node's launcher escalates to SIGKILL itself: only it knows when its ranks end.
 void JobControl::terminate(const std::string &nspace, std::vector<std::uint32_t> ranks,
-                           bool on_request,
-                           std::function<void(std::int32_t, std::vector<std::uint32_t>)> then) {
-    signal_ranks(nspace, ranks, SIGTERM, on_request, std::move(then));
-    // A stopped process acts on SIGTERM only once it runs again.
-    signal_ranks(nspace, ranks, SIGCONT, on_request, [](std::int32_t, auto) {});
-    const auto grace = settings_.kill_grace;
-    reactor().after(grace, [this, nspace, ranks = std::move(ranks), grace, on_request] {
-        const auto job = namespaces_.find(nspace);
-        if (!job) return;  // the whole job ended meanwhile
-        std::vector<std::uint32_t> alive;
-        for (auto r : ranks)
-            if (!job->ended(r)) alive.push_back(r);
-        if (alive.empty()) return;
-        log().warn("{}:{} still alive {} ms after SIGTERM: SIGKILL", nspace, rank_list(alive),
-                   grace.count());
-        signal_ranks(nspace, std::move(alive), SIGKILL, on_request, [](std::int32_t, auto) {});
-    });
+                           bool on_request, Reached then) {
+    signal_ranks(nspace, std::move(ranks), SIGTERM, on_request, std::move(then),
+                 static_cast<std::uint32_t>(settings_.kill_grace.count()));
 }
 
 void JobControl::checkpoint(const Envelope &env, const msg::JobControl &m, const std::string &who,
@@ -247,7 +244,7 @@ void JobControl::checkpoint(const Envelope &env, const msg::JobControl &m, const
         raise_event(PMIX_JCTRL_CHECKPOINT, targets, targets, "checkpoint requested");
     } else {
         signal_ranks(nspace, ranks, job.ckpt_signal, false,
-                     [this, key](std::int32_t status, std::vector<std::uint32_t> done) {
+                     [this, key](std::int32_t status, std::vector<std::uint32_t> done, auto) {
                          if (!checkpoints_.contains(key)) return;
                          if (status != PMIX_SUCCESS || done.empty())
                              finish_checkpoint(key, PMIX_ERR_NOT_FOUND,
@@ -285,20 +282,21 @@ void JobControl::preempt(const Envelope &env, msg::Preempt &m) {
         for (std::uint32_t r = 0; r < job->size(); ++r)
             if (!job->ended(r)) ranks.push_back(r);
         log().info("preempting {}: terminating {} process(es)", nspace, ranks.size());
-        terminate(nspace, std::move(ranks), true, [](std::int32_t, auto) {});
+        terminate(nspace, std::move(ranks), true, [](std::int32_t, auto, auto) {});
     });
     answer(env, PMIX_SUCCESS, "preemption alert delivered to " + m.nspace);
 }
 
-void JobControl::proc_table(const Envelope &env, msg::ProcTableQuery &m) {
+void JobControl::table_rows(const std::string &only, msg::ProcTable &out) const {
     const auto snapshot = namespaces_.snapshot();
-    if (!m.nspace.empty() && !snapshot->contains(m.nspace))
-        return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
-    msg::ProcTable out;
+    const std::uint32_t me = brokers_.view()->rank;
     for (const auto &[nspace, job] : *snapshot) {
-        if (!m.nspace.empty() && nspace != m.nspace) continue;
+        if (!only.empty() && nspace != only) continue;
         const auto ours = jobs_.find(nspace);
-        for (std::uint32_t r = 0; r < job->size(); ++r) {
+        const auto by = by_broker(*job, all_ranks(*job));
+        const auto here = by.find(me);
+        if (here == by.end()) continue;
+        for (auto r : here->second) {
             const auto &e = job->ends[r];
             const bool paused = ours != jobs_.end() && ours->second.paused.contains(r);
             const char *state =
@@ -307,7 +305,67 @@ void JobControl::proc_table(const Envelope &env, msg::ProcTableQuery &m) {
                                  e.exit_code, e.signal});
         }
     }
-    reply(env, out);
+}
+
+// Every rank of the job(s), wherever it runs: this node's from the table, the others' from their
+// brokers; a rank whose broker is lost or silent is listed as unreachable.
+void JobControl::proc_table(const Envelope &env, msg::ProcTableQuery &m) {
+    const auto view = brokers_.view();
+    const auto known = m.nspace.empty() ? nullptr : namespaces_.find(m.nspace);
+    if (m.node_only || view->alone()) {
+        if (!m.nspace.empty() && !known && !m.node_only)
+            return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
+        msg::ProcTable out;
+        table_rows(m.nspace, out);
+        return reply(env, out);
+    }
+    // A job this broker knows is asked of the brokers that run its ranks; any other, of all.
+    std::set<std::uint32_t> ask;
+    if (known) {
+        for (const auto &[b, ranks] : by_broker(*known, all_ranks(*known))) ask.insert(b);
+    } else {
+        for (std::uint32_t b = 0; b < view->size(); ++b) ask.insert(b);
+    }
+    ask.erase(view->rank);
+    auto out = std::make_shared<msg::ProcTable>();
+    table_rows(m.nspace, *out);
+    auto failed = std::make_shared<std::set<std::uint32_t>>();
+    const std::string nspace = m.nspace;
+    ask_brokers(
+        ask,
+        [this, nspace](std::uint32_t b, std::uint64_t id) {
+            send(remote_address(b, name()), msg::ProcTableQuery{nspace, true}, id);
+        },
+        [this, out, failed, nspace](std::uint32_t b, std::int32_t status, const Envelope *answer) {
+            if (status != PMIX_SUCCESS || !answer) {
+                log().warn("process table: {}", failure(b, status, answer));
+                failed->insert(b);
+                return;
+            }
+            for (auto &row : answer->as<msg::ProcTable>().procs)
+                if (nspace.empty() || row.nspace == nspace) out->procs.push_back(std::move(row));
+        },
+        [this, env, out, failed, nspace] {
+            std::set<std::pair<std::string, std::uint32_t>> listed;
+            for (const auto &row : out->procs) listed.insert({row.nspace, row.rank});
+            const auto snapshot = namespaces_.snapshot();
+            for (const auto &[ns, job] : *snapshot) {
+                if (!nspace.empty() && ns != nspace) continue;
+                for (const auto &[b, ranks] : by_broker(*job, all_ranks(*job))) {
+                    if (!failed->contains(b)) continue;
+                    for (auto r : ranks)
+                        if (!listed.contains({ns, r}))
+                            out->procs.push_back(
+                                {ns, r, job->job->procs[r].hostname, 0, "unreachable", 0, 0});
+                }
+            }
+            if (!nspace.empty() && out->procs.empty() && !namespaces_.find(nspace))
+                return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + nspace);
+            std::sort(out->procs.begin(), out->procs.end(), [](const auto &a, const auto &b) {
+                return std::tie(a.nspace, a.rank) < std::tie(b.nspace, b.rank);
+            });
+            reply(env, *out);
+        });
 }
 
 // --- what the other actors tell us ------------------------------------------------------------
@@ -318,7 +376,7 @@ void JobControl::terminate_ranks(const Envelope &, msg::TerminateRanks &m) {
     std::erase_if(m.ranks, [&](std::uint32_t r) { return r >= job->size() || job->ended(r); });
     if (m.ranks.empty()) return;
     log().info("terminating {}:{}: {}", m.nspace, rank_list(m.ranks), m.reason);
-    terminate(m.nspace, std::move(m.ranks), false, [](std::int32_t, auto) {});
+    terminate(m.nspace, std::move(m.ranks), false, [](std::int32_t, auto, auto) {});
 }
 
 void JobControl::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
@@ -340,38 +398,189 @@ void JobControl::proc_ended(const Envelope &, msg::ProcEnded &m) {
 }
 
 void JobControl::signalled(const Envelope &env, msg::SignalledRanks &) {
-    auto it = awaiting_.find(env.id);
-    if (it == awaiting_.end()) return;
-    auto then = std::move(it->second);
-    awaiting_.erase(it);
-    then(PMIX_SUCCESS, env);
+    answered(env, PMIX_SUCCESS, &env);
+}
+
+void JobControl::table_part(const Envelope &env, msg::ProcTable &) {
+    answered(env, PMIX_SUCCESS, &env);  // another broker's rows
 }
 
 void JobControl::ok(const Envelope &env, msg::Ok &) {
-    awaiting_.erase(env.id);  // an event went out
+    answered(env, PMIX_SUCCESS, &env);  // an event went out
 }
 
 void JobControl::error(const Envelope &env, msg::ErrorReply &m) {
     log().warn("{} refused: {}", env.from, m.message);
+    answered(env, m.status == PMIX_SUCCESS ? PMIX_ERROR : m.status, &env);
+}
+
+void JobControl::answered(const Envelope &env, std::int32_t status, const Envelope *answer) {
     auto it = awaiting_.find(env.id);
-    if (it == awaiting_.end()) return;
-    auto then = std::move(it->second);
+    if (it == awaiting_.end()) return;  // given up already
+    auto then = std::move(it->second.then);
     awaiting_.erase(it);
-    then(m.status, env);
+    then(status, answer);
+}
+
+void JobControl::give_up(std::uint64_t id, std::int32_t status) {
+    auto it = awaiting_.find(id);
+    if (it == awaiting_.end()) return;
+    auto then = std::move(it->second.then);
+    awaiting_.erase(it);
+    then(status, nullptr);
+}
+
+// Another broker's jobctl asks for this node's ranks: never passed on, so nothing loops.
+void JobControl::signal_here(const Envelope &env, msg::SignalRanks &m) {
+    const auto job = namespaces_.find(m.nspace);
+    if (!job) return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
+    auto by = by_broker(*job, m.ranks);
+    auto here = by.find(brokers_.view()->rank);
+    if (here == by.end()) return reply(env, msg::SignalledRanks{});
+    signal_ranks(
+        m.nspace, std::move(here->second), m.signal, m.on_request,
+        [this, env](std::int32_t status, std::vector<std::uint32_t> done, std::string problems) {
+            if (status != PMIX_SUCCESS) return reply_error(env, status, problems);
+            reply(env, msg::SignalledRanks{std::move(done)});
+        },
+        m.kill_after_ms);
+}
+
+void JobControl::marks(const Envelope &env, msg::JobMarks &m) {
+    if (env.from == remote_address(brokers_.view()->rank, name())) return;  // ours, back
+    if (!namespaces_.find(m.nspace)) return;
+    Job &job = jobs_[m.nspace];
+    job.preemptible = m.preemptible;
+    if (job.ckpt_signal == 0 && !job.ckpt_event) {  // the first registration stands
+        job.ckpt_signal = m.ckpt_signal;
+        job.ckpt_event = m.ckpt_event;
+    }
+}
+
+void JobControl::tree_lost(const Envelope &, msg::TreeLost &m) {
+    lost_.insert(m.brokers.begin(), m.brokers.end());
+    std::vector<std::uint64_t> ids;
+    for (const auto &[id, a] : awaiting_)
+        if (lost_.contains(a.broker)) ids.push_back(id);
+    for (auto id : ids) give_up(id, PMIX_ERR_UNREACH);
 }
 
 // --- helpers ----------------------------------------------------------------------------------
 
-void JobControl::signal_ranks(const std::string &nspace, std::vector<std::uint32_t> ranks, int sig,
-                              bool on_request,
-                              std::function<void(std::int32_t, std::vector<std::uint32_t>)> then) {
-    const std::uint64_t id = next_id_++;
-    awaiting_[id] = [then = std::move(then)](std::int32_t status, const Envelope &env) {
-        std::vector<std::uint32_t> done;
-        if (status == PMIX_SUCCESS) done = env.as<msg::SignalledRanks>().ranks;
-        then(status, std::move(done));
+std::map<std::uint32_t, std::vector<std::uint32_t>> JobControl::by_broker(
+    const NamespaceRecord &job, const std::vector<std::uint32_t> &ranks) const {
+    const auto view = brokers_.view();
+    std::map<std::uint32_t, std::vector<std::uint32_t>> out;
+    for (auto r : ranks)
+        if (r < job.job->procs.size())
+            out[view->broker_of(job.job->procs[r].hostname).value_or(view->rank)].push_back(r);
+    return out;
+}
+
+std::string JobControl::failure(std::uint32_t broker, std::int32_t status,
+                                const Envelope *answer) const {
+    const auto view = brokers_.view();
+    const std::string node =
+        broker < view->size() ? view->nodes[broker] : "broker " + std::to_string(broker);
+    if (answer && status != PMIX_SUCCESS)
+        return fmt::format("{}: {}", node, answer->as<msg::ErrorReply>().message);
+    if (status == PMIX_ERR_UNREACH) return node + ": its broker is lost";
+    return fmt::format("{}: no answer within {} ms", node, settings_.remote_timeout.count());
+}
+
+void JobControl::ask_brokers(
+    const std::set<std::uint32_t> &brokers,
+    const std::function<void(std::uint32_t, std::uint64_t)> &send_to,
+    std::function<void(std::uint32_t, std::int32_t, const Envelope *)> each,
+    std::function<void()> done) {
+    if (brokers.empty()) return done();
+    struct State {
+        std::size_t left = 0;
+        std::vector<std::uint64_t> ids;
+        std::function<void(std::uint32_t, std::int32_t, const Envelope *)> each;
+        std::function<void()> done;
+        Reactor::TimerId timer = 0;
     };
-    send("launcher", msg::SignalRanks{nspace, std::move(ranks), sig, on_request}, id);
+    auto state = std::make_shared<State>();
+    state->left = brokers.size();
+    state->each = std::move(each);
+    state->done = std::move(done);
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> legs;
+    for (auto b : brokers) {
+        const std::uint64_t id = next_id_++;
+        state->ids.push_back(id);
+        legs.emplace_back(b, id);
+        awaiting_[id] = {b, [this, state, b](std::int32_t status, const Envelope *answer) {
+                             state->each(b, status, answer);
+                             if (--state->left > 0) return;
+                             if (state->timer) reactor().cancel(std::exchange(state->timer, 0));
+                             state->done();
+                         }};
+    }
+    state->timer = reactor().after(settings_.remote_timeout, [this, state] {
+        state->timer = 0;
+        for (auto id : state->ids) give_up(id, PMIX_ERR_TIMEOUT);
+    });
+    const std::uint32_t me = brokers_.view()->rank;
+    for (const auto &[b, id] : legs) {
+        if (b != me && lost_.contains(b))
+            give_up(id, PMIX_ERR_UNREACH);
+        else
+            send_to(b, id);
+    }
+}
+
+void JobControl::signal_ranks(const std::string &nspace, std::vector<std::uint32_t> ranks, int sig,
+                              bool on_request, Reached then, std::uint32_t kill_after_ms) {
+    const auto job = namespaces_.find(nspace);
+    if (!job) return then(PMIX_ERR_NOT_FOUND, {}, "no job " + nspace);
+    auto by = std::make_shared<std::map<std::uint32_t, std::vector<std::uint32_t>>>(
+        by_broker(*job, ranks));
+    struct Result {
+        std::set<std::uint32_t> reached;
+        std::int32_t status = PMIX_SUCCESS;  // the first failure
+        std::string problems;
+    };
+    auto result = std::make_shared<Result>();
+    std::set<std::uint32_t> brokers;
+    for (const auto &[b, list] : *by) brokers.insert(b);
+    const std::uint32_t me = brokers_.view()->rank;
+    ask_brokers(
+        brokers,
+        [this, by, nspace, sig, on_request, kill_after_ms, me](std::uint32_t b, std::uint64_t id) {
+            msg::SignalRanks m{nspace, by->at(b), sig, on_request, kill_after_ms};
+            send(b == me ? std::string("launcher") : remote_address(b, name()), m, id);
+        },
+        [this, result, nspace, sig, me](std::uint32_t b, std::int32_t status,
+                                        const Envelope *answer) {
+            if (status != PMIX_SUCCESS || !answer) {
+                if (result->status == PMIX_SUCCESS) result->status = status;
+                result->problems +=
+                    (result->problems.empty() ? "" : "; ") + failure(b, status, answer);
+                return;
+            }
+            const auto done = answer->as<msg::SignalledRanks>().ranks;
+            result->reached.insert(done.begin(), done.end());
+            // The paused state of this node's ranks is kept here, for the process table.
+            if (b != me || (sig != SIGSTOP && sig != SIGCONT) || !namespaces_.find(nspace)) return;
+            Job &job = jobs_[nspace];
+            for (auto r : done) {
+                if (sig == SIGSTOP)
+                    job.paused.insert(r);
+                else
+                    job.paused.erase(r);
+            }
+        },
+        [result, then = std::move(then)] {
+            const std::int32_t status = result->reached.empty() ? result->status : PMIX_SUCCESS;
+            then(status, {result->reached.begin(), result->reached.end()}, result->problems);
+        });
+}
+
+void JobControl::share_marks(const std::string &nspace, const Job &job) {
+    if (brokers_.view()->alone()) return;
+    send(every_broker(name()),
+         msg::JobMarks{nspace, job.preemptible, job.ckpt_signal, job.ckpt_event});
 }
 
 void JobControl::raise_event(std::int32_t code, std::vector<msg::Proc> range,
@@ -386,13 +595,19 @@ void JobControl::raise_event(std::int32_t code, std::vector<msg::Proc> range,
     n.event.timestamp = now_s();
     n.do_not_cache = true;  // a request for now, not a state for latecomers
     const std::uint64_t id = next_id_++;
-    awaiting_[id] = [this, code](std::int32_t status, const Envelope &) {
-        log().error("event {} could not be published: status {}", code, status);
-    };
+    awaiting_[id] = {brokers_.view()->rank, [this, code](std::int32_t status, const Envelope *) {
+                         if (status != PMIX_SUCCESS)
+                             log().error("event {} could not be published: status {}", code,
+                                         status);
+                     }};
     send("events", n, id);
 }
 
-void JobControl::checkpoint_completed(const Envelope &, msg::CheckpointCompleted &m) {
+void JobControl::checkpoint_completed(const Envelope &env, msg::CheckpointCompleted &m) {
+    // This node's events tell us; we tell the other brokers, as their checkpoints may wait on it.
+    const auto view = brokers_.view();
+    if (env.from == remote_address(view->rank, name())) return;  // ours, back
+    if (!is_remote_address(env.from) && !view->alone()) send(every_broker(name()), m);
     std::vector<std::uint64_t> complete;
     for (auto &[key, c] : checkpoints_)
         if (c.nspace == m.proc.nspace && c.waiting.erase(m.proc.rank) && c.waiting.empty())

@@ -10,7 +10,17 @@
 // sees as a subscriber of the broker's event publisher, like any external monitor. Pending
 // checkpoints are what CANCEL cancels; the other requests complete at once, and cancelling one of
 // them by its id is refused as not supported. Terminated processes that outlive the grace
-// period get SIGKILL. Every action is logged with who asked.
+// period get SIGKILL (from their node's launcher). Every action is logged with who asked.
+//
+// Across a broker tree (actors/runtime/broker_map.hpp), a request through any broker reaches the
+// ranks on every node: the ranks of this node through its launcher, the others through their
+// brokers' jobctl (which keeps their paused state, for the process table), and the answer is the
+// union of what every broker reached. A broker that answers with an error, is lost (tree.lost) or
+// does not answer within `remote_timeout` counts as having reached none of its ranks, and the
+// answer says so. The process table is gathered the same way. What a rank registers (preemptible,
+// checkpoint method) is told to every broker; a checkpoint completion is too, as the checkpoint
+// may wait on another broker. Limit: a checkpoint target on another node that ends before it
+// completes fails the checkpoint only at its timeout.
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -23,7 +33,9 @@
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
+#include "actors/protocol/tree.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/broker_map.hpp"
 #include "actors/runtime/namespace_table.hpp"
 
 namespace zpmix {
@@ -35,8 +47,11 @@ class JobControl : public Actor {
         std::chrono::milliseconds checkpoint_timeout{10000};  // without PMIX_TIMEOUT
         // TERMINATE (and preemption): SIGTERM, then SIGKILL to whoever is still alive after it.
         std::chrono::milliseconds kill_grace{2000};
+        // How long another broker's answer may take (a broker that is lost answers at once).
+        std::chrono::milliseconds remote_timeout{5000};
     };
-    JobControl(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces, Settings settings);
+    JobControl(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
+               const BrokerMap &brokers, Settings settings);
 
   private:
     // What job control adds to a job of the table.
@@ -55,11 +70,23 @@ class JobControl : public Actor {
         Reactor::TimerId timer = 0;
     };
 
+    // A request this actor sent (to its launcher, events, another broker): its answer, or null
+    // when none came (the broker is lost, or did not answer in time).
+    using Answer = std::function<void(std::int32_t, const Envelope *)>;
+    struct Awaiting {
+        std::uint32_t broker = 0;  // who answers
+        Answer then;
+    };
+    // The ranks a signal reached, and what went wrong (empty when every broker answered).
+    using Reached = std::function<void(std::int32_t, std::vector<std::uint32_t>, std::string)>;
+
     const NamespaceTable &namespaces_;
+    const BrokerMap &brokers_;
     Settings settings_;
     std::map<std::string, Job> jobs_;                  // by namespace, while in the table
     std::map<std::uint64_t, Checkpoint> checkpoints_;  // by our own request number
-    std::map<std::uint64_t, std::function<void(std::int32_t, const Envelope &)>> awaiting_;
+    std::map<std::uint64_t, Awaiting> awaiting_;       // by our own request number
+    std::set<std::uint32_t> lost_;                     // brokers the tree lost
     // Ids of requests that completed at once (requester, id, action), the last kNamedDone: to
     // tell "cannot be cancelled" from "no such request".
     static constexpr std::size_t kNamedDone = 1024;
@@ -78,15 +105,35 @@ class JobControl : public Actor {
     void signalled(const Envelope &env, msg::SignalledRanks &m);
     void ok(const Envelope &env, msg::Ok &m);
     void error(const Envelope &env, msg::ErrorReply &m);
+    void signal_here(const Envelope &env, msg::SignalRanks &m);
+    void table_part(const Envelope &env, msg::ProcTable &m);
+    void marks(const Envelope &env, msg::JobMarks &m);
+    void tree_lost(const Envelope &env, msg::TreeLost &m);
 
-    // Asks the launcher to signal ranks; then(status, ranks that got it).
+    // Signals the ranks wherever they run; then(status, ranks that got it, what was not reached):
+    // success when any rank got it, else the first failure.
     void signal_ranks(const std::string &nspace, std::vector<std::uint32_t> ranks, int sig,
-                      bool on_request,
-                      std::function<void(std::int32_t, std::vector<std::uint32_t>)> then);
+                      bool on_request, Reached then, std::uint32_t kill_after_ms = 0);
     // SIGTERM (and SIGCONT) to the ranks; SIGKILL after the grace period to those still alive.
     // on_request: their end was asked for and does not fail the rest of the job.
     void terminate(const std::string &nspace, std::vector<std::uint32_t> ranks, bool on_request,
-                   std::function<void(std::int32_t, std::vector<std::uint32_t>)> then);
+                   Reached then);
+    // The ranks of a job by the broker whose node runs them (this one when no broker serves it).
+    std::map<std::uint32_t, std::vector<std::uint32_t>> by_broker(
+        const NamespaceRecord &job, const std::vector<std::uint32_t> &ranks) const;
+    // Sends one request per broker (send(broker, request id)) and calls each(broker, status,
+    // answer or null) as they come, then done() once every broker answered or failed.
+    void ask_brokers(const std::set<std::uint32_t> &brokers,
+                     const std::function<void(std::uint32_t, std::uint64_t)> &send,
+                     std::function<void(std::uint32_t, std::int32_t, const Envelope *)> each,
+                     std::function<void()> done);
+    void give_up(std::uint64_t id, std::int32_t status);
+    // "<node>: why" for a broker's failed answer (answer null: none came).
+    std::string failure(std::uint32_t broker, std::int32_t status, const Envelope *answer) const;
+    void answered(const Envelope &env, std::int32_t status, const Envelope *answer);
+    // The process table's rows of the ranks this broker's node runs (of one job, or all).
+    void table_rows(const std::string &nspace, msg::ProcTable &out) const;
+    void share_marks(const std::string &nspace, const Job &job);
     void cancel(const Envelope &env, const msg::JobControl &m, const std::string &requester,
                 const std::string &who);
     void raise_event(std::int32_t code, std::vector<msg::Proc> range,

@@ -229,14 +229,52 @@ void Launcher::signal_job_ranks(const Envelope &env, msg::SignalRanks &m) {
         r.ending_on_request |= m.on_request;
         out.ranks.push_back(rank);
     }
+    if (m.kill_after_ms && !out.ranks.empty())
+        kill_later(m.nspace, out.ranks, std::chrono::milliseconds(m.kill_after_ms));
     reply(env, out);
+}
+
+// After a SIGTERM: a stopped process acts on it only once it runs, and one that outlives the grace
+// period gets SIGKILL.
+void Launcher::kill_later(const std::string &nspace, std::vector<std::uint32_t> ranks,
+                          std::chrono::milliseconds grace) {
+    const Job &job = jobs_.at(nspace);
+    for (auto r : ranks)
+        if (!job.ranks[r].reaped) ::kill(job.ranks[r].pid, SIGCONT);
+    reactor().after(grace, [this, nspace, ranks = std::move(ranks), grace] {
+        auto it = jobs_.find(nspace);
+        if (it == jobs_.end()) return;
+        std::vector<std::uint32_t> alive;
+        for (auto r : ranks)
+            if (!it->second.ranks[r].reaped) alive.push_back(r);
+        if (alive.empty()) return;
+        log().warn("{}:{} still alive {} ms after SIGTERM: SIGKILL", nspace, fmt::join(alive, ","),
+                   grace.count());
+        for (auto r : alive) ::kill(it->second.ranks[r].pid, SIGKILL);
+    });
 }
 
 // PMIx_Abort: a whole namespace fails at once; named ranks are terminated (SIGTERM, SIGKILL after
 // the grace period) and their job takes the abort's status and message, so that their end, which
-// fails the job as any abnormal end does, reports the abort.
-void Launcher::abort_job(const Envelope &, msg::AbortJob &m) {
+// fails the job as any abnormal end does, reports the abort. Named ranks on other nodes are ended
+// by their brokers' launchers, to which the abort goes as it came (each ends its node's ranks, and
+// never passes it on). A part tells the coordinator the abort's status when a named rank's end
+// fails the job (or when the part is over), not before: until then the other ranks run on.
+void Launcher::abort_job(const Envelope &env, msg::AbortJob &m) {
     if (m.targets.empty()) m.targets.push_back({m.nspace, msg::kWildcardRank});
+    if (!is_remote_address(env.from)) {
+        const auto view = brokers_.view();
+        std::set<std::uint32_t> others;
+        for (const auto &t : m.targets) {
+            auto it = jobs_.find(t.nspace);
+            if (it == jobs_.end() || t.rank == msg::kWildcardRank ||
+                t.rank >= it->second.info.procs.size())
+                continue;
+            const auto b = view->broker_of(it->second.info.procs[t.rank].hostname);
+            if (b && *b != view->rank) others.insert(*b);
+        }
+        for (auto b : others) send(remote_address(b, name()), m);
+    }
     std::map<std::string, std::vector<std::uint32_t>> ranks;  // by namespace; empty: all of it
     for (const auto &t : m.targets) {
         auto &r = ranks[t.nspace];
@@ -259,23 +297,24 @@ void Launcher::abort_job(const Envelope &, msg::AbortJob &m) {
             fail(job, m.status, std::move(message));
             continue;
         }
-        if (!job.status) set_status(job, m.status, std::move(message));
+        // This node's ranks only (a part's others are other brokers').
         std::erase_if(list, [&](std::uint32_t r) {
-            return r >= job.ranks.size() || job.ranks[r].reaped || job.ranks[r].pid <= 0;
+            return r >= job.ranks.size() ||
+                   !std::binary_search(job.local.begin(), job.local.end(), r);
         });
         if (list.empty()) continue;
-        for (auto r : list) {
-            ::kill(job.ranks[r].pid, SIGTERM);
-            ::kill(job.ranks[r].pid, SIGCONT);  // a stopped process acts on SIGTERM once it runs
+        if (!job.status && job.coordinator.empty()) {
+            set_status(job, m.status, std::move(message));
+        } else if (!job.status) {
+            job.status = m.status;
+            job.message = std::move(message);
+            job.abort_unreported = true;
         }
-        reactor().after(std::chrono::milliseconds(settings_.kill_grace_ms),
-                        [this, nspace, list = std::move(list)] {
-                            auto it = jobs_.find(nspace);
-                            if (it == jobs_.end()) return;
-                            for (auto r : list)
-                                if (!it->second.ranks[r].reaped)
-                                    ::kill(it->second.ranks[r].pid, SIGKILL);
-                        });
+        std::erase_if(
+            list, [&](std::uint32_t r) { return job.ranks[r].reaped || job.ranks[r].pid <= 0; });
+        for (auto r : list) ::kill(job.ranks[r].pid, SIGTERM);
+        if (!list.empty())
+            kill_later(nspace, std::move(list), std::chrono::milliseconds(settings_.kill_grace_ms));
     }
 }
 
@@ -684,7 +723,11 @@ void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
 }
 
 void Launcher::fail(Job &job, int status, std::string message) {
-    if (!job.status) set_status(job, status, std::move(message));
+    if (!job.status)
+        set_status(job, status, std::move(message));
+    else if (std::exchange(job.abort_unreported, false) && !job.ended_by_coordinator)
+        send(job.coordinator, msg::PartStatus{job.info.nspace, brokers_.view()->rank, *job.status,
+                                              job.message, false});
     if (job.terminating || job.live == 0) return;
     job.terminating = true;
     signal_ranks(job, SIGTERM);

@@ -24,6 +24,7 @@
 // (Job.parent, .children, .tree_status) stays here: each of its steps fails jobs or sends messages.
 #include <sys/types.h>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -106,6 +107,7 @@ class Launcher : public Actor {
         // A part of a job spanning brokers: where it reports; empty otherwise.
         std::string coordinator;
         bool ended_by_coordinator = false;  // its status came from the coordinator
+        bool abort_unreported = false;  // its status is an abort's, not told the coordinator yet
         bool reported_over = false;
         bool forget_when_over = false;  // the coordinator is done with it
         std::optional<Spawning> spawning;
@@ -134,6 +136,8 @@ class Launcher : public Actor {
     void signal_job(const Envelope &env, msg::SignalJob &m);
     void signal_job_ranks(const Envelope &env, msg::SignalRanks &m);
     void abort_job(const Envelope &env, msg::AbortJob &m);
+    void kill_later(const std::string &nspace, std::vector<std::uint32_t> ranks,
+                    std::chrono::milliseconds grace);
     void part(const Envelope &env, msg::JobPart &m);
     void end_part(const Envelope &env, msg::EndPart &m);
     void signal_parts(const Envelope &env, msg::SignalParts &m);

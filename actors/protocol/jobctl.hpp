@@ -51,18 +51,20 @@ struct Preempt {
     ZPMIX_MSG_MAP(nspace, grace_ms);
 };
 
-// Tool -> jobctl (`zpmix ps`): the process table of one job (empty: every job).
+// Tool -> jobctl (`zpmix ps`): the process table of one job (empty: every job), every rank
+// wherever it runs: the broker asks the others of its tree for theirs (`node_only`).
 struct ProcTableQuery {
     static constexpr const char *type = "jctl.ps";
     std::string nspace;
-    ZPMIX_MSG_MAP(nspace);
+    bool node_only = false;  // only the ranks running on this broker's node
+    ZPMIX_MSG_MAP(nspace, node_only);
 };
 struct ProcRow {
     std::string nspace;
     std::uint32_t rank = 0;
     std::string host;
     std::int64_t pid = 0;
-    std::string state;  // running | paused | exited | killed
+    std::string state;  // running | paused | exited | killed | unreachable (its broker is lost)
     std::int32_t exit_code = 0;
     std::int32_t signal = 0;
     ZPMIX_MSG_MAP(nspace, rank, host, pid, state, exit_code, signal);
@@ -73,16 +75,20 @@ struct ProcTable {
     ZPMIX_MSG_MAP(procs);
 };
 
-// jobctl (or monitor) -> launcher: deliver `signal` to these ranks of a job it launched. When
-// `on_request` is set, their end is what was asked for and does not fail the rest of the job.
-// Answered by SignalledRanks (the ranks still alive that got it).
+// jobctl -> launcher: deliver `signal` to these ranks of a job it launched. When `on_request` is
+// set, their end is what was asked for and does not fail the rest of the job. With
+// `kill_after_ms` (a termination), the ranks that got it are continued (a stopped process acts on
+// it only once it runs) and get SIGKILL if still alive that long after. Answered by SignalledRanks
+// (the ranks still alive that got it).
+// jobctl -> another broker's jobctl: the same, for the ranks running on that broker's node.
 struct SignalRanks {
     static constexpr const char *type = "job.signal_ranks";
     std::string nspace;
     std::vector<std::uint32_t> ranks;
     std::int32_t signal = 0;
     bool on_request = false;
-    ZPMIX_MSG_MAP(nspace, ranks, signal, on_request);
+    std::uint32_t kill_after_ms = 0;
+    ZPMIX_MSG_MAP(nspace, ranks, signal, on_request, kill_after_ms);
 };
 // monitor -> jobctl: end these ranks as TERMINATE does (SIGTERM, then SIGKILL after the grace
 // period). Their end is a failure of the job, unlike a TERMINATE someone asked for.
@@ -115,10 +121,22 @@ struct RegisterCleanup {
 };
 
 // events -> jobctl (internal): a process notified PMIX_JCTRL_CHECKPOINT_COMPLETE, in any range.
+// jobctl -> every other broker's jobctl: the same, as a checkpoint may wait on any broker.
 struct CheckpointCompleted {
     static constexpr const char *type = "jctl.checkpoint_completed";
     Proc proc;
     ZPMIX_MSG_MAP(proc);
+};
+
+// jobctl -> every other broker's jobctl: what a rank of the job registered there (PMIx_Job_control
+// PREEMPTIBLE, CHECKPOINT_METHOD), so that a request through any broker finds it.
+struct JobMarks {
+    static constexpr const char *type = "jctl.marks";
+    std::string nspace;
+    bool preemptible = false;
+    std::int32_t ckpt_signal = 0;
+    bool ckpt_event = false;
+    ZPMIX_MSG_MAP(nspace, preemptible, ckpt_signal, ckpt_event);
 };
 
 }  // namespace zpmix::msg

@@ -27,9 +27,9 @@ using Messages =
                m::RankSpawned, m::DeregisterNamespace, m::ProcEnded, m::NamespaceEnded,
                m::JobInfoQuery, m::JobInfoReply, m::JobControl, m::JobControlReply, m::Preempt,
                m::ProcTableQuery, m::ProcTable, m::SignalRanks, m::TerminateRanks,
-               m::SignalledRanks, m::CheckpointCompleted, m::RegisterCleanup, m::Log, m::Commit, m::ModexGet,
-               m::ModexData, m::ModexCollect, m::ModexCollected, m::Publish, m::Lookup,
-               m::LookupReply, m::Unpublish, m::MonitorRequest, m::MonitorBeat, m::Hello,
+               m::SignalledRanks, m::CheckpointCompleted, m::RegisterCleanup, m::JobMarks, m::Log,
+               m::Commit, m::ModexGet, m::ModexData, m::ModexCollect, m::ModexCollected, m::Publish,
+               m::Lookup, m::LookupReply, m::Unpublish, m::MonitorRequest, m::MonitorBeat, m::Hello,
                m::Welcome, m::SessionOpen, m::TreeLost, m::TreeHello, m::TreeWelcome, m::TreeBeat,
                m::TreeStop, m::TreeHop, m::TreeOnline, m::TreeMembers, m::LaunchAcross, m::JobPart,
                m::PartLaunched, m::PartStatus, m::EndPart, m::SignalParts>;

@@ -1,4 +1,5 @@
-/* A PMIx program for the job-control tests: `jobctl_prog MODE [ARG]`. Every mode prints
+/* A PMIx program for the job-control tests (tests/jobctl, tests/multinode):
+ * `jobctl_prog MODE [ARG]`. Every mode prints
  * "rank R nspace NS ready" once initialised; the tests synchronise on what it prints and writes. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -251,7 +252,21 @@ int main(int argc, char **argv) {
     /* A heartbeat monitor that never gets a beat: the broker's response ends the process. */
     if (stall && monitor("heartbeat", NULL, NULL, PMIX_MONITOR_HEARTBEAT_ALERT, 1, 2) != 0)
         return 4;
+    if (strcmp(mode, "ctl-from-rank") == 0) {
+        /* Every rank has its handlers (the fence), then rank 0 signals its whole job, on every
+         * node, and counts as "counter" does. */
+        if (PMIx_Fence(NULL, 0, NULL, 0) != PMIX_SUCCESS) return 6;
+        if (me.rank == 0) {
+            pmix_info_t d;
+            int sig = SIGUSR1;
+            PMIX_INFO_CONSTRUCT(&d);
+            PMIx_Info_load(&d, PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT);
+            printf("rank 0 signalled its job: %d\n", control(&d, 1));
+            PMIX_INFO_DESTRUCT(&d);
+        }
+    }
     if (strcmp(mode, "counter") == 0 || strcmp(mode, "preempt") == 0 ||
+        strcmp(mode, "ctl-from-rank") == 0 ||
         strcmp(mode, "ignore-term") == 0 || stall || strncmp(mode, "ckpt-", 5) == 0) {
         /* Counts in <dir>/counter.<rank>; reports signals; checkpoints when asked. */
         char path[4096];

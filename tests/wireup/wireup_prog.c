@@ -1108,6 +1108,72 @@ static void scenario_abortone(void) {
     for (;;) pause(); /* the job ends us */
 }
 
+/* Across nodes (tests/multinode: ranks 0 and 1 on one node, 2 on another): rank 0 aborts rank 2
+ * only. Rank 2 catches the SIGTERM, says so with an event to ranks 0 and 1, which then fence
+ * together (the job was not ended with the abort) and tell it so with an event; it then dies of
+ * its SIGTERM, and its end fails the job with the abort's status. */
+static pthread_mutex_t remote_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t remote_cv = PTHREAD_COND_INITIALIZER;
+static int remote_seen[2];
+static void remote_handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                           pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                           pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
+    pthread_mutex_lock(&remote_mu);
+    ++remote_seen[status == -4301 ? 0 : 1];
+    pthread_cond_broadcast(&remote_cv);
+    pthread_mutex_unlock(&remote_mu);
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+static int remote_wait(int which) { /* bounded: 20 s */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    pthread_mutex_lock(&remote_mu);
+    while (remote_seen[which] == 0 &&
+           pthread_cond_timedwait(&remote_cv, &remote_mu, &until) == 0) {
+    }
+    const int got = remote_seen[which];
+    pthread_mutex_unlock(&remote_mu);
+    return got;
+}
+
+static void scenario_abortremote(void) {
+    pmix_status_t codes[2] = {-4301, -4302}; /* rank 2 is terminating; ranks 0 and 1 fenced */
+    CHECK(PMIx_Register_event_handler(codes, 2, NULL, 0, remote_handler, NULL, NULL) >= 0);
+    pmix_proc_t pair[2], target;
+    PMIX_LOAD_PROCID(&pair[0], me.nspace, 0);
+    PMIX_LOAD_PROCID(&pair[1], me.nspace, 1);
+    PMIX_LOAD_PROCID(&target, me.nspace, 2);
+    if (me.rank == 2) signal(SIGTERM, on_sigterm); /* any thread may take it: polled below */
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);          /* every handler is in */
+    if (me.rank == 0) CHECK_RC(PMIx_Abort(7, "abort remote", &target, 1), PMIX_SUCCESS);
+    if (me.rank == 2) {
+        for (int i = 0; i < 3000 && !terminated; ++i) {
+            struct timespec tick = {0, 10000000};
+            nanosleep(&tick, NULL);
+        }
+        printf("rank 2: terminated by the abort: %d\n", (int)terminated);
+        fflush(stdout);
+        PMIx_Notify_event(-4301, &me, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL);
+        remote_wait(1);
+        signal(SIGTERM, SIG_DFL);
+        raise(SIGTERM);
+        for (;;) pause();
+    }
+    CHECK(remote_wait(0) == 1);
+    fence_with(pair, 2, 1, PMIX_SUCCESS);
+    if (failures == 0)
+        printf("rank %u: abortremote ok\n", me.rank);
+    else
+        fputs(report, stderr);
+    fflush(stdout);
+    fflush(stderr);
+    fence_with(pair, 2, 0, PMIX_SUCCESS);
+    if (me.rank == 0) PMIx_Notify_event(-4302, &me, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL);
+    for (;;) pause(); /* the job ends us */
+}
+
 /* ------------------------------------------------------------------ a forged identity */
 
 static int forger; /* this process is rank 0; its first PMIx_Init said it was rank 1 */
@@ -1379,6 +1445,8 @@ int main(int argc, char **argv) {
         scenario_otherjob();
     else if (!strcmp(what, "abortone"))
         scenario_abortone();
+    else if (!strcmp(what, "abortremote"))
+        scenario_abortremote();
     else if (!strcmp(what, "forge"))
         scenario_forge();
     else if (!strcmp(what, "leaver"))
