@@ -139,9 +139,9 @@ netns_kill_node_() {
     done
 }
 
-# Ends the run's daemons outside the nodes: SIGTERM, SIGKILL after 5 s.
+# Ends the run's daemons outside the nodes: SIGTERM, SIGKILL after 10 s.
 netns_kill_pids_() {
-    local pids pid deadline=$((SECONDS + 5))
+    local pids pid deadline=$((SECONDS + 10))
     pids=$(cat "$1")
     # shellcheck disable=SC2086
     kill -TERM $pids 2>/dev/null

@@ -76,7 +76,7 @@ slurm_up() {
     munged -F --force --key-file="$dir/munge/key" --socket="$dir/munge/socket" \
         --pid-file="$dir/munge/pid" --log-file="$dir/log/munged.log" \
         --seed-file="$dir/munge/seed" >>"$dir/log/munged.log" 2>&1 &
-    echo $! >>"$ZPMIX_NETNS_DIR/pids"
+    echo $! >>"$ZPMIX_NETNS_DIR/pids" && disown $!
     slurm_wait_ 10 "munged did not start (log above)" test -S "$dir/munge/socket"
 
     ctl="zc${ZPMIX_NETNS_DIR##*/}"
@@ -131,14 +131,14 @@ slurm_up() {
 
     unshare --uts -- sh -c "hostname $ctl && exec slurmctld -D -i -f $SLURM_CONF" \
         >>"$dir/log/slurmctld.out" 2>&1 &
-    echo $! >>"$ZPMIX_NETNS_DIR/pids"
+    echo $! >>"$ZPMIX_NETNS_DIR/pids" && disown $!
     for name in "${NETNS_NODES[@]}"; do
         mkdir -p "$dir/spool/$name" "$dir/tmp/$name"
         nsenter --net="/run/netns/$name" --uts="$ZPMIX_NETNS_DIR/uts/$name" -- \
             unshare --mount --propagation private -- sh -c \
             "mount --bind $dir/tmp/$name $dir/tmpfs && exec slurmd -D -N $name -f $SLURM_CONF" \
             >>"$dir/log/slurmd.$name.out" 2>&1 &
-        echo $! >>"$ZPMIX_NETNS_DIR/pids"
+        echo $! >>"$ZPMIX_NETNS_DIR/pids" && disown $!
     done
     slurm_wait_ 30 "slurmctld does not answer (logs above)" scontrol ping
     for name in "${NETNS_NODES[@]}"; do

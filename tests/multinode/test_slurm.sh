@@ -31,7 +31,7 @@ out=$(in_job sh -c 'echo "$(hostname) $PMIX_RANK ${SLURMD_NODENAME:-none} ${SLUR
 check "hello: exit status" 0 $?
 check "hello: ranks on the allocation's nodes, under the srun step" \
     "$(printf '%s\n' "$a 0 $a 0" "$a 1 $a 0" "$b 2 $b 0" "$b 3 $b 0" "$c 4 $c 0" "$c 5 $c 0" \
-        "step zpmix-brokers")" "$(sort <<<"$out")"
+        "step zpmix-brokers" | sort)" "$(sort <<<"$out")"
 
 out=$(in_job "$prog" across 3 2>&1)
 check "wireup across three nodes under srun-started brokers" 0 $?
