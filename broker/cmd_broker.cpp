@@ -21,7 +21,8 @@ struct BrokerOptions {
     std::string run_dir, tcp, config;
     int verbose = 0, quiet = 0;
     bool daemonize = false;
-    // A broker of a tree, started by its root through the rsh agent (broker/tree/boot.hpp).
+    // A broker of a tree, started by its root through the rsh agent or an srun step
+    // (broker/tree/boot.hpp).
     std::vector<std::string> parent;
     std::uint32_t rank = 0, size = 1, radix = 0;
     std::string node, tcp_if;
