@@ -1,9 +1,14 @@
 // `zpmix broker`: a standalone node broker, found by `zpmix run` through <base>/broker.json.
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <optional>
+#include <sstream>
 
 #include "broker/broker.hpp"
 #include "broker/commands.hpp"
@@ -16,24 +21,91 @@ struct BrokerOptions {
     std::string run_dir, tcp, config;
     int verbose = 0, quiet = 0;
     bool daemonize = false;
-    // A broker of a tree, started by its root through the rsh agent (broker/tree/boot.hpp).
+    // A broker of a tree, started by its root through the rsh agent or an srun step
+    // (broker/tree/boot.hpp).
     std::vector<std::string> parent;
     std::uint32_t rank = 0, size = 1, radix = 0;
     std::string node, tcp_if;
     bool keys_on_stdin = false;
+    bool await_parent = false;  // started by srun: rank and parent come on stdin
     int heartbeat_ms = 0, lost_after_ms = 0;
 };
 
-// The allocation's CURVE keypair: two lines on stdin (public, secret), then stdin is /dev/null.
-bool read_keys(Config &config) {
-    std::string pub, sec;
-    if (!std::getline(std::cin, pub) || !std::getline(std::cin, sec)) return false;
-    config.tree_public_key = pub;
-    config.tree_secret_key = sec;
+// Lines from stdin (the boot channel), each waited for until a deadline.
+class StdinLines {
+  public:
+    explicit StdinLines(std::chrono::milliseconds limit)
+        : deadline_(std::chrono::steady_clock::now() + limit) {}
+    // The next line; nullopt at the end of the input or the deadline.
+    std::optional<std::string> next() {
+        for (;;) {
+            if (const auto nl = buf_.find('\n'); nl != std::string::npos) {
+                std::string line = buf_.substr(0, nl);
+                buf_.erase(0, nl + 1);
+                return line;
+            }
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline_ - std::chrono::steady_clock::now());
+            pollfd p{0, POLLIN, 0};
+            if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0)
+                return std::nullopt;
+            char chunk[4096];
+            const ssize_t n = ::read(0, chunk, sizeof chunk);
+            if (n <= 0) return std::nullopt;
+            buf_.append(chunk, static_cast<std::size_t>(n));
+        }
+    }
+
+  private:
+    std::chrono::steady_clock::time_point deadline_;
+    std::string buf_;
+};
+
+// The boot channel is read: stdin becomes /dev/null (the step's later lines are not ours).
+void close_stdin() {
     const int null = ::open("/dev/null", O_RDONLY);
     ::dup2(null, 0);
     ::close(null);
+}
+
+// The allocation's CURVE keypair: two lines on stdin (public, secret).
+bool read_keys(StdinLines &in, Config &config) {
+    auto pub = in.next();
+    auto sec = pub ? in.next() : std::nullopt;
+    if (!sec) return false;
+    config.tree_public_key = *pub;
+    config.tree_secret_key = *sec;
     return true;
+}
+
+// This node's name as the allocation gives it: --node, else Slurm's, else the hostname.
+std::string own_node(const BrokerOptions &o) {
+    if (!o.node.empty()) return o.node;
+    if (const char *n = std::getenv("SLURMD_NODENAME")) return n;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    return host;
+}
+
+// --await-parent (a broker of an srun step, tree/boot.hpp): after the keys, lines "NODE RANK
+// ADDR,ADDR..." until this node's, which gives its rank and its parent's addresses.
+void await_parent(StdinLines &in, const BrokerOptions &o, Config &config) {
+    const std::string node = own_node(o);
+    while (auto line = in.next()) {
+        std::istringstream words(*line);
+        std::string name, addresses;
+        std::uint32_t rank = 0;
+        if (!(words >> name >> rank >> addresses) || name != node) continue;
+        config.tree_rank = rank;
+        config.node = node;
+        config.tree_parent.clear();
+        std::istringstream list(addresses);
+        for (std::string a; std::getline(list, a, ',');) config.tree_parent.push_back(a);
+        return;
+    }
+    throw ConfigError("no rank for node '" + node + "' came on stdin within " +
+                      std::to_string(config.tree_boot_timeout_ms) +
+                      " ms (is it a node of the job as `zpmix run` names it?)");
 }
 
 int run_broker(const BrokerOptions &o) {
@@ -42,20 +114,28 @@ int run_broker(const BrokerOptions &o) {
         config = load_config(o.config.empty() ? std::nullopt : std::optional(o.config));
         if (!o.run_dir.empty()) config.run_dir = o.run_dir;
         if (!o.tcp.empty()) config.tcp = o.tcp;
-        if (!o.parent.empty()) {
-            if (o.rank == 0 || o.rank >= o.size)
+        if (!o.parent.empty() || o.await_parent) {
+            if (!o.await_parent && (o.rank == 0 || o.rank >= o.size))
                 throw ConfigError("--rank must be 1..size-1 with --parent");
-            if (!o.keys_on_stdin || !read_keys(config))
+            StdinLines in(std::chrono::milliseconds(config.tree_boot_timeout_ms));
+            if (!o.keys_on_stdin || !read_keys(in, config))
                 throw ConfigError(
-                    "a broker with --parent reads the allocation's keys on stdin "
+                    "a broker of a tree reads the allocation's keys on stdin "
                     "(--keys-on-stdin)");
-            config.tree_parent = o.parent;
-            config.tree_rank = o.rank;
+            if (o.await_parent) {
+                await_parent(in, o, config);
+                if (config.tree_rank == 0 || config.tree_rank >= o.size)
+                    throw ConfigError("the rank given on stdin is not in 1..size-1");
+            } else {
+                config.tree_parent = o.parent;
+                config.tree_rank = o.rank;
+                config.node = o.node;
+            }
+            close_stdin();
             config.tree_size = o.size;
             if (o.radix) config.tree_radix = o.radix;
             if (o.heartbeat_ms) config.tree_heartbeat_ms = o.heartbeat_ms;
             if (o.lost_after_ms) config.tree_lost_after_ms = o.lost_after_ms;
-            config.node = o.node;
             if (!o.tcp_if.empty()) config.tree_tcp_if = o.tcp_if;
             config.run_dir.clear();  // private: `zpmix run` on this node must not take it
         } else if (config.run_dir.empty()) {
@@ -125,6 +205,10 @@ void add_broker_command(CLI::App &app, int &status) {
     cmd->add_option("--node", o->node, "This node's name as the allocation gives it");
     cmd->add_flag("--keys-on-stdin", o->keys_on_stdin,
                   "Read the allocation's CURVE keypair from stdin (two lines: public, secret)");
+    cmd->add_flag("--await-parent", o->await_parent,
+                  "Started with the other brokers by srun: after the keys, read lines `NODE RANK "
+                  "PARENT-ADDRESSES` on stdin until this node's (--node, else SLURMD_NODENAME, "
+                  "else the hostname)");
     cmd->add_option("--heartbeat-ms", o->heartbeat_ms, "Tree heartbeat period");
     cmd->add_option("--tcp-if", o->tcp_if, "Listen for child brokers on this interface / CIDR");
     cmd->add_option("--lost-after-ms", o->lost_after_ms, "A silent tree neighbour is lost after");

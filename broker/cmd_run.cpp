@@ -3,7 +3,8 @@
 // signals and its exit status like mpirun. Hosts (-H, --hostfile, a Slurm allocation) and the
 // mapping of ranks onto them are read as mpirun reads them. A job with ranks on other hosts runs
 // on a tree of brokers: this process embeds the root, which starts one broker on each of those
-// hosts through the rsh agent (--rsh-agent, default ssh) and stops them when the job is over. The
+// hosts (as one srun step inside a Slurm allocation, else through the rsh agent: --launcher) and
+// stops them when the job is over. The
 // jobs its ranks spawn (PMIx_Spawn) are relayed too: their output (tagged with their own
 // namespace), and a line on stderr when one fails; the job ends, and `zpmix run` exits, once they
 // are all over.
@@ -29,6 +30,7 @@
 #include "broker/broker.hpp"
 #include "broker/commands.hpp"
 #include "broker/rendezvous.hpp"
+#include "broker/tree/boot.hpp"
 
 namespace zpmix::cli {
 
@@ -51,7 +53,7 @@ struct RunOptions {
     double timeout = 0;
     std::string bind_to = "none", map_by, broker;
     std::string personality = "auto";
-    std::string rsh_agent, tcp_if;
+    std::string rsh_agent, tcp_if, launcher;
     int verbose = 0, quiet = 0;
 };
 
@@ -211,6 +213,19 @@ Spread spread_of(const alloc::Allocation &a, const std::string &hostname) {
     return s;
 }
 
+// Whether `program` is an executable file in a directory of $PATH.
+bool on_path(const std::string &program) {
+    const char *path = std::getenv("PATH");
+    std::string_view dirs = path ? path : "";
+    while (!dirs.empty()) {
+        const auto colon = dirs.find(':');
+        const std::string dir(dirs.substr(0, colon));
+        dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
+        if (!dir.empty() && ::access((dir + "/" + program).c_str(), X_OK) == 0) return true;
+    }
+    return false;
+}
+
 // The program the other nodes run as their broker: the configured one, else this one's path.
 std::string zpmix_program(const Config &config) {
     if (!config.tree_zpmix.empty()) return config.tree_zpmix;
@@ -298,6 +313,12 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
             config.tree_size = static_cast<std::uint32_t>(spread.brokers.size());
             config.tree_nodes = spread.brokers;
             if (!o.rsh_agent.empty()) config.tree_rsh_agent = o.rsh_agent;
+            std::string error;
+            config.tree_launcher = tree::resolve_launcher(
+                o.launcher.empty() ? config.tree_launcher : o.launcher,
+                std::getenv("SLURM_JOB_ID") != nullptr, on_path("srun"), error);
+            if (!error.empty()) return fail(error);
+            spdlog::debug("brokers started by {}", config.tree_launcher);
             if (!o.tcp_if.empty()) config.tree_tcp_if = o.tcp_if;
             config.tree_zpmix = zpmix_program(config);
             char pub[41] = {}, sec[41] = {};
@@ -529,6 +550,11 @@ void add_run_command(CLI::App &app, int &status) {
     cmd->add_option("--rsh-agent,--launch-agent", o->rsh_agent,
                     "How brokers are started on other hosts: `AGENT HOST COMMAND...` (default: "
                     "[tree] rsh_agent, ssh; Open MPI's plm_rsh_agent)");
+    cmd->add_option("--launcher", o->launcher,
+                    "How brokers are started on other hosts: srun (one step, inside a Slurm "
+                    "allocation), rsh (--rsh-agent) or auto (default: [tree] launcher; srun inside "
+                    "a Slurm allocation, rsh otherwise)")
+        ->check(CLI::IsMember({"auto", "rsh", "srun"}));
     cmd->add_option("--tcp-if", o->tcp_if,
                     "Brokers listen for each other on this interface only (a name or a CIDR; "
                     "default: every interface, [tree] tcp_if)");
@@ -539,7 +565,8 @@ void add_run_command(CLI::App &app, int &status) {
         "Hosts: -H, else --hostfile (with -H: the hostfile's hosts -H names), else the Slurm "
         "allocation zpmix run is in "
         "(SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE), else this host. Ranks on other hosts run "
-        "under a broker on each, started through the rsh agent and stopped with the job.\n"
+        "under a broker on each, started as one srun step inside a Slurm allocation, else through "
+        "the rsh agent, and stopped with the job.\n"
         "Exit status: the job's (0, the first failing rank's exit code, or 128+signal; of the "
         "first job that failed when its ranks spawn jobs); 124 on --timeout; 127 if the program "
         "is not found, 126 if it is not executable; 1 if zpmix run failed.");

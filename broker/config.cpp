@@ -91,6 +91,10 @@ void load_tree_section(const std::string &path, const toml::table &t, Config &in
             (k == "heartbeat_ms"    ? into.tree_heartbeat_ms
              : k == "lost_after_ms" ? into.tree_lost_after_ms
                                     : into.tree_boot_timeout_ms) = static_cast<int>(*v);
+        } else if (k == "launcher") {
+            if (!node.is_string() || (*s != "auto" && *s != "rsh" && *s != "srun"))
+                throw bad("\"auto\", \"rsh\" or \"srun\"");
+            into.tree_launcher = *s;
         } else if (k == "tcp_if" || k == "rsh_agent" || k == "zpmix") {
             if (!node.is_string()) throw bad("a string");
             (k == "tcp_if"      ? into.tree_tcp_if

@@ -46,6 +46,7 @@ struct Config {
     int tree_boot_timeout_ms = 60000;    // boot_timeout_ms: every broker up by then
     std::string tree_tcp_if;             // tcp_if: listen on this interface / CIDR only
     std::string tree_rsh_agent = "ssh";  // rsh_agent: `AGENT HOST COMMAND...`
+    std::string tree_launcher = "auto";  // launcher: auto | rsh | srun (tree/boot.hpp)
     std::string tree_zpmix;              // zpmix: the program on the nodes ("": this one's)
     // Not file keys: this broker's place in a tree (set by `zpmix broker --parent`, or by
     // `zpmix run` for its root). tree_size 1: no tree.

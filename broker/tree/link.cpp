@@ -212,9 +212,9 @@ void TreeLink::open() {
                 if (!online_.contains(rank))
                     return set_ready(
                         fmt::format("the broker on {} (rank {}) did not start: its "
-                                    "rsh agent {}",
-                                    boot_->node(rank), rank, why));
-                if (!stopping_) log().warn("the rsh agent of {} {}", boot_->node(rank), why);
+                                    "{} {}",
+                                    boot_->node(rank), rank, boot_->how(), why));
+                if (!stopping_) log().warn("the {} of {} {}", boot_->how(), boot_->node(rank), why);
             });
         online_[0] = addresses_;
         reactor().post([this] { start_children_of(0, addresses_); });

@@ -2,13 +2,14 @@
 // TreeLink (`tree`): this broker's links to the other brokers of its allocation, joined in a k-ary
 // tree (topology.hpp). It carries the actors' messages between brokers ("@<rank>/<address>" and
 // "@*/<address>", actors/runtime/broker_map.hpp), boots the tree at the root (each broker is
-// started through the rsh agent once its parent is up: boot.hpp), and watches its neighbours.
+// started, or placed in an srun step, once its parent is up: boot.hpp), and watches its neighbours.
 //
 // Wire: a child's DEALER connects to its parent's ROUTER over TCP with ZeroMQ CURVE; every broker
 // of the allocation holds one keypair, made at the root and handed to each broker on the rsh
-// agent's stdin, and a ZAP handler admits only that key. Frames: "H" hello {rank, protocol, node,
-// addresses} (answered "W", or "X" with why: another protocol version, a rank that is not the
-// parent's child); "B" heartbeat; "S" shutdown (passed down); "M" {to, from, address} + envelope.
+// agent's or srun's stdin, and a ZAP handler admits only that key. Frames: "H" hello {rank,
+// protocol, node, addresses} (answered "W", or "X" with why: another protocol version, a rank that
+// is not the parent's child); "B" heartbeat; "S" shutdown (passed down); "M" {to, from, address} +
+// envelope.
 //
 // Invariants and limits:
 // - A message is delivered, FIFO per pair of neighbours, to the actor (or peer routing id) named

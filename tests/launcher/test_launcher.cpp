@@ -190,16 +190,18 @@ BOOST_AUTO_TEST_CASE(hosts_of_this_host_run_here) {
 BOOST_AUTO_TEST_CASE(a_node_whose_broker_cannot_start_fails_the_launch) {
     Env e;
     for (const auto &args :
-         {std::vector<std::string>{"--rsh-agent", "false", "-H", "n1:1,n2:1", kRank},
-          std::vector<std::string>{"--rsh-agent", "false", "-H", "localhost:1,n2:1", "--map-by",
-                                   "node", kRank}}) {
+         {std::vector<std::string>{"--launcher", "rsh", "--rsh-agent", "false", "-H", "n1:1,n2:1",
+                                   kRank},
+          std::vector<std::string>{"--launcher", "rsh", "--rsh-agent", "false", "-H",
+                                   "localhost:1,n2:1", "--map-by", "node", kRank}}) {
         auto p = e.run(args);
         BOOST_TEST(p.exit_code() == 1);
         BOOST_TEST(p.err().find("did not start") != std::string::npos, p.err());
         BOOST_TEST(p.err().find(" on n") != std::string::npos, p.err());
         BOOST_TEST(p.out() == "");
     }
-    Child slurm({kZpmix, "run", "--rsh-agent", "/nonexistent/agent", kRank},
+    // --launcher rsh: the same inside a real allocation, where srun would start the brokers.
+    Child slurm({kZpmix, "run", "--launcher", "rsh", "--rsh-agent", "/nonexistent/agent", kRank},
                 {"XDG_RUNTIME_DIR=" + e.tmp.path, "SLURM_JOB_NODELIST=n[1-2]",
                  "SLURM_TASKS_PER_NODE=1(x2)"});
     BOOST_TEST(slurm.exit_code() == 1);

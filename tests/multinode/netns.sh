@@ -14,6 +14,8 @@
 #   ZPMIX_NETNS_AGENT         the rsh agent
 #   netns_addr NAME           a node's address
 # netns_down removes everything the run made; netns_up registers it on EXIT, INT, TERM, HUP and PIPE.
+# Daemons a run starts outside the nodes (slurm.sh's) go, one pid a line, in $ZPMIX_NETNS_DIR/pids:
+# netns_down ends them too.
 # Without the privilege to make namespaces, netns_up exits 77 (ctest's SKIP_RETURN_CODE).
 
 ZPMIX_NETNS_BASE=${ZPMIX_NETNS_BASE:-/run/zpmix-netns}
@@ -137,10 +139,25 @@ netns_kill_node_() {
     done
 }
 
+# Ends the run's daemons outside the nodes: SIGTERM, SIGKILL after 10 s.
+netns_kill_pids_() {
+    local pids pid deadline=$((SECONDS + 10))
+    pids=$(cat "$1")
+    # shellcheck disable=SC2086
+    kill -TERM $pids 2>/dev/null
+    for pid in $pids; do
+        while kill -0 "$pid" 2>/dev/null; do
+            ((SECONDS < deadline)) || { kill -KILL "$pid" 2>/dev/null; break; }
+            sleep 0.05
+        done
+    done
+}
+
 netns_down() {
     local dir=${ZPMIX_NETNS_DIR:-} name id
     [ -n "$dir" ] && [ -d "$dir" ] || return 0
     id=${dir##*/}
+    [ -f "$dir/pids" ] && netns_kill_pids_ "$dir/pids"
     if [ -f "$dir/nodes" ]; then
         while read -r name; do
             netns_kill_node_ "$name"

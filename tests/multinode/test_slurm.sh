@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# `zpmix run` inside a Slurm allocation (a real slurmctld and one slurmd per namespace node,
+# slurm.sh): the hosts come from the allocation and the brokers start as one srun step, which
+# the ranks see (they inherit the step's environment) and squeue lists; PMIx wire-up across the
+# nodes works under a chain of brokers (each learns its parent's address late, on the step's
+# stdin); a node whose broker cannot start fails the launch naming it; --launcher rsh still
+# works inside the allocation, --launcher srun outside one is refused; nothing is left behind.
+# usage: test_slurm.sh ZPMIX WIREUP_PROG
+set -u
+zpmix=$1 prog=$2
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/netns.sh"
+source "$here/slurm.sh"
+source "$here/common.sh"
+
+netns_up 3
+slurm_up
+a=${NETNS_NODES[0]} b=${NETNS_NODES[1]} c=${NETNS_NODES[2]}
+conf=$(mktemp)
+export XDG_RUNTIME_DIR=$(mktemp -d)
+trap 'rm -rf "$conf" "$conf.zpmix" "$XDG_RUNTIME_DIR"; netns_down' EXIT
+export ZPMIX_CONFIG=$conf
+# A chain (root, a, b, c): b and c learn their parents' addresses only once those joined.
+printf '[tree]\nradix = 1\nboot_timeout_ms = 20000\n' >"$conf"
+# in_job ARGS...: `zpmix run ARGS...` in an allocation of the three nodes, two tasks each.
+in_job() { timeout 60 salloc -Q -N3 --ntasks-per-node=2 "$zpmix" run "$@"; }
+
+# Each rank says where it is, what Slurm step it runs under, and what steps the job has.
+out=$(in_job sh -c 'echo "$(hostname) $PMIX_RANK ${SLURMD_NODENAME:-none} ${SLURM_STEP_ID:-none}"
+                    if [ "$PMIX_RANK" = 0 ]; then squeue -h -s -j "$SLURM_JOB_ID" -o "step %j"; fi' 2>&1)
+check "hello: exit status" 0 $?
+check "hello: ranks on the allocation's nodes, under the srun step" \
+    "$(printf '%s\n' "$a 0 $a 0" "$a 1 $a 0" "$b 2 $b 0" "$b 3 $b 0" "$c 4 $c 0" "$c 5 $c 0" \
+        "step zpmix-brokers" | sort)" "$(sort <<<"$out")"
+
+out=$(in_job "$prog" across 3 2>&1)
+check "wireup across three nodes under srun-started brokers" 0 $?
+[ -z "$out" ] || echo "$out" >&2
+
+out=$(in_job --launcher rsh --rsh-agent "$ZPMIX_NETNS_AGENT" sh -c 'echo ${SLURMD_NODENAME:-none}' 2>&1)
+check "--launcher rsh inside the allocation: exit status" 0 $?
+check "--launcher rsh: brokers not under srun" "none none none none none none" "$(echo $out)"
+
+err=$(env -u SLURM_JOB_ID timeout 30 "$zpmix" run --launcher srun -H "$a:1" hostname 2>&1)
+check "--launcher srun outside an allocation: exit status" 1 $?
+check "--launcher srun outside an allocation: says why" yes \
+    "$(grep -q "inside one (salloc, sbatch; SLURM_JOB_ID is not set)" <<<"$err" && echo yes || echo "$err")"
+
+# The broker cannot start on c (its zpmix fails there): the launch fails naming c, in time.
+cat >"$conf.zpmix" <<EOF
+#!/bin/sh
+[ "\$(hostname)" = "$c" ] && { echo "zpmix: not installed on $c" >&2; exit 3; }
+exec "$zpmix" "\$@"
+EOF
+chmod +x "$conf.zpmix"
+printf '[tree]\nradix = 1\nboot_timeout_ms = 20000\nzpmix = "%s"\n' "$conf.zpmix" >"$conf"
+start=$SECONDS
+err=$(in_job hostname 2>&1 >/dev/null)
+check "broker failing on a node: exit status" 1 $?
+check "broker failing on a node: named" yes \
+    "$(grep -q "the broker on $c (rank 3) did not start: its srun step .*task .*Exited with exit code 3" <<<"$err" && echo yes || echo "$err")"
+check "broker failing on a node: fails before the boot timeout" yes \
+    "$( ((SECONDS - start < 15)) && echo yes || echo "took $((SECONDS - start)) s")"
+
+# Nothing left: no zpmix process on any node (slurmd stays), no step in Slurm.
+left() {
+    local n
+    for n in "$a" "$b" "$c"; do
+        ip netns pids "$n" | xargs -r ps -o comm= -p | grep -v -e '^slurmd$' -e '^slurmstepd$'
+    done
+}
+deadline=$((SECONDS + 15))
+while [ -n "$(left)" ] && ((SECONDS < deadline)); do sleep 0.05; done
+check "no process left on the nodes" "" "$(left)"
+check "no Slurm step left" "" "$(squeue -h -s)"
+
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed" >&2; exit 1; }
+echo "all checks passed"
