@@ -1311,18 +1311,23 @@ static void scenario_spawn_across(int argc, char **argv) {
     printf("spawned %s\n", child);
     fflush(stdout);
     if (sleeper) {
-        /* Leaves once every child rank is up (it said so in its data). */
-        pmix_info_t wait;
-        int secs = 30;
-        PMIX_INFO_LOAD(&wait, PMIX_TIMEOUT, &secs, PMIX_INT);
+        /* Leaves once every child rank is up (it said so in its data: a Get of another job's
+         * rank's key that is not there yet fails at once, so it asks again, for 30 s at most). */
+        struct timespec until, pause = {0, 10 * 1000 * 1000};
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += 30;
         for (int r = 0; r < np; ++r) {
             pmix_proc_t p;
             pmix_value_t *up = NULL;
             PMIX_LOAD_PROCID(&p, child, (pmix_rank_t)r);
-            CHECK_RC(PMIx_Get(&p, "child.up", &wait, 1, &up), PMIX_SUCCESS);
+            pmix_status_t rc;
+            struct timespec now;
+            while ((rc = PMIx_Get(&p, "child.up", NULL, 0, &up)) == PMIX_ERR_NOT_FOUND &&
+                   (clock_gettime(CLOCK_MONOTONIC, &now), now.tv_sec < until.tv_sec))
+                nanosleep(&pause, NULL);
+            CHECK_RC(rc, PMIX_SUCCESS);
             if (up) PMIX_VALUE_RELEASE(up);
         }
-        PMIX_INFO_DESTRUCT(&wait);
         return;
     }
     struct timespec until;
