@@ -188,6 +188,7 @@ struct Spread {
     std::vector<std::string> nodes;
     std::vector<std::uint32_t> node_of_rank;
     std::vector<std::string> brokers;
+    std::vector<std::uint32_t> slots;  // by node: the allocation's (what spawned jobs may use)
 };
 
 // Where the ranks go; empty brokers when they are all on this host.
@@ -200,6 +201,7 @@ Spread spread_of(const alloc::Allocation &a, const std::string &hostname) {
         if (a.on_host[h].empty()) continue;
         node_of_host[h] = static_cast<std::uint32_t>(s.nodes.size());
         s.nodes.push_back(a.hosts[h].name);
+        s.slots.push_back(a.hosts[h].slots);
         if (alloc::is_this_host(a.hosts[h].name, hostname))
             root = a.hosts[h].name;
         else
@@ -420,7 +422,8 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     if (auto failed = wait_reply("hello", msg::Welcome::type)) return finish(*failed);
     if (across) {
         launch.map_by = o.map_by == "core" ? "core" : "slot";  // onto each node's cores
-        session.send(msg::LaunchAcross{launch, spread.nodes, spread.node_of_rank});
+        session.send(msg::LaunchAcross{launch, spread.nodes, spread.node_of_rank, spread.slots,
+                                       o.oversubscribe});
     } else {
         session.send(launch);
     }

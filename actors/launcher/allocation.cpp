@@ -328,14 +328,27 @@ Result<Allocation> allocate(const Request &request, const Env &env) {
         r.error = hosts.error;
         return r;
     }
+    if (!hosts.value.empty()) return map_onto(std::move(hosts.value), request);
+    // This host alone, with as many slots as ranks.
+    const bool ppr = mapping.value.by == Mapping::By::ppr;
+    Request alone = request;
+    alone.oversubscribe = request.oversubscribe.value_or(true);
+    return map_onto(
+        {Host{"localhost", request.np.value_or(ppr ? mapping.value.ppr : 1), std::nullopt}}, alone);
+}
+
+Result<Allocation> map_onto(std::vector<Host> hosts, const Request &request) {
+    Result<Allocation> r;
+    const auto mapping = mapping_of(request);
+    if (!mapping) {
+        r.error = mapping.error;
+        return r;
+    }
     Allocation &a = r.value;
-    a.hosts = std::move(hosts.value);
-    const bool slots_given = !a.hosts.empty();
-    const bool oversubscribe = request.oversubscribe.value_or(!slots_given);
+    a.hosts = std::move(hosts);
+    const bool oversubscribe = request.oversubscribe.value_or(false);
     const bool ppr = mapping.value.by == Mapping::By::ppr;
     const std::uint32_t per_host = mapping.value.ppr;
-    if (!slots_given)  // this host alone, with as many slots as ranks
-        a.hosts.push_back(Host{"localhost", request.np.value_or(ppr ? per_host : 1), std::nullopt});
 
     std::uint64_t default_np = 0;
     for (const auto &h : a.hosts) default_np += ppr ? per_host : h.slots;

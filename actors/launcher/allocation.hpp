@@ -70,6 +70,10 @@ Result<std::vector<Host>> requested_hosts(const Request &request, const Env &env
 // unlimited, so as many ranks as asked). Slots given (by -H, a hostfile or Slurm) are not
 // oversubscribed unless asked.
 Result<Allocation> allocate(const Request &request, const Env &env);
+// Maps request.np ranks (default: every slot) onto `hosts` with request's map_by and
+// oversubscribe (default: no), as allocate() does once it has the hosts; a host's slots may be 0
+// (what is left of it when jobs run there).
+Result<Allocation> map_onto(std::vector<Host> hosts, const Request &request);
 
 // Whether name is this host: "localhost", 127.0.0.1, or this host's name (short or full).
 bool is_this_host(std::string_view name, std::string_view hostname);

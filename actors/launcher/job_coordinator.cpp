@@ -1,6 +1,9 @@
 #include "actors/launcher/job_coordinator.hpp"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <pmix_common.h>
 
@@ -21,6 +24,7 @@ JobCoordinator::JobCoordinator(Reactor &reactor, Bus &bus, const BrokerMap &brok
     on(&JobCoordinator::part_launched, Access::internal);
     on(&JobCoordinator::part_status, Access::internal);
     on(&JobCoordinator::tree_lost, Access::internal);
+    on(&JobCoordinator::spawn, Access::internal);
 }
 
 std::string JobCoordinator::node_of(std::uint32_t broker) const {
@@ -84,17 +88,12 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     job.requester = env.from;
     job.parts = view->size();
     job.pids.assign(l.np, 0);
-    if (l.timeout_s > 0 && l.timeout_s < 1e9)
-        job.time_limit =
-            reactor().after(std::chrono::duration_cast<Reactor::Clock::duration>(
-                                std::chrono::duration<double>(l.timeout_s)),
-                            [this, nspace, limit = l.timeout_s] {
-                                auto it = jobs_.find(nspace);
-                                if (it == jobs_.end()) return;
-                                it->second.time_limit = 0;
-                                fail(nspace, it->second, 124,
-                                     fmt::format("job exceeded its time limit of {} s", limit));
-                            });
+    for (std::size_t n = 0; n < m.nodes.size(); ++n)
+        job.hosts.push_back({m.nodes[n], n < m.slots.size() ? m.slots[n] : on_node[n], {}});
+    for (const auto &p : info.procs) ++job.ranks_on[p.hostname];
+    job.oversubscribe = m.oversubscribe;
+    job.report_child_sep = l.report_child_sep;
+    limit_time(nspace, job, l.timeout_s);
     // Every broker knows the namespace before any part of it starts: a rank's first message to
     // another broker (a fence, a Get) finds it registered there.
     send(every_broker("registry"), msg::RegisterNamespace{std::move(info), part.secret, {}});
@@ -118,9 +117,7 @@ void JobCoordinator::part_launched(const Envelope &, msg::PartLaunched &m) {
         log().info("launch of {} failed {}", m.nspace, why);
         send(every_broker("launcher"), msg::EndPart{m.nspace, m.status, why, true});
         reply_error(job.request, m.status, why);
-        if (job.time_limit) reactor().cancel(job.time_limit);
-        jobs_.erase(it);
-        return;
+        return erase_job(m.nspace);
     }
     for (const auto &[rank, pid] : m.pids)
         if (rank < job.pids.size()) job.pids[rank] = pid;
@@ -130,6 +127,7 @@ void JobCoordinator::part_launched(const Envelope &, msg::PartLaunched &m) {
 
 void JobCoordinator::answer(const std::string &nspace, Job &job) {
     if (std::exchange(job.answered, true)) return;
+    if (job.start_deadline) reactor().cancel(std::exchange(job.start_deadline, 0));
     reply(job.request, msg::LaunchReply{nspace, job.pids});
 }
 
@@ -171,6 +169,10 @@ void JobCoordinator::fail(const std::string &nspace, Job &job, std::int32_t stat
     if (job.status) return;
     job.status = status;
     job.message = message;
+    if (status != 0 && !job.ended_by_parent) {
+        Job &root = root_of(job);
+        if (!root.tree_status) root.tree_status = status;
+    }
     log().info("{}: {}", nspace, message);
     send(every_broker("launcher"), msg::EndPart{nspace, status, std::move(message), false});
 }
@@ -181,13 +183,210 @@ void JobCoordinator::part_over(const std::string &nspace, std::uint32_t broker) 
     Job &job = it->second;
     job.over.insert(broker);
     if (job.over.size() < job.parts) return;
+    conclude(nspace);
+}
+
+void JobCoordinator::conclude(const std::string &nspace) {
+    auto it = jobs_.find(nspace);
+    Job &job = it->second;
+    if (!job.children.empty()) {
+        // As PRRTE does, a job's end ends the jobs it spawned; it is over once they are.
+        for (const auto &name : job.children) {
+            Job &child = jobs_.at(name);
+            if (child.status) continue;
+            child.ended_by_parent = true;
+            fail(name, child, 128 + SIGTERM, fmt::format("its parent job {} ended", nspace));
+        }
+        return;
+    }
     const std::int32_t status = job.status.value_or(0);
     answer(nspace, job);  // `zpmix run` reads the JobEnded after a LaunchReply
     send(every_broker("launcher"), msg::EndPart{nspace, status, job.message, true});
-    send(job.requester, msg::JobEnded{nspace, status, job.message});
-    if (job.time_limit) reactor().cancel(job.time_limit);
+    // PMIX_REPORT_CHILD_SEP aside, a launched job ends with its tree's first failure.
+    const std::int32_t reported =
+        job.parent.empty() && !job.report_child_sep ? job.tree_status.value_or(status) : status;
+    send(job.requester, msg::JobEnded{nspace, reported, job.message});
     log().info("{} ended with status {}", nspace, status);
+    erase_job(nspace);
+}
+
+void JobCoordinator::erase_job(const std::string &nspace) {
+    auto it = jobs_.find(nspace);
+    Job &job = it->second;
+    if (job.time_limit) reactor().cancel(job.time_limit);
+    if (job.start_deadline) reactor().cancel(job.start_deadline);
+    const std::string parent = std::move(job.parent);
     jobs_.erase(it);
+    auto p = jobs_.find(parent);
+    if (p == jobs_.end()) return;
+    p->second.children.erase(nspace);
+    if (p->second.children.empty() && p->second.over.size() == p->second.parts) conclude(parent);
+}
+
+void JobCoordinator::limit_time(const std::string &nspace, Job &job, double seconds) {
+    if (!(seconds > 0 && seconds < 1e9)) return;
+    job.time_limit =
+        reactor().after(std::chrono::duration_cast<Reactor::Clock::duration>(
+                            std::chrono::duration<double>(seconds)),
+                        [this, nspace, seconds] {
+                            auto it = jobs_.find(nspace);
+                            if (it == jobs_.end()) return;
+                            it->second.time_limit = 0;
+                            fail(nspace, it->second, 124,
+                                 fmt::format("job exceeded its time limit of {} s", seconds));
+                        });
+}
+
+JobCoordinator::Job &JobCoordinator::root_of(Job &job) {
+    Job *j = &job;
+    while (!j->parent.empty()) j = &jobs_.at(j->parent);  // a parent outlives its children
+    return *j;
+}
+
+// PMIx_Spawn from a rank of a job of this tree: the child is laid out over the allocation and
+// started as parts, as a launched job is; the spawner's launcher relays the answer.
+void JobCoordinator::spawn(const Envelope &env, msg::SpawnAcross &m) {
+    const auto view = brokers_.view();
+    msg::Spawn &s = m.spawn;
+    auto parent = jobs_.find(s.parent.nspace);
+    if (view->alone() || view->rank != 0 || parent == jobs_.end())
+        return reply_error(env, PMIX_ERR_NOT_FOUND,
+                           fmt::format("job {} does not run on this tree", s.parent.nspace));
+    if (parent->second.status)
+        return reply_error(env, PMIX_ERR_NOT_AVAILABLE,
+                           fmt::format("job {} is ending", s.parent.nspace));
+    std::uint64_t np = 0;
+    for (const auto &app : s.apps) {
+        if (app.np == 0) return reply_error(env, PMIX_ERR_BAD_PARAM, "an app of 0 ranks");
+        np += app.np;
+    }
+    if (np == 0 || np > kMaxRanks)
+        return reply_error(env, PMIX_ERR_BAD_PARAM,
+                           fmt::format("a spawned job has 1..{} ranks", kMaxRanks));
+    Job &root = root_of(parent->second);
+    std::int32_t status = PMIX_SUCCESS;
+    const auto mapped = map_spawn(root, s, static_cast<std::uint32_t>(np), status);
+    if (!mapped) return reply_error(env, status, mapped.error);
+    const alloc::Allocation &a = mapped.value;
+
+    msg::JobInfo info;
+    info.nspace = new_namespace_name();
+    info.size = info.univ_size = info.max_procs = static_cast<std::uint32_t>(np);
+    info.num_apps = static_cast<std::uint32_t>(s.apps.size());
+    info.parent = s.parent;
+    std::vector<std::uint32_t> node_of_host(a.hosts.size(), 0);
+    for (std::size_t h = 0; h < a.hosts.size(); ++h) {
+        if (a.on_host[h].empty()) continue;
+        node_of_host[h] = static_cast<std::uint32_t>(info.nodes.size());
+        info.nodes.push_back(a.hosts[h].name);
+    }
+    info.procs.resize(np);
+    for (std::uint32_t r = 0, app = 0, of_app = 0; r < np; ++r, ++of_app) {
+        if (of_app == s.apps[app].np) ++app, of_app = 0;
+        msg::ProcInfo &p = info.procs[r];
+        p.rank = r;
+        p.app_num = app;
+        p.node_id = node_of_host[a.ranks[r].host];
+        p.hostname = a.hosts[a.ranks[r].host].name;
+        p.local_rank = p.node_rank = static_cast<std::uint16_t>(a.ranks[r].local_rank);
+    }
+
+    msg::JobPart part;
+    part.job = info;
+    part.apps = std::move(s.apps);
+    part.env = std::move(m.env);  // the parent's ranks', then the spawn's own
+    part.env.insert(part.env.end(), s.env.begin(), s.env.end());
+    part.bind_to = s.bind_to;
+    part.map_by = s.map_by == "core" ? "core" : "slot";  // onto each node's cores
+    part.personality_per_app = true;
+    part.secret = random_secret();
+    part.requester = remote_address(0, root.requester);
+    if (s.notify_completion) part.notify_completion.push_back(s.parent);
+
+    const std::string nspace = info.nspace;
+    const std::string requester = root.requester;
+    parent->second.children.insert(nspace);
+    Job &job = jobs_[nspace];
+    job.request = env;
+    job.requester = requester;
+    job.parts = view->size();
+    job.pids.assign(np, 0);
+    job.parent = s.parent.nspace;
+    for (const auto &p : info.procs) ++job.ranks_on[p.hostname];
+    limit_time(nspace, job, s.timeout_s);
+    // The spawner's launcher always gives a bound; a part that has not started by then fails
+    // the spawn, naming its node.
+    const double bound = s.spawn_timeout_s > 0 && s.spawn_timeout_s < 1e9 ? s.spawn_timeout_s : 60;
+    job.start_deadline = reactor().after(
+        std::chrono::duration_cast<Reactor::Clock::duration>(std::chrono::duration<double>(bound)),
+        [this, nspace, bound] {
+            auto it = jobs_.find(nspace);
+            if (it == jobs_.end()) return;
+            Job &late = it->second;
+            late.start_deadline = 0;
+            for (std::uint32_t b = 0; b < late.parts && !late.answered; ++b) {
+                if (late.started.contains(b)) continue;
+                msg::PartLaunched failed{
+                    nspace,
+                    b,
+                    PMIX_ERR_TIMEOUT,
+                    fmt::format("its ranks were not all started within {} s", bound),
+                    {}};
+                return part_launched({}, failed);
+            }
+        });
+    send(every_broker("registry"), msg::RegisterNamespace{std::move(info), part.secret, {}});
+    send(every_broker("launcher"), part);
+    log().info("{}: spawned by {}:{}, {} rank(s) on {} node(s)", nspace, s.parent.nspace,
+               s.parent.rank, np, part.job.nodes.size());
+}
+
+alloc::Result<alloc::Allocation> JobCoordinator::map_spawn(Job &root, const msg::Spawn &s,
+                                                           std::uint32_t np, std::int32_t &status) {
+    alloc::Result<alloc::Allocation> r;
+    // A host the spawner names is a node of the allocation by its name (short or full), never
+    // "localhost": which node that is depends on who asks.
+    auto names = [](const std::string &h, const alloc::Host &node) {
+        return h != "localhost" && h != "127.0.0.1" && alloc::is_this_host(h, node.name);
+    };
+    auto in_allocation = [&](const std::string &h) {
+        return std::any_of(root.hosts.begin(), root.hosts.end(),
+                           [&](const alloc::Host &node) { return names(h, node); });
+    };
+    std::vector<std::string> nodes;
+    for (const auto &node : root.hosts) nodes.push_back(node.name);
+    for (const auto &h : s.add_hosts)
+        if (!in_allocation(h)) {
+            status = PMIX_ERR_NOT_SUPPORTED;
+            r.error =
+                fmt::format("cannot add host {} to the allocation ({})", h, fmt::join(nodes, ", "));
+            return r;
+        }
+    for (const auto &h : s.hosts)
+        if (!in_allocation(h)) {
+            status = PMIX_ERR_BAD_PARAM;
+            r.error =
+                fmt::format("host {} is not in the allocation ({})", h, fmt::join(nodes, ", "));
+            return r;
+        }
+    std::vector<alloc::Host> hosts;
+    for (const auto &node : root.hosts) {
+        if (!s.hosts.empty() && std::none_of(s.hosts.begin(), s.hosts.end(),
+                                             [&](const std::string &h) { return names(h, node); }))
+            continue;
+        std::uint32_t used = 0;
+        for (auto &[nspace, j] : jobs_)
+            if (&root_of(j) == &root)
+                if (auto n = j.ranks_on.find(node.name); n != j.ranks_on.end()) used += n->second;
+        hosts.push_back({node.name, node.slots > used ? node.slots - used : 0, {}});
+    }
+    alloc::Request req;
+    req.np = np;
+    req.map_by = s.map_by;
+    req.oversubscribe = root.oversubscribe;
+    r = alloc::map_onto(std::move(hosts), req);
+    if (!r) status = PMIX_ERR_OUT_OF_RESOURCE;
+    return r;
 }
 
 }  // namespace zpmix

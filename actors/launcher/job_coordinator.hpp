@@ -17,7 +17,13 @@
 //   parts then forget it (EndPart.finish), so its namespace leaves every broker at once.
 // - A JobEnded comes after every Output of the job: each part reports its end after its last
 //   output, on the same path through the tree.
-// - Jobs a rank spawns (PMIx_Spawn) run on that rank's broker (the launcher's); not here.
+// - A rank of such a job spawns through here (SpawnAcross): the child is mapped onto the launched
+//   job's allocation (its nodes and their slots, less what the jobs of the allocation use;
+//   PMIX_HOST restricts, PMIX_MAPBY chooses, a host outside it is refused), started as parts as
+//   a launched job is, and answered to the spawner once every part started, or failed (naming the
+//   node) when one could not start within the spawn's bound. Its Output, ProcExit and JobEnded go
+//   to the launched job's requester; it is ended when its parent job is over, and a job is over
+//   only once the jobs it spawned are.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -25,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/launcher/allocation.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/tree.hpp"
 #include "actors/runtime/actor.hpp"
@@ -47,6 +54,16 @@ class JobCoordinator : public Actor {
         std::string message;
         Reactor::TimerId time_limit = 0;
         bool answered = false;  // the LaunchReply is sent
+        // The tree of jobs: a spawned job's parent, the jobs a job spawned that are not over.
+        std::string parent;
+        std::set<std::string> children;
+        bool ended_by_parent = false;  // ended because its parent job is over: no failure
+        std::map<std::string, std::uint32_t> ranks_on;  // its ranks on each node
+        // A launched job's: its allocation (nodes, slots), and its tree's first failure.
+        std::vector<alloc::Host> hosts;
+        bool oversubscribe = false, report_child_sep = false;
+        std::optional<std::int32_t> tree_status;
+        Reactor::TimerId start_deadline = 0;  // a spawned job's: every part started by then
     };
 
     const BrokerMap &brokers_;
@@ -56,11 +73,21 @@ class JobCoordinator : public Actor {
     void part_launched(const Envelope &env, msg::PartLaunched &m);
     void part_status(const Envelope &env, msg::PartStatus &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
+    void spawn(const Envelope &env, msg::SpawnAcross &m);
 
     // The job's first failure: every part terminates its ranks.
     void fail(const std::string &nspace, Job &job, std::int32_t status, std::string message);
     void part_over(const std::string &nspace, std::uint32_t broker);
     void answer(const std::string &nspace, Job &job);
+    // Every part is over: the job ends, once the jobs it spawned are over (they are ended first).
+    void conclude(const std::string &nspace);
+    // Forgets the job; its parent may then be over.
+    void erase_job(const std::string &nspace);
+    void limit_time(const std::string &nspace, Job &job, double seconds);
+    Job &root_of(Job &job);  // the launched job at the top of its tree
+    // Which hosts a spawned job's ranks go on, or why none (status).
+    alloc::Result<alloc::Allocation> map_spawn(Job &root, const msg::Spawn &s, std::uint32_t np,
+                                               std::int32_t &status);
     std::string node_of(std::uint32_t broker) const;
 };
 

@@ -16,6 +16,7 @@
 #include <pmix_common.h>
 
 #include "actors/fence/fence_board.hpp"
+#include "actors/launcher/allocation.hpp"
 #include "actors/runtime/spawn_attributes.hpp"
 
 extern char **environ;
@@ -29,6 +30,11 @@ namespace {
 constexpr std::size_t kMaxChunk = 64 * 1024;  // a longer line is forwarded in pieces
 constexpr std::uint32_t kMaxRanks = 65535;    // local_rank is 16 bits
 constexpr double kForever = 1e9;              // s: a longer time limit is none (and fits a timer)
+// s: a spawn across brokers without PMIX_SPAWN_TIMEOUT has its parts started within this (as long
+// as brokers have to boot, [tree] boot_timeout_ms's default); the relay waits a margin longer for
+// the coordinator's verdict.
+constexpr double kSpawnAcrossBound = 60;
+constexpr double kRelayMargin = 5;
 
 int pidfd_open(pid_t pid) {
     return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
@@ -54,6 +60,8 @@ Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings, const BrokerMa
     on(&Launcher::end_part, Access::internal);
     on(&Launcher::signal_parts, Access::internal);
     on(&Launcher::register_cleanup, Access::session);
+    on(&Launcher::spawn_answered, Access::internal);
+    on(&Launcher::spawn_refused, Access::internal);
     // Three descriptors per rank (two pipes and a pidfd): allow as many as we may.
     rlimit rl{};
     if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -141,6 +149,9 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     if (parent->second.status)
         return reply_error(env, PMIX_ERR_NOT_AVAILABLE,
                            fmt::format("job {} is ending", m.parent.nspace));
+    if (!parent->second.coordinator.empty()) return spawn_across(env, m, parent->second);
+    std::int32_t status = PMIX_SUCCESS;
+    if (auto why = check_local_spawn(m, status); !why.empty()) return reply_error(env, status, why);
     Job job;
     job.requester = env.from;
     job.parent = m.parent.nspace;
@@ -155,6 +166,70 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     plan.spawn_timeout_s = m.spawn_timeout_s;
     if (m.notify_completion) plan.notify_completion.push_back(m.parent);
     start(env, std::move(job), std::move(plan));
+}
+
+// A job on this node alone spawns onto it: the hosts the spawn names must be this node, and a
+// node-level mapping (node, ppr:N:node) must fit on one node, where it places as by slot.
+std::string Launcher::check_local_spawn(msg::Spawn &m, std::int32_t &status) const {
+    for (const auto &h : m.add_hosts)
+        if (!alloc::is_this_host(h, settings_.node)) {
+            status = PMIX_ERR_NOT_SUPPORTED;
+            return fmt::format("cannot add host {} to the allocation ({})", h, settings_.node);
+        }
+    for (const auto &h : m.hosts)
+        if (!alloc::is_this_host(h, settings_.node)) {
+            status = PMIX_ERR_BAD_PARAM;
+            return fmt::format("host {} is not in the allocation ({})", h, settings_.node);
+        }
+    if (m.map_by == "slot" || m.map_by == "core") return {};
+    std::uint64_t np = 0;
+    for (const auto &app : m.apps) np += app.np;
+    alloc::Request req;
+    req.np = static_cast<std::uint32_t>(std::min<std::uint64_t>(np, kMaxRanks));
+    req.map_by = m.map_by;
+    req.oversubscribe = true;
+    if (auto a = alloc::map_onto({alloc::Host{settings_.node, *req.np, std::nullopt}}, req); !a) {
+        status = PMIX_ERR_BAD_PARAM;
+        return a.error;
+    }
+    m.map_by = "slot";
+    return {};
+}
+
+// A rank of a job spanning brokers spawns across the allocation: the coordinator lays the child
+// out and starts its parts; its answer goes to the rank, or a timeout when it does not come.
+void Launcher::spawn_across(const Envelope &env, msg::Spawn &m, const Job &parent) {
+    if (!(m.timeout_s >= 0) || !(m.spawn_timeout_s >= 0))
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "negative timeout");
+    if (m.spawn_timeout_s == 0 || m.spawn_timeout_s > kForever)
+        m.spawn_timeout_s = kSpawnAcrossBound;
+    const std::uint64_t id = next_relay_++;
+    SpawnRelay &relay = spawn_relays_[id];
+    relay.request = env;
+    relay.timer =
+        reactor().after(std::chrono::duration_cast<Reactor::Clock::duration>(
+                            std::chrono::duration<double>(m.spawn_timeout_s + kRelayMargin)),
+                        [this, id] {
+                            auto node = spawn_relays_.extract(id);
+                            if (node.empty()) return;
+                            reply_error(node.mapped().request, PMIX_ERR_TIMEOUT,
+                                        "the job coordinator did not answer the spawn");
+                        });
+    send(remote_address(0, "jobs"), msg::SpawnAcross{std::move(m), parent.env}, id);
+}
+
+void Launcher::spawn_answered(const Envelope &env, msg::LaunchReply &m) {
+    auto node = spawn_relays_.extract(env.id);
+    if (node.empty()) return;  // timed out
+    reactor().cancel(node.mapped().timer);
+    reply(node.mapped().request, m);
+}
+
+void Launcher::spawn_refused(const Envelope &env, msg::ErrorReply &m) {
+    auto node = spawn_relays_.extract(env.id);
+    if (node.empty()) return;
+    reactor().cancel(node.mapped().timer);
+    reply_error(node.mapped().request, m.status, std::move(m.message));
 }
 
 void Launcher::signal_job(const Envelope &env, msg::SignalJob &m) {
@@ -174,6 +249,17 @@ void Launcher::signal_parts(const Envelope &, msg::SignalParts &m) {
     auto it = jobs_.find(m.nspace);
     if (it == jobs_.end() || m.signal <= 0 || m.signal >= NSIG) return;
     signal_tree(it->second, m.signal);
+    // The jobs it spawned across brokers (and theirs) are parts here, not its children.
+    std::set<std::string> tree{m.nspace};
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (auto &[nspace, job] : jobs_)
+            if (!job.coordinator.empty() && tree.contains(job.info.parent.nspace) &&
+                tree.insert(nspace).second) {
+                signal_ranks(job, m.signal);
+                grew = true;
+            }
+    }
 }
 
 // This node's part of a job spanning brokers.
@@ -188,7 +274,14 @@ void Launcher::part(const Envelope &env, msg::JobPart &m) {
     plan.env = std::move(m.env);
     plan.bind_to = std::move(m.bind_to);
     plan.map_by = std::move(m.map_by);
-    plan.personality_ompi = m.personality_ompi;
+    plan.personality_ompi =
+        m.personality_per_app ? std::nullopt : std::optional<bool>(m.personality_ompi);
+    // A spawned job's end is told to its spawner by the spawner's broker alone (events relay it),
+    // not once per broker.
+    if (auto p = jobs_.find(job.info.parent.nspace);
+        p != jobs_.end() &&
+        std::binary_search(p->second.local.begin(), p->second.local.end(), job.info.parent.rank))
+        plan.notify_completion = std::move(m.notify_completion);
     if (shutting_down_ || jobs_.contains(job.info.nspace)) {
         send(job.coordinator,
              msg::PartLaunched{job.info.nspace,

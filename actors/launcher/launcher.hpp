@@ -8,7 +8,8 @@
 // of the first ranks are answered while the last ones are started; the LaunchReply (with every
 // pid) comes once all are spawned, before any Output or ProcExit.
 //
-// Jobs a rank spawns (PMIx_Spawn, msg::Spawn) are children of its job, launched the same way:
+// Jobs a rank spawns (PMIx_Spawn, msg::Spawn) are children of its job, launched the same way
+// (on this node; a job spanning brokers spawns through the coordinator, below):
 // their Output, ProcExit and JobEnded go to the requester of the job at the root of the tree
 // (`zpmix run` prints them), and they end when their parent job ends, as PRRTE ends them. A job
 // is over, and its requester gets its JobEnded, once its ranks and all the jobs it spawned are.
@@ -17,7 +18,10 @@
 // (job_coordinator.hpp): the part starts the ranks of this node the same way, sends their Output
 // and ProcExit to `zpmix run` through the tree, reports to the coordinator (started, failed,
 // over) instead of answering a requester, and forgets the job when the coordinator says it is
-// over everywhere (or terminates its ranks when the job failed elsewhere).
+// over everywhere (or terminates its ranks when the job failed elsewhere). A rank of such a job
+// spawns across the allocation: its Spawn goes to the coordinator (msg::SpawnAcross), whose answer
+// this launcher relays to the rank; the child's parts are jobs of their own here (the
+// coordinator keeps the tree of jobs and ends a child with its parent).
 //
 // Where ranks run is Placement's (placement.hpp), what they are started with
 // rank_environment.hpp's; this actor owns the jobs, their tree and their processes. The tree
@@ -130,6 +134,13 @@ class Launcher : public Actor {
     unsigned next_job_ = 1;
     bool shutting_down_ = false;
     std::function<void()> on_idle_;
+    // Spawns relayed to the coordinator, by the id of the relay: the spawner's request.
+    struct SpawnRelay {
+        Envelope request;
+        Reactor::TimerId timer = 0;
+    };
+    std::map<std::uint64_t, SpawnRelay> spawn_relays_;
+    std::uint64_t next_relay_ = 1;
 
     void launch(const Envelope &env, msg::Launch &m);
     void spawn(const Envelope &env, msg::Spawn &m);
@@ -144,6 +155,14 @@ class Launcher : public Actor {
     void register_cleanup(const Envelope &env, msg::RegisterCleanup &m);
 
     void run_cleanup(CleanupList &list, const std::string &whose);
+
+    void spawn_answered(const Envelope &env, msg::LaunchReply &m);
+    void spawn_refused(const Envelope &env, msg::ErrorReply &m);
+
+    // A Spawn from a rank of a part: to the coordinator, bounded.
+    void spawn_across(const Envelope &env, msg::Spawn &m, const Job &parent);
+    // A Spawn onto this node alone: every host it names must be this one.
+    std::string check_local_spawn(msg::Spawn &m, std::int32_t &status) const;
 
     void start(const Envelope &env, Job job, Plan plan);
     // Places, registers and starts spawning this node's ranks of a job whose info (nodes, ranks)

@@ -73,13 +73,17 @@ struct Launch {
 // `zpmix run` -> the root broker's job coordinator (`jobs`): a job whose ranks span the brokers
 // of a tree. `nodes` are the job's nodes (node id = index), each served by a broker of the tree;
 // node_of_rank[r] is rank r's node. Answered like a Launch (LaunchReply, streamed Output and
-// ProcExit, a final JobEnded), or an ErrorReply.
+// ProcExit, a final JobEnded), or an ErrorReply. slots[n] is node n's slots in the allocation
+// (absent: as many as the job's ranks there) and oversubscribe whether more may run there: the
+// jobs its ranks spawn are mapped onto what is left.
 struct LaunchAcross {
     static constexpr const char *type = "job.launch_across";
     Launch launch;
     std::vector<std::string> nodes;
     std::vector<std::uint32_t> node_of_rank;
-    ZPMIX_MSG_MAP(launch, nodes, node_of_rank);
+    std::vector<std::uint32_t> slots = {};
+    bool oversubscribe = false;
+    ZPMIX_MSG_MAP(launch, nodes, node_of_rank, slots, oversubscribe);
 };
 
 // One application of a spawned job (a pmix_app_t): a program and how many ranks run it. A job's
@@ -110,13 +114,25 @@ struct Spawn {
     double spawn_timeout_s = 0;      // PMIX_TIMEOUT, PMIX_SPAWN_TIMEOUT: every rank started by then
     double timeout_s = 0;            // PMIX_JOB_TIMEOUT: the job's time limit; 0: none
     std::string bind_to = "none";    // PMIX_BINDTO, as Launch
-    std::string map_by = "slot";     // PMIX_MAPBY, as Launch
-    ZPMIX_MSG_MAP(parent, apps, env, notify_completion, spawn_timeout_s, timeout_s, bind_to,
-                  map_by);
+    std::string map_by = "slot";     // PMIX_MAPBY, PMIX_PPR: slot | core | node | ppr:N:node
+    std::vector<std::string> hosts = {};      // PMIX_HOST, PMIX_HOSTFILE: only these hosts
+    std::vector<std::string> add_hosts = {};  // PMIX_ADD_HOST, PMIX_ADD_HOSTFILE
+    ZPMIX_MSG_MAP(parent, apps, env, notify_completion, spawn_timeout_s, timeout_s, bind_to, map_by,
+                  hosts, add_hosts);
 };
 inline const Proc *acting_proc(const Spawn &m) {
     return &m.parent;
 }
+
+// A part's launcher -> the root's coordinator: a Spawn whose parent job spans the brokers, laid out
+// over the allocation's nodes and started there as parts. `env` is what the parent's ranks were
+// given. Answered as the Spawn is (LaunchReply once every part started, or an ErrorReply).
+struct SpawnAcross {
+    static constexpr const char *type = "job.spawn_across";
+    Spawn spawn;
+    std::vector<std::string> env;
+    ZPMIX_MSG_MAP(spawn, env);
+};
 
 struct LaunchReply {
     static constexpr const char *type = "job.launched";
@@ -170,7 +186,12 @@ struct JobPart {
     bool personality_ompi = false;
     std::string secret;
     std::string requester;
-    ZPMIX_MSG_MAP(job, apps, env, bind_to, map_by, personality_ompi, secret, requester);
+    // A spawned job's: the personality is each app's own (whether it links libmpi), and who gets
+    // PMIX_EVENT_JOB_END (the spawner's broker tells it).
+    bool personality_per_app = false;
+    std::vector<Proc> notify_completion = {};
+    ZPMIX_MSG_MAP(job, apps, env, bind_to, map_by, personality_ompi, secret, requester,
+                  personality_per_app, notify_completion);
 };
 // launcher -> coordinator: the part's ranks are spawned (pids, by rank), or it failed (status,
 // message; nothing of it is left).

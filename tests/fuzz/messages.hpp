@@ -32,7 +32,7 @@ using Messages =
                m::Lookup, m::LookupReply, m::Unpublish, m::MonitorRequest, m::MonitorBeat, m::Hello,
                m::Welcome, m::SessionOpen, m::TreeLost, m::TreeHello, m::TreeWelcome, m::TreeBeat,
                m::TreeStop, m::TreeHop, m::TreeOnline, m::TreeMembers, m::LaunchAcross, m::JobPart,
-               m::PartLaunched, m::PartStatus, m::EndPart, m::SignalParts>;
+               m::PartLaunched, m::PartStatus, m::EndPart, m::SignalParts, m::SpawnAcross>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
 static_assert(std::tuple_size_v<Messages> == ZPMIX_MESSAGE_TYPES,
               "a message type of actors/protocol/*.hpp is missing from the list");

@@ -361,3 +361,23 @@ BOOST_AUTO_TEST_CASE(this_host) {
     BOOST_TEST(!is_this_host("10.0.0.2", "10.0.0.1"));
     BOOST_TEST(!is_this_host("", "vm"));
 }
+
+// What a spawned job gets: the hosts with what is left of their slots (0 where none is).
+BOOST_AUTO_TEST_CASE(map_onto_what_is_left) {
+    Request r;
+    r.np = 3;
+    auto a = map_onto({{"n1", 0, {}}, {"n2", 2, {}}, {"n3", 1, {}}}, r);
+    BOOST_REQUIRE_MESSAGE(a, a.error);
+    BOOST_TEST(rank_hosts(a.value) == (std::vector<std::string>{"n2", "n2", "n3"}),
+               boost::test_tools::per_element());
+    r.np = 4;
+    a = map_onto({{"n1", 0, {}}, {"n2", 2, {}}, {"n3", 1, {}}}, r);
+    BOOST_TEST(!a);
+    BOOST_TEST(contains(a.error, "oversubscribe"), a.error);
+    r.oversubscribe = true;
+    r.map_by = "node";
+    a = map_onto({{"n1", 0, {}}, {"n2", 1, {}}}, r);
+    BOOST_REQUIRE_MESSAGE(a, a.error);
+    BOOST_TEST(rank_hosts(a.value) == (std::vector<std::string>{"n2", "n1", "n2", "n1"}),
+               boost::test_tools::per_element());
+}

@@ -230,7 +230,7 @@ BOOST_AUTO_TEST_CASE(spawns_that_must_fail) {
         {"maxprocs0", "PMIX_ERR_BAD_PARAM"},
         {"badwdir", "PMIX_ERR_JOB_WDIR_NOT_FOUND"},
         {"required", "PMIX_ERR_NOT_SUPPORTED"},
-        {"otherhost", "PMIX_ERR_NOT_SUPPORTED"},
+        {"otherhost", "PMIX_ERR_BAD_PARAM"},
         {"badtype", "PMIX_ERR_BAD_PARAM"},
         {"optional", "PMIX_SUCCESS"},  // an optional directive nobody knows is ignored
         {"nb-nocallback", "PMIX_ERR_BAD_PARAM"},

@@ -1382,8 +1382,156 @@ static void scenario_cleanup(void) {
     kill(getpid(), SIGKILL);
 }
 
+/* ------------------------------------------------------------------ PMIx_Spawn across nodes */
+
+static pthread_mutex_t end_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t end_cv = PTHREAD_COND_INITIALIZER;
+static int end_seen, end_code = -1;
+static char end_ns[PMIX_MAX_NSLEN + 1];
+static void on_job_end(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                       pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                       pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)status, (void)source, (void)results, (void)nresults;
+    pthread_mutex_lock(&end_mu);
+    for (size_t i = 0; i < ninfo; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EXIT_CODE)) end_code = info[i].value.data.integer;
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC))
+            PMIX_LOAD_NSPACE(end_ns, info[i].value.data.proc->nspace);
+    }
+    ++end_seen;
+    pthread_cond_broadcast(&end_cv);
+    pthread_mutex_unlock(&end_mu);
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* Rank 0 spawns `np` ranks of `wireup_prog spawned <its nspace> <exit>` (ranks exit with `exit`;
+ * "sleep" instead: they wait to be terminated, and rank 0 leaves once they are up), restricted to
+ * `host` when given ("-" for none). Before, spawns that must fail: a host outside the allocation,
+ * a program that does not exist (on `host` alone when given). With PMIX_NOTIFY_COMPLETION, rank 0
+ * waits for the child's PMIX_EVENT_JOB_END and checks its exit code. */
+static void scenario_spawn_across(int argc, char **argv) {
+    if (argc < 4) {
+        NOTE("usage: spawn_across NP EXIT|sleep [HOST]\n");
+        ++failures;
+        return;
+    }
+    const int np = atoi(argv[2]);
+    const char *exit_with = argv[3];
+    const char *host = argc > 4 && strcmp(argv[4], "-") != 0 ? argv[4] : NULL;
+    const int sleeper = !strcmp(exit_with, "sleep");
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);
+    if (me.rank != 0) return;
+    pmix_status_t code = PMIX_EVENT_JOB_END;
+    CHECK(PMIx_Register_event_handler(&code, 1, NULL, 0, on_job_end, NULL, NULL) >= 0);
+
+    char self[4096] = {0};
+    CHECK(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
+    pmix_app_t app;
+    PMIX_APP_CONSTRUCT(&app);
+    app.cmd = strdup(self);
+    app.argv = calloc(5, sizeof(char *));
+    app.argv[0] = strdup(self);
+    app.argv[1] = strdup("spawned");
+    app.argv[2] = strdup(me.nspace);
+    app.argv[3] = strdup(exit_with);
+    app.maxprocs = np;
+    pmix_info_t info[3];
+    bool yes = true;
+    size_t ninfo = 0;
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_HOST, "no-such-node.invalid", PMIX_STRING);
+    CHECK_RC(PMIx_Spawn(info, 1, &app, 1, NULL), PMIX_ERR_BAD_PARAM);
+    PMIX_INFO_DESTRUCT(&info[ninfo]);
+
+    if (host) PMIX_INFO_LOAD(&info[ninfo++], PMIX_HOST, host, PMIX_STRING);
+    free(app.cmd);
+    app.cmd = strdup("/no/such/program-zpmix");
+    CHECK_RC(PMIx_Spawn(info, ninfo, &app, 1, NULL), PMIX_ERR_JOB_EXE_NOT_FOUND);
+    free(app.cmd);
+    app.cmd = strdup(self);
+
+    if (!sleeper) PMIX_INFO_LOAD(&info[ninfo++], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+    pmix_nspace_t child;
+    CHECK_RC(PMIx_Spawn(info, ninfo, &app, 1, child), PMIX_SUCCESS);
+    for (size_t i = 0; i < ninfo; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+    PMIX_APP_DESTRUCT(&app);
+    printf("spawned %s\n", child);
+    fflush(stdout);
+    if (sleeper) {
+        /* Leaves once every child rank is up (it said so in its data: a Get of another job's
+         * rank's key that is not there yet fails at once, so it asks again, for 30 s at most). */
+        struct timespec until, pause = {0, 10 * 1000 * 1000};
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += 30;
+        for (int r = 0; r < np; ++r) {
+            pmix_proc_t p;
+            pmix_value_t *up = NULL;
+            PMIX_LOAD_PROCID(&p, child, (pmix_rank_t)r);
+            pmix_status_t rc;
+            struct timespec now;
+            while ((rc = PMIx_Get(&p, "child.up", NULL, 0, &up)) == PMIX_ERR_NOT_FOUND &&
+                   (clock_gettime(CLOCK_MONOTONIC, &now), now.tv_sec < until.tv_sec))
+                nanosleep(&pause, NULL);
+            CHECK_RC(rc, PMIX_SUCCESS);
+            if (up) PMIX_VALUE_RELEASE(up);
+        }
+        return;
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 60;
+    pthread_mutex_lock(&end_mu);
+    while (end_seen == 0 && pthread_cond_timedwait(&end_cv, &end_mu, &until) == 0) {
+    }
+    CHECK(end_seen == 1);
+    CHECK(strcmp(end_ns, child) == 0);
+    if (end_code != atoi(exit_with)) NOTE("rank 0: the child ended with %d\n", end_code);
+    CHECK(end_code == atoi(exit_with));
+    pthread_mutex_unlock(&end_mu);
+}
+
+/* A rank of a job `spawn_across` spawned: its parent, its node in the job information, a
+ * collecting fence over the child's nodes; prints "child R of N on HOST node ID of NODES", then
+ * exits with `exit` (or waits to be terminated: "sleep"). */
+static int scenario_spawned(int argc, char **argv) {
+    const uint32_t W = PMIX_RANK_WILDCARD;
+    if (argc < 4) {
+        NOTE("usage: spawned PARENT_NSPACE EXIT|sleep\n");
+        ++failures;
+        return 1;
+    }
+    pmix_value_t *parent = job_get(W, PMIX_PARENT_ID, PMIX_PROC);
+    if (parent) {
+        CHECK(strcmp(parent->data.proc->nspace, argv[2]) == 0 && parent->data.proc->rank == 0);
+        PMIX_VALUE_RELEASE(parent);
+    }
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    JOB_CHECK(me.rank, PMIX_HOSTNAME, PMIX_STRING, strcmp(v->data.string, host) == 0);
+    uint32_t nodes = 0, node = 0;
+    JOB_CHECK(W, PMIX_NUM_NODES, PMIX_UINT32, (nodes = v->data.uint32) > 0);
+    JOB_CHECK(me.rank, PMIX_NODEID, PMIX_UINT32, (node = v->data.uint32) < nodes);
+    put_u32(PMIX_GLOBAL, "child.x", 50 + me.rank);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    fence_with(NULL, 0, 1, PMIX_SUCCESS);
+    for (uint32_t r = 0; r < size; ++r) {
+        pmix_proc_t p;
+        uint32_t x = 0;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        CHECK_RC(scoped_get(&p, "child.x", PMIX_SCOPE_UNDEF, &x), PMIX_SUCCESS);
+        CHECK(x == 50 + r);
+    }
+    printf("child %u of %u on %s node %u of %u\n", me.rank, size, host, node, nodes);
+    fflush(stdout);
+    put_u32(PMIX_GLOBAL, "child.up", 1);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    if (!strcmp(argv[3], "sleep"))
+        for (int i = 0; i < 600; ++i) sleep(1); /* terminated with its parent job */
+    return atoi(argv[3]);
+}
+
 int main(int argc, char **argv) {
     const char *what = argc > 1 ? argv[1] : "types";
+    int exit_with = 0;
     pmix_value_t *v = NULL;
     if (!strcmp(what, "forge") && getenv("PMIX_RANK") && !strcmp(getenv("PMIX_RANK"), "0")) {
         /* Claim to be rank 1: the broker knows this process is rank 0, and refuses it. */
@@ -1457,6 +1605,10 @@ int main(int argc, char **argv) {
         scenario_cards();
     else if (!strcmp(what, "cleanup"))
         scenario_cleanup();
+    else if (!strcmp(what, "spawn_across"))
+        scenario_spawn_across(argc, argv);
+    else if (!strcmp(what, "spawned"))
+        exit_with = scenario_spawned(argc, argv);
     else {
         fprintf(stderr, "unknown scenario %s\n", what);
         ++failures;
@@ -1467,5 +1619,5 @@ int main(int argc, char **argv) {
         printf("rank %u: %s ok\n", me.rank, what);
     else
         fputs(report, stderr);
-    return failures == 0 ? 0 : 1;
+    return failures == 0 ? exit_with : 1;
 }

@@ -6,10 +6,11 @@
 // Directives (job_info, and each app's info for those marked "app"): PMIX_TIMEOUT and
 // PMIX_SPAWN_TIMEOUT (every rank started within), PMIX_JOB_TIMEOUT (the job's time limit),
 // PMIX_NOTIFY_COMPLETION, PMIX_SETUP_APP_ENVARS (the caller's environment for the apps),
-// PMIX_BINDTO (none, core, package), PMIX_MAPBY (slot, core), and, also per app, PMIX_WDIR,
-// PMIX_SET_SESSION_CWD, PMIX_PREFIX, PMIX_SET_ENVAR, PMIX_HOST and PMIX_HOSTFILE (this node is
-// the only one: naming another is refused when required). Any other directive is ignored, or
-// refused with PMIX_ERR_NOT_SUPPORTED when marked required.
+// PMIX_BINDTO (none, core, package), PMIX_MAPBY (slot, core, node, ppr:N:node), PMIX_PPR (N:node),
+// and, also per app, PMIX_WDIR, PMIX_SET_SESSION_CWD, PMIX_PREFIX, PMIX_SET_ENVAR, PMIX_HOST,
+// PMIX_HOSTFILE, PMIX_ADD_HOST and PMIX_ADD_HOSTFILE (the hosts restrict the whole job; the
+// launcher refuses a host outside the allocation). Any other directive is ignored, or refused with
+// PMIX_ERR_NOT_SUPPORTED when marked required.
 #include "attached_client.hpp"
 
 #include <unistd.h>
@@ -59,24 +60,16 @@ std::string lower(std::string s) {
     return s;
 }
 
-// Whether a host named in PMIX_HOST or a hostfile is this node (the broker's: ipc is local).
-bool is_this_node(const std::string &host) {
-    char buf[256] = {};
-    ::gethostname(buf, sizeof buf - 1);
-    const std::string me = buf;
-    return host == me || host == me.substr(0, me.find('.')) || host == "localhost" ||
-           host == "127.0.0.1";
-}
-
-// PMIX_HOST: a comma-separated list. PMIX_HOSTFILE: one host per line (first word; '#' comments).
+// PMIX_HOST: a comma-separated list (a host's ":N" slots are the allocation's business, not the
+// job's). PMIX_HOSTFILE: one host per line (first word; '#' comments).
 std::optional<std::vector<std::string>> hosts_of(const pmix_info_t &i) {
     auto s = string_of(i.value);
     if (!s) return std::nullopt;
     std::vector<std::string> hosts;
-    if (is(i, PMIX_HOST)) {
+    if (is(i, PMIX_HOST) || is(i, PMIX_ADD_HOST)) {
         std::stringstream in(*s);
         for (std::string h; std::getline(in, h, ',');)
-            if (!h.empty()) hosts.push_back(h);
+            if (h = h.substr(0, h.find(':')); !h.empty()) hosts.push_back(h);
         return hosts;
     }
     std::ifstream in(*s);
@@ -122,13 +115,14 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
         m.notify_completion = PMIX_INFO_TRUE(&i);
     } else if (job && is(i, PMIX_SETUP_APP_ENVARS)) {
         harvest = PMIX_INFO_TRUE(&i);
-    } else if (job && (is(i, PMIX_BINDTO) || is(i, PMIX_MAPBY))) {
+    } else if (job && (is(i, PMIX_BINDTO) || is(i, PMIX_MAPBY) || is(i, PMIX_PPR))) {
         auto s = string_of(v);
         if (!s) return PMIX_ERR_BAD_PARAM;
-        const std::string policy = lower(*s);
+        const std::string policy = is(i, PMIX_PPR) ? "ppr:" + lower(*s) : lower(*s);
         const bool bind = is(i, PMIX_BINDTO);
         const bool known = bind ? policy == "none" || policy == "core" || policy == "package"
-                                : policy == "slot" || policy == "core";
+                                : policy == "slot" || policy == "core" || policy == "node" ||
+                                      policy.starts_with("ppr:");
         if (known)
             (bind ? m.bind_to : m.map_by) = policy;
         else if (PMIX_INFO_IS_REQUIRED(&i))
@@ -152,13 +146,13 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
         std::string kv =
             std::string(v.data.envar.envar) + "=" + (v.data.envar.value ? v.data.envar.value : "");
         (job ? m.env : app->env).push_back(std::move(kv));
-    } else if (is(i, PMIX_HOST) || is(i, PMIX_HOSTFILE)) {
-        // Ranks run on this node whatever is asked: only a required placement elsewhere fails.
-        if (!PMIX_INFO_IS_REQUIRED(&i)) return PMIX_SUCCESS;
+    } else if (is(i, PMIX_HOST) || is(i, PMIX_HOSTFILE) || is(i, PMIX_ADD_HOST) ||
+               is(i, PMIX_ADD_HOSTFILE)) {
         auto hosts = hosts_of(i);
         if (!hosts) return PMIX_ERR_BAD_PARAM;
-        for (const auto &h : *hosts)
-            if (!is_this_node(h)) return PMIX_ERR_NOT_SUPPORTED;
+        auto &into = is(i, PMIX_HOST) || is(i, PMIX_HOSTFILE) ? m.hosts : m.add_hosts;
+        for (auto &h : *hosts)
+            if (std::find(into.begin(), into.end(), h) == into.end()) into.push_back(std::move(h));
     } else if (PMIX_INFO_IS_REQUIRED(&i)) {
         return PMIX_ERR_NOT_SUPPORTED;
     }
