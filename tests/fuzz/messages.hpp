@@ -30,7 +30,7 @@ using Messages =
                m::SignalledRanks, m::CheckpointCompleted, m::Log, m::Commit, m::ModexGet,
                m::ModexData, m::ModexCollect, m::ModexCollected, m::Publish, m::Lookup,
                m::LookupReply, m::Unpublish, m::MonitorRequest, m::MonitorBeat, m::Hello,
-               m::Welcome, m::SessionOpen, m::TreeLost, m::TreeHello, m::TreeWelcome, m::TreeBeat,
+               m::Welcome, m::SessionOpen, m::TreeLost, m::TreeLostElsewhere, m::TreeHello, m::TreeWelcome, m::TreeBeat,
                m::TreeStop, m::TreeHop, m::TreeOnline, m::TreeMembers, m::LaunchAcross, m::JobPart,
                m::PartLaunched, m::PartStatus, m::EndPart, m::SignalParts>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
