@@ -72,27 +72,37 @@ bound_ok() {  # bound_ok WHAT MS LIMIT_MS
 }
 
 # --- a node's broker killed while its ranks sleep and the others wait on them ---------------------
-FAULT_VICTIM=$b start_run -x FAULT_VICTIM -H "$a:2,$b:2" "$prog"
-wait_lines "$work/out" '^up$' 2 30 && wait_lines "$work/out" '^victim up$' 2 30
-check "lost broker: every rank up" yes "$([ "$(grep -c 'up$' "$work/out")" = 4 ] && echo yes || cat "$work/out" "$work/err")"
-bpid=$(broker_on "$b")
-t0=$(now_ms)
-kill -KILL "$bpid"
-wait_run
-check "lost broker: zpmix run fails" yes "$([ $status -ne 0 ] && [ $status -lt 124 ] && echo yes || echo "status $status")"
-check "lost broker: names the node" yes "$(grep -q "broker on $b was lost" "$work/err" && echo yes || cat "$work/err")"
-bound_ok "lost broker: zpmix run ends" "$took" $((lost_after_ms + 5000))
-out=$(cat "$work/out")
-for r in 0 1; do
-    check "lost broker: rank $r gets NODE_DOWN for ranks 2,3" 1 "$(grep -c "^rank $r event PMIX_EVENT_NODE_DOWN 2,3$" <<<"$out")"
-    for v in 2 3; do
-        check "lost broker: rank $r gets PROC_TERM_WO_SYNC for rank $v" 1 "$(grep -c "^rank $r event PMIX_ERR_PROC_TERM_WO_SYNC $v$" <<<"$out")"
-        check "lost broker: rank $r gets PROC_TERMINATED for rank $v" 1 "$(grep -c "^rank $r event PMIX_EVENT_PROC_TERMINATED $v$" <<<"$out")"
+# radix 2: the root notices (both nodes' brokers are its children); radix 1, a chain root-a-b: a
+# notices and tells the others (the root's coordinator, which ends the job).
+lost_broker() {
+    local radix=$1 w="radix $1: lost broker"
+    printf 'radix = %d\n' "$radix" >>"$work/conf"
+    FAULT_VICTIM=$b start_run -x FAULT_VICTIM -H "$a:2,$b:2" "$prog"
+    wait_lines "$work/out" '^up$' 2 30 && wait_lines "$work/out" '^victim up$' 2 30
+    check "$w: every rank up" yes "$([ "$(grep -c 'up$' "$work/out")" = 4 ] && echo yes || cat "$work/out" "$work/err")"
+    bpid=$(broker_on "$b")
+    t0=$(now_ms)
+    kill -KILL "$bpid"
+    wait_run
+    check "$w: zpmix run fails" yes "$([ $status -ne 0 ] && [ $status -lt 124 ] && echo yes || echo "status $status")"
+    [ "$radix" = 1 ] && check "$w: told through the tree" yes "$(grep -q "lost elsewhere in the tree" "$work/err" && echo yes || cat "$work/err")"
+    check "$w: names the node" yes "$(grep -q "broker on $b was lost" "$work/err" && echo yes || cat "$work/err")"
+    bound_ok "$w: zpmix run ends" "$took" $((lost_after_ms + 5000))
+    out=$(cat "$work/out")
+    for r in 0 1; do
+        check "$w: rank $r gets NODE_DOWN for ranks 2,3" 1 "$(grep -c "^rank $r event PMIX_EVENT_NODE_DOWN 2,3$" <<<"$out")"
+        for v in 2 3; do
+            check "$w: rank $r gets PROC_TERM_WO_SYNC for rank $v" 1 "$(grep -c "^rank $r event PMIX_ERR_PROC_TERM_WO_SYNC $v$" <<<"$out")"
+            check "$w: rank $r gets PROC_TERMINATED for rank $v" 1 "$(grep -c "^rank $r event PMIX_EVENT_PROC_TERMINATED $v$" <<<"$out")"
+        done
     done
-done
-check "lost broker: the fence fails" yes "$(grep -Eq '^rank 0 fence PMIX_ERR_(UNREACH|PROC_TERM_WO_SYNC)$' <<<"$out" && echo yes || echo "$out")"
-check "lost broker: the Get fails" yes "$(grep -Eq '^rank 1 get PMIX_ERR_(UNREACH|NOT_FOUND)$' <<<"$out" && echo yes || echo "$out")"
-nothing_left "lost broker"
+    check "$w: the fence fails" yes "$(grep -Eq '^rank 0 fence PMIX_ERR_(UNREACH|PROC_TERM_WO_SYNC)$' <<<"$out" && echo yes || echo "$out")"
+    check "$w: the Get fails" yes "$(grep -Eq '^rank 1 get PMIX_ERR_(UNREACH|NOT_FOUND)$' <<<"$out" && echo yes || echo "$out")"
+    nothing_left "$w"
+    sed -i '/^radix/d' "$work/conf"
+}
+lost_broker 2
+lost_broker 1
 
 # --- a remote rank killed: the job ends with its status --------------------------------------------
 start_run -H "$a:1,$b:1" sh -c 'echo up $(hostname) $$; exec sleep 60'
