@@ -42,13 +42,14 @@ none_alive() {
 # ends, not only the ranks.
 ranks='sleep 60 & echo up $$ $!; wait'
 ups() { grep -c '^up ' "$work/out" 2>/dev/null; }
+two_up() { [ "$(ups)" = 2 ]; }
 rank_pids() { sed -n 's/^up //p' "$work/out" | tr ' ' '\n'; }
 
 # --- the broker inside zpmix run ---------------------------------------------------------------
 "$zpmix" run -n 2 sh -c "$ranks" >"$work/out" 2>"$work/err" &
 pid=$!
 pids+=("$pid")
-until_true 30 test "$(ups)" = 2
+until_true 30 two_up
 check "embedded: ranks up" 2 "$(ups)"
 procs=$(rank_pids)
 watchdog=$(ps -o pid= --ppid "$pid" | while read -r p; do
@@ -76,7 +77,7 @@ until_true 30 test -S "$dir/broker.sock"
 "$zpmix" run --broker "ipc://$dir/broker.sock" -n 2 sh -c "$ranks" >"$work/out" 2>"$work/err" &
 rpid=$!
 pids+=("$rpid")
-until_true 30 test "$(ups)" = 2
+until_true 30 two_up
 check "standalone: ranks up" 2 "$(ups)"
 procs=$(rank_pids)
 pids+=($procs)
