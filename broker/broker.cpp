@@ -111,6 +111,13 @@ Broker::Broker(Config config)
         if (run_dir_.size() > 1 && run_dir_.back() == '/') run_dir_.pop_back();
     }
     make_private_dir(run_dir_);
+    if (private_run_dir_)
+        watchdog_ = std::make_unique<Watchdog>(std::vector<std::string>{run_dir_}, std::string());
+    else  // a configured directory: only what this broker made in it
+        watchdog_ = std::make_unique<Watchdog>(
+            std::vector<std::string>{run_dir_ + "/session", run_dir_ + "/broker.sock",
+                                     run_dir_ + "/events.sock", rendezvous_path(run_dir_)},
+            run_dir_);
     name_ = hostname() + ":" + std::to_string(::getpid());
     uri_ = "ipc://" + run_dir_ + "/broker.sock";
     events_uri_ = "ipc://" + run_dir_ + "/events.sock";
@@ -151,7 +158,8 @@ void Broker::add_standard_actors() {
     launcher_ =
         &add_actor_on<Launcher>(launcher_reactor_,
                                 Launcher::Settings{run_dir_, uri_, node_, config_.kill_grace_ms,
-                                                   config_.client_write_timeout_ms},
+                                                   config_.client_write_timeout_ms,
+                                                   watchdog_.get()},
                                 brokers_);
     add_actor<JobCoordinator>(brokers_);
     add_actor<ModexStore>(namespaces_, brokers_, std::chrono::milliseconds(config_.get_timeout_ms));
@@ -210,6 +218,8 @@ void Broker::start() {
         log_->info("reclaiming {}: its broker (pid {}) is gone", run_dir_, old->pid);
         ::unlink(rdv.c_str());
     }
+    if (auto err = watchdog_->start(); !err.empty())
+        log_->warn("no watchdog: if this broker dies, its ranks and {} stay: {}", run_dir_, err);
 
     if (config_.handle_signals) {
         // Blocked before the first socket exists, so ZeroMQ's I/O threads inherit the mask and
@@ -347,6 +357,7 @@ void Broker::cleanup() {
         fs::remove_all(run_dir_, ec);
     else
         fs::remove(run_dir_, ec);  // only when empty: it may be shared with embedded brokers
+    watchdog_->quit();  // last: a broker that dies while stopping still leaves nothing
     if (started_) log_->info("broker {} stopped", name_);
 }
 

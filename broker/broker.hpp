@@ -19,6 +19,7 @@
 
 #include <zmq.hpp>
 
+#include "actors/launcher/watchdog.hpp"
 #include "actors/runtime/actor.hpp"
 #include "actors/runtime/broker_map.hpp"
 #include "actors/runtime/namespace_table.hpp"
@@ -115,6 +116,8 @@ class Broker {
     Dispatcher *dispatcher_ = nullptr;  // every peer's message enters through it
     Launcher *launcher_ = nullptr;
     tree::TreeLink *link_ = nullptr;  // with a tree only
+    // Ends the jobs' processes and removes the run directory's files if this process dies.
+    std::unique_ptr<Watchdog> watchdog_;
 
     std::unique_ptr<ZmtpListener> router_, xpub_;  // ipc: <run_dir>/broker.sock, events.sock
     zmq::context_t ctx_;

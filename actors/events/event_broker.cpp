@@ -45,6 +45,7 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, const NamespaceTable &names
     on(&EventBroker::namespace_ended, Access::internal);
     on(&EventBroker::abort_job, Access::internal);
     on(&EventBroker::relayed, Access::internal);
+    on(&EventBroker::tree_lost, Access::internal);
     xpub_.on_subscription([this](bool on, std::string_view topic) { on_subscription(on, topic); });
 }
 
@@ -188,16 +189,25 @@ void EventBroker::proc_ended(const Envelope &, msg::ProcEnded &m) {
     ev.affected = {proc};
     ev.timestamp = now_s();
     // Events of a job go to the job's namespace stream, whoever their source is.
+    // A rank lost with its node is reported by every broker to its own subscribers.
+    const bool lost = !m.lost_with.empty();
     auto publish_job = [&](std::int32_t code, std::string text, bool non_default = false) {
         msg::Event e = ev;
         e.status = code;
         e.text = std::move(text);
         e.non_default = non_default;
-        e.info =
-            InfoBlob().add_int(PMIX_EXIT_CODE, m.signal ? 128 + m.signal : m.exit_code).bytes();
-        publish_on(msg::topic::nspace(m.nspace), std::move(e), true);
+        InfoBlob info;
+        if (lost)
+            info.add_string(PMIX_HOSTNAME, m.lost_with);
+        else
+            info.add_int(PMIX_EXIT_CODE, m.signal ? 128 + m.signal : m.exit_code);
+        e.info = info.bytes();
+        publish_on(msg::topic::nspace(m.nspace), std::move(e), true, !lost);
     };
-    if (m.signal != 0) {
+    if (lost) {
+        publish_job(PMIX_ERR_PROC_TERM_WO_SYNC,
+                    fmt::format("{}:{} was lost with node {}", m.nspace, m.rank, m.lost_with));
+    } else if (m.signal != 0) {
         publish_job(PMIX_ERR_PROC_ABORTED_BY_SIG,
                     fmt::format("{}:{} killed by signal {}", m.nspace, m.rank, m.signal));
     } else if (m.exit_code != 0) {
@@ -208,6 +218,29 @@ void EventBroker::proc_ended(const Envelope &, msg::ProcEnded &m) {
     // handler aborts the process on any event it is given).
     publish_job(PMIX_EVENT_PROC_TERMINATED, fmt::format("{}:{} terminated", m.nspace, m.rank),
                 true);
+}
+
+// PMIX_EVENT_NODE_DOWN for each job with ranks on a lost broker's node, to this broker's
+// subscribers (every broker hears of the loss), the node's ranks affected; each rank's own end
+// follows (the registry's ProcEnded).
+void EventBroker::tree_lost(const Envelope &, msg::TreeLost &m) {
+    if (m.parent) return;
+    const auto snapshot = namespaces_.snapshot();
+    for (const auto &node : m.nodes)
+        for (const auto &[nspace, rec] : *snapshot) {
+            msg::Event ev;
+            for (const auto &p : rec->job->procs)
+                if (p.hostname == node) ev.affected.push_back({nspace, p.rank});
+            if (ev.affected.empty()) continue;
+            ev.source = opts_.self;
+            ev.range = static_cast<std::uint8_t>(msg::Range::nspace);
+            ev.timestamp = now_s();
+            ev.status = PMIX_EVENT_NODE_DOWN;
+            ev.text = fmt::format("node {} was lost, with {} rank(s) of {}", node,
+                                  ev.affected.size(), nspace);
+            ev.info = InfoBlob().add_string(PMIX_HOSTNAME, node).bytes();
+            publish_on(msg::topic::nspace(nspace), std::move(ev), true, false);
+        }
 }
 
 // The launcher's word that a job is over: PMIX_EVENT_JOB_END on each watcher's own stream, with

@@ -10,7 +10,8 @@
 // Across nodes: every event published here for more than this node is relayed to the other
 // brokers (ev.relay), which publish it on the same topic to their own subscribers.
 // Runtime events: a process's end (the registry's ProcEnded) becomes PMIX_EVENT_PROC_TERMINATED,
-// plus an error code when abnormal, for the rest of its job; the end of a job (the registry's
+// plus an error code when abnormal, for the rest of its job (a rank lost with its node's broker:
+// PMIX_EVENT_NODE_DOWN for the node's ranks, then PMIX_ERR_PROC_TERM_WO_SYNC for each); the end of a job (the registry's
 // NamespaceEnded), PMIX_EVENT_JOB_END for whoever asked: a NotifyCompletion, or the spawner of a
 // job started with PMIX_NOTIFY_COMPLETION.
 // An event of a job's stream stays cached until each of the job's local ranks still running
@@ -27,6 +28,7 @@
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
+#include "actors/protocol/tree.hpp"
 #include "actors/runtime/actor.hpp"
 #include "actors/runtime/broker_map.hpp"
 #include "actors/runtime/namespace_table.hpp"
@@ -80,6 +82,7 @@ class EventBroker : public Actor {
     void ack(const Envelope &env, msg::EventAck &m);
     void notify_completion(const Envelope &env, msg::NotifyCompletion &m);
     void proc_ended(const Envelope &env, msg::ProcEnded &m);
+    void tree_lost(const Envelope &env, msg::TreeLost &m);
     void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);
     void abort_job(const Envelope &env, msg::AbortJob &m);
     void relayed(const Envelope &env, msg::EventRelay &m);

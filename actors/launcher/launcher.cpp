@@ -667,7 +667,12 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     ::fcntl(r.out, F_SETFL, O_NONBLOCK);  // the reactor reads what is there, never waits
     ::fcntl(r.err, F_SETFL, O_NONBLOCK);
     if (!error.empty()) return error;
-    if (job.pgid == 0) job.pgid = pid;
+    if (job.pgid == 0) {
+        job.pgid = pid;
+        job.guarded = settings_.watchdog && settings_.watchdog->guard(pid);
+        if (settings_.watchdog && !job.guarded)
+            log().warn("{}: the watchdog cannot guard its ranks", job.info.nspace);
+    }
     r.pid = pid;
     r.pidfd = pidfd_open(pid);
     job.info.procs[i].pid = pid;
@@ -720,6 +725,7 @@ void Launcher::abandon_launch(const std::string &nspace, int status, const std::
             ::close(fd);
         }
     }
+    if (std::exchange(job.guarded, false)) settings_.watchdog->release(job.pgid);
     if (job.kill_timer) reactor().cancel(job.kill_timer);
     if (job.time_limit) reactor().cancel(job.time_limit);
     if (job.spawning->deadline) reactor().cancel(job.spawning->deadline);
@@ -869,6 +875,7 @@ void Launcher::finish(const std::string &nspace) {
     }
     // What the ranks left running in the job's process group does not outlive the job.
     if (job.pgid > 0) ::kill(-job.pgid, SIGKILL);
+    if (std::exchange(job.guarded, false)) settings_.watchdog->release(job.pgid);
     for (std::size_t i = 0; i < job.ranks.size(); ++i) {
         Rank &r = job.ranks[i];
         for (int which : {1, 2}) {

@@ -40,6 +40,7 @@
 #include "actors/launcher/cleanup.hpp"
 #include "actors/launcher/placement.hpp"
 #include "actors/launcher/rank_environment.hpp"
+#include "actors/launcher/watchdog.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/runtime/actor.hpp"
@@ -55,6 +56,7 @@ class Launcher : public Actor {
         std::string node;     // this node, as jobs name it (ProcInfo.hostname)
         int kill_grace_ms = 2000;
         int client_write_timeout_ms = 30000;  // given to ranks as ZPMIX_WRITE_TIMEOUT_MS
+        Watchdog *watchdog = nullptr;  // told of each job's process group; may be null
     };
     // The job status when a job exceeds Launch.timeout_s (as timeout(1) does).
     static constexpr int kTimeoutStatus = 124;
@@ -105,6 +107,7 @@ class Launcher : public Actor {
         std::set<std::string> children;  // the jobs it spawned that are not over
         std::vector<std::string> env;    // Plan.env, which the jobs it spawns inherit
         pid_t pgid = 0;
+        bool guarded = false;  // the watchdog knows its process group
         std::vector<Rank> ranks;           // every rank of the job; only `local` ones run here
         std::vector<std::uint32_t> local;  // the ranks on this node, ascending
         std::size_t spawned = 0;           // of `local`

@@ -148,6 +148,8 @@ void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
         const auto broker = view->broker_of(owner);
         if (!broker)
             return reply_error(env, PMIX_ERR_UNREACH, "no broker serves node '" + owner + "'");
+        if (lost_.contains(*broker))
+            return reply_error(env, PMIX_ERR_UNREACH, "the broker of node '" + owner + "' is lost");
         return relay(env, m, *broker, wait);
     }
     const bool near = !from_broker && owner == host_of(*snapshot, m.reader, view->node());
@@ -235,6 +237,7 @@ void ModexStore::tree_lost(const Envelope &, msg::TreeLost &m) {
     const auto view = brokers_.view();
     if (view->alone()) return;
     const auto mine = tree::Topology(view->size(), view->radix).subtree(view->rank);
+    lost_.insert(m.brokers.begin(), m.brokers.end());
     for (auto it = relays_.begin(); it != relays_.end();) {
         const std::uint32_t b = it->second.broker;
         const bool lost = std::find(m.brokers.begin(), m.brokers.end(), b) != m.brokers.end() ||

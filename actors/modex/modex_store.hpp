@@ -80,6 +80,7 @@ class ModexStore : public Actor {
     std::map<msg::Proc, Committed> committed_;
     std::map<std::uint64_t, Waiter> waiters_;
     std::map<std::uint64_t, Relay> relays_;        // by the request id sent to the owner's broker
+    std::set<std::uint32_t> lost_;                 // brokers lost (tree.lost): no Get goes there
     std::multimap<std::string, Entry> published_;  // key -> entries (one per visible scope)
     std::map<std::uint64_t, LookupWaiter> lookups_;
     std::uint64_t next_waiter_ = 1;

@@ -302,7 +302,8 @@ struct ProcEnded {
     std::uint32_t rank = 0;
     std::int32_t exit_code = 0;
     std::int32_t signal = 0;  // the signal that killed it, 0 when it exited
-    ZPMIX_MSG_MAP(nspace, rank, exit_code, signal);
+    std::string lost_with = {};  // lost with its node's broker (tree.lost): that node; no exit
+    ZPMIX_MSG_MAP(nspace, rank, exit_code, signal, lost_with);
 };
 struct NamespaceEnded {
     static constexpr const char *type = "ns.ended";

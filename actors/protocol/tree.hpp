@@ -16,11 +16,20 @@ namespace zpmix::msg {
 // because a child's subtree or its parent went silent (heartbeats) or away. `parent`: the parent
 // is lost, and with it every broker outside this one's subtree (`brokers` lists the children's
 // subtrees lost). Status for what waited on them: PMIX_ERR_UNREACH (or _LOST_CONNECTION).
+// The broker that finds a child's subtree lost tells every other broker (TreeLostElsewhere), whose
+// link broadcasts the same TreeLost: every broker's actors hear of every lost broker.
 struct TreeLost {
     static constexpr const char *type = "tree.lost";
-    std::vector<std::uint32_t> brokers;  // lost brokers under this one, ascending
+    std::vector<std::uint32_t> brokers;  // lost brokers (a subtree), ascending
     bool parent = false;
-    ZPMIX_MSG_MAP(brokers, parent);
+    std::vector<std::string> nodes = {};  // the nodes of `brokers`, as the jobs name them
+    ZPMIX_MSG_MAP(brokers, parent, nodes);
+};
+// A broker's link -> every other broker's link: the subtree under one of its children is lost.
+struct TreeLostElsewhere {
+    static constexpr const char *type = "tree.lost_elsewhere";
+    std::vector<std::uint32_t> brokers;
+    ZPMIX_MSG_MAP(brokers);
 };
 
 // The link's own frames (broker/tree/link.hpp), each one envelope: a child's hello and the

@@ -1,5 +1,7 @@
 #include "actors/registry/registry.hpp"
 
+#include <set>
+
 #include <pmix_common.h>
 
 namespace zpmix {
@@ -18,6 +20,7 @@ Registry::Registry(Reactor &reactor, Bus &bus, NamespaceTable &table, std::strin
     on(&Registry::rank_spawned, Access::internal);
     on(&Registry::proc_exit, Access::internal);
     on(&Registry::deregister_namespace, Access::internal);
+    on(&Registry::tree_lost, Access::internal);
 }
 
 void Registry::hello(const Envelope &env, msg::Hello &m) {
@@ -125,6 +128,19 @@ void Registry::rank_spawned(const Envelope &, msg::RankSpawned &m) {
 void Registry::proc_exit(const Envelope &, msg::ProcExit &m) {
     if (table_.ended(m.nspace, m.rank, m.exit_code, m.signal))
         broadcast(msg::ProcEnded{m.nspace, m.rank, m.exit_code, m.signal});
+}
+
+// fence, modex, events, jobctl, monitor: the ranks still running on the lost nodes are over.
+// (A broker that lost its parent stops with its own ranks; it reports nothing.)
+void Registry::tree_lost(const Envelope &, msg::TreeLost &m) {
+    if (m.parent || m.nodes.empty()) return;
+    const std::set<std::string> nodes(m.nodes.begin(), m.nodes.end());
+    const auto snapshot = table_.snapshot();
+    for (const auto &[nspace, rec] : *snapshot)
+        for (const auto &p : rec->job->procs)
+            if (nodes.contains(p.hostname) && !rec->ended(p.rank) &&
+                table_.ended(nspace, p.rank, 0, 0))
+                broadcast(msg::ProcEnded{nspace, p.rank, 0, 0, p.hostname});
 }
 
 // fence, modex, events, jobctl, monitor, and the dispatcher (the job's sessions end)

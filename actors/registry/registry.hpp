@@ -9,10 +9,13 @@
 // job's end (ns.proc_ended, ns.ended) only after the table says so. A client that claims a rank
 // this broker launched must be that rank's process or run by it (LaunchedRanks): an impostor of
 // the same uid gets no session, so every later message of a client session is its own rank's.
+// The ranks of a lost broker's node (tree.lost) end here as if they had exited, without a status
+// (ProcEnded.lost_with): what reacts to an end reacts to them on every broker.
 #include <string>
 
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/session.hpp"
+#include "actors/protocol/tree.hpp"
 #include "actors/registry/launched_ranks.hpp"
 #include "actors/runtime/actor.hpp"
 #include "actors/runtime/namespace_table.hpp"
@@ -38,6 +41,7 @@ class Registry : public Actor {
     void rank_spawned(const Envelope &env, msg::RankSpawned &m);
     void proc_exit(const Envelope &env, msg::ProcExit &m);
     void deregister_namespace(const Envelope &env, msg::DeregisterNamespace &m);
+    void tree_lost(const Envelope &env, msg::TreeLost &m);
 };
 
 }  // namespace zpmix

@@ -137,6 +137,7 @@ TreeLink::TreeLink(Reactor &reactor, Bus &bus, LinkSettings settings, BrokerMap 
       on_parent_lost_(std::move(on_parent_lost)) {
     on(&TreeLink::online, Access::internal);
     on(&TreeLink::members, Access::internal);
+    on(&TreeLink::lost_elsewhere, Access::internal);
     auto session = std::make_shared<PeerSession>();
     session->role = PeerSession::Role::broker;
     session_ = std::move(session);
@@ -240,6 +241,7 @@ std::string TreeLink::wait_ready(std::chrono::milliseconds limit) {
 void TreeLink::set_ready(std::string error) {
     if (ready_set_) return;
     ready_set_ = true;
+    boot_failed_ = !error.empty();
     if (boot_timer_) reactor().cancel(boot_timer_);
     boot_timer_ = 0;
     if (!error.empty()) log().error("{}", error);
@@ -487,14 +489,35 @@ void TreeLink::child_lost(Rank child, const std::string &why) {
     if (stopping_) return;
     log().error("lost broker {}{} and its subtree: {}", child,
                 s_.rank == 0 && boot_ ? " on " + s_.boot.nodes.at(child) : std::string(), why);
-    broadcast(msg::TreeLost{lost, false});
+    tell_lost(lost, false);
+    // The others' fences, Gets, events and jobs wait on these brokers too.
+    send(every_broker(name()), msg::TreeLostElsewhere{lost});
+}
+
+// Our own comes back too ("@*"): its brokers are in lost_ already.
+void TreeLink::lost_elsewhere(const Envelope &, msg::TreeLostElsewhere &m) {
+    if (stopping_) return;
+    std::vector<Rank> fresh;
+    for (Rank r : m.brokers)
+        if (r < s_.size && r != s_.rank && lost_.insert(r).second) fresh.push_back(r);
+    if (fresh.empty()) return;
+    log().error("broker(s) {} lost elsewhere in the tree", fmt::join(fresh, ","));
+    tell_lost(std::move(fresh), false);
+}
+
+void TreeLink::tell_lost(std::vector<Rank> lost, bool parent) {
+    msg::TreeLost m{std::move(lost), parent, {}};
+    const auto view = brokers_.view();
+    for (Rank r : m.brokers)
+        if (r < view->size()) m.nodes.push_back(view->nodes[r]);
+    broadcast(m);
 }
 
 void TreeLink::parent_gone(const std::string &why) {
     if (parent_lost_) return;
     parent_lost_ = true;
     if (!why.empty()) log().error("lost the parent broker: {}; stopping", why);
-    broadcast(msg::TreeLost{{}, true});
+    tell_lost({}, true);
     on_parent_lost_();
 }
 
@@ -511,7 +534,8 @@ void TreeLink::shutdown() {
 }
 
 void TreeLink::close() {
-    if (boot_) boot_->reap(std::chrono::milliseconds(5000));
+    // After a failed boot an agent may hang (a node that does not answer): no wait for it.
+    if (boot_) boot_->reap(std::chrono::milliseconds(boot_failed_ ? 0 : 5000));
     boot_.reset();
     // The children's Stop must leave before the socket goes (bounded: a dead child takes none).
     if (down_) down_.set(zmq::sockopt::linger, 1000);

@@ -20,7 +20,9 @@
 //   namespace registered before a job part arrives is registered before the part goes on down).
 // - A neighbour silent for `lost_after` is lost: TreeLost is broadcast to the actors (a child's
 //   whole subtree; the parent and everything outside this subtree), and a broker that lost its
-//   parent shuts down (nothing of its jobs outlives the allocation). The link never reconnects.
+//   parent shuts down (nothing of its jobs outlives the allocation). A child's subtree lost is
+//   told to every other broker (TreeLostElsewhere), whose link broadcasts it to its actors too,
+//   once per broker. The link never reconnects.
 #include <chrono>
 #include <functional>
 #include <future>
@@ -89,17 +91,20 @@ class TreeLink : public Actor {
     zmq::socket_t zap_, down_, up_;
     std::vector<std::string> addresses_;
     std::map<Rank, Child> children_;  // joined children, by rank
-    std::set<Rank> lost_;             // brokers of the subtree lost (whole subtrees)
+    std::set<Rank> lost_;             // brokers known lost (told to the actors once)
     Reactor::Clock::time_point parent_heard_;
     bool parent_lost_ = false, stopping_ = false;
     std::unique_ptr<Boot> boot_;                       // root only
     std::map<Rank, std::vector<std::string>> online_;  // root: brokers up, with their addresses
     std::promise<std::string> ready_;
-    bool ready_set_ = false;
+    bool ready_set_ = false, boot_failed_ = false;
     Reactor::TimerId heartbeat_timer_ = 0, boot_timer_ = 0;
 
     void online(const Envelope &env, BrokerOnline &m);
     void members(const Envelope &env, Members &m);
+    void lost_elsewhere(const Envelope &env, msg::TreeLostElsewhere &m);
+    // TreeLost to this broker's actors, with the lost brokers' nodes.
+    void tell_lost(std::vector<Rank> lost, bool parent);
 
     void on_zap();
     // A bounded batch of frames per wake-up; a malformed one is dropped with a log line.

@@ -78,6 +78,7 @@ struct Runner {
     // Kills the standalone broker at once.
     void kill_broker() {
         BOOST_REQUIRE(broker_proc);
+        zpmix::test::kill_watchdog_of(broker_proc->pid());  // the ranks outlive their broker
         broker_proc->kill_now();
     }
 

@@ -289,6 +289,7 @@ BOOST_AUTO_TEST_CASE(a_spawner_that_lost_its_broker_fails_fast) {
         broker.until([&] { return broker.err().find("listening on") != std::string::npos; }, 10s));
     auto p = e.run({"-n", "1", kParent, "lost", kChild, e.tmp.path});
     BOOST_REQUIRE_MESSAGE(p.read_until_has("ready"), p.out() + p.err());
+    kill_watchdog_of(broker.pid());  // the spawner outlives its broker
     broker.kill_now();
     BOOST_TEST(p.exit_code() != 0);  // `zpmix run` lost its broker too
     std::ofstream(e.tmp.path + "/go").close();

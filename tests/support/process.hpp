@@ -221,4 +221,18 @@ class Child {
     std::optional<int> status_;
 };
 
+// Kills the watchdog of broker `broker` (a child of its main thread with its command line), for
+// a test whose ranks must outlive their broker (what a client sees when its broker is gone).
+inline void kill_watchdog_of(pid_t broker) {
+    auto read = [](const std::string &path) {
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    const std::string proc = "/proc/" + std::to_string(broker);
+    const std::string cmdline = read(proc + "/cmdline");
+    std::istringstream children(read(proc + "/task/" + std::to_string(broker) + "/children"));
+    for (pid_t c; children >> c;)
+        if (read("/proc/" + std::to_string(c) + "/cmdline") == cmdline) ::kill(c, SIGKILL);
+}
+
 }  // namespace zpmix::test
