@@ -16,15 +16,7 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-fails=0
-check() {  # check DESCRIPTION EXPECTED ACTUAL
-    if [ "$2" == "$3" ]; then
-        echo "ok: $1"
-    else
-        echo "FAIL: $1: expected [$2], got [$3]" >&2
-        fails=$((fails + 1))
-    fi
-}
+source "$(cd "$(dirname "$0")" && pwd)/../multinode/common.sh"  # check
 # until_true SECONDS COMMAND...: polls COMMAND until it succeeds; fails after the deadline.
 until_true() {
     local deadline=$((SECONDS + $1))
