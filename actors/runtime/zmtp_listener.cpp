@@ -127,18 +127,17 @@ void ZmtpListener::accept_peers() {
             !own_uid ? zmtp::error("wrong uid")
             : !room  ? zmtp::error("too many connections")
                      : zmtp::ready(settings_.kind == Kind::router ? "ROUTER" : "XPUB");
-        if (write(p, {std::string_view(g, sizeof g)}, false, true) != Sent::ok) continue;
-        if (write(p, {cmd}, true) != Sent::ok) continue;
-        if (!own_uid) {
+        // A refusal is logged before it is sent: whoever sees it can find the line.
+        if (!own_uid)
             log_->warn(
                 "refused an ipc connection from uid {} pid {}: the broker serves uid {} only",
                 p.cred.uid, p.cred.pid, settings_.uid);
-            drop(p, "");
-        } else if (!room) {
+        else if (!room)
             note_refusal(fmt::format("{} connections, the limit ([broker] max_connections)",
                                      settings_.max_peers));
-            drop(p, "");
-        }
+        if (write(p, {std::string_view(g, sizeof g)}, false, true) != Sent::ok) continue;
+        if (write(p, {cmd}, true) != Sent::ok) continue;
+        if (!own_uid || !room) drop(p, "");
     }
 }
 
