@@ -71,15 +71,15 @@ PMIX_EXPORT void zpmix_argv_free(char **argv) {
     free(argv);
 }
 
-// Splits at `delimiter`, dropping empty fields.
-PMIX_EXPORT char **zpmix_argv_split(const char *src, int delimiter) {
+// Splits at `delimiter`, keeping empty fields or dropping them.
+static char **argv_split(const char *src, int delimiter, bool keep_empty) {
     char **out = nullptr;
     if (src == nullptr) return nullptr;
     const char *p = src;
-    while (*p != '\0') {
+    while (*p != '\0' || keep_empty) {
         const char *end = strchr(p, delimiter);
         size_t len = end == nullptr ? strlen(p) : static_cast<size_t>(end - p);
-        if (len > 0) {
+        if (len > 0 || keep_empty) {
             char *field = strndup(p, len);
             if (field == nullptr || argv_insert(&out, field, false) != PMIX_SUCCESS) {
                 free(field);
@@ -92,6 +92,14 @@ PMIX_EXPORT char **zpmix_argv_split(const char *src, int delimiter) {
         p = end + 1;
     }
     return out;
+}
+
+PMIX_EXPORT char **zpmix_argv_split(const char *src, int delimiter) {
+    return argv_split(src, delimiter, false);
+}
+
+PMIX_EXPORT char **zpmix_argv_split_with_empty(const char *src, int delimiter) {
+    return argv_split(src, delimiter, true);
 }
 
 PMIX_EXPORT char *zpmix_argv_join(char **argv, int delimiter) {

@@ -201,6 +201,48 @@ BOOST_AUTO_TEST_CASE(data_arrays_of_many_types) {
     PMIX_REGATTR_DESTRUCT(&r);
 }
 
+// The helpers programs written for the reference implementation call by name (its examples split
+// PMIX_LOCAL_PEERS with pmix_argv_split and count it with pmix_argv_count).
+BOOST_AUTO_TEST_CASE(reference_style_helpers) {
+    char **peers = pmix_argv_split("0,1,,3", ',');
+    BOOST_TEST(pmix_argv_count(peers) == 3);
+    BOOST_TEST(std::string(peers[2]) == "3");
+    pmix_argv_free(peers);
+    char **fields = pmix_argv_split_with_empty("a::b:", ':');
+    BOOST_TEST(pmix_argv_count(fields) == 4);
+    BOOST_TEST(std::string(fields[1]).empty());
+    BOOST_TEST(std::string(fields[3]).empty());
+    BOOST_TEST(pmix_argv_append_nosize(&fields, "c") == PMIX_SUCCESS);
+    BOOST_TEST(pmix_argv_prepend_nosize(&fields, "z") == PMIX_SUCCESS);
+    BOOST_TEST(pmix_argv_append_unique_nosize(&fields, "c") == PMIX_SUCCESS);
+    BOOST_TEST(pmix_argv_count(fields) == 6);
+    char **copy = pmix_argv_copy(fields);
+    pmix_argv_free(fields);
+    char *joined = pmix_argv_join(copy, '|');
+    BOOST_TEST(std::string(joined) == "z|a||b||c");
+    free(joined);
+    pmix_argv_free(copy);
+    BOOST_TEST(pmix_argv_count(nullptr) == 0);
+
+    char **env = nullptr;
+    BOOST_TEST(pmix_setenv("ZPMIX_X", "1", true, &env) == PMIX_SUCCESS);
+    BOOST_TEST(pmix_setenv("ZPMIX_X", "2", false, &env) == PMIX_ERR_EXISTS);
+    BOOST_TEST(std::string(env[0]) == "ZPMIX_X=1");
+    pmix_argv_free(env);
+
+    char buf[5];
+    memset(buf, 'x', sizeof buf);
+    pmix_strncpy(buf, "abcdefgh", sizeof buf - 1);
+    BOOST_TEST(std::string(buf) == "abcd");
+    pmix_strncpy(buf, "ab", sizeof buf - 1);
+    BOOST_TEST(std::string(buf) == "ab");
+    BOOST_TEST(buf[3] == 'd');  // nothing written past the terminator
+    std::string longkey(PMIX_MAX_KEYLEN + 10, 'k');
+    BOOST_TEST(pmix_keylen(longkey.c_str()) == PMIX_MAX_KEYLEN);
+    BOOST_TEST(pmix_nslen("ns") == 2u);
+    BOOST_TEST(pmix_nslen(nullptr) == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(argv_env_nspace) {
     char **argv = nullptr;
     PMIX_ARGV_SPLIT(argv, "a:b::c", ':');

@@ -1146,6 +1146,7 @@ PMIX_EXPORT pmix_status_t zpmix_argv_prepend(char ***argv, const char *arg);
 PMIX_EXPORT pmix_status_t zpmix_argv_append_unique(char ***argv, const char *arg);
 PMIX_EXPORT void zpmix_argv_free(char **argv);
 PMIX_EXPORT char **zpmix_argv_split(const char *src, int delimiter);
+PMIX_EXPORT char **zpmix_argv_split_with_empty(const char *src, int delimiter);
 PMIX_EXPORT char *zpmix_argv_join(char **argv, int delimiter);
 PMIX_EXPORT char **zpmix_argv_copy(char **argv);
 PMIX_EXPORT pmix_status_t zpmix_setenv(const char *name, const char *value, bool overwrite,
@@ -1173,6 +1174,61 @@ PMIX_EXPORT void zpmix_data_buffer_unload(pmix_data_buffer_t *buffer, char **byt
 PMIX_EXPORT pmix_status_t zpmix_data_array_construct(pmix_data_array_t *array, size_t n,
                                                      pmix_data_type_t type);
 /* (the PMIx_* functions these macros call are declared in pmix_deprecated.h and pmix.h) */
+
+/****  STRING AND ARGV HELPERS THAT PMIx PROGRAMS CALL BESIDE THE API  ****/
+/* Not in the standard, but programs written for the reference implementation (its own examples
+ * among them) call these by name. Static inline, as there: they add no symbol to the ABI. */
+/* copy at most `len` chars of `src` and terminate `dest` (which has room for len+1) */
+static inline void pmix_strncpy(char *dest, const char *src, size_t len) {
+    size_t i = 0;
+    for (; i < len && src[i] != '\0'; ++i) dest[i] = src[i];
+    dest[i] = '\0';
+}
+static inline size_t pmix_keylen(const char *src) {
+    size_t i = 0;
+    if (NULL != src)
+        while (i < PMIX_MAX_KEYLEN && src[i] != '\0') ++i;
+    return i;
+}
+static inline size_t pmix_nslen(const char *src) {
+    size_t i = 0;
+    if (NULL != src)
+        while (i < PMIX_MAX_NSLEN && src[i] != '\0') ++i;
+    return i;
+}
+static inline int pmix_argv_count(char **argv) {
+    return zpmix_argv_count(argv);
+}
+static inline pmix_status_t pmix_argv_append_nosize(char ***argv, const char *arg) {
+    return zpmix_argv_append(argv, arg);
+}
+static inline pmix_status_t pmix_argv_prepend_nosize(char ***argv, const char *arg) {
+    return zpmix_argv_prepend(argv, arg);
+}
+static inline pmix_status_t pmix_argv_append_unique_nosize(char ***argv, const char *arg) {
+    return zpmix_argv_append_unique(argv, arg);
+}
+static inline void pmix_argv_free(char **argv) {
+    zpmix_argv_free(argv);
+}
+/* splits at `delimiter`: without the empty fields, or with them */
+static inline char **pmix_argv_split(const char *src, int delimiter) {
+    return zpmix_argv_split(src, delimiter);
+}
+static inline char **pmix_argv_split_with_empty(const char *src, int delimiter) {
+    return zpmix_argv_split_with_empty(src, delimiter);
+}
+static inline char *pmix_argv_join(char **argv, int delimiter) {
+    return zpmix_argv_join(argv, delimiter);
+}
+static inline char **pmix_argv_copy(char **argv) {
+    return zpmix_argv_copy(argv);
+}
+/* sets NAME=VALUE in `*env` (an argv-style environment), or in the process's with env == NULL */
+static inline pmix_status_t pmix_setenv(const char *name, const char *value, bool overwrite,
+                                        char ***env) {
+    return zpmix_setenv(name, value, overwrite, env);
+}
 
 /****  HELPER MACROS  ****/
 #define PMIX_RANK_IS_VALID(r) ((r) < PMIX_RANK_VALID)
