@@ -102,8 +102,9 @@ static void checkpoint_complete(void) {
     fflush(stdout);
 }
 
-static void register_method(int sig) {
-    pmix_info_t method, dir;
+/* With `preemptible`, the preemptible mark too, in the same call (several directives). */
+static void register_method(int sig, bool preemptible) {
+    pmix_info_t method, dir[2];
     pmix_data_array_t arr;
     bool yes = true;
     PMIX_INFO_CONSTRUCT(&method);
@@ -114,10 +115,13 @@ static void register_method(int sig) {
     arr.type = PMIX_INFO;
     arr.size = 1;
     arr.array = &method;
-    PMIX_INFO_CONSTRUCT(&dir);
-    PMIx_Info_load(&dir, PMIX_JOB_CTRL_CHECKPOINT_METHOD, &arr, PMIX_DATA_ARRAY);
-    pmix_status_t rc = control(&dir, 1);
-    PMIX_INFO_DESTRUCT(&dir);
+    PMIX_INFO_CONSTRUCT(&dir[0]);
+    PMIX_INFO_CONSTRUCT(&dir[1]);
+    PMIx_Info_load(&dir[0], PMIX_JOB_CTRL_PREEMPTIBLE, &yes, PMIX_BOOL);
+    PMIx_Info_load(&dir[1], PMIX_JOB_CTRL_CHECKPOINT_METHOD, &arr, PMIX_DATA_ARRAY);
+    pmix_status_t rc = preemptible ? control(dir, 2) : control(&dir[1], 1);
+    PMIX_INFO_DESTRUCT(&dir[0]);
+    PMIX_INFO_DESTRUCT(&dir[1]);
     PMIX_INFO_DESTRUCT(&method);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "register checkpoint method: %d\n", rc);
@@ -226,18 +230,14 @@ int main(int argc, char **argv) {
             s != SIGSEGV && s != SIGABRT && s != SIGBUS && s != SIGFPE && s != SIGILL)
             signal(s, on_signal);
     if (strcmp(mode, "preempt") == 0) {
-        pmix_info_t d;
-        bool yes = true;
-        PMIX_INFO_CONSTRUCT(&d);
-        PMIx_Info_load(&d, PMIX_JOB_CTRL_PREEMPTIBLE, &yes, PMIX_BOOL);
         handle(PMIX_JCTRL_PREEMPT_ALERT);
-        if (control(&d, 1) != PMIX_SUCCESS) return 4;
+        register_method(SIGUSR2, true);
     }
     if (strncmp(mode, "ckpt-", 5) == 0) {
-        if (strcmp(mode, "ckpt-signal") == 0) register_method(SIGUSR2);
+        if (strcmp(mode, "ckpt-signal") == 0) register_method(SIGUSR2, false);
         if (strcmp(mode, "ckpt-event") == 0 || strcmp(mode, "ckpt-cancel") == 0) {
             handle(PMIX_JCTRL_CHECKPOINT);
-            register_method(0);
+            register_method(0, false);
         }
     }
     if (strcmp(mode, "heartbeat") == 0 || strcmp(mode, "filemon") == 0 ||
@@ -308,7 +308,9 @@ int main(int argc, char **argv) {
                 int s = got_signal;
                 got_signal = 0;
                 printf("rank %u got signal %d\n", me.rank, s);
-                if (strcmp(mode, "ckpt-signal") == 0 && s == SIGUSR2) checkpoint_complete();
+                if ((strcmp(mode, "ckpt-signal") == 0 || strcmp(mode, "preempt") == 0) &&
+                    s == SIGUSR2)
+                    checkpoint_complete();
             }
             if (atomic_exchange(&checkpoint_asked, 0)) checkpoint_complete();
             sleep_ms(1);

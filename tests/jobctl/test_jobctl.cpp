@@ -295,6 +295,9 @@ BOOST_AUTO_TEST_CASE(preempt_alerts_a_preemptible_job_then_ends_it) {
     auto other = b.run(1, "counter", plain);
     BOOST_TEST(b.cmd({"preempt", "--job", plain}, out) == 1);
     BOOST_TEST(out.find("not preemptible") != std::string::npos, out);
+    // One PMIx_Job_control call registered the mark and a checkpoint method: both took.
+    BOOST_TEST(b.ctl({"checkpoint", "ck1", "--job", ns}, out) == 0, out);
+    BOOST_TEST(job->read_until_has("rank 0 checkpointed"));
     BOOST_TEST(b.cmd({"preempt", "--job", ns, "--grace-ms", "100"}, out) == 0, out);
     BOOST_TEST(job->read_until_has("rank 0 preempt alert"));
     BOOST_TEST(job->wait(20s).has_value());

@@ -5,6 +5,8 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -55,48 +57,53 @@ std::uint32_t timeout_ms_of(const pmix_info_t *info, size_t n) {
 
 // ---- job control
 
-pmix_status_t job_control_message(const pmix_proc_t targets[], size_t ntargets,
-                                  const pmix_info_t dirs[], size_t ndirs, msg::JobControl &m) {
+// One request per operation the directives ask for, in the order given (PMIX_JOB_CTRL_ID and
+// PMIX_TIMEOUT apply to each): PMIx_Job_control carries them out one after the other.
+pmix_status_t job_control_messages(const pmix_proc_t targets[], size_t ntargets,
+                                   const pmix_info_t dirs[], size_t ndirs,
+                                   std::vector<msg::JobControl> &out) {
+    msg::JobControl base;
     if (pmix_status_t rc = with_client(
-            false, [&](client::ClientActor &, const pmix_proc_t &me) { m.requester = to_msg(me); });
+            false,
+            [&](client::ClientActor &, const pmix_proc_t &me) { base.requester = to_msg(me); });
         rc != PMIX_SUCCESS)
         return rc;
-    for (size_t i = 0; targets && i < ntargets; ++i) m.targets.push_back(to_msg(targets[i]));
-    auto set_action = [&](const char *a) {
-        if (!m.action.empty()) return false;  // one operation per request
-        m.action = a;
-        return true;
+    for (size_t i = 0; targets && i < ntargets; ++i) base.targets.push_back(to_msg(targets[i]));
+    for (size_t n = 0; dirs && n < ndirs; ++n)
+        if (is(dirs[n], PMIX_JOB_CTRL_ID)) base.id = string_of(dirs[n].value);
+    base.timeout_ms = timeout_ms_of(dirs, ndirs);
+    auto add = [&](const char *action) -> msg::JobControl & {
+        out.push_back(base);
+        out.back().action = action;
+        return out.back();
     };
     for (size_t n = 0; dirs && n < ndirs; ++n) {
         const pmix_info_t &i = dirs[n];
         const pmix_value_t &v = i.value;
         bool ok = true;
         std::int64_t num = 0;
-        if (is(i, PMIX_JOB_CTRL_ID)) {
-            m.id = string_of(v);
-        } else if (is(i, PMIX_TIMEOUT)) {
-            // below
+        if (is(i, PMIX_JOB_CTRL_ID) || is(i, PMIX_TIMEOUT)) {
+            // above
         } else if (is(i, PMIX_JOB_CTRL_PAUSE)) {
-            if (PMIX_INFO_TRUE(&i)) ok = set_action("pause");
+            if (PMIX_INFO_TRUE(&i)) add("pause");
         } else if (is(i, PMIX_JOB_CTRL_RESUME)) {
-            if (PMIX_INFO_TRUE(&i)) ok = set_action("resume");
+            if (PMIX_INFO_TRUE(&i)) add("resume");
         } else if (is(i, PMIX_JOB_CTRL_KILL)) {
-            if (PMIX_INFO_TRUE(&i)) ok = set_action("kill");
+            if (PMIX_INFO_TRUE(&i)) add("kill");
         } else if (is(i, PMIX_JOB_CTRL_TERMINATE)) {
-            if (PMIX_INFO_TRUE(&i)) ok = set_action("terminate");
+            if (PMIX_INFO_TRUE(&i)) add("terminate");
         } else if (is(i, PMIX_JOB_CTRL_SIGNAL)) {
-            ok = set_action("signal") && number_of(v, num);
-            m.signal = static_cast<std::int32_t>(num);
+            ok = number_of(v, num);
+            add("signal").signal = static_cast<std::int32_t>(num);
         } else if (is(i, PMIX_JOB_CTRL_CANCEL)) {
-            ok = set_action("cancel");
-            m.cancel_id = string_of(v);
+            add("cancel").cancel_id = string_of(v);
         } else if (is(i, PMIX_JOB_CTRL_CHECKPOINT)) {
-            ok = set_action("checkpoint");
+            msg::JobControl &m = add("checkpoint");
             if (m.id.empty()) m.id = string_of(v);
         } else if (is(i, PMIX_JOB_CTRL_CHECKPOINT_METHOD)) {
-            ok = set_action("checkpoint_method") && v.type == PMIX_DATA_ARRAY && v.data.darray &&
-                 v.data.darray->type == PMIX_INFO;
-            if (!ok) return PMIX_ERR_BAD_PARAM;
+            if (v.type != PMIX_DATA_ARRAY || !v.data.darray || v.data.darray->type != PMIX_INFO)
+                return PMIX_ERR_BAD_PARAM;
+            msg::JobControl &m = add("checkpoint_method");
             const auto *methods = static_cast<const pmix_info_t *>(v.data.darray->array);
             // The first method the application lists is the one used.
             for (size_t k = 0; k < v.data.darray->size && m.ckpt_signal == 0 && !m.ckpt_event;
@@ -108,21 +115,16 @@ pmix_status_t job_control_message(const pmix_proc_t targets[], size_t ntargets,
                     m.ckpt_event = PMIX_INFO_TRUE(&methods[k]);
             }
         } else if (is(i, PMIX_JOB_CTRL_PREEMPTIBLE)) {
-            ok = set_action("preemptible");
-            m.preemptible = PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_JOB_CTRL_RESTART)) {
-            ok = set_action("restart");
-        } else if (is(i, PMIX_JOB_CTRL_PROVISION) || is(i, PMIX_JOB_CTRL_PROVISION_IMAGE)) {
-            ok = set_action("provision");
+            add("preemptible").preemptible = PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_JOB_CTRL_RESTART) || is(i, PMIX_JOB_CTRL_PROVISION) ||
+                   is(i, PMIX_JOB_CTRL_PROVISION_IMAGE)) {
+            return PMIX_ERR_NOT_SUPPORTED;
         } else if (PMIX_INFO_IS_REQUIRED(&i)) {
             return PMIX_ERR_NOT_SUPPORTED;  // a required directive we do not know
         }
         if (!ok) return PMIX_ERR_BAD_PARAM;
     }
-    if (m.action.empty()) return PMIX_ERR_BAD_PARAM;
-    if (m.action == "restart" || m.action == "provision") return PMIX_ERR_NOT_SUPPORTED;
-    m.timeout_ms = timeout_ms_of(dirs, ndirs);
-    return PMIX_SUCCESS;
+    return out.empty() ? PMIX_ERR_BAD_PARAM : PMIX_SUCCESS;
 }
 
 // PMIX_REGISTER_CLEANUP(_DIR): what lies in the job's session directory (PMIX_NSDIR) goes with it
@@ -202,6 +204,28 @@ pmix_status_t status_of(pmix_status_t status, const Envelope *env) {
 }
 
 // ---- monitoring
+
+// How long to wait for the broker's answer: it answers a checkpoint when it completes or its own
+// timeout passes.
+std::uint32_t answer_within(const msg::JobControl &m) {
+    return m.timeout_ms ? m.timeout_ms + 5000 : 0;
+}
+
+// Submits requests[next..] one after the other, each once the one before succeeded; done(status)
+// with the first failure, or success after the last. Returns submit's refusal of the first.
+pmix_status_t submit_in_turn(std::shared_ptr<std::vector<msg::JobControl>> requests,
+                             std::size_t next, std::function<void(pmix_status_t)> done) {
+    const msg::JobControl &m = (*requests)[next];
+    return submit(m, answer_within(m),
+                  [requests, next, done](pmix_status_t status, const Envelope *env) {
+                      status = status_of(status, env);
+                      if (status == PMIX_SUCCESS && next + 1 < requests->size()) {
+                          status = submit_in_turn(requests, next + 1, done);
+                          if (status == PMIX_SUCCESS) return;
+                      }
+                      done(status);
+                  });
+}
 
 pmix_status_t monitor_message(const pmix_info_t *monitor, pmix_status_t error,
                               const pmix_info_t dirs[], size_t ndirs, msg::MonitorRequest &m) {
@@ -328,14 +352,12 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_
             if (cbfunc) cbfunc(status, nullptr, 0, cbdata, nullptr, nullptr);
         });
     }
-    msg::JobControl m;
-    if (pmix_status_t rc = job_control_message(targets, ntargets, directives, ndirs, m);
+    auto requests = std::make_shared<std::vector<msg::JobControl>>();
+    if (pmix_status_t rc = job_control_messages(targets, ntargets, directives, ndirs, *requests);
         rc != PMIX_SUCCESS)
         return rc;
-    // The broker answers a checkpoint when it completes or its own timeout passes.
-    const std::uint32_t limit = m.timeout_ms ? m.timeout_ms + 5000 : 0;
-    return submit(m, limit, [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
-        if (cbfunc) cbfunc(status_of(status, env), nullptr, 0, cbdata, nullptr, nullptr);
+    return submit_in_turn(requests, 0, [cbfunc, cbdata](pmix_status_t status) {
+        if (cbfunc) cbfunc(status, nullptr, 0, cbdata, nullptr, nullptr);
     });
 }
 
@@ -350,13 +372,16 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t n
         client::ClientActor::Reply reply;
         return ask(cleanup, 0, reply);
     }
-    msg::JobControl m;
-    if (pmix_status_t rc = job_control_message(targets, ntargets, directives, ndirs, m);
+    std::vector<msg::JobControl> requests;
+    if (pmix_status_t rc = job_control_messages(targets, ntargets, directives, ndirs, requests);
         rc != PMIX_SUCCESS)
         return rc;
-    client::ClientActor::Reply reply;
-    const pmix_status_t rc = ask(m, m.timeout_ms ? m.timeout_ms + 5000 : 0, reply);
-    return status_of(rc, &reply.env);
+    for (const msg::JobControl &m : requests) {
+        client::ClientActor::Reply reply;
+        const pmix_status_t rc = status_of(ask(m, answer_within(m), reply), &reply.env);
+        if (rc != PMIX_SUCCESS) return rc;
+    }
+    return PMIX_SUCCESS;
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor, pmix_status_t error,
