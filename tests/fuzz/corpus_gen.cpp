@@ -370,6 +370,45 @@ void value_codec() {
     for (auto &i : infos) PMIX_INFO_DESTRUCT(&i);
 }
 
+// PMIx_Data_pack'ed buffers, each after the byte that makes fuzz_data_buffer read it as its
+// type, and a compressed block.
+void data_buffer() {
+    auto packed = [](const std::string &name, void *src, int32_t n, pmix_data_type_t t) {
+        pmix_data_buffer_t b;
+        PMIX_DATA_BUFFER_CONSTRUCT(&b);
+        if (PMIx_Data_pack(nullptr, &b, src, n, t) != PMIX_SUCCESS) {
+            std::fprintf(stderr, "cannot pack the %s seed\n", name.c_str());
+            std::exit(1);
+        }
+        put("data_buffer", name,
+            std::string(1, static_cast<char>(t)) + std::string(b.base_ptr, b.bytes_used));
+        PMIX_DATA_BUFFER_DESTRUCT(&b);
+    };
+    int32_t ints[3] = {-1, 0, 1 << 20};
+    packed("int32", ints, 3, PMIX_INT32);
+    char *strings[2] = {const_cast<char *>("node1"), const_cast<char *>("")};
+    packed("strings", strings, 2, PMIX_STRING);
+    pmix_proc_t procs[2];
+    PMIX_LOAD_PROCID(&procs[0], "job1", 0);
+    PMIX_LOAD_PROCID(&procs[1], "job1", PMIX_RANK_WILDCARD);
+    packed("procs", procs, 2, PMIX_PROC);
+    pmix_info_t infos[2];
+    const uint16_t port = 7000;
+    PMIx_Info_load(&infos[0], "zpmix.port", &port, PMIX_UINT16);
+    PMIx_Info_load(&infos[1], "zpmix.host", "n1", PMIX_STRING);
+    packed("infos", infos, 2, PMIX_INFO);
+    for (auto &i : infos) PMIX_INFO_DESTRUCT(&i);
+    const std::string text(4096, 'z');
+    uint8_t *z = nullptr;
+    size_t nz = 0;
+    if (!PMIx_Data_compress(reinterpret_cast<const uint8_t *>(text.data()), text.size(), &z, &nz)) {
+        std::fprintf(stderr, "cannot compress the data_buffer seed\n");
+        std::exit(1);
+    }
+    put("data_buffer", "compressed", std::string(reinterpret_cast<char *>(z), nz));
+    free(z);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -388,5 +427,6 @@ int main(int argc, char **argv) {
     fence();
     zmtp_streams();
     value_codec();
+    data_buffer();
     return 0;
 }
