@@ -35,10 +35,12 @@ hwloc_topology_t Placement::topology() {
 }
 
 std::string Placement::locality_of(hwloc_const_bitmap_t set) const {
-    // One field per level: the logical indexes of the objects the cpuset touches.
+    // One field per level: the logical indexes of the objects the cpuset touches (read back by
+    // PMIx_Get_relative_locality, bindings/c/src/client_topology.cpp).
     static constexpr std::pair<hwloc_obj_type_t, const char *> levels[] = {
-        {HWLOC_OBJ_PACKAGE, "SK"},  {HWLOC_OBJ_L3CACHE, "L3s"}, {HWLOC_OBJ_L2CACHE, "L2s"},
-        {HWLOC_OBJ_L1CACHE, "L1s"}, {HWLOC_OBJ_CORE, "CRs"},    {HWLOC_OBJ_PU, "HTs"}};
+        {HWLOC_OBJ_NUMANODE, "NM"}, {HWLOC_OBJ_PACKAGE, "SK"},  {HWLOC_OBJ_L3CACHE, "L3s"},
+        {HWLOC_OBJ_L2CACHE, "L2s"}, {HWLOC_OBJ_L1CACHE, "L1s"}, {HWLOC_OBJ_CORE, "CRs"},
+        {HWLOC_OBJ_PU, "HTs"}};
     std::string out;
     hwloc_bitmap_t idx = hwloc_bitmap_alloc();
     for (const auto &[type, prefix] : levels) {

@@ -27,32 +27,6 @@ PMIX_EXPORT pmix_status_t PMIx_Allocation_request_nb(pmix_alloc_directive_t dire
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Compute_distances(pmix_topology_t *topo, pmix_cpuset_t *cpuset,
-                                                 pmix_info_t info[], size_t ninfo,
-                                                 pmix_device_distance_t *distances[],
-                                                 size_t *ndist) {
-    (void)topo;
-    (void)cpuset;
-    (void)info;
-    (void)ninfo;
-    (void)distances;
-    (void)ndist;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Compute_distances_nb(pmix_topology_t *topo, pmix_cpuset_t *cpuset,
-                                                    pmix_info_t info[], size_t ninfo,
-                                                    pmix_device_dist_cbfunc_t cbfunc,
-                                                    void *cbdata) {
-    (void)topo;
-    (void)cpuset;
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_Connect(const pmix_proc_t procs[], size_t nprocs,
                                        const pmix_info_t info[], size_t ninfo) {
     (void)procs;
@@ -71,61 +45,6 @@ PMIX_EXPORT pmix_status_t PMIx_Connect_nb(const pmix_proc_t procs[], size_t npro
     (void)ninfo;
     (void)cbfunc;
     (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT bool PMIx_Data_compress(const uint8_t *inbytes, size_t size, uint8_t **outbytes,
-                                    size_t *nbytes) {
-    (void)inbytes;
-    (void)size;
-    (void)outbytes;
-    (void)nbytes;
-    return false;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Data_copy(void **dest, void *src, pmix_data_type_t type) {
-    (void)dest;
-    (void)src;
-    (void)type;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT bool PMIx_Data_decompress(const uint8_t *inbytes, size_t size, uint8_t **outbytes,
-                                      size_t *nbytes) {
-    (void)inbytes;
-    (void)size;
-    (void)outbytes;
-    (void)nbytes;
-    return false;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Data_pack(const pmix_proc_t *target, pmix_data_buffer_t *buffer,
-                                         void *src, int32_t num_vals, pmix_data_type_t type) {
-    (void)target;
-    (void)buffer;
-    (void)src;
-    (void)num_vals;
-    (void)type;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Data_print(char **output, char *prefix, void *src,
-                                          pmix_data_type_t type) {
-    (void)output;
-    (void)prefix;
-    (void)src;
-    (void)type;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Data_unpack(const pmix_proc_t *source, pmix_data_buffer_t *buffer,
-                                           void *dest, int32_t *max_num_values,
-                                           pmix_data_type_t type) {
-    (void)source;
-    (void)buffer;
-    (void)dest;
-    (void)max_num_values;
-    (void)type;
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
@@ -207,12 +126,6 @@ PMIX_EXPORT pmix_status_t PMIx_generate_regex(const char *input, char **regex) {
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Get_cpuset(pmix_cpuset_t *cpuset, pmix_bind_envelope_t ref) {
-    (void)cpuset;
-    (void)ref;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_Get_credential(const pmix_info_t info[], size_t ninfo,
                                               pmix_byte_object_t *credential) {
     (void)info;
@@ -227,14 +140,6 @@ PMIX_EXPORT pmix_status_t PMIx_Get_credential_nb(const pmix_info_t info[], size_
     (void)ninfo;
     (void)cbfunc;
     (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Get_relative_locality(const char *locality1, const char *locality2,
-                                                     pmix_locality_t *locality) {
-    (void)locality1;
-    (void)locality2;
-    (void)locality;
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
@@ -394,13 +299,6 @@ PMIX_EXPORT pmix_status_t PMIx_IOF_push(const pmix_proc_t targets[], size_t ntar
     (void)cbdata;
     return PMIX_ERR_NOT_SUPPORTED;
 }
-
-PMIX_EXPORT pmix_status_t PMIx_Load_topology(pmix_topology_t *topo) {
-    (void)topo;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT void PMIx_Progress(void) {}
 
 PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nqueries,
                                           pmix_info_t **results, size_t *nresults) {
