@@ -53,27 +53,6 @@ PMIX_EXPORT pmix_status_t PMIx_Compute_distances_nb(pmix_topology_t *topo, pmix_
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Connect(const pmix_proc_t procs[], size_t nprocs,
-                                       const pmix_info_t info[], size_t ninfo) {
-    (void)procs;
-    (void)nprocs;
-    (void)info;
-    (void)ninfo;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Connect_nb(const pmix_proc_t procs[], size_t nprocs,
-                                          const pmix_info_t info[], size_t ninfo,
-                                          pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)procs;
-    (void)nprocs;
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT bool PMIx_Data_compress(const uint8_t *inbytes, size_t size, uint8_t **outbytes,
                                     size_t *nbytes) {
     (void)inbytes;
@@ -126,27 +105,6 @@ PMIX_EXPORT pmix_status_t PMIx_Data_unpack(const pmix_proc_t *source, pmix_data_
     (void)dest;
     (void)max_num_values;
     (void)type;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Disconnect(const pmix_proc_t procs[], size_t nprocs,
-                                          const pmix_info_t info[], size_t ninfo) {
-    (void)procs;
-    (void)nprocs;
-    (void)info;
-    (void)ninfo;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t ranges[], size_t nprocs,
-                                             const pmix_info_t info[], size_t ninfo,
-                                             pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)ranges;
-    (void)nprocs;
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
