@@ -40,7 +40,7 @@ BOOST_AUTO_TEST_CASE(sets_defined_and_deleted_while_a_job_runs) {
     TempDir tmp{"zpmix-pset"};
     const std::vector<std::string> env{"XDG_RUNTIME_DIR=" + tmp.path};
     Child run({kZpmix, "run", "-n", "2", "--pset", "world", kProg}, env);
-    BOOST_REQUIRE_MESSAGE(run.read_until([&] { return lines_of(run, "ready").size() == 2; }, 30s),
+    BOOST_REQUIRE_MESSAGE(run.until([&] { return lines_of(run, "ready").size() == 2; }, 30s),
                           run.out() << run.err());
     const auto ready = lines_of(run, "ready");
     const std::string nspace = ready[0].at(1);
@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(sets_defined_and_deleted_while_a_job_runs) {
 
     Child define({kZpmix, "pset", "define", "first", "--job", nspace, "--ranks", "0"}, env);
     BOOST_TEST(define.exit_code() == 0, define.err());
-    BOOST_REQUIRE_MESSAGE(run.read_until([&] { return lines_of(run, "names").size() == 2; }, 30s),
+    BOOST_REQUIRE_MESSAGE(run.until([&] { return lines_of(run, "names").size() == 2; }, 30s),
                           run.out() << run.err());
     for (const auto &w : lines_of(run, "define")) {
         BOOST_TEST(w.at(1) == "first");
