@@ -32,7 +32,7 @@ struct PsetDelete {
     ZPMIX_MSG_MAP(name);
 };
 
-// pset -> every broker's pset (itself included), in the order the defining broker applied them:
+// pset -> every other broker's pset, in the order the defining broker applied them:
 // a set defined (`members` non-empty) or deleted (empty).
 struct PsetChanged {
     static constexpr const char *type = "pset.changed";

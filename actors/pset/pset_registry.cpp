@@ -87,15 +87,14 @@ void PsetRegistry::remove(const Envelope &env, msg::PsetDelete &m) {
     reply(env, msg::Ok{});
 }
 
+// Applied here at once (a query after the answer sees it), then on every other broker.
 void PsetRegistry::share(msg::PsetChanged change) {
-    if (brokers_.view()->alone()) {
-        msg::PsetChanged m = std::move(change);
-        return changed(Envelope{}, m);
-    }
-    send(every_broker(name()), change);  // ours comes back too
+    if (!brokers_.view()->alone()) send(every_broker(name()), change);
+    changed(Envelope{}, change);
 }
 
-void PsetRegistry::changed(const Envelope &, msg::PsetChanged &m) {
+void PsetRegistry::changed(const Envelope &env, msg::PsetChanged &m) {
+    if (env.from == remote_address(brokers_.view()->rank, name())) return;  // ours, back
     if (m.members.empty())
         defined_.erase(m.name);
     else

@@ -4,7 +4,7 @@
 // delete`, or until every namespace they name has ended.
 //
 // Every broker keeps the same defined sets: the broker an operator asks checks the request against
-// what it knows, then sends the change (PsetChanged) to every broker, itself included, each of
+// what it knows, applies the change and sends it (PsetChanged) to every other broker, each of
 // which applies it; it also publishes the event, PMIX_PROCESS_SET_DEFINE or _DELETE, once, with a
 // global range (the events actor relays it to every broker's subscribers), carrying PMIX_PSET_NAME
 // and, for a definition, PMIX_PSET_MEMBERS. Two operators defining one name at once on two
