@@ -245,9 +245,11 @@ ClientStore::Namespace ClientStore::make_namespace(const msg::JobInfo &job, std:
         ns.my_node < by_node.size() ? by_node[ns.my_node] : std::vector<std::uint32_t>{};
     set_u32(m, PMIX_LOCAL_SIZE, static_cast<std::uint32_t>(local.size()));
     set_u32(m, PMIX_NODE_SIZE, static_cast<std::uint32_t>(local.size()));
-    set_str(m, PMIX_LOCAL_PEERS,
-            join(local, ',', [](std::uint32_t r) { return std::to_string(r); }));
+    // Another job with no rank here has no local peers: not an empty list, which Open MPI 4.1
+    // splits into no array and then reads (MPI_Comm_spawn onto other nodes crashed on it).
     if (!local.empty()) {
+        set_str(m, PMIX_LOCAL_PEERS,
+                join(local, ',', [](std::uint32_t r) { return std::to_string(r); }));
         pmix_rank_t leader = *std::min_element(local.begin(), local.end());
         set(m, PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
     }

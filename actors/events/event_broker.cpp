@@ -413,6 +413,22 @@ InfoBlob &InfoBlob::add_string(const std::string &key, const std::string &v) {
     return *this;
 }
 
+InfoBlob &InfoBlob::add_procs(const std::string &key, const std::vector<msg::Proc> &v) {
+    items_.emplace_back(key, [v](auto &pk) {
+        pk.pack_array(2);
+        pk.pack(static_cast<std::uint16_t>(PMIX_DATA_ARRAY));
+        pk.pack_array(2);
+        pk.pack(static_cast<std::uint16_t>(PMIX_PROC));
+        pk.pack_array(static_cast<std::uint32_t>(v.size()));
+        for (const auto &p : v) {
+            pk.pack_array(2);
+            pk.pack(p.nspace);
+            pk.pack_uint32(p.rank);
+        }
+    });
+    return *this;
+}
+
 msg::Blob InfoBlob::bytes() const {
     msgpack::sbuffer buf;
     msgpack::packer<msgpack::sbuffer> pk(buf);

@@ -104,6 +104,7 @@ class InfoBlob {
     InfoBlob &add_status(const std::string &key, std::int32_t v);
     InfoBlob &add_bool(const std::string &key, bool v);
     InfoBlob &add_string(const std::string &key, const std::string &v);
+    InfoBlob &add_procs(const std::string &key, const std::vector<msg::Proc> &v);  // data array
     msg::Blob bytes() const;
 
   private:

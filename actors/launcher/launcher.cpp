@@ -165,6 +165,9 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     plan.timeout_s = m.timeout_s;
     plan.spawn_timeout_s = m.spawn_timeout_s;
     if (m.notify_completion) plan.notify_completion.push_back(m.parent);
+    // A job run with the ompi personality spawns with it (mpi4py's interpreter does not link
+    // libmpi, and its children must find zpmix's libpmix as their parent did).
+    if (parent->second.personality_ompi) plan.personality_ompi = true;
     start(env, std::move(job), std::move(plan));
 }
 
@@ -544,6 +547,7 @@ void Launcher::begin(const Envelope &env, Job job, Plan plan, std::string secret
             plan_app(app, environ, plan.env, client_vars, info.nsdir, plan.personality_ompi));
     sp.request = env;
     job.env = std::move(plan.env);
+    job.personality_ompi = plan.personality_ompi.value_or(false);
     job.ranks.resize(np);
 
     const std::string nspace = info.nspace;

@@ -106,6 +106,7 @@ class Launcher : public Actor {
         std::string parent;              // the job that spawned it; empty for a launched job
         std::set<std::string> children;  // the jobs it spawned that are not over
         std::vector<std::string> env;    // Plan.env, which the jobs it spawns inherit
+        bool personality_ompi = false;   // given to every app: the jobs it spawns get it too
         pid_t pgid = 0;
         bool guarded = false;  // the watchdog knows its process group
         std::vector<Rank> ranks;           // every rank of the job; only `local` ones run here

@@ -62,6 +62,8 @@ ModexStore::ModexStore(Reactor &reactor, Bus &bus, const NamespaceTable &namespa
     on(&ModexStore::namespace_ended, Access::internal);
     on(&ModexStore::relayed, Access::internal);
     on(&ModexStore::relay_failed, Access::internal);
+    on(&ModexStore::relayed_ok, Access::internal);
+    on(&ModexStore::relayed_lookup, Access::internal);
     on(&ModexStore::tree_lost, Access::internal);
 }
 
@@ -293,7 +295,46 @@ void ModexStore::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
     });
 }
 
+// Over several brokers the root's modex keeps the directory of what is published beyond a node
+// (every range but PROC_LOCAL and LOCAL): another broker relays those requests there, and the
+// answer back under the client's request id, as it does a Get.
+bool ModexStore::directory_elsewhere(const Envelope &env, std::uint8_t range) const {
+    const auto view = brokers_.view();
+    const bool from_broker = env.session && env.session->role == PeerSession::Role::broker;
+    return !from_broker && !view->alone() && view->rank != 0 && range != PMIX_RANGE_PROC_LOCAL &&
+           range != PMIX_RANGE_LOCAL;
+}
+
+template <class Msg>
+void ModexStore::relay_to_root(const Envelope &env, const Msg &m, std::uint32_t timeout_ms) {
+    if (lost_.contains(0)) return reply_error(env, PMIX_ERR_UNREACH, "the root broker is lost");
+    const std::uint64_t id = next_waiter_++;
+    Relay r{return_address(env), 0, 0};
+    if (timeout_ms > 0)
+        r.timer = reactor().after(std::chrono::milliseconds(timeout_ms), [this, id] {
+            auto node = relays_.extract(id);
+            if (node) reply_error(node.mapped().req, PMIX_ERR_TIMEOUT, "timed out");
+        });
+    relays_.emplace(id, std::move(r));
+    send(remote_address(0, name()), m, id);
+}
+
+void ModexStore::relayed_ok(const Envelope &env, msg::Ok &m) {
+    auto node = relays_.extract(env.id);
+    if (!node) return;
+    if (node.mapped().timer) reactor().cancel(node.mapped().timer);
+    reply(node.mapped().req, m);
+}
+
+void ModexStore::relayed_lookup(const Envelope &env, msg::LookupReply &m) {
+    auto node = relays_.extract(env.id);
+    if (!node) return;
+    if (node.mapped().timer) reactor().cancel(node.mapped().timer);
+    reply(node.mapped().req, m);
+}
+
 void ModexStore::publish(const Envelope &env, msg::Publish &m) {
+    if (directory_elsewhere(env, m.range)) return relay_to_root(env, m, default_wait());
     std::vector<std::pair<std::string, msg::Blob>> entries;
     for_each_entry(m.data, [&](std::string key, const msgpack::object &value) {
         msgpack::sbuffer buf;
@@ -349,6 +390,8 @@ void ModexStore::lookup(const Envelope &env, msg::Lookup &m) {
         reply_error(env, PMIX_ERR_BAD_PARAM, "lookup without keys");
         return;
     }
+    if (directory_elsewhere(env, m.range))
+        return relay_to_root(env, m, m.wait ? m.timeout_ms : default_wait());
     if (try_lookup(env, m)) return;
     const std::uint64_t id = next_waiter_++;
     LookupWaiter w{return_address(env), std::move(m), 0};
@@ -361,6 +404,7 @@ void ModexStore::lookup(const Envelope &env, msg::Lookup &m) {
 }
 
 void ModexStore::unpublish(const Envelope &env, msg::Unpublish &m) {
+    if (directory_elsewhere(env, m.range)) return relay_to_root(env, m, default_wait());
     const std::set<std::string> keys(m.keys.begin(), m.keys.end());
     const auto removed = std::erase_if(published_, [&](const auto &kv) {
         return kv.second.publisher == m.proc && (keys.empty() || keys.contains(kv.first));

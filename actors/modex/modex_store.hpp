@@ -16,6 +16,9 @@
 // default), and fails with PMIX_ERR_UNREACH when that broker is lost (msg::TreeLost). Nothing of
 // another node's data is kept here. A Get that came over the tree is never relayed again.
 //
+// Publish/lookup: one directory per broker for ranges within its node (PROC_LOCAL, LOCAL); the
+// root's for every other range, to which the other brokers relay those requests.
+//
 // A client commits, publishes and looks up only as itself (msg::acting_proc, checked before any
 // handler runs); over tcp it reads only its own job's data.
 #include <chrono>
@@ -96,6 +99,14 @@ class ModexStore : public Actor {
     void relayed(const Envelope &env, msg::ModexData &m);
     void relay_failed(const Envelope &env, msg::ErrorReply &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
+    void relayed_ok(const Envelope &env, msg::Ok &m);
+    void relayed_lookup(const Envelope &env, msg::LookupReply &m);
+    // Whether a publish/lookup/unpublish in `range` goes to the root's directory, and sending it
+    // there (bounded by timeout_ms, 0: no limit).
+    bool directory_elsewhere(const Envelope &env, std::uint8_t range) const;
+    template <class Msg>
+    void relay_to_root(const Envelope &env, const Msg &m, std::uint32_t timeout_ms);
+    std::uint32_t default_wait() const { return static_cast<std::uint32_t>(default_wait_.count()); }
 
     // The node of a process (`here`, this broker's, for a process the table does not know, or
     // none).

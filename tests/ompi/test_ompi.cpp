@@ -18,6 +18,7 @@ using namespace zpmix::test;
 
 const std::string kZpmix = std::string(ZPMIX_BIN_DIR) + "/zpmix";
 const std::string kMpiProg = ZPMIX_MPI_PROG;
+const std::string kMpiDyn = ZPMIX_MPI_DYN;
 
 // `zpmix run ARGS` with its output captured, in a private base directory (no standalone broker
 // of the machine interferes); Open MPI refuses root without the two variables; no InfiniBand
@@ -25,9 +26,15 @@ const std::string kMpiProg = ZPMIX_MPI_PROG;
 class Run {
   public:
     explicit Run(std::vector<std::string> args)
-        : child_(with_run(std::move(args)),
-                 {"XDG_RUNTIME_DIR=" + tmp_.path, "OMPI_ALLOW_RUN_AS_ROOT=1",
-                  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_btl=self,vader,tcp"}) {}
+        : child_(with_run(std::move(args)), env(tmp_.path)) {}
+    // The same, in the base directory `dir` (where a standalone broker may run).
+    Run(std::vector<std::string> args, const std::string &dir)
+        : child_(with_run(std::move(args)), env(dir)) {}
+    static std::vector<std::string> env(const std::string &dir) {
+        return {"XDG_RUNTIME_DIR=" + dir, "OMPI_ALLOW_RUN_AS_ROOT=1",
+                "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_btl=self,vader,tcp"};
+    }
+    Child &child() { return child_; }
     const std::string &out() const { return child_.out(); }
     const std::string &err() const { return child_.err(); }
     // The exit code (128+signal when killed), after reading all output; fails at the deadline.
@@ -113,6 +120,57 @@ BOOST_AUTO_TEST_CASE(a_killed_rank_ends_the_job) {
     require_all_gone(pids);
     require_no_new_segments(segments);
 }
+
+// The merged communicator's lines ("<role> R merged M of N got V") each program printed.
+std::multiset<std::string> merged_lines(const std::string &out) {
+    std::multiset<std::string> lines;
+    static const std::regex re(R"(((parent|child|server|client) \d+ merged \d+ of \d+ got \d+))");
+    for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it)
+        lines.insert((*it)[1]);
+    return lines;
+}
+
+// MPI_Comm_spawn: PMIx_Spawn, then the parents' and children's roots exchange their process lists
+// by PMIx_Publish/PMIx_Lookup and every process of both jobs calls PMIx_Connect.
+BOOST_AUTO_TEST_CASE(mpi_comm_spawn_children_merge_and_exchange) {
+    Run run({"-n", "2", kMpiDyn, "spawn"});
+    BOOST_TEST(run.exit_code(120s) == 0, run.err());
+    const std::multiset<std::string> want{
+        "parent 0 merged 0 of 4 got 42", "parent 1 merged 1 of 4 got 43",
+        "child 0 merged 2 of 4 got 44", "child 1 merged 3 of 4 got 45"};
+    BOOST_TEST(merged_lines(run.out()) == want, run.out() << run.err());
+}
+
+// Two jobs of one broker: the server publishes its port, the client looks it up and connects.
+BOOST_AUTO_TEST_CASE(mpi_comm_connect_accept_between_two_jobs) {
+    TempDir dir{"zpmix-ompi-dyn"};
+    Child broker({kZpmix, "broker"}, Run::env(dir.path));
+    BOOST_REQUIRE(
+        broker.until([&] { return broker.err().find("listening on") != std::string::npos; }, 10s));
+    Run server({"-n", "2", kMpiDyn, "server", dir.path}, dir.path);
+    BOOST_REQUIRE_MESSAGE(
+        eventually([&] { return std::filesystem::exists(dir.path + "/published"); }, 60s),
+        "the server never published its port");
+    Run client({"-n", "1", kMpiDyn, "client"}, dir.path);
+    BOOST_TEST(client.exit_code(120s) == 0, client.err());
+    BOOST_TEST(server.exit_code(120s) == 0, server.err());
+    const std::multiset<std::string> want_server{"server 0 merged 0 of 3 got 42",
+                                                 "server 1 merged 1 of 3 got 43"};
+    BOOST_TEST(merged_lines(server.out()) == want_server, server.out() << server.err());
+    const std::multiset<std::string> want_client{"client 0 merged 2 of 3 got 44"};
+    BOOST_TEST(merged_lines(client.out()) == want_client, client.out() << client.err());
+}
+
+#ifdef ZPMIX_MPI4PY
+BOOST_AUTO_TEST_CASE(mpi4py_spawn_merge_and_exchange) {
+    Run run({"--personality", "ompi", "-n", "1", "/usr/bin/python3", ZPMIX_MPI4PY_SPAWN});
+    BOOST_TEST(run.exit_code(120s) == 0, run.err());
+    const std::multiset<std::string> want{"parent 0 merged 0 of 3 got 42",
+                                          "child 0 merged 1 of 3 got 43",
+                                          "child 1 merged 2 of 3 got 44"};
+    BOOST_TEST(merged_lines(run.out()) == want, run.out() << run.err());
+}
+#endif
 
 #ifdef ZPMIX_PYTHON_PMIX
 // Debian's python3-pmix, built against OpenPMIx, on zpmix's libpmix.so.2 (python3 does not link

@@ -2,9 +2,11 @@
 // job information), over the ClientActor and its store.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +22,7 @@
 #include "actors/client/value_codec.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
+#include "actors/protocol/pset.hpp"
 #include "attached_client.hpp"
 #include "client_events.hpp"
 
@@ -332,6 +335,34 @@ pmix_status_t fetch_blocking(Client &c, const pmix_proc_t &p, const char *key,
     return c.store->add_modex_data(reply.env);
 }
 
+// PMIX_PSET_NAMES: process sets are defined and deleted while jobs run, so a Get of a process's
+// sets asks its broker each time (the `pset` actor, which knows the launch-time ones too).
+// PMIX_ERR_NOT_FOUND when the process is in none.
+bool asks_psets(const Client &c, const char *key) {
+    return c.actor->has_broker() && strcmp(key, PMIX_PSET_NAMES) == 0;
+}
+
+pmix_status_t pset_names(const Envelope &env, pmix_value_t **val) {
+    msg::PsetList list;
+    try {
+        list = env.as<msg::PsetList>();
+    } catch (const DecodeError &) {
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+    if (list.psets.empty()) return PMIX_ERR_NOT_FOUND;
+    std::vector<char *> names;
+    for (auto &set : list.psets) names.push_back(set.name.data());
+    pmix_data_array_t arr{PMIX_STRING, names.size(), names.data()};
+    PMIX_VALUE_CREATE(*val, 1);
+    if (*val == nullptr) return PMIX_ERR_NOMEM;
+    const pmix_status_t rc = PMIx_Value_load(*val, &arr, PMIX_DATA_ARRAY);
+    if (rc != PMIX_SUCCESS) {
+        PMIX_VALUE_RELEASE(*val);
+        *val = nullptr;
+    }
+    return rc;
+}
+
 bool bad_key(const char *key) {
     return key == nullptr || key[0] == '\0' || strnlen(key, PMIX_MAX_KEYLEN + 1) > PMIX_MAX_KEYLEN;
 }
@@ -383,6 +414,62 @@ FencePlan plan_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const 
 bool on_board(const Client &c, const msg::FenceContribute &f) {
     return c.node_fence && f.participants.size() == 1 &&
            f.participants[0].rank == PMIX_RANK_WILDCARD && f.participants[0].nspace == c.me.nspace;
+}
+
+// Runs the planned fence (on the job's fence board or through the broker); `then` runs on the
+// progress thread with its status.
+void fence_nb(Client &c, FencePlan plan, std::function<void(pmix_status_t)> then) {
+    if (plan.local_only) return c.actor->post([then] { then(PMIX_SUCCESS); });
+    const msg::FenceContribute &f = plan.contribution;
+    if (on_board(c, f))
+        return c.node_fence->fence_nb(static_cast<std::uint32_t>(f.fence_id), f.collect,
+                                      f.timeout_ms, std::move(then));
+    c.actor->fence(std::move(plan.contribution),
+                   [then](pmix_status_t status, const Envelope *) { then(status); });
+}
+
+// ------------------------------------------------------------------ connect / disconnect
+// PMIx_Connect is a collecting fence over the named processes (every participant's data reaches
+// every other, through the broker tree when they span nodes), after which the caller holds the
+// job information of every other namespace among them, fetched from its broker (every broker
+// registers every namespace of its allocation). PMIx_Disconnect is a fence without data. Both
+// take their fence id from the set's sequence of fences: every participant calls its
+// collectives over one set in the same order. PMIX_TIMEOUT bounds them; a participant that ends
+// first fails them (PMIX_ERR_PROC_TERM_WO_SYNC), a lost broker hosting one too
+// (PMIX_ERR_UNREACH).
+
+FencePlan plan_connect(Client &c, const pmix_proc_t procs[], size_t nprocs,
+                       const pmix_info_t info[], size_t ninfo, bool collect) {
+    if (procs == nullptr || nprocs == 0) return FencePlan{PMIX_ERR_BAD_PARAM, false, {}};
+    FencePlan plan = plan_fence(c, procs, nprocs, info, ninfo);
+    plan.contribution.collect = collect;
+    return plan;
+}
+
+// The other namespaces among the participants whose job information the caller lacks.
+std::vector<std::string> jobs_to_fetch(Client &c, const pmix_proc_t procs[], size_t nprocs) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < nprocs; ++i) {
+        std::string ns(nspace_of(procs[i]));
+        if (ns != nspace_of(c.me) && !c.store->has_job(ns) &&
+            std::find(out.begin(), out.end(), ns) == out.end())
+            out.push_back(std::move(ns));
+    }
+    return out;
+}
+
+// Fetches the jobs in turn, from the last; `then` runs on the progress thread with the first
+// failure, or PMIX_SUCCESS.
+void fetch_jobs(Client &c, std::vector<std::string> jobs, std::uint32_t timeout_ms,
+                std::function<void(pmix_status_t)> then) {
+    if (jobs.empty()) return then(PMIX_SUCCESS);
+    const std::string ns = std::move(jobs.back());
+    jobs.pop_back();
+    fetch_job(c, ns, timeout_ms,
+              [&c, jobs = std::move(jobs), timeout_ms, then](pmix_status_t status) {
+                  if (status != PMIX_SUCCESS) return then(status);
+                  fetch_jobs(c, jobs, timeout_ms, then);
+              });
 }
 
 // ------------------------------------------------------------------ publish / lookup
@@ -581,6 +668,71 @@ PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs
     return PMIX_SUCCESS;
 }
 
+PMIX_EXPORT pmix_status_t PMIx_Connect(const pmix_proc_t procs[], size_t nprocs,
+                                       const pmix_info_t info[], size_t ninfo) {
+    if (!ready()) return PMIX_ERR_INIT;
+    Client &c = the_client();
+    FencePlan plan = plan_connect(c, procs, nprocs, info, ninfo, true);
+    if (plan.status != PMIX_SUCCESS) return plan.status;
+    const std::uint32_t timeout_ms = plan.contribution.timeout_ms;
+    if (!plan.local_only) {
+        const msg::FenceContribute &f = plan.contribution;
+        const pmix_status_t rc =
+            on_board(c, f)
+                ? c.node_fence->fence(static_cast<std::uint32_t>(f.fence_id), true, f.timeout_ms)
+                : c.actor->fence_call(std::move(plan.contribution));
+        if (rc != PMIX_SUCCESS) return rc;
+    }
+    for (const auto &ns : jobs_to_fetch(c, procs, nprocs))
+        if (pmix_status_t rc = fetch_job_blocking(c, ns, timeout_ms); rc != PMIX_SUCCESS) return rc;
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Connect_nb(const pmix_proc_t procs[], size_t nprocs,
+                                          const pmix_info_t info[], size_t ninfo,
+                                          pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    if (!ready()) return PMIX_ERR_INIT;
+    Client &c = the_client();
+    FencePlan plan = plan_connect(c, procs, nprocs, info, ninfo, true);
+    if (plan.status != PMIX_SUCCESS) return plan.status;
+    const std::uint32_t timeout_ms = plan.contribution.timeout_ms;
+    std::vector<pmix_proc_t> named(procs, procs + nprocs);
+    fence_nb(c, std::move(plan),
+             [&c, named = std::move(named), timeout_ms, cbfunc, cbdata](pmix_status_t status) {
+                 auto done = [cbfunc, cbdata](pmix_status_t s) {
+                     if (cbfunc) cbfunc(s, cbdata);
+                 };
+                 if (status != PMIX_SUCCESS) return done(status);
+                 fetch_jobs(c, jobs_to_fetch(c, named.data(), named.size()), timeout_ms, done);
+             });
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Disconnect(const pmix_proc_t procs[], size_t nprocs,
+                                          const pmix_info_t info[], size_t ninfo) {
+    if (!ready()) return PMIX_ERR_INIT;
+    Client &c = the_client();
+    FencePlan plan = plan_connect(c, procs, nprocs, info, ninfo, false);
+    if (plan.status != PMIX_SUCCESS || plan.local_only) return plan.status;
+    const msg::FenceContribute &f = plan.contribution;
+    if (on_board(c, f))
+        return c.node_fence->fence(static_cast<std::uint32_t>(f.fence_id), false, f.timeout_ms);
+    return c.actor->fence_call(std::move(plan.contribution));
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t procs[], size_t nprocs,
+                                             const pmix_info_t info[], size_t ninfo,
+                                             pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    if (!ready()) return PMIX_ERR_INIT;
+    Client &c = the_client();
+    FencePlan plan = plan_connect(c, procs, nprocs, info, ninfo, false);
+    if (plan.status != PMIX_SUCCESS) return plan.status;
+    fence_nb(c, std::move(plan), [cbfunc, cbdata](pmix_status_t status) {
+        if (cbfunc) cbfunc(status, cbdata);
+    });
+    return PMIX_SUCCESS;
+}
+
 PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
                                    const pmix_info_t info[], size_t ninfo, pmix_value_t **val) {
     if (!ready()) return PMIX_ERR_INIT;
@@ -588,6 +740,10 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
     Client &c = the_client();
     const pmix_proc_t &p = proc ? *proc : c.me;
     *val = nullptr;
+    if (asks_psets(c, key)) {
+        auto reply = c.actor->call(msg::PsetQuery{to_msg(p)}, parse(info, ninfo).timeout_ms);
+        return reply.status != PMIX_SUCCESS ? reply.status : pset_names(reply.env, val);
+    }
     const bool plain = ninfo == 0 || info == nullptr;
     if (plain) {  // the common case: straight to the cache
         pmix_status_t rc = get_cached(c, p, key, val);
@@ -621,6 +777,16 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
     const pmix_proc_t p = proc ? *proc : c.me;
     const Directives d = parse(info, ninfo);
     if (d.scope > PMIX_INTERNAL) return PMIX_ERR_BAD_PARAM;
+    if (asks_psets(c, key)) {
+        c.actor->request(msg::PsetQuery{to_msg(p)}, d.timeout_ms,
+                         [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
+                             pmix_value_t *v = nullptr;
+                             if (status == PMIX_SUCCESS) status = pset_names(*env, &v);
+                             cbfunc(status, v, cbdata);
+                             if (v) PMIX_VALUE_RELEASE(v);
+                         });
+        return PMIX_SUCCESS;
+    }
     const std::string k(key);
     // The callback gets a value the library owns and frees once the callback returns.
     auto answer = [&c, p, k, scope = d.scope, cbfunc, cbdata](pmix_status_t status) {

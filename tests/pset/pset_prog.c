@@ -1,0 +1,87 @@
+/* pset_prog: a rank that watches process sets. It registers for PMIX_PROCESS_SET_DEFINE and
+ * PMIX_PROCESS_SET_DELETE, prints "ready <nspace> <rank> names <its PMIX_PSET_NAMES>", then
+ * for each of the two events (define first, delete second, each waited for at most 60 s) prints
+ * "define <name> members <ns:rank,...>" / "delete <name>" and its set names again:
+ * "names <rank> <name,name|none>". */
+#include <pmix.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int seen = 0; /* events handled so far */
+static char lines[2][1024];
+
+static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                     size_t ninfo, pmix_info_t results[], size_t nresults,
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)source, (void)results, (void)nresults;
+    char name[256] = "?", members[512] = "";
+    for (size_t i = 0; i < ninfo; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_PSET_NAME) && info[i].value.type == PMIX_STRING)
+            snprintf(name, sizeof name, "%s", info[i].value.data.string);
+        if (PMIX_CHECK_KEY(&info[i], PMIX_PSET_MEMBERS) && info[i].value.type == PMIX_DATA_ARRAY &&
+            info[i].value.data.darray->type == PMIX_PROC) {
+            const pmix_proc_t *p = info[i].value.data.darray->array;
+            for (size_t n = 0; n < info[i].value.data.darray->size; ++n) {
+                char one[PMIX_MAX_NSLEN + 16];
+                snprintf(one, sizeof one, "%s%s:%u", n ? "," : "", p[n].nspace, p[n].rank);
+                strncat(members, one, sizeof members - strlen(members) - 1);
+            }
+        }
+    }
+    pthread_mutex_lock(&mu);
+    if (seen < 2) {
+        if (status == PMIX_PROCESS_SET_DEFINE)
+            snprintf(lines[seen++], sizeof lines[0], "define %s members %s", name, members);
+        else if (status == PMIX_PROCESS_SET_DELETE)
+            snprintf(lines[seen++], sizeof lines[0], "delete %s", name);
+    }
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void names(const pmix_proc_t *me, char *out, size_t n) {
+    pmix_value_t *v = NULL;
+    snprintf(out, n, "none");
+    if (PMIx_Get(me, PMIX_PSET_NAMES, NULL, 0, &v) != PMIX_SUCCESS) return;
+    if (v->type == PMIX_DATA_ARRAY && v->data.darray->type == PMIX_STRING) {
+        char **s = v->data.darray->array;
+        out[0] = '\0';
+        for (size_t i = 0; i < v->data.darray->size; ++i) {
+            strncat(out, i ? "," : "", n - strlen(out) - 1);
+            strncat(out, s[i], n - strlen(out) - 1);
+        }
+    }
+    PMIX_VALUE_RELEASE(v);
+}
+
+int main(void) {
+    pmix_proc_t me;
+    if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS) return 90;
+    pmix_status_t codes[] = {PMIX_PROCESS_SET_DEFINE, PMIX_PROCESS_SET_DELETE};
+    if (PMIx_Register_event_handler(codes, 2, NULL, 0, on_event, NULL, NULL) < 0) return 91;
+    char buf[1024];
+    names(&me, buf, sizeof buf);
+    printf("ready %s %u names %s\n", me.nspace, me.rank, buf);
+    fflush(stdout);
+    for (int k = 0; k < 2; ++k) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 60;
+        pthread_mutex_lock(&mu);
+        int rc = 0;
+        while (seen <= k && rc == 0) rc = pthread_cond_timedwait(&cv, &mu, &until);
+        const int got = seen > k;
+        pthread_mutex_unlock(&mu);
+        if (!got) return 92;
+        names(&me, buf, sizeof buf);
+        printf("%s\nnames %u %s\n", lines[k], me.rank, buf);
+        fflush(stdout);
+    }
+    PMIx_Finalize(NULL, 0);
+    return 0;
+}
