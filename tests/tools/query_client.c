@@ -102,6 +102,23 @@ int main(int argc, char **argv) {
           PMIx_Error_string(nb_status), nb_rows);
     PMIX_QUERY_DESTRUCT(&q);
 
+    /* The local table: this node's ranks only. */
+    uint32_t local = 0;
+    if (PMIx_Get(&wild, PMIX_LOCAL_SIZE, NULL, 0, &val) == PMIX_SUCCESS) {
+        local = val->data.uint32;
+        PMIX_VALUE_RELEASE(val);
+    }
+    PMIX_QUERY_CONSTRUCT(&q);
+    PMIX_ARGV_APPEND(arc, q.keys, PMIX_QUERY_LOCAL_PROC_TABLE);
+    PMIX_QUERY_QUALIFIERS_CREATE(&q, 1);
+    PMIX_INFO_LOAD(&q.qualifiers[0], PMIX_NSPACE, me.nspace, PMIX_STRING);
+    rc = PMIx_Query_info(&q, 1, &results, &nresults);
+    CHECK(rc == PMIX_SUCCESS, "local table: %s", PMIx_Error_string(rc));
+    check_table(table_of(results, nresults, PMIX_QUERY_LOCAL_PROC_TABLE), &me, local,
+                "local proc table");
+    PMIX_INFO_FREE(results, nresults);
+    PMIX_QUERY_DESTRUCT(&q);
+
     printf("nspace %s rank %u ready\n", me.nspace, me.rank);
     fflush(stdout);
     for (int i = 0; i < 12000 && access(argv[1], F_OK) != 0; ++i) usleep(10000);

@@ -8,6 +8,7 @@
  * "row RANK PID STATE HOST EXE" lines), its job status, the attributes PMIx_Get honours, and an
  * unknown key beside a known one (PMIX_QUERY_PARTIAL_SUCCESS, PMIX_ERR_NOT_FOUND for that key).
  * Prints "ok" and exits 0 when every check passed; "FAILED: ..." lines otherwise. */
+#include <pmix_server.h> /* PMIx_Register_attributes */
 #include <pmix_tool.h>
 
 #include <stdio.h>
@@ -182,6 +183,31 @@ int main(int argc, char **argv) {
     }
     if (strcmp(mode, "noconnect") == 0) {
         check_attributes();
+        /* What PMIx_Register_attributes registers is what the query answers. */
+        char *attrs[] = {"zpmix.test.attr", NULL};
+        CHECK(PMIx_Register_attributes("zpmix_test_fn", attrs) == PMIX_SUCCESS, "register");
+        pmix_query_t hq;
+        PMIX_QUERY_CONSTRUCT(&hq);
+        PMIX_ARGV_APPEND(rc, hq.keys, PMIX_QUERY_ATTRIBUTE_SUPPORT);
+        PMIX_QUERY_QUALIFIERS_CREATE(&hq, 1);
+        PMIX_INFO_LOAD(&hq.qualifiers[0], PMIX_HOST_FUNCTIONS, "zpmix_test_fn", PMIX_STRING);
+        pmix_info_t *hr = NULL;
+        size_t hn = 0;
+        rc = PMIx_Query_info(&hq, 1, &hr, &hn);
+        pmix_info_t *ha = answer(hr, hn, PMIX_QUERY_ATTRIBUTE_SUPPORT);
+        int registered = 0;
+        if (rc == PMIX_SUCCESS && ha && ha->value.type == PMIX_DATA_ARRAY) {
+            pmix_info_t *cls = (pmix_info_t *)ha->value.data.darray->array;
+            if (PMIX_CHECK_KEY(&cls[0], PMIX_HOST_ATTRIBUTES)) {
+                pmix_info_t *fns = (pmix_info_t *)cls[0].value.data.darray->array;
+                pmix_regattr_t *regs = (pmix_regattr_t *)fns[0].value.data.darray->array;
+                registered = PMIX_CHECK_KEY(&fns[0], "zpmix_test_fn") &&
+                             strcmp(regs[0].string, "zpmix.test.attr") == 0;
+            }
+        }
+        CHECK(registered, "a registered attribute is not in the answer");
+        if (hr) PMIX_INFO_FREE(hr, hn);
+        PMIX_QUERY_DESTRUCT(&hq);
         const char *keys[] = {PMIX_QUERY_NAMESPACES, PMIX_QUERY_STABLE_ABI_VERSION, NULL};
         pmix_info_t *r = NULL;
         size_t n = 0;
