@@ -139,3 +139,17 @@ BOOST_AUTO_TEST_CASE(tool_without_a_broker) {
     BOOST_TEST(node.tool({"noconnect"}, out) == 0, out);
     BOOST_TEST(node.tool({"system", "none"}, out) != 0, "no standalone broker: " << out);
 }
+
+// `zpmix info` shows what the library says through the tool API.
+BOOST_AUTO_TEST_CASE(zpmix_info_lists_the_attributes_per_function) {
+    Node node(false);
+    Child p({kZpmix, "info", "--attributes", "--json"}, node.env());
+    BOOST_REQUIRE(p.exit_code() == 0);
+    const auto info = nlohmann::json::parse(p.out());
+    BOOST_TEST(info["protocol"].get<int>() > 0);
+    bool timeout = false;
+    for (const auto &a : info["attributes"]["client"]["PMIx_Get"])
+        timeout = timeout || a["key"] == "pmix.timeout";
+    BOOST_TEST(timeout);
+    BOOST_TEST(info["attributes"]["tool"].contains("PMIx_tool_init"));
+}
