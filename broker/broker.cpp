@@ -22,6 +22,7 @@
 #include "actors/modex/modex_store.hpp"
 #include "actors/monitor/process_monitor.hpp"
 #include "actors/pset/pset_registry.hpp"
+#include "actors/query/query_actor.hpp"
 #include "actors/registry/registry.hpp"
 #include "actors/runtime/zmq_frames.hpp"
 #include "broker/dispatcher.hpp"
@@ -179,6 +180,7 @@ void Broker::add_standard_actors() {
         config_.monitor_terminate, std::chrono::milliseconds(config_.monitor_time_unit_ms)});
     add_actor<LogSink>(LogSink::Settings{config_.log_syslog_socket});
     add_actor<PsetRegistry>(namespaces_, brokers_, name_);
+    add_actor<QueryActor>(namespaces_, brokers_);
     if (config_.tree_size > 1) {
         tree::LinkSettings t;
         t.rank = config_.tree_rank;

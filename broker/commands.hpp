@@ -16,6 +16,7 @@ void add_preempt_command(CLI::App &app, int &status);
 void add_events_command(CLI::App &app, int &status);
 void add_notify_command(CLI::App &app, int &status);
 void add_pset_command(CLI::App &app, int &status);
+void add_info_command(CLI::App &app, int &status);
 
 // Which broker the operators' commands talk to. With --broker, that one. Otherwise every broker of
 // this user on this node: the standalone one and those embedded in `zpmix run` (found by their

@@ -1,27 +1,11 @@
 #include "broker/config.hpp"
 
-#include <linux/magic.h>
-#include <sys/vfs.h>
-#include <unistd.h>
-
 #include <cstdlib>
 
 #include <spdlog/spdlog.h>
 #include <toml++/toml.h>
 
 namespace zpmix {
-
-std::string default_base_dir() {
-    if (const char *xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg)
-        return std::string(xdg) + "/zpmix";
-    // Runtime files belong on a tmpfs, as systemd's /run/user: on a disk file system (ext4
-    // with discard, say) each rmdir of a job's session directories costs milliseconds.
-    struct statfs fs;
-    if (::statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC &&
-        ::access("/dev/shm", W_OK) == 0)
-        return "/dev/shm/zpmix-" + std::to_string(::getuid());
-    return "/tmp/zpmix-" + std::to_string(::getuid());
-}
 
 namespace {
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "broker/rendezvous.hpp"  // default_base_dir
+
 namespace zpmix {
 
 struct Config {
@@ -63,10 +65,6 @@ struct Config {
 struct ConfigError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
-
-// The per-user base directory: $XDG_RUNTIME_DIR/zpmix, else /dev/shm/zpmix-<uid> (a tmpfs),
-// else /tmp/zpmix-<uid>.
-std::string default_base_dir();
 
 // Reads a TOML file over `into`; throws ConfigError naming the file and the bad key.
 void load_config_file(const std::string &path, Config &into);

@@ -32,6 +32,7 @@ int main(int argc, char **argv) {
     zpmix::cli::add_events_command(app, status);
     zpmix::cli::add_notify_command(app, status);
     zpmix::cli::add_pset_command(app, status);
+    zpmix::cli::add_info_command(app, status);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {

@@ -1,11 +1,14 @@
 #include "broker/rendezvous.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <signal.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -15,6 +18,18 @@
 #include <nlohmann/json.hpp>
 
 namespace zpmix {
+
+std::string default_base_dir() {
+    if (const char *xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg)
+        return std::string(xdg) + "/zpmix";
+    // Runtime files belong on a tmpfs, as systemd's /run/user: on a disk file system (ext4
+    // with discard, say) each rmdir of a job's session directories costs milliseconds.
+    struct statfs fs;
+    if (::statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC &&
+        ::access("/dev/shm", W_OK) == 0)
+        return "/dev/shm/zpmix-" + std::to_string(::getuid());
+    return "/tmp/zpmix-" + std::to_string(::getuid());
+}
 
 std::string rendezvous_path(const std::string &run_dir) {
     return run_dir + "/broker.json";

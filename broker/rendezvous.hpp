@@ -20,6 +20,10 @@ struct RendezvousInfo {
     std::string hostname;
 };
 
+// The per-user base directory: $XDG_RUNTIME_DIR/zpmix, else /dev/shm/zpmix-<uid> (a tmpfs),
+// else /tmp/zpmix-<uid>.
+std::string default_base_dir();
+
 std::string rendezvous_path(const std::string &run_dir);
 
 // Reads the rendezvous file of run_dir. A file whose broker process is gone is stale: it is

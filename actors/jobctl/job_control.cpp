@@ -15,6 +15,15 @@ namespace zpmix {
 
 namespace {
 
+// A live process's executable, for the process table (PMIx_Query_info's pmix_proc_info_t).
+std::string executable(std::int64_t pid) {
+    if (pid <= 0) return "";
+    char path[4096];
+    const ssize_t n =
+        ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), path, sizeof path - 1);
+    return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
+}
+
 std::string proc_name(const msg::Proc &p) {
     return p.rank == msg::kWildcardRank ? p.nspace + ":*" : p.nspace + ":" + std::to_string(p.rank);
 }
@@ -302,7 +311,7 @@ void JobControl::table_rows(const std::string &only, msg::ProcTable &out) const 
             const char *state =
                 e.ended ? (e.signal ? "killed" : "exited") : (paused ? "paused" : "running");
             out.procs.push_back({nspace, r, job->job->procs[r].hostname, job->pids[r], state,
-                                 e.exit_code, e.signal});
+                                 e.exit_code, e.signal, e.ended ? "" : executable(job->pids[r])});
         }
     }
 }
@@ -356,7 +365,7 @@ void JobControl::proc_table(const Envelope &env, msg::ProcTableQuery &m) {
                     for (auto r : ranks)
                         if (!listed.contains({ns, r}))
                             out->procs.push_back(
-                                {ns, r, job->job->procs[r].hostname, 0, "unreachable", 0, 0});
+                                {ns, r, job->job->procs[r].hostname, 0, "unreachable", 0, 0, ""});
                 }
             }
             if (!nspace.empty() && out->procs.empty() && !namespaces_.find(nspace))

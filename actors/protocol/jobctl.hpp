@@ -67,7 +67,8 @@ struct ProcRow {
     std::string state;  // running | paused | exited | killed | unreachable (its broker is lost)
     std::int32_t exit_code = 0;
     std::int32_t signal = 0;
-    ZPMIX_MSG_MAP(nspace, rank, host, pid, state, exit_code, signal);
+    std::string executable;  // the running process's (/proc/<pid>/exe); empty once it ended
+    ZPMIX_MSG_MAP(nspace, rank, host, pid, state, exit_code, signal, executable);
 };
 struct ProcTable {
     static constexpr const char *type = "jctl.ps.reply";

@@ -16,6 +16,7 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/protocol/modex.hpp"
+#include "actors/protocol/query.hpp"
 #include "actors/protocol/session.hpp"
 #include "broker/broker.hpp"
 #include "support/process.hpp"
@@ -274,6 +275,22 @@ BOOST_AUTO_TEST_CASE(a_tcp_client_reads_only_its_own_job) {
     BOOST_TEST(intruder.refusal(intruder.send(get)) == PMIX_ERR_NO_PERMISSIONS);
     BOOST_TEST(intruder.refusal(intruder.send(msg::JobInfoQuery{"victim"})) ==
                PMIX_ERR_NO_PERMISSIONS);
+    // Queries: its own namespace only, and nothing of the victim's process table.
+    msg::QueryRequest q;
+    q.queries.resize(2);
+    q.queries[0].keys = {PMIX_QUERY_NAMESPACES};
+    q.queries[1].keys = {PMIX_QUERY_PROC_TABLE, PMIX_QUERY_JOB_STATUS};
+    q.queries[1].nspace = "victim";
+    auto answer = intruder.answer(intruder.send(q));
+    BOOST_REQUIRE(answer);
+    BOOST_REQUIRE_EQUAL(answer->type, msg::QueryReply::type);
+    const auto reply = answer->as<msg::QueryReply>();
+    BOOST_REQUIRE_EQUAL(reply.results.size(), 2u);
+    BOOST_TEST(reply.results[0].answers.at(0).status == PMIX_SUCCESS);
+    const auto &listed = reply.results[0].answers.at(0).value;
+    BOOST_TEST(std::string(listed.begin(), listed.end()).find("victim") == std::string::npos);
+    BOOST_TEST(reply.results[1].answers.at(0).status == PMIX_ERR_NOT_FOUND);
+    BOOST_TEST(reply.results[1].answers.at(1).status == PMIX_ERR_NOT_FOUND);
 
     Peer guesser(broker.tcp_uri());
     auto wrong = guesser.answer(guesser.send(msg::Hello{"client", "victim", 0, 0, "guess"}));

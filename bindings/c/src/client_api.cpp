@@ -24,6 +24,7 @@
 #include "actors/protocol/modex.hpp"
 #include "actors/protocol/pset.hpp"
 #include "attached_client.hpp"
+#include "attributes.hpp"
 #include "client_events.hpp"
 
 namespace {
@@ -104,6 +105,21 @@ Directives parse(const pmix_info_t *info, size_t ninfo) {
 }
 
 using client::to_msg;
+
+// What the functions of this file honour (PMIX_QUERY_ATTRIBUTE_SUPPORT): the Directives above.
+const c::Honours kInitAttributes(c::Role::client, "PMIx_Init",
+                                 {ZPMIX_ATTR(PMIX_TIMEOUT), ZPMIX_ATTR(PMIX_PROGRAMMING_MODEL)});
+const c::Honours kGetAttributes(c::Role::client, "PMIx_Get",
+                                {ZPMIX_ATTR(PMIX_TIMEOUT), ZPMIX_ATTR(PMIX_OPTIONAL),
+                                 ZPMIX_ATTR(PMIX_GET_REFRESH_CACHE), ZPMIX_ATTR(PMIX_DATA_SCOPE)});
+const c::Honours kFenceAttributes(c::Role::client, "PMIx_Fence",
+                                  {ZPMIX_ATTR(PMIX_COLLECT_DATA), ZPMIX_ATTR(PMIX_TIMEOUT)});
+const c::Honours kPublishAttributes(c::Role::client, "PMIx_Publish",
+                                    {ZPMIX_ATTR(PMIX_RANGE), ZPMIX_ATTR(PMIX_PERSISTENCE),
+                                     ZPMIX_ATTR(PMIX_TIMEOUT)});
+const c::Honours kLookupAttributes(c::Role::client, "PMIx_Lookup",
+                                   {ZPMIX_ATTR(PMIX_RANGE), ZPMIX_ATTR(PMIX_WAIT),
+                                    ZPMIX_ATTR(PMIX_TIMEOUT)});
 
 // ------------------------------------------------------------------ init and finalize
 

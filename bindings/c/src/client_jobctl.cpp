@@ -2,6 +2,7 @@
 // PMIx_Process_monitor(_nb) (and so PMIx_Heartbeat), PMIx_Log(_nb). Each is one request to a
 // broker actor (jobctl, monitor, log); a heartbeat is one one-way message.
 #include "attached_client.hpp"
+#include "attributes.hpp"
 
 #include <cstring>
 #include <filesystem>
@@ -19,6 +20,32 @@
 namespace zpmix::c {
 
 namespace {
+
+const Honours kJobControlAttributes(
+    Role::client, "PMIx_Job_control",
+    {ZPMIX_ATTR(PMIX_JOB_CTRL_ID), ZPMIX_ATTR(PMIX_JOB_CTRL_PAUSE),
+     ZPMIX_ATTR(PMIX_JOB_CTRL_RESUME), ZPMIX_ATTR(PMIX_JOB_CTRL_CANCEL),
+     ZPMIX_ATTR(PMIX_JOB_CTRL_KILL), ZPMIX_ATTR(PMIX_JOB_CTRL_SIGNAL),
+     ZPMIX_ATTR(PMIX_JOB_CTRL_TERMINATE), ZPMIX_ATTR(PMIX_JOB_CTRL_CHECKPOINT),
+     ZPMIX_ATTR(PMIX_JOB_CTRL_CHECKPOINT_METHOD), ZPMIX_ATTR(PMIX_JOB_CTRL_PREEMPTIBLE),
+     ZPMIX_ATTR(PMIX_REGISTER_CLEANUP), ZPMIX_ATTR(PMIX_REGISTER_CLEANUP_DIR),
+     ZPMIX_ATTR(PMIX_CLEANUP_RECURSIVE), ZPMIX_ATTR(PMIX_CLEANUP_EMPTY),
+     ZPMIX_ATTR(PMIX_CLEANUP_LEAVE_TOPDIR), ZPMIX_ATTR(PMIX_CLEANUP_IGNORE),
+     ZPMIX_ATTR(PMIX_TIMEOUT)});
+const Honours kMonitorAttributes(
+    Role::client, "PMIx_Process_monitor",
+    {ZPMIX_ATTR(PMIX_MONITOR_ID), ZPMIX_ATTR(PMIX_MONITOR_APP_CONTROL),
+     ZPMIX_ATTR(PMIX_MONITOR_HEARTBEAT_TIME), ZPMIX_ATTR(PMIX_MONITOR_HEARTBEAT_DROPS),
+     ZPMIX_ATTR(PMIX_MONITOR_FILE_ACCESS), ZPMIX_ATTR(PMIX_MONITOR_FILE_MODIFY),
+     ZPMIX_ATTR(PMIX_MONITOR_FILE_SIZE), ZPMIX_ATTR(PMIX_MONITOR_FILE_CHECK_TIME),
+     ZPMIX_ATTR(PMIX_MONITOR_FILE_DROPS), ZPMIX_ATTR(PMIX_RANGE), ZPMIX_ATTR(PMIX_TIMEOUT)});
+const Honours kLogAttributes(Role::client, "PMIx_Log",
+                             {ZPMIX_ATTR(PMIX_LOG_SOURCE), ZPMIX_ATTR(PMIX_LOG_STDERR),
+                              ZPMIX_ATTR(PMIX_LOG_STDOUT), ZPMIX_ATTR(PMIX_LOG_SYSLOG),
+                              ZPMIX_ATTR(PMIX_LOG_LOCAL_SYSLOG), ZPMIX_ATTR(PMIX_LOG_GLOBAL_SYSLOG),
+                              ZPMIX_ATTR(PMIX_LOG_SYSLOG_PRI), ZPMIX_ATTR(PMIX_LOG_TIMESTAMP),
+                              ZPMIX_ATTR(PMIX_LOG_GENERATE_TIMESTAMP), ZPMIX_ATTR(PMIX_LOG_ONCE),
+                              ZPMIX_ATTR(PMIX_LOG_EMAIL)});
 
 bool is(const pmix_info_t &i, const char *key) {
     return PMIX_CHECK_KEY(&i, key);

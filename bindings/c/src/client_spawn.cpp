@@ -12,6 +12,7 @@
 // launcher refuses a host outside the allocation). Any other directive is ignored, or refused with
 // PMIX_ERR_NOT_SUPPORTED when marked required.
 #include "attached_client.hpp"
+#include "attributes.hpp"
 
 #include <unistd.h>
 
@@ -34,6 +35,16 @@ extern char **environ;
 namespace zpmix::c {
 
 namespace {
+
+const Honours kSpawnAttributes(Role::client, "PMIx_Spawn",
+                               {ZPMIX_ATTR(PMIX_TIMEOUT), ZPMIX_ATTR(PMIX_SPAWN_TIMEOUT),
+                                ZPMIX_ATTR(PMIX_JOB_TIMEOUT), ZPMIX_ATTR(PMIX_NOTIFY_COMPLETION),
+                                ZPMIX_ATTR(PMIX_SETUP_APP_ENVARS), ZPMIX_ATTR(PMIX_BINDTO),
+                                ZPMIX_ATTR(PMIX_MAPBY), ZPMIX_ATTR(PMIX_PPR), ZPMIX_ATTR(PMIX_WDIR),
+                                ZPMIX_ATTR(PMIX_SET_SESSION_CWD), ZPMIX_ATTR(PMIX_PREFIX),
+                                ZPMIX_ATTR(PMIX_SET_ENVAR), ZPMIX_ATTR(PMIX_HOST),
+                                ZPMIX_ATTR(PMIX_HOSTFILE), ZPMIX_ATTR(PMIX_ADD_HOST),
+                                ZPMIX_ATTR(PMIX_ADD_HOSTFILE)});
 
 // How long past the launcher's own spawn deadline the caller waits for its answer.
 constexpr std::uint32_t kAnswerMarginMs = 5000;
