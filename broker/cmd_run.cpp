@@ -739,7 +739,7 @@ void mpirun_style_args(CLI::App &app, std::vector<std::string> &args) {
         if (a == "-np" || a == "-mca") a = "-" + a;
         if (a.find('=') != std::string::npos) continue;
         const CLI::Option *opt = run->get_option_no_throw(a);
-        if (opt && opt->get_type_size_max() > 0)
+        if (opt && opt->get_expected_max() > 0)  // not a flag: skip its values
             i += static_cast<std::size_t>(opt->get_type_size_max());
     }
 }

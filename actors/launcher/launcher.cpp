@@ -990,8 +990,10 @@ void Launcher::set_status(Job &job, int status, std::string message) {
 
 void Launcher::signal_ranks(Job &job, int sig) {
     if (job.pgid > 0) ::kill(-job.pgid, sig);
-    for (const auto &r : job.ranks)  // a rank may have left the job's process group
-        if (!r.reaped && r.pid > 0) ::kill(r.pid, sig);
+    // A rank may have left the job's process group; the others got it once, as under mpirun.
+    for (const auto &r : job.ranks)
+        if (!r.reaped && r.pid > 0 && (job.pgid <= 0 || ::getpgid(r.pid) != job.pgid))
+            ::kill(r.pid, sig);
 }
 
 void Launcher::signal_tree(Job &job, int sig) {

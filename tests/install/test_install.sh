@@ -31,8 +31,8 @@ run_here() {
         $(PKG_CONFIG_PATH=$l/pkgconfig pkg-config --cflags --libs zpmix) 2>"$work/pc.err"
     check "$where: pkg-config builds" 0 "$?"
     for prog in wireup_cc wireup_pc; do
-        check "$where: $prog uses the installed libpmix" "$l/libpmix.so.2" \
-            "$(ldd "$work/$prog" | awk '/libpmix/ {print $3}')"
+        check "$where: $prog uses the installed libpmix" "$(readlink -f "$l/libpmix.so.2")" \
+            "$(readlink -f "$(ldd "$work/$prog" | awk '/libpmix/ {print $3}')")"
         timeout 60 "$p/bin/zpmix" run -n 3 "$work/$prog" >"$work/out" 2>"$work/err"
         check "$where: $prog runs under the installed zpmix run" 0 "$?"
         check "$where: $prog: every rank checked every card" 3 "$(grep -c ": ok, checked 3 cards" "$work/out")"
