@@ -3,6 +3,7 @@
 // runs the job (the standalone one, or one embedded in `zpmix run`).
 #include <signal.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 
@@ -30,7 +31,18 @@ int parse_signal(const std::string &s) {
     return 0;
 }
 
-// "0,2-4" -> {0,2,3,4}; throws on anything else.
+// A rank: digits only, below 2^32.
+std::uint32_t parse_rank(const std::string &s, const std::string &list) {
+    const bool digits = !s.empty() && s.size() <= 10 && std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+    });
+    if (!digits || std::stoull(s) > 0xffffffffull)
+        throw std::invalid_argument("--ranks " + list + ": '" + s +
+                                    "' is not a rank (ranks are numbers: 0,2-4)");
+    return static_cast<std::uint32_t>(std::stoull(s));
+}
+
+// "0,2-4" -> {0,2,3,4}; throws, saying what is wrong, on anything else.
 std::vector<std::uint32_t> parse_ranks(const std::string &list) {
     std::vector<std::uint32_t> out;
     std::size_t pos = 0;
@@ -38,13 +50,12 @@ std::vector<std::uint32_t> parse_ranks(const std::string &list) {
         const auto comma = list.find(',', pos);
         const std::string item = list.substr(pos, comma == std::string::npos ? comma : comma - pos);
         const auto dash = item.find('-');
-        std::size_t end1 = 0, end2 = 0;
-        const unsigned long lo = std::stoul(item.substr(0, dash), &end1);
-        const unsigned long hi =
-            dash == std::string::npos ? lo : std::stoul(item.substr(dash + 1), &end2);
-        if (end1 != (dash == std::string::npos ? item.size() : dash) || hi < lo ||
-            hi - lo > 1000000)
-            throw std::invalid_argument("bad rank list '" + list + "'");
+        const std::uint32_t lo = parse_rank(item.substr(0, dash), list);
+        const std::uint32_t hi =
+            dash == std::string::npos ? lo : parse_rank(item.substr(dash + 1), list);
+        if (hi < lo) throw std::invalid_argument("--ranks " + list + ": " + item + " is empty");
+        if (hi - lo > 1000000)
+            throw std::invalid_argument("--ranks " + list + ": " + item + " is too large");
         for (unsigned long r = lo; r <= hi; ++r) out.push_back(static_cast<std::uint32_t>(r));
         if (comma == std::string::npos) break;
         pos = comma + 1;

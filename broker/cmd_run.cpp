@@ -8,12 +8,16 @@
 // jobs its ranks spawn (PMIx_Spawn) are relayed too: their output (tagged with their own
 // namespace), and a line on stderr when one fails; the job ends, and `zpmix run` exits, once they
 // are all over.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -38,6 +42,9 @@ namespace {
 
 using namespace std::chrono_literals;
 constexpr auto kHelloTimeout = 10s;
+// After SIGINT or SIGTERM, the ranks that are still there get SIGKILL (mpirun waits about as long).
+constexpr auto kTermGrace = 3s;
+constexpr std::size_t kInputChunk = 64 * 1024;  // stdin goes to the ranks in pieces of this
 // Exit statuses of `zpmix run` itself failing (not the job's).
 constexpr int kFailed = 1, kNotExecutable = 126, kNotFound = 127;
 
@@ -55,6 +62,67 @@ struct RunOptions {
     std::string personality = "auto";
     std::string rsh_agent, tcp_if, launcher;
     int verbose = 0, quiet = 0;
+    std::string output_filename;
+    std::vector<std::string> mca;  // KEY VALUE pairs
+    std::string stdin_target = "0";
+};
+
+extern "C" char **environ;
+
+// What the ranks get from `zpmix run`'s process, whichever broker starts them (srun's
+// PropagateResourceLimits: the soft limits).
+msg::Caller this_caller() {
+    msg::Caller c;
+    c.given = true;
+    for (char **e = environ; *e; ++e) c.environ.emplace_back(*e);
+    c.umask = ::umask(0);  // single-threaded still: nobody creates a file meanwhile
+    ::umask(static_cast<mode_t>(c.umask));
+    for (int r : {RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_DATA, RLIMIT_STACK, RLIMIT_CORE, RLIMIT_RSS,
+                  RLIMIT_NPROC, RLIMIT_NOFILE, RLIMIT_MEMLOCK, RLIMIT_AS}) {
+        rlimit l{};
+        if (::getrlimit(r, &l) == 0) c.limits.push_back({r, l.rlim_cur});
+    }
+    return c;
+}
+
+// --output-filename DIR: each rank's output also goes to DIR/<job>/rank.<N>/stdout|stderr, as
+// Open MPI lays it out (the launched job is 1, the jobs it spawns 2, 3, ... as they speak).
+class OutputFiles {
+  public:
+    explicit OutputFiles(std::string dir) : dir_(std::move(dir)) {}
+    OutputFiles(const OutputFiles &) = delete;
+    OutputFiles &operator=(const OutputFiles &) = delete;
+    ~OutputFiles() {
+        for (auto &[key, fd] : files_)
+            if (fd >= 0) ::close(fd);
+    }
+    bool enabled() const { return !dir_.empty(); }
+    // Opens (creates, empties) the file; false and a message when it cannot.
+    bool open(const std::string &nspace, std::uint32_t rank, int stream) {
+        int &fd = files_.try_emplace({nspace, rank, stream}, -1).first->second;
+        if (fd >= 0) return true;
+        if (fd == kFailed) return false;  // said once
+        if (!jobs_.contains(nspace)) jobs_[nspace] = jobs_.size() + 1;
+        const std::string d = fmt::format("{}/{}/rank.{}", dir_, jobs_[nspace], rank);
+        std::error_code ec;
+        std::filesystem::create_directories(d, ec);
+        const std::string path = d + (stream == 1 ? "/stdout" : "/stderr");
+        fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            fd = kFailed;
+            std::cerr << "zpmix run: --output-filename: cannot open " << path << ": "
+                      << strerror(errno) << "\n";
+            return false;
+        }
+        return true;
+    }
+    void write(const std::string &nspace, std::uint32_t rank, int stream, std::string_view data);
+
+  private:
+    static constexpr int kFailed = -2;
+    std::string dir_;
+    std::map<std::tuple<std::string, std::uint32_t, int>, int> files_;
+    std::map<std::string, std::size_t> jobs_;
 };
 
 void write_all(int fd, std::string_view data) {
@@ -64,6 +132,12 @@ void write_all(int fd, std::string_view data) {
         if (n <= 0) return;  // stdout closed: the output is dropped, the job goes on
         data.remove_prefix(static_cast<std::size_t>(n));
     }
+}
+
+void OutputFiles::write(const std::string &nspace, std::uint32_t rank, int stream,
+                        std::string_view data) {
+    if (!enabled() || !open(nspace, rank, stream)) return;
+    write_all(files_[{nspace, rank, stream}], data);
 }
 
 // What `zpmix run` exits with when the broker refuses the launch (as a shell does for a program).
@@ -110,15 +184,19 @@ class Session {
         dealer_.send(encode(M::type, ++next_id_, m), zmq::send_flags::none);
     }
 
-    enum class Event { message, signal, lost, timeout };
+    // Polls fd (our stdin) for input too while it is >= 0.
+    void watch_input(int fd) { input_fd_ = fd; }
+
+    enum class Event { message, signal, lost, timeout, input };
     // Waits for the next message (into env), a signal (into sig), or the broker's loss (or its
     // refusal of the connection: refused()).
     Event next(Envelope &env, int &sig, std::chrono::milliseconds timeout) {
         zmq::pollitem_t items[] = {{dealer_.handle(), 0, ZMQ_POLLIN, 0},
                                    {nullptr, signal_fd_, ZMQ_POLLIN, 0},
-                                   {monitor_.handle(), 0, ZMQ_POLLIN, 0}};
+                                   {monitor_.handle(), 0, ZMQ_POLLIN, 0},
+                                   {nullptr, input_fd_, ZMQ_POLLIN, 0}};
         for (;;) {
-            const int rc = zmq::poll(items, 3, timeout);
+            const int rc = zmq::poll(items, input_fd_ >= 0 ? 4 : 3, timeout);
             if (rc == 0) return Event::timeout;
             if (items[0].revents & ZMQ_POLLIN) {
                 zmq::message_t m;
@@ -147,6 +225,8 @@ class Session {
                 refused_ = event != ZMQ_EVENT_DISCONNECTED;
                 return Event::lost;
             }
+            if (input_fd_ >= 0 && (items[3].revents & (ZMQ_POLLIN | ZMQ_POLLERR)))
+                return Event::input;
         }
     }
 
@@ -158,6 +238,7 @@ class Session {
     bool refused_ = false;
     zmq::socket_t monitor_{ctx_, zmq::socket_type::pair};
     int signal_fd_;
+    int input_fd_ = -1;
     std::uint64_t next_id_ = 0;
 };
 
@@ -263,6 +344,8 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     } catch (const std::exception &e) {
         return fail(e.what());
     }
+    // Before an embedded broker changes anything (it raises its descriptor limit).
+    msg::Caller caller = this_caller();
     const std::string hostname = this_hostname();
     const auto allocation = allocate_job(o);
     if (!allocation) return fail(allocation.error);
@@ -278,6 +361,24 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     launch.timeout_s = o.timeout;
     launch.follows_children = true;
     launch.report_child_sep = o.report_child_sep;
+    launch.caller = std::move(caller);
+    if (o.stdin_target == "all") {
+        launch.stdin_target = msg::kStdinAll;
+    } else if (o.stdin_target == "none") {
+        launch.stdin_target = msg::kStdinNone;
+    } else {
+        std::size_t end = 0;
+        unsigned long r = 0;
+        try {
+            r = std::stoul(o.stdin_target, &end);
+        } catch (const std::exception &) {
+            end = 0;
+        }
+        if (end == 0 || end != o.stdin_target.size() || r >= launch.np)
+            return fail(
+                fmt::format("--stdin {}: all, none or a rank below {}", o.stdin_target, launch.np));
+        launch.stdin_target = static_cast<std::int64_t>(r);
+    }
     if (char *cwd = ::getcwd(nullptr, 0)) {
         launch.cwd = cwd;
         std::free(cwd);
@@ -295,11 +396,13 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
             spdlog::warn("-x {}: not set here, not exported", x);
         }
     }
+    for (std::size_t i = 0; i + 1 < o.mca.size(); i += 2)
+        launch.env.push_back("OMPI_MCA_" + o.mca[i] + "=" + o.mca[i + 1]);
 
     // Blocked before any thread exists, so that they reach only our signalfd.
     sigset_t sigs;
     sigemptyset(&sigs);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sigs, s);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGTSTP, SIGCONT}) sigaddset(&sigs, s);
     pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
     const int signal_fd = ::signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     ::signal(SIGPIPE, SIG_IGN);
@@ -381,6 +484,7 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     Envelope env;
     int sig = 0;
     std::vector<int> pending_signals;
+    auto ending = [](int s) { return s == SIGINT || s == SIGTERM; };
     // What the jobs its ranks spawn send may come before the LaunchReply (a rank spawns while
     // the last ranks are started): it waits for the reply.
     std::vector<Envelope> early;
@@ -404,7 +508,11 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
                     return std::nullopt;
                 case Session::Event::signal:
                     pending_signals.push_back(sig);
-                    if (pending_signals.size() >= 3) return 128 + sig;
+                    if (std::count_if(pending_signals.begin(), pending_signals.end(), ending) >= 3)
+                        return 128 + sig;
+                    continue;
+                case Session::Event::input:  // read once the job is there
+                    session.watch_input(-1);
                     continue;
                 case Session::Event::lost:
                     // A standalone broker out of room turns the connection away in the
@@ -432,12 +540,61 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     spdlog::debug("job {} launched: {} rank(s)", launched.nspace, launched.pids.size());
     if (o.report_bindings) report_bindings(o, launch.map_by, launch.np, hostname);
 
-    auto forward = [&](int s) {
-        spdlog::debug("forwarding signal {} to {}", s, launched.nspace);
-        session.send(msg::SignalJob{launched.nspace, s});
-    };
+    // As mpirun: SIGTSTP suspends the job (SIGSTOP: a rank cannot refuse it) and SIGCONT resumes
+    // it, `zpmix run` itself staying there; the others reach the ranks as they are. SIGINT and
+    // SIGTERM end the job: SIGKILL follows kTermGrace later for what is left.
+    std::optional<std::chrono::steady_clock::time_point> kill_at;
     int signals_seen = 0;
-    for (int s : pending_signals) forward(s), ++signals_seen;
+    auto forward = [&](int s) {
+        const int to_ranks = s == SIGTSTP ? SIGSTOP : s;
+        spdlog::debug("forwarding signal {} to {}", to_ranks, launched.nspace);
+        session.send(msg::SignalJob{launched.nspace, to_ranks});
+        if (!ending(s)) return;
+        ++signals_seen;
+        if (!kill_at) kill_at = std::chrono::steady_clock::now() + kTermGrace;
+    };
+    for (int s : pending_signals) forward(s);
+
+    // Our stdin to the stdin ranks, a piece at a time (the next once the last is written there).
+    // Across nodes it goes to the brokers of those ranks; not read when nobody takes it, nor from
+    // a terminal we are in the background of (reading it would stop us).
+    std::vector<std::uint32_t> input_brokers;
+    if (launch.stdin_target != msg::kStdinNone &&
+        (!::isatty(STDIN_FILENO) || ::tcgetpgrp(STDIN_FILENO) == ::getpgrp())) {
+        if (!across) {
+            input_brokers.push_back(0);
+        } else {
+            std::set<std::uint32_t> b;
+            for (std::uint32_t r = 0; r < spread.node_of_rank.size(); ++r) {
+                if (launch.stdin_target != msg::kStdinAll && launch.stdin_target != r) continue;
+                const auto &node = spread.nodes[spread.node_of_rank[r]];
+                b.insert(static_cast<std::uint32_t>(
+                    std::find(spread.brokers.begin(), spread.brokers.end(), node) -
+                    spread.brokers.begin()));
+            }
+            input_brokers.assign(b.begin(), b.end());
+        }
+    }
+    std::size_t input_in_flight = 0;
+    if (!input_brokers.empty()) session.watch_input(STDIN_FILENO);
+    auto read_input = [&] {
+        std::string data(kInputChunk, '\0');
+        ssize_t n;
+        while ((n = ::read(STDIN_FILENO, data.data(), data.size())) < 0 && errno == EINTR) {
+        }
+        data.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+        const bool eof = n <= 0;
+        for (auto b : input_brokers) session.send(msg::Input{launched.nspace, b, data, eof});
+        input_in_flight = input_brokers.size();
+        session.watch_input(-1);
+        if (eof) input_brokers.clear();
+    };
+
+    OutputFiles files(o.output_filename);
+    if (files.enabled())
+        for (std::uint32_t r = 0; r < launch.np; ++r)
+            if (!files.open(launched.nspace, r, 1) || !files.open(launched.nspace, r, 2))
+                return finish(fail("--output-filename: giving up on " + launched.nspace));
 
     // (nspace, rank, fd) -> inside a line
     std::map<std::tuple<std::string, std::uint32_t, int>, bool> mid_line;
@@ -447,6 +604,7 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
             if (m.type == msg::Output::type) {
                 auto out = m.as<msg::Output>();
                 const int fd = out.fd == 2 ? 2 : 1;
+                const std::size_t raw = out.data.size();  // the files get it untagged
                 bool &inside = mid_line[{out.nspace, out.rank, fd}];
                 // Across nodes the tag names the rank's node too: [nspace,rank,node]<stream>:
                 const bool known_node = across && out.nspace == launched.nspace &&
@@ -459,6 +617,9 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
                                     fd == 1 ? "stdout" : "stderr") +
                         out.data;
                 inside = !out.data.ends_with('\n');
+                files.write(out.nspace, out.rank, fd,
+                            o.tag_output ? std::string_view(out.data).substr(out.data.size() - raw)
+                                         : std::string_view(out.data));
                 write_all(fd, out.data);
             } else if (m.type == msg::ProcExit::type) {
                 const auto e = m.as<msg::ProcExit>();
@@ -475,6 +636,9 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
                 }
                 if (!e.message.empty()) std::cerr << "zpmix run: " << e.message << "\n";
                 return e.status;
+            } else if (m.type == msg::InputTaken::type) {
+                if (input_in_flight > 0 && --input_in_flight == 0 && !input_brokers.empty())
+                    session.watch_input(STDIN_FILENO);
             } else if (m.type == msg::ErrorReply::type) {
                 spdlog::warn("broker: {}", m.as<msg::ErrorReply>().message);
             }
@@ -488,17 +652,30 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     for (const auto &m : early)
         if (auto status = handle(m)) return finish(*status);
     for (;;) {
-        switch (session.next(env, sig, -1ms)) {
+        auto wait = -1ms;
+        if (kill_at && std::chrono::steady_clock::now() >= *kill_at) {
+            kill_at.reset();
+            std::cerr << "zpmix run: job " << launched.nspace << " still runs "
+                      << kTermGrace.count() << " s after the signal: killing it\n";
+            session.send(msg::SignalJob{launched.nspace, SIGKILL});
+        } else if (kill_at) {
+            wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+                *kill_at - std::chrono::steady_clock::now());
+        }
+        switch (session.next(env, sig, wait)) {
             case Session::Event::timeout:
                 continue;
             case Session::Event::lost:
                 return finish(fail("lost the connection to the broker at " + uri + "; job " +
                                    launched.nspace + " is terminated"));
             case Session::Event::signal:
-                // mpirun-like: forward; the third time, stop waiting for the job.
+                // mpirun-like: forward; the third SIGINT/SIGTERM, stop waiting for the job.
                 forward(sig);
-                if (++signals_seen >= 3)
+                if (signals_seen >= 3)
                     return finish(fail("giving up on " + launched.nspace, 128 + sig));
+                continue;
+            case Session::Event::input:
+                read_input();
                 continue;
             case Session::Event::message:
                 break;
@@ -507,7 +684,65 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     }
 }
 
+// Edits between two strings (Levenshtein).
+std::size_t distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// "unknown option --foo", and the nearest option when one is near.
+std::string unknown_option(const CLI::App &cmd, const std::string &arg) {
+    const std::string name = arg.substr(0, arg.find('='));
+    std::string best;
+    std::size_t best_d = std::string::npos;
+    for (const CLI::Option *opt : cmd.get_options()) {
+        std::vector<std::string> names;
+        for (const auto &l : opt->get_lnames()) names.push_back("--" + l);
+        for (const auto &sn : opt->get_snames()) names.push_back("-" + sn);
+        for (const auto &n : names)
+            if (const auto d = distance(name, n); d < best_d) best_d = d, best = n;
+    }
+    std::string message = "unknown option " + name;
+    if (!best.empty() && best_d <= std::max<std::size_t>(2, name.size() / 3))
+        message += "; did you mean " + best + "?";
+    return message + " (zpmix run --help lists them; -- ends the options)";
+}
+
 }  // namespace
+
+void mpirun_style_args(CLI::App &app, std::vector<std::string> &args) {
+    if (args.empty() || args[0] != "run") return;
+    const CLI::App *run = nullptr;
+    try {
+        run = app.get_subcommand("run");
+    } catch (const CLI::OptionNotFound &) {
+        return;
+    }
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        std::string &a = args[i];
+        // `--` ends the options (CLI11 would take what follows for positionals of zpmix run).
+        if (a == "--") {
+            args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+            return;
+        }
+        if (a.empty() || a[0] != '-') return;  // the program starts here
+        if (a == "-np" || a == "-mca") a = "-" + a;
+        if (a.find('=') != std::string::npos) continue;
+        const CLI::Option *opt = run->get_option_no_throw(a);
+        if (opt && opt->get_expected_max() > 0)  // not a flag: skip its values
+            i += static_cast<std::size_t>(opt->get_type_size_max());
+    }
+}
 
 void add_run_command(CLI::App &app, int &status) {
     auto o = std::make_shared<RunOptions>();
@@ -561,6 +796,16 @@ void add_run_command(CLI::App &app, int &status) {
     cmd->add_option("--tcp-if", o->tcp_if,
                     "Brokers listen for each other on this interface only (a name or a CIDR; "
                     "default: every interface, [tree] tcp_if)");
+    cmd->add_option("--output-filename", o->output_filename,
+                    "Also write each rank's output to DIR/1/rank.N/stdout and stderr (Open MPI's "
+                    "layout; the jobs it spawns are 2, 3, ...)");
+    cmd->add_option("--mca", o->mca,
+                    "Set Open MPI's MCA parameter KEY to VALUE in the ranks "
+                    "(OMPI_MCA_KEY=VALUE; repeatable; -mca too)")
+        ->type_size(2)
+        ->allow_extra_args(false);
+    cmd->add_option("--stdin", o->stdin_target,
+                    "Which ranks read zpmix run's stdin: a rank (default 0), all or none");
     cmd->add_flag("-v,--verbose", o->verbose, "More log output (repeatable)");
     cmd->add_flag("-q,--quiet", o->quiet, "Less log output (repeatable)");
     cmd->prefix_command();  // options end at the program: `zpmix run -n 2 ls -l`
@@ -575,7 +820,12 @@ void add_run_command(CLI::App &app, int &status) {
         "is not found, 126 if it is not executable; 1 if zpmix run failed.");
     cmd->callback([o, cmd, np, &status] {
         o->np_given = np->count() > 0;
-        status = run_job(*o, cmd->remaining());
+        auto argv = cmd->remaining();
+        if (!argv.empty() && argv[0].size() > 1 && argv[0][0] == '-') {
+            status = fail(unknown_option(*cmd, argv[0]));
+            return;
+        }
+        status = run_job(*o, argv);
     });
 }
 

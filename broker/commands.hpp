@@ -17,6 +17,9 @@ void add_events_command(CLI::App &app, int &status);
 void add_notify_command(CLI::App &app, int &status);
 void add_pset_command(CLI::App &app, int &status);
 void add_info_command(CLI::App &app, int &status);
+// mpirun's single-dash long options of `zpmix run` (-np, -mca) as zpmix's (--np, --mca), in the
+// options before the program only; args are argv without argv[0].
+void mpirun_style_args(CLI::App &app, std::vector<std::string> &args);
 
 // Which broker the operators' commands talk to. With --broker, that one. Otherwise every broker of
 // this user on this node: the standalone one and those embedded in `zpmix run` (found by their

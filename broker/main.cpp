@@ -1,4 +1,6 @@
 // zpmix: the command line of the zpmix runtime (`zpmix run`, `zpmix broker`, ...).
+#include <algorithm>
+
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -33,8 +35,11 @@ int main(int argc, char **argv) {
     zpmix::cli::add_notify_command(app, status);
     zpmix::cli::add_pset_command(app, status);
     zpmix::cli::add_info_command(app, status);
+    std::vector<std::string> args(argv + 1, argv + argc);
+    zpmix::cli::mpirun_style_args(app, args);
+    std::reverse(args.begin(), args.end());  // CLI11 takes them last first
     try {
-        app.parse(argc, argv);
+        app.parse(std::move(args));
     } catch (const CLI::ParseError &e) {
         return app.exit(e);
     }

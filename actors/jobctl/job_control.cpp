@@ -133,8 +133,8 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
     };
 
     // Signals the targets wherever they run and answers with those reached.
-    auto act = [this, env, nspace, named, action = m.action](int sig, bool on_request,
-                                                             std::vector<std::uint32_t> targets) {
+    auto act = [this, env, nspace, named, who, action = m.action](
+                   int sig, bool on_request, std::vector<std::uint32_t> targets) {
         auto done = [this, env, nspace, named, action](std::int32_t status,
                                                        std::vector<std::uint32_t> done,
                                                        std::string problems) {
@@ -149,10 +149,11 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
                                problems.empty() ? "" : "; not reached: " + problems),
                    std::move(affected));
         };
+        const std::string by = on_request ? fmt::format("{} ({} request)", who, action) : "";
         if (action == "terminate")
-            terminate(nspace, std::move(targets), true, std::move(done));
+            terminate(nspace, std::move(targets), true, std::move(done), by);
         else
-            signal_ranks(nspace, std::move(targets), sig, on_request, std::move(done));
+            signal_ranks(nspace, std::move(targets), sig, on_request, std::move(done), 0, by);
     };
     if (m.action == "pause") return act(SIGSTOP, false, list);
     if (m.action == "resume") return act(SIGCONT, false, list);
@@ -218,9 +219,9 @@ void JobControl::cancel(const Envelope &env, const msg::JobControl &m, const std
 
 // Each node's launcher escalates to SIGKILL itself: only it knows when its ranks end.
 void JobControl::terminate(const std::string &nspace, std::vector<std::uint32_t> ranks,
-                           bool on_request, Reached then) {
+                           bool on_request, Reached then, std::string requested_by) {
     signal_ranks(nspace, std::move(ranks), SIGTERM, on_request, std::move(then),
-                 static_cast<std::uint32_t>(settings_.kill_grace.count()));
+                 static_cast<std::uint32_t>(settings_.kill_grace.count()), std::move(requested_by));
 }
 
 void JobControl::checkpoint(const Envelope &env, const msg::JobControl &m, const std::string &who,
@@ -284,14 +285,16 @@ void JobControl::preempt(const Envelope &env, msg::Preempt &m) {
                 {{m.nspace, msg::kWildcardRank}},
                 fmt::format("{} is preempted: terminating in {} ms", m.nspace, m.grace_ms));
     const std::string nspace = m.nspace;
-    reactor().after(std::chrono::milliseconds(m.grace_ms), [this, nspace] {
+    const std::string by = fmt::format("tool pid {} (preemption)", env.peer.pid);
+    reactor().after(std::chrono::milliseconds(m.grace_ms), [this, nspace, by] {
         const auto job = namespaces_.find(nspace);
         if (!job) return;
         std::vector<std::uint32_t> ranks;
         for (std::uint32_t r = 0; r < job->size(); ++r)
             if (!job->ended(r)) ranks.push_back(r);
         log().info("preempting {}: terminating {} process(es)", nspace, ranks.size());
-        terminate(nspace, std::move(ranks), true, [](std::int32_t, auto, auto) {});
+        terminate(
+            nspace, std::move(ranks), true, [](std::int32_t, auto, auto) {}, by);
     });
     answer(env, PMIX_SUCCESS, "preemption alert delivered to " + m.nspace);
 }
@@ -452,7 +455,7 @@ void JobControl::signal_here(const Envelope &env, msg::SignalRanks &m) {
             if (status != PMIX_SUCCESS) return reply_error(env, status, problems);
             reply(env, msg::SignalledRanks{std::move(done)});
         },
-        m.kill_after_ms);
+        m.kill_after_ms, m.requested_by);
 }
 
 void JobControl::marks(const Envelope &env, msg::JobMarks &m) {
@@ -540,7 +543,8 @@ void JobControl::ask_brokers(
 }
 
 void JobControl::signal_ranks(const std::string &nspace, std::vector<std::uint32_t> ranks, int sig,
-                              bool on_request, Reached then, std::uint32_t kill_after_ms) {
+                              bool on_request, Reached then, std::uint32_t kill_after_ms,
+                              std::string requested_by) {
     const auto job = namespaces_.find(nspace);
     if (!job) return then(PMIX_ERR_NOT_FOUND, {}, "no job " + nspace);
     auto by = std::make_shared<std::map<std::uint32_t, std::vector<std::uint32_t>>>(
@@ -556,8 +560,9 @@ void JobControl::signal_ranks(const std::string &nspace, std::vector<std::uint32
     const std::uint32_t me = brokers_.view()->rank;
     ask_brokers(
         brokers,
-        [this, by, nspace, sig, on_request, kill_after_ms, me](std::uint32_t b, std::uint64_t id) {
-            msg::SignalRanks m{nspace, by->at(b), sig, on_request, kill_after_ms};
+        [this, by, nspace, sig, on_request, kill_after_ms, me, requested_by](std::uint32_t b,
+                                                                             std::uint64_t id) {
+            msg::SignalRanks m{nspace, by->at(b), sig, on_request, kill_after_ms, requested_by};
             send(b == me ? std::string("launcher") : remote_address(b, name()), m, id);
         },
         [this, result, nspace, sig, me](std::uint32_t b, std::int32_t status,

@@ -113,11 +113,13 @@ class JobControl : public Actor {
     // Signals the ranks wherever they run; then(status, ranks that got it, what was not reached):
     // success when any rank got it, else the first failure.
     void signal_ranks(const std::string &nspace, std::vector<std::uint32_t> ranks, int sig,
-                      bool on_request, Reached then, std::uint32_t kill_after_ms = 0);
+                      bool on_request, Reached then, std::uint32_t kill_after_ms = 0,
+                      std::string requested_by = {});
     // SIGTERM (and SIGCONT) to the ranks; SIGKILL after the grace period to those still alive.
-    // on_request: their end was asked for and does not fail the rest of the job.
+    // on_request: their end was asked for (by requested_by, which `zpmix run` reports) and does not
+    // fail the rest of the job.
     void terminate(const std::string &nspace, std::vector<std::uint32_t> ranks, bool on_request,
-                   Reached then);
+                   Reached then, std::string requested_by = {});
     // The ranks of a job by the broker whose node runs them (this one when no broker serves it).
     std::map<std::uint32_t, std::vector<std::uint32_t>> by_broker(
         const NamespaceRecord &job, const std::vector<std::uint32_t> &ranks) const;

@@ -79,6 +79,8 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     part.bind_to = l.bind_to;
     part.map_by = l.map_by;
     part.personality_ompi = l.personality_ompi;
+    part.stdin_target = l.stdin_target;
+    part.recoverable = l.recoverable;
     part.secret = random_secret();
     part.requester = remote_address(view->rank, env.from);
 

@@ -17,6 +17,7 @@
 
 #include "actors/fence/fence_board.hpp"
 #include "actors/launcher/allocation.hpp"
+#include "actors/launcher/caller_spawn.hpp"
 #include "actors/runtime/spawn_attributes.hpp"
 
 extern char **environ;
@@ -62,6 +63,9 @@ Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings, const BrokerMa
     on(&Launcher::register_cleanup, Access::session);
     on(&Launcher::spawn_answered, Access::internal);
     on(&Launcher::spawn_refused, Access::internal);
+    on(&Launcher::input, Access::operator_ | Access::internal);
+    on(&Launcher::input_relayed, Access::internal);
+    on(&Launcher::rank_state, Access::internal);
     // Three descriptors per rank (two pipes and a pidfd): allow as many as we may.
     rlimit rl{};
     if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -79,7 +83,7 @@ Launcher::~Launcher() {
             ::waitpid(r.pid, nullptr, 0);
         }
         for (auto &r : job.ranks)
-            for (int fd : {r.out, r.err, r.pidfd})
+            for (int fd : {r.out, r.err, r.pidfd, r.in})
                 if (fd >= 0) ::close(fd);
     }
     for (auto &[pid, fd] : requesters_) ::close(fd);
@@ -134,6 +138,9 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
     plan.psets = std::move(m.psets);
     plan.timeout_s = m.timeout_s;
     plan.personality_ompi = m.personality_ompi;
+    plan.caller = std::move(m.caller);
+    plan.stdin_target = m.stdin_target;
+    plan.recoverable = m.recoverable;
     start(env, std::move(job), std::move(plan));
 }
 
@@ -160,6 +167,7 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     plan.apps = std::move(m.apps);
     plan.env = parent->second.env;  // what its parent job's ranks were given, then its own
     plan.env.insert(plan.env.end(), m.env.begin(), m.env.end());
+    plan.caller = parent->second.caller;
     plan.bind_to = std::move(m.bind_to);
     plan.map_by = std::move(m.map_by);
     plan.timeout_s = m.timeout_s;
@@ -279,6 +287,8 @@ void Launcher::part(const Envelope &env, msg::JobPart &m) {
     plan.map_by = std::move(m.map_by);
     plan.personality_ompi =
         m.personality_per_app ? std::nullopt : std::optional<bool>(m.personality_ompi);
+    plan.stdin_target = m.stdin_target;
+    plan.recoverable = m.recoverable;
     // A spawned job's end is told to its spawner by the spawner's broker alone (events relay it),
     // not once per broker.
     if (auto p = jobs_.find(job.info.parent.nspace);
@@ -323,6 +333,7 @@ void Launcher::signal_job_ranks(const Envelope &env, msg::SignalRanks &m) {
         Rank &r = it->second.ranks[rank];
         if (r.reaped || r.pid <= 0 || ::kill(r.pid, m.signal) != 0) continue;
         r.ending_on_request |= m.on_request;
+        if (m.on_request && r.ended_by.empty()) r.ended_by = m.requested_by;
         out.ranks.push_back(rank);
     }
     if (m.kill_after_ms && !out.ranks.empty())
@@ -412,6 +423,80 @@ void Launcher::abort_job(const Envelope &env, msg::AbortJob &m) {
         if (!list.empty())
             kill_later(nspace, std::move(list), std::chrono::milliseconds(settings_.kill_grace_ms));
     }
+}
+
+// `zpmix run`'s stdin: this node's stdin ranks take it; the root passes on what is another
+// broker's, and the answer back.
+void Launcher::input(const Envelope &env, msg::Input &m) {
+    const auto view = brokers_.view();
+    if (m.broker != view->rank) {
+        if (is_remote_address(env.from) || m.broker >= view->size())
+            return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("no broker {}", m.broker));
+        const std::uint64_t id = next_relay_++;
+        input_relays_[id] = env;
+        send(remote_address(m.broker, name()), m, id);
+        return;
+    }
+    auto it = jobs_.find(m.nspace);
+    // A job over (or never here) takes nothing: the piece is dropped, as a closed pipe drops it.
+    if (it == jobs_.end()) return reply(env, msg::InputTaken{PMIX_ERR_NOT_FOUND});
+    Job &job = it->second;
+    if (job.input_waiting)
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "an Input is still being written");
+    for (auto &r : job.ranks)
+        if (r.in >= 0) r.in_buf += m.data;
+    job.input_eof = m.eof;
+    job.input_waiting = env;
+    flush_input(m.nspace);
+}
+
+void Launcher::input_relayed(const Envelope &env, msg::InputTaken &m) {
+    auto node = input_relays_.extract(env.id);
+    if (!node.empty()) reply(node.mapped(), m);
+}
+
+void Launcher::flush_input(const std::string &nspace) {
+    auto it = jobs_.find(nspace);
+    if (it == jobs_.end()) return;
+    Job &job = it->second;
+    job.input_retry = 0;
+    bool pending = false;
+    for (auto &r : job.ranks) {
+        while (r.in >= 0 && !r.in_buf.empty()) {
+            const ssize_t n = ::write(r.in, r.in_buf.data(), r.in_buf.size());
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && errno == EAGAIN) break;
+            if (n <= 0) {  // it closed its stdin: what it did not read is lost
+                close_input(r);
+                break;
+            }
+            r.in_buf.erase(0, static_cast<std::size_t>(n));
+        }
+        if (r.in >= 0 && !r.in_buf.empty()) pending = true;
+    }
+    // The reactor watches readers only: a full pipe is tried again shortly.
+    if (pending) {
+        job.input_retry =
+            reactor().after(std::chrono::milliseconds(10), [this, nspace] { flush_input(nspace); });
+        return;
+    }
+    if (job.input_eof)
+        for (auto &r : job.ranks) close_input(r);
+    if (job.input_waiting)
+        reply(*std::exchange(job.input_waiting, std::nullopt), msg::InputTaken{});
+}
+
+void Launcher::close_input(Rank &r) {
+    if (r.in >= 0) ::close(r.in);
+    r.in = -1;
+    r.in_buf.clear();
+}
+
+void Launcher::rank_state(const Envelope &, msg::RankState &m) {
+    auto it = jobs_.find(m.nspace);
+    if (it == jobs_.end() || m.rank >= it->second.ranks.size()) return;
+    Rank &r = it->second.ranks[m.rank];
+    (m.finalized ? r.finalized : r.initialized) = true;
 }
 
 // PMIx_Job_control's cleanup registration, from a running rank of a job of this node, for its own
@@ -542,12 +627,20 @@ void Launcher::begin(const Envelope &env, Job job, Plan plan, std::string secret
     // One environment per app; only PMIX_RANK differs between its ranks.
     const std::vector<std::string> client_vars =
         client_variables(settings_.uri, secret, settings_.client_write_timeout_ms, info.nspace);
+    // The caller's environment when it gave it (a broker of its own has it anyway).
+    std::vector<const char *> caller_env;
+    for (const auto &kv : plan.caller.environ) caller_env.push_back(kv.c_str());
+    caller_env.push_back(nullptr);
+    const char *const *inherited = plan.caller.given ? caller_env.data() : environ;
     for (auto &app : plan.apps)
         sp.apps.push_back(
-            plan_app(app, environ, plan.env, client_vars, info.nsdir, plan.personality_ompi));
+            plan_app(app, inherited, plan.env, client_vars, info.nsdir, plan.personality_ompi));
     sp.request = env;
     job.env = std::move(plan.env);
     job.personality_ompi = plan.personality_ompi.value_or(false);
+    job.caller = std::move(plan.caller);
+    job.recoverable = plan.recoverable;
+    job.stdin_target = plan.stdin_target;
     job.ranks.resize(np);
 
     const std::string nspace = info.nspace;
@@ -621,9 +714,20 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
         ::close(out[1]);
         return fmt::format("pipe: {}", strerror(e));
     }
+    // Its stdin: what `zpmix run` reads (Input), when it is a stdin rank; else nothing.
+    int in[2] = {-1, -1};
+    if ((job.stdin_target == msg::kStdinAll || job.stdin_target == static_cast<std::int64_t>(i)) &&
+        ::pipe2(in, O_CLOEXEC) != 0) {
+        const int e = errno;
+        for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
+        return fmt::format("pipe: {}", strerror(e));
+    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (in[0] >= 0)
+        posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    else
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_adddup2(&fa, err[1], 2);
     if (!app.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, app.cwd.c_str());
@@ -650,7 +754,13 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     }
     pid_t pid = -1;
     if (error.empty()) {
-        const int rc = ::posix_spawnp(&pid, app.cmd.c_str(), &fa, &attr, argv.data(), envp.data());
+        int rc = 0;
+        if (caller_differs(job.caller)) {
+            pid = spawn_as_caller(app.cmd, argv.data(), envp.data(), ChildIo{in[0], out[1], err[1]},
+                                  app.cwd, job.pgid, job.caller, rc);
+        } else {
+            rc = ::posix_spawnp(&pid, app.cmd.c_str(), &fa, &attr, argv.data(), envp.data());
+        }
         if (rc != 0) {
             error = fmt::format("cannot launch '{}': {}", app.cmd, strerror(rc));
             status = rc == ENOENT                    ? PMIX_ERR_JOB_EXE_NOT_FOUND
@@ -668,6 +778,11 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     ::close(err[1]);
     r.out = out[0];
     r.err = err[0];
+    if (in[0] >= 0) {
+        ::close(in[0]);
+        r.in = in[1];
+        ::fcntl(r.in, F_SETFL, O_NONBLOCK);  // a rank that does not read never blocks us
+    }
     ::fcntl(r.out, F_SETFL, O_NONBLOCK);  // the reactor reads what is there, never waits
     ::fcntl(r.err, F_SETFL, O_NONBLOCK);
     if (!error.empty()) return error;
@@ -728,7 +843,9 @@ void Launcher::abandon_launch(const std::string &nspace, int status, const std::
             reactor().unwatch_fd(fd);
             ::close(fd);
         }
+        close_input(r);
     }
+    if (job.input_retry) reactor().cancel(job.input_retry);
     if (std::exchange(job.guarded, false)) settings_.watchdog->release(job.pgid);
     if (job.kill_timer) reactor().cancel(job.kill_timer);
     if (job.time_limit) reactor().cancel(job.time_limit);
@@ -804,6 +921,7 @@ void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
     r.pidfd = -1;
     r.reaped = true;
     --job.live;
+    close_input(r);
     run_cleanup(r.cleanup, fmt::format("{}:{}", nspace, rank));
     int code = 0, sig = 0;
     if (got < 0) {
@@ -820,8 +938,23 @@ void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
     msg::ProcExit exit{nspace, static_cast<std::uint32_t>(rank), r.pid, code, sig};
     send("registry", exit);
     to_stream(job, exit);
-    if ((sig || code) && !r.ending_on_request)
+    if ((sig || code) && !r.ending_on_request) {
         fail(job, sig ? 128 + sig : code, describe_exit(rank, r.pid, code, sig));
+    } else if (sig || code) {
+        if (!job.requested_end)
+            job.requested_end.emplace(
+                sig ? 128 + sig : code,
+                describe_exit(rank, r.pid, code, sig) +
+                    (r.ended_by.empty() ? "" : ", as asked by " + r.ended_by));
+    } else if (r.initialized && !r.finalized && job.live > 0 && !job.recoverable) {
+        // As mpirun: a PMIx process that leaves without finalizing while the rest of its job
+        // goes on is a failure (the others may wait for it forever).
+        fail(job, 1,
+             fmt::format("rank {} (pid {}) exited with status 0 without calling PMIx_Finalize "
+                         "while the rest of the job runs",
+                         rank, r.pid));
+    }
+    if (job.input_waiting) flush_input(nspace);  // what it was to read is dropped
     if (job.live == 0) finish(nspace);
 }
 
@@ -861,8 +994,10 @@ void Launcher::set_status(Job &job, int status, std::string message) {
 
 void Launcher::signal_ranks(Job &job, int sig) {
     if (job.pgid > 0) ::kill(-job.pgid, sig);
-    for (const auto &r : job.ranks)  // a rank may have left the job's process group
-        if (!r.reaped && r.pid > 0) ::kill(r.pid, sig);
+    // A rank may have left the job's process group; the others got it once, as under mpirun.
+    for (const auto &r : job.ranks)
+        if (!r.reaped && r.pid > 0 && (job.pgid <= 0 || ::getpgid(r.pid) != job.pgid))
+            ::kill(r.pid, sig);
 }
 
 void Launcher::signal_tree(Job &job, int sig) {
@@ -898,6 +1033,11 @@ void Launcher::finish(const std::string &nspace) {
     if (job.kill_timer) reactor().cancel(job.kill_timer);
     if (job.time_limit) reactor().cancel(job.time_limit);
     job.kill_timer = job.time_limit = 0;
+    for (auto &r : job.ranks) close_input(r);
+    if (job.input_retry) reactor().cancel(job.input_retry);
+    if (job.input_waiting) flush_input(nspace);
+    if (!job.status && job.requested_end)
+        set_status(job, job.requested_end->first, std::move(job.requested_end->second));
     for (std::size_t i = 0; i < job.ranks.size(); ++i)  // a rank not reaped (never spawned)
         run_cleanup(job.ranks[i].cleanup, fmt::format("{}:{}", nspace, i));
     run_cleanup(job.cleanup, nspace);

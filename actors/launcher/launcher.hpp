@@ -56,7 +56,7 @@ class Launcher : public Actor {
         std::string node;     // this node, as jobs name it (ProcInfo.hostname)
         int kill_grace_ms = 2000;
         int client_write_timeout_ms = 30000;  // given to ranks as ZPMIX_WRITE_TIMEOUT_MS
-        Watchdog *watchdog = nullptr;  // told of each job's process group; may be null
+        Watchdog *watchdog = nullptr;         // told of each job's process group; may be null
     };
     // The job status when a job exceeds Launch.timeout_s (as timeout(1) does).
     static constexpr int kTimeoutStatus = 124;
@@ -78,7 +78,11 @@ class Launcher : public Actor {
         std::string out_buf, err_buf;  // a line not yet complete
         bool reaped = false;
         bool ending_on_request = false;  // job control ended it: not a failure of the job
-        CleanupList cleanup;             // what it registered for removal at its end
+        std::string ended_by;            // who asked for it (SignalRanks.requested_by)
+        bool initialized = false, finalized = false;  // PMIx_Init, PMIx_Finalize
+        int in = -1;          // write end of its stdin pipe, when it reads our Input
+        std::string in_buf;   // Input not yet written
+        CleanupList cleanup;  // what it registered for removal at its end
     };
     // What spawning the ranks one by one needs; dropped once the launch is answered.
     struct Spawning {
@@ -96,6 +100,9 @@ class Launcher : public Actor {
         double timeout_s = 0, spawn_timeout_s = 0;
         std::optional<bool> personality_ompi;  // nullopt: per app, whether it links libmpi
         std::vector<msg::Proc> notify_completion;
+        msg::Caller caller;
+        std::int64_t stdin_target = msg::kStdinNone;
+        bool recoverable = false;
     };
     struct Job {
         msg::JobInfo info;
@@ -107,8 +114,17 @@ class Launcher : public Actor {
         std::set<std::string> children;  // the jobs it spawned that are not over
         std::vector<std::string> env;    // Plan.env, which the jobs it spawns inherit
         bool personality_ompi = false;   // given to every app: the jobs it spawns get it too
+        msg::Caller caller;              // Plan.caller, which the jobs it spawns inherit too
+        bool recoverable = false;        // Plan.recoverable
+        std::int64_t stdin_target = msg::kStdinNone;  // Plan.stdin_target
+        // The first end of a rank that job control asked for: the job's status and message when
+        // nothing else failed it (`zpmix run` then says who ended it).
+        std::optional<std::pair<int, std::string>> requested_end;
+        std::optional<Envelope> input_waiting;  // an Input answered once written to every stdin
+        bool input_eof = false;
+        Reactor::TimerId input_retry = 0;
         pid_t pgid = 0;
-        bool guarded = false;  // the watchdog knows its process group
+        bool guarded = false;              // the watchdog knows its process group
         std::vector<Rank> ranks;           // every rank of the job; only `local` ones run here
         std::vector<std::uint32_t> local;  // the ranks on this node, ascending
         std::size_t spawned = 0;           // of `local`
@@ -144,6 +160,7 @@ class Launcher : public Actor {
         Reactor::TimerId timer = 0;
     };
     std::map<std::uint64_t, SpawnRelay> spawn_relays_;
+    std::map<std::uint64_t, Envelope> input_relays_;  // Inputs passed on to another broker
     std::uint64_t next_relay_ = 1;
 
     void launch(const Envelope &env, msg::Launch &m);
@@ -157,6 +174,12 @@ class Launcher : public Actor {
     void end_part(const Envelope &env, msg::EndPart &m);
     void signal_parts(const Envelope &env, msg::SignalParts &m);
     void register_cleanup(const Envelope &env, msg::RegisterCleanup &m);
+    void input(const Envelope &env, msg::Input &m);
+    void input_relayed(const Envelope &env, msg::InputTaken &m);
+    void rank_state(const Envelope &env, msg::RankState &m);
+    // Writes what the job's stdin ranks have not taken yet; answers the Input once all is written.
+    void flush_input(const std::string &nspace);
+    void close_input(Rank &r);
 
     void run_cleanup(CleanupList &list, const std::string &whose);
 

@@ -99,7 +99,7 @@ std::string library_dir() {
         auto [b, e] = std::mismatch(build_root.begin(), build_root.end(), exe.begin(), exe.end());
         if (b == build_root.end()) return build::build_libdir;
     }
-    return build::install_libdir;
+    return (exe.parent_path() / build::bin_to_libdir).lexically_normal().string();
 }
 
 void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_dir) {

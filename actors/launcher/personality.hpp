@@ -12,7 +12,7 @@ namespace zpmix::personality {
 bool links_libmpi(const std::string &program, const std::string &cwd);
 
 // The directory holding zpmix's libpmix.so.2: the build tree's lib directory when this
-// executable runs from the build tree, else the install libdir.
+// executable runs from the build tree, else the libdir beside the installed binary (../lib).
 std::string library_dir();
 
 // The Open MPI personality, applied to a rank's environment (NAME -> "NAME=value"): zpmix's

@@ -46,6 +46,24 @@ struct JobInfo {
                   psets, parent, fence_board);
 };
 
+// What `zpmix run` runs in, which its ranks get (as mpirun's and srun's do) from a broker that is
+// not its own process: its whole environment, its umask and its soft resource limits.
+struct Limit {
+    std::int32_t resource = 0;  // RLIMIT_*
+    std::uint64_t soft = 0;     // RLIM_INFINITY for none
+    ZPMIX_MSG_MAP(resource, soft);
+};
+struct Caller {
+    bool given = false;  // false: the ranks get the broker's
+    std::vector<std::string> environ;
+    std::uint32_t umask = 022;
+    std::vector<Limit> limits;
+    ZPMIX_MSG_MAP(given, environ, umask, limits);
+};
+
+// Which ranks read `zpmix run`'s stdin (Launch.stdin_target): a rank, or these.
+constexpr std::int64_t kStdinNone = -1, kStdinAll = -2;
+
 // `zpmix run` -> broker: start a job. Answered by LaunchReply, then streamed Output and
 // ProcExit messages and a final JobEnded, all addressed to the requester.
 struct Launch {
@@ -66,8 +84,47 @@ struct Launch {
     // PMIX_REPORT_CHILD_SEP: the final JobEnded's status is the job's own. Otherwise it is that of
     // the first job of the tree (the job or one it spawned) that failed, as the standard says.
     bool report_child_sep = false;
+    Caller caller = {};
+    std::int64_t stdin_target = kStdinNone;  // whose stdin Input feeds
+    // PMIX_JOB_RECOVERABLE: a rank that exits 0 without PMIx_Finalize does not fail the job.
+    bool recoverable = false;
     ZPMIX_MSG_MAP(argv, env, cwd, np, bind_to, map_by, psets, timeout_s, personality_ompi,
-                  follows_children, report_child_sep);
+                  follows_children, report_child_sep, caller, stdin_target, recoverable);
+};
+
+// `zpmix run` -> the root broker's launcher: the next piece of its stdin for the job's stdin ranks
+// on the broker of tree rank `broker` (0 but across nodes), which the root's launcher passes on.
+// Answered by InputTaken once written to their stdin (or dropped: the ranks are gone), so that
+// `zpmix run` sends the next only then and nobody buffers more than one piece.
+struct Input {
+    static constexpr const char *type = "job.input";
+    std::string nspace;
+    std::uint32_t broker = 0;
+    std::string data;
+    bool eof = false;  // the last piece: their stdin is closed after it
+    ZPMIX_MSG_MAP(nspace, broker, data, eof);
+};
+struct InputTaken {
+    static constexpr const char *type = "job.input_taken";
+    std::int32_t status = 0;
+    ZPMIX_MSG_MAP(status);
+};
+
+// Registry -> launcher: a rank of a job of this node connected (PMIx_Init) or called
+// PMIx_Finalize; one that exits 0 in between fails its job (unless recoverable).
+struct RankState {
+    static constexpr const char *type = "job.rank_state";
+    std::string nspace;
+    std::uint32_t rank = 0;
+    bool finalized = false;  // false: connected
+    ZPMIX_MSG_MAP(nspace, rank, finalized);
+};
+
+// Client -> registry: PMIx_Finalize. Answered by Ok.
+struct Finalize {
+    static constexpr const char *type = "ns.finalize";
+    std::int32_t unused = 0;
+    ZPMIX_MSG_MAP(unused);
 };
 
 // `zpmix run` -> the root broker's job coordinator (`jobs`): a job whose ranks span the brokers
@@ -190,8 +247,10 @@ struct JobPart {
     // PMIX_EVENT_JOB_END (the spawner's broker tells it).
     bool personality_per_app = false;
     std::vector<Proc> notify_completion = {};
+    std::int64_t stdin_target = kStdinNone;  // as Launch's
+    bool recoverable = false;
     ZPMIX_MSG_MAP(job, apps, env, bind_to, map_by, personality_ompi, secret, requester,
-                  personality_per_app, notify_completion);
+                  personality_per_app, notify_completion, stdin_target, recoverable);
 };
 // launcher -> coordinator: the part's ranks are spawned (pids, by rank), or it failed (status,
 // message; nothing of it is left).
@@ -301,7 +360,7 @@ struct ProcEnded {
     std::string nspace;
     std::uint32_t rank = 0;
     std::int32_t exit_code = 0;
-    std::int32_t signal = 0;  // the signal that killed it, 0 when it exited
+    std::int32_t signal = 0;     // the signal that killed it, 0 when it exited
     std::string lost_with = {};  // lost with its node's broker (tree.lost): that node; no exit
     ZPMIX_MSG_MAP(nspace, rank, exit_code, signal, lost_with);
 };

@@ -89,7 +89,8 @@ struct SignalRanks {
     std::int32_t signal = 0;
     bool on_request = false;
     std::uint32_t kill_after_ms = 0;
-    ZPMIX_MSG_MAP(nspace, ranks, signal, on_request, kill_after_ms);
+    std::string requested_by = {};  // on_request: who asked, which `zpmix run` reports
+    ZPMIX_MSG_MAP(nspace, ranks, signal, on_request, kill_after_ms, requested_by);
 };
 // monitor -> jobctl: end these ranks as TERMINATE does (SIGTERM, then SIGKILL after the grace
 // period). Their end is a failure of the job, unlike a TERMINATE someone asked for.

@@ -15,6 +15,7 @@ Registry::Registry(Reactor &reactor, Bus &bus, NamespaceTable &table, std::strin
       max_message_(max_message) {
     on(&Registry::hello, Access::anyone);
     on(&Registry::abort, Access::session);
+    on(&Registry::finalize, Access::session);
     on(&Registry::job_info, Access::session | Access::operator_);
     on(&Registry::register_namespace, Access::internal);
     on(&Registry::rank_spawned, Access::internal);
@@ -71,10 +72,19 @@ void Registry::hello(const Envelope &env, msg::Hello &m) {
         return reply_error(env, PMIX_ERR_BAD_PARAM, "unknown role '" + m.role + "'");
     }
     log().debug("{} {}.{} connected (pid {})", m.role, m.nspace, m.rank, env.peer.pid);
+    if (m.role == "client") send("launcher", msg::RankState{m.nspace, m.rank, false});
     const zmq::message_t bytes = encode(msg::Welcome::type, env.id, welcome, name());
     const char *data = static_cast<const char *>(bytes.data());
     send("broker", msg::SessionOpen{env.from, m.role, m.nspace, m.rank,
                                     msg::Blob(data, data + bytes.size())});
+}
+
+// Before the reply, so that the launcher knows it before it can see the rank end.
+void Registry::finalize(const Envelope &env, msg::Finalize &) {
+    if (!env.session || !env.session->is_client())
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "finalize needs a client");
+    send("launcher", msg::RankState{env.session->nspace, env.session->rank, true});
+    reply(env, msg::Ok{});
 }
 
 // A client aborts processes of its own job only (a tool ends other jobs with job control).

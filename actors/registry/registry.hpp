@@ -36,6 +36,7 @@ class Registry : public Actor {
 
     void hello(const Envelope &env, msg::Hello &m);
     void abort(const Envelope &env, msg::Abort &m);
+    void finalize(const Envelope &env, msg::Finalize &m);
     void job_info(const Envelope &env, msg::JobInfoQuery &m);
     void register_namespace(const Envelope &env, msg::RegisterNamespace &m);
     void rank_spawned(const Envelope &env, msg::RankSpawned &m);

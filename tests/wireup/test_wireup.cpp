@@ -60,6 +60,9 @@ struct JobRunner {
         l.np = np;
         l.env = std::move(env);
         l.timeout_s = 60;  // a hung job fails the test instead of hanging it
+        // Its scenarios end ranks early, without PMIx_Finalize, to see what the others' fences
+        // and Gets do: a recoverable job (PMIX_JOB_RECOVERABLE) lets them go on.
+        l.recoverable = true;
         send(l);
         for (;;) {
             auto e = recv(20s);

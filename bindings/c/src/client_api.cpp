@@ -34,6 +34,7 @@ using client::ClientActor;
 using client::ClientStore;
 
 constexpr std::uint32_t kInitTimeoutMs = 10000;
+constexpr std::uint32_t kFinalizeTimeoutMs = 2000;
 constexpr std::uint64_t kEnvelopeSlack = 4096;  // a commit's envelope and keys beside its data  //
                                                 // for the Welcome, when PMIX_TIMEOUT is not given
 
@@ -592,6 +593,9 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo) 
     if (c.refs == 0) return PMIX_ERR_INIT;
     if (--c.refs > 0) return PMIX_SUCCESS;
     c.initialized.store(false, std::memory_order_release);
+    // The launcher fails a job whose rank exits without finalizing while the others run: say so,
+    // bounded (a broker that is gone has no job to fail).
+    if (c.actor && c.actor->has_broker()) (void)c.actor->call(msg::Finalize{}, kFinalizeTimeoutMs);
     c::detach();
     c::events_stop();
     c.node_fence.reset();

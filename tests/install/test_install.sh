@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `cmake --install --prefix P` gives a working zpmix under P: the installed zpmixcc and the
+# installed zpmix.pc (pkg-config) build a PMIx program that runs under the installed `zpmix run`,
+# against the installed libpmix; and a prefix moved elsewhere still works (every path is relative).
+# usage: test_install.sh BUILD_DIR SOURCE_DIR
+set -u
+build=$1
+src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export XDG_RUNTIME_DIR=$work/xdg
+mkdir -p "$XDG_RUNTIME_DIR"
+source "$src/tests/multinode/common.sh"  # check
+prefix=$work/prefix
+cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; exit 1; }
+libdir=$(dirname "$(find "$prefix" -name libpmix.so.2 | head -1)")
+for f in bin/zpmix bin/zpmixcc include/pmix.h include/pmix_common.h; do
+    check "installed: $f" yes "$([ -e "$prefix/$f" ] && echo yes)"
+done
+check "installed: libpmix.so.2" yes "$([ -e "$libdir/libpmix.so.2" ] && echo yes)"
+check "installed: zpmix.pc" yes "$([ -e "$libdir/pkgconfig/zpmix.pc" ] && echo yes)"
+check "nothing points into the build tree" "" "$(grep -rl -- "$build" "$prefix/bin/zpmixcc" "$libdir/pkgconfig/zpmix.pc")"
+
+# run_here PREFIX LIBDIR: builds wireup both ways with what PREFIX holds and runs it there.
+run_here() {
+    local p=$1 l=$2 where=$3
+    "$p/bin/zpmixcc" "$src/bindings/c/examples/wireup.c" -o "$work/wireup_cc" 2>"$work/cc.err"
+    check "$where: zpmixcc builds" 0 "$?"
+    # shellcheck disable=SC2046
+    cc "$src/bindings/c/examples/wireup.c" -o "$work/wireup_pc" \
+        $(PKG_CONFIG_PATH=$l/pkgconfig pkg-config --cflags --libs zpmix) 2>"$work/pc.err"
+    check "$where: pkg-config builds" 0 "$?"
+    for prog in wireup_cc wireup_pc; do
+        check "$where: $prog uses the installed libpmix" "$(readlink -f "$l/libpmix.so.2")" \
+            "$(readlink -f "$(ldd "$work/$prog" | awk '/libpmix/ {print $3}')")"
+        timeout 60 "$p/bin/zpmix" run -n 3 "$work/$prog" >"$work/out" 2>"$work/err"
+        check "$where: $prog runs under the installed zpmix run" 0 "$?"
+        check "$where: $prog: every rank checked every card" 3 "$(grep -c ": ok, checked 3 cards" "$work/out")"
+    done
+}
+run_here "$prefix" "$libdir" "prefix"
+mv "$prefix" "$work/moved"
+run_here "$work/moved" "${libdir/$prefix/$work/moved}" "moved prefix"
+exit $((fails > 0))
