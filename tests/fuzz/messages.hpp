@@ -34,7 +34,8 @@ using Messages = std::tuple<
     m::Welcome, m::SessionOpen, m::TreeLost, m::TreeLostElsewhere, m::TreeHello, m::TreeWelcome,
     m::TreeBeat, m::TreeStop, m::TreeHop, m::TreeOnline, m::TreeMembers, m::LaunchAcross,
     m::JobPart, m::PartLaunched, m::PartStatus, m::EndPart, m::SignalParts, m::SpawnAcross,
-    m::PsetDefine, m::PsetDelete, m::PsetChanged, m::PsetQuery, m::PsetList, m::QueryRequest, m::QueryReply>;
+    m::PsetDefine, m::PsetDelete, m::PsetChanged, m::PsetQuery, m::PsetList, m::QueryRequest,
+    m::QueryReply, m::Input, m::InputTaken, m::RankState, m::Finalize>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
 static_assert(std::tuple_size_v<Messages> == ZPMIX_MESSAGE_TYPES,
               "a message type of actors/protocol/*.hpp is missing from the list");
