@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 
 packages=(
     build-essential cmake pkg-config git
-    libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libhwloc-dev libboost-test-dev zlib1g-dev
+    libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libhwloc-dev libboost-test-dev zlib1g-dev libsodium-dev
     libcli11-dev libspdlog-dev libfmt-dev libtomlplusplus-dev nlohmann-json3-dev
     python3 python3-zmq python3-msgpack
     libpmix-dev openmpi-bin libopenmpi-dev python3-pmix python3-mpi4py

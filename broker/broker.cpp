@@ -6,10 +6,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <system_error>
+#include <utility>
 
 #include <pmix_common.h>
 
@@ -27,6 +33,7 @@
 #include "actors/runtime/zmq_frames.hpp"
 #include "broker/dispatcher.hpp"
 #include "broker/rendezvous.hpp"
+#include "broker/stale_dirs.hpp"
 #include "broker/tree/link.hpp"
 
 namespace zpmix {
@@ -53,20 +60,6 @@ void make_private_dir(const std::string &dir) {
                                  ", not to us (uid " + std::to_string(::getuid()) + ")");
     if ((st.st_mode & 0777) != 0700 && ::chmod(dir.c_str(), 0700) != 0)
         throw std::system_error(errno, std::generic_category(), "chmod " + dir);
-}
-
-// Private directories of embedded brokers whose process died without cleaning up.
-void remove_dead_embedded_dirs(const std::string &base) {
-    std::error_code ec;
-    for (const auto &entry : fs::directory_iterator(base, ec)) {
-        const std::string name = entry.path().filename();
-        if (!name.starts_with("broker-")) continue;
-        const long pid = std::strtol(name.c_str() + 7, nullptr, 10);
-        if (pid > 0 && !process_alive(pid)) {
-            spdlog::info("removing {} left by dead broker pid {}", entry.path().string(), pid);
-            fs::remove_all(entry.path(), ec);
-        }
-    }
 }
 
 // "ipc:<uid>:<pid>" or "tcp", as the ZAP handler vouched for the connection.
@@ -103,7 +96,6 @@ Broker::Broker(Config config)
     if (config_.run_dir.empty()) {
         const std::string base = default_base_dir();
         make_private_dir(base);
-        remove_dead_embedded_dirs(base);
         run_dir_ =
             base + "/broker-" + std::to_string(::getpid()) + "-" + std::to_string(embedded_count++);
         fs::remove_all(run_dir_);  // a leftover of an earlier process that had our pid
@@ -113,12 +105,20 @@ Broker::Broker(Config config)
         if (run_dir_.size() > 1 && run_dir_.back() == '/') run_dir_.pop_back();
     }
     make_private_dir(run_dir_);
+    if (private_run_dir_) lock_fd_ = lock_run_dir(run_dir_);  // ours from here on
+    for (const std::string &base : stale_dir_bases()) remove_stale_run_dirs(base, *log_);
     if (private_run_dir_)
         watchdog_ = std::make_unique<Watchdog>(std::vector<std::string>{run_dir_}, std::string());
     else  // a configured directory: only what this broker made in it
         watchdog_ = std::make_unique<Watchdog>(
-            std::vector<std::string>{run_dir_ + "/session", run_dir_ + "/broker.sock",
-                                     run_dir_ + "/events.sock", rendezvous_path(run_dir_)},
+            [this] {
+                std::vector<std::string> mine{run_dir_ + "/session", run_dir_ + "/broker.sock",
+                                              run_dir_ + "/events.sock", rendezvous_path(run_dir_),
+                                              run_dir_ + "/broker.lock"};
+                if (!config_.tcp.empty() && config_.tcp_key_file.empty())
+                    mine.push_back(run_dir_ + "/tcp.key");
+                return mine;
+            }(),
             run_dir_);
     name_ = hostname() + ":" + std::to_string(::getpid());
     uri_ = "ipc://" + run_dir_ + "/broker.sock";
@@ -157,12 +157,11 @@ Broker::Broker(Config config)
 void Broker::add_standard_actors() {
     dispatcher_ = &add_actor<Dispatcher>(DecodeLimits{.max_message = config_.max_message_bytes});
     add_actor<Registry>(namespaces_, name_, events_uri_, config_.max_message_bytes);
-    launcher_ =
-        &add_actor_on<Launcher>(launcher_reactor_,
-                                Launcher::Settings{run_dir_, uri_, node_, config_.kill_grace_ms,
-                                                   config_.client_write_timeout_ms,
-                                                   watchdog_.get()},
-                                brokers_);
+    launcher_ = &add_actor_on<Launcher>(
+        launcher_reactor_,
+        Launcher::Settings{run_dir_, uri_, node_, config_.kill_grace_ms,
+                           config_.client_write_timeout_ms, watchdog_.get()},
+        brokers_);
     add_actor<JobCoordinator>(brokers_);
     add_actor<ModexStore>(namespaces_, brokers_, std::chrono::milliseconds(config_.get_timeout_ms));
     add_actor<FenceReducer>(namespaces_, brokers_);
@@ -171,7 +170,8 @@ void Broker::add_standard_actors() {
                                         .host = node_,
                                         .self = {name_, 0},
                                         .brokers = &brokers_,
-                                        .test_drop_every = config_.event_test_drop_every});
+                                        .test_drop_every = config_.event_test_drop_every,
+                                        .max_custom_range = config_.event_max_custom_range});
     add_actor<JobControl>(
         namespaces_, brokers_,
         JobControl::Settings{.broker = name_,
@@ -213,14 +213,34 @@ Broker::~Broker() {
 void Broker::start() {
     if (started_.exchange(true)) throw std::logic_error("Broker::start called twice");
     const std::string rdv = rendezvous_path(run_dir_);
-    if (auto old = read_rendezvous(rdv)) {
-        if (old->pid != ::getpid() && process_alive(old->pid)) {
+    if (!private_run_dir_) {
+        // The lock says whether the directory's broker lives (its pid may be another's by now).
+        try {
+            lock_fd_ = lock_run_dir(run_dir_);
+        } catch (const std::system_error &e) {
             started_ = false;  // nothing of ours to clean up: the files are the live broker's
-            throw BrokerRunning("a broker (pid " + std::to_string(old->pid) +
-                                ") is already running in " + run_dir_);
+            const auto old = read_rendezvous(rdv);
+            throw BrokerRunning("a broker" +
+                                (old ? " (pid " + std::to_string(old->pid) + ")" : std::string()) +
+                                " is already running in " + run_dir_ + " (" + e.what() + ")");
         }
-        log_->info("reclaiming {}: its broker (pid {}) is gone", run_dir_, old->pid);
-        ::unlink(rdv.c_str());
+        if (auto old = read_rendezvous(rdv)) {
+            // A broker that holds no lock (of an earlier build) is alive while its pid is.
+            if (old->pid != ::getpid() && process_alive(old->pid)) {
+                ::close(std::exchange(lock_fd_, -1));
+                started_ = false;
+                throw BrokerRunning("a broker (pid " + std::to_string(old->pid) +
+                                    ") is already running in " + run_dir_);
+            }
+            log_->info("reclaiming {}: its broker (pid {}) is gone", run_dir_, old->pid);
+            ::unlink(rdv.c_str());
+        }
+        // Its jobs' session directories too: nothing of a dead broker is anyone's now.
+        std::error_code ec;
+        if (fs::exists(run_dir_ + "/session", ec)) {
+            log_->info("removing {}/session left by a broker that is gone", run_dir_);
+            fs::remove_all(run_dir_ + "/session", ec);
+        }
     }
     if (auto err = watchdog_->start(); !err.empty())
         log_->warn("no watchdog: if this broker dies, its ranks and {} stay: {}", run_dir_, err);
@@ -239,10 +259,15 @@ void Broker::start() {
     router_->listen();
     xpub_->listen();
     if (!config_.tcp.empty()) {
+        load_tcp_keys();
         zap_ = zmq::socket_t(ctx_, zmq::socket_type::rep);
         zap_.set(zmq::sockopt::linger, 0);
         zap_.bind("inproc://zeromq.zap.01");
         tcp_router_ = zmq::socket_t(ctx_, zmq::socket_type::router);
+        // CURVE: nothing crosses the network in clear, and a peer without the keypair does not
+        // get past the handshake (on_zap); a NULL peer is dropped by libzmq (on_tcp_monitor).
+        tcp_router_.set(zmq::sockopt::curve_server, 1);
+        tcp_router_.set(zmq::sockopt::curve_secretkey, tcp_keys_.secret_key);
         tcp_router_.set(zmq::sockopt::zap_domain, "zpmix");
         tcp_router_.set(zmq::sockopt::maxmsgsize,
                         static_cast<std::int64_t>(config_.max_message_bytes));
@@ -255,6 +280,13 @@ void Broker::start() {
         tcp_router_.set(zmq::sockopt::heartbeat_timeout, config_.tcp_heartbeat_timeout_ms);
         tcp_router_.set(zmq::sockopt::heartbeat_ttl, config_.tcp_heartbeat_timeout_ms);
         tcp_router_.set(zmq::sockopt::handshake_ivl, config_.tcp_heartbeat_timeout_ms);
+        tcp_monitor_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
+        tcp_monitor_.set(zmq::sockopt::linger, 0);
+        if (zmq_socket_monitor(
+                tcp_router_.handle(), "inproc://zpmix-tcp-monitor",
+                ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0)
+            throw zmq::error_t();
+        tcp_monitor_.connect("inproc://zpmix-tcp-monitor");
         tcp_router_.bind(config_.tcp);
         tcp_uri_ = tcp_router_.get(zmq::sockopt::last_endpoint);
     }
@@ -273,6 +305,7 @@ void Broker::start() {
     if (tcp_router_) {
         reactor_.watch(zap_, [this] { on_zap(); });
         reactor_.watch(tcp_router_, [this] { on_tcp_router(); });
+        reactor_.watch(tcp_monitor_, [this] { on_tcp_monitor(); });
     }
     if (signal_fd_ >= 0) {
         reactor_.watch_fd(signal_fd_, [this] {
@@ -345,7 +378,9 @@ void Broker::cleanup() {
         xpub_->close();
         if (tcp_router_) {
             tcp_router_.set(zmq::sockopt::linger, 200);
+            zmq_socket_monitor(tcp_router_.handle(), nullptr, 0);
             tcp_router_.close();
+            tcp_monitor_.close();
             zap_.close();
         }
         const std::string rdv = rendezvous_path(run_dir_);
@@ -357,10 +392,14 @@ void Broker::cleanup() {
     ctx_.close();
     std::error_code ec;
     if (started_) launcher_->remove_session_dir();
+    if (wrote_tcp_key_) fs::remove(run_dir_ + "/tcp.key", ec);
+    if (lock_fd_ >= 0 && !private_run_dir_) fs::remove(run_dir_ + "/broker.lock", ec);
     if (private_run_dir_)
         fs::remove_all(run_dir_, ec);
     else
         fs::remove(run_dir_, ec);  // only when empty: it may be shared with embedded brokers
+    if (lock_fd_ >= 0) ::close(lock_fd_);  // after the removal: until then the directory is ours
+    lock_fd_ = -1;
     watchdog_->quit();  // last: a broker that dies while stopping still leaves nothing
     if (started_) log_->info("broker {} stopped", name_);
 }
@@ -374,7 +413,17 @@ void Broker::on_zap() {
     // ipc peers: "<...>:<uid>:<gid>:<pid>" from SO_PEERCRED. tcp binds are IPv4: no colon.
     const auto last = address.rfind(':');
     if (last == std::string::npos) {
-        user_id = "tcp";
+        // The only client key we know is the keypair's own: a client proves it holds the
+        // secret half in its CURVE vouch.
+        const auto ours = CurveKeypair::decode(tcp_keys_.public_key);
+        if (req[5].to_string() == "CURVE" && req.size() >= 7 && ours && req[6].size() == 32 &&
+            std::memcmp(req[6].data(), ours->data(), 32) == 0) {
+            user_id = "tcp";
+        } else {
+            note_tcp_refusal("from " + address + ": its CURVE key is not the broker's");
+            status = "400";
+            text = "not the broker's key";
+        }
     } else {
         const auto gid_colon = address.rfind(':', last - 1);
         const auto uid_colon = gid_colon == std::string::npos || gid_colon == 0
@@ -395,6 +444,72 @@ void Broker::on_zap() {
         }
     }
     zap::reply(zap_, req[1], status, text, user_id);
+}
+
+void Broker::load_tcp_keys() {
+    if (!config_.tcp_key_file.empty()) {
+        std::ifstream in(config_.tcp_key_file);
+        std::stringstream text;
+        text << in.rdbuf();
+        auto keys = in ? CurveKeypair::parse(text.str()) : std::nullopt;
+        if (!keys)
+            throw std::runtime_error("[broker] tcp_key_file " + config_.tcp_key_file +
+                                     ": not a file of \"PUBLIC SECRET\" (40-character Z85 keys)");
+        tcp_keys_ = *keys;
+        return;
+    }
+    tcp_keys_ = CurveKeypair::generate();
+    const std::string path = run_dir_ + "/tcp.key";
+    const int fd =
+        ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    const std::string line = tcp_keys_.text() + "\n";
+    if (fd < 0 || ::fchmod(fd, 0600) != 0 ||
+        ::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+        const int err = errno;
+        if (fd >= 0) ::close(fd);
+        throw std::system_error(err, std::generic_category(), "writing " + path);
+    }
+    ::close(fd);
+    wrote_tcp_key_ = true;
+    log_->info("tcp clients need the keypair in {} (as $ZPMIX_TCP_KEYS)", path);
+}
+
+void Broker::note_tcp_refusal(const std::string &why) {
+    // At most 10 lines every 10 s, the last of them with the count left unlogged.
+    const auto now = std::chrono::steady_clock::now();
+    if (now - tcp_refusal_logged_ >= std::chrono::seconds(10)) {
+        tcp_refusal_logged_ = now;
+        tcp_refusals_logged_ = 0;
+    }
+    if (tcp_refusals_logged_ >= 10) {
+        ++tcp_refusals_unlogged_;
+        return;
+    }
+    ++tcp_refusals_logged_;
+    log_->warn("refused a tcp connection {}{}", why,
+               tcp_refusals_unlogged_ == 0
+                   ? std::string()
+                   : fmt::format(" ({} more refused unlogged before)", tcp_refusals_unlogged_));
+    tcp_refusals_unlogged_ = 0;
+}
+
+void Broker::on_tcp_monitor() {
+    // Each event: 6 bytes (event, value) and the endpoint.
+    for (int n = 0; n < 256; ++n) {
+        std::vector<zmq::message_t> parts = next_message(tcp_monitor_);
+        if (parts.empty()) return;
+        if (parts[0].size() < 6) continue;
+        std::uint16_t event = 0;
+        std::uint32_t value = 0;
+        std::memcpy(&event, parts[0].data(), 2);
+        std::memcpy(&value, static_cast<const char *>(parts[0].data()) + 2, 4);
+        note_tcp_refusal(fmt::format(
+            "on {}: {}", parts.size() > 1 ? parts[1].to_string() : tcp_uri_,
+            value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+                ? std::string("it does not speak CURVE (a client needs $ZPMIX_TCP_KEYS)")
+                : fmt::format("its CURVE handshake failed (error 0x{:x}: not the broker's keys?)",
+                              value)));
+    }
 }
 
 void Broker::on_tcp_router() {

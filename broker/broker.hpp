@@ -22,6 +22,7 @@
 #include "actors/launcher/watchdog.hpp"
 #include "actors/runtime/actor.hpp"
 #include "actors/runtime/broker_map.hpp"
+#include "actors/runtime/curve_keys.hpp"
 #include "actors/runtime/namespace_table.hpp"
 #include "actors/runtime/zmtp_listener.hpp"
 #include "broker/config.hpp"
@@ -65,6 +66,8 @@ class Broker {
     const std::string &uri() const { return uri_; }
     const std::string &events_uri() const { return events_uri_; }
     const std::string &tcp_uri() const { return tcp_uri_; }  // empty unless tcp is on
+    // tcp's CURVE keypair ("PUBLIC SECRET", what a client's $ZPMIX_TCP_KEYS holds); after start.
+    std::string tcp_keys() const { return tcp_keys_.text(); }
     const std::string &run_dir() const { return run_dir_; }
     const std::string &name() const { return name_; }
     const std::string &node() const { return node_; }
@@ -92,6 +95,8 @@ class Broker {
     void prepare_run_dir();
     void on_tcp_router();
     void on_zap();
+    void on_tcp_monitor();
+    void load_tcp_keys();
     void send_to_peer(const std::string &peer, zmq::message_t msg);
     void begin_shutdown();  // reactor thread
     void cleanup();
@@ -101,7 +106,15 @@ class Broker {
     std::string node_;  // as the allocation names it (config.node), else the hostname
     std::string run_dir_;
     bool private_run_dir_ = false;  // made by us for an embedded broker: removed at stop
+    int lock_fd_ = -1;              // holds <run_dir>/broker.lock while we live (stale_dirs.hpp)
     std::string uri_, events_uri_, tcp_uri_;
+    CurveKeypair tcp_keys_;
+    bool wrote_tcp_key_ = false;  // <run_dir>/tcp.key is ours to remove
+    zmq::socket_t tcp_monitor_;   // the tcp listener's failed handshakes, to log them
+    // tcp refusals are logged at most every 10 s, with the count since the last line.
+    std::chrono::steady_clock::time_point tcp_refusal_logged_{};
+    std::uint64_t tcp_refusals_logged_ = 0, tcp_refusals_unlogged_ = 0;
+    void note_tcp_refusal(const std::string &why);
     std::shared_ptr<spdlog::logger> log_;
     std::uint32_t uid_;
 

@@ -23,6 +23,10 @@ void load_events_section(const std::string &path, const toml::table &events, Con
         } else if (k == "sndhwm") {
             if (!node.is_integer() || *v < 1 || *v > 100000000) throw bad("an integer >= 1");
             into.event_sndhwm = static_cast<int>(*v);
+        } else if (k == "max_custom_range") {
+            if (!node.is_integer() || *v < 1 || *v > 10000000)
+                throw bad("an integer in 1..10000000");
+            into.event_max_custom_range = static_cast<std::size_t>(*v);
         } else if (k == "test_drop_every") {
             if (!node.is_integer() || *v < 0) throw bad("an integer >= 0");
             into.event_test_drop_every = static_cast<std::uint64_t>(*v);
@@ -123,6 +127,9 @@ void load_config_file(const std::string &path, Config &into) {
         } else if (k == "tcp") {
             if (!node.is_string()) throw bad("a string");
             into.tcp = *node.value<std::string>();
+        } else if (k == "tcp_key_file") {
+            if (!node.is_string()) throw bad("a string");
+            into.tcp_key_file = *node.value<std::string>();
         } else if (k == "max_message_bytes") {
             auto v = node.value<std::int64_t>();
             if (!node.is_integer() || *v < 1024) throw bad("an integer >= 1024");

@@ -18,6 +18,8 @@ struct Config {
     std::string run_dir;
     std::string
         tcp;  // "tcp://host:port" to also listen on tcp (clients of remote nodes); empty: off
+    // tcp's CURVE keypair, "PUBLIC SECRET" in Z85; empty: made at start into <run_dir>/tcp.key.
+    std::string tcp_key_file;
     std::size_t max_message_bytes = std::size_t{64} << 20;
     std::size_t max_peer_output_bytes = std::size_t{256} << 20;  // queued for one ipc peer
     // Connections on each ipc socket at once; more are turned away with a reason. 0: a quarter
@@ -33,9 +35,10 @@ struct Config {
     // How long a PMIx_Get without PMIX_TIMEOUT waits for data that may still come (0: no limit).
     int get_timeout_ms = 300000;
     // [events]
-    std::size_t event_cache_size = 512;       // cache_size: events kept for replay and recovery
-    int event_sndhwm = 100000;                // sndhwm: events queued per subscriber before drops
-    std::uint64_t event_test_drop_every = 0;  // test_drop_every: testing gap recovery only
+    std::size_t event_cache_size = 512;         // cache_size: events kept for replay and recovery
+    int event_sndhwm = 100000;                  // sndhwm: events queued per subscriber before drops
+    std::uint64_t event_test_drop_every = 0;    // test_drop_every: testing gap recovery only
+    std::size_t event_max_custom_range = 4096;  // max_custom_range: processes in a custom range
     // [monitor]
     bool monitor_terminate = false;   // response: "report" (false) or "terminate" a stalled process
     int monitor_time_unit_ms = 1000;  // time_unit_ms: one second of the monitor times (testing)

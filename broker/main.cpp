@@ -1,5 +1,6 @@
 // zpmix: the command line of the zpmix runtime (`zpmix run`, `zpmix broker`, ...).
 #include <algorithm>
+#include <cstdio>
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -42,6 +43,11 @@ int main(int argc, char **argv) {
         app.parse(std::move(args));
     } catch (const CLI::ParseError &e) {
         return app.exit(e);
+    } catch (const std::exception &e) {
+        // Out of descriptors, memory...: a reason and a status, and the stack unwound so that
+        // what the command made (an embedded broker's directory) is removed.
+        std::fprintf(stderr, "zpmix: %s\n", e.what());
+        return 1;
     }
     return status;
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "actors/protocol/common.hpp"
 #include "actors/protocol/session.hpp"
+#include "actors/runtime/curve_keys.hpp"
 #include "actors/runtime/envelope.hpp"
 #include "broker/config.hpp"
 #include "broker/rendezvous.hpp"
@@ -31,6 +33,12 @@ class ToolSession {
             uri = found->uri;
         }
         dealer_.set(zmq::sockopt::linger, 0);
+        if (uri.starts_with("tcp://"))  // the broker's CURVE keypair, as its tcp.key holds it
+            if (const char *k = ::getenv("ZPMIX_TCP_KEYS"); k && *k) {
+                auto keys = CurveKeypair::parse(k);
+                if (!keys) throw std::runtime_error("$ZPMIX_TCP_KEYS is not \"PUBLIC SECRET\"");
+                keys->apply_to_client(dealer_);
+            }
         dealer_.connect(uri);
         msg::Hello hello;
         hello.role = "tool";

@@ -31,11 +31,11 @@ ClientActor::ClientActor(ClientStore &store) : fences_(store) {
 }
 
 ClientActor::ClientActor(ClientStore &store, const std::string &uri, std::uint32_t timeout_ms,
-                         bool pipeline)
+                         bool pipeline, const std::optional<CurveKeypair> &tcp_keys)
     : fences_(store),
       conn_(std::make_unique<ZmtpConnection>(uri, ZmtpConnection::Role::dealer,
                                              deadline_after(timeout_ms), DecodeLimits{}.max_message,
-                                             pipeline)) {
+                                             pipeline, tcp_keys)) {
     // A broker's libzmq ROUTER on tcp drops a peer it hears nothing from (heartbeats); a client
     // reads only when it waits for an answer, so it cannot be relied on to answer its PINGs.
     if (uri.starts_with("tcp://")) reactor_.every(ping_interval(), [this] { conn_->ping(); });

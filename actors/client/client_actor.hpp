@@ -52,8 +52,9 @@ class ClientActor {
     explicit ClientActor(ClientStore &store);
     // Connects to the broker at `uri` within timeout_ms; throws ZmtpError when it cannot.
     // `pipeline`: the first request follows the handshake at once (ZmtpConnection).
+    // `tcp_keys`: the broker's CURVE keypair, which tcp needs.
     ClientActor(ClientStore &store, const std::string &uri, std::uint32_t timeout_ms,
-                bool pipeline = false);
+                bool pipeline = false, const std::optional<CurveKeypair> &tcp_keys = std::nullopt);
     ~ClientActor();  // fails what is pending, stops the progress thread, closes the session
     ClientActor(const ClientActor &) = delete;
     ClientActor &operator=(const ClientActor &) = delete;

@@ -128,14 +128,34 @@ class ZmtpConnection::Turn {
 };
 
 ZmtpConnection::ZmtpConnection(const std::string &uri, Role role, Clock::time_point deadline,
-                               std::size_t max_message, bool pipeline)
+                               std::size_t max_message, bool pipeline,
+                               const std::optional<CurveKeypair> &curve)
     : fd_(connect_to(uri, deadline)),
       max_message_(max_message),
-      write_timeout_(write_timeout_from_env()) {
-    send_handshake(role);
-    if (role == Role::sub || pipeline) return;
+      write_timeout_(write_timeout_from_env()),
+      tcp_(uri.starts_with("tcp://")) {
+    if (curve) {
+        const auto pub = CurveKeypair::decode(curve->public_key);
+        const auto sec = CurveKeypair::decode(curve->secret_key);
+        if (!pub || !sec) {
+            ::close(fd_);
+            throw ZmtpError("the CURVE keys are not two 40-character Z85 keys");
+        }
+        curve_ = std::make_unique<CurveClient>(*pub, *pub, *sec);
+    }
+    try {
+        send_handshake(role);
+    } catch (const std::exception &e) {
+        ::close(fd_);
+        throw ZmtpError(e.what());
+    }
+    if (!curve_ && (role == Role::sub || pipeline)) return;
     if (!complete_handshake(deadline)) {
         ::close(fd_);
+        // libzmq closes on a failed CURVE handshake without a word: say what it means.
+        if (refused_ && refusal_.empty() && tcp_)
+            refusal_ = curve_ ? "the CURVE handshake failed (not the broker's tcp keys?)"
+                              : "tcp needs the broker's CURVE keys ($ZPMIX_TCP_KEYS)";
         throw ZmtpError(refused_ ? "the broker refused the connection" +
                                        (refusal_.empty() ? std::string() : ": " + refusal_)
                                  : "handshake failed",
@@ -156,9 +176,11 @@ ZmtpConnection::~ZmtpConnection() {
 
 void ZmtpConnection::send_handshake(Role role) {
     // Greeting, then READY with our socket type, which the broker's ROUTER/XPUB checks.
+    // With CURVE: HELLO, and our READY's property goes in INITIATE (curve_handshake_read).
     char greeting[zmtp::kGreetingSize];
-    zmtp::greeting(greeting);
-    const std::string ready = zmtp::ready(role == Role::dealer ? "DEALER" : "SUB");
+    zmtp::greeting(greeting, curve_ ? "CURVE" : "NULL");
+    socket_type_ = role == Role::dealer ? "DEALER" : "SUB";
+    const std::string ready = curve_ ? curve_->hello() : zmtp::ready(socket_type_);
     unsigned char h[zmtp::kMaxHeader];
     const std::size_t hlen = zmtp::put_header(h, kCommand, ready.size());
     iovec iov[3] = {
@@ -215,6 +237,11 @@ ZmtpConnection::Write ZmtpConnection::write_all(const iovec *iov_in, int n,
 ZmtpConnection::Write ZmtpConnection::send(std::initializer_list<std::string_view> frames,
                                            Clock::time_point deadline) {
     if (frames.size() == 0 || frames.size() > 4) return Write::lost;
+    if (curve_) {
+        Turn turn(*this, deadline);
+        if (!turn.held()) return write_broken_ ? Write::lost : Write::timeout;
+        return write_sealed(frames, 0, deadline);
+    }
     unsigned char headers[4][zmtp::kMaxHeader];
     iovec iov[8];
     int n = 0;
@@ -249,7 +276,40 @@ void ZmtpConnection::ping() {
     command_if_idle(zmtp::command("PING", std::string_view("\0\0", 2)));  // TTL: none
 }
 
+ZmtpConnection::Write ZmtpConnection::write_sealed(std::initializer_list<std::string_view> frames,
+                                                   unsigned char flags,
+                                                   Clock::time_point deadline) {
+    std::string sealed[4];
+    unsigned char headers[4][zmtp::kMaxHeader];
+    iovec iov[8];
+    int n = 0;
+    std::size_t i = 0;
+    for (auto f : frames) {
+        const bool more = i + 1 < frames.size();
+        sealed[i] = curve_->seal(flags | (more ? CurveClient::kMore : 0), f);
+        // A MESSAGE travels in a data frame; the frame's own flags are inside the box.
+        iov[n++] = {headers[i], zmtp::put_header(headers[i], 0, sealed[i].size())};
+        iov[n++] = {sealed[i].data(), sealed[i].size()};
+        ++i;
+    }
+    return write_all(iov, n, deadline);
+}
+
+bool ZmtpConnection::write_command(const std::string &body) {
+    unsigned char h[zmtp::kMaxHeader];
+    const std::size_t hlen = zmtp::put_header(h, kCommand, body.size());
+    iovec iov[2] = {{h, hlen}, {const_cast<char *>(body.data()), body.size()}};
+    Turn turn(*this, Clock::now() + write_timeout_);
+    return turn.held() && write_all(iov, 2, Clock::now() + write_timeout_) == Write::ok;
+}
+
 void ZmtpConnection::command_if_idle(const std::string &body) {
+    if (curve_) {
+        Turn turn(*this, Clock::now(), false);
+        if (turn.held() && wait_for(fd_, POLLOUT, Clock::now()))
+            write_sealed({body}, CurveClient::kCommand, Clock::now() + write_timeout_);
+        return;
+    }
     unsigned char h[zmtp::kMaxHeader];
     const std::size_t hlen = zmtp::put_header(h, kCommand, body.size());
     iovec iov[2] = {{h, hlen}, {const_cast<char *>(body.data()), body.size()}};
@@ -276,6 +336,7 @@ bool ZmtpConnection::subscribe(std::string_view topic, bool on) {
 bool ZmtpConnection::fill() {
     constexpr std::size_t kChunk = 65536;
     if (broken_) return false;
+    opened_.clear();
     for (;;) {
         in_.reserve(kChunk);
         const std::size_t room = in_.room();
@@ -291,6 +352,8 @@ bool ZmtpConnection::fill() {
             return false;
         }
         if (errno == EINTR) continue;
+        // A reset before the handshake ended: libzmq closed on our unread half (a refusal too).
+        if (errno == ECONNRESET && !peer_ready_) refused_ = true;
         return errno == EAGAIN;
     }
 }
@@ -310,14 +373,21 @@ bool ZmtpConnection::handshake_read() {
     if (broken_) return false;
     if (!peer_greeted_) {
         if (in_.size() < zmtp::kGreetingSize) return false;
-        if (!zmtp::greeting_ok(in_.data())) {
-            broken_ = true;  // not a ZMTP 3 peer with the NULL mechanism
+        if (!zmtp::greeting_ok(in_.data(), curve_ ? "CURVE" : "NULL")) {
+            broken_ = true;  // not a ZMTP 3 peer with our mechanism
+            // A ZMTP 3 broker with another mechanism (CURVE on tcp) will not serve us.
+            if (zmtp::greeting_ok(in_.data(), curve_ ? "NULL" : "CURVE")) {
+                refused_ = true;
+                refusal_ = curve_ ? "the broker does not speak CURVE"
+                                  : "tcp needs the broker's CURVE keys ($ZPMIX_TCP_KEYS)";
+            }
             return false;
         }
         in_.consume(zmtp::kGreetingSize);
         peer_greeted_ = true;
     }
     if (peer_ready_) return true;
+    if (curve_) return curve_handshake_read();
     // The handshake's end: a READY command, or ERROR when the broker refused us.
     Frame f;
     if (!frame_at(0, f)) return false;
@@ -337,9 +407,72 @@ bool ZmtpConnection::handshake_read() {
     return peer_ready_;
 }
 
+bool ZmtpConnection::curve_handshake_read() {
+    // WELCOME, to which we answer INITIATE; then READY, or ERROR when the broker refused us.
+    for (;;) {
+        Frame f;
+        if (!frame_at(0, f)) return false;
+        if (!(f.flags & kCommand)) {
+            broken_ = true;
+            return false;
+        }
+        const std::string_view cmd(in_.data() + f.header, f.size);
+        std::string_view data;
+        if (zmtp::command_name(cmd, data) == "ERROR") {
+            refused_ = true;
+            if (!data.empty()) refusal_.assign(data.substr(1, static_cast<unsigned char>(data[0])));
+            broken_ = true;
+            return false;
+        }
+        const bool ok = welcomed_ ? curve_->ready(cmd) : curve_->welcome(cmd);
+        in_.consume(f.header + f.size);
+        if (!ok) {
+            refusal_ = welcomed_ ? "a READY not sealed by the broker's session key"
+                                 : "a WELCOME not sealed by the broker's key";
+            broken_ = true;
+            return false;
+        }
+        if (welcomed_) return peer_ready_ = true;
+        welcomed_ = true;
+        const std::string initiate = curve_->initiate(zmtp::socket_type_property(socket_type_));
+        if (initiate.empty() || !write_command(initiate)) {
+            broken_ = true;
+            return false;
+        }
+    }
+}
+
+bool ZmtpConnection::curve_next(std::vector<std::string_view> &frames) {
+    for (;;) {
+        Frame f;
+        if (!frame_at(0, f)) return false;
+        unsigned char flags = 0;
+        std::string payload;
+        // Anything but a MESSAGE sealed by the broker's session, in sequence, ends the stream.
+        if (!curve_->open(std::string_view(in_.data() + f.header, f.size), flags, payload)) {
+            broken_ = true;
+            return false;
+        }
+        in_.consume(f.header + f.size);
+        if (flags & CurveClient::kCommand) {
+            if (partial_.empty()) pong(payload);
+            continue;
+        }
+        partial_.push_back(std::move(payload));
+        if (flags & CurveClient::kMore) continue;
+        for (auto &p : partial_) {
+            opened_.push_back(std::move(p));
+            frames.emplace_back(opened_.back());
+        }
+        partial_.clear();
+        return true;
+    }
+}
+
 bool ZmtpConnection::next(std::vector<std::string_view> &frames) {
     frames.clear();
     if (!handshake_read()) return false;
+    if (curve_) return curve_next(frames);
     std::size_t pos = 0;
     for (;;) {
         Frame f;

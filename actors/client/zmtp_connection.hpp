@@ -1,11 +1,11 @@
 #pragma once
 // A client's end of one connection to its broker, speaking ZMTP 3.0 (the ZeroMQ wire protocol,
-// NULL mechanism) directly on the socket: to the broker it is an ordinary DEALER (on its ROUTER)
-// or SUB (on its XPUB). Why not a libzmq socket: libzmq moves every message through its I/O
-// thread, two extra thread wake-ups per message on each side. On a node where ranks outnumber
-// cores those wake-ups are most of a fence's and an event's latency (DEVELOPERS.md, "Client
-// transport", has the measurements). Here the calling thread writes to the kernel and the thread
-// that waits for an answer reads it.
+// NULL mechanism on ipc, CURVE on tcp: zmtp_curve.hpp) directly on the socket: to the broker it is
+// an ordinary DEALER (on its ROUTER) or SUB (on its XPUB). Why not a libzmq socket: libzmq moves
+// every message through its I/O thread, two extra thread wake-ups per message on each side. On a
+// node where ranks outnumber cores those wake-ups are most of a fence's and an event's latency
+// (DEVELOPERS.md, "Client transport", has the measurements). Here the calling thread writes to the
+// kernel and the thread that waits for an answer reads it.
 //
 // Writes are thread-safe and bounded: a writer waits for the write lock and for room in the
 // kernel's buffer only until its deadline (a stopped broker must not hang every sending thread).
@@ -17,13 +17,17 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "actors/client/zmtp_curve.hpp"
+#include "actors/runtime/curve_keys.hpp"
 #include "actors/runtime/zmtp_buffer.hpp"
 #include "actors/runtime/zmtp_wire.hpp"
 
@@ -56,8 +60,11 @@ class ZmtpConnection {
     // as libzmq's ROUTER with a ZAP handler (tcp) drops such a message. A refusal then
     // shows on the first read (refused()).
     // max_message bounds every incoming frame (a larger one ends the connection).
+    // `curve`: the broker's keypair, to speak CURVE (tcp): the whole handshake is done here,
+    // whatever the role; without it a broker on tcp turns us away.
     ZmtpConnection(const std::string &uri, Role role, Clock::time_point deadline,
-                   std::size_t max_message, bool pipeline = false);
+                   std::size_t max_message, bool pipeline = false,
+                   const std::optional<CurveKeypair> &curve = std::nullopt);
     ~ZmtpConnection();
     ZmtpConnection(const ZmtpConnection &) = delete;
     ZmtpConnection &operator=(const ZmtpConnection &) = delete;
@@ -107,6 +114,13 @@ class ZmtpConnection {
     std::atomic<bool> write_broken_{false};  // a write stopped mid-message: the stream is over
     zmtp::ReadBuffer in_;                    // read and not yet consumed
 
+    bool tcp_ = false;
+    std::string socket_type_;             // DEALER or SUB
+    std::unique_ptr<CurveClient> curve_;  // CURVE: the session's keys and nonces
+    bool welcomed_ = false;               // CURVE: the server's WELCOME was read
+    std::vector<std::string> partial_;    // CURVE: opened frames of a message still incomplete
+    std::deque<std::string> opened_;      // CURVE: frames next() returned, kept until fill()
+
     bool peer_greeted_ = false;  // its greeting was read
     bool peer_ready_ = false;    // its READY was read: frames are messages from here on
     bool broken_ = false;        // a bad handshake or an oversized frame: the stream is over
@@ -121,7 +135,14 @@ class ZmtpConnection {
     void pong(std::string_view ping);  // answers a PING command's body, if no one is writing
     // Writes a command unless another thread is writing or the socket is full.
     void command_if_idle(const std::string &body);
-    bool handshake_read();  // consumes the broker's greeting and READY; true once both are in
+    bool handshake_read();        // consumes the broker's greeting and READY; true once both are in
+    bool curve_handshake_read();  // the same with WELCOME, our INITIATE and an encrypted READY
+    bool curve_next(std::vector<std::string_view> &frames);
+    // Writes a command during the handshake (no one else writes yet).
+    bool write_command(const std::string &body);
+    // Seals each frame into a MESSAGE under the held write turn, then writes them.
+    Write write_sealed(std::initializer_list<std::string_view> frames, unsigned char flags,
+                       Clock::time_point deadline);
     bool complete_handshake(Clock::time_point deadline);  // reads until handshake_read()
     // Holds the write turn.
     Write write_all(const iovec *iov, int n, Clock::time_point deadline);

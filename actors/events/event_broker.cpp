@@ -52,6 +52,15 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, const NamespaceTable &names
 // --- requests ------------------------------------------------------------------------------
 
 void EventBroker::notify(const Envelope &env, msg::NotifyEvent &m) {
+    if (m.event.custom_range.size() > opts_.max_custom_range) {
+        const std::string why = fmt::format(
+            "a custom range of {} processes is over the limit of {} ([events] max_custom_range)",
+            m.event.custom_range.size(), opts_.max_custom_range);
+        log().warn("event {} from {}:{} not published: {}", m.event.status, m.event.source.nspace,
+                   m.event.source.rank, why);
+        if (env.id != 0) reply_error(env, PMIX_ERR_BAD_PARAM, why);
+        return;
+    }
     if (m.event.timestamp == 0) m.event.timestamp = now_s();
     const msg::Proc source = m.event.source;
     const bool checkpointed = m.event.status == PMIX_JCTRL_CHECKPOINT_COMPLETE;
@@ -287,7 +296,24 @@ std::int32_t EventBroker::publish(msg::Event ev, bool cache) {
     if (static_cast<msg::Range>(ev.range) == msg::Range::rm)
         log().info("event {} for the resource manager from {}:{}: {}", ev.status, ev.source.nspace,
                    ev.source.rank, ev.text);
-    for (const auto &prefix : prefixes) publish_on(prefix, ev, cache);
+    if (static_cast<msg::Range>(ev.range) != msg::Range::custom) {
+        for (const auto &prefix : prefixes) publish_on(prefix, ev, cache);
+        return PMIX_SUCCESS;
+    }
+    // A custom range: each member's stream gets the event naming that member alone, so the work
+    // is linear in the range (a copy of the whole range on each stream was quadratic).
+    std::vector<msg::Proc> members = std::move(ev.custom_range);
+    ev.custom_range.clear();
+    std::set<std::string> done;
+    for (const auto &p : members) {
+        if (p.nspace.empty()) continue;
+        std::string prefix =
+            p.rank == kWildcard ? msg::topic::nspace(p.nspace) : msg::topic::proc(p);
+        if (!done.insert(prefix).second) continue;
+        msg::Event one = ev;
+        one.custom_range = {p};
+        publish_on(prefix, std::move(one), cache);
+    }
     return PMIX_SUCCESS;
 }
 
@@ -300,11 +326,13 @@ std::set<msg::Proc> EventBroker::recipients(const std::string &prefix) const {
     auto add = [&](const std::string &ns, std::uint32_t only = kWildcard) {
         if (auto it = snapshot->find(ns); it != snapshot->end()) {
             const NamespaceRecord &job = *it->second;
-            for (std::uint32_t r = 0; r < job.size(); ++r) {
+            // One rank's stream looks at that rank only (a custom range names thousands).
+            const std::uint32_t from = only == kWildcard ? 0 : only;
+            const std::uint32_t to =
+                only == kWildcard ? job.size() : std::min(only + 1, job.size());
+            for (std::uint32_t r = from; r < to; ++r) {
                 const std::string &host = job.job->procs[r].hostname;
-                if ((only == kWildcard || r == only) && !job.ended(r) &&
-                    (host.empty() || host == opts_.host))
-                    out.insert({ns, r});
+                if (!job.ended(r) && (host.empty() || host == opts_.host)) out.insert({ns, r});
             }
             return;
         }

@@ -11,11 +11,10 @@
 // brokers (ev.relay), which publish it on the same topic to their own subscribers.
 // Runtime events: a process's end (the registry's ProcEnded) becomes PMIX_EVENT_PROC_TERMINATED,
 // plus an error code when abnormal, for the rest of its job (a rank lost with its node's broker:
-// PMIX_EVENT_NODE_DOWN for the node's ranks, then PMIX_ERR_PROC_TERM_WO_SYNC for each); the end of a job (the registry's
-// NamespaceEnded), PMIX_EVENT_JOB_END for whoever asked: a NotifyCompletion, or the spawner of a
-// job started with PMIX_NOTIFY_COMPLETION.
-// An event of a job's stream stays cached until each of the job's local ranks still running
-// (the namespace table's) has it.
+// PMIX_EVENT_NODE_DOWN for the node's ranks, then PMIX_ERR_PROC_TERM_WO_SYNC for each); the end of
+// a job (the registry's NamespaceEnded), PMIX_EVENT_JOB_END for whoever asked: a NotifyCompletion,
+// or the spawner of a job started with PMIX_NOTIFY_COMPLETION. An event of a job's stream stays
+// cached until each of the job's local ranks still running (the namespace table's) has it.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -48,6 +47,10 @@ struct EventOptions {
     // Testing only: publish every event numbered a multiple of this without sending it (0: off),
     // so subscribers must detect the gap and recover it from the cache.
     std::uint64_t test_drop_every = 0;
+    // [events] max_custom_range: the most processes a PMIx_Notify_event's custom range may name
+    // (each is a stream to publish, cache and relay): a larger one is refused, so that one
+    // request cannot hold the broker from every other job.
+    std::size_t max_custom_range = 4096;
 };
 
 class EventBroker : public Actor {

@@ -2,6 +2,7 @@
 // ZMTP 3.0 (rfc.zeromq.org/spec/23), the ZeroMQ wire protocol, as far as zpmix speaks it: the
 // NULL mechanism's greeting and commands and the framing. Shared by the client's connection
 // (actors/client/zmtp_connection.*) and the broker's listener (actors/runtime/zmtp_listener.*).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -16,19 +17,21 @@ inline constexpr unsigned char kMore = 0x01, kLong = 0x02, kCommand = 0x04;
 inline constexpr std::size_t kGreetingSize = 64;
 inline constexpr std::size_t kMaxHeader = 9;
 
-// Our greeting: signature, version 3.0, mechanism NULL, as-server 0, filler.
-inline void greeting(char (&g)[kGreetingSize]) {
+// Our greeting: signature, version 3.0, the mechanism (NULL, or CURVE on tcp), as-server 0,
+// filler.
+inline void greeting(char (&g)[kGreetingSize], std::string_view mechanism = "NULL") {
     std::memset(g, 0, sizeof g);
     g[0] = '\xff';
     g[9] = '\x7f';
     g[10] = 3;
-    std::memcpy(g + 12, "NULL", 4);
+    std::memcpy(g + 12, mechanism.data(), std::min<std::size_t>(mechanism.size(), 20));
 }
 
-// Whether a peer's greeting is ZMTP 3.x with the NULL mechanism.
-inline bool greeting_ok(const char *g) {
+// Whether a peer's greeting is ZMTP 3.x with the mechanism.
+inline bool greeting_ok(const char *g, std::string_view mechanism = "NULL") {
     return static_cast<unsigned char>(g[0]) == 0xff && g[9] == 0x7f && g[10] >= 3 &&
-           std::memcmp(g + 12, "NULL", 5) == 0;
+           mechanism.size() < 20 && std::memcmp(g + 12, mechanism.data(), mechanism.size()) == 0 &&
+           g[12 + mechanism.size()] == 0;
 }
 
 // A frame header for `size` bytes of body into h (kMaxHeader bytes); returns its length.
@@ -70,13 +73,18 @@ inline std::string command(std::string_view name, std::string_view data = {}) {
     return c;
 }
 
-// READY with one property, Socket-Type.
-inline std::string ready(std::string_view socket_type) {
+// The one property we send, Socket-Type (in READY, or CURVE's INITIATE).
+inline std::string socket_type_property(std::string_view socket_type) {
     std::string props("\x0bSocket-Type");
     const auto n = static_cast<std::uint32_t>(socket_type.size());
     for (int shift = 24; shift >= 0; shift -= 8) props += static_cast<char>(n >> shift);
     props += socket_type;
-    return command("READY", props);
+    return props;
+}
+
+// READY with one property, Socket-Type.
+inline std::string ready(std::string_view socket_type) {
+    return command("READY", socket_type_property(socket_type));
 }
 
 // ERROR with a reason (at most 255 bytes).

@@ -12,12 +12,14 @@
 
 #include <pmix_common.h>
 
+#include "actors/protocol/events.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/protocol/modex.hpp"
 #include "actors/protocol/query.hpp"
 #include "actors/protocol/session.hpp"
+#include "actors/runtime/curve_keys.hpp"
 #include "broker/broker.hpp"
 #include "support/process.hpp"
 
@@ -54,8 +56,10 @@ struct Peer {
     zmq::socket_t s{ctx, zmq::socket_type::dealer};
     std::uint64_t next_id = 1;
 
-    explicit Peer(const std::string &uri) {
+    // `tcp_keys`: the broker's keypair ("PUBLIC SECRET"), which tcp needs.
+    explicit Peer(const std::string &uri, const std::string &tcp_keys = {}) {
         s.set(zmq::sockopt::linger, 0);
+        if (!tcp_keys.empty()) CurveKeypair::parse(tcp_keys)->apply_to_client(s);
         s.connect(uri);
     }
     std::uint64_t send_raw(std::string_view type, const msgpack::sbuffer &body) {
@@ -232,7 +236,7 @@ BOOST_FIXTURE_TEST_SUITE(who_may_send_what, Fixture)
 BOOST_AUTO_TEST_CASE(a_peer_without_a_session_may_only_say_hello) {
     const auto body = body_naming_the_victim();
     for (const std::string &uri : {broker.uri(), broker.tcp_uri()}) {
-        Peer stranger(uri);
+        Peer stranger(uri, uri == broker.uri() ? "" : broker.tcp_keys());
         std::size_t tried = 0;
         for (const auto &[type, route] : routes()) {
             if (type == msg::Hello::type) continue;
@@ -250,7 +254,7 @@ BOOST_AUTO_TEST_CASE(a_peer_without_a_session_may_only_say_hello) {
 BOOST_AUTO_TEST_CASE(a_client_of_another_job_cannot_act_on_the_victim) {
     const auto body = body_naming_the_victim();
     for (const std::string &uri : {broker.uri(), broker.tcp_uri()}) {
-        Peer intruder(uri);
+        Peer intruder(uri, uri == broker.uri() ? "" : broker.tcp_keys());
         intruder.hello("other", 0, "other-secret");
         for (const auto &[type, route] : routes()) {
             if (type == msg::Hello::type) continue;
@@ -267,7 +271,7 @@ BOOST_AUTO_TEST_CASE(a_client_of_another_job_cannot_act_on_the_victim) {
 // Over tcp a client's secret vouches for its own job only: it reads no other job's data or
 // information, and a Hello with a wrong secret or an unknown namespace gets the same answer.
 BOOST_AUTO_TEST_CASE(a_tcp_client_reads_only_its_own_job) {
-    Peer intruder(broker.tcp_uri());
+    Peer intruder(broker.tcp_uri(), broker.tcp_keys());
     intruder.hello("other", 0, "other-secret");
     msg::ModexGet get;
     get.proc = {"victim", 1};
@@ -292,7 +296,7 @@ BOOST_AUTO_TEST_CASE(a_tcp_client_reads_only_its_own_job) {
     BOOST_TEST(reply.results[1].answers.at(0).status == PMIX_ERR_NOT_FOUND);
     BOOST_TEST(reply.results[1].answers.at(1).status == PMIX_ERR_NOT_FOUND);
 
-    Peer guesser(broker.tcp_uri());
+    Peer guesser(broker.tcp_uri(), broker.tcp_keys());
     auto wrong = guesser.answer(guesser.send(msg::Hello{"client", "victim", 0, 0, "guess"}));
     auto unknown = guesser.answer(guesser.send(msg::Hello{"client", "nosuch", 0, 0, "guess"}));
     BOOST_REQUIRE(wrong && unknown);
@@ -327,6 +331,43 @@ BOOST_AUTO_TEST_CASE(a_tool_is_no_client) {
         BOOST_TEST(tool.refusal(tool.send_raw(type, body)) == PMIX_ERR_NO_PERMISSIONS, type);
     }
     victim_fences_and_reads();
+}
+
+// One PMIx_Notify_event naming a huge custom range (each member a stream to publish, cache and
+// relay) neither loses the broker nor holds it from another job: over [events]
+// max_custom_range (20,000 processes) it is refused at once with a status and a reason naming
+// the limit; at the limit it is published in linear time. The victim job's fence and Get,
+// sent right behind it, complete within their deadline each time.
+BOOST_AUTO_TEST_CASE(a_huge_custom_range_neither_stalls_nor_loses_the_broker) {
+    Peer notifier(broker.uri());
+    notifier.hello("other", 0, "other-secret");
+    auto notify = [&](std::uint32_t procs) {
+        msg::NotifyEvent n;
+        n.event.status = -1000;  // PMIX_ERR_BASE - 1000: a user's event code
+        n.event.source = {"other", 0};
+        n.event.range = static_cast<std::uint8_t>(msg::Range::custom);
+        for (std::uint32_t r = 0; r < procs; ++r) n.event.custom_range.push_back({"other", r});
+        return notifier.send(n);
+    };
+    const auto limit = broker.config().event_max_custom_range;
+    const auto over = notify(20000);
+    const auto t0 = std::chrono::steady_clock::now();
+    victim_fences_and_reads();
+    BOOST_TEST((std::chrono::steady_clock::now() - t0 < 5s));
+    auto refused = notifier.answer(over);
+    BOOST_REQUIRE(refused);
+    BOOST_REQUIRE_EQUAL(refused->type, msg::ErrorReply::type);
+    BOOST_TEST(refused->as<msg::ErrorReply>().status == PMIX_ERR_BAD_PARAM);
+    BOOST_TEST(refused->as<msg::ErrorReply>().message.find("max_custom_range") !=
+               std::string::npos);
+
+    const auto at = notify(static_cast<std::uint32_t>(limit));
+    const auto t1 = std::chrono::steady_clock::now();
+    victim_fences_and_reads();
+    BOOST_TEST((std::chrono::steady_clock::now() - t1 < 5s));
+    auto published = notifier.answer(at);
+    BOOST_REQUIRE(published);
+    BOOST_TEST(published->type == msg::Ok::type);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -15,6 +15,7 @@
 #include <pmix_common.h>
 
 #include "actors/protocol/session.hpp"
+#include "actors/runtime/curve_keys.hpp"
 #include "broker/broker.hpp"
 #include "broker/rendezvous.hpp"
 #include "support/process.hpp"
@@ -34,8 +35,10 @@ using test::TempDir;  // support/process.hpp
 struct Peer {
     zmq::context_t ctx;
     zmq::socket_t s{ctx, zmq::socket_type::dealer};
-    explicit Peer(const std::string &uri) {
+    // `tcp_keys`: the broker's keypair ("PUBLIC SECRET"), which tcp needs.
+    explicit Peer(const std::string &uri, const std::string &tcp_keys = {}) {
         s.set(zmq::sockopt::linger, 0);
+        if (!tcp_keys.empty()) CurveKeypair::parse(tcp_keys)->apply_to_client(s);
         s.connect(uri);
     }
     void send_raw(const std::string &bytes) { s.send(zmq::buffer(bytes), zmq::send_flags::none); }
@@ -397,7 +400,7 @@ BOOST_AUTO_TEST_CASE(tcp_clients_need_the_job_secret) {
     b.add_actor<Registrar>(two_rank_job(), "s3cret");
     b.start();
     BOOST_REQUIRE(b.tcp_uri().starts_with("tcp://127.0.0.1:"));
-    Peer p(b.tcp_uri());
+    Peer p(b.tcp_uri(), b.tcp_keys());
     msg::Hello h;
     h.nspace = "test.ns";
     p.send(h);

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include <pmix.h>
@@ -24,6 +25,7 @@
 #include "actors/protocol/modex.hpp"
 #include "actors/runtime/zmtp_wire.hpp"
 #include "broker/broker.hpp"
+#include "support/log_capture.hpp"
 #include "support/process.hpp"
 
 // The client's actor against a real broker: requests, replies, and the broker's death.
@@ -395,7 +397,7 @@ BOOST_AUTO_TEST_CASE(tcp_clients_connect_and_need_the_job_secret) {
     Broker &broker = *b.broker;
     BOOST_REQUIRE(broker.tcp_uri().starts_with("tcp://127.0.0.1:"));
     ClientStore store;
-    ClientActor actor(store, broker.tcp_uri(), 5000);
+    ClientActor actor(store, broker.tcp_uri(), 5000, false, CurveKeypair::parse(broker.tcp_keys()));
     msg::Hello h = hello(0);
     h.secret = "guess";
     auto refused = actor.call(h, 5000);
@@ -413,6 +415,153 @@ BOOST_AUTO_TEST_CASE(tcp_clients_connect_and_need_the_job_secret) {
     BOOST_TEST(actor.call(msg::JobInfoQuery{"other"}, 5000).status == PMIX_ERR_NO_PERMISSIONS);
     BOOST_TEST(actor.call(msg::Abort{1, "no", {{"other", 0}}}, 5000).status ==
                PMIX_ERR_NO_PERMISSIONS);
+}
+
+// A tcp relay that keeps a copy of every byte either way: what an eavesdropper on the network
+// would see.
+struct Sniffer {
+    int listener = -1;
+    std::uint16_t port = 0;
+    std::string seen;
+    std::mutex mu;
+    std::thread thread;
+    std::atomic<bool> stop{false};
+    explicit Sniffer(std::uint16_t to) {
+        listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        BOOST_REQUIRE(::bind(listener, reinterpret_cast<sockaddr *>(&a), len) == 0);
+        BOOST_REQUIRE(::listen(listener, 4) == 0);
+        ::getsockname(listener, reinterpret_cast<sockaddr *>(&a), &len);
+        port = ntohs(a.sin_port);
+        thread = std::thread([this, to] { relay(to); });
+    }
+    ~Sniffer() {
+        stop = true;
+        thread.join();
+        ::close(listener);
+    }
+    std::string uri() const { return "tcp://127.0.0.1:" + std::to_string(port); }
+    std::string bytes() {
+        std::lock_guard lock(mu);
+        return seen;
+    }
+    void relay(std::uint16_t to) {
+        pollfd l{listener, POLLIN, 0};
+        while (!stop && ::poll(&l, 1, 50) == 0) {
+        }
+        if (stop) return;
+        const int a = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+        const int b = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in dst{};
+        dst.sin_family = AF_INET;
+        dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        dst.sin_port = htons(to);
+        if (::connect(b, reinterpret_cast<sockaddr *>(&dst), sizeof dst) != 0) stop = true;
+        pollfd p[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+        char buf[65536];
+        while (!stop) {
+            if (::poll(p, 2, 50) <= 0) continue;
+            for (int i = 0; i < 2; ++i) {
+                if (!(p[i].revents & (POLLIN | POLLHUP))) continue;
+                const ssize_t n = ::read(p[i].fd, buf, sizeof buf);
+                if (n <= 0) stop = true;
+                if (n <= 0) break;
+                {
+                    std::lock_guard lock(mu);
+                    seen.append(buf, static_cast<std::size_t>(n));
+                }
+                (void)::write(p[1 - i].fd, buf, static_cast<std::size_t>(n));
+            }
+        }
+        ::close(a);
+        ::close(b);
+    }
+};
+
+// tcp is CURVE: a client with the broker's keypair is served, and neither its job's secret nor
+// its data cross the network in clear; one without keys, or with other keys, is turned away in
+// the handshake with a reason and a broker log line, before anything is served; the broker
+// keeps serving.
+BOOST_AUTO_TEST_CASE(tcp_is_curve_and_turns_away_peers_without_the_keys) {
+    auto log = zpmix::test::capture_log();
+    TwoRankBroker b("tcp://127.0.0.1:*", "s3cret-of-the-job");
+    Broker &broker = *b.broker;
+    const auto keys = CurveKeypair::parse(broker.tcp_keys());
+    BOOST_REQUIRE(keys);
+    const auto port = static_cast<std::uint16_t>(
+        std::stoi(broker.tcp_uri().substr(broker.tcp_uri().rfind(':') + 1)));
+    {
+        Sniffer sniffer(port);
+        ClientStore store;
+        ClientActor actor(store, sniffer.uri(), 5000, false, keys);
+        msg::Hello h = hello(0);
+        h.secret = "s3cret-of-the-job";
+        BOOST_REQUIRE(actor.call(h, 5000).status == PMIX_SUCCESS);
+        BOOST_REQUIRE(actor.notify(msg::Commit{
+            {"ns", 0}, {}, {}, msg::Blob{'p', 'l', 'a', 'i', 'n', 'c', 'a', 'r', 'd'}}));
+        BOOST_REQUIRE(actor.call(msg::JobInfoQuery{"ns"}, 5000).status == PMIX_SUCCESS);
+        const std::string wire = sniffer.bytes();
+        BOOST_TEST(wire.size() > 400u);
+        BOOST_TEST(wire.find("s3cret-of-the-job") == std::string::npos);
+        BOOST_TEST(wire.find("plaincard") == std::string::npos);
+        BOOST_TEST(wire.find("session.hello") == std::string::npos);
+        BOOST_TEST(wire.find("CURVE") != std::string::npos);
+    }
+    ClientStore store;
+    try {
+        ClientActor keyless(store, broker.tcp_uri(), 5000);
+        BOOST_FAIL("a client without keys was served");
+    } catch (const ZmtpError &e) {
+        BOOST_TEST(e.refused);
+        BOOST_TEST(std::string(e.what()).find("$ZPMIX_TCP_KEYS") != std::string::npos, e.what());
+    }
+    BOOST_TEST(log->wait_for("does not speak CURVE", 10s));
+    try {
+        ClientActor wrong(store, broker.tcp_uri(), 5000, false,
+                          CurveKeypair::parse(CurveKeypair::generate().text()));
+        BOOST_FAIL("a client with other keys was served");
+    } catch (const ZmtpError &e) {
+        BOOST_TEST(e.refused);
+        BOOST_TEST(std::string(e.what()).find("CURVE handshake failed") != std::string::npos,
+                   e.what());
+    }
+    BOOST_TEST(log->wait_for("its CURVE handshake failed", 10s));
+    // Nothing but a handshake for a peer that says something else: not a byte of an answer.
+    {
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        const int raw = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        BOOST_REQUIRE(::connect(raw, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
+        char g[zmtp::kGreetingSize];
+        zmtp::greeting(g);
+        const std::string ready = zmtp::ready("DEALER");
+        unsigned char h[zmtp::kMaxHeader];
+        const auto hl = zmtp::put_header(h, zmtp::kCommand, ready.size());
+        std::string out(g, sizeof g);
+        out.append(reinterpret_cast<char *>(h), hl);
+        out += ready;
+        BOOST_REQUIRE(::write(raw, out.data(), out.size()) == static_cast<ssize_t>(out.size()));
+        std::string in;
+        char buf[4096];
+        pollfd p{raw, POLLIN, 0};
+        while (::poll(&p, 1, 10000) == 1) {
+            const ssize_t n = ::read(raw, buf, sizeof buf);
+            if (n <= 0) break;
+            in.append(buf, static_cast<std::size_t>(n));
+        }
+        BOOST_TEST(in.size() <= zmtp::kGreetingSize, "the broker answered a NULL peer");
+        ::close(raw);
+    }
+    // Still serving, the right keys.
+    ClientActor again(store, broker.tcp_uri(), 5000, false, keys);
+    msg::Hello h = hello(1);
+    h.secret = "s3cret-of-the-job";
+    BOOST_TEST(again.call(h, 5000).status == PMIX_SUCCESS);
 }
 
 // Over ipc (the broker's uid only), any client may read any registered namespace's job.
@@ -490,8 +639,9 @@ BOOST_AUTO_TEST_CASE(silent_tcp_peers_are_dropped_and_idle_clients_stay) {
     TwoRankBroker b("tcp://127.0.0.1:*", "s3cret", 50, 300);
     const std::string uri = b.broker->tcp_uri();
     ClientStore store;
+    const auto keys = CurveKeypair::parse(b.broker->tcp_keys());
     ::setenv("ZPMIX_HEARTBEAT_IVL_MS", "50", 1);
-    ClientActor idle(store, uri, 5000);
+    ClientActor idle(store, uri, 5000, false, keys);
     ::unsetenv("ZPMIX_HEARTBEAT_IVL_MS");
 
     const auto colon = uri.rfind(':');
@@ -505,7 +655,7 @@ BOOST_AUTO_TEST_CASE(silent_tcp_peers_are_dropped_and_idle_clients_stay) {
     ::close(raw);
 
     ZmtpConnection silent(uri, ZmtpConnection::Role::dealer, ZmtpConnection::Clock::now() + 5s,
-                          1 << 20);
+                          1 << 20, false, keys);
     BOOST_TEST(ended_within_5s(silent.fd()));
 
     // Idle all the while (more than the broker's timeout), and still served.

@@ -11,6 +11,9 @@ namespace zpmix::client {
 namespace {
 
 constexpr std::uint32_t kRegisterTimeoutMs = 30000;
+// A notification with a custom range of more processes waits for the broker's answer.
+constexpr std::size_t kAnsweredCustomRange = 256;
+constexpr std::uint32_t kAnsweredNotifyTimeoutMs = 30000;
 constexpr auto kAckDelay = std::chrono::milliseconds(5);
 
 EventScope scope_of(const ClientEvents::Identity &id) {
@@ -191,6 +194,15 @@ void ClientEvents::deregister(std::size_t id, OpDone done) {
 // --- notification ------------------------------------------------------------------------------
 
 void ClientEvents::notify(msg::Event ev, bool do_not_cache, OpDone done) {
+    if (ev.range == PMIX_RANGE_CUSTOM && ev.custom_range.size() > kAnsweredCustomRange && sub_ &&
+        msg::routable(ev)) {
+        // A range this large may be over the broker's limit ([events] max_custom_range): its
+        // answer says so.
+        actor_.request(
+            msg::NotifyEvent{std::move(ev), do_not_cache}, kAnsweredNotifyTimeoutMs,
+            [done = std::move(done)](pmix_status_t status, const Envelope *) { done(status); });
+        return;
+    }
     if (ev.range != PMIX_RANGE_PROC_LOCAL && sub_) {
         // Straight from the caller's thread, and unanswered: the range is checked here, and
         // once the bytes are in the kernel's buffer the broker will publish them even if this

@@ -164,8 +164,19 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
                    ? PMIX_ERR_OUT_OF_RESOURCE
                    : PMIX_ERR_NO_PERMISSIONS;
     };
+    // tcp: the broker's CURVE keypair, as its tcp.key holds it.
+    std::optional<CurveKeypair> tcp_keys;
+    if (const char *k = getenv("ZPMIX_TCP_KEYS"); k && *k) {
+        tcp_keys = CurveKeypair::parse(k);
+        if (!tcp_keys) {
+            spdlog::error(
+                "pmix client: PMIx_Init: $ZPMIX_TCP_KEYS is not \"PUBLIC SECRET\" "
+                "(40-character Z85 keys)");
+            return PMIX_ERR_BAD_PARAM;
+        }
+    }
     try {
-        c.actor = std::make_unique<ClientActor>(*c.store, uri, timeout_ms, pipeline);
+        c.actor = std::make_unique<ClientActor>(*c.store, uri, timeout_ms, pipeline, tcp_keys);
     } catch (const client::ZmtpError &e) {
         if (!e.refused) return PMIX_ERR_UNREACH;
         const std::string what = e.what();

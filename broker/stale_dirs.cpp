@@ -1,0 +1,67 @@
+#include "broker/stale_dirs.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "broker/config.hpp"
+#include "broker/rendezvous.hpp"
+
+namespace zpmix {
+
+namespace fs = std::filesystem;
+
+int lock_run_dir(const std::string &dir) {
+    const std::string path = dir + "/broker.lock";
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + path);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        const int err = errno;
+        ::close(fd);
+        throw std::system_error(err, std::generic_category(), "another broker holds " + path);
+    }
+    return fd;
+}
+
+bool run_dir_abandoned(const std::string &dir, long pid_in_name) {
+    const std::string path = dir + "/broker.lock";
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return errno == ENOENT && pid_in_name > 0 && !process_alive(pid_in_name);
+    // Taking the lock tells that no one holds it; it is let go at once (close).
+    const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    ::close(fd);
+    return free;
+}
+
+std::vector<std::string> stale_dir_bases() {
+    std::vector<std::string> out;
+    for (std::string dir : {default_base_dir(), "/dev/shm/zpmix-" + std::to_string(::getuid())}) {
+        struct stat st {};
+        // Only a real directory of ours: never follow a link another user planted.
+        if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
+            continue;
+        if (out.empty() || out.front() != dir) out.push_back(std::move(dir));
+    }
+    return out;
+}
+
+void remove_stale_run_dirs(const std::string &base, spdlog::logger &log) {
+    std::error_code ec;
+    for (const auto &entry : fs::directory_iterator(base, ec)) {
+        const std::string name = entry.path().filename();
+        if (!name.starts_with("broker-") || !entry.is_directory(ec) || entry.is_symlink(ec))
+            continue;
+        const long pid = std::strtol(name.c_str() + 7, nullptr, 10);
+        if (!run_dir_abandoned(entry.path(), pid)) continue;
+        log.info("removing {}: its broker (pid {}) is gone", entry.path().string(), pid);
+        fs::remove_all(entry.path(), ec);
+    }
+}
+
+}  // namespace zpmix

@@ -1,0 +1,134 @@
+/* A rank for the fault-injection suite (test_faults.sh). Its argument names the phase in which
+ * the suite strikes; the rank that is struck prints "victim <pid>" there and waits (pause) to be
+ * killed, the others carry on into the call that needs it, and report what it returned:
+ *   init   rank 1 stops before PMIx_Init; rank 0 fences (waiting for rank 1)
+ *   fence  rank 1 stops after PMIx_Init; rank 0 fences
+ *   get    rank 1 stops after PMIx_Init without committing; rank 0 gets its key (no timeout)
+ *   spawn  rank 0 spawns a child (this program, "child") and waits; the child prints
+ *          "victim <pid>"... of rank 0, its parent, which the suite kills during the spawn
+ *   hold   every rank prints "ready <pid>" after PMIx_Init, waits for the file $FAULT_GO; with
+ *          $FAULT_TIMEOUT, gets a key its peer never commits with PMIX_TIMEOUT that many seconds
+ *          ("get <status>"); then fences ("fence <status>")
+ *   ok     init, put, commit, fence, get of the next rank's key, finalize: "done"
+ * Every line is flushed at once: the suite waits on them. */
+#include <pmix.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static pmix_proc_t me;
+
+static void say(const char *what) {
+    printf("%s %d\n", what, (int)getpid());
+    fflush(stdout);
+}
+
+static int fence(int timeout_s) {
+    pmix_info_t info;
+    PMIX_INFO_CONSTRUCT(&info);
+    if (timeout_s > 0) PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout_s, PMIX_INT);
+    pmix_status_t rc = PMIx_Fence(NULL, 0, timeout_s > 0 ? &info : NULL, timeout_s > 0 ? 1 : 0);
+    printf("fence %d\n", rc);
+    fflush(stdout);
+    return rc;
+}
+
+static void wait_for_file(const char *path) {
+    /* The rank's own wait, bounded: the suite creates the file once it has struck. */
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 6000 && access(path, F_OK) != 0; ++i) nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "ok";
+    const char *rank_env = getenv("PMIX_RANK");
+    const int rank = rank_env ? atoi(rank_env) : -1;
+    if (strcmp(mode, "init") == 0 && rank == 1) {
+        say("victim");
+        for (;;) pause();
+    }
+    if (strcmp(mode, "child") == 0) {
+        /* Spawned by rank 0, which it names as the victim: its parent is mid-spawn. */
+        printf("victim %s\n", getenv("FAULT_PARENT"));
+        fflush(stdout);
+        for (;;) pause();
+    }
+    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        printf("init %d\n", rc);
+        return 1;
+    }
+    if ((strcmp(mode, "fence") == 0 || strcmp(mode, "get") == 0) && rank == 1) {
+        say("victim");
+        for (;;) pause();
+    }
+    if (strcmp(mode, "init") == 0 || strcmp(mode, "fence") == 0) {
+        fence(0);
+    } else if (strcmp(mode, "get") == 0) {
+        pmix_proc_t peer;
+        PMIX_LOAD_PROCID(&peer, me.nspace, 1);
+        pmix_value_t *v = NULL;
+        rc = PMIx_Get(&peer, "fault.key", NULL, 0, &v);
+        printf("get %d\n", rc);
+        fflush(stdout);
+    } else if (strcmp(mode, "spawn") == 0 && rank == 0) {
+        char pid[32];
+        snprintf(pid, sizeof pid, "FAULT_PARENT=%d", (int)getpid());
+        char *child_argv[] = {argv[0], "child", NULL};
+        char *child_env[] = {pid, NULL};
+        pmix_app_t app;
+        PMIX_APP_CONSTRUCT(&app);
+        app.cmd = strdup(argv[0]);
+        app.argv = child_argv;
+        app.env = child_env;
+        app.maxprocs = 1;
+        pmix_nspace_t child;
+        rc = PMIx_Spawn(NULL, 0, &app, 1, child);
+        printf("spawn %d\n", rc);
+        fflush(stdout);
+        app.argv = NULL;
+        app.env = NULL;
+        PMIX_APP_DESTRUCT(&app);
+        for (;;) pause(); /* killed by the suite */
+    } else if (strcmp(mode, "hold") == 0) {
+        say("ready");
+        const char *go = getenv("FAULT_GO");
+        if (go) wait_for_file(go);
+        const char *t = getenv("FAULT_TIMEOUT");
+        if (t) {
+            /* A key the peer never commits: only the broker could answer, within the timeout. */
+            int seconds = atoi(t);
+            pmix_info_t info;
+            PMIX_INFO_CONSTRUCT(&info);
+            PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &seconds, PMIX_INT);
+            pmix_proc_t peer;
+            PMIX_LOAD_PROCID(&peer, me.nspace, rank == 0 ? 1 : 0);
+            pmix_value_t *v = NULL;
+            rc = PMIx_Get(&peer, "fault.never", &info, 1, &v);
+            printf("get %d\n", rc);
+            fflush(stdout);
+        }
+        fence(t ? atoi(t) : 0);
+    } else if (strcmp(mode, "ok") == 0) {
+        pmix_value_t val;
+        PMIX_VALUE_LOAD(&val, &rank, PMIX_INT);
+        PMIx_Put(PMIX_GLOBAL, "fault.key", &val);
+        PMIx_Commit();
+        if (fence(0) != PMIX_SUCCESS) return 1;
+        pmix_proc_t peer;
+        PMIX_LOAD_PROCID(&peer, me.nspace, 0);
+        pmix_value_t *v = NULL;
+        rc = PMIx_Get(&peer, "fault.key", NULL, 0, &v);
+        if (rc != PMIX_SUCCESS) {
+            printf("get %d\n", rc);
+            return 1;
+        }
+        PMIX_VALUE_RELEASE(v);
+        printf("done\n");
+    }
+    PMIx_Finalize(NULL, 0);
+    return 0;
+}
