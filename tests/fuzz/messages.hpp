@@ -6,6 +6,7 @@
 #include "actors/protocol/common.hpp"
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/fence.hpp"
+#include "actors/protocol/group.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/protocol/log.hpp"
@@ -31,7 +32,8 @@ using Messages = std::tuple<
     m::Lookup, m::LookupReply, m::Unpublish, m::MonitorRequest, m::MonitorBeat, m::Hello,
     m::Welcome, m::SessionOpen, m::TreeLost, m::TreeLostElsewhere, m::TreeHello, m::TreeWelcome,
     m::TreeBeat, m::TreeStop, m::TreeHop, m::TreeOnline, m::TreeMembers, m::LaunchAcross,
-    m::JobPart, m::PartLaunched, m::PartStatus, m::EndPart, m::SignalParts, m::SpawnAcross>;
+    m::JobPart, m::PartLaunched, m::PartStatus, m::EndPart, m::SignalParts, m::SpawnAcross,
+    m::GroupContribute, m::GroupDone, m::GroupUp, m::GroupDown, m::GroupList, m::GroupListed>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
 static_assert(std::tuple_size_v<Messages> == ZPMIX_MESSAGE_TYPES,
               "a message type of actors/protocol/*.hpp is missing from the list");
