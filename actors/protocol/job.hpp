@@ -42,8 +42,9 @@ struct JobInfo {
     Proc parent = {};  // PMIX_PARENT_ID of a job PMIx_Spawn started; empty nspace otherwise
     // Where the job's whole-namespace fences meet (fence_board.hpp); empty: through the broker.
     std::string fence_board;
+    bool recoverable = false;  // PMIX_JOB_RECOVERABLE: a rank's failure does not end the job
     ZPMIX_MSG_MAP(nspace, size, univ_size, max_procs, num_apps, session_tmpdir, nsdir, nodes, procs,
-                  psets, parent, fence_board);
+                  psets, parent, fence_board, recoverable);
 };
 
 // `zpmix run` -> broker: start a job. Answered by LaunchReply, then streamed Output and
@@ -66,8 +67,11 @@ struct Launch {
     // PMIX_REPORT_CHILD_SEP: the final JobEnded's status is the job's own. Otherwise it is that of
     // the first job of the tree (the job or one it spawned) that failed, as the standard says.
     bool report_child_sep = false;
+    // PMIX_JOB_RECOVERABLE (`zpmix run --enable-recovery`): a rank that fails does not end the job
+    // (its ranks run on; the job's status is still its first failure's). On one node.
+    bool recoverable = false;
     ZPMIX_MSG_MAP(argv, env, cwd, np, bind_to, map_by, psets, timeout_s, personality_ompi,
-                  follows_children, report_child_sep);
+                  follows_children, report_child_sep, recoverable);
 };
 
 // `zpmix run` -> the root broker's job coordinator (`jobs`): a job whose ranks span the brokers
