@@ -264,13 +264,13 @@ void GroupTracker::finish(const std::string &key, std::int32_t status,
     if (op.timer) reactor().cancel(op.timer);
     msg::GroupDone done{op.grp, status, 0, {}, {}};
     if (status == PMIX_SUCCESS) {
-        for (const auto &p : op.members)
-            if (!left_out.contains(p)) done.membership.push_back(p);
-        std::sort(all.begin(), all.end(),
-                  [](const auto &a, const auto &b) { return a.proc < b.proc; });
         if (op.destruct) {
             groups_.erase(op.grp);
         } else {
+            for (const auto &p : op.members)
+                if (!left_out.contains(p)) done.membership.push_back(p);
+            std::sort(all.begin(), all.end(),
+                      [](const auto &a, const auto &b) { return a.proc < b.proc; });
             Group g{done.membership, context_id, op.notify, std::nullopt};
             for (const auto &c : all)
                 if (c.leader) g.leader = c.proc;

@@ -346,6 +346,45 @@ static void lostnode(void) {
     _exit(0); /* the job is failing: no Finalize */
 }
 
+/* PMIX_GROUP_NOTIFY_TERMINATION: the last rank leaves the job after the group is built; every
+ * other member gets PMIX_GROUP_MEMBER_FAILED naming it. */
+static int member_failed = -1; /* the affected rank */
+static void on_member_failed(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                             pmix_info_t info[], size_t ninfo, pmix_info_t *results,
+                             size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                             void *cbdata) {
+    (void)id, (void)status, (void)source, (void)results, (void)nresults;
+    pthread_mutex_lock(&mu);
+    for (size_t i = 0; i < ninfo; ++i)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC))
+            member_failed = (int)info[i].value.data.proc->rank;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void notify(void) {
+    pmix_status_t code = PMIX_GROUP_MEMBER_FAILED;
+    CHECK(PMIx_Register_event_handler(&code, 1, NULL, 0, on_member_failed, NULL, NULL) >= 0);
+    pmix_proc_t all;
+    pmix_info_t info;
+    bool yes = true;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    PMIX_INFO_LOAD(&info, PMIX_GROUP_NOTIFY_TERMINATION, &yes, PMIX_BOOL);
+    CHECK_RC(PMIx_Group_construct("gn", &all, 1, &info, 1, NULL, NULL), PMIX_SUCCESS);
+    PMIX_INFO_DESTRUCT(&info);
+    if (me.rank == size - 1) _exit(0);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    pthread_mutex_lock(&mu);
+    while (member_failed < 0)
+        if (pthread_cond_timedwait(&cv, &mu, &until) != 0) break;
+    CHECK(member_failed == (int)size - 1);
+    pthread_mutex_unlock(&mu);
+    CHECK_RC(PMIx_Group_destruct("gn", NULL, 0), PMIX_SUCCESS);
+}
+
 /* Construct and destruct `iterations` times over the whole namespace; rank 0 prints the mean. */
 static void bench(int iterations) {
     pmix_proc_t all;
@@ -380,6 +419,8 @@ int main(int argc, char **argv) {
         timeout();
     else if (strcmp(scenario, "exit") == 0 || strcmp(scenario, "kill") == 0)
         death(scenario);
+    else if (strcmp(scenario, "notify") == 0)
+        notify();
     else if (strcmp(scenario, "pernode") == 0)
         pernode();
     else if (strcmp(scenario, "lostnode") == 0)

@@ -110,4 +110,16 @@ BOOST_AUTO_TEST_CASE(a_killed_member_fails_the_construct_of_a_recoverable_job) {
     BOOST_TEST(r.status == 128 + SIGKILL);  // the job still reports its first failure
 }
 
+BOOST_AUTO_TEST_CASE(members_hear_of_a_members_end_with_notify_termination) {
+    const auto r = run("notify", 3);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "notify ok") == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(each_nodes_group_gets_its_own_context_id) {
+    const auto r = run("pernode", 3);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "pernode ok") == 3u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
