@@ -21,6 +21,7 @@
 
 #include "actors/events/event_broker.hpp"
 #include "actors/fence/fence_reducer.hpp"
+#include "actors/group/group_tracker.hpp"
 #include "actors/jobctl/job_control.hpp"
 #include "actors/jobctl/log_sink.hpp"
 #include "actors/launcher/job_coordinator.hpp"
@@ -181,6 +182,9 @@ void Broker::add_standard_actors() {
     add_actor<LogSink>(LogSink::Settings{config_.log_syslog_socket});
     add_actor<PsetRegistry>(namespaces_, brokers_, name_);
     add_actor<QueryActor>(namespaces_, brokers_);
+    add_actor<GroupTracker>(
+        namespaces_, brokers_,
+        GroupTracker::Settings{std::chrono::milliseconds(config_.group_timeout_ms)});
     if (config_.tree_size > 1) {
         tree::LinkSettings t;
         t.rank = config_.tree_rank;

@@ -57,6 +57,7 @@ struct RunOptions {
     bool oversubscribe = false, nooversubscribe = false, report_bindings = false;
     bool tag_output = false;
     bool report_child_sep = false;
+    bool enable_recovery = false;
     double timeout = 0;
     std::string bind_to = "none", map_by, broker;
     std::string personality = "auto";
@@ -351,6 +352,7 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     if (!allocation) return fail(allocation.error);
     const Spread spread = spread_of(allocation.value, hostname);
     const bool across = !spread.brokers.empty();
+    if (across && o.enable_recovery) return fail("--enable-recovery: not supported across nodes");
     msg::Launch launch;
     launch.argv = argv;
     launch.np = static_cast<std::uint32_t>(allocation.value.ranks.size());
@@ -379,6 +381,7 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
                 fmt::format("--stdin {}: all, none or a rank below {}", o.stdin_target, launch.np));
         launch.stdin_target = static_cast<std::int64_t>(r);
     }
+    launch.recoverable = o.enable_recovery;
     if (char *cwd = ::getcwd(nullptr, 0)) {
         launch.cwd = cwd;
         std::free(cwd);
@@ -757,6 +760,8 @@ void add_run_command(CLI::App &app, int &status) {
     cmd->add_flag("--report-child-jobs-separately", o->report_child_sep,
                   "Exit with the job's own status, not with that of the first failed job of "
                   "those it and the jobs it spawned (PMIx_Spawn)");
+    cmd->add_flag("--enable-recovery", o->enable_recovery,
+                  "A rank that fails does not end the job (PMIX_JOB_RECOVERABLE; one node)");
     cmd->add_option("--timeout", o->timeout, "Terminate the job after S seconds (exit status 124)")
         ->check(CLI::NonNegativeNumber);
     cmd->add_option("--bind-to", o->bind_to, "none | core | package")

@@ -157,12 +157,13 @@ void load_config_file(const std::string &path, Config &into) {
             if (spdlog::level::from_str(into.log_level) == spdlog::level::off &&
                 into.log_level != "off")
                 throw bad("one of trace, debug, info, warn, error, off");
-        } else if (k == "kill_grace_ms" || k == "get_timeout_ms") {
+        } else if (k == "kill_grace_ms" || k == "get_timeout_ms" || k == "group_timeout_ms") {
             auto v = node.value<std::int64_t>();
             if (!node.is_integer() || *v < 0 || *v > 86400000)
                 throw bad("an integer in 0..86400000");
-            (k == "kill_grace_ms" ? into.kill_grace_ms : into.get_timeout_ms) =
-                static_cast<int>(*v);
+            (k == "kill_grace_ms"    ? into.kill_grace_ms
+             : k == "get_timeout_ms" ? into.get_timeout_ms
+                                     : into.group_timeout_ms) = static_cast<int>(*v);
         } else {
             throw ConfigError(path + ": unknown key broker." + k);
         }

@@ -34,6 +34,8 @@ struct Config {
     int kill_grace_ms = 2000;        // SIGTERM to SIGKILL when a job is terminated
     // How long a PMIx_Get without PMIX_TIMEOUT waits for data that may still come (0: no limit).
     int get_timeout_ms = 300000;
+    // How long a group construct or destruct without PMIX_TIMEOUT waits for its members.
+    int group_timeout_ms = 300000;
     // [events]
     std::size_t event_cache_size = 512;         // cache_size: events kept for replay and recovery
     int event_sndhwm = 100000;                  // sndhwm: events queued per subscriber before drops

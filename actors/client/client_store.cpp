@@ -266,6 +266,7 @@ ClientStore::Namespace ClientStore::make_namespace(const msg::JobInfo &job, std:
         set_str(m, PMIX_HOSTNAME, job.nodes[ns.my_node]);
         set_u32(m, PMIX_NODEID, ns.my_node);
     }
+    if (job.recoverable) set(m, PMIX_JOB_RECOVERABLE, &job.recoverable, PMIX_BOOL);
     if (!job.psets.empty()) {
         std::vector<char *> names;
         for (const auto &[name, ranks] : job.psets)

@@ -124,6 +124,7 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
     job.requester_pid = env.peer.pid;
     job.follows_children = m.follows_children;
     job.report_child_sep = m.report_child_sep;
+    job.info.recoverable = m.recoverable;
     Plan plan;
     plan.apps.push_back(msg::App{.cmd = m.argv[0],
                                  .argv = std::move(m.argv),
@@ -939,7 +940,10 @@ void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
     send("registry", exit);
     to_stream(job, exit);
     if ((sig || code) && !r.ending_on_request) {
-        fail(job, sig ? 128 + sig : code, describe_exit(rank, r.pid, code, sig));
+        if (!job.recoverable)
+            fail(job, sig ? 128 + sig : code, describe_exit(rank, r.pid, code, sig));
+        else if (!job.status)  // the survivors go on; the job reports its first failure
+            set_status(job, sig ? 128 + sig : code, describe_exit(rank, r.pid, code, sig));
     } else if (sig || code) {
         if (!job.requested_end)
             job.requested_end.emplace(

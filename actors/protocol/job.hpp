@@ -42,8 +42,9 @@ struct JobInfo {
     Proc parent = {};  // PMIX_PARENT_ID of a job PMIx_Spawn started; empty nspace otherwise
     // Where the job's whole-namespace fences meet (fence_board.hpp); empty: through the broker.
     std::string fence_board;
+    bool recoverable = false;  // PMIX_JOB_RECOVERABLE: a rank's failure does not end the job
     ZPMIX_MSG_MAP(nspace, size, univ_size, max_procs, num_apps, session_tmpdir, nsdir, nodes, procs,
-                  psets, parent, fence_board);
+                  psets, parent, fence_board, recoverable);
 };
 
 // What `zpmix run` runs in, which its ranks get (as mpirun's and srun's do) from a broker that is
@@ -86,7 +87,9 @@ struct Launch {
     bool report_child_sep = false;
     Caller caller = {};
     std::int64_t stdin_target = kStdinNone;  // whose stdin Input feeds
-    // PMIX_JOB_RECOVERABLE: a rank that exits 0 without PMIx_Finalize does not fail the job.
+    // PMIX_JOB_RECOVERABLE (`zpmix run --enable-recovery`): a rank that fails, or exits 0 without
+    // PMIx_Finalize, does not end the job (its ranks run on; the job's status is still its first
+    // failure's).
     bool recoverable = false;
     ZPMIX_MSG_MAP(argv, env, cwd, np, bind_to, map_by, psets, timeout_s, personality_ompi,
                   follows_children, report_child_sep, caller, stdin_target, recoverable);

@@ -26,6 +26,7 @@
 #include "attached_client.hpp"
 #include "attributes.hpp"
 #include "client_events.hpp"
+#include "client_group.hpp"
 
 namespace {
 
@@ -412,6 +413,10 @@ FencePlan plan_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const 
         participants.push_back({std::string(c.me.nspace), PMIX_RANK_WILDCARD});
     else
         for (size_t i = 0; i < nprocs; ++i) participants.push_back(to_msg(procs[i]));
+    if (!zpmix::c::expand_groups(participants)) {  // {group, rank}: its members
+        plan.status = PMIX_ERR_BAD_PARAM;
+        return plan;
+    }
     participants = msg::canonical_participants(std::move(participants));
     const msg::Proc me = to_msg(c.me);
     const msg::Proc my_ns{me.nspace, PMIX_RANK_WILDCARD};
@@ -780,6 +785,9 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
         pmix_status_t rc = get_cached(c, p, key, val);
         if (rc != PMIX_ERR_NOT_FOUND) return rc;
     }
+    // {group, group rank}: that member's data.
+    if (pmix_proc_t member; zpmix::c::group_member(p, member))
+        return PMIx_Get(&member, key, info, ninfo, val);
     const Directives d = parse(info, ninfo);
     if (d.scope > PMIX_INTERNAL) return PMIX_ERR_BAD_PARAM;
     if (!plain && !d.refresh) {
@@ -805,7 +813,8 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
     if (!ready()) return PMIX_ERR_INIT;
     if (bad_key(key) || cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
     Client &c = the_client();
-    const pmix_proc_t p = proc ? *proc : c.me;
+    pmix_proc_t p = proc ? *proc : c.me;
+    if (pmix_proc_t member; zpmix::c::group_member(p, member)) p = member;  // by group rank
     const Directives d = parse(info, ninfo);
     if (d.scope > PMIX_INTERNAL) return PMIX_ERR_BAD_PARAM;
     if (asks_psets(c, key)) {

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/client/events/client_events.hpp"
+#include "client_group.hpp"
 #include "pmix.h"
 
 namespace zpmix::c {
@@ -151,6 +152,7 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
     if (pmix_status_t rc = LocalEvent::to_wire(status, me, range, info, ninfo, wire, no_cache);
         rc != PMIX_SUCCESS)
         return rc;
+    if (!expand_groups(wire.custom_range)) return PMIX_ERR_BAD_PARAM;  // a group: its members
     if (wire.timestamp == 0) wire.timestamp = static_cast<std::int64_t>(std::time(nullptr));
     if (cbfunc != nullptr) {
         ev->notify(std::move(wire), no_cache,

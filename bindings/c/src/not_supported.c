@@ -101,53 +101,6 @@ PMIX_EXPORT pmix_status_t PMIx_Get_credential_nb(const pmix_info_t info[], size_
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc_t procs[],
-                                               size_t nprocs, const pmix_info_t directives[],
-                                               size_t ndirs, pmix_info_t **results,
-                                               size_t *nresults) {
-    (void)grp;
-    (void)procs;
-    (void)nprocs;
-    (void)directives;
-    (void)ndirs;
-    (void)results;
-    (void)nresults;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_proc_t procs[],
-                                                  size_t nprocs, const pmix_info_t info[],
-                                                  size_t ninfo, pmix_info_cbfunc_t cbfunc,
-                                                  void *cbdata) {
-    (void)grp;
-    (void)procs;
-    (void)nprocs;
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_t info[],
-                                              size_t ninfo) {
-    (void)grp;
-    (void)info;
-    (void)ninfo;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_info_t info[],
-                                                 size_t ninfo, pmix_op_cbfunc_t cbfunc,
-                                                 void *cbdata) {
-    (void)grp;
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_Group_invite(const char grp[], const pmix_proc_t procs[],
                                             size_t nprocs, const pmix_info_t info[], size_t ninfo,
                                             pmix_info_t **results, size_t *nresult) {

@@ -1,0 +1,492 @@
+#include "actors/group/group_tracker.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <iterator>
+
+#include <pmix_common.h>
+
+#include "actors/protocol/events.hpp"
+#include "actors/protocol/fence.hpp"  // canonical_participants, fence_set
+
+namespace zpmix {
+
+namespace {
+
+// The broker a message over the tree came from ("@<rank>/<its sender>"); none for any other.
+std::optional<std::uint32_t> sender_broker(std::string_view from) {
+    const auto slash = from.find('/');
+    if (from.empty() || from.front() != '@' || slash == std::string_view::npos) return std::nullopt;
+    std::uint32_t rank = 0;
+    auto [end, ec] = std::from_chars(from.data() + 1, from.data() + slash, rank);
+    if (ec != std::errc() || end != from.data() + slash || slash == 1) return std::nullopt;
+    return rank;
+}
+
+struct KeyParts {
+    bool destruct = false;
+    std::string_view grp;
+    std::string_view set;
+};
+
+std::optional<KeyParts> parse_key(std::string_view key) {
+    if (key.size() < 2 || (key[0] != 'c' && key[0] != 'd')) return std::nullopt;
+    KeyParts k;
+    k.destruct = key[0] == 'd';
+    const auto slash = key.find('/');
+    if (slash == std::string_view::npos) return std::nullopt;
+    key.remove_prefix(slash + 1);
+    std::size_t size = 0;
+    auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), size);
+    if (ec != std::errc() || end == key.data() || *end != '/') return std::nullopt;
+    key.remove_prefix(static_cast<std::size_t>(end - key.data()) + 1);
+    if (size > key.size()) return std::nullopt;
+    k.grp = key.substr(0, size);
+    k.set = key.substr(size);
+    return k;
+}
+
+// The members as a set every member spells alike: canonical, and a namespace whose every rank is
+// named written as its wildcard. Also the members with explicit ranks (ascending). A namespace
+// this broker does not know, or a rank its job does not have, is an error (status, why).
+struct Normal {
+    std::vector<msg::Proc> set, explicit_ranks;
+    std::int32_t status = PMIX_SUCCESS;
+    std::string why;
+};
+Normal normalise(std::vector<msg::Proc> members, const NamespaceTable::Snapshot &table) {
+    Normal n;
+    auto canonical = msg::canonical_participants(std::move(members));
+    std::map<std::string, std::vector<std::uint32_t>> ranks;  // nspace -> ranks (none: all)
+    for (const auto &p : canonical) {
+        auto ns = table.find(p.nspace);
+        if (ns == table.end()) {
+            n.status = PMIX_ERR_NOT_FOUND;
+            n.why = "unknown namespace '" + p.nspace + "' among the members";
+            return n;
+        }
+        if (p.rank != msg::kWildcardRank && p.rank >= ns->second->size()) {
+            n.status = PMIX_ERR_BAD_PARAM;
+            n.why = p.nspace + " has no rank " + std::to_string(p.rank);
+            return n;
+        }
+        auto &r = ranks[p.nspace];
+        if (p.rank == msg::kWildcardRank) {
+            r.clear();
+            for (std::uint32_t i = 0; i < ns->second->size(); ++i) r.push_back(i);
+        } else {
+            r.push_back(p.rank);
+        }
+    }
+    for (const auto &[nspace, rs] : ranks) {
+        const std::uint32_t size = table.find(nspace)->second->size();
+        if (rs.size() == size)
+            n.set.push_back({nspace, msg::kWildcardRank});
+        else
+            for (auto r : rs) n.set.push_back({nspace, r});
+        for (auto r : rs) n.explicit_ranks.push_back({nspace, r});
+    }
+    return n;
+}
+
+// The brokers hosting `members` (explicit ranks), ascending; none when a member's node has no
+// broker.
+std::optional<std::vector<std::uint32_t>> hosting_brokers(const std::vector<msg::Proc> &members,
+                                                          const NamespaceTable::Snapshot &table,
+                                                          const BrokerView &view) {
+    std::set<std::uint32_t> out;
+    for (const auto &p : members) {
+        auto ns = table.find(p.nspace);
+        if (ns == table.end() || p.rank >= ns->second->job->procs.size()) return std::nullopt;
+        auto b = view.broker_of(ns->second->job->procs[p.rank].hostname);
+        if (!b) return std::nullopt;
+        out.insert(*b);
+    }
+    return std::vector<std::uint32_t>(out.begin(), out.end());
+}
+
+tree::Bytes pack_part(const msg::GroupPart &part) {
+    msgpack::sbuffer buf;
+    msgpack::pack(buf, part);
+    return tree::Bytes(buf.data(), buf.size());
+}
+
+}  // namespace
+
+GroupTracker::GroupTracker(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
+                           const BrokerMap &brokers, Settings settings)
+    : Actor("group", reactor, bus),
+      namespaces_(namespaces),
+      brokers_(brokers),
+      settings_(settings) {
+    on(&GroupTracker::contribute, Access::session);
+    on(&GroupTracker::list, Access::session | Access::operator_);
+    on(&GroupTracker::proc_ended, Access::internal);
+    on(&GroupTracker::namespace_ended, Access::internal);
+    on(&GroupTracker::from_child, Access::internal);
+    on(&GroupTracker::from_parent, Access::internal);
+    on(&GroupTracker::tree_lost, Access::internal);
+}
+
+std::string GroupTracker::key(bool destruct, std::uint64_t seq, std::string_view grp,
+                              std::string_view set) {
+    std::string k;
+    k += destruct ? 'd' : 'c';
+    k += std::to_string(seq);
+    k += '/';
+    k += std::to_string(grp.size());
+    k += '/';
+    k += grp;
+    k += set;
+    return k;
+}
+
+std::uint64_t GroupTracker::next_context_id() {
+    const auto view = brokers_.view();
+    return ++contexts_ * std::max<std::uint64_t>(view->size(), 1) + view->rank;
+}
+
+void GroupTracker::contribute(const Envelope &env, msg::GroupContribute &m) {
+    if (m.grp.empty() || m.grp.size() > PMIX_MAX_NSLEN)
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "a group's name has 1 to 255 characters");
+    const auto snapshot = namespaces_.snapshot();
+    Normal n = normalise(m.members, *snapshot);
+    if (n.status != PMIX_SUCCESS) return reply_error(env, n.status, n.why);
+    if (!std::binary_search(n.explicit_ranks.begin(), n.explicit_ranks.end(), m.proc))
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "the caller is not among the members");
+    const std::string k = key(m.destruct, m.seq, m.grp, msg::fence_set(n.set));
+    // A latecomer to a failed operation.
+    if (auto f = failed_.find(k); f != failed_.end())
+        return reply(env, msg::GroupDone{m.grp, f->second, 0, {}, {}});
+    auto it = ops_.find(k);
+    if (it == ops_.end()) {
+        const bool known = groups_.contains(m.grp);
+        if (!m.destruct && known)
+            return reply_error(env, PMIX_ERR_EXISTS, "group '" + m.grp + "' exists");
+        if (m.destruct && !known)
+            return reply_error(env, PMIX_ERR_NOT_FOUND, "no group '" + m.grp + "' here");
+        Op op;
+        op.grp = m.grp;
+        op.destruct = m.destruct;
+        const auto view = brokers_.view();
+        for (const auto &p : n.explicit_ranks) {
+            const auto &job = *snapshot->find(p.nspace)->second;
+            if (view->alone() || job.job->procs[p.rank].hostname == view->node()) op.here.insert(p);
+        }
+        if (op.here.size() != n.explicit_ranks.size()) {
+            if (m.local_only)
+                return reply_error(env, PMIX_ERR_BAD_PARAM,
+                                   "PMIX_GROUP_LOCAL_ONLY, but members are on other nodes");
+            auto hosts = hosting_brokers(n.explicit_ranks, *snapshot, *view);
+            if (!hosts)
+                return reply_error(env, PMIX_ERR_NOT_FOUND, "a member's node has no broker");
+            op.brokers = std::move(*hosts);
+        }
+        op.members = std::move(n.explicit_ranks);
+        const auto timeout =
+            m.timeout_ms ? std::chrono::milliseconds(m.timeout_ms) : settings_.default_timeout;
+        if (timeout.count() > 0)
+            op.timer = reactor().after(timeout, [this, k] {
+                if (auto t = ops_.find(k); t != ops_.end()) {
+                    t->second.timer = 0;
+                    log().info("group {} timed out", k);
+                    fail(k, PMIX_ERR_TIMEOUT);
+                }
+            });
+        it = ops_.emplace(k, std::move(op)).first;
+    }
+    Op &op = it->second;
+    if (op.arrived.contains(m.proc))
+        return reply_error(env, PMIX_ERR_EXISTS, "this process already contributed");
+    op.arrived.emplace(
+        m.proc, msg::GroupMember{m.proc, m.leader, std::move(m.info), std::move(m.endpoint)});
+    op.waiting.emplace_back(env.from, env.id);
+    op.tolerant = op.tolerant || m.optional || m.ft_collective;
+    op.assign = op.assign || m.assign_context_id;
+    op.notify = op.notify || m.notify_termination;
+    // Members here that ended before this operation reached them.
+    std::vector<msg::Proc> gone;
+    for (const auto &p : op.here) {
+        const auto ns = snapshot->find(p.nspace);
+        if (!op.arrived.contains(p) && !op.left_out.contains(p) && ns->second->ended(p.rank))
+            gone.push_back(p);
+    }
+    for (const auto &p : gone) {
+        if (!op.destruct && !op.tolerant) {
+            log().info("group {} fails: {}:{} ended before contributing", k, p.nspace, p.rank);
+            return fail(k, PMIX_ERR_PROC_TERM_WO_SYNC);
+        }
+        op.left_out.insert(p);
+    }
+    maybe_complete(k, op);
+}
+
+void GroupTracker::maybe_complete(const std::string &key, Op &op) {
+    if (op.gathering || op.arrived.size() + op.left_out.size() < op.here.size()) return;
+    op.gathering = true;
+    if (op.brokers.empty()) {
+        std::vector<msg::GroupMember> all;
+        for (auto &[p, c] : op.arrived) all.push_back(c);
+        const std::set<msg::Proc> left = op.left_out;
+        const bool assign = op.assign;
+        return finish(key, PMIX_SUCCESS, std::move(all), left, op.destruct ? 0 : next_context_id(),
+                      assign);
+    }
+    msg::GroupPart part{gather().rank(), {}, {}, op.assign, 0};
+    for (auto &[p, c] : op.arrived) part.contributions.push_back(c);
+    part.left_out.assign(op.left_out.begin(), op.left_out.end());
+    if (gather().contribute_local(key, pack_part(part)) != tree::Outcome::taken) {
+        log().warn("group {}: the tree no longer takes this node's part", key);
+        finish(key, PMIX_ERROR);
+    }
+}
+
+void GroupTracker::fail(const std::string &key, std::int32_t status) {
+    auto it = ops_.find(key);
+    if (it == ops_.end()) return;
+    if (it->second.brokers.empty()) return finish(key, status);
+    gather().fail(key, status);  // the root's verdict comes back through verdict()
+}
+
+void GroupTracker::finish(const std::string &key, std::int32_t status,
+                          std::vector<msg::GroupMember> all, const std::set<msg::Proc> &left_out,
+                          std::uint64_t context_id, bool assign) {
+    if (status != PMIX_SUCCESS && failed_.emplace(key, status).second) {
+        failed_order_.push_back(key);
+        if (failed_order_.size() > kRecentFailures) {
+            failed_.erase(failed_order_.front());
+            failed_order_.pop_front();
+        }
+    }
+    auto node = ops_.extract(key);
+    if (!node) return;
+    Op &op = node.mapped();
+    if (op.timer) reactor().cancel(op.timer);
+    msg::GroupDone done{op.grp, status, 0, {}, {}};
+    if (status == PMIX_SUCCESS) {
+        if (op.destruct) {
+            groups_.erase(op.grp);
+        } else {
+            for (const auto &p : op.members)
+                if (!left_out.contains(p)) done.membership.push_back(p);
+            std::sort(all.begin(), all.end(),
+                      [](const auto &a, const auto &b) { return a.proc < b.proc; });
+            Group g{done.membership, context_id, op.notify, std::nullopt};
+            for (const auto &c : all)
+                if (c.leader) g.leader = c.proc;
+            groups_[op.grp] = std::move(g);
+            done.context_id = assign || op.assign ? context_id : 0;
+            done.contributions = std::move(all);
+        }
+    }
+    log().debug("group {}: status {}", key, status);
+    for (const auto &[route, id] : op.waiting)
+        bus().send(route, encode(msg::GroupDone::type, id, done, name()));
+}
+
+void GroupTracker::proc_ended(const Envelope &, msg::ProcEnded &m) {
+    const msg::Proc gone{m.nspace, m.rank};
+    std::vector<std::string> failed, maybe;
+    for (auto &[key, op] : ops_) {
+        if (op.gathering || !op.here.contains(gone) || op.arrived.contains(gone)) continue;
+        if (op.destruct || op.tolerant) {
+            op.left_out.insert(gone);
+            maybe.push_back(key);
+        } else {
+            failed.push_back(key);
+        }
+    }
+    for (const auto &key : failed) {
+        log().info("group {} fails: {}:{} ended before contributing", key, m.nspace, m.rank);
+        fail(key, PMIX_ERR_PROC_TERM_WO_SYNC);
+    }
+    for (const auto &key : maybe)
+        if (auto it = ops_.find(key); it != ops_.end()) maybe_complete(key, it->second);
+    if (m.lost_with.empty()) notify_end(gone);
+}
+
+// PMIX_GROUP_NOTIFY_TERMINATION: the other members of the groups `gone` was in hear of its end
+// (PMIX_GROUP_LEADER_FAILED when it led the group, else PMIX_GROUP_MEMBER_FAILED). Told by the
+// member's own broker; the events actor relays it to the others.
+void GroupTracker::notify_end(const msg::Proc &gone) {
+    for (auto &[grp, g] : groups_) {
+        if (!g.notify_termination || !std::binary_search(g.members.begin(), g.members.end(), gone))
+            continue;
+        msg::NotifyEvent n;
+        n.event.status = g.leader == gone ? PMIX_GROUP_LEADER_FAILED : PMIX_GROUP_MEMBER_FAILED;
+        n.event.source = gone;
+        n.event.range = static_cast<std::uint8_t>(msg::Range::custom);
+        for (const auto &p : g.members)
+            if (p != gone) n.event.custom_range.push_back(p);
+        if (n.event.custom_range.empty()) continue;
+        n.event.affected = {gone};
+        n.event.text = "group " + grp + ": member " + gone.nspace + ":" +
+                       std::to_string(gone.rank) + " terminated";
+        n.do_not_cache = true;
+        send("events", n);
+    }
+}
+
+void GroupTracker::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
+    const auto snapshot = namespaces_.snapshot();
+    std::erase_if(groups_, [&](const auto &g) {
+        return std::all_of(g.second.members.begin(), g.second.members.end(), [&](const auto &p) {
+            return p.nspace == m.nspace || !snapshot->contains(p.nspace);
+        });
+    });
+}
+
+void GroupTracker::list(const Envelope &env, msg::GroupList &m) {
+    msg::GroupListed out;
+    for (const auto &[grp, g] : groups_)
+        if (m.grp.empty() || m.grp == grp) out.groups.push_back({grp, g.context_id, g.members});
+    reply(env, out);
+}
+
+// ---- The tree's side: operations over several nodes ----------------------------------------
+
+tree::Gather &GroupTracker::gather() {
+    if (gather_) return *gather_;
+    const auto view = brokers_.view();
+    tree::Gather::Callbacks cb{
+        .send_up =
+            [this](tree::Rank parent, const std::string &key, tree::Status status,
+                   const tree::Bytes &part) {
+                send(remote_address(parent, name()),
+                     msg::GroupUp{key, status, msg::Blob(part.begin(), part.end())});
+            },
+        .send_down =
+            [this](tree::Rank child, const std::string &key, tree::Status status,
+                   const tree::Bytes &result) {
+                send(remote_address(child, name()),
+                     msg::GroupDown{key, status, msg::Blob(result.begin(), result.end())});
+            },
+        .complete = [this](const std::string &key, tree::Status status,
+                           const tree::Bytes &result) { verdict(key, status, result); },
+        .log = [this](std::string_view line) { log().warn("{}", line); },
+    };
+    gather_ = std::make_unique<tree::Gather>(
+        tree::Topology(view->size(), view->radix), view->rank, std::move(cb),
+        [this](const std::string &key, const tree::Bytes *local,
+               const std::vector<tree::Bytes> &children,
+               tree::Bytes &out) { return reduce(key, local, children, out); },
+        [this](const std::string &key) { return plan(key); });
+    return *gather_;
+}
+
+// Every broker's parts, as Gather::concatenate combines them; the root adds its verdict's part,
+// with the context id of a construct.
+std::int32_t GroupTracker::reduce(const std::string &key, const tree::Bytes *local,
+                                  const std::vector<tree::Bytes> &children, tree::Bytes &out) {
+    if (brokers_.view()->rank != 0) return tree::Gather::concatenate(key, local, children, out);
+    const auto k = parse_key(key);
+    msg::GroupPart root{
+        msg::GroupPart::kRootVerdict, {}, {}, false, k && !k->destruct ? next_context_id() : 0};
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_array(1);
+    const tree::Bytes bytes = pack_part(root);
+    pk.pack_bin(static_cast<std::uint32_t>(bytes.size()));
+    pk.pack_bin_body(bytes.data(), static_cast<std::uint32_t>(bytes.size()));
+    std::vector<tree::Bytes> all = children;
+    all.emplace_back(buf.data(), buf.size());
+    return tree::Gather::concatenate(key, local, all, out);
+}
+
+std::optional<tree::Parts> GroupTracker::plan(const std::string &key) const {
+    const auto k = parse_key(key);
+    if (!k) return std::nullopt;
+    const auto members = msg::fence_key_participants(k->set);
+    if (!members) return std::nullopt;
+    const auto snapshot = namespaces_.snapshot();
+    Normal n = normalise(*members, *snapshot);
+    if (n.status != PMIX_SUCCESS) return std::nullopt;
+    const auto view = brokers_.view();
+    const auto hosts = hosting_brokers(n.explicit_ranks, *snapshot, *view);
+    if (!hosts) return std::nullopt;
+    const tree::Topology topology(view->size(), view->radix);
+    tree::Parts parts{false, {}};
+    for (std::uint32_t b : *hosts) {
+        if (b == view->rank)
+            parts.local = true;
+        else if (auto child = topology.child_toward(view->rank, b))
+            parts.children.push_back(*child);
+    }
+    return parts;
+}
+
+void GroupTracker::verdict(const std::string &key, std::int32_t status, const tree::Bytes &result) {
+    if (!ops_.contains(key)) {  // no member here: this broker relayed
+        if (status != PMIX_SUCCESS && failed_.emplace(key, status).second) {
+            failed_order_.push_back(key);
+            if (failed_order_.size() > kRecentFailures) {
+                failed_.erase(failed_order_.front());
+                failed_order_.pop_front();
+            }
+        }
+        return;
+    }
+    if (status != PMIX_SUCCESS) return finish(key, status);
+    std::vector<msg::GroupMember> all;
+    std::set<msg::Proc> left_out;
+    std::uint64_t context_id = 0;
+    bool assign = false;
+    try {
+        auto handle = unpack_bounded(result.data(), result.size(), {}, true);
+        const msgpack::object &parts = handle.get();
+        if (parts.type != msgpack::type::ARRAY) throw DecodeError("not an array of parts");
+        for (const msgpack::object &bin : parts.via.array) {
+            if (bin.type != msgpack::type::BIN) throw DecodeError("a part is not a bin");
+            msg::GroupPart part;
+            msg::Reader r(bin.via.bin.ptr, bin.via.bin.size);
+            msg::read(r, part);
+            if (!r.at_end()) throw DecodeError("trailing bytes after a part");
+            if (part.broker == msg::GroupPart::kRootVerdict) context_id = part.context_id;
+            assign = assign || part.assign_context_id;
+            std::move(part.contributions.begin(), part.contributions.end(),
+                      std::back_inserter(all));
+            left_out.insert(part.left_out.begin(), part.left_out.end());
+        }
+    } catch (const std::exception &e) {
+        log().error("group {}: the tree's result does not decode: {}", key, e.what());
+        return finish(key, PMIX_ERR_UNPACK_FAILURE);
+    }
+    finish(key, PMIX_SUCCESS, std::move(all), left_out, context_id, assign);
+}
+
+void GroupTracker::from_child(const Envelope &env, msg::GroupUp &m) {
+    const auto sender = sender_broker(env.from);
+    if (!sender) return log().warn("'{}' not from a broker: dropped", env.type);
+    gather().from_child(*sender, m.key, m.status, tree::Bytes(m.part.begin(), m.part.end()));
+}
+
+void GroupTracker::from_parent(const Envelope &env, msg::GroupDown &m) {
+    const auto view = brokers_.view();
+    const auto sender = sender_broker(env.from);
+    if (!sender || view->alone() ||
+        tree::Topology(view->size(), view->radix).parent(view->rank) != sender)
+        return log().warn("'{}' for {} not from the parent broker: dropped", env.type, m.key);
+    gather().from_parent(m.key, m.status, tree::Bytes(m.result.begin(), m.result.end()));
+}
+
+// As the fence's: operations with members under a lost broker fail (PMIX_ERR_UNREACH), and the
+// Gather fails those waiting on a lost child or parent.
+void GroupTracker::tree_lost(const Envelope &, msg::TreeLost &m) {
+    const auto view = brokers_.view();
+    if (view->alone()) return;
+    const tree::Topology topology(view->size(), view->radix);
+    const std::set<std::uint32_t> below(m.brokers.begin(), m.brokers.end());
+    auto lost = [&](std::uint32_t b) { return m.parent || below.contains(b); };
+    std::vector<std::string> failed;
+    for (const auto &[key, op] : ops_)
+        if (std::any_of(op.brokers.begin(), op.brokers.end(), lost)) failed.push_back(key);
+    for (std::uint32_t b : below)
+        if (b < view->size() && topology.parent(b) == view->rank) gather().child_lost(b);
+    if (m.parent) gather().parent_lost();
+    for (const auto &key : failed) {
+        log().info("group {} fails: a broker hosting members is lost", key);
+        fail(key, PMIX_ERR_UNREACH);
+    }
+}
+
+}  // namespace zpmix

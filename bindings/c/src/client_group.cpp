@@ -1,0 +1,335 @@
+// zpmix: process groups (RFC0033): PMIx_Group_construct and PMIx_Group_destruct, blocking and not.
+// Each is one request to the broker's group tracker (msg::GroupContribute), answered once every
+// member contributed, or with why not (actors/group/group_tracker.hpp), with msg::GroupDone.
+//
+// Directives: PMIX_GROUP_LEADER, PMIX_GROUP_OPTIONAL, PMIX_GROUP_FT_COLLECTIVE,
+// PMIX_GROUP_NOTIFY_TERMINATION, PMIX_GROUP_ASSIGN_CONTEXT_ID, PMIX_GROUP_LOCAL_ONLY, PMIX_TIMEOUT,
+// PMIX_GROUP_INFO (an array of pmix_info_t every member can PMIx_Get afterwards as
+// {group, PMIX_RANK_WILDCARD}) and PMIX_GROUP_ENDPT_DATA (a byte object every member can PMIx_Get
+// as the contributor's PMIX_GROUP_ENDPT_DATA). Any other directive is ignored, or refused with
+// PMIX_ERR_NOT_SUPPORTED when marked required. The results: PMIX_GROUP_MEMBERSHIP, and
+// PMIX_GROUP_CONTEXT_ID when asked for; both also for PMIx_Get as {group, PMIX_RANK_WILDCARD}.
+// The members' committed data is served by direct modex, as for any PMIx_Get.
+#include "client_group.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "actors/client/value_codec.hpp"
+#include "actors/protocol/fence.hpp"
+#include "actors/protocol/group.hpp"
+#include "attached_client.hpp"
+#include "pmix.h"
+
+namespace zpmix::c {
+
+namespace {
+
+// How long past the broker's own deadline (PMIX_TIMEOUT) the caller waits for its answer.
+constexpr std::uint32_t kAnswerMarginMs = 5000;
+
+struct Known {
+    std::vector<msg::Proc> members;
+};
+std::mutex groups_mu;
+std::map<std::string, Known, std::less<>> groups;  // constructed, not destructed
+std::map<std::string, std::uint64_t> calls;        // (kind, name, set) -> calls made
+
+bool is(const pmix_info_t &i, const char *key) {
+    return PMIX_CHECK_KEY(&i, key);
+}
+
+std::uint64_t next_seq(bool destruct, const std::string &grp, const std::vector<msg::Proc> &set) {
+    std::lock_guard lock(groups_mu);
+    return calls[std::string(destruct ? "d" : "c") + grp + '\n' + msg::fence_set(set)]++;
+}
+
+// The request for a construct (procs given) or a destruct; PMIX_ERR_BAD_PARAM for bad arguments.
+pmix_status_t make_request(const char grp[], const pmix_proc_t procs[], size_t nprocs,
+                           const pmix_info_t info[], size_t ninfo, bool destruct,
+                           msg::GroupContribute &m, std::uint32_t &wait_ms) {
+    if (grp == nullptr || grp[0] == '\0' || strnlen(grp, PMIX_MAX_NSLEN + 1) > PMIX_MAX_NSLEN)
+        return PMIX_ERR_BAD_PARAM;
+    m.grp = grp;
+    m.destruct = destruct;
+    if (pmix_status_t rc = with_client(
+            true, [&](client::ClientActor &, const pmix_proc_t &me) { m.proc = to_msg(me); });
+        rc != PMIX_SUCCESS)
+        return rc;
+    if (destruct) {
+        std::lock_guard lock(groups_mu);
+        auto g = groups.find(m.grp);
+        if (g == groups.end()) return PMIX_ERR_NOT_FOUND;
+        m.members = g->second.members;
+    } else {
+        if (procs == nullptr || nprocs == 0) return PMIX_ERR_BAD_PARAM;
+        for (size_t i = 0; i < nprocs; ++i) m.members.push_back(to_msg(procs[i]));
+        m.members = msg::canonical_participants(std::move(m.members));
+    }
+    for (size_t n = 0; info != nullptr && n < ninfo; ++n) {
+        const pmix_info_t &i = info[n];
+        if (is(i, PMIX_TIMEOUT)) {
+            pmix_status_t rc;
+            int seconds = 0;
+            PMIX_VALUE_GET_NUMBER(rc, &i.value, seconds, int);
+            if (rc != PMIX_SUCCESS || seconds < 0) return PMIX_ERR_BAD_PARAM;
+            m.timeout_ms = static_cast<std::uint32_t>(std::min(seconds, 86400)) * 1000u;
+        } else if (is(i, PMIX_GROUP_LEADER)) {
+            m.leader = PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_GROUP_OPTIONAL)) {
+            m.optional = PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_GROUP_FT_COLLECTIVE)) {
+            m.ft_collective = PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_GROUP_NOTIFY_TERMINATION)) {
+            m.notify_termination = PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_GROUP_ASSIGN_CONTEXT_ID)) {
+            m.assign_context_id = PMIX_INFO_TRUE(&i);
+        } else if (is(i, PMIX_GROUP_LOCAL_ONLY)) {
+            m.local_only = PMIX_INFO_TRUE(&i);
+        } else if (!destruct && is(i, PMIX_GROUP_INFO)) {
+            const pmix_data_array_t *a = i.value.data.darray;
+            if (i.value.type != PMIX_DATA_ARRAY || a == nullptr || a->type != PMIX_INFO ||
+                (a->size > 0 && a->array == nullptr))
+                return PMIX_ERR_BAD_PARAM;
+            msgpack::sbuffer buf;
+            Packer pk(buf);
+            if (pmix_status_t rc =
+                    encode_infos(pk, static_cast<const pmix_info_t *>(a->array), a->size);
+                rc != PMIX_SUCCESS)
+                return rc;
+            m.info.assign(buf.data(), buf.data() + buf.size());
+        } else if (!destruct && is(i, PMIX_GROUP_ENDPT_DATA)) {
+            if (i.value.type != PMIX_BYTE_OBJECT) return PMIX_ERR_BAD_PARAM;
+            const pmix_byte_object_t &b = i.value.data.bo;
+            if (b.size > 0 && b.bytes == nullptr) return PMIX_ERR_BAD_PARAM;
+            m.endpoint.assign(b.bytes, b.bytes + b.size);
+        } else if (PMIX_INFO_IS_REQUIRED(&i)) {
+            return PMIX_ERR_NOT_SUPPORTED;
+        }
+    }
+    m.seq = next_seq(destruct, m.grp, m.members);
+    wait_ms = m.timeout_ms ? m.timeout_ms + kAnswerMarginMs : 0;
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t store(const pmix_proc_t &p, const char *key, const pmix_value_t &v) {
+    return PMIx_Store_internal(&p, key, const_cast<pmix_value_t *>(&v));
+}
+
+// The membership as PMIX_GROUP_MEMBERSHIP's value (a data array of procs).
+void load_membership(pmix_value_t &v, const std::vector<msg::Proc> &members) {
+    pmix_proc_t *procs = nullptr;
+    PMIX_PROC_CREATE(procs, members.size());
+    for (size_t i = 0; i < members.size(); ++i)
+        PMIX_LOAD_PROCID(&procs[i], members[i].nspace.c_str(), members[i].rank);
+    pmix_data_array_t a{PMIX_PROC, members.size(), procs};
+    PMIx_Value_load(&v, &a, PMIX_DATA_ARRAY);
+    PMIX_PROC_FREE(procs, members.size());
+}
+
+// A construct's outcome, kept for PMIx_Get and the group's later use; the results for the caller.
+pmix_status_t completed(const msg::GroupDone &d, pmix_info_t **results, size_t *nresults) {
+    if (results) *results = nullptr;
+    if (nresults) *nresults = 0;
+    pmix_proc_t whole;
+    PMIX_LOAD_PROCID(&whole, d.grp.c_str(), PMIX_RANK_WILDCARD);
+    // Every member's PMIX_GROUP_INFO, in the members' order, and its endpoint data.
+    for (const auto &c : d.contributions) {
+        if (!c.info.empty()) {
+            pmix_info_t *infos = nullptr;
+            size_t n = 0;
+            if (pmix_status_t rc = decode_infos(c.info.data(), c.info.size(), &infos, &n);
+                rc != PMIX_SUCCESS)
+                return rc;
+            for (size_t i = 0; i < n; ++i) store(whole, infos[i].key, infos[i].value);
+            PMIX_INFO_FREE(infos, n);
+        }
+        if (!c.endpoint.empty()) {
+            pmix_proc_t p;
+            PMIX_LOAD_PROCID(&p, c.proc.nspace.c_str(), c.proc.rank);
+            pmix_value_t v;
+            PMIX_VALUE_CONSTRUCT(&v);
+            pmix_byte_object_t bo{const_cast<char *>(c.endpoint.data()), c.endpoint.size()};
+            PMIx_Value_load(&v, &bo, PMIX_BYTE_OBJECT);
+            store(p, PMIX_GROUP_ENDPT_DATA, v);
+            PMIX_VALUE_DESTRUCT(&v);
+        }
+    }
+    pmix_value_t members;
+    PMIX_VALUE_CONSTRUCT(&members);
+    load_membership(members, d.membership);
+    store(whole, PMIX_GROUP_MEMBERSHIP, members);
+    if (d.context_id) {
+        pmix_value_t v;
+        PMIX_VALUE_CONSTRUCT(&v);
+        size_t id = d.context_id;
+        PMIx_Value_load(&v, &id, PMIX_SIZE);
+        store(whole, PMIX_GROUP_CONTEXT_ID, v);
+    }
+    {
+        std::lock_guard lock(groups_mu);
+        groups[d.grp] = Known{d.membership};
+    }
+    if (results && nresults) {
+        const size_t n = d.context_id ? 2 : 1;
+        PMIX_INFO_CREATE(*results, n);
+        PMIX_LOAD_KEY((*results)[0].key, PMIX_GROUP_MEMBERSHIP);
+        PMIx_Value_xfer(&(*results)[0].value, &members);
+        if (d.context_id) {
+            size_t id = d.context_id;
+            PMIx_Info_load(&(*results)[1], PMIX_GROUP_CONTEXT_ID, &id, PMIX_SIZE);
+        }
+        *nresults = n;
+    }
+    PMIX_VALUE_DESTRUCT(&members);
+    return PMIX_SUCCESS;
+}
+
+void destructed(const std::string &grp) {
+    std::lock_guard lock(groups_mu);
+    groups.erase(grp);
+}
+
+// The broker's answer: its status, and on success the GroupDone.
+pmix_status_t done_of(pmix_status_t status, const Envelope *env, msg::GroupDone &d) {
+    if (status != PMIX_SUCCESS) return status;
+    try {
+        d = env->as<msg::GroupDone>();
+    } catch (const DecodeError &) {
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+    return d.status;
+}
+
+void release_infos(void *cbdata) {
+    auto *r = static_cast<std::pair<pmix_info_t *, size_t> *>(cbdata);
+    PMIX_INFO_FREE(r->first, r->second);
+    delete r;
+}
+
+}  // namespace
+
+std::optional<std::vector<msg::Proc>> group_members(std::string_view grp) {
+    std::lock_guard lock(groups_mu);
+    auto g = groups.find(grp);
+    if (g == groups.end()) return std::nullopt;
+    return g->second.members;
+}
+
+bool expand_groups(std::vector<msg::Proc> &procs) {
+    std::vector<msg::Proc> out;
+    bool any = false;
+    for (const auto &p : procs) {
+        auto members = group_members(p.nspace);
+        if (!members) {
+            out.push_back(p);
+            continue;
+        }
+        any = true;
+        if (p.rank == msg::kWildcardRank) {
+            out.insert(out.end(), members->begin(), members->end());
+        } else {
+            if (p.rank >= members->size()) return false;
+            out.push_back((*members)[p.rank]);
+        }
+    }
+    if (any) procs = std::move(out);
+    return true;
+}
+
+bool group_member(const pmix_proc_t &p, pmix_proc_t &member) {
+    if (p.rank == PMIX_RANK_WILDCARD) return false;
+    std::lock_guard lock(groups_mu);
+    auto g = groups.find(std::string_view(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN)));
+    if (g == groups.end() || p.rank >= g->second.members.size()) return false;
+    const msg::Proc &m = g->second.members[p.rank];
+    PMIX_LOAD_PROCID(&member, m.nspace.c_str(), m.rank);
+    return true;
+}
+
+}  // namespace zpmix::c
+
+using namespace zpmix;
+using namespace zpmix::c;
+
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc_t procs[],
+                                               size_t nprocs, const pmix_info_t directives[],
+                                               size_t ndirs, pmix_info_t **results,
+                                               size_t *nresults) {
+    msg::GroupContribute m;
+    std::uint32_t wait_ms = 0;
+    if (pmix_status_t rc = make_request(grp, procs, nprocs, directives, ndirs, false, m, wait_ms);
+        rc != PMIX_SUCCESS)
+        return rc;
+    client::ClientActor::Reply reply;
+    const pmix_status_t rc = ask(m, wait_ms, reply);
+    msg::GroupDone d;
+    if (pmix_status_t s = done_of(rc, rc == PMIX_SUCCESS ? &reply.env : nullptr, d);
+        s != PMIX_SUCCESS)
+        return s;
+    return completed(d, results, nresults);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_proc_t procs[],
+                                                  size_t nprocs, const pmix_info_t info[],
+                                                  size_t ninfo, pmix_info_cbfunc_t cbfunc,
+                                                  void *cbdata) {
+    if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+    msg::GroupContribute m;
+    std::uint32_t wait_ms = 0;
+    if (pmix_status_t rc = make_request(grp, procs, nprocs, info, ninfo, false, m, wait_ms);
+        rc != PMIX_SUCCESS)
+        return rc;
+    return submit(m, wait_ms, [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
+        msg::GroupDone d;
+        status = done_of(status, env, d);
+        pmix_info_t *results = nullptr;
+        size_t n = 0;
+        if (status == PMIX_SUCCESS) status = completed(d, &results, &n);
+        if (results == nullptr) return cbfunc(status, nullptr, 0, cbdata, nullptr, nullptr);
+        cbfunc(status, results, n, cbdata, release_infos,
+               new std::pair<pmix_info_t *, size_t>(results, n));
+    });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_t info[],
+                                              size_t ninfo) {
+    msg::GroupContribute m;
+    std::uint32_t wait_ms = 0;
+    if (pmix_status_t rc = make_request(grp, nullptr, 0, info, ninfo, true, m, wait_ms);
+        rc != PMIX_SUCCESS)
+        return rc;
+    client::ClientActor::Reply reply;
+    const pmix_status_t rc = ask(m, wait_ms, reply);
+    msg::GroupDone d;
+    if (pmix_status_t s = done_of(rc, rc == PMIX_SUCCESS ? &reply.env : nullptr, d);
+        s != PMIX_SUCCESS)
+        return s;
+    destructed(m.grp);
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_info_t info[],
+                                                 size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                                 void *cbdata) {
+    msg::GroupContribute m;
+    std::uint32_t wait_ms = 0;
+    if (pmix_status_t rc = make_request(grp, nullptr, 0, info, ninfo, true, m, wait_ms);
+        rc != PMIX_SUCCESS)
+        return rc;
+    return submit(m, wait_ms,
+                  [cbfunc, cbdata, name = m.grp](pmix_status_t status, const Envelope *env) {
+                      msg::GroupDone d;
+                      status = done_of(status, env, d);
+                      if (status == PMIX_SUCCESS) destructed(name);
+                      if (cbfunc) cbfunc(status, cbdata);
+                  });
+}
+
+}  // extern "C"

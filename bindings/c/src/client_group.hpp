@@ -1,0 +1,27 @@
+#pragma once
+// The groups this process constructed (client_group.cpp), for the calls that take a group as a
+// target: PMIx_Fence over {group, PMIX_RANK_WILDCARD}, PMIx_Notify_event to a custom range that
+// names a group, PMIx_Get by group rank.
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "actors/protocol/common.hpp"
+#include "pmix_common.h"
+
+namespace zpmix::c {
+
+// The members of the group named `grp` (explicit ranks, ascending), when this process is one of
+// them and the group is not destructed.
+std::optional<std::vector<msg::Proc>> group_members(std::string_view grp);
+
+// `procs` with every {group, rank} of a group of this process replaced by its members (the
+// wildcard) or its member of that group rank; other procs as they are. False when a group rank
+// is out of range.
+bool expand_groups(std::vector<msg::Proc> &procs);
+
+// The member of rank `p.rank` of the group named `p.nspace`, when this process is in that group
+// (for PMIx_Get by group rank).
+bool group_member(const pmix_proc_t &p, pmix_proc_t &member);
+
+}  // namespace zpmix::c

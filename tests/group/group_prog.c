@@ -1,0 +1,438 @@
+/* A PMIx program for the group tests: `group_prog <scenario>`. Standard API only; prints what
+ * went wrong on stderr and "<scenario> ok" on stdout, and exits 0 when its scenario held. */
+#include <pmix.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static pmix_proc_t me;
+static uint32_t size;
+static int failures;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "rank %u: %s:%d: %s\n", me.rank, __FILE__, __LINE__, #cond); \
+            ++failures;                                                                  \
+        }                                                                                \
+    } while (0)
+#define CHECK_RC(expr, want)                                                                     \
+    do {                                                                                         \
+        pmix_status_t rc_ = (expr);                                                              \
+        if (rc_ != (want)) {                                                                     \
+            fprintf(stderr, "rank %u: %s:%d: %s = %s, wanted %s\n", me.rank, __FILE__, __LINE__, \
+                    #expr, PMIx_Error_string(rc_), PMIx_Error_string(want));                     \
+            ++failures;                                                                          \
+        }                                                                                        \
+    } while (0)
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* The job's ranks, listed from `first` on, wrapping: every rank names them in its own order. */
+static pmix_proc_t *ranks_from(uint32_t first, uint32_t n) {
+    pmix_proc_t *procs;
+    PMIX_PROC_CREATE(procs, n);
+    for (uint32_t i = 0; i < n; ++i) PMIX_LOAD_PROCID(&procs[i], me.nspace, (first + i) % n);
+    return procs;
+}
+
+/* Construct `grp` over `procs`; the directives: a context id, a timeout, perhaps optional. */
+static pmix_status_t construct(const char *grp, const pmix_proc_t *procs, size_t n, int timeout,
+                               int optional, pmix_info_t **results, size_t *nresults) {
+    pmix_info_t info[3];
+    bool yes = true;
+    size_t ninfo = 0;
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    if (optional) PMIX_INFO_LOAD(&info[ninfo++], PMIX_GROUP_OPTIONAL, &yes, PMIX_BOOL);
+    pmix_status_t rc = PMIx_Group_construct(grp, procs, n, info, ninfo, results, nresults);
+    for (size_t i = 0; i < ninfo; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+    return rc;
+}
+
+/* The context id and membership size in a construct's results (0 when absent). */
+static size_t result_cid(const pmix_info_t *r, size_t n, size_t *members) {
+    size_t cid = 0;
+    *members = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (PMIX_CHECK_KEY(&r[i], PMIX_GROUP_CONTEXT_ID) && r[i].value.type == PMIX_SIZE)
+            cid = r[i].value.data.size;
+        if (PMIX_CHECK_KEY(&r[i], PMIX_GROUP_MEMBERSHIP) && r[i].value.type == PMIX_DATA_ARRAY &&
+            r[i].value.data.darray->type == PMIX_PROC)
+            *members = r[i].value.data.darray->size;
+    }
+    return cid;
+}
+
+/* Every rank's value of `key` (put by each) is the same: ids agree across the job. */
+static void same_everywhere(const char *key, size_t mine) {
+    pmix_value_t v, *got = NULL;
+    PMIX_VALUE_LOAD(&v, &mine, PMIX_SIZE);
+    CHECK_RC(PMIx_Put(PMIX_GLOBAL, key, &v), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    for (uint32_t r = 0; r < size; ++r) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        CHECK_RC(PMIx_Get(&p, key, NULL, 0, &got), PMIX_SUCCESS);
+        if (got) {
+            CHECK(got->type == PMIX_SIZE && got->data.size == mine);
+            PMIX_VALUE_RELEASE(got);
+        }
+    }
+}
+
+/* An event to a group's members (PMIx_Notify_event, PMIX_RANGE_CUSTOM naming the group). */
+#define GROUP_EVENT (-31337)
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int group_events;
+
+static void on_group_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                           pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                           pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
+    pthread_mutex_lock(&mu);
+    ++group_events;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void notify_group(const char *grp) {
+    pmix_status_t code = GROUP_EVENT;
+    CHECK(PMIx_Register_event_handler(&code, 1, NULL, 0, on_group_event, NULL, NULL) >= 0);
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS); /* every handler is in */
+    if (me.rank == 0) {
+        pmix_proc_t target;
+        pmix_info_t info;
+        PMIX_LOAD_PROCID(&target, grp, PMIX_RANK_WILDCARD);
+        pmix_data_array_t a = {PMIX_PROC, 1, &target};
+        PMIX_INFO_LOAD(&info, PMIX_EVENT_CUSTOM_RANGE, &a, PMIX_DATA_ARRAY);
+        CHECK_RC(PMIx_Notify_event(GROUP_EVENT, &me, PMIX_RANGE_CUSTOM, &info, 1, NULL, NULL),
+                 PMIX_SUCCESS);
+        PMIX_INFO_DESTRUCT(&info);
+        return;
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    pthread_mutex_lock(&mu);
+    while (group_events == 0)
+        if (pthread_cond_timedwait(&cv, &mu, &until) != 0) break;
+    CHECK(group_events == 1);
+    pthread_mutex_unlock(&mu);
+}
+
+/* N ranks in shuffled orders, a wildcard, context ids, group info and endpoint data, fences over
+ * the group, destruct and build again. */
+static void basic(void) {
+    /* g1: each rank lists the ranks starting from itself, with its info and endpoint data. */
+    pmix_proc_t *procs = ranks_from(me.rank, size);
+    pmix_info_t info[3], *inner;
+    bool yes = true;
+    int t = 30;
+    char key[32], ep[32];
+    PMIX_INFO_CREATE(inner, 1);
+    snprintf(key, sizeof key, "test.info.%u", me.rank);
+    uint32_t val = 1000 + me.rank;
+    PMIX_INFO_LOAD(&inner[0], key, &val, PMIX_UINT32);
+    pmix_data_array_t darray = {PMIX_INFO, 1, inner};
+    PMIX_INFO_LOAD(&info[0], PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_GROUP_INFO, &darray, PMIX_DATA_ARRAY);
+    snprintf(ep, sizeof ep, "endpoint-%u", me.rank);
+    pmix_byte_object_t bo = {ep, strlen(ep) + 1};
+    PMIX_INFO_LOAD(&info[2], PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
+    (void)t;
+    pmix_info_t *results = NULL;
+    size_t nresults = 0, members = 0;
+    CHECK_RC(PMIx_Group_construct("g1", procs, size, info, 3, &results, &nresults), PMIX_SUCCESS);
+    const size_t cid1 = result_cid(results, nresults, &members);
+    CHECK(cid1 != 0);
+    CHECK(members == size);
+    PMIX_INFO_FREE(results, nresults);
+    PMIX_INFO_FREE(inner, 1);
+    for (int i = 0; i < 3; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+
+    /* Everything contributed is there for every member. */
+    pmix_proc_t whole;
+    PMIX_LOAD_PROCID(&whole, "g1", PMIX_RANK_WILDCARD);
+    for (uint32_t r = 0; r < size; ++r) {
+        pmix_value_t *v = NULL;
+        snprintf(key, sizeof key, "test.info.%u", r);
+        CHECK_RC(PMIx_Get(&whole, key, NULL, 0, &v), PMIX_SUCCESS);
+        if (v) {
+            CHECK(v->type == PMIX_UINT32 && v->data.uint32 == 1000 + r);
+            PMIX_VALUE_RELEASE(v);
+        }
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        CHECK_RC(PMIx_Get(&p, PMIX_GROUP_ENDPT_DATA, NULL, 0, &v), PMIX_SUCCESS);
+        if (v) {
+            snprintf(ep, sizeof ep, "endpoint-%u", r);
+            CHECK(v->type == PMIX_BYTE_OBJECT && strcmp(v->data.bo.bytes, ep) == 0);
+            PMIX_VALUE_RELEASE(v);
+        }
+    }
+    pmix_value_t *v = NULL;
+    CHECK_RC(PMIx_Get(&whole, PMIX_GROUP_CONTEXT_ID, NULL, 0, &v), PMIX_SUCCESS);
+    if (v) {
+        CHECK(v->type == PMIX_SIZE && v->data.size == cid1);
+        PMIX_VALUE_RELEASE(v);
+    }
+    CHECK_RC(PMIx_Get(&whole, PMIX_GROUP_MEMBERSHIP, NULL, 0, &v), PMIX_SUCCESS);
+    if (v) {
+        CHECK(v->type == PMIX_DATA_ARRAY && v->data.darray->size == size);
+        PMIX_VALUE_RELEASE(v);
+    }
+
+    /* g2: the namespace by wildcard; its context id differs from g1's. */
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    CHECK_RC(construct("g2", &all, 1, 30, 0, &results, &nresults), PMIX_SUCCESS);
+    const size_t cid2 = result_cid(results, nresults, &members);
+    CHECK(cid2 != 0 && cid2 != cid1);
+    CHECK(members == size);
+    PMIX_INFO_FREE(results, nresults);
+    /* A name in use is refused. */
+    CHECK_RC(construct("g2", &all, 1, 30, 0, NULL, NULL), PMIX_ERR_EXISTS);
+
+    /* The group as a fence's target. */
+    pmix_proc_t g2;
+    PMIX_LOAD_PROCID(&g2, "g2", PMIX_RANK_WILDCARD);
+    CHECK_RC(PMIx_Fence(&g2, 1, NULL, 0), PMIX_SUCCESS);
+
+    /* Destruct g1, then build it again (from a wildcard this time): a new context id. */
+    CHECK_RC(PMIx_Group_destruct("g1", NULL, 0), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Group_destruct("g1", NULL, 0), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(construct("g1", procs, size, 30, 0, &results, &nresults), PMIX_SUCCESS);
+    const size_t cid3 = result_cid(results, nresults, &members);
+    CHECK(cid3 != 0 && cid3 != cid1 && cid3 != cid2);
+    PMIX_INFO_FREE(results, nresults);
+    same_everywhere("test.cid1", cid1);
+    same_everywhere("test.cid3", cid3);
+    /* A member's data by its group rank (g2's membership is the ranks, ascending). */
+    for (uint32_t r = 0; r < size; ++r) {
+        pmix_proc_t by_group;
+        PMIX_LOAD_PROCID(&by_group, "g2", r);
+        CHECK_RC(PMIx_Get(&by_group, "test.cid1", NULL, 0, &v), PMIX_SUCCESS);
+        if (v) {
+            CHECK(v->type == PMIX_SIZE && v->data.size == cid1);
+            PMIX_VALUE_RELEASE(v);
+        }
+    }
+    notify_group("g2");
+    CHECK_RC(PMIx_Group_destruct("g1", NULL, 0), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Group_destruct("g2", NULL, 0), PMIX_SUCCESS);
+    PMIX_PROC_FREE(procs, size);
+}
+
+/* The last rank comes only after the others timed out: they get PMIX_ERR_TIMEOUT, it is refused
+ * at once with the same status, and the group is then built by all. */
+static void timeout(void) {
+    pmix_proc_t *procs = ranks_from(0, size);
+    const uint32_t late = size - 1;
+    double t0 = now();
+    if (me.rank != late) {
+        CHECK_RC(construct("gt", procs, size, 1, 0, NULL, NULL), PMIX_ERR_TIMEOUT);
+        CHECK(now() - t0 < 10);
+    }
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    if (me.rank == late) {
+        t0 = now();
+        CHECK_RC(construct("gt", procs, size, 30, 0, NULL, NULL), PMIX_ERR_TIMEOUT);
+        CHECK(now() - t0 < 5);
+    }
+    CHECK_RC(construct("gt", procs, size, 30, 0, NULL, NULL), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Group_destruct("gt", NULL, 0), PMIX_SUCCESS);
+    PMIX_PROC_FREE(procs, size);
+}
+
+/* The last rank ends without contributing (`how`: "exit" or "kill"): the others' construct fails
+ * with PMIX_ERR_PROC_TERM_WO_SYNC long before its timeout; with PMIX_GROUP_OPTIONAL it completes
+ * without it. */
+static void death(const char *how) {
+    pmix_proc_t *procs = ranks_from(me.rank, size);
+    if (me.rank == size - 1) {
+        if (strcmp(how, "kill") == 0) raise(SIGKILL);
+        _exit(0);
+    }
+    const double t0 = now();
+    CHECK_RC(construct("gd", procs, size, 60, 0, NULL, NULL), PMIX_ERR_PROC_TERM_WO_SYNC);
+    CHECK(now() - t0 < 20);
+    /* Every survivor got its answer; now with the dead one optional. */
+    pmix_info_t *results = NULL;
+    size_t nresults = 0, members = 0;
+    CHECK_RC(construct("gd", procs, size, 60, 1, &results, &nresults), PMIX_SUCCESS);
+    (void)result_cid(results, nresults, &members);
+    CHECK(members == size - 1);
+    PMIX_INFO_FREE(results, nresults);
+    CHECK_RC(PMIx_Group_destruct("gd", NULL, 0), PMIX_SUCCESS);
+    PMIX_PROC_FREE(procs, size);
+}
+
+/* Each node's ranks (PMIX_LOCAL_PEERS) form a group of their own, with a context id: ids agree
+ * within a node's group and differ between nodes' groups (assigned by different brokers). */
+static void pernode(void) {
+    pmix_proc_t self = me;
+    pmix_value_t *v = NULL;
+    CHECK_RC(PMIx_Get(&self, PMIX_LOCAL_PEERS, NULL, 0, &v), PMIX_SUCCESS);
+    if (!v) return;
+    pmix_proc_t procs[256];
+    size_t n = 0;
+    int local[1024] = {0};
+    for (char *s = v->data.string, *end; *s && n < 256; s = *end ? end + 1 : end) {
+        const unsigned long r = strtoul(s, &end, 10);
+        PMIX_LOAD_PROCID(&procs[n], me.nspace, (pmix_rank_t)r);
+        ++n;
+        if (r < 1024) local[r] = 1;
+    }
+    PMIX_VALUE_RELEASE(v);
+    char host[256] = "", grp[300];
+    gethostname(host, sizeof host);
+    snprintf(grp, sizeof grp, "node-%s", host);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0, members = 0;
+    CHECK_RC(construct(grp, procs, n, 30, 0, &results, &nresults), PMIX_SUCCESS);
+    const size_t cid = result_cid(results, nresults, &members);
+    CHECK(cid != 0 && members == n);
+    PMIX_INFO_FREE(results, nresults);
+    pmix_value_t put;
+    PMIX_VALUE_LOAD(&put, &cid, PMIX_SIZE);
+    CHECK_RC(PMIx_Put(PMIX_GLOBAL, "test.nodecid", &put), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    for (uint32_t r = 0; r < size && r < 1024; ++r) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        CHECK_RC(PMIx_Get(&p, "test.nodecid", NULL, 0, &v), PMIX_SUCCESS);
+        if (!v) continue;
+        CHECK(v->type == PMIX_SIZE && (local[r] ? v->data.size == cid : v->data.size != cid));
+        PMIX_VALUE_RELEASE(v);
+    }
+    CHECK_RC(PMIx_Group_destruct(grp, NULL, 0), PMIX_SUCCESS);
+}
+
+/* For test_group_across.sh: the ranks on node $GROUP_VICTIM say "victim up" and sleep (the test
+ * kills their broker); the others say "up" and construct a group of every rank, then print
+ * "rank R construct STATUS". SIGTERM is ignored so that the job's end does not cut the report
+ * short (the launcher's SIGKILL still bounds it). */
+static void lostnode(void) {
+    signal(SIGTERM, SIG_IGN);
+    char host[256] = "";
+    gethostname(host, sizeof host);
+    const char *victim = getenv("GROUP_VICTIM");
+    if (victim && strcmp(host, victim) == 0) {
+        printf("victim up\n");
+        fflush(stdout);
+        for (;;) pause();
+    }
+    printf("up\n");
+    fflush(stdout);
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    const pmix_status_t rc = construct("gl", &all, 1, 60, 0, NULL, NULL);
+    printf("rank %u construct %s\n", me.rank, PMIx_Error_string(rc));
+    fflush(stdout);
+    _exit(0); /* the job is failing: no Finalize */
+}
+
+/* PMIX_GROUP_NOTIFY_TERMINATION: the last rank leaves the job after the group is built; every
+ * other member gets PMIX_GROUP_MEMBER_FAILED naming it. */
+static int member_failed = -1; /* the affected rank */
+static void on_member_failed(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                             pmix_info_t info[], size_t ninfo, pmix_info_t *results,
+                             size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                             void *cbdata) {
+    (void)id, (void)status, (void)source, (void)results, (void)nresults;
+    pthread_mutex_lock(&mu);
+    for (size_t i = 0; i < ninfo; ++i)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC))
+            member_failed = (int)info[i].value.data.proc->rank;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void notify(void) {
+    pmix_status_t code = PMIX_GROUP_MEMBER_FAILED;
+    CHECK(PMIx_Register_event_handler(&code, 1, NULL, 0, on_member_failed, NULL, NULL) >= 0);
+    pmix_proc_t all;
+    pmix_info_t info;
+    bool yes = true;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    PMIX_INFO_LOAD(&info, PMIX_GROUP_NOTIFY_TERMINATION, &yes, PMIX_BOOL);
+    CHECK_RC(PMIx_Group_construct("gn", &all, 1, &info, 1, NULL, NULL), PMIX_SUCCESS);
+    PMIX_INFO_DESTRUCT(&info);
+    if (me.rank == size - 1) _exit(0);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    pthread_mutex_lock(&mu);
+    while (member_failed < 0)
+        if (pthread_cond_timedwait(&cv, &mu, &until) != 0) break;
+    CHECK(member_failed == (int)size - 1);
+    pthread_mutex_unlock(&mu);
+    CHECK_RC(PMIx_Group_destruct("gn", NULL, 0), PMIX_SUCCESS);
+}
+
+/* Construct and destruct `iterations` times over the whole namespace; rank 0 prints the mean. */
+static void bench(int iterations) {
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    const double t0 = now();
+    for (int i = 0; i < iterations && failures == 0; ++i) {
+        CHECK_RC(PMIx_Group_construct("gb", &all, 1, NULL, 0, NULL, NULL), PMIX_SUCCESS);
+        CHECK_RC(PMIx_Group_destruct("gb", NULL, 0), PMIX_SUCCESS);
+    }
+    const double us = (now() - t0) * 1e6 / iterations;
+    if (me.rank == 0) printf("group construct+destruct N=%u: %.1f us\n", size, us);
+}
+
+int main(int argc, char **argv) {
+    const char *scenario = argc > 1 ? argv[1] : "basic";
+    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "PMIx_Init: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    pmix_proc_t wild;
+    pmix_value_t *v = NULL;
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    if (PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v) == PMIX_SUCCESS) {
+        size = v->data.uint32;
+        PMIX_VALUE_RELEASE(v);
+    }
+    if (strcmp(scenario, "basic") == 0)
+        basic();
+    else if (strcmp(scenario, "timeout") == 0)
+        timeout();
+    else if (strcmp(scenario, "exit") == 0 || strcmp(scenario, "kill") == 0)
+        death(scenario);
+    else if (strcmp(scenario, "notify") == 0)
+        notify();
+    else if (strcmp(scenario, "pernode") == 0)
+        pernode();
+    else if (strcmp(scenario, "lostnode") == 0)
+        lostnode();
+    else if (strcmp(scenario, "bench") == 0)
+        bench(argc > 2 ? atoi(argv[2]) : 200);
+    else {
+        fprintf(stderr, "unknown scenario %s\n", scenario);
+        ++failures;
+    }
+    if (failures == 0) printf("%s ok\n", scenario);
+    fflush(stdout);
+    PMIx_Finalize(NULL, 0);
+    return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,125 @@
+#define BOOST_TEST_MODULE group
+#include <boost/test/unit_test.hpp>
+
+#include <map>
+
+#include "actors/protocol/group.hpp"
+#include "broker/broker.hpp"
+#include "support/launcher_peer.hpp"
+#include "support/process.hpp"
+
+// Integration: process groups (PMIx_Group_construct/destruct) of real PMIx programs
+// (tests/group/group_prog.c) launched by the real broker's launcher, as `zpmix run` would.
+using namespace zpmix;
+using namespace zpmix::test;
+
+namespace {
+
+const std::string kProg = std::string(ZPMIX_BIN_DIR) + "/../tests/group_prog";
+
+struct JobResult {
+    std::int32_t status = -1;
+    std::string out, err;
+};
+
+struct JobRunner {
+    TempDir tmp{"zpmix-group"};
+    Broker broker{[this] {
+        Config c;
+        c.run_dir = tmp.path + "/run";
+        c.kill_grace_ms = 500;
+        return c;
+    }()};
+    std::optional<LauncherPeer> peer;
+    std::map<std::string, JobResult> jobs;
+
+    JobRunner() {
+        broker.start();
+        peer.emplace(broker.uri());
+    }
+    ~JobRunner() {
+        peer.reset();
+        broker.stop();
+    }
+
+    void handle(const Envelope &e) {
+        if (e.type == msg::Output::type) {
+            auto o = e.as<msg::Output>();
+            (o.fd == 1 ? jobs[o.nspace].out : jobs[o.nspace].err) += o.data;
+        } else if (e.type == msg::JobEnded::type) {
+            auto j = e.as<msg::JobEnded>();
+            jobs[j.nspace].status = j.status;
+        }
+    }
+    JobResult run(const std::string &scenario, std::uint32_t np, bool recoverable = false) {
+        msg::Launch l;
+        l.bind_to = "none";
+        l.argv = {kProg, scenario};
+        l.np = np;
+        l.timeout_s = 60;  // a hung job fails the test instead of hanging it
+        l.recoverable = recoverable;
+        peer->send(l);
+        std::string ns;
+        while (ns.empty()) {
+            auto e = peer->recv(20s);
+            BOOST_REQUIRE_MESSAGE(e, "no answer to the launch");
+            if (e->type == msg::ErrorReply::type)
+                BOOST_FAIL("launch refused: " << e->as<msg::ErrorReply>().message);
+            if (e->type == msg::LaunchReply::type)
+                ns = e->as<msg::LaunchReply>().nspace;
+            else
+                handle(*e);
+        }
+        const auto deadline = std::chrono::steady_clock::now() + 90s;
+        while (jobs[ns].status < 0) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            BOOST_REQUIRE_MESSAGE(left.count() > 0, "the job did not end in time");
+            if (auto e = peer->recv(left)) handle(*e);
+        }
+        BOOST_TEST_MESSAGE(scenario << " stdout:\n" << jobs[ns].out << "stderr:\n" << jobs[ns].err);
+        return jobs[ns];
+    }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(group, JobRunner)
+
+BOOST_AUTO_TEST_CASE(construct_in_any_order_with_info_context_ids_fence_destruct_rebuild) {
+    const auto r = run("basic", 5);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "basic ok") == 5u);
+}
+
+BOOST_AUTO_TEST_CASE(a_member_that_never_comes_times_out_and_the_latecomer_is_refused) {
+    const auto r = run("timeout", 4);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "timeout ok") == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(a_member_that_exits_fails_the_construct_at_once_unless_optional) {
+    const auto r = run("exit", 4);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "exit ok") == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(a_killed_member_fails_the_construct_of_a_recoverable_job) {
+    const auto r = run("kill", 4, true);
+    BOOST_TEST(count(r.out, "kill ok") == 3u, r.err);
+    BOOST_TEST(r.status == 128 + SIGKILL);  // the job still reports its first failure
+}
+
+BOOST_AUTO_TEST_CASE(members_hear_of_a_members_end_with_notify_termination) {
+    const auto r = run("notify", 3);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "notify ok") == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(each_nodes_group_gets_its_own_context_id) {
+    const auto r = run("pernode", 3);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "pernode ok") == 3u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

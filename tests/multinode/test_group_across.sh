@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Process groups across namespace nodes (tests/group/group_prog.c): construct in any order with
+# group info, endpoint data and context ids, a fence over the group, destruct and build again,
+# on two nodes under a flat tree and on three under a chain (a broker in the middle relays); each
+# node's ranks in a group of their own get context ids unique across brokers; a node's broker
+# killed during a construct fails it for the others with PMIX_ERR_UNREACH, in bounded time.
+# usage: test_group_across.sh ZPMIX GROUP_PROG
+set -u
+zpmix=$(realpath "$1")
+prog=$2
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/netns.sh"
+source "$here/common.sh"
+
+netns_up 3
+a=${NETNS_NODES[0]} b=${NETNS_NODES[1]} c=${NETNS_NODES[2]}
+work=$(mktemp -d)
+export XDG_RUNTIME_DIR=$(mktemp -d)
+trap 'rm -rf "$work" "$XDG_RUNTIME_DIR"; netns_down' EXIT
+export ZPMIX_CONFIG=$work/conf
+run() { timeout 120 "$zpmix" run --rsh-agent "$ZPMIX_NETNS_AGENT" "$@"; }
+ok_lines() {  # ok_lines WHAT SCENARIO RANKS OUTPUT STATUS
+    check "$1: exit status" 0 "$5"
+    check "$1: every rank ok" "$3" "$(grep -c "^$2 ok$" <<<"$4")"
+}
+
+printf '[tree]\nradix = 4\n' >"$work/conf"
+out=$(run -H "$a:2,$b:2" "$prog" basic 2>&1)
+ok_lines "two nodes: basic" basic 4 "$out" $?
+out=$(run -H "$a:2,$b:2" "$prog" pernode 2>&1)
+ok_lines "two nodes: a group per node, context ids unique across brokers" pernode 4 "$out" $?
+
+printf '[tree]\nradix = 1\n' >"$work/conf"
+out=$(run -H "$a:1,$b:2,$c:1" "$prog" basic 2>&1)
+ok_lines "three nodes in a chain: basic" basic 4 "$out" $?
+out=$(run -H "$a:1,$b:2,$c:1" "$prog" pernode 2>&1)
+ok_lines "three nodes in a chain: a group per node" pernode 4 "$out" $?
+
+# A node's broker killed while the others construct a group with its ranks.
+lost_after_ms=2000
+printf '[tree]\nradix = 4\nheartbeat_ms = 200\nlost_after_ms = %d\n' $lost_after_ms >"$work/conf"
+GROUP_VICTIM=$b "$zpmix" run --rsh-agent "$ZPMIX_NETNS_AGENT" -x GROUP_VICTIM -H "$a:2,$b:2" \
+    "$prog" lostnode >"$work/out" 2>"$work/err" &
+pid=$!
+deadline=$((SECONDS + 30))
+until [ "$(grep -c 'up$' "$work/out")" -ge 4 ] || ((SECONDS >= deadline)); do sleep 0.02; done
+check "lost broker: every rank up" 4 "$(grep -c 'up$' "$work/out")"
+bpid=$(ip netns pids "$b" | while read -r p; do
+    [[ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" == "$zpmix broker "* ]] && echo "$p"
+done | head -1)
+t0=$(date +%s%3N)
+kill -KILL "$bpid"
+deadline=$((SECONDS + 30))
+until [ "$(grep -c ' construct ' "$work/out")" -ge 2 ] || ((SECONDS >= deadline)); do sleep 0.02; done
+took=$(($(date +%s%3N) - t0))
+for r in 0 1; do
+    check "lost broker: rank $r's construct fails" 1 "$(grep -c "^rank $r construct PMIX_ERR_UNREACH$" "$work/out")"
+done
+check "lost broker: within lost_after_ms + 3 s" yes "$([ $took -le $((lost_after_ms + 3000)) ] && echo yes || echo "$took ms")"
+deadline=$((SECONDS + 30))
+while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.05; done
+kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+wait "$pid"
+status=$?
+check "lost broker: zpmix run fails" yes "$([ $status -ne 0 ] && [ $status -lt 124 ] && echo yes || echo "status $status")"
+
+[ "$fails" -eq 0 ] || { cat "$work/out" "$work/err" >&2; echo "$fails check(s) failed" >&2; exit 1; }
+echo "all checks passed"
