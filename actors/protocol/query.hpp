@@ -18,7 +18,8 @@ struct Query {
     bool local_only = false;             // PMIX_QUERY_LOCAL_ONLY
     bool report_avg = false;             // PMIX_QUERY_REPORT_AVG
     bool report_minmax = false;          // PMIX_QUERY_REPORT_MINMAX
-    ZPMIX_MSG_MAP(keys, nspace, rank, local_only, report_avg, report_minmax);
+    std::string name;                    // PMIX_PSET_NAME or PMIX_GROUP_ID qualifier
+    ZPMIX_MSG_MAP(keys, nspace, rank, local_only, report_avg, report_minmax, name);
 };
 
 // Client or tool -> query: answered by QueryReply, one result per query in order.

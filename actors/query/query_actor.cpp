@@ -4,6 +4,8 @@
 
 #include <pmix_common.h>
 
+#include "actors/protocol/group.hpp"
+#include "actors/protocol/pset.hpp"
 #include "actors/query/query_keys.hpp"
 
 namespace zpmix {
@@ -16,7 +18,9 @@ QueryActor::QueryActor(Reactor &reactor, Bus &bus, const NamespaceTable &namespa
       answer_timeout_(answer_timeout) {
     on(&QueryActor::request, Access::session | Access::operator_);
     on(&QueryActor::failed, Access::internal);
-    expect<msg::ProcTable>();  // jobctl's process table
+    expect<msg::ProcTable>();    // jobctl's process table
+    expect<msg::PsetList>();     // the pset actor's sets
+    expect<msg::GroupListed>();  // the group actor's groups
 }
 
 bool QueryActor::may_read(const Envelope &req, const std::string &nspace) {

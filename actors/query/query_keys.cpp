@@ -4,15 +4,19 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <optional>
 #include <sstream>
 
 #include <pmix_common.h>
 
 #include "actors/protocol/events.hpp"
+#include "actors/protocol/group.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/protocol/log.hpp"
+#include "actors/protocol/pset.hpp"
 #include "actors/query/query_value.hpp"
 
 namespace zpmix::query {
@@ -192,12 +196,125 @@ void authorizations(QueryActor &q, const Envelope &req, const msg::Query &, cons
     done(PMIX_SUCCESS, info_array(out));
 }
 
+// A named set: its members the caller may see (a tcp client: its own job's).
+struct NamedSet {
+    std::string name;
+    std::vector<msg::Proc> members;
+};
+using Sets = std::function<void(std::int32_t, std::vector<NamedSet>)>;
+
+// The one job a tcp client may read (its own); nullopt: every job.
+std::optional<std::string> readable_job(const Envelope &req) {
+    if (!req.peer.tcp) return std::nullopt;
+    return req.session ? req.session->nspace : std::string();
+}
+
+std::vector<NamedSet> visible(const std::optional<std::string> &job, std::vector<NamedSet> sets) {
+    if (job)
+        for (auto &set : sets)
+            std::erase_if(set.members, [&](const msg::Proc &p) { return p.nspace != *job; });
+    std::erase_if(sets, [](const NamedSet &set) { return set.members.empty(); });
+    return sets;
+}
+
+// Every process set (the pset actor keeps the same sets on every broker).
+void psets(QueryActor &q, const Envelope &req, Sets then) {
+    q.ask("pset", msg::PsetQuery{},
+          [job = readable_job(req), then](std::int32_t status, const Envelope *reply) {
+              if (status != PMIX_SUCCESS || !reply) return then(status, {});
+              std::vector<NamedSet> sets;
+              for (auto &p : reply->as<msg::PsetList>().psets)
+                  sets.push_back({std::move(p.name), std::move(p.members)});
+              then(PMIX_SUCCESS, visible(job, std::move(sets)));
+          });
+}
+
+// The groups with members on this broker's node (the group actor knows those).
+void groups(QueryActor &q, const Envelope &req, Sets then) {
+    q.ask("group", msg::GroupList{},
+          [job = readable_job(req), then](std::int32_t status, const Envelope *reply) {
+              if (status != PMIX_SUCCESS || !reply) return then(status, {});
+              std::vector<NamedSet> sets;
+              for (auto &g : reply->as<msg::GroupListed>().groups)
+                  sets.push_back({std::move(g.grp), std::move(g.members)});
+              then(PMIX_SUCCESS, visible(job, std::move(sets)));
+          });
+}
+
+std::vector<std::string> names_of(const std::vector<NamedSet> &sets) {
+    std::vector<std::string> names;
+    for (const auto &set : sets) names.push_back(set.name);
+    return names;
+}
+
+// PMIX_QUERY_*_MEMBERSHIP: the members of the set the qualifier names.
+void membership(const std::vector<NamedSet> &sets, const std::string &name, const Done &done) {
+    if (name.empty()) return done(PMIX_ERR_BAD_PARAM, {});  // needs PMIX_PSET_NAME / GROUP_ID
+    for (const auto &set : sets)
+        if (set.name == name) return done(PMIX_SUCCESS, proc_array(set.members));
+    done(PMIX_ERR_NOT_FOUND, {});
+}
+
+void num_psets(QueryActor &q, const Envelope &req, const msg::Query &, const Done &done) {
+    psets(q, req, [done](std::int32_t status, std::vector<NamedSet> sets) {
+        if (status != PMIX_SUCCESS) return done(status, {});
+        done(PMIX_SUCCESS, size_value(sets.size()));
+    });
+}
+
+void pset_names(QueryActor &q, const Envelope &req, const msg::Query &, const Done &done) {
+    psets(q, req, [done](std::int32_t status, std::vector<NamedSet> sets) {
+        if (status != PMIX_SUCCESS) return done(status, {});
+        done(PMIX_SUCCESS, string_value(joined(names_of(sets))));
+    });
+}
+
+void pset_membership(QueryActor &q, const Envelope &req, const msg::Query &query,
+                     const Done &done) {
+    psets(q, req, [done, name = query.name](std::int32_t status, std::vector<NamedSet> sets) {
+        if (status != PMIX_SUCCESS) return done(status, {});
+        membership(sets, name, done);
+    });
+}
+
+void num_groups(QueryActor &q, const Envelope &req, const msg::Query &, const Done &done) {
+    groups(q, req, [done](std::int32_t status, std::vector<NamedSet> sets) {
+        if (status != PMIX_SUCCESS) return done(status, {});
+        done(PMIX_SUCCESS, size_value(sets.size()));
+    });
+}
+
+void group_names(QueryActor &q, const Envelope &req, const msg::Query &, const Done &done) {
+    groups(q, req, [done](std::int32_t status, std::vector<NamedSet> sets) {
+        if (status != PMIX_SUCCESS) return done(status, {});
+        done(PMIX_SUCCESS, string_array(names_of(sets)));
+    });
+}
+
+void group_membership(QueryActor &q, const Envelope &req, const msg::Query &query,
+                      const Done &done) {
+    groups(q, req, [done, name = query.name](std::int32_t status, std::vector<NamedSet> sets) {
+        if (status != PMIX_SUCCESS) return done(status, {});
+        membership(sets, name, done);
+    });
+}
+
 // The table. Keys not here (and not answered by libpmix itself) are PMIX_ERR_NOT_FOUND.
 constexpr Key kKeys[] = {
-    {PMIX_QUERY_SUPPORTED_KEYS, supported_keys}, {PMIX_QUERY_NAMESPACES, namespaces},
-    {PMIX_QUERY_NAMESPACE_INFO, namespace_info}, {PMIX_QUERY_JOB_STATUS, job_status},
-    {PMIX_QUERY_PROC_TABLE, proc_table},         {PMIX_QUERY_LOCAL_PROC_TABLE, local_proc_table},
-    {PMIX_QUERY_MEMORY_USAGE, memory_usage},     {PMIX_QUERY_AUTHORIZATIONS, authorizations},
+    {PMIX_QUERY_SUPPORTED_KEYS, supported_keys},
+    {PMIX_QUERY_NAMESPACES, namespaces},
+    {PMIX_QUERY_NAMESPACE_INFO, namespace_info},
+    {PMIX_QUERY_JOB_STATUS, job_status},
+    {PMIX_QUERY_PROC_TABLE, proc_table},
+    {PMIX_QUERY_LOCAL_PROC_TABLE, local_proc_table},
+    {PMIX_QUERY_MEMORY_USAGE, memory_usage},
+    {PMIX_QUERY_AUTHORIZATIONS, authorizations},
+    {PMIX_QUERY_NUM_PSETS, num_psets},
+    {PMIX_QUERY_PSET_NAMES, pset_names},
+    {PMIX_QUERY_PSET_MEMBERSHIP, pset_membership},
+    {PMIX_QUERY_NUM_GROUPS, num_groups},
+    {PMIX_QUERY_GROUP_NAMES, group_names},
+    {PMIX_QUERY_GROUP_MEMBERSHIP, group_membership},
 };
 
 }  // namespace

@@ -81,6 +81,36 @@ inline msg::Blob info_array(const std::vector<Info> &infos) {
     return detail::done(b);
 }
 
+// A pmix_data_array_t of PMIX_STRING.
+inline msg::Blob string_array(const std::vector<std::string> &items) {
+    msgpack::sbuffer b;
+    Packer pk(b);
+    pk.pack_array(2);
+    pk.pack_uint16(PMIX_DATA_ARRAY);
+    pk.pack_array(2);
+    pk.pack_uint16(PMIX_STRING);
+    pk.pack_array(static_cast<std::uint32_t>(items.size()));
+    for (const auto &s : items) pk.pack(s);
+    return detail::done(b);
+}
+
+// A pmix_data_array_t of PMIX_PROC.
+inline msg::Blob proc_array(const std::vector<msg::Proc> &procs) {
+    msgpack::sbuffer b;
+    Packer pk(b);
+    pk.pack_array(2);
+    pk.pack_uint16(PMIX_DATA_ARRAY);
+    pk.pack_array(2);
+    pk.pack_uint16(PMIX_PROC);
+    pk.pack_array(static_cast<std::uint32_t>(procs.size()));
+    for (const auto &p : procs) {
+        pk.pack_array(2);
+        pk.pack(p.nspace);
+        pk.pack_uint32(p.rank);
+    }
+    return detail::done(b);
+}
+
 // One row of a process table, as pmix_proc_info_t holds it.
 struct ProcInfo {
     std::string nspace;

@@ -133,6 +133,53 @@ static void notify_group(const char *grp) {
     pthread_mutex_unlock(&mu);
 }
 
+/* The info `key` in the results of one query, or NULL. */
+static const pmix_info_t *answer(const pmix_info_t *results, size_t n, const char *key) {
+    if (n != 1 || results[0].value.type != PMIX_DATA_ARRAY) return NULL;
+    const pmix_info_t *infos = results[0].value.data.darray->array;
+    for (size_t i = 0; i < results[0].value.data.darray->size; ++i)
+        if (PMIX_CHECK_KEY(&infos[i], key)) return &infos[i];
+    return NULL;
+}
+
+/* PMIx_Query_info knows group `grp` of `nmembers` (with this rank among them). */
+static void query_group(const char *grp, size_t nmembers) {
+    pmix_query_t q;
+    PMIX_QUERY_CONSTRUCT(&q);
+    pmix_status_t rc;
+    PMIX_ARGV_APPEND(rc, q.keys, PMIX_QUERY_NUM_GROUPS);
+    PMIX_ARGV_APPEND(rc, q.keys, PMIX_QUERY_GROUP_NAMES);
+    PMIX_ARGV_APPEND(rc, q.keys, PMIX_QUERY_GROUP_MEMBERSHIP);
+    CHECK_RC(rc, PMIX_SUCCESS);
+    PMIX_INFO_CREATE(q.qualifiers, 1);
+    q.nqual = 1;
+    PMIX_INFO_LOAD(&q.qualifiers[0], PMIX_GROUP_ID, grp, PMIX_STRING);
+    pmix_info_t *results = NULL;
+    size_t n = 0;
+    CHECK_RC(PMIx_Query_info(&q, 1, &results, &n), PMIX_SUCCESS);
+    const pmix_info_t *num = answer(results, n, PMIX_QUERY_NUM_GROUPS);
+    CHECK(num && num->value.type == PMIX_SIZE && num->value.data.size >= 1);
+    const pmix_info_t *names = answer(results, n, PMIX_QUERY_GROUP_NAMES);
+    int named = 0;
+    if (names && names->value.type == PMIX_DATA_ARRAY &&
+        names->value.data.darray->type == PMIX_STRING) {
+        char **s = names->value.data.darray->array;
+        for (size_t i = 0; i < names->value.data.darray->size; ++i) named += !strcmp(s[i], grp);
+    }
+    CHECK(named == 1);
+    const pmix_info_t *m = answer(results, n, PMIX_QUERY_GROUP_MEMBERSHIP);
+    int me_in = 0;
+    if (m && m->value.type == PMIX_DATA_ARRAY && m->value.data.darray->type == PMIX_PROC) {
+        CHECK(m->value.data.darray->size == nmembers);
+        const pmix_proc_t *p = m->value.data.darray->array;
+        for (size_t i = 0; i < m->value.data.darray->size; ++i)
+            me_in += PMIX_CHECK_PROCID(&p[i], &me);
+    }
+    CHECK(me_in == 1);
+    if (results) PMIX_INFO_FREE(results, n);
+    PMIX_QUERY_DESTRUCT(&q);
+}
+
 /* N ranks in shuffled orders, a wildcard, context ids, group info and endpoint data, fences over
  * the group, destruct and build again. */
 static void basic(void) {
@@ -194,6 +241,7 @@ static void basic(void) {
         CHECK(v->type == PMIX_DATA_ARRAY && v->data.darray->size == size);
         PMIX_VALUE_RELEASE(v);
     }
+    query_group("g1", size);
 
     /* g2: the namespace by wildcard; its context id differs from g1's. */
     pmix_proc_t all;

@@ -2,7 +2,8 @@
  * PMIX_PROCESS_SET_DELETE, prints "ready <nspace> <rank> names <its PMIX_PSET_NAMES>", then
  * for each of the two events (define first, delete second, each waited for at most 60 s) prints
  * "define <name> members <ns:rank,...>" / "delete <name>" and its set names again:
- * "names <rank> <name,name|none>". */
+ * "names <rank> <name,name|none>", and what PMIx_Query_info says of the sets: "query <rank> num <N>
+ * names <name,name|-> first <members of 'first', or the status of that key>". */
 #include <pmix.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -59,6 +60,55 @@ static void names(const pmix_proc_t *me, char *out, size_t n) {
     PMIX_VALUE_RELEASE(v);
 }
 
+/* The info `key` in the results of one query, or NULL. */
+static const pmix_info_t *answer(const pmix_info_t *results, size_t n, const char *key) {
+    if (n != 1 || results[0].value.type != PMIX_DATA_ARRAY) return NULL;
+    const pmix_info_t *infos = results[0].value.data.darray->array;
+    for (size_t i = 0; i < results[0].value.data.darray->size; ++i)
+        if (PMIX_CHECK_KEY(&infos[i], key)) return &infos[i];
+    return NULL;
+}
+
+static void query(unsigned rank) {
+    char out[1024] = "";
+    pmix_query_t q;
+    PMIX_QUERY_CONSTRUCT(&q);
+    PMIX_ARGV_APPEND_UNIQUE(q.nqual, q.keys, PMIX_QUERY_NUM_PSETS);
+    PMIX_ARGV_APPEND_UNIQUE(q.nqual, q.keys, PMIX_QUERY_PSET_NAMES);
+    PMIX_ARGV_APPEND_UNIQUE(q.nqual, q.keys, PMIX_QUERY_PSET_MEMBERSHIP);
+    PMIX_INFO_CREATE(q.qualifiers, 1);
+    q.nqual = 1;
+    PMIX_INFO_LOAD(&q.qualifiers[0], PMIX_PSET_NAME, "first", PMIX_STRING);
+    pmix_info_t *results = NULL;
+    size_t n = 0;
+    pmix_status_t rc = PMIx_Query_info(&q, 1, &results, &n);
+    const pmix_info_t *num = answer(results, n, PMIX_QUERY_NUM_PSETS);
+    const pmix_info_t *names = answer(results, n, PMIX_QUERY_PSET_NAMES);
+    const pmix_info_t *first = answer(results, n, PMIX_QUERY_PSET_MEMBERSHIP);
+    snprintf(out, sizeof out, "query %u rc %d num %zu names %s first ", rank, rc,
+             num && num->value.type == PMIX_SIZE ? num->value.data.size : (size_t)999,
+             names && names->value.type == PMIX_STRING && names->value.data.string[0]
+                 ? names->value.data.string
+                 : "-");
+    if (first && first->value.type == PMIX_DATA_ARRAY &&
+        first->value.data.darray->type == PMIX_PROC) {
+        const pmix_proc_t *p = first->value.data.darray->array;
+        for (size_t i = 0; i < first->value.data.darray->size; ++i) {
+            char one[PMIX_MAX_NSLEN + 16];
+            snprintf(one, sizeof one, "%s%s:%u", i ? "," : "", p[i].nspace, p[i].rank);
+            strncat(out, one, sizeof out - strlen(out) - 1);
+        }
+    } else {
+        char st[32];
+        snprintf(st, sizeof st, "status:%d",
+                 first && first->value.type == PMIX_STATUS ? first->value.data.status : 1);
+        strncat(out, st, sizeof out - strlen(out) - 1);
+    }
+    printf("%s\n", out);
+    if (results) PMIX_INFO_FREE(results, n);
+    PMIX_QUERY_DESTRUCT(&q);
+}
+
 int main(void) {
     pmix_proc_t me;
     if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS) return 90;
@@ -80,6 +130,7 @@ int main(void) {
         if (!got) return 92;
         names(&me, buf, sizeof buf);
         printf("%s\nnames %u %s\n", lines[k], me.rank, buf);
+        query(me.rank);
         fflush(stdout);
     }
     PMIx_Finalize(NULL, 0);

@@ -63,6 +63,13 @@ BOOST_AUTO_TEST_CASE(sets_defined_and_deleted_while_a_job_runs) {
     }
     for (const auto &w : lines_of(run, "names"))
         BOOST_TEST(w.at(2) == (w.at(1) == "0" ? "first,world" : "world"));
+    // PMIx_Query_info sees the same sets (query <rank> rc <rc> num <n> names <..> first <..>)
+    for (const auto &w : lines_of(run, "query")) {
+        BOOST_TEST(w.at(3) == "0");  // PMIX_SUCCESS
+        BOOST_TEST(w.at(5) == "2");
+        BOOST_TEST(w.at(7) == "first,world");
+        BOOST_TEST(w.at(9) == nspace + ":0");
+    }
 
     Child remove({kZpmix, "pset", "delete", "first", "--job", nspace}, env);
     BOOST_TEST(remove.exit_code() == 0, remove.err());
@@ -72,4 +79,14 @@ BOOST_AUTO_TEST_CASE(sets_defined_and_deleted_while_a_job_runs) {
     BOOST_REQUIRE_EQUAL(names.size(), 4u);
     BOOST_TEST(names[2].at(2) == "world");
     BOOST_TEST(names[3].at(2) == "world");
+    // after the delete: one set, and the query partly succeeds (PMIX_QUERY_PARTIAL_SUCCESS, -104):
+    // 'first' is not found (PMIX_ERR_NOT_FOUND, -46) for that key alone
+    const auto queries = lines_of(run, "query");
+    BOOST_REQUIRE_EQUAL(queries.size(), 4u);
+    for (std::size_t i = 2; i < 4; ++i) {
+        BOOST_TEST(queries[i].at(3) == "-104");
+        BOOST_TEST(queries[i].at(5) == "1");
+        BOOST_TEST(queries[i].at(7) == "world");
+        BOOST_TEST(queries[i].at(9) == "status:-46");
+    }
 }

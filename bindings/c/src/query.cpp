@@ -200,6 +200,8 @@ pmix_status_t plan(Call &call) {
             } else if (is(qi, PMIX_PROCID) && qi.value.type == PMIX_PROC && qi.value.data.proc) {
                 remote.nspace = qi.value.data.proc->nspace;
                 remote.rank = qi.value.data.proc->rank;
+            } else if (is(qi, PMIX_PSET_NAME) || is(qi, PMIX_GROUP_ID)) {
+                remote.name = string_of(qi.value);
             } else if (is(qi, PMIX_QUERY_LOCAL_ONLY)) {
                 remote.local_only = PMIX_INFO_TRUE(&qi);
             } else if (is(qi, PMIX_QUERY_REPORT_AVG)) {
