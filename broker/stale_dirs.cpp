@@ -30,9 +30,11 @@ int lock_run_dir(const std::string &dir) {
 }
 
 bool run_dir_abandoned(const std::string &dir, long pid_in_name) {
+    // A broker makes its directory before it locks it: in between, only its pid tells it lives.
+    if (pid_in_name <= 0 || process_alive(pid_in_name)) return false;
     const std::string path = dir + "/broker.lock";
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return errno == ENOENT && pid_in_name > 0 && !process_alive(pid_in_name);
+    if (fd < 0) return errno == ENOENT;
     // Taking the lock tells that no one holds it; it is let go at once (close).
     const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
     ::close(fd);

@@ -15,8 +15,9 @@ namespace zpmix {
 // descriptor, which keeps the lock until it is closed. Throws if another process holds it.
 int lock_run_dir(const std::string &dir);
 
-// Whether the broker owning `dir` is gone: its lock is free, or, for a directory without a lock
-// file (its broker died before making one), the pid in its name (broker-<pid>-<n>) is dead.
+// Whether the broker owning `dir` is gone: the pid in its name (broker-<pid>-<n>) is dead and
+// nobody holds its lock (a broker makes its directory, then locks it: in between, only the pid
+// tells that it lives; a pid reused since leaves the directory for a later start).
 bool run_dir_abandoned(const std::string &dir, long pid_in_name);
 
 // Where embedded brokers' directories may be: the base directory (config.hpp), and

@@ -1040,7 +1040,9 @@ void Launcher::finish(const std::string &nspace) {
     for (auto &r : job.ranks) close_input(r);
     if (job.input_retry) reactor().cancel(job.input_retry);
     if (job.input_waiting) flush_input(nspace);
-    if (!job.status && job.requested_end)
+    // A job ended by job control fails with who ended it. Not a part of a job across nodes: its
+    // status tells the coordinator that the job failed, and would end the ranks of every node.
+    if (!job.status && job.requested_end && job.coordinator.empty())
         set_status(job, job.requested_end->first, std::move(job.requested_end->second));
     for (std::size_t i = 0; i < job.ranks.size(); ++i)  // a rank not reaped (never spawned)
         run_cleanup(job.ranks[i].cleanup, fmt::format("{}:{}", nspace, i));

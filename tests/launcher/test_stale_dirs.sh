@@ -58,6 +58,10 @@ flock -n "$lockfd"
 # No lock file, and a live pid in its name (a broker that died before locking, or one starting).
 young=$base/broker-$$-7
 mkdir -p "$young"
+# A lock file nobody holds yet, and a live pid: a broker between making its directory and locking.
+locking=$base/broker-$$-8
+mkdir -p "$locking"
+touch "$locking/broker.lock"
 
 # --- a new broker cleans up ----------------------------------------------------------------------
 "$zpmix" run -n 1 true >"$work/new.out" 2>&1
@@ -66,8 +70,10 @@ check "the stale directory is gone" no "$([ -e "$base/broker-$stale-0" ] && echo
 check "the live broker's directory stays" yes "$([ -d "$base/broker-$live-0/session" ] && echo yes)"
 check "a held lock keeps its directory" yes "$([ -d "$held/session" ] && echo yes)"
 check "a live pid without a lock keeps its directory" yes "$([ -d "$young" ] && echo yes)"
+check "a live pid with a lock not yet taken keeps its directory" yes "$([ -d "$locking" ] && echo yes)"
 exec {lockfd}>&-
 rmdir "$young"
+rm -r "$locking"
 kill -TERM "$live"
 wait "$live" 2>/dev/null
 check "the live broker removes its own directory when it stops" no "$([ -e "$base/broker-$live-0" ] && echo yes || echo no)"

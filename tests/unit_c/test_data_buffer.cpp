@@ -113,7 +113,9 @@ BOOST_AUTO_TEST_CASE(unpacking_bad_bytes_fails_cleanly) {
     const char garbage[] = "\x92\xcd\x00\x03\x91\xc1";  // [3, [<reserved byte>]]
     pmix_data_buffer_t in;
     PMIX_DATA_BUFFER_CONSTRUCT(&in);
-    PMIX_DATA_BUFFER_LOAD(&in, strdup(garbage), sizeof garbage - 1);
+    char *bytes = static_cast<char *>(malloc(sizeof garbage - 1));
+    memcpy(bytes, garbage, sizeof garbage - 1);  // it holds a zero: not strdup
+    PMIX_DATA_BUFFER_LOAD(&in, bytes, sizeof garbage - 1);
     char *s[1] = {nullptr};
     int32_t n = 1;
     BOOST_TEST(PMIx_Data_unpack(nullptr, &in, s, &n, PMIX_STRING) == PMIX_ERR_UNPACK_FAILURE);
