@@ -94,7 +94,11 @@ PMIX_EXPORT pmix_status_t PMIx_Data_unpack(const pmix_proc_t *, pmix_data_buffer
     msgpack::object_handle oh;
     size_t read = offset;
     try {
-        oh = msgpack::unpack(buffer->base_ptr, buffer->bytes_used, read);
+        // Every element takes at least one byte: bounding counts by the bytes present keeps a
+        // forged length from allocating more than the buffer could ever describe.
+        const size_t left = buffer->bytes_used - offset;
+        const msgpack::unpack_limit limit(left, left, left, left, left, 64);
+        oh = msgpack::unpack(buffer->base_ptr, buffer->bytes_used, read, nullptr, nullptr, limit);
     } catch (const msgpack::insufficient_bytes &) {
         return PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER;
     } catch (const std::exception &) {

@@ -99,6 +99,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     std::uint64_t n = 1;
     if (!c.ready(sealed("CurveZMQREADY---", n, precom, std::string_view("\x05READY", 6), "")))
         std::abort();
+    std::uint64_t accepted = n;  // the last nonce the client took: the one a replay reuses
     for (std::string_view rest = in; rest.size() >= 2;) {
         const std::size_t len =
             std::min<std::size_t>(static_cast<unsigned char>(rest[0]), rest.size() - 2);
@@ -106,16 +107,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         const std::string_view payload = rest.substr(2, len);
         rest.remove_prefix(2 + len);
         const bool forged = flags & 0x80;
-        const std::uint64_t nonce = forged && (flags & 0x40) ? n : ++n;  // a replay, or the next
+        const bool replay = forged && (flags & 0x40);
+        const std::uint64_t nonce = replay ? accepted : ++n;
         std::string cmd =
             sealed("CurveZMQMESSAGES", nonce, precom, std::string_view("\x07MESSAGE", 8),
                    std::string(1, static_cast<char>(flags & 0x03)) + std::string(payload));
-        if (forged && !(flags & 0x40)) cmd[cmd.size() - 1 - len % (cmd.size() - 16)] ^= 1;
+        if (forged && !replay) cmd[cmd.size() - 1 - len % (cmd.size() - 16)] ^= 1;
         unsigned char got_flags = 0xff;
         std::string got;
         const bool opened = c.open(cmd, got_flags, got);
         if (forged ? opened : !opened || got != payload || got_flags != (flags & 0x03))
             std::abort();
+        if (opened) accepted = nonce;
     }
     return 0;
 }
