@@ -4,11 +4,13 @@
  *   init   rank 1 stops before PMIx_Init; rank 0 fences (waiting for rank 1)
  *   fence  rank 1 stops after PMIx_Init; rank 0 fences
  *   get    rank 1 stops after PMIx_Init without committing; rank 0 gets its key (no timeout)
+ *   group  rank 1 stops after PMIx_Init; rank 0 constructs a group of both (no timeout)
  *   spawn  rank 0 spawns a child (this program, "child") and waits; the child prints
  *          "victim <pid>"... of rank 0, its parent, which the suite kills during the spawn
  *   hold   every rank prints "ready <pid>" after PMIx_Init, waits for the file $FAULT_GO; with
  *          $FAULT_TIMEOUT, gets a key its peer never commits with PMIX_TIMEOUT that many seconds
- *          ("get <status>"); then fences ("fence <status>")
+ *          ("get <status>", also appended to the file $FAULT_REPORT if set: that line must not
+ *          depend on the broker forwarding output); then fences ("fence <status>")
  *   ok     init, put, commit, fence, get of the next rank's key, finalize: "done"
  * Every line is flushed at once: the suite waits on them. */
 #include <pmix.h>
@@ -61,7 +63,8 @@ int main(int argc, char **argv) {
         printf("init %d\n", rc);
         return 1;
     }
-    if ((strcmp(mode, "fence") == 0 || strcmp(mode, "get") == 0) && rank == 1) {
+    if ((strcmp(mode, "fence") == 0 || strcmp(mode, "get") == 0 || strcmp(mode, "group") == 0) &&
+        rank == 1) {
         say("victim");
         for (;;) pause();
     }
@@ -73,6 +76,14 @@ int main(int argc, char **argv) {
         pmix_value_t *v = NULL;
         rc = PMIx_Get(&peer, "fault.key", NULL, 0, &v);
         printf("get %d\n", rc);
+        fflush(stdout);
+    } else if (strcmp(mode, "group") == 0) {
+        pmix_proc_t all;
+        PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+        pmix_info_t *results = NULL;
+        size_t nresults = 0;
+        rc = PMIx_Group_construct("fault.group", &all, 1, NULL, 0, &results, &nresults);
+        printf("group %d\n", rc);
         fflush(stdout);
     } else if (strcmp(mode, "spawn") == 0 && rank == 0) {
         char pid[32];
@@ -110,6 +121,12 @@ int main(int argc, char **argv) {
             rc = PMIx_Get(&peer, "fault.never", &info, 1, &v);
             printf("get %d\n", rc);
             fflush(stdout);
+            const char *report = getenv("FAULT_REPORT");
+            FILE *f = report ? fopen(report, "a") : NULL;
+            if (f) {
+                fprintf(f, "get %d\n", rc); /* one short line per write: appends stay whole */
+                fclose(f);
+            }
         }
         fence(t ? atoi(t) : 0);
     } else if (strcmp(mode, "ok") == 0) {
