@@ -574,7 +574,21 @@ static void invitation(void) {
             PMIX_VALUE_RELEASE(v);
         }
     }
-    same_everywhere("test.gicid", me.rank == size - 1 ? 0 : cid);
+    /* The members' context ids agree (the last rank declined: not a member). */
+    pmix_value_t put, *got = NULL;
+    PMIX_VALUE_LOAD(&put, &cid, PMIX_SIZE);
+    CHECK_RC(PMIx_Put(PMIX_GLOBAL, "test.gicid", &put), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    for (uint32_t r = 0; me.rank != size - 1 && r < size - 1; ++r) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        CHECK_RC(PMIx_Get(&p, "test.gicid", NULL, 0, &got), PMIX_SUCCESS);
+        if (got) {
+            CHECK(got->type == PMIX_SIZE && got->data.size == cid);
+            PMIX_VALUE_RELEASE(got);
+        }
+    }
     if (me.rank == 1) {
         CHECK_RC(PMIx_Group_leave("gi", NULL, 0), PMIX_SUCCESS);
         CHECK_RC(PMIx_Group_leave("gi", NULL, 0), PMIX_ERR_NOT_FOUND);
