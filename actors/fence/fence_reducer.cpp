@@ -15,16 +15,6 @@ namespace zpmix {
 
 namespace {
 
-// The broker a message over the tree came from ("@<rank>/<its sender>"); none for any other.
-std::optional<std::uint32_t> sender_broker(std::string_view from) {
-    const auto slash = from.find('/');
-    if (from.empty() || from.front() != '@' || slash == std::string_view::npos) return std::nullopt;
-    std::uint32_t rank = 0;
-    auto [end, ec] = std::from_chars(from.data() + 1, from.data() + slash, rank);
-    if (ec != std::errc() || end != from.data() + slash || slash == 1) return std::nullopt;
-    return rank;
-}
-
 // The brokers whose nodes host `participants`, ascending. A participant in a namespace not
 // registered here, or on a node no broker serves, is placed on `fallback`, or with none, the
 // answer is none.
@@ -83,10 +73,28 @@ FenceReducer::FenceReducer(Reactor &reactor, Bus &bus, const NamespaceTable &nam
     : Actor("fence", reactor, bus),
       namespaces_(namespaces),
       brokers_(brokers),
-      store_(log(), [this](const std::string &nspace) {
-          const auto ns = namespaces_.find(nspace);
-          return ns ? ns->job->session_tmpdir : std::string();
-      }) {
+      store_(log(),
+             [this](const std::string &nspace) {
+                 const auto ns = namespaces_.find(nspace);
+                 return ns ? ns->job->session_tmpdir : std::string();
+             }),
+      tree_(brokers,
+            {.owner = "fence",
+             .up =
+                 [this](const std::string &to, const std::string &key, tree::Status status,
+                        const tree::Bytes &part) {
+                     send(to, msg::FenceUp{key, status, msg::Blob(part.begin(), part.end())});
+                 },
+             .down =
+                 [this](const std::string &to, const std::string &key, tree::Status status,
+                        const tree::Bytes &result) {
+                     send(to, msg::FenceDown{key, status, msg::Blob(result.begin(), result.end())});
+                 },
+             .complete = [this](const std::string &key, tree::Status status,
+                                const tree::Bytes &result) { verdict(key, status, result); },
+             .log = [this](std::string_view line) { log().warn("{}", line); },
+             .reduce = tree::Gather::concatenate,
+             .plan = [this](const std::string &key) { return plan(key); }}) {
     on(&FenceReducer::contribute, Access::session);
     on(&FenceReducer::collected, Access::internal);
     on(&FenceReducer::proc_ended, Access::internal);
@@ -219,7 +227,7 @@ void FenceReducer::maybe_complete(const std::string &key, Fence &f) {
     const bool tree = !f.brokers.empty();
     if (!f.collect) {
         if (!tree) return finish(key, PMIX_SUCCESS);
-        return contribute_part(key, msg::FencePart{gather().rank(), false, {}});
+        return contribute_part(key, msg::FencePart{tree_.gather().rank(), false, {}});
     }
     const std::uint64_t id = next_request_++;
     collecting_.emplace(id, Collecting{key, tree});
@@ -233,7 +241,8 @@ void FenceReducer::collected(const Envelope &env, msg::ModexCollected &m) {
     auto f = fences_.find(c.key);
     if (f == fences_.end()) return;
     if (c.part)
-        return contribute_part(c.key, msg::FencePart{gather().rank(), true, std::move(m.data)});
+        return contribute_part(c.key,
+                               msg::FencePart{tree_.gather().rank(), true, std::move(m.data)});
     std::move(f->second.others.begin(), f->second.others.end(), std::back_inserter(m.data));
     const FenceSegmentWriter segment(m.data);
     finish(c.key, PMIX_SUCCESS, &segment);
@@ -282,7 +291,7 @@ void FenceReducer::ended(const msg::FenceProcEnded &m) {
             continue;
         log().info("fence {} fails: {}:{} ended before contributing", key, m.proc.nspace,
                    m.proc.rank);
-        gather().fail(key, PMIX_ERR_PROC_TERM_WO_SYNC);
+        tree_.gather().fail(key, PMIX_ERR_PROC_TERM_WO_SYNC);
     }
 }
 
@@ -319,7 +328,7 @@ void FenceReducer::fail(const std::string &key, std::int32_t status) {
     auto f = fences_.find(key);
     if (f == fences_.end()) return;
     if (f->second.brokers.empty()) return finish(key, status);
-    gather().fail(key, status);  // the root's verdict comes back through verdict()
+    tree_.gather().fail(key, status);  // the root's verdict comes back through verdict()
 }
 
 void FenceReducer::finish(const std::string &key, std::int32_t status,
@@ -344,36 +353,11 @@ void FenceReducer::finish(const std::string &key, std::int32_t status,
 
 // ---- The tree's side: fences over several nodes -------------------------------------------
 
-tree::Gather &FenceReducer::gather() {
-    if (gather_) return *gather_;
-    const auto view = brokers_.view();
-    tree::Gather::Callbacks cb{
-        .send_up =
-            [this](tree::Rank parent, const std::string &key, tree::Status status,
-                   const tree::Bytes &part) {
-                send(remote_address(parent, name()),
-                     msg::FenceUp{key, status, msg::Blob(part.begin(), part.end())});
-            },
-        .send_down =
-            [this](tree::Rank child, const std::string &key, tree::Status status,
-                   const tree::Bytes &result) {
-                send(remote_address(child, name()),
-                     msg::FenceDown{key, status, msg::Blob(result.begin(), result.end())});
-            },
-        .complete = [this](const std::string &key, tree::Status status,
-                           const tree::Bytes &result) { verdict(key, status, result); },
-        .log = [this](std::string_view line) { log().warn("{}", line); },
-    };
-    gather_ = std::make_unique<tree::Gather>(tree::Topology(view->size(), view->radix), view->rank,
-                                             std::move(cb), tree::Gather::concatenate,
-                                             [this](const std::string &key) { return plan(key); });
-    return *gather_;
-}
-
 void FenceReducer::contribute_part(const std::string &key, const msg::FencePart &part) {
     msgpack::sbuffer buf;
     msgpack::pack(buf, part);
-    if (gather().contribute_local(key, tree::Bytes(buf.data(), buf.size())) == tree::Outcome::taken)
+    if (tree_.gather().contribute_local(key, tree::Bytes(buf.data(), buf.size())) ==
+        tree::Outcome::taken)
         return;
     // The fence is over on the tree (it failed before these contributors came).
     log().warn("fence {}: the tree no longer takes this node's part", key);
@@ -386,15 +370,7 @@ std::optional<tree::Parts> FenceReducer::plan(const std::string &key) const {
     const auto view = brokers_.view();
     const auto hosts = hosting_brokers(*participants, *namespaces_.snapshot(), *view, std::nullopt);
     if (!hosts) return std::nullopt;
-    const tree::Topology topology(view->size(), view->radix);
-    tree::Parts parts{false, {}};
-    for (std::uint32_t b : *hosts) {
-        if (b == view->rank)
-            parts.local = true;
-        else if (auto child = topology.child_toward(view->rank, b))
-            parts.children.push_back(*child);
-    }
-    return parts;
+    return tree::parts_over(*hosts, *view);
 }
 
 void FenceReducer::verdict(const std::string &key, std::int32_t status, const tree::Bytes &result) {
@@ -423,7 +399,7 @@ void FenceReducer::verdict(const std::string &key, std::int32_t status, const tr
             msg::read(r, part);
             if (!r.at_end()) throw DecodeError("trailing bytes after a part");
             collect = collect || part.collect;
-            if (part.broker != gather().rank())
+            if (part.broker != tree_.gather().rank())
                 std::move(part.data.begin(), part.data.end(), std::back_inserter(f.others));
         }
     } catch (const std::exception &e) {
@@ -438,47 +414,36 @@ void FenceReducer::verdict(const std::string &key, std::int32_t status, const tr
 }
 
 void FenceReducer::from_child(const Envelope &env, msg::FenceUp &m) {
-    const auto sender = sender_broker(env.from);
-    if (!sender) return log().warn("'{}' not from a broker: dropped", env.type);
+    if (!tree::sender_broker(env.from))
+        return log().warn("'{}' not from a broker: dropped", env.type);
     // At the root: a rank of the fence ended before contributing (ended()).
     if (!ended_.empty())
         if (const auto participants = msg::fence_key_participants(m.key))
             if (const auto gone = ended_before(m.key, *participants)) {
                 log().info("fence {} fails: {}:{} ended before contributing", m.key, gone->nspace,
                            gone->rank);
-                gather().fail(m.key, PMIX_ERR_PROC_TERM_WO_SYNC);
+                tree_.gather().fail(m.key, PMIX_ERR_PROC_TERM_WO_SYNC);
             }
     auto [at, opened] = open_.insert(m.key);
-    if (gather().from_child(*sender, m.key, m.status, tree::Bytes(m.part.begin(), m.part.end())) !=
+    if (tree_.from_child(env.from, m.key, m.status, tree::Bytes(m.part.begin(), m.part.end())) !=
             tree::Outcome::taken &&
         opened)
         open_.erase(m.key);
 }
 
 void FenceReducer::from_parent(const Envelope &env, msg::FenceDown &m) {
-    const auto view = brokers_.view();
-    const auto sender = sender_broker(env.from);
-    if (!sender || view->alone() ||
-        tree::Topology(view->size(), view->radix).parent(view->rank) != sender)
-        return log().warn("'{}' for {} not from the parent broker: dropped", env.type, m.key);
-    gather().from_parent(m.key, m.status, tree::Bytes(m.result.begin(), m.result.end()));
+    tree_.from_parent(env.from, m.key, m.status, tree::Bytes(m.result.begin(), m.result.end()));
 }
 
 // Fences waiting on a lost broker fail: every one over several nodes when the parent is lost
 // (each reduction goes through the root), else those with participants under a lost child. The
 // Gather fails its own operations that wait on them, and remembers the loss for later ones.
 void FenceReducer::tree_lost(const Envelope &, msg::TreeLost &m) {
-    const auto view = brokers_.view();
-    if (view->alone()) return;
-    const tree::Topology topology(view->size(), view->radix);
-    const std::set<std::uint32_t> below(m.brokers.begin(), m.brokers.end());
-    auto lost = [&](std::uint32_t b) { return m.parent || below.contains(b); };
+    if (brokers_.view()->alone()) return;
     std::vector<std::string> failed;
     for (const auto &[key, f] : fences_)
-        if (std::any_of(f.brokers.begin(), f.brokers.end(), lost)) failed.push_back(key);
-    for (std::uint32_t b : below)
-        if (b < view->size() && topology.parent(b) == view->rank) gather().child_lost(b);
-    if (m.parent) gather().parent_lost();
+        if (tree::loss_reaches(m, f.brokers)) failed.push_back(key);
+    tree_.lost(m);
     for (const auto &key : failed) {
         log().info("fence {} fails: a broker hosting participants is lost", key);
         fail(key, PMIX_ERR_UNREACH);

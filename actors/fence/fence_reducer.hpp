@@ -69,7 +69,7 @@
 #include "actors/runtime/actor.hpp"
 #include "actors/runtime/broker_map.hpp"
 #include "actors/runtime/namespace_table.hpp"
-#include "broker/tree/gather.hpp"
+#include "broker/tree/reduction.hpp"
 
 namespace zpmix {
 
@@ -108,8 +108,9 @@ class FenceReducer : public Actor {
     std::uint64_t next_request_ = 1;
     std::unordered_map<std::string, std::unique_ptr<FenceBoard>> boards_;  // mapped, by nspace
     SegmentStore store_;  // the collected data, in its namespaces' session directories
-    // The tree's reductions, made with the tree's view the first time a fence spans nodes.
-    std::unique_ptr<tree::Gather> gather_;
+    // The tree's reductions, its Gather made with the tree's view the first time a fence spans
+    // nodes.
+    tree::Reduction tree_;
     // At the root: the ranks of jobs on several nodes that ended (until their job ends), each
     // with the pending fences it had contributed to; and the keys of the tree's pending
     // operations that children opened here.
@@ -149,7 +150,6 @@ class FenceReducer : public Actor {
 
     // The tree's side: this node's part handed to the Gather, the Gather's plan of a key and its
     // verdict.
-    tree::Gather &gather();
     void contribute_part(const std::string &key, const msg::FencePart &part);
     std::optional<tree::Parts> plan(const std::string &key) const;
     void verdict(const std::string &key, std::int32_t status, const tree::Bytes &result);

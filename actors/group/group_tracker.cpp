@@ -11,17 +11,13 @@
 
 namespace zpmix {
 
-namespace {
+using group::explicit_ranks;
+using group::hosting_brokers;
+using group::in_set;
+using group::Normal;
+using group::normalise;
 
-// The broker a message over the tree came from ("@<rank>/<its sender>"); none for any other.
-std::optional<std::uint32_t> sender_broker(std::string_view from) {
-    const auto slash = from.find('/');
-    if (from.empty() || from.front() != '@' || slash == std::string_view::npos) return std::nullopt;
-    std::uint32_t rank = 0;
-    auto [end, ec] = std::from_chars(from.data() + 1, from.data() + slash, rank);
-    if (ec != std::errc() || end != from.data() + slash || slash == 1) return std::nullopt;
-    return rank;
-}
+namespace {
 
 struct KeyParts {
     bool destruct = false;
@@ -46,63 +42,9 @@ std::optional<KeyParts> parse_key(std::string_view key) {
     return k;
 }
 
-// The members as a set every member spells alike: canonical, and a namespace whose every rank is
-// named written as its wildcard. Also the members with explicit ranks (ascending). A namespace
-// this broker does not know, or a rank its job does not have, is an error (status, why).
-struct Normal {
-    std::vector<msg::Proc> set, explicit_ranks;
-    std::int32_t status = PMIX_SUCCESS;
-    std::string why;
-};
-Normal normalise(std::vector<msg::Proc> members, const NamespaceTable::Snapshot &table) {
-    Normal n;
-    auto canonical = msg::canonical_participants(std::move(members));
-    std::map<std::string, std::vector<std::uint32_t>> ranks;  // nspace -> ranks (none: all)
-    for (const auto &p : canonical) {
-        auto ns = table.find(p.nspace);
-        if (ns == table.end()) {
-            n.status = PMIX_ERR_NOT_FOUND;
-            n.why = "unknown namespace '" + p.nspace + "' among the members";
-            return n;
-        }
-        if (p.rank != msg::kWildcardRank && p.rank >= ns->second->size()) {
-            n.status = PMIX_ERR_BAD_PARAM;
-            n.why = p.nspace + " has no rank " + std::to_string(p.rank);
-            return n;
-        }
-        auto &r = ranks[p.nspace];
-        if (p.rank == msg::kWildcardRank) {
-            r.clear();
-            for (std::uint32_t i = 0; i < ns->second->size(); ++i) r.push_back(i);
-        } else {
-            r.push_back(p.rank);
-        }
-    }
-    for (const auto &[nspace, rs] : ranks) {
-        const std::uint32_t size = table.find(nspace)->second->size();
-        if (rs.size() == size)
-            n.set.push_back({nspace, msg::kWildcardRank});
-        else
-            for (auto r : rs) n.set.push_back({nspace, r});
-        for (auto r : rs) n.explicit_ranks.push_back({nspace, r});
-    }
-    return n;
-}
-
-// The brokers hosting `members` (explicit ranks), ascending; none when a member's node has no
-// broker.
-std::optional<std::vector<std::uint32_t>> hosting_brokers(const std::vector<msg::Proc> &members,
-                                                          const NamespaceTable::Snapshot &table,
-                                                          const BrokerView &view) {
-    std::set<std::uint32_t> out;
-    for (const auto &p : members) {
-        auto ns = table.find(p.nspace);
-        if (ns == table.end() || p.rank >= ns->second->job->procs.size()) return std::nullopt;
-        auto b = view.broker_of(ns->second->job->procs[p.rank].hostname);
-        if (!b) return std::nullopt;
-        out.insert(*b);
-    }
-    return std::vector<std::uint32_t>(out.begin(), out.end());
+// Whether a contribution carries more than its member's name (the membership has that).
+bool says_something(const msg::GroupMember &c) {
+    return c.leader || !c.info.empty() || !c.endpoint.empty();
 }
 
 tree::Bytes pack_part(const msg::GroupPart &part) {
@@ -118,14 +60,39 @@ GroupTracker::GroupTracker(Reactor &reactor, Bus &bus, const NamespaceTable &nam
     : Actor("group", reactor, bus),
       namespaces_(namespaces),
       brokers_(brokers),
-      settings_(settings) {
+      settings_(settings),
+      tree_(brokers,
+            {.owner = "group",
+             .up =
+                 [this](const std::string &to, const std::string &key, tree::Status status,
+                        const tree::Bytes &part) {
+                     send(to, msg::GroupUp{key, status, msg::Blob(part.begin(), part.end())});
+                 },
+             .down =
+                 [this](const std::string &to, const std::string &key, tree::Status status,
+                        const tree::Bytes &result) {
+                     send(to, msg::GroupDown{key, status, msg::Blob(result.begin(), result.end())});
+                 },
+             .complete = [this](const std::string &key, tree::Status status,
+                                const tree::Bytes &result) { verdict(key, status, result); },
+             .log = [this](std::string_view line) { log().warn("{}", line); },
+             .reduce = [this](const std::string &key, const tree::Bytes *local,
+                              const std::vector<tree::Bytes> &children,
+                              tree::Bytes &out) { return reduce(key, local, children, out); },
+             .plan = [this](const std::string &key) { return plan(key); }}) {
     on(&GroupTracker::contribute, Access::session);
+    on(&GroupTracker::invite, Access::session);
+    on(&GroupTracker::join, Access::session);
+    on(&GroupTracker::leave, Access::session);
     on(&GroupTracker::list, Access::session | Access::operator_);
     on(&GroupTracker::proc_ended, Access::internal);
     on(&GroupTracker::namespace_ended, Access::internal);
     on(&GroupTracker::from_child, Access::internal);
     on(&GroupTracker::from_parent, Access::internal);
     on(&GroupTracker::tree_lost, Access::internal);
+    on(&GroupTracker::left, Access::internal);
+    on(&GroupTracker::relayed_done, Access::internal);
+    on(&GroupTracker::relayed_error, Access::internal);
 }
 
 std::string GroupTracker::key(bool destruct, std::uint64_t seq, std::string_view grp,
@@ -150,39 +117,46 @@ void GroupTracker::contribute(const Envelope &env, msg::GroupContribute &m) {
     if (m.grp.empty() || m.grp.size() > PMIX_MAX_NSLEN)
         return reply_error(env, PMIX_ERR_BAD_PARAM, "a group's name has 1 to 255 characters");
     const auto snapshot = namespaces_.snapshot();
-    Normal n = normalise(m.members, *snapshot);
+    const auto known = groups_.find(m.grp);
+    if (m.destruct && known == groups_.end())
+        return reply_error(env, PMIX_ERR_NOT_FOUND, "no group '" + m.grp + "' here");
+    // A destruct's members are the group's.
+    Normal n;
+    if (m.destruct)
+        n.set = known->second.set;
+    else
+        n = normalise(std::move(m.members), *snapshot);
     if (n.status != PMIX_SUCCESS) return reply_error(env, n.status, n.why);
-    if (!std::binary_search(n.explicit_ranks.begin(), n.explicit_ranks.end(), m.proc))
+    if (!in_set(n.set, m.proc))
         return reply_error(env, PMIX_ERR_BAD_PARAM, "the caller is not among the members");
     const std::string k = key(m.destruct, m.seq, m.grp, msg::fence_set(n.set));
     // A latecomer to a failed operation.
     if (auto f = failed_.find(k); f != failed_.end())
-        return reply(env, msg::GroupDone{m.grp, f->second, 0, {}, {}});
+        return reply(env, msg::GroupDone{m.grp, f->second, 0, {}, {}, false});
     auto it = ops_.find(k);
-    if (it == ops_.end()) {
-        const bool known = groups_.contains(m.grp);
-        if (!m.destruct && known)
+    const bool fresh = it == ops_.end();
+    if (fresh) {
+        if (!m.destruct && known != groups_.end())
             return reply_error(env, PMIX_ERR_EXISTS, "group '" + m.grp + "' exists");
-        if (m.destruct && !known)
-            return reply_error(env, PMIX_ERR_NOT_FOUND, "no group '" + m.grp + "' here");
         Op op;
         op.grp = m.grp;
         op.destruct = m.destruct;
+        op.members = m.destruct ? known->second.members : explicit_ranks(n.set, *snapshot);
         const auto view = brokers_.view();
-        for (const auto &p : n.explicit_ranks) {
+        for (const auto &p : op.members) {
             const auto &job = *snapshot->find(p.nspace)->second;
             if (view->alone() || job.job->procs[p.rank].hostname == view->node()) op.here.insert(p);
         }
-        if (op.here.size() != n.explicit_ranks.size()) {
+        if (op.here.size() != op.members.size()) {
             if (m.local_only)
                 return reply_error(env, PMIX_ERR_BAD_PARAM,
                                    "PMIX_GROUP_LOCAL_ONLY, but members are on other nodes");
-            auto hosts = hosting_brokers(n.explicit_ranks, *snapshot, *view);
+            auto hosts = hosting_brokers(op.members, *snapshot, *view);
             if (!hosts)
                 return reply_error(env, PMIX_ERR_NOT_FOUND, "a member's node has no broker");
             op.brokers = std::move(*hosts);
         }
-        op.members = std::move(n.explicit_ranks);
+        op.set = std::move(n.set);
         const auto timeout =
             m.timeout_ms ? std::chrono::milliseconds(m.timeout_ms) : settings_.default_timeout;
         if (timeout.count() > 0)
@@ -204,19 +178,20 @@ void GroupTracker::contribute(const Envelope &env, msg::GroupContribute &m) {
     op.tolerant = op.tolerant || m.optional || m.ft_collective;
     op.assign = op.assign || m.assign_context_id;
     op.notify = op.notify || m.notify_termination;
-    // Members here that ended before this operation reached them.
-    std::vector<msg::Proc> gone;
-    for (const auto &p : op.here) {
-        const auto ns = snapshot->find(p.nspace);
-        if (!op.arrived.contains(p) && !op.left_out.contains(p) && ns->second->ended(p.rank))
-            gone.push_back(p);
-    }
-    for (const auto &p : gone) {
-        if (!op.destruct && !op.tolerant) {
-            log().info("group {} fails: {}:{} ended before contributing", k, p.nspace, p.rank);
-            return fail(k, PMIX_ERR_PROC_TERM_WO_SYNC);
+    // Members here that ended before this operation began (later ends come as proc_ended).
+    if (fresh) {
+        std::vector<msg::Proc> gone;
+        for (const auto &p : op.here) {
+            const auto ns = snapshot->find(p.nspace);
+            if (!op.arrived.contains(p) && ns->second->ended(p.rank)) gone.push_back(p);
         }
-        op.left_out.insert(p);
+        for (const auto &p : gone) {
+            if (!op.destruct && !op.tolerant) {
+                log().info("group {} fails: {}:{} ended before contributing", k, p.nspace, p.rank);
+                return fail(k, PMIX_ERR_PROC_TERM_WO_SYNC);
+            }
+            op.left_out.insert(p);
+        }
     }
     maybe_complete(k, op);
 }
@@ -226,16 +201,18 @@ void GroupTracker::maybe_complete(const std::string &key, Op &op) {
     op.gathering = true;
     if (op.brokers.empty()) {
         std::vector<msg::GroupMember> all;
-        for (auto &[p, c] : op.arrived) all.push_back(c);
+        for (auto &[p, c] : op.arrived)
+            if (says_something(c)) all.push_back(c);
         const std::set<msg::Proc> left = op.left_out;
         const bool assign = op.assign;
         return finish(key, PMIX_SUCCESS, std::move(all), left, op.destruct ? 0 : next_context_id(),
                       assign);
     }
-    msg::GroupPart part{gather().rank(), {}, {}, op.assign, 0};
-    for (auto &[p, c] : op.arrived) part.contributions.push_back(c);
+    msg::GroupPart part{tree_.gather().rank(), {}, {}, op.assign, 0};
+    for (auto &[p, c] : op.arrived)
+        if (says_something(c)) part.contributions.push_back(c);
     part.left_out.assign(op.left_out.begin(), op.left_out.end());
-    if (gather().contribute_local(key, pack_part(part)) != tree::Outcome::taken) {
+    if (tree_.gather().contribute_local(key, pack_part(part)) != tree::Outcome::taken) {
         log().warn("group {}: the tree no longer takes this node's part", key);
         finish(key, PMIX_ERROR);
     }
@@ -245,7 +222,7 @@ void GroupTracker::fail(const std::string &key, std::int32_t status) {
     auto it = ops_.find(key);
     if (it == ops_.end()) return;
     if (it->second.brokers.empty()) return finish(key, status);
-    gather().fail(key, status);  // the root's verdict comes back through verdict()
+    tree_.gather().fail(key, status);  // the root's verdict comes back through verdict()
 }
 
 void GroupTracker::finish(const std::string &key, std::int32_t status,
@@ -262,18 +239,23 @@ void GroupTracker::finish(const std::string &key, std::int32_t status,
     if (!node) return;
     Op &op = node.mapped();
     if (op.timer) reactor().cancel(op.timer);
-    msg::GroupDone done{op.grp, status, 0, {}, {}};
+    msg::GroupDone done{op.grp, status, 0, {}, {}, op.notify};
     if (status == PMIX_SUCCESS) {
         if (op.destruct) {
             groups_.erase(op.grp);
         } else {
+            Group g{{}, {}, context_id, op.notify, std::nullopt};
             for (const auto &p : op.members)
-                if (!left_out.contains(p)) done.membership.push_back(p);
+                if (!left_out.contains(p)) g.members.push_back(p);
+            if (left_out.empty())
+                g.set = std::move(op.set);
+            else
+                g.set = normalise(g.members, *namespaces_.snapshot()).set;
             std::sort(all.begin(), all.end(),
                       [](const auto &a, const auto &b) { return a.proc < b.proc; });
-            Group g{done.membership, context_id, op.notify, std::nullopt};
             for (const auto &c : all)
                 if (c.leader) g.leader = c.proc;
+            done.membership = msg::to_runs(g.members);
             groups_[op.grp] = std::move(g);
             done.context_id = assign || op.assign ? context_id : 0;
             done.contributions = std::move(all);
@@ -302,6 +284,7 @@ void GroupTracker::proc_ended(const Envelope &, msg::ProcEnded &m) {
     }
     for (const auto &key : maybe)
         if (auto it = ops_.find(key); it != ops_.end()) maybe_complete(key, it->second);
+    invitees_ended(gone);
     if (m.lost_with.empty()) notify_end(gone);
 }
 
@@ -345,35 +328,6 @@ void GroupTracker::list(const Envelope &env, msg::GroupList &m) {
 
 // ---- The tree's side: operations over several nodes ----------------------------------------
 
-tree::Gather &GroupTracker::gather() {
-    if (gather_) return *gather_;
-    const auto view = brokers_.view();
-    tree::Gather::Callbacks cb{
-        .send_up =
-            [this](tree::Rank parent, const std::string &key, tree::Status status,
-                   const tree::Bytes &part) {
-                send(remote_address(parent, name()),
-                     msg::GroupUp{key, status, msg::Blob(part.begin(), part.end())});
-            },
-        .send_down =
-            [this](tree::Rank child, const std::string &key, tree::Status status,
-                   const tree::Bytes &result) {
-                send(remote_address(child, name()),
-                     msg::GroupDown{key, status, msg::Blob(result.begin(), result.end())});
-            },
-        .complete = [this](const std::string &key, tree::Status status,
-                           const tree::Bytes &result) { verdict(key, status, result); },
-        .log = [this](std::string_view line) { log().warn("{}", line); },
-    };
-    gather_ = std::make_unique<tree::Gather>(
-        tree::Topology(view->size(), view->radix), view->rank, std::move(cb),
-        [this](const std::string &key, const tree::Bytes *local,
-               const std::vector<tree::Bytes> &children,
-               tree::Bytes &out) { return reduce(key, local, children, out); },
-        [this](const std::string &key) { return plan(key); });
-    return *gather_;
-}
-
 // Every broker's parts, as Gather::concatenate combines them; the root adds its verdict's part,
 // with the context id of a construct.
 std::int32_t GroupTracker::reduce(const std::string &key, const tree::Bytes *local,
@@ -402,17 +356,9 @@ std::optional<tree::Parts> GroupTracker::plan(const std::string &key) const {
     Normal n = normalise(*members, *snapshot);
     if (n.status != PMIX_SUCCESS) return std::nullopt;
     const auto view = brokers_.view();
-    const auto hosts = hosting_brokers(n.explicit_ranks, *snapshot, *view);
+    const auto hosts = hosting_brokers(explicit_ranks(n.set, *snapshot), *snapshot, *view);
     if (!hosts) return std::nullopt;
-    const tree::Topology topology(view->size(), view->radix);
-    tree::Parts parts{false, {}};
-    for (std::uint32_t b : *hosts) {
-        if (b == view->rank)
-            parts.local = true;
-        else if (auto child = topology.child_toward(view->rank, b))
-            parts.children.push_back(*child);
-    }
-    return parts;
+    return tree::parts_over(*hosts, *view);
 }
 
 void GroupTracker::verdict(const std::string &key, std::int32_t status, const tree::Bytes &result) {
@@ -455,38 +401,30 @@ void GroupTracker::verdict(const std::string &key, std::int32_t status, const tr
 }
 
 void GroupTracker::from_child(const Envelope &env, msg::GroupUp &m) {
-    const auto sender = sender_broker(env.from);
-    if (!sender) return log().warn("'{}' not from a broker: dropped", env.type);
-    gather().from_child(*sender, m.key, m.status, tree::Bytes(m.part.begin(), m.part.end()));
+    tree_.from_child(env.from, m.key, m.status, tree::Bytes(m.part.begin(), m.part.end()));
 }
 
 void GroupTracker::from_parent(const Envelope &env, msg::GroupDown &m) {
-    const auto view = brokers_.view();
-    const auto sender = sender_broker(env.from);
-    if (!sender || view->alone() ||
-        tree::Topology(view->size(), view->radix).parent(view->rank) != sender)
-        return log().warn("'{}' for {} not from the parent broker: dropped", env.type, m.key);
-    gather().from_parent(m.key, m.status, tree::Bytes(m.result.begin(), m.result.end()));
+    tree_.from_parent(env.from, m.key, m.status, tree::Bytes(m.result.begin(), m.result.end()));
 }
 
 // As the fence's: operations with members under a lost broker fail (PMIX_ERR_UNREACH), and the
-// Gather fails those waiting on a lost child or parent.
+// Gather fails those waiting on a lost child or parent. Answers relayed there fail too.
 void GroupTracker::tree_lost(const Envelope &, msg::TreeLost &m) {
-    const auto view = brokers_.view();
-    if (view->alone()) return;
-    const tree::Topology topology(view->size(), view->radix);
-    const std::set<std::uint32_t> below(m.brokers.begin(), m.brokers.end());
-    auto lost = [&](std::uint32_t b) { return m.parent || below.contains(b); };
+    if (brokers_.view()->alone()) return;
     std::vector<std::string> failed;
     for (const auto &[key, op] : ops_)
-        if (std::any_of(op.brokers.begin(), op.brokers.end(), lost)) failed.push_back(key);
-    for (std::uint32_t b : below)
-        if (b < view->size() && topology.parent(b) == view->rank) gather().child_lost(b);
-    if (m.parent) gather().parent_lost();
+        if (tree::loss_reaches(m, op.brokers)) failed.push_back(key);
+    std::vector<std::uint64_t> relays;
+    for (const auto &[id, r] : relayed_)
+        if (tree::loss_reaches(m, {r.broker})) relays.push_back(id);
+    tree_.lost(m);
     for (const auto &key : failed) {
         log().info("group {} fails: a broker hosting members is lost", key);
         fail(key, PMIX_ERR_UNREACH);
     }
+    for (auto id : relays)
+        answer_relayed(id, PMIX_ERR_UNREACH, "the leader's broker is lost", nullptr);
 }
 
 }  // namespace zpmix

@@ -34,6 +34,21 @@
 //   destruct; a destruct of a name it has no group of, with PMIX_ERR_NOT_FOUND.
 // - The groups kept are those with members on this node, until destructed or until every
 //   member's job ended; group.list answers with them (for PMIx_Query_info's group queries).
+//
+// Groups by invitation (group_invitations.cpp): PMIx_Group_invite opens an invitation on the
+// leader's broker, which publishes PMIX_GROUP_INVITED to the invitees (cached, so a handler
+// registered later still gets it) and gathers their answers (group.join, relayed by an
+// invitee's broker to the leader's); it tells the leader of each (PMIX_GROUP_INVITE_ACCEPTED,
+// _DECLINED, _FAILED). The group forms once every invitee answered or is out: one that declined,
+// ended (seen at once on the leader's node; on another node, at the timeout) or did not answer
+// within the invitation's timeout (PMIX_TIMEOUT, else group_timeout_ms) is left out
+// (PMIX_GROUP_INVITE_FAILED), and the leader gets PMIX_ERR_PARTIAL_SUCCESS. The members hear
+// PMIX_GROUP_CONSTRUCT_COMPLETE (info PMIX_GROUP_MEMBERSHIP) and every pending call returns.
+// A leader that ends first aborts it: the invitees hear PMIX_GROUP_LEADER_FAILED, the accepted
+// joins return PMIX_GROUP_CONSTRUCT_ABORT (a new leader is not elected). A relayed answer is
+// bounded by group_timeout_ms and fails with PMIX_ERR_UNREACH when the leader's broker is lost.
+// PMIx_Group_leave: the others hear PMIX_GROUP_LEFT and every broker hosting members drops the
+// leaver (group.left); a group formed either way is destructed the same way.
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -46,13 +61,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/group/group_members.hpp"
 #include "actors/protocol/group.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/tree.hpp"
 #include "actors/runtime/actor.hpp"
 #include "actors/runtime/broker_map.hpp"
 #include "actors/runtime/namespace_table.hpp"
-#include "broker/tree/gather.hpp"
+#include "broker/tree/reduction.hpp"
 
 namespace zpmix {
 
@@ -73,6 +89,7 @@ class GroupTracker : public Actor {
         std::string grp;
         bool destruct = false;
         std::vector<msg::Proc> members;  // explicit ranks, ascending
+        std::vector<msg::Proc> set;      // as the key spells it (whole namespaces by wildcard)
         std::set<msg::Proc> here;        // members on this node
         std::map<msg::Proc, msg::GroupMember> arrived;
         std::set<msg::Proc> left_out;                                // ended first, allowed to
@@ -84,11 +101,34 @@ class GroupTracker : public Actor {
         Reactor::TimerId timer = 0;
     };
     struct Group {
-        std::vector<msg::Proc> members;
+        std::vector<msg::Proc> members;  // explicit ranks, ascending
+        std::vector<msg::Proc> set;      // as a destruct's key spells them
         std::uint64_t context_id = 0;
         bool notify_termination = false;
         std::optional<msg::Proc> leader;
     };
+
+    // An invitation, on the leader's broker, by group name.
+    struct Invitation {
+        msg::Proc leader;
+        std::vector<msg::Proc> invitees;  // explicit ranks, ascending, without the leader
+        std::set<msg::Proc> accepted, out;
+        std::vector<std::pair<std::string, std::uint64_t>> waiting;  // the leader's, then joins
+        bool assign = false, notify = false;
+        Reactor::TimerId timer = 0;
+    };
+    // An invitee's answer relayed to the leader's broker, by this broker's request id.
+    struct Relayed {
+        std::string route;
+        std::uint64_t id = 0;
+        std::string grp;
+        msg::Proc leader;
+        bool accept = false;
+        std::uint32_t broker = 0;
+        Reactor::TimerId timer = 0;
+    };
+    // A membership an answer may name (beyond it, the answer is refused).
+    static constexpr std::size_t kMaxMembers = std::size_t{1} << 24;
 
     const NamespaceTable &namespaces_;
     const BrokerMap &brokers_;
@@ -96,7 +136,10 @@ class GroupTracker : public Actor {
     std::unordered_map<std::string, Op> ops_;  // by key
     std::map<std::string, Group> groups_;      // constructed, with members here, by name
     std::uint64_t contexts_ = 0;               // context ids assigned here
-    std::unique_ptr<tree::Gather> gather_;
+    std::map<std::string, Invitation> invitations_;
+    std::map<std::uint64_t, Relayed> relayed_;
+    std::uint64_t next_relay_ = 1;
+    tree::Reduction tree_;
     static constexpr std::size_t kRecentFailures = 1024;
     std::unordered_map<std::string, std::int32_t> failed_;
     std::deque<std::string> failed_order_;
@@ -108,6 +151,12 @@ class GroupTracker : public Actor {
     void from_parent(const Envelope &env, msg::GroupDown &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
     void list(const Envelope &env, msg::GroupList &m);
+    void invite(const Envelope &env, msg::GroupInvite &m);
+    void join(const Envelope &env, msg::GroupJoin &m);
+    void leave(const Envelope &env, msg::GroupLeave &m);
+    void left(const Envelope &env, msg::GroupLeft &m);
+    void relayed_done(const Envelope &env, msg::GroupDone &m);
+    void relayed_error(const Envelope &env, msg::ErrorReply &m);
 
     std::uint64_t next_context_id();
     void maybe_complete(const std::string &key, Op &op);
@@ -119,7 +168,20 @@ class GroupTracker : public Actor {
                 bool assign = false);
     void notify_end(const msg::Proc &gone);
 
-    tree::Gather &gather();
+    // Invitations (group_invitations.cpp).
+    void tell(std::int32_t code, const msg::Proc &source, std::vector<msg::Proc> recipients,
+              const std::string &grp, const msg::Proc *affected = nullptr,
+              const std::vector<msg::Proc> *members = nullptr);
+    void drop_invitee(const std::string &grp, Invitation &inv, const msg::Proc &p,
+                      std::int32_t code);
+    void maybe_form(const std::string &grp);
+    void form(const std::string &grp);
+    void abort_invitation(const std::string &grp);
+    void invitees_ended(const msg::Proc &gone);
+    void answer_relayed(std::uint64_t id, std::int32_t status, const std::string &why,
+                        msg::GroupDone *done);
+    void drop_member(const std::string &grp, const msg::Proc &p);
+
     std::optional<tree::Parts> plan(const std::string &key) const;
     std::int32_t reduce(const std::string &key, const tree::Bytes *local,
                         const std::vector<tree::Bytes> &children, tree::Bytes &out);

@@ -4,6 +4,7 @@
 // when the members are on several brokers' nodes, reduced over the broker tree (GroupUp,
 // GroupDown) by the engine fences use (broker/tree/gather.hpp).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,18 +16,55 @@
 
 namespace zpmix::msg {
 
+// Ranks of one namespace as runs: `runs` is [first, count, first, count, ...], ascending.
+struct RankRuns {
+    std::string nspace;
+    std::vector<std::uint32_t> runs;
+    ZPMIX_MSG_MAP(nspace, runs);
+};
+// `procs` (explicit ranks, ascending by namespace then rank) as runs, and back. to_procs refuses
+// (none) runs that are malformed or name more than `max` processes.
+inline std::vector<RankRuns> to_runs(const std::vector<Proc> &procs) {
+    std::vector<RankRuns> out;
+    for (const auto &p : procs) {
+        if (out.empty() || out.back().nspace != p.nspace) out.push_back({p.nspace, {}});
+        auto &runs = out.back().runs;
+        if (!runs.empty() && runs[runs.size() - 2] + runs.back() == p.rank)
+            ++runs.back();
+        else
+            runs.insert(runs.end(), {p.rank, 1});
+    }
+    return out;
+}
+inline std::optional<std::vector<Proc>> to_procs(const std::vector<RankRuns> &runs,
+                                                 std::size_t max) {
+    std::vector<Proc> out;
+    for (const auto &r : runs) {
+        if (r.runs.size() % 2 != 0) return std::nullopt;
+        for (std::size_t i = 0; i < r.runs.size(); i += 2) {
+            const std::uint64_t first = r.runs[i], count = r.runs[i + 1];
+            if (count > max - out.size() || first + count > kWildcardRank) return std::nullopt;
+            for (std::uint64_t k = 0; k < count; ++k)
+                out.push_back({r.nspace, static_cast<std::uint32_t>(first + k)});
+        }
+    }
+    return out;
+}
+
 // Client -> group: the caller's part of PMIx_Group_construct (`destruct` false) or
 // PMIx_Group_destruct. `members` as the caller named them (any order, wildcard ranks); every
 // member names the same set. `seq` counts the caller's earlier calls of this kind for this name
 // and set (whatever their outcome), so that a group built again after a destruct, or after a
-// failed construct, is a new operation on every broker. Answered with GroupDone.
+// failed construct, is a new operation on every broker. A destruct names no members: the broker
+// takes the group's membership (so the request stays small whatever the group's size). Answered
+// with GroupDone.
 struct GroupContribute {
     static constexpr const char *type = "group.contribute";
     std::string grp;
     bool destruct = false;
     std::uint64_t seq = 0;
-    Proc proc;  // the caller
-    std::vector<Proc> members;
+    Proc proc;                        // the caller
+    std::vector<Proc> members;        // a construct's; empty for a destruct
     std::uint32_t timeout_ms = 0;     // 0: the broker's default ([broker] group_timeout_ms)
     bool leader = false;              // PMIX_GROUP_LEADER
     bool optional = false;            // PMIX_GROUP_OPTIONAL: members that end first are left out
@@ -43,7 +81,8 @@ inline const Proc *acting_proc(const GroupContribute &m) {
     return &m.proc;
 }
 
-// One member's contribution, as every member receives it.
+// One member's contribution, as every member receives it. Only contributions that say
+// something (a leader, info or endpoint data) travel: the membership names the others.
 struct GroupMember {
     Proc proc;
     bool leader = false;
@@ -55,16 +94,73 @@ struct GroupMember {
 // group -> each local member (the answer to its GroupContribute): the operation's status
 // (PMIX_SUCCESS, PMIX_ERR_TIMEOUT, PMIX_ERR_PROC_TERM_WO_SYNC when a member ended first,
 // PMIX_ERR_UNREACH when a broker hosting members was lost ...). A construct's success carries the
-// membership (explicit ranks, ascending; without the members left out), the context id when a
-// member asked for one (0: none), and every member's contribution.
+// membership (without the members left out) as runs of ranks, so that its size does not grow
+// with the members' count when they are whole namespaces or ranges; the context id when a member
+// asked for one (0: none), and the contributions that say something.
 struct GroupDone {
     static constexpr const char *type = "group.done";
     std::string grp;
     std::int32_t status = 0;
     std::uint64_t context_id = 0;
-    std::vector<Proc> membership;
+    std::vector<RankRuns> membership;
     std::vector<GroupMember> contributions;
-    ZPMIX_MSG_MAP(grp, status, context_id, membership, contributions);
+    bool notify_termination = false;  // a member asked for PMIX_GROUP_NOTIFY_TERMINATION
+    ZPMIX_MSG_MAP(grp, status, context_id, membership, contributions, notify_termination);
+};
+
+// Client (the leader) -> group: PMIx_Group_invite. The leader's broker publishes
+// PMIX_GROUP_INVITED to the invitees (source the leader, info PMIX_GROUP_ID) and gathers their
+// answers (GroupJoin), telling the leader of each (PMIX_GROUP_INVITE_ACCEPTED, _DECLINED, and
+// _INVITE_FAILED for one that ended or did not answer in time). Once every invitee answered,
+// ended or timed out, the group is formed of the leader and those who accepted: its members
+// hear PMIX_GROUP_CONSTRUCT_COMPLETE and each pending call gets a GroupDone (PMIX_SUCCESS, or
+// PMIX_ERR_PARTIAL_SUCCESS for the leader when some invitee is not in).
+struct GroupInvite {
+    static constexpr const char *type = "group.invite";
+    std::string grp;
+    Proc proc;                        // the leader
+    std::vector<Proc> invitees;       // as the leader named them (wildcards allowed)
+    std::uint32_t timeout_ms = 0;     // 0: the broker's default
+    bool assign_context_id = false;   // PMIX_GROUP_ASSIGN_CONTEXT_ID
+    bool notify_termination = false;  // PMIX_GROUP_NOTIFY_TERMINATION
+    ZPMIX_MSG_MAP(grp, proc, invitees, timeout_ms, assign_context_id, notify_termination);
+};
+inline const Proc *acting_proc(const GroupInvite &m) {
+    return &m.proc;
+}
+
+// Client -> group: PMIx_Group_join, an invitee's answer to `leader`'s invitation; its broker
+// relays it to the leader's when the leader is on another node. Answered with GroupDone: an
+// acceptance once the group is formed (or why not), a decline once the leader's broker has it.
+struct GroupJoin {
+    static constexpr const char *type = "group.join";
+    std::string grp;
+    Proc proc;  // the invitee
+    Proc leader;
+    bool accept = false;
+    ZPMIX_MSG_MAP(grp, proc, leader, accept);
+};
+inline const Proc *acting_proc(const GroupJoin &m) {
+    return &m.proc;
+}
+
+// Client -> group: PMIx_Group_leave. The other members hear PMIX_GROUP_LEFT, and every broker
+// hosting members drops the leaver from its copy of the group (GroupLeft). Answered with Ok.
+struct GroupLeave {
+    static constexpr const char *type = "group.leave";
+    std::string grp;
+    Proc proc;
+    ZPMIX_MSG_MAP(grp, proc);
+};
+inline const Proc *acting_proc(const GroupLeave &m) {
+    return &m.proc;
+}
+// group -> the group actor of every other broker hosting members: `proc` left `grp`.
+struct GroupLeft {
+    static constexpr const char *type = "group.left";
+    std::string grp;
+    Proc proc;
+    ZPMIX_MSG_MAP(grp, proc);
 };
 
 // Between brokers' `group` actors, as fence.up/fence.down: `key` names the operation

@@ -37,7 +37,8 @@ using Messages = std::tuple<
     m::JobPart, m::PartLaunched, m::PartStatus, m::EndPart, m::SignalParts, m::SpawnAcross,
     m::PsetDefine, m::PsetDelete, m::PsetChanged, m::PsetQuery, m::PsetList, m::QueryRequest,
     m::QueryReply, m::Input, m::InputTaken, m::RankState, m::Finalize, m::GroupContribute,
-    m::GroupDone, m::GroupUp, m::GroupDown, m::GroupList, m::GroupListed>;
+    m::GroupDone, m::GroupUp, m::GroupDown, m::GroupList, m::GroupListed, m::GroupInvite,
+    m::GroupJoin, m::GroupLeave, m::GroupLeft>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
 static_assert(std::tuple_size_v<Messages> == ZPMIX_MESSAGE_TYPES,
               "a message type of actors/protocol/*.hpp is missing from the list");

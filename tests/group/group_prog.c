@@ -433,6 +433,234 @@ static void notify(void) {
     CHECK_RC(PMIx_Group_destruct("gn", NULL, 0), PMIX_SUCCESS);
 }
 
+/* ---- Groups by invitation -------------------------------------------------------------- */
+
+/* What the group events of this process said: counts by code, the last source and affected
+ * rank, the group named (PMIX_GROUP_ID). */
+static int ev_invited, ev_accepted, ev_declined, ev_failed, ev_left, ev_complete, ev_leader_failed;
+static pmix_proc_t ev_source;
+static int ev_affected = -1;
+static char ev_grp[PMIX_MAX_NSLEN + 1];
+
+static void on_invite_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                            pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                            pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)results, (void)nresults;
+    pthread_mutex_lock(&mu);
+    switch (status) {
+        case PMIX_GROUP_INVITED:
+            ++ev_invited;
+            break;
+        case PMIX_GROUP_INVITE_ACCEPTED:
+            ++ev_accepted;
+            break;
+        case PMIX_GROUP_INVITE_DECLINED:
+            ++ev_declined;
+            break;
+        case PMIX_GROUP_INVITE_FAILED:
+            ++ev_failed;
+            break;
+        case PMIX_GROUP_LEFT:
+            ++ev_left;
+            break;
+        case PMIX_GROUP_CONSTRUCT_COMPLETE:
+            ++ev_complete;
+            break;
+        case PMIX_GROUP_LEADER_FAILED:
+            ++ev_leader_failed;
+            break;
+        default:
+            break;
+    }
+    if (source) ev_source = *source;
+    for (size_t i = 0; i < ninfo; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC))
+            ev_affected = (int)info[i].value.data.proc->rank;
+        if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_ID) && info[i].value.type == PMIX_STRING)
+            snprintf(ev_grp, sizeof ev_grp, "%s", info[i].value.data.string);
+    }
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void register_invite_events(void) {
+    pmix_status_t codes[] = {PMIX_GROUP_INVITED,
+                             PMIX_GROUP_INVITE_ACCEPTED,
+                             PMIX_GROUP_INVITE_DECLINED,
+                             PMIX_GROUP_INVITE_FAILED,
+                             PMIX_GROUP_LEFT,
+                             PMIX_GROUP_CONSTRUCT_COMPLETE,
+                             PMIX_GROUP_LEADER_FAILED};
+    CHECK(PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], NULL, 0,
+                                      on_invite_event, NULL, NULL) >= 0);
+}
+
+/* Waits (20 s at most) until *counter reaches n. */
+static int wait_count(int *counter, int n) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    pthread_mutex_lock(&mu);
+    while (*counter < n)
+        if (pthread_cond_timedwait(&cv, &mu, &until) != 0) break;
+    const int got = *counter;
+    pthread_mutex_unlock(&mu);
+    return got >= n;
+}
+
+static pmix_status_t invite(const char *grp, const pmix_proc_t *procs, size_t n, int timeout,
+                            pmix_info_t **results, size_t *nresults) {
+    pmix_info_t info[2];
+    bool yes = true;
+    PMIX_INFO_LOAD(&info[0], PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    pmix_status_t rc = PMIx_Group_invite(grp, procs, n, info, 2, results, nresults);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    return rc;
+}
+
+/* Waits for the invitation and answers it (`accept`); the results' membership size. */
+static pmix_status_t answer_invitation(int accept, size_t *members, size_t *cid) {
+    CHECK(wait_count(&ev_invited, 1));
+    pthread_mutex_lock(&mu);
+    const pmix_proc_t leader = ev_source;
+    char grp[PMIX_MAX_NSLEN + 1];
+    snprintf(grp, sizeof grp, "%s", ev_grp);
+    pthread_mutex_unlock(&mu);
+    CHECK(leader.rank == 0);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    pmix_status_t rc =
+        PMIx_Group_join(grp, &leader, accept ? PMIX_GROUP_ACCEPT : PMIX_GROUP_DECLINE, NULL, 0,
+                        &results, &nresults);
+    *cid = result_cid(results, nresults, members);
+    if (results) PMIX_INFO_FREE(results, nresults);
+    return rc;
+}
+
+/* Rank 0 invites every other rank; the last declines, the others accept: the group is rank 0
+ * and the acceptors, the leader heard each answer and gets PMIX_ERR_PARTIAL_SUCCESS. Then rank 1
+ * leaves (the others hear PMIX_GROUP_LEFT), and the rest destruct it. */
+static void invitation(void) {
+    register_invite_events();
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    size_t members = 0, cid = 0;
+    if (me.rank == 0) {
+        pmix_proc_t *procs = ranks_from(0, size);
+        pmix_info_t *results = NULL;
+        size_t nresults = 0;
+        CHECK_RC(invite("gi", procs + 1, size - 1, 30, &results, &nresults),
+                 PMIX_ERR_PARTIAL_SUCCESS);
+        cid = result_cid(results, nresults, &members);
+        if (results) PMIX_INFO_FREE(results, nresults);
+        CHECK(wait_count(&ev_accepted, (int)size - 2));
+        CHECK(wait_count(&ev_declined, 1));
+        PMIX_PROC_FREE(procs, size);
+    } else {
+        CHECK_RC(answer_invitation(me.rank != size - 1, &members, &cid), PMIX_SUCCESS);
+    }
+    if (me.rank != size - 1) {
+        CHECK(members == size - 1);
+        CHECK(cid != 0);
+        CHECK(wait_count(&ev_complete, 1));
+        pmix_proc_t whole;
+        pmix_value_t *v = NULL;
+        PMIX_LOAD_PROCID(&whole, "gi", PMIX_RANK_WILDCARD);
+        CHECK_RC(PMIx_Get(&whole, PMIX_GROUP_CONTEXT_ID, NULL, 0, &v), PMIX_SUCCESS);
+        if (v) {
+            CHECK(v->type == PMIX_SIZE && v->data.size == cid);
+            PMIX_VALUE_RELEASE(v);
+        }
+    }
+    /* The members' context ids agree (the last rank declined: not a member). */
+    pmix_value_t put, *got = NULL;
+    PMIX_VALUE_LOAD(&put, &cid, PMIX_SIZE);
+    CHECK_RC(PMIx_Put(PMIX_GLOBAL, "test.gicid", &put), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    for (uint32_t r = 0; me.rank != size - 1 && r < size - 1; ++r) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        CHECK_RC(PMIx_Get(&p, "test.gicid", NULL, 0, &got), PMIX_SUCCESS);
+        if (got) {
+            CHECK(got->type == PMIX_SIZE && got->data.size == cid);
+            PMIX_VALUE_RELEASE(got);
+        }
+    }
+    if (me.rank == 1) {
+        CHECK_RC(PMIx_Group_leave("gi", NULL, 0), PMIX_SUCCESS);
+        CHECK_RC(PMIx_Group_leave("gi", NULL, 0), PMIX_ERR_NOT_FOUND);
+    } else if (me.rank != size - 1) {
+        CHECK(wait_count(&ev_left, 1));
+        CHECK(ev_affected == 1);
+        CHECK_RC(PMIx_Group_destruct("gi", NULL, 0), PMIX_SUCCESS);
+    }
+}
+
+/* Rank 0 invites the others; the last never answers (it ends, or, with `silent`, waits): the
+ * leader hears PMIX_GROUP_INVITE_FAILED and the group forms without it, at once for an ended
+ * invitee and at the invitation's timeout for a silent one. */
+static void invitation_failed(int silent) {
+    register_invite_events();
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    if (me.rank == size - 1) {
+        if (!silent) _exit(0);
+        CHECK(wait_count(&ev_invited, 1));
+        CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+        return;
+    }
+    size_t members = 0, cid = 0;
+    const double t0 = now();
+    if (me.rank == 0) {
+        pmix_proc_t *procs = ranks_from(0, size);
+        pmix_info_t *results = NULL;
+        size_t nresults = 0;
+        CHECK_RC(invite("gf", procs + 1, size - 1, silent ? 2 : 60, &results, &nresults),
+                 PMIX_ERR_PARTIAL_SUCCESS);
+        cid = result_cid(results, nresults, &members);
+        if (results) PMIX_INFO_FREE(results, nresults);
+        CHECK(wait_count(&ev_failed, 1));
+        CHECK(ev_affected == (int)size - 1);
+        PMIX_PROC_FREE(procs, size);
+    } else {
+        CHECK_RC(answer_invitation(1, &members, &cid), PMIX_SUCCESS);
+    }
+    CHECK(now() - t0 < 15);
+    CHECK(members == size - 1);
+    if (silent) CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Group_destruct("gf", NULL, 0), PMIX_SUCCESS);
+}
+
+static void on_invited_nb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                          pmix_release_cbfunc_t release_fn, void *release_cbdata) {
+    (void)status, (void)info, (void)ninfo, (void)cbdata;
+    if (release_fn) release_fn(release_cbdata);
+}
+
+/* Rank 0 invites the others and ends once rank 1 accepted: rank 1's join returns
+ * PMIX_GROUP_CONSTRUCT_ABORT, and every invitee hears PMIX_GROUP_LEADER_FAILED. */
+static void leader_failed(void) {
+    register_invite_events();
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    if (me.rank == 0) {
+        pmix_proc_t *procs = ranks_from(0, size);
+        pmix_info_t info;
+        int timeout = 60;
+        PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
+        CHECK_RC(PMIx_Group_invite_nb("gx", procs + 1, size - 1, &info, 1, on_invited_nb, NULL),
+                 PMIX_SUCCESS);
+        CHECK(wait_count(&ev_accepted, 1));
+        _exit(failures == 0 ? 0 : 1);
+    }
+    size_t members = 0, cid = 0;
+    const double t0 = now();
+    if (me.rank == 1) CHECK_RC(answer_invitation(1, &members, &cid), PMIX_GROUP_CONSTRUCT_ABORT);
+    CHECK(wait_count(&ev_leader_failed, 1));
+    CHECK(now() - t0 < 15);
+}
+
 /* Construct and destruct `iterations` times over the whole namespace; rank 0 prints the mean. */
 static void bench(int iterations) {
     pmix_proc_t all;
@@ -473,6 +701,14 @@ int main(int argc, char **argv) {
         pernode();
     else if (strcmp(scenario, "lostnode") == 0)
         lostnode();
+    else if (strcmp(scenario, "invite") == 0)
+        invitation();
+    else if (strcmp(scenario, "invitesilent") == 0)
+        invitation_failed(1);
+    else if (strcmp(scenario, "invitedeath") == 0)
+        invitation_failed(0);
+    else if (strcmp(scenario, "leaderdeath") == 0)
+        leader_failed();
     else if (strcmp(scenario, "bench") == 0)
         bench(argc > 2 ? atoi(argv[2]) : 200);
     else {

@@ -124,4 +124,28 @@ BOOST_AUTO_TEST_CASE(each_nodes_group_gets_its_own_context_id) {
     BOOST_TEST(count(r.out, "pernode ok") == 3u);
 }
 
+BOOST_AUTO_TEST_CASE(invite_accept_decline_then_leave_and_destruct) {
+    const auto r = run("invite", 4);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "invite ok") == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(an_invitee_that_never_answers_fails_at_the_timeout) {
+    const auto r = run("invitesilent", 3);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "invitesilent ok") == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(an_invitee_that_ends_fails_at_once) {
+    const auto r = run("invitedeath", 3, true);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "invitedeath ok") == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_leader_that_ends_aborts_the_invitation) {
+    const auto r = run("leaderdeath", 3, true);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "leaderdeath ok") == 2u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -3,7 +3,9 @@
 # group info, endpoint data and context ids, a fence over the group, destruct and build again,
 # on two nodes under a flat tree and on three under a chain (a broker in the middle relays); each
 # node's ranks in a group of their own get context ids unique across brokers; a node's broker
-# killed during a construct fails it for the others with PMIX_ERR_UNREACH, in bounded time.
+# killed during a construct fails it for the others with PMIX_ERR_UNREACH, in bounded time;
+# groups by invitation with the leader on one node and invitees on another (accept, decline,
+# leave, destruct; an invitee that never answers).
 # usage: test_group_across.sh ZPMIX GROUP_PROG
 set -u
 zpmix=$(realpath "$1")
@@ -29,6 +31,11 @@ out=$(run -H "$a:2,$b:2" "$prog" basic 2>&1)
 ok_lines "two nodes: basic" basic 4 "$out" $?
 out=$(run -H "$a:2,$b:2" "$prog" pernode 2>&1)
 ok_lines "two nodes: a group per node, context ids unique across brokers" pernode 4 "$out" $?
+
+out=$(run -H "$a:1,$b:3" "$prog" invite 2>&1)
+ok_lines "two nodes: invite, join, leave" invite 4 "$out" $?
+out=$(run -H "$a:1,$b:2" "$prog" invitesilent 2>&1)
+ok_lines "two nodes: an invitee that never answers" invitesilent 3 "$out" $?
 
 printf '[tree]\nradix = 1\n' >"$work/conf"
 out=$(run -H "$a:1,$b:2,$c:1" "$prog" basic 2>&1)

@@ -1,6 +1,12 @@
 // zpmix: process groups (RFC0033): PMIx_Group_construct and PMIx_Group_destruct, blocking and not.
 // Each is one request to the broker's group tracker (msg::GroupContribute), answered once every
 // member contributed, or with why not (actors/group/group_tracker.hpp), with msg::GroupDone.
+// PMIx_Group_invite, _join and _leave (and _nb) are one request each too (msg::GroupInvite,
+// GroupJoin, GroupLeave): invite and an accepting join return once the group is formed (or why
+// not), with the same results as a construct; a declining join once the leader's broker has the
+// answer; leave once the broker told the other members. Invite honours PMIX_TIMEOUT,
+// PMIX_GROUP_ASSIGN_CONTEXT_ID and PMIX_GROUP_NOTIFY_TERMINATION; join and leave PMIX_TIMEOUT
+// (the caller's wait).
 //
 // Directives: PMIX_GROUP_LEADER, PMIX_GROUP_OPTIONAL, PMIX_GROUP_FT_COLLECTIVE,
 // PMIX_GROUP_NOTIFY_TERMINATION, PMIX_GROUP_ASSIGN_CONTEXT_ID, PMIX_GROUP_LOCAL_ONLY, PMIX_TIMEOUT,
@@ -31,6 +37,8 @@ namespace {
 
 // How long past the broker's own deadline (PMIX_TIMEOUT) the caller waits for its answer.
 constexpr std::uint32_t kAnswerMarginMs = 5000;
+// A group's membership the broker may name (beyond it, the answer is refused as malformed).
+constexpr std::size_t kMaxMembers = std::size_t{1} << 24;
 
 struct Known {
     std::vector<msg::Proc> members;
@@ -60,11 +68,12 @@ pmix_status_t make_request(const char grp[], const pmix_proc_t procs[], size_t n
             true, [&](client::ClientActor &, const pmix_proc_t &me) { m.proc = to_msg(me); });
         rc != PMIX_SUCCESS)
         return rc;
+    std::vector<msg::Proc> members;  // for the sequence: a destruct names none to the broker
     if (destruct) {
         std::lock_guard lock(groups_mu);
         auto g = groups.find(m.grp);
         if (g == groups.end()) return PMIX_ERR_NOT_FOUND;
-        m.members = g->second.members;
+        members = g->second.members;
     } else {
         if (procs == nullptr || nprocs == 0) return PMIX_ERR_BAD_PARAM;
         for (size_t i = 0; i < nprocs; ++i) m.members.push_back(to_msg(procs[i]));
@@ -111,7 +120,7 @@ pmix_status_t make_request(const char grp[], const pmix_proc_t procs[], size_t n
             return PMIX_ERR_NOT_SUPPORTED;
         }
     }
-    m.seq = next_seq(destruct, m.grp, m.members);
+    m.seq = next_seq(destruct, m.grp, destruct ? members : m.members);
     wait_ms = m.timeout_ms ? m.timeout_ms + kAnswerMarginMs : 0;
     return PMIX_SUCCESS;
 }
@@ -135,6 +144,8 @@ void load_membership(pmix_value_t &v, const std::vector<msg::Proc> &members) {
 pmix_status_t completed(const msg::GroupDone &d, pmix_info_t **results, size_t *nresults) {
     if (results) *results = nullptr;
     if (nresults) *nresults = 0;
+    auto membership = msg::to_procs(d.membership, kMaxMembers);
+    if (!membership) return PMIX_ERR_UNPACK_FAILURE;
     pmix_proc_t whole;
     PMIX_LOAD_PROCID(&whole, d.grp.c_str(), PMIX_RANK_WILDCARD);
     // Every member's PMIX_GROUP_INFO, in the members' order, and its endpoint data.
@@ -161,7 +172,7 @@ pmix_status_t completed(const msg::GroupDone &d, pmix_info_t **results, size_t *
     }
     pmix_value_t members;
     PMIX_VALUE_CONSTRUCT(&members);
-    load_membership(members, d.membership);
+    load_membership(members, *membership);
     store(whole, PMIX_GROUP_MEMBERSHIP, members);
     if (d.context_id) {
         pmix_value_t v;
@@ -172,7 +183,7 @@ pmix_status_t completed(const msg::GroupDone &d, pmix_info_t **results, size_t *
     }
     {
         std::lock_guard lock(groups_mu);
-        groups[d.grp] = Known{d.membership};
+        groups[d.grp] = Known{std::move(*membership)};
     }
     if (results && nresults) {
         const size_t n = d.context_id ? 2 : 1;
@@ -202,7 +213,7 @@ pmix_status_t done_of(pmix_status_t status, const Envelope *env, msg::GroupDone 
     } catch (const DecodeError &) {
         return PMIX_ERR_UNPACK_FAILURE;
     }
-    return d.status;
+    return d.status == PMIX_ERR_PARTIAL_SUCCESS ? PMIX_SUCCESS : d.status;
 }
 
 void release_infos(void *cbdata) {
@@ -327,6 +338,199 @@ PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_in
                   [cbfunc, cbdata, name = m.grp](pmix_status_t status, const Envelope *env) {
                       msg::GroupDone d;
                       status = done_of(status, env, d);
+                      if (status == PMIX_SUCCESS) destructed(name);
+                      if (cbfunc) cbfunc(status, cbdata);
+                  });
+}
+
+}  // extern "C"
+
+namespace {
+
+// PMIX_TIMEOUT of `info` in ms (0: none); PMIX_ERR_BAD_PARAM when malformed. The other keys go
+// to `other`, which refuses what it does not know when required.
+template <class Other>
+pmix_status_t read_directives(const pmix_info_t info[], size_t ninfo, std::uint32_t &timeout_ms,
+                              Other other) {
+    for (size_t n = 0; info != nullptr && n < ninfo; ++n) {
+        const pmix_info_t &i = info[n];
+        if (is(i, PMIX_TIMEOUT)) {
+            pmix_status_t rc;
+            int seconds = 0;
+            PMIX_VALUE_GET_NUMBER(rc, &i.value, seconds, int);
+            if (rc != PMIX_SUCCESS || seconds < 0) return PMIX_ERR_BAD_PARAM;
+            timeout_ms = static_cast<std::uint32_t>(std::min(seconds, 86400)) * 1000u;
+        } else if (!other(i) && PMIX_INFO_IS_REQUIRED(&i)) {
+            return PMIX_ERR_NOT_SUPPORTED;
+        }
+    }
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t make_invite(const char grp[], const pmix_proc_t procs[], size_t nprocs,
+                          const pmix_info_t info[], size_t ninfo, msg::GroupInvite &m,
+                          std::uint32_t &wait_ms) {
+    if (grp == nullptr || grp[0] == '\0' || strnlen(grp, PMIX_MAX_NSLEN + 1) > PMIX_MAX_NSLEN ||
+        procs == nullptr || nprocs == 0)
+        return PMIX_ERR_BAD_PARAM;
+    m.grp = grp;
+    if (pmix_status_t rc = with_client(
+            true, [&](client::ClientActor &, const pmix_proc_t &me) { m.proc = to_msg(me); });
+        rc != PMIX_SUCCESS)
+        return rc;
+    for (size_t i = 0; i < nprocs; ++i) m.invitees.push_back(to_msg(procs[i]));
+    if (pmix_status_t rc = read_directives(info, ninfo, m.timeout_ms,
+                                           [&](const pmix_info_t &i) {
+                                               if (is(i, PMIX_GROUP_ASSIGN_CONTEXT_ID))
+                                                   m.assign_context_id = PMIX_INFO_TRUE(&i);
+                                               else if (is(i, PMIX_GROUP_NOTIFY_TERMINATION))
+                                                   m.notify_termination = PMIX_INFO_TRUE(&i);
+                                               else
+                                                   return false;
+                                               return true;
+                                           });
+        rc != PMIX_SUCCESS)
+        return rc;
+    wait_ms = m.timeout_ms ? m.timeout_ms + kAnswerMarginMs : 0;
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t make_join(const char grp[], const pmix_proc_t *leader, pmix_group_opt_t opt,
+                        const pmix_info_t info[], size_t ninfo, msg::GroupJoin &m,
+                        std::uint32_t &wait_ms) {
+    if (grp == nullptr || grp[0] == '\0' || strnlen(grp, PMIX_MAX_NSLEN + 1) > PMIX_MAX_NSLEN ||
+        leader == nullptr || (opt != PMIX_GROUP_ACCEPT && opt != PMIX_GROUP_DECLINE))
+        return PMIX_ERR_BAD_PARAM;
+    m.grp = grp;
+    m.leader = to_msg(*leader);
+    m.accept = opt == PMIX_GROUP_ACCEPT;
+    if (pmix_status_t rc = with_client(
+            true, [&](client::ClientActor &, const pmix_proc_t &me) { m.proc = to_msg(me); });
+        rc != PMIX_SUCCESS)
+        return rc;
+    std::uint32_t timeout_ms = 0;
+    if (pmix_status_t rc =
+            read_directives(info, ninfo, timeout_ms, [](const pmix_info_t &) { return false; });
+        rc != PMIX_SUCCESS)
+        return rc;
+    wait_ms = timeout_ms;
+    return PMIX_SUCCESS;
+}
+
+// The outcome of an invite or join: a group formed (its results), a decline's acknowledgement,
+// or why not. PMIX_ERR_PARTIAL_SUCCESS (the leader's, some invitees are not in) passes through.
+pmix_status_t joined(pmix_status_t status, const Envelope *env, pmix_info_t **results,
+                     size_t *nresults) {
+    if (results) *results = nullptr;
+    if (nresults) *nresults = 0;
+    msg::GroupDone d;
+    if (pmix_status_t s = done_of(status, env, d); s != PMIX_SUCCESS) return s;
+    if (d.membership.empty()) return PMIX_SUCCESS;  // declined
+    if (pmix_status_t rc = completed(d, results, nresults); rc != PMIX_SUCCESS) return rc;
+    return d.status;
+}
+
+pmix_status_t make_leave(const char grp[], const pmix_info_t info[], size_t ninfo,
+                         msg::GroupLeave &m, std::uint32_t &wait_ms) {
+    if (grp == nullptr || grp[0] == '\0' || strnlen(grp, PMIX_MAX_NSLEN + 1) > PMIX_MAX_NSLEN)
+        return PMIX_ERR_BAD_PARAM;
+    m.grp = grp;
+    if (pmix_status_t rc = with_client(
+            true, [&](client::ClientActor &, const pmix_proc_t &me) { m.proc = to_msg(me); });
+        rc != PMIX_SUCCESS)
+        return rc;
+    if (!group_members(m.grp)) return PMIX_ERR_NOT_FOUND;
+    return read_directives(info, ninfo, wait_ms, [](const pmix_info_t &) { return false; });
+}
+
+template <class Msg>
+pmix_status_t join_call(const Msg &m, std::uint32_t wait_ms, pmix_info_t **results,
+                        size_t *nresults) {
+    client::ClientActor::Reply reply;
+    const pmix_status_t rc = ask(m, wait_ms, reply);
+    return joined(rc, rc == PMIX_SUCCESS ? &reply.env : nullptr, results, nresults);
+}
+
+template <class Msg>
+pmix_status_t join_call_nb(const Msg &m, std::uint32_t wait_ms, pmix_info_cbfunc_t cbfunc,
+                           void *cbdata) {
+    if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+    return submit(m, wait_ms, [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
+        pmix_info_t *results = nullptr;
+        size_t n = 0;
+        status = joined(status, env, &results, &n);
+        if (results == nullptr) return cbfunc(status, nullptr, 0, cbdata, nullptr, nullptr);
+        cbfunc(status, results, n, cbdata, release_infos,
+               new std::pair<pmix_info_t *, size_t>(results, n));
+    });
+}
+
+}  // namespace
+
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_Group_invite(const char grp[], const pmix_proc_t procs[],
+                                            size_t nprocs, const pmix_info_t info[], size_t ninfo,
+                                            pmix_info_t **results, size_t *nresult) {
+    msg::GroupInvite m;
+    std::uint32_t wait_ms = 0;
+    if (pmix_status_t rc = make_invite(grp, procs, nprocs, info, ninfo, m, wait_ms);
+        rc != PMIX_SUCCESS)
+        return rc;
+    return join_call(m, wait_ms, results, nresult);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_invite_nb(const char grp[], const pmix_proc_t procs[],
+                                               size_t nprocs, const pmix_info_t info[],
+                                               size_t ninfo, pmix_info_cbfunc_t cbfunc,
+                                               void *cbdata) {
+    msg::GroupInvite m;
+    std::uint32_t wait_ms = 0;
+    if (pmix_status_t rc = make_invite(grp, procs, nprocs, info, ninfo, m, wait_ms);
+        rc != PMIX_SUCCESS)
+        return rc;
+    return join_call_nb(m, wait_ms, cbfunc, cbdata);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *leader,
+                                          pmix_group_opt_t opt, const pmix_info_t info[],
+                                          size_t ninfo, pmix_info_t **results, size_t *nresult) {
+    msg::GroupJoin m;
+    std::uint32_t wait_ms = 0;
+    if (pmix_status_t rc = make_join(grp, leader, opt, info, ninfo, m, wait_ms); rc != PMIX_SUCCESS)
+        return rc;
+    return join_call(m, wait_ms, results, nresult);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t *leader,
+                                             pmix_group_opt_t opt, const pmix_info_t info[],
+                                             size_t ninfo, pmix_info_cbfunc_t cbfunc,
+                                             void *cbdata) {
+    msg::GroupJoin m;
+    std::uint32_t wait_ms = 0;
+    if (pmix_status_t rc = make_join(grp, leader, opt, info, ninfo, m, wait_ms); rc != PMIX_SUCCESS)
+        return rc;
+    return join_call_nb(m, wait_ms, cbfunc, cbdata);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_leave(const char grp[], const pmix_info_t info[],
+                                           size_t ninfo) {
+    msg::GroupLeave m;
+    std::uint32_t wait_ms = 0;
+    if (pmix_status_t rc = make_leave(grp, info, ninfo, m, wait_ms); rc != PMIX_SUCCESS) return rc;
+    client::ClientActor::Reply reply;
+    const pmix_status_t rc = ask(m, wait_ms, reply);
+    if (rc == PMIX_SUCCESS) destructed(m.grp);
+    return rc;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_leave_nb(const char grp[], const pmix_info_t info[],
+                                              size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    msg::GroupLeave m;
+    std::uint32_t wait_ms = 0;
+    if (pmix_status_t rc = make_leave(grp, info, ninfo, m, wait_ms); rc != PMIX_SUCCESS) return rc;
+    return submit(m, wait_ms,
+                  [cbfunc, cbdata, name = m.grp](pmix_status_t status, const Envelope *) {
                       if (status == PMIX_SUCCESS) destructed(name);
                       if (cbfunc) cbfunc(status, cbdata);
                   });

@@ -1,0 +1,261 @@
+// GroupTracker's asynchronous groups (RFC0033): PMIx_Group_invite, _join and _leave, and their
+// events. The invitation lives on the leader's broker, which publishes every event of it; an
+// invitee's broker relays its answer there. See group_tracker.hpp.
+#include <algorithm>
+
+#include <pmix_common.h>
+
+#include "actors/events/event_broker.hpp"  // InfoBlob
+#include "actors/group/group_tracker.hpp"
+#include "broker/tree/reduction.hpp"  // sender_broker
+
+namespace zpmix {
+
+using group::explicit_ranks;
+using group::hosting_brokers;
+using group::Normal;
+using group::normalise;
+
+void GroupTracker::tell(std::int32_t code, const msg::Proc &source,
+                        std::vector<msg::Proc> recipients, const std::string &grp,
+                        const msg::Proc *affected, const std::vector<msg::Proc> *members) {
+    if (recipients.empty()) return;
+    msg::NotifyEvent n;
+    n.event.status = code;
+    n.event.source = source;
+    n.event.range = static_cast<std::uint8_t>(msg::Range::custom);
+    n.event.custom_range = std::move(recipients);
+    if (affected) n.event.affected = {*affected};
+    InfoBlob info;
+    info.add_string(PMIX_GROUP_ID, grp);
+    if (members) info.add_procs(PMIX_GROUP_MEMBERSHIP, *members);
+    n.event.info = info.bytes();
+    n.event.text = "group " + grp;
+    // An invitation must reach an invitee that registers its handler later: cached.
+    n.do_not_cache = code != PMIX_GROUP_INVITED;
+    send("events", n);
+}
+
+void GroupTracker::invite(const Envelope &env, msg::GroupInvite &m) {
+    if (m.grp.empty() || m.grp.size() > PMIX_MAX_NSLEN)
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "a group's name has 1 to 255 characters");
+    if (groups_.contains(m.grp) || invitations_.contains(m.grp))
+        return reply_error(env, PMIX_ERR_EXISTS, "group '" + m.grp + "' exists");
+    const auto snapshot = namespaces_.snapshot();
+    Normal n = normalise(std::move(m.invitees), *snapshot);
+    if (n.status != PMIX_SUCCESS) return reply_error(env, n.status, n.why);
+    Invitation inv;
+    inv.leader = m.proc;
+    inv.invitees = explicit_ranks(n.set, *snapshot);
+    std::erase(inv.invitees, m.proc);
+    if (inv.invitees.empty())
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "nobody to invite but the leader");
+    inv.waiting.emplace_back(env.from, env.id);
+    inv.assign = m.assign_context_id;
+    inv.notify = m.notify_termination;
+    const auto timeout =
+        m.timeout_ms ? std::chrono::milliseconds(m.timeout_ms) : settings_.default_timeout;
+    if (timeout.count() > 0)
+        inv.timer = reactor().after(timeout, [this, grp = m.grp] {
+            auto it = invitations_.find(grp);
+            if (it == invitations_.end()) return;
+            it->second.timer = 0;
+            log().info("group {}: invitees did not answer in time", grp);
+            for (const auto &p : it->second.invitees)
+                if (!it->second.accepted.contains(p) && !it->second.out.contains(p))
+                    drop_invitee(grp, it->second, p, PMIX_GROUP_INVITE_FAILED);
+            form(grp);
+        });
+    auto &at = invitations_.emplace(m.grp, std::move(inv)).first->second;
+    tell(PMIX_GROUP_INVITED, at.leader, at.invitees, m.grp);
+    // Invitees of this node that ended already never answer.
+    for (const auto &p : at.invitees) {
+        const auto ns = snapshot->find(p.nspace);
+        if (ns != snapshot->end() && ns->second->ended(p.rank))
+            drop_invitee(m.grp, at, p, PMIX_GROUP_INVITE_FAILED);
+    }
+    maybe_form(m.grp);
+}
+
+void GroupTracker::drop_invitee(const std::string &grp, Invitation &inv, const msg::Proc &p,
+                                std::int32_t code) {
+    inv.out.insert(p);
+    tell(code, p, {inv.leader}, grp, &p);
+}
+
+void GroupTracker::join(const Envelope &env, msg::GroupJoin &m) {
+    const auto snapshot = namespaces_.snapshot();
+    const auto view = brokers_.view();
+    const auto leader_ns = snapshot->find(m.leader.nspace);
+    if (leader_ns == snapshot->end() || m.leader.rank >= leader_ns->second->job->procs.size())
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "no such leader");
+    const auto &host = leader_ns->second->job->procs[m.leader.rank].hostname;
+    if (!view->alone() && host != view->node()) {
+        // The invitation is on the leader's broker: relay, once (never what came over the tree).
+        const auto broker = view->broker_of(host);
+        if (!broker || tree::sender_broker(env.from))
+            return reply_error(env, PMIX_ERR_NOT_FOUND, "the leader's node has no broker");
+        const std::uint64_t id = next_relay_++;
+        Relayed r{env.from, env.id, m.grp, m.leader, m.accept, *broker, 0};
+        r.timer = reactor().after(settings_.default_timeout, [this, id] {
+            answer_relayed(id, PMIX_ERR_TIMEOUT, "the leader's broker did not answer", nullptr);
+        });
+        relayed_.emplace(id, std::move(r));
+        return send(remote_address(*broker, name()), m, id);
+    }
+    auto it = invitations_.find(m.grp);
+    if (it == invitations_.end() || it->second.leader != m.leader)
+        return reply_error(env, PMIX_ERR_NOT_FOUND,
+                           "no invitation to group '" + m.grp + "' from that leader");
+    Invitation &inv = it->second;
+    if (!std::binary_search(inv.invitees.begin(), inv.invitees.end(), m.proc))
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "not invited");
+    if (inv.accepted.contains(m.proc) || inv.out.contains(m.proc))
+        return reply_error(env, PMIX_ERR_EXISTS, "this process already answered");
+    if (m.accept) {
+        inv.accepted.insert(m.proc);
+        inv.waiting.emplace_back(env.from, env.id);
+        tell(PMIX_GROUP_INVITE_ACCEPTED, m.proc, {inv.leader}, m.grp, &m.proc);
+    } else {
+        drop_invitee(m.grp, inv, m.proc, PMIX_GROUP_INVITE_DECLINED);
+        reply(env, msg::GroupDone{m.grp, PMIX_SUCCESS, 0, {}, {}, false});
+    }
+    maybe_form(m.grp);
+}
+
+void GroupTracker::maybe_form(const std::string &grp) {
+    auto it = invitations_.find(grp);
+    if (it != invitations_.end() &&
+        it->second.accepted.size() + it->second.out.size() == it->second.invitees.size())
+        form(grp);
+}
+
+// The group is the leader and those who accepted; every pending call gets its GroupDone.
+void GroupTracker::form(const std::string &grp) {
+    auto node = invitations_.extract(grp);
+    if (!node) return;
+    Invitation &inv = node.mapped();
+    if (inv.timer) reactor().cancel(inv.timer);
+    Group g{{inv.leader}, {}, next_context_id(), inv.notify, inv.leader};
+    g.members.insert(g.members.end(), inv.accepted.begin(), inv.accepted.end());
+    std::sort(g.members.begin(), g.members.end());
+    g.set = normalise(g.members, *namespaces_.snapshot()).set;
+    msg::GroupDone done{grp,
+                        PMIX_SUCCESS,
+                        inv.assign ? g.context_id : 0,
+                        msg::to_runs(g.members),
+                        {msg::GroupMember{inv.leader, true, {}, {}}},
+                        inv.notify};
+    tell(PMIX_GROUP_CONSTRUCT_COMPLETE, inv.leader, g.members, grp, nullptr, &g.members);
+    log().debug("group {} formed by invitation: {} members", grp, g.members.size());
+    groups_[grp] = std::move(g);
+    bool leader = true;  // the first waiting call is the leader's
+    for (const auto &[route, id] : inv.waiting) {
+        done.status = leader && !inv.out.empty() ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_SUCCESS;
+        leader = false;
+        bus().send(route, encode(msg::GroupDone::type, id, done, name()));
+    }
+}
+
+// The leader ended before the group formed: the invitees hear PMIX_GROUP_LEADER_FAILED and
+// those who accepted are released with PMIX_GROUP_CONSTRUCT_ABORT.
+void GroupTracker::abort_invitation(const std::string &grp) {
+    auto node = invitations_.extract(grp);
+    if (!node) return;
+    Invitation &inv = node.mapped();
+    if (inv.timer) reactor().cancel(inv.timer);
+    log().info("group {}: the leader ended before the group formed", grp);
+    tell(PMIX_GROUP_LEADER_FAILED, inv.leader, inv.invitees, grp, &inv.leader);
+    const msg::GroupDone done{grp, PMIX_GROUP_CONSTRUCT_ABORT, 0, {}, {}, false};
+    for (std::size_t i = 1; i < inv.waiting.size(); ++i)
+        bus().send(inv.waiting[i].first,
+                   encode(msg::GroupDone::type, inv.waiting[i].second, done, name()));
+}
+
+void GroupTracker::invitees_ended(const msg::Proc &gone) {
+    std::vector<std::string> aborted, touched;
+    for (auto &[grp, inv] : invitations_) {
+        if (inv.leader == gone) {
+            aborted.push_back(grp);
+        } else if (std::binary_search(inv.invitees.begin(), inv.invitees.end(), gone) &&
+                   !inv.out.contains(gone)) {
+            // One that accepted and then ended is out too: it cannot be a member.
+            inv.accepted.erase(gone);
+            drop_invitee(grp, inv, gone, PMIX_GROUP_INVITE_FAILED);
+            touched.push_back(grp);
+        }
+    }
+    for (const auto &grp : aborted) abort_invitation(grp);
+    for (const auto &grp : touched) maybe_form(grp);
+}
+
+// ---- An answer relayed to the leader's broker ---------------------------------------------
+
+void GroupTracker::relayed_done(const Envelope &env, msg::GroupDone &m) {
+    answer_relayed(env.id, m.status, {}, &m);
+}
+
+void GroupTracker::relayed_error(const Envelope &env, msg::ErrorReply &m) {
+    answer_relayed(env.id, m.status, m.message, nullptr);
+}
+
+void GroupTracker::answer_relayed(std::uint64_t id, std::int32_t status, const std::string &why,
+                                  msg::GroupDone *done) {
+    auto node = relayed_.extract(id);
+    if (!node) return;  // answered already (or an answer to no relay: ignored)
+    Relayed &r = node.mapped();
+    if (r.timer) reactor().cancel(r.timer);
+    if (!done) {
+        log().info("group {}: a relayed answer failed: {}", r.grp, why);
+        return bus().send(
+            r.route, encode(msg::ErrorReply::type, r.id, msg::ErrorReply{status, why}, name()));
+    }
+    // An acceptance that formed the group: this broker keeps its copy, as for a construct.
+    if (r.accept && status == PMIX_SUCCESS) {
+        if (auto members = msg::to_procs(done->membership, kMaxMembers)) {
+            Group g{std::move(*members), {}, done->context_id, done->notify_termination, r.leader};
+            g.set = normalise(g.members, *namespaces_.snapshot()).set;
+            groups_[r.grp] = std::move(g);
+        }
+    }
+    bus().send(r.route, encode(msg::GroupDone::type, r.id, *done, name()));
+}
+
+// ---- Leaving ------------------------------------------------------------------------------
+
+void GroupTracker::leave(const Envelope &env, msg::GroupLeave &m) {
+    auto it = groups_.find(m.grp);
+    if (it == groups_.end() ||
+        !std::binary_search(it->second.members.begin(), it->second.members.end(), m.proc))
+        return reply_error(env, PMIX_ERR_NOT_FOUND, "not a member of group '" + m.grp + "'");
+    std::vector<msg::Proc> others = it->second.members;
+    std::erase(others, m.proc);
+    tell(PMIX_GROUP_LEFT, m.proc, others, m.grp, &m.proc);
+    const auto snapshot = namespaces_.snapshot();
+    const auto view = brokers_.view();
+    if (!view->alone())
+        if (auto hosts = hosting_brokers(it->second.members, *snapshot, *view))
+            for (std::uint32_t b : *hosts)
+                if (b != view->rank) send(remote_address(b, name()), msg::GroupLeft{m.grp, m.proc});
+    drop_member(m.grp, m.proc);
+    reply(env, msg::Ok{});
+}
+
+void GroupTracker::left(const Envelope &, msg::GroupLeft &m) {
+    drop_member(m.grp, m.proc);
+}
+
+void GroupTracker::drop_member(const std::string &grp, const msg::Proc &p) {
+    auto it = groups_.find(grp);
+    if (it == groups_.end()) return;
+    Group &g = it->second;
+    std::erase(g.members, p);
+    if (g.members.empty()) {
+        groups_.erase(it);
+        return;
+    }
+    if (g.leader == p) g.leader.reset();
+    g.set = normalise(g.members, *namespaces_.snapshot()).set;
+}
+
+}  // namespace zpmix

@@ -1,0 +1,38 @@
+#pragma once
+// The members of a group as the group tracker reads them (actors/group/group_tracker.hpp): the
+// set every member spells alike (the operation's key), its explicit ranks, the brokers hosting
+// them.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/protocol/common.hpp"
+#include "actors/runtime/broker_map.hpp"
+#include "actors/runtime/namespace_table.hpp"
+
+namespace zpmix::group {
+
+// The members as a set every member spells alike: canonical, and a namespace whose every rank is
+// named written as its wildcard. A namespace this broker does not know, or a rank its job does
+// not have, is an error (status, why). Its cost is the named procs', not the namespaces' sizes.
+struct Normal {
+    std::vector<msg::Proc> set;
+    std::int32_t status = 0;
+    std::string why;
+};
+Normal normalise(std::vector<msg::Proc> members, const NamespaceTable::Snapshot &table);
+
+// The members a normal set names, with explicit ranks (ascending).
+std::vector<msg::Proc> explicit_ranks(const std::vector<msg::Proc> &set,
+                                      const NamespaceTable::Snapshot &table);
+
+bool in_set(const std::vector<msg::Proc> &set, const msg::Proc &p);
+
+// The brokers hosting `members` (explicit ranks), ascending; none when a member's node has no
+// broker.
+std::optional<std::vector<std::uint32_t>> hosting_brokers(const std::vector<msg::Proc> &members,
+                                                          const NamespaceTable::Snapshot &table,
+                                                          const BrokerView &view);
+
+}  // namespace zpmix::group
