@@ -226,7 +226,8 @@ struct Fixture {
 const std::set<std::string> kImpersonating = {
     "modex.commit", "modex.publish", "modex.lookup", "modex.unpublish",      "fence.contribute",
     "ev.notify",    "ev.register",   "ev.ack",       "ev.notify_completion", "mon.request",
-    "mon.beat",     "job.spawn",     "abort",        "jctl.request",         "group.contribute"};
+    "mon.beat",     "job.spawn",     "abort",        "jctl.request",         "group.contribute",
+    "iof.pull",     "iof.push"};
 
 }  // namespace
 
