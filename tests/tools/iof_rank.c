@@ -5,7 +5,7 @@
  * "echo: LINE" until its stdin ends and says "bye"; then all fence and finalize. Rank 1 also
  * checks the access rules: pulling another job is refused, its own job is not. Exits 1 when a
  * check failed. */
-#include <pmix.h>
+#include <pmix_tool.h> /* the IOF functions */
 
 #include <stdio.h>
 #include <stdlib.h>

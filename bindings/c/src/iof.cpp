@@ -282,7 +282,7 @@ PMIX_EXPORT pmix_status_t PMIx_IOF_pull(const pmix_proc_t procs[], size_t nprocs
             c::registrations.erase(ref);
         }
         actor->close_stream(ref);
-        if (!reply.message.empty()) spdlog::warn("pmix iof: pull refused: {}", reply.message);
+        if (!reply.message.empty()) spdlog::debug("pmix iof: pull refused: {}", reply.message);
     };
     if (regcbfunc == nullptr) {
         const auto reply = actor->call_as(ref, m, c::kTimeoutMs);
