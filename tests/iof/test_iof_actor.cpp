@@ -83,7 +83,7 @@ struct Fixture {
     }
     // A line of rank 0 of job1 on stdout: 20 bytes, numbered.
     void line(int n, std::uint8_t fd = 1) {
-        puller.to_iof(msg::Output{"job1", 0, fd, fmt::format("line {:013}\n", n)}, 0);
+        puller.to_iof(msg::Output{"job1", 0, fd, fmt::format("line {:014}\n", n)}, 0);
     }
     std::size_t delivered() {
         std::lock_guard lock(puller.mu);
@@ -118,8 +118,8 @@ BOOST_AUTO_TEST_CASE(a_pull_gets_the_cache_then_live_output) {
     BOOST_REQUIRE(puller.wait([&] { return puller.deliveries.size() == 1; }));
     const auto first = delivery(0);
     BOOST_TEST(first.dropped == 100u);  // lines 0-4
-    BOOST_TEST(text(first) == fmt::format("line {:013}\nline {:013}\nline {:013}\nline "
-                                          "{:013}\nline {:013}\n",
+    BOOST_TEST(text(first) == fmt::format("line {:014}\nline {:014}\nline {:014}\nline "
+                                          "{:014}\nline {:014}\n",
                                           5, 6, 7, 8, 9));
     BOOST_TEST(first.chunks.at(0).source.nspace == "job1");
     BOOST_TEST(first.chunks.at(0).channel == msg::kIofStdout);
@@ -138,7 +138,7 @@ BOOST_AUTO_TEST_CASE(a_pull_gets_its_channels_and_procs_only) {
     puller.to_iof(msg::Output{"job2", 0, 2, "other job\n"}, 0);
     line(2, 2);
     BOOST_REQUIRE(puller.wait([&] { return puller.deliveries.size() == 1; }));
-    BOOST_TEST(text(delivery(0)) == fmt::format("line {:013}\n", 2));
+    BOOST_TEST(text(delivery(0)) == fmt::format("line {:014}\n", 2));
 }
 
 // Beyond the window, output waits in the pull's queue (40 bytes): with DROP_NEWEST what does not
@@ -154,7 +154,7 @@ BOOST_AUTO_TEST_CASE(a_full_queue_drops_the_newest_when_asked) {
     puller.to_iof(msg::IofAck{1}, 0);
     BOOST_REQUIRE(puller.wait([&] { return puller.deliveries.size() == IofActor::kWindow + 1; }));
     const auto d = delivery(IofActor::kWindow);
-    BOOST_TEST(text(d) == fmt::format("line {:013}\nline {:013}\n", 100, 101));
+    BOOST_TEST(text(d) == fmt::format("line {:014}\nline {:014}\n", 100, 101));
     BOOST_TEST(d.dropped == 60u);
 }
 
@@ -169,7 +169,7 @@ BOOST_AUTO_TEST_CASE(a_full_queue_drops_the_oldest_by_default) {
     puller.to_iof(msg::IofAck{1}, 0);
     BOOST_REQUIRE(puller.wait([&] { return puller.deliveries.size() == IofActor::kWindow + 1; }));
     const auto d = delivery(IofActor::kWindow);
-    BOOST_TEST(text(d) == fmt::format("line {:013}\nline {:013}\n", 103, 104));
+    BOOST_TEST(text(d) == fmt::format("line {:014}\nline {:014}\n", 103, 104));
     BOOST_TEST(d.dropped == 60u);
 }
 
@@ -187,19 +187,19 @@ BOOST_AUTO_TEST_CASE(buffering_by_size_and_time_and_the_flush_at_deregistration)
     BOOST_TEST(delivery(0).chunks.size() == 3u);
     line(4);  // 20 bytes: held back, then delivered by the timer
     BOOST_REQUIRE(puller.wait([&] { return puller.deliveries.size() == 2; }));
-    BOOST_TEST(text(delivery(1)) == fmt::format("line {:013}\n", 4));
+    BOOST_TEST(text(delivery(1)) == fmt::format("line {:014}\n", 4));
 
     puller.to_iof(msg::IofDeregister{1}, 2);
     BOOST_REQUIRE(puller.wait([&] { return puller.ok_ids.size() == 1; }));
 
-    p.buffering_ms = 0;  // no time limit: only the deregistration lets it go
+    p.buffering_ms = 0;            // no time limit: only the deregistration lets it go
     p.channels = msg::kIofStderr;  // none in the job's cache
     puller.to_iof(p, 3);
     line(5, 2);
     puller.to_iof(msg::IofDeregister{3}, 4);
     BOOST_REQUIRE(puller.wait([&] { return puller.ok_ids.size() == 2; }));
     BOOST_REQUIRE_EQUAL(delivered(), 3u);  // before its answer
-    BOOST_TEST(text(delivery(2)) == fmt::format("line {:013}\n", 5));
+    BOOST_TEST(text(delivery(2)) == fmt::format("line {:014}\n", 5));
 }
 
 // A deregistered pull gets nothing more; an unknown one is PMIX_ERR_NOT_FOUND.
