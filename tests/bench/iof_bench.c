@@ -60,8 +60,12 @@ static int tool_main(pid_t pid, const char *nspace, long n, long np) {
     pmix_proc_t me, all;
     if (PMIx_tool_init(&me, &info, 1) != PMIX_SUCCESS) return 1;
     PMIX_LOAD_PROCID(&all, nspace, PMIX_RANK_WILDCARD);
+    /* A queue that holds all of it: the rate of delivery, not of drops. */
+    uint32_t cache = 64u << 20;
+    pmix_info_t size;
+    PMIX_INFO_LOAD(&size, PMIX_IOF_CACHE_SIZE, &cache, PMIX_UINT32);
     pmix_status_t rc =
-        PMIx_IOF_pull(&all, 1, NULL, 0, PMIX_FWD_STDOUT_CHANNEL, handler, NULL, NULL);
+        PMIx_IOF_pull(&all, 1, &size, 1, PMIX_FWD_STDOUT_CHANNEL, handler, NULL, NULL);
     if (rc <= 0) {
         fprintf(stderr, "pull: %s\n", PMIx_Error_string(rc));
         return 1;
