@@ -22,6 +22,7 @@
 #include "actors/events/event_broker.hpp"
 #include "actors/fence/fence_reducer.hpp"
 #include "actors/group/group_tracker.hpp"
+#include "actors/iof/iof_actor.hpp"
 #include "actors/jobctl/job_control.hpp"
 #include "actors/jobctl/log_sink.hpp"
 #include "actors/launcher/job_coordinator.hpp"
@@ -182,6 +183,8 @@ void Broker::add_standard_actors() {
     add_actor<LogSink>(LogSink::Settings{config_.log_syslog_socket});
     add_actor<PsetRegistry>(namespaces_, brokers_, name_);
     add_actor<QueryActor>(namespaces_, brokers_);
+    add_actor<IofActor>(namespaces_, brokers_,
+                        IofActor::Settings{.cache_bytes = config_.iof_cache_bytes});
     add_actor<GroupTracker>(
         namespaces_, brokers_,
         GroupTracker::Settings{std::chrono::milliseconds(config_.group_timeout_ms)});

@@ -138,6 +138,11 @@ void load_config_file(const std::string &path, Config &into) {
             auto v = node.value<std::int64_t>();
             if (!node.is_integer() || *v < 65536) throw bad("an integer >= 65536");
             into.max_peer_output_bytes = static_cast<std::size_t>(*v);
+        } else if (k == "iof_cache_bytes") {
+            auto v = node.value<std::int64_t>();
+            if (!node.is_integer() || *v < 0 || *v > (std::int64_t{1} << 32))
+                throw bad("an integer in 0..4294967296");
+            into.iof_cache_bytes = static_cast<std::size_t>(*v);
         } else if (k == "max_connections") {
             auto v = node.value<std::int64_t>();
             if (!node.is_integer() || *v < 0) throw bad("an integer >= 0");

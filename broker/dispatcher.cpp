@@ -83,7 +83,7 @@ void Dispatcher::route(const std::string &peer, const std::vector<std::string_vi
 }
 
 void Dispatcher::peer_gone(const std::string &peer) {
-    sessions_.erase(peer);
+    if (sessions_.erase(peer)) broadcast(msg::SessionClosed{peer});
 }
 
 void Dispatcher::session_open(const Envelope &, msg::SessionOpen &m) {

@@ -225,6 +225,20 @@ void ClientActor::dispatch(std::string_view bytes) {
             complete(id, fences_.take(done), nullptr);
             return;
         }
+        if (env.id != 0 && env.type != msg::ErrorReply::type) {
+            std::shared_ptr<std::function<void(const Envelope &)>> fn;
+            {
+                std::lock_guard lock(mu_);
+                if (auto it = streams_.find(env.id);
+                    it != streams_.end() && it->second.type == env.type)
+                    fn = it->second.fn;
+            }
+            if (fn) {
+                env.own();
+                reactor_.post([fn, env = std::move(env)] { (*fn)(env); });
+                return;
+            }
+        }
         if (env.type == msg::ErrorReply::type) {
             auto e = env.as<msg::ErrorReply>();
             spdlog::debug("pmix client: the broker says: {} ({})", e.message, e.status);
@@ -309,12 +323,31 @@ void ClientActor::on_lost(std::function<void()> fn) {
     });
 }
 
+void ClientActor::open_stream(std::uint64_t id, std::string type,
+                              std::function<void(const Envelope &)> fn) {
+    {
+        std::lock_guard lock(mu_);
+        streams_[id] =
+            Stream{std::move(type),
+                   std::make_shared<std::function<void(const Envelope &)>>(std::move(fn))};
+    }
+    reactor_.post([this] { update_watch(); });
+}
+
+void ClientActor::close_stream(std::uint64_t id) {
+    {
+        std::lock_guard lock(mu_);
+        streams_.erase(id);
+    }
+    reactor_.post([this] { update_watch(); });
+}
+
 void ClientActor::update_watch() {
     if (!conn_) return;
     bool want;
     {
         std::lock_guard lock(mu_);
-        want = async_pending_ > 0 && !lost_ && !reader_wanted_;
+        want = (async_pending_ > 0 || !streams_.empty()) && !lost_ && !reader_wanted_;
     }
     if (want == watching_) return;
     if (want)

@@ -94,6 +94,23 @@ class ClientActor {
     bool notify(const Msg &m) {
         return send_bytes(encode(Msg::type, 0, m), 0, 0) == PMIX_SUCCESS;
     }
+    // Thread-safe: the broker's messages of `type` under envelope id `id` (a stream, such as the
+    // deliveries of PMIx_IOF_pull, which follow its answer) go to fn on the progress thread, in
+    // order, until close_stream(id); while a stream is open the progress thread reads the socket.
+    // The id comes from new_id(), and the request that opens the stream uses it (call_as).
+    std::uint64_t new_id() { return next_id(); }
+    void open_stream(std::uint64_t id, std::string type, std::function<void(const Envelope &)> fn);
+    void close_stream(std::uint64_t id);
+    template <class Msg>
+    Reply call_as(std::uint64_t id, const Msg &m, std::uint32_t timeout_ms) {
+        return call_bytes(id, {}, encode(Msg::type, id, m), timeout_ms);
+    }
+    // request() under a given id: `done` runs on the progress thread before anything the stream
+    // `id` receives after the answer.
+    template <class Msg>
+    void request_as(std::uint64_t id, const Msg &m, std::uint32_t timeout_ms, Done done) {
+        submit(id, Pending{.done = std::move(done)}, encode(Msg::type, id, m), timeout_ms);
+    }
     // Thread-safe: runs fn on the progress thread.
     void post(std::function<void()> fn) { reactor_.post(std::move(fn)); }
     // For the actor's companions on the progress thread (the events' SUB connection).
@@ -124,6 +141,11 @@ class ClientActor {
     std::condition_variable answered_;  // a slot was filled, or the reader role became free
     std::unordered_map<std::uint64_t, Pending> pending_;
     std::size_t async_pending_ = 0;
+    struct Stream {
+        std::string type;
+        std::shared_ptr<std::function<void(const Envelope &)>> fn;
+    };
+    std::unordered_map<std::uint64_t, Stream> streams_;
     bool lost_ = false;
     bool reader_wanted_ = false;  // the progress thread needs the socket a blocking reader holds
 

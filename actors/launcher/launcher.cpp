@@ -442,11 +442,30 @@ void Launcher::input(const Envelope &env, msg::Input &m) {
     // A job over (or never here) takes nothing: the piece is dropped, as a closed pipe drops it.
     if (it == jobs_.end()) return reply(env, msg::InputTaken{PMIX_ERR_NOT_FOUND});
     Job &job = it->second;
-    if (job.input_waiting)
-        return reply_error(env, PMIX_ERR_BAD_PARAM, "an Input is still being written");
-    for (auto &r : job.ranks)
-        if (r.in >= 0) r.in_buf += m.data;
-    job.input_eof = m.eof;
+    if (job.input_waiting) {
+        if (job.input_queue.size() >= 64)
+            return reply_error(env, PMIX_ERR_OUT_OF_RESOURCE, "too many Inputs waiting");
+        job.input_queue.push_back(env);
+        return;
+    }
+    take_input(env, m);
+}
+
+void Launcher::take_input(const Envelope &env, msg::Input &m) {
+    Job &job = jobs_.at(m.nspace);
+    for (auto r : m.ranks)
+        if (r >= job.ranks.size() || !job.ranks[r].reads_input) {
+            reply(env, msg::InputTaken{PMIX_ERR_NOT_SUPPORTED});
+            return next_input(job);
+        }
+    auto take = [&](Rank &r) {
+        if (r.in < 0) return;
+        r.in_buf += m.data;
+        r.close_after = r.close_after || m.eof;
+    };
+    if (m.ranks.empty())
+        for (auto &r : job.ranks) take(r);
+    for (auto r : m.ranks) take(job.ranks[r]);
     job.input_waiting = env;
     flush_input(m.nspace);
 }
@@ -481,16 +500,26 @@ void Launcher::flush_input(const std::string &nspace) {
             reactor().after(std::chrono::milliseconds(10), [this, nspace] { flush_input(nspace); });
         return;
     }
-    if (job.input_eof)
-        for (auto &r : job.ranks) close_input(r);
+    for (auto &r : job.ranks)
+        if (r.close_after) close_input(r);
     if (job.input_waiting)
         reply(*std::exchange(job.input_waiting, std::nullopt), msg::InputTaken{});
+    next_input(job);
+}
+
+void Launcher::next_input(Job &job) {
+    if (job.input_queue.empty()) return;
+    Envelope next = std::move(job.input_queue.front());
+    job.input_queue.pop_front();
+    auto m = next.as<msg::Input>();
+    take_input(next, m);
 }
 
 void Launcher::close_input(Rank &r) {
     if (r.in >= 0) ::close(r.in);
     r.in = -1;
     r.in_buf.clear();
+    r.close_after = false;
 }
 
 void Launcher::rank_state(const Envelope &, msg::RankState &m) {
@@ -782,6 +811,7 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     if (in[0] >= 0) {
         ::close(in[0]);
         r.in = in[1];
+        r.reads_input = true;
         ::fcntl(r.in, F_SETFL, O_NONBLOCK);  // a rank that does not read never blocks us
     }
     ::fcntl(r.out, F_SETFL, O_NONBLOCK);  // the reactor reads what is there, never waits
@@ -882,8 +912,10 @@ void Launcher::read_pipe(Job &job, std::size_t rank, int which, bool drain) {
     std::string &buf = which == 1 ? r.out_buf : r.err_buf;
     if (fd < 0) return;
     auto emit = [&](std::string data) {
-        to_stream(job, msg::Output{job.info.nspace, static_cast<std::uint32_t>(rank),
-                                   static_cast<std::uint8_t>(which), std::move(data)});
+        const msg::Output out{job.info.nspace, static_cast<std::uint32_t>(rank),
+                              static_cast<std::uint8_t>(which), std::move(data)};
+        to_stream(job, out);
+        to_iof(job, out);
     };
     char chunk[16384];
     for (int rounds = 0; drain || rounds < 16; ++rounds) {
@@ -907,6 +939,13 @@ void Launcher::read_pipe(Job &job, std::size_t rank, int which, bool drain) {
             buf.erase(0, kMaxChunk);
         }
     }
+}
+
+void Launcher::to_iof(const Job &job, const msg::Output &m) {
+    if (!bus().find("iof")) return;  // a broker without I/O forwarding (unit tests)
+    send(job.coordinator.empty() || brokers_.view()->rank == 0 ? std::string("iof")
+                                                               : remote_address(0, "iof"),
+         m);
 }
 
 void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
@@ -1025,10 +1064,12 @@ void Launcher::finish(const std::string &nspace) {
             int &fd = which == 1 ? r.out : r.err;
             std::string &buf = which == 1 ? r.out_buf : r.err_buf;
             if (fd < 0) continue;
-            if (!buf.empty())
-                to_stream(job,
-                          msg::Output{nspace, static_cast<std::uint32_t>(i),
-                                      static_cast<std::uint8_t>(which), std::exchange(buf, {})});
+            if (!buf.empty()) {
+                const msg::Output out{nspace, static_cast<std::uint32_t>(i),
+                                      static_cast<std::uint8_t>(which), std::exchange(buf, {})};
+                to_stream(job, out);
+                to_iof(job, out);
+            }
             reactor().unwatch_fd(fd);
             ::close(fd);
             fd = -1;

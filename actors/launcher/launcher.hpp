@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -80,9 +81,11 @@ class Launcher : public Actor {
         bool ending_on_request = false;  // job control ended it: not a failure of the job
         std::string ended_by;            // who asked for it (SignalRanks.requested_by)
         bool initialized = false, finalized = false;  // PMIx_Init, PMIx_Finalize
-        int in = -1;          // write end of its stdin pipe, when it reads our Input
-        std::string in_buf;   // Input not yet written
-        CleanupList cleanup;  // what it registered for removal at its end
+        int in = -1;               // write end of its stdin pipe, when it reads our Input
+        bool reads_input = false;  // it was given such a pipe
+        std::string in_buf;        // Input not yet written
+        bool close_after = false;  // its stdin is closed once in_buf is written (Input.eof)
+        CleanupList cleanup;       // what it registered for removal at its end
     };
     // What spawning the ranks one by one needs; dropped once the launch is answered.
     struct Spawning {
@@ -121,7 +124,7 @@ class Launcher : public Actor {
         // nothing else failed it (`zpmix run` then says who ended it).
         std::optional<std::pair<int, std::string>> requested_end;
         std::optional<Envelope> input_waiting;  // an Input answered once written to every stdin
-        bool input_eof = false;
+        std::deque<Envelope> input_queue;       // Inputs of other senders, written after it
         Reactor::TimerId input_retry = 0;
         pid_t pgid = 0;
         bool guarded = false;              // the watchdog knows its process group
@@ -176,6 +179,8 @@ class Launcher : public Actor {
     void register_cleanup(const Envelope &env, msg::RegisterCleanup &m);
     void input(const Envelope &env, msg::Input &m);
     void input_relayed(const Envelope &env, msg::InputTaken &m);
+    void take_input(const Envelope &env, msg::Input &m);
+    void next_input(Job &job);  // the next queued Input, if any
     void rank_state(const Envelope &env, msg::RankState &m);
     // Writes what the job's stdin ranks have not taken yet; answers the Input once all is written.
     void flush_input(const std::string &nspace);
@@ -214,6 +219,9 @@ class Launcher : public Actor {
     void watch_requester(std::int64_t pid);
     void release_requester(std::int64_t pid);
     void requester_died(std::int64_t pid);
+    // Every line of output also goes to the `iof` actor of the root (one per allocation sees it
+    // all; actors/iof/iof_actor.hpp says why), after the requester's copy.
+    void to_iof(const Job &job, const msg::Output &m);
     template <class Msg>
     void to_requester(const Job &job, const Msg &m) {
         if (!job.requester.empty()) send(job.requester, m);

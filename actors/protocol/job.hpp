@@ -98,14 +98,18 @@ struct Launch {
 // `zpmix run` -> the root broker's launcher: the next piece of its stdin for the job's stdin ranks
 // on the broker of tree rank `broker` (0 but across nodes), which the root's launcher passes on.
 // Answered by InputTaken once written to their stdin (or dropped: the ranks are gone), so that
-// `zpmix run` sends the next only then and nobody buffers more than one piece.
+// `zpmix run` sends the next only then and nobody buffers more than one piece per sender (the
+// pieces of several senders, `zpmix run` and the `iof` actor, are written in turn).
 struct Input {
     static constexpr const char *type = "job.input";
     std::string nspace;
     std::uint32_t broker = 0;
     std::string data;
     bool eof = false;  // the last piece: their stdin is closed after it
-    ZPMIX_MSG_MAP(nspace, broker, data, eof);
+    // Only these of the job's ranks on that broker (PMIx_IOF_push); empty: every stdin rank.
+    // A rank named that does not read forwarded input is refused (PMIX_ERR_NOT_SUPPORTED).
+    std::vector<std::uint32_t> ranks = {};
+    ZPMIX_MSG_MAP(nspace, broker, data, eof, ranks);
 };
 struct InputTaken {
     static constexpr const char *type = "job.input_taken";

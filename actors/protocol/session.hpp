@@ -49,4 +49,12 @@ inline std::size_t payload_bytes(const SessionOpen &m) {
     return m.welcome.size();
 }
 
+// dispatcher -> the actors that keep something for a peer (broadcast): the session of `peer` (a
+// routing id) ended with its connection.
+struct SessionClosed {
+    static constexpr const char *type = "session.closed";
+    std::string peer;
+    ZPMIX_MSG_MAP(peer);
+};
+
 }  // namespace zpmix::msg

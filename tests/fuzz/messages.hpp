@@ -7,6 +7,7 @@
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/group.hpp"
+#include "actors/protocol/iof.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/protocol/log.hpp"
@@ -38,7 +39,8 @@ using Messages = std::tuple<
     m::PsetDefine, m::PsetDelete, m::PsetChanged, m::PsetQuery, m::PsetList, m::QueryRequest,
     m::QueryReply, m::Input, m::InputTaken, m::RankState, m::Finalize, m::GroupContribute,
     m::GroupDone, m::GroupUp, m::GroupDown, m::GroupList, m::GroupListed, m::GroupInvite,
-    m::GroupJoin, m::GroupLeave, m::GroupLeft>;
+    m::GroupJoin, m::GroupLeave, m::GroupLeft, m::SessionClosed, m::IofPull, m::IofPulled, m::IofDeliver, m::IofAck,
+    m::IofDeregister, m::IofPush>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
 static_assert(std::tuple_size_v<Messages> == ZPMIX_MESSAGE_TYPES,
               "a message type of actors/protocol/*.hpp is missing from the list");

@@ -101,44 +101,6 @@ PMIX_EXPORT pmix_status_t PMIx_Get_credential_nb(const pmix_info_t info[], size_
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_IOF_deregister(size_t iofhdlr, const pmix_info_t directives[],
-                                              size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)iofhdlr;
-    (void)directives;
-    (void)ndirs;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_IOF_pull(const pmix_proc_t procs[], size_t nprocs,
-                                        const pmix_info_t directives[], size_t ndirs,
-                                        pmix_iof_channel_t channel, pmix_iof_cbfunc_t cbfunc,
-                                        pmix_hdlr_reg_cbfunc_t regcbfunc, void *regcbdata) {
-    (void)procs;
-    (void)nprocs;
-    (void)directives;
-    (void)ndirs;
-    (void)channel;
-    (void)cbfunc;
-    (void)regcbfunc;
-    (void)regcbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_IOF_push(const pmix_proc_t targets[], size_t ntargets,
-                                        pmix_byte_object_t *bo, const pmix_info_t directives[],
-                                        size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)targets;
-    (void)ntargets;
-    (void)bo;
-    (void)directives;
-    (void)ndirs;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_server_collect_inventory(pmix_info_t directives[], size_t ndirs,
                                                         pmix_info_cbfunc_t cbfunc, void *cbdata) {
     (void)directives;

@@ -1,0 +1,266 @@
+#include "actors/iof/iof_actor.hpp"
+
+#include <algorithm>
+
+#include <pmix_common.h>
+
+namespace zpmix {
+
+namespace {
+
+std::int64_t now_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+IofActor::IofActor(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
+                   const BrokerMap &brokers, Settings settings)
+    : Actor("iof", reactor, bus), namespaces_(namespaces), brokers_(brokers), settings_(settings) {
+    on(&IofActor::output, Access::internal);
+    on(&IofActor::pull, Access::session | Access::operator_);
+    on(&IofActor::ack, Access::session | Access::operator_);
+    on(&IofActor::deregister, Access::session | Access::operator_);
+    on(&IofActor::push, Access::session | Access::operator_);
+    on(&IofActor::input_taken, Access::internal);
+    on(&IofActor::input_failed, Access::internal);
+    on(&IofActor::ended, Access::internal);
+    on(&IofActor::session_closed, Access::internal);
+}
+
+bool IofActor::may_use(const Envelope &env, const std::vector<msg::Proc> &procs) {
+    if (!env.session || !env.session->is_client()) return true;  // a tool, or an actor
+    return std::all_of(procs.begin(), procs.end(),
+                       [&](const msg::Proc &p) { return p.nspace == env.session->nspace; });
+}
+
+bool IofActor::matches(const Pull &p, const msg::IofChunk &c) {
+    if (!(p.channels & c.channel)) return false;
+    return std::any_of(p.procs.begin(), p.procs.end(), [&](const msg::Proc &q) {
+        return q.nspace == c.source.nspace &&
+               (q.rank == msg::kWildcardRank || q.rank == c.source.rank);
+    });
+}
+
+void IofActor::enqueue(Queue &q, const msg::IofChunk &c, std::size_t limit, bool drop_newest) {
+    const std::size_t n = c.data.size();
+    if (n > limit || (drop_newest && q.bytes + n > limit)) {
+        q.dropped += n;
+        return;
+    }
+    while (q.bytes + n > limit) {
+        q.bytes -= q.chunks.front().data.size();
+        q.dropped += q.chunks.front().data.size();
+        q.chunks.pop_front();
+    }
+    q.chunks.push_back(c);
+    q.bytes += n;
+}
+
+void IofActor::output(const Envelope &, msg::Output &m) {
+    msg::IofChunk c{{m.nspace, m.rank},
+                    static_cast<std::uint16_t>(m.fd == 2 ? msg::kIofStderr : msg::kIofStdout),
+                    now_us(),
+                    std::move(m.data)};
+    for (auto &[key, p] : pulls_)
+        if (matches(p, c)) offer(key, p, c);
+    Queue &cache = jobs_[c.source.nspace];
+    enqueue(cache, c, settings_.cache_bytes, false);
+}
+
+void IofActor::offer(const PullKey &key, Pull &p, const msg::IofChunk &c) {
+    enqueue(p.queue, c, p.cache_bytes, p.drop_newest);
+    flush(key, p, false);
+}
+
+void IofActor::flush(const PullKey &key, Pull &p, bool all) {
+    if (p.queue.chunks.empty() && p.queue.dropped == 0) return;
+    // Buffering: wait for buffering_bytes, at most the buffering time.
+    if (!all && !p.due && p.buffering_bytes > 0 && p.queue.bytes < p.buffering_bytes) {
+        if (p.buffering.count() > 0 && !p.timer)
+            p.timer = reactor().after(p.buffering, [this, key] {
+                auto it = pulls_.find(key);
+                if (it == pulls_.end()) return;
+                it->second.timer = 0;
+                it->second.due = true;
+                flush(key, it->second, false);
+            });
+        return;
+    }
+    while ((all || p.in_flight < kWindow) && (!p.queue.chunks.empty() || p.queue.dropped > 0)) {
+        msg::IofDeliver d;
+        std::size_t bytes = 0;
+        while (!p.queue.chunks.empty() &&
+               (d.chunks.empty() || bytes + p.queue.chunks.front().data.size() <= kMaxDelivery)) {
+            bytes += p.queue.chunks.front().data.size();
+            d.chunks.push_back(std::move(p.queue.chunks.front()));
+            p.queue.chunks.pop_front();
+        }
+        p.queue.bytes -= bytes;
+        d.dropped = std::exchange(p.queue.dropped, 0);
+        if (d.dropped)
+            log().info("pull {} of {}: {} bytes dropped", key.second, key.first, d.dropped);
+        send(key.first, d, key.second);
+        ++p.in_flight;
+    }
+    if (p.queue.chunks.empty()) {
+        p.due = false;
+        if (p.timer) reactor().cancel(std::exchange(p.timer, 0));
+    }
+}
+
+void IofActor::pull(const Envelope &env, msg::IofPull &m) {
+    if (m.procs.empty() || m.channels == 0)
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "a pull names procs and channels");
+    if (!may_use(env, m.procs))
+        return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "a client pulls its own job only");
+    if (pulls_.size() >= settings_.max_pulls)
+        return reply_error(env, PMIX_ERR_OUT_OF_RESOURCE, "too many pulls on this broker");
+    const auto view = brokers_.view();
+    if (view->rank != 0)
+        for (const auto &p : m.procs)
+            if (auto rec = namespaces_.find(p.nspace);
+                rec && std::any_of(rec->job->procs.begin(), rec->job->procs.end(),
+                                   [&](const msg::ProcInfo &i) {
+                                       return i.hostname != view->nodes[view->rank];
+                                   }))
+                return reply_error(
+                    env, PMIX_ERR_NOT_SUPPORTED,
+                    "the output of " + p.nspace + " is forwarded by the root broker: pull from it");
+    const PullKey key{env.from, env.id};
+    if (pulls_.contains(key))
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "a pull of that id is open already");
+    Pull p;
+    p.procs = std::move(m.procs);
+    p.channels = m.channels;
+    p.cache_bytes = m.cache_bytes ? m.cache_bytes : settings_.cache_bytes;
+    p.drop_newest = m.drop_newest;
+    p.buffering_bytes = m.buffering_bytes;
+    p.buffering = std::chrono::milliseconds(m.buffering_ms);
+    reply(env, msg::IofPulled{});
+    // What the jobs wrote before: the cache of each job named, then what comes.
+    std::vector<std::string> seen;
+    for (const auto &q : p.procs) {
+        if (std::find(seen.begin(), seen.end(), q.nspace) != seen.end()) continue;
+        seen.push_back(q.nspace);
+        auto it = jobs_.find(q.nspace);
+        if (it == jobs_.end()) continue;
+        p.queue.dropped += it->second.dropped;  // what the cache lost before this pull
+        for (const auto &c : it->second.chunks)
+            if (matches(p, c)) enqueue(p.queue, c, p.cache_bytes, p.drop_newest);
+    }
+    auto [it, _] = pulls_.emplace(key, std::move(p));
+    flush(key, it->second, false);
+}
+
+void IofActor::ack(const Envelope &env, msg::IofAck &m) {
+    auto it = pulls_.find({env.from, m.pull});
+    if (it == pulls_.end()) return;
+    Pull &p = it->second;
+    if (p.in_flight > 0) --p.in_flight;
+    flush(it->first, p, false);
+}
+
+void IofActor::deregister(const Envelope &env, msg::IofDeregister &m) {
+    auto it = pulls_.find({env.from, m.pull});
+    if (it == pulls_.end()) return reply_error(env, PMIX_ERR_NOT_FOUND, "no such pull");
+    // What waits for its buffering is delivered now, before the answer (the standard's flush).
+    it->second.due = true;
+    flush(it->first, it->second, true);
+    drop_pull(it);
+    reply(env, msg::Ok{});
+}
+
+void IofActor::drop_pull(std::map<PullKey, Pull>::iterator it) {
+    if (it->second.timer) reactor().cancel(it->second.timer);
+    pulls_.erase(it);
+}
+
+void IofActor::session_closed(const Envelope &, msg::SessionClosed &m) {
+    for (auto it = pulls_.lower_bound({m.peer, 0});
+         it != pulls_.end() && it->first.first == m.peer;)
+        drop_pull(it++);
+}
+
+void IofActor::ended(const Envelope &, msg::NamespaceEnded &m) {
+    // Nothing more comes of the job: its pulls get what their buffering held back.
+    for (auto &[key, p] : pulls_)
+        if (std::any_of(p.procs.begin(), p.procs.end(),
+                        [&](const msg::Proc &q) { return q.nspace == m.nspace; })) {
+            p.due = true;
+            flush(key, p, false);
+        }
+    jobs_.erase(m.nspace);
+}
+
+// ---- input
+
+void IofActor::push(const Envelope &env, msg::IofPush &m) {
+    if (m.targets.empty()) return reply_error(env, PMIX_ERR_BAD_PARAM, "no target to push to");
+    if (!may_use(env, m.targets))
+        return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "a client feeds its own job only");
+    const auto view = brokers_.view();
+    // One Input per namespace and broker: a wildcard is every stdin rank of every broker.
+    std::map<std::pair<std::string, std::uint32_t>, std::vector<std::uint32_t>> inputs;
+    std::map<std::pair<std::string, std::uint32_t>, bool> whole;
+    for (const auto &t : m.targets) {
+        auto rec = namespaces_.find(t.nspace);
+        if (!rec) return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + t.nspace);
+        const auto &procs = rec->job->procs;
+        auto broker_of = [&](const msg::ProcInfo &i) {
+            return view->size() > 1 ? view->broker_of(i.hostname).value_or(0) : 0;
+        };
+        if (t.rank == msg::kWildcardRank) {
+            for (const auto &i : procs) whole[{t.nspace, broker_of(i)}] = true;
+            continue;
+        }
+        if (t.rank >= procs.size())
+            return reply_error(env, PMIX_ERR_BAD_PARAM,
+                               "no rank " + std::to_string(t.rank) + " in " + t.nspace);
+        inputs[{t.nspace, broker_of(procs[t.rank])}].push_back(t.rank);
+    }
+    for (const auto &[k, yes] : whole) inputs[k].clear();
+    const std::uint64_t push_id = next_id_++;
+    Push &p = pushes_[push_id];
+    p.request = env;
+    p.waiting = inputs.size();
+    p.timer = reactor().after(settings_.push_timeout,
+                              [this, push_id] { push_step(push_id, PMIX_ERR_TIMEOUT); });
+    for (auto &[k, ranks] : inputs) {
+        const std::uint64_t id = next_id_++;
+        inputs_[id] = push_id;
+        send("launcher", msg::Input{k.first, k.second, m.data, m.eof, std::move(ranks)}, id);
+    }
+}
+
+void IofActor::input_taken(const Envelope &env, msg::InputTaken &m) {
+    auto node = inputs_.extract(env.id);
+    if (!node.empty()) push_step(node.mapped(), m.status);
+}
+
+void IofActor::input_failed(const Envelope &env, msg::ErrorReply &m) {
+    auto node = inputs_.extract(env.id);
+    if (!node.empty()) push_step(node.mapped(), m.status ? m.status : PMIX_ERROR);
+}
+
+// One Input of the push answered (or the push timed out): the first failure is the push's.
+void IofActor::push_step(std::uint64_t push_id, std::int32_t status) {
+    auto it = pushes_.find(push_id);
+    if (it == pushes_.end()) return;
+    Push &p = it->second;
+    if (status != PMIX_SUCCESS && p.status == PMIX_SUCCESS) p.status = status;
+    if (status != PMIX_ERR_TIMEOUT && p.waiting > 0 && --p.waiting > 0) return;
+    reactor().cancel(p.timer);
+    if (p.status == PMIX_SUCCESS)
+        reply(p.request, msg::Ok{});
+    else
+        reply_error(p.request, p.status,
+                    p.status == PMIX_ERR_NOT_SUPPORTED ? "a target does not read forwarded input"
+                    : p.status == PMIX_ERR_TIMEOUT     ? "the ranks did not take the input in time"
+                                                       : "the input was not delivered");
+    pushes_.erase(it);
+}
+
+}  // namespace zpmix

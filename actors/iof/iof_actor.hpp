@@ -1,0 +1,111 @@
+#pragma once
+// The broker's `iof` actor: I/O forwarding for tools and clients (PMIx_IOF_pull, _push,
+// _deregister). It keeps each job's output in a bounded cache (`iof_cache_bytes`, the oldest
+// goes, the bytes dropped counted), so a tool that pulls later gets what the job wrote before,
+// then the job's output as it comes. Each pull has its own bounded queue (PMIX_IOF_CACHE_SIZE,
+// dropping the oldest or, with PMIX_IOF_DROP_NEWEST, the newest; the drops are reported with the
+// next delivery), delivered in batches (PMIX_IOF_BUFFERING_SIZE/_TIME) with at most kWindow
+// deliveries unacknowledged, so a slow puller costs the broker its queue, never more. Input
+// (PMIx_IOF_push) goes to the launcher as `zpmix run --stdin` does (job.input), to the ranks
+// named, on whichever broker runs them; end-of-input closes their stdin.
+//
+// Across nodes: every launcher sends each line of output to the root's `iof` (the launcher's
+// to_iof), beside the requester's copy, so the root holds every job's whole output and its pulls
+// are local. Why not subscriptions routed through the tree: each broker would then keep a cache
+// of its own ranks, and every pull, acknowledgement and deregistration would go to every broker
+// and be answered from each, with their own losses and orderings; the root already receives all
+// output for `zpmix run`, and tools attach to it (by `zpmix run`'s pid). The cost is each remote
+// line crossing the tree twice. A pull on another broker of a job spanning nodes is refused
+// (PMIX_ERR_NOT_SUPPORTED: its output is the root's).
+//
+// Access: clients (their own job only) and tools of the broker's uid (any job).
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "actors/protocol/iof.hpp"
+#include "actors/protocol/job.hpp"
+#include "actors/protocol/session.hpp"
+#include "actors/runtime/actor.hpp"
+#include "actors/runtime/broker_map.hpp"
+#include "actors/runtime/namespace_table.hpp"
+
+namespace zpmix {
+
+class IofActor : public Actor {
+  public:
+    struct Settings {
+        std::size_t cache_bytes = std::size_t{1} << 20;  // per job; a pull's default too
+        std::size_t max_pulls = 4096;
+        std::chrono::milliseconds push_timeout{30000};  // the ranks take the input by then
+    };
+    static constexpr unsigned kWindow = 8;                  // deliveries unacknowledged
+    static constexpr std::size_t kMaxDelivery = 64 * 1024;  // bytes per delivery
+
+    IofActor(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces, const BrokerMap &brokers,
+             Settings settings);
+
+  private:
+    // Bytes of output, oldest first, bounded.
+    struct Queue {
+        std::deque<msg::IofChunk> chunks;
+        std::size_t bytes = 0;
+        std::uint64_t dropped = 0;  // since last told
+    };
+    struct Pull {
+        std::vector<msg::Proc> procs;
+        std::uint16_t channels = 0;
+        std::size_t cache_bytes = 0;
+        bool drop_newest = false;
+        std::size_t buffering_bytes = 0;
+        std::chrono::milliseconds buffering{0};
+        Queue queue;
+        unsigned in_flight = 0;
+        Reactor::TimerId timer = 0;  // the buffering time of the oldest queued byte
+        bool due = false;            // that time passed
+    };
+    using PullKey = std::pair<std::string, std::uint64_t>;  // the puller's peer, its pull's id
+    struct Push {
+        Envelope request;
+        std::size_t waiting = 0;
+        std::int32_t status = 0;
+        Reactor::TimerId timer = 0;
+    };
+
+    const NamespaceTable &namespaces_;
+    const BrokerMap &brokers_;
+    Settings settings_;
+    std::unordered_map<std::string, Queue> jobs_;  // each job's cache
+    std::map<PullKey, Pull> pulls_;
+    std::map<std::uint64_t, Push> pushes_;           // by push id
+    std::map<std::uint64_t, std::uint64_t> inputs_;  // an Input's id -> its push
+    std::uint64_t next_id_ = 1;
+
+    void output(const Envelope &env, msg::Output &m);
+    void pull(const Envelope &env, msg::IofPull &m);
+    void ack(const Envelope &env, msg::IofAck &m);
+    void deregister(const Envelope &env, msg::IofDeregister &m);
+    void push(const Envelope &env, msg::IofPush &m);
+    void input_taken(const Envelope &env, msg::InputTaken &m);
+    void input_failed(const Envelope &env, msg::ErrorReply &m);
+    void ended(const Envelope &env, msg::NamespaceEnded &m);
+    void session_closed(const Envelope &env, msg::SessionClosed &m);
+
+    // Whether the sender may read or feed this job (a client: its own only).
+    static bool may_use(const Envelope &env, const std::vector<msg::Proc> &procs);
+    static bool matches(const Pull &p, const msg::IofChunk &c);
+    // Appends to a bounded queue; the bytes that do not fit are dropped (and counted).
+    static void enqueue(Queue &q, const msg::IofChunk &c, std::size_t limit, bool drop_newest);
+    void offer(const PullKey &key, Pull &p, const msg::IofChunk &c);
+    // Sends what the pull may send now; `all`: whatever waits, buffering aside.
+    void flush(const PullKey &key, Pull &p, bool all);
+    void drop_pull(std::map<PullKey, Pull>::iterator it);
+    void push_step(std::uint64_t push_id, std::int32_t status);
+};
+
+}  // namespace zpmix
