@@ -21,23 +21,25 @@ namespace zpmix::fuzz {
 
 namespace m = zpmix::msg;
 
-using Messages = std::tuple<
-    m::ErrorReply, m::Ok, m::Event, m::NotifyEvent, m::EventRegister, m::EventRegistered,
-    m::EventStreamsQuery, m::EventStreams, m::EventResend, m::EventResent, m::EventAck,
-    m::EventRelay, m::NotifyCompletion, m::FenceContribute, m::FenceDone, m::FenceUp, m::FenceDown,
-    m::FenceProcEnded, m::Launch, m::Spawn, m::LaunchReply, m::Output, m::ProcExit, m::JobEnded,
-    m::SignalJob, m::Abort, m::AbortJob, m::RegisterNamespace, m::RankSpawned,
-    m::DeregisterNamespace, m::ProcEnded, m::NamespaceEnded, m::JobInfoQuery, m::JobInfoReply,
-    m::JobControl, m::JobControlReply, m::Preempt, m::ProcTableQuery, m::ProcTable, m::SignalRanks,
-    m::TerminateRanks, m::SignalledRanks, m::CheckpointCompleted, m::RegisterCleanup, m::JobMarks,
-    m::Log, m::Commit, m::ModexGet, m::ModexData, m::ModexCollect, m::ModexCollected, m::Publish,
-    m::Lookup, m::LookupReply, m::Unpublish, m::MonitorRequest, m::MonitorBeat, m::Hello,
-    m::Welcome, m::SessionOpen, m::TreeLost, m::TreeLostElsewhere, m::TreeHello, m::TreeWelcome,
-    m::TreeBeat, m::TreeStop, m::TreeHop, m::TreeOnline, m::TreeMembers, m::LaunchAcross,
-    m::JobPart, m::PartLaunched, m::PartStatus, m::EndPart, m::SignalParts, m::SpawnAcross,
-    m::PsetDefine, m::PsetDelete, m::PsetChanged, m::PsetQuery, m::PsetList, m::QueryRequest,
-    m::QueryReply, m::Input, m::InputTaken, m::RankState, m::Finalize, m::GroupContribute,
-    m::GroupDone, m::GroupUp, m::GroupDown, m::GroupList, m::GroupListed>;
+using Messages =
+    std::tuple<m::ErrorReply, m::Ok, m::Event, m::NotifyEvent, m::EventRegister, m::EventRegistered,
+               m::EventStreamsQuery, m::EventStreams, m::EventResend, m::EventResent, m::EventAck,
+               m::EventRelay, m::NotifyCompletion, m::FenceContribute, m::FenceDone, m::FenceUp,
+               m::FenceDown, m::FenceProcEnded, m::Launch, m::Spawn, m::LaunchReply, m::Output,
+               m::ProcExit, m::JobEnded, m::SignalJob, m::Abort, m::AbortJob, m::RegisterNamespace,
+               m::RankSpawned, m::DeregisterNamespace, m::ProcEnded, m::NamespaceEnded,
+               m::JobInfoQuery, m::JobInfoReply, m::JobControl, m::JobControlReply, m::Preempt,
+               m::ProcTableQuery, m::ProcTable, m::SignalRanks, m::TerminateRanks,
+               m::SignalledRanks, m::CheckpointCompleted, m::RegisterCleanup, m::JobMarks, m::Log,
+               m::Commit, m::ModexGet, m::ModexData, m::ModexCollect, m::ModexCollected, m::Publish,
+               m::Lookup, m::LookupReply, m::Unpublish, m::MonitorRequest, m::MonitorBeat, m::Hello,
+               m::Welcome, m::SessionOpen, m::TreeLost, m::TreeLostElsewhere, m::TreeHello,
+               m::TreeWelcome, m::TreeBeat, m::TreeStop, m::TreeHop, m::TreeOnline, m::TreeMembers,
+               m::LaunchAcross, m::JobPart, m::PartLaunched, m::PartStatus, m::EndPart,
+               m::SignalParts, m::SpawnAcross, m::PsetDefine, m::PsetDelete, m::PsetChanged,
+               m::PsetQuery, m::PsetList, m::QueryRequest, m::QueryReply, m::Input, m::InputTaken,
+               m::RankState, m::Finalize, m::GroupContribute, m::GroupDone, m::GroupUp,
+               m::GroupDown, m::GroupList, m::GroupListed, m::StoppedInInit, m::DebuggerRelease>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
 static_assert(std::tuple_size_v<Messages> == ZPMIX_MESSAGE_TYPES,
               "a message type of actors/protocol/*.hpp is missing from the list");
