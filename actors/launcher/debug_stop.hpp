@@ -1,9 +1,9 @@
 #pragma once
 // Debuggers (RFC0010): which ranks of a job started with PMIX_DEBUG_STOP_IN_INIT wait in PMIx_Init
 // (each says so once its PMIX_DEBUGGER_RELEASE handler is registered: msg::StoppedInInit), and
-// the PMIX_READY_FOR_DEBUG event once all of them do. The launcher keeps one per job on one node,
-// the job coordinator one per job across nodes (the parts pass their ranks' messages on), so the
-// event goes out once, where the whole job is known.
+// the PMIX_READY_FOR_DEBUG event once all of them do. The launcher keeps one per job; for a job
+// across nodes the root broker's launcher counts (the others pass their ranks' messages on), so
+// the event goes out once.
 #include <cstdint>
 #include <optional>
 #include <set>

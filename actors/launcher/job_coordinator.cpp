@@ -25,20 +25,6 @@ JobCoordinator::JobCoordinator(Reactor &reactor, Bus &bus, const BrokerMap &brok
     on(&JobCoordinator::part_status, Access::internal);
     on(&JobCoordinator::tree_lost, Access::internal);
     on(&JobCoordinator::spawn, Access::internal);
-    on(&JobCoordinator::stopped_in_init, Access::internal);
-}
-
-// A part's rank waits in PMIx_Init for its debugger (PMIX_DEBUG_STOP_IN_INIT): once every rank of
-// the job, on every node, does, PMIX_READY_FOR_DEBUG goes out on the session's range (relayed to
-// every broker, so a tool of any node hears it).
-void JobCoordinator::stopped_in_init(const Envelope &, msg::StoppedInInit &m) {
-    auto it = jobs_.find(m.proc.nspace);
-    if (it == jobs_.end()) return;
-    Job &job = it->second;
-    if (job.stopped.add(m.proc.rank, static_cast<std::uint32_t>(job.pids.size()))) {
-        log().info("every rank of {} waits for its debugger", m.proc.nspace);
-        send("events", ready_for_debug(m.proc.nspace, std::nullopt));
-    }
 }
 
 std::string JobCoordinator::node_of(std::uint32_t broker) const {

@@ -32,7 +32,6 @@
 #include <vector>
 
 #include "actors/launcher/allocation.hpp"
-#include "actors/launcher/debug_stop.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/tree.hpp"
 #include "actors/runtime/actor.hpp"
@@ -65,7 +64,6 @@ class JobCoordinator : public Actor {
         bool oversubscribe = false, report_child_sep = false;
         std::optional<std::int32_t> tree_status;
         Reactor::TimerId start_deadline = 0;  // a spawned job's: every part started by then
-        StoppedRanks stopped;                 // PMIX_DEBUG_STOP_IN_INIT: ranks waiting in init
     };
 
     const BrokerMap &brokers_;
@@ -76,7 +74,6 @@ class JobCoordinator : public Actor {
     void part_status(const Envelope &env, msg::PartStatus &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
     void spawn(const Envelope &env, msg::SpawnAcross &m);
-    void stopped_in_init(const Envelope &env, msg::StoppedInInit &m);
 
     // The job's first failure: every part terminates its ranks.
     void fail(const std::string &nspace, Job &job, std::int32_t status, std::string message);

@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <pmix_common.h>
 
@@ -252,8 +254,8 @@ void Launcher::tool_spawn(const Envelope &env, msg::Spawn &m) {
     start(env, std::move(job), std::move(plan));
 }
 
-// A rank waits in PMIx_Init for its debugger: once all do, PMIX_READY_FOR_DEBUG. A part's ranks
-// are counted by the coordinator, which knows the whole job.
+// A rank waits in PMIx_Init for its debugger: once all do, PMIX_READY_FOR_DEBUG. The ranks of a
+// job across nodes are counted on the root broker, whose launcher the others tell.
 void Launcher::stopped_in_init(const Envelope &env, msg::StoppedInInit &m) {
     auto it = jobs_.find(m.proc.nspace);
     if (it == jobs_.end() || !it->second.info.stop_in_init) {
@@ -266,11 +268,22 @@ void Launcher::stopped_in_init(const Envelope &env, msg::StoppedInInit &m) {
 
 void Launcher::rank_waits_for_debugger(Job &job, std::uint32_t rank) {
     const std::string &nspace = job.info.nspace;
-    if (!job.coordinator.empty()) return send(job.coordinator, msg::StoppedInInit{{nspace, rank}});
+    // A job across nodes is counted by the root broker's launcher (which has a part of it).
+    if (!job.coordinator.empty() && brokers_.view()->rank != 0)
+        return send(remote_address(0, "launcher"), msg::StoppedInInit{{nspace, rank}});
     if (job.stopped.add(rank, job.info.size)) {
         log().info("every rank of {} waits for its debugger", nspace);
         send("events", ready_for_debug(nspace, job.debugger));
     }
+}
+
+// Whether pid is stopped (state T in /proc/PID/stat): read, not waited for, so that the stop stays
+// reportable to whoever else waits for it.
+static bool stopped(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto paren = stat.rfind(')');
+    return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'T';
 }
 
 void Launcher::watch_exec_stops(const std::string &nspace, int tries) {
@@ -281,10 +294,7 @@ void Launcher::watch_exec_stops(const std::string &nspace, int tries) {
     for (auto i : job.local) {
         Rank &r = job.ranks[i];
         if (r.reaped || r.pid <= 0 || r.stopped_on_exec) continue;
-        siginfo_t si{};
-        // WSTOPPED alone: a stop is reported, an exit is left to on_rank_exit.
-        if (::waitid(P_PID, static_cast<id_t>(r.pid), &si, WSTOPPED | WNOHANG) == 0 &&
-            si.si_pid == r.pid && si.si_code == CLD_STOPPED) {
+        if (stopped(r.pid)) {
             r.stopped_on_exec = true;
             rank_waits_for_debugger(job, i);
         } else {

@@ -178,7 +178,7 @@ class Launcher : public Actor {
     void stopped_in_init(const Envelope &env, msg::StoppedInInit &m);
     void debugger_release(const Envelope &env, msg::DebuggerRelease &m);
     // A rank of the job waits for its debugger (in init, or stopped at exec): once all do, the
-    // PMIX_READY_FOR_DEBUG event (or, for a part, the coordinator counts them).
+    // PMIX_READY_FOR_DEBUG event (a job across nodes: counted on the root broker).
     void rank_waits_for_debugger(Job &job, std::uint32_t rank);
     // PMIX_DEBUG_STOP_ON_EXEC: looks for the job's ranks that stopped, every 10 ms, `tries` times.
     void watch_exec_stops(const std::string &nspace, int tries);

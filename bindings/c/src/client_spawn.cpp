@@ -233,13 +233,10 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
         if (!n) return PMIX_ERR_BAD_PARAM;
         (is(i, PMIX_DEBUG_DAEMONS_PER_NODE) ? m.daemons_per_node : m.daemons_per_proc) = *n;
     } else if (job && is(i, PMIX_DEBUG_STOP_ON_EXEC)) {
-        auto all = every_rank(v);
-        if (!all) {
-            spdlog::error("PMIx_Spawn: {} for chosen ranks is not supported (every rank or none)",
-                          i.key);
-            return PMIX_ERR_NOT_SUPPORTED;
-        }
-        m.stop_on_exec = *all;
+        // The launcher's side stops the ranks but does not yet see them stopped (no
+        // PMIX_READY_FOR_DEBUG): refused until it does.
+        spdlog::error("PMIx_Spawn: PMIX_DEBUG_STOP_ON_EXEC is not supported yet");
+        return PMIX_ERR_NOT_SUPPORTED;
     } else if (PMIX_INFO_IS_REQUIRED(&i)) {
         return PMIX_ERR_NOT_SUPPORTED;
     }
