@@ -12,6 +12,7 @@ packages=(
     libpmix-dev openmpi-bin libopenmpi-dev python3-pmix python3-mpi4py
     clang libclang-rt-14-dev
     iproute2 util-linux
+    gdb
     slurm-wlm munge
 )
 

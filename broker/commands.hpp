@@ -15,6 +15,7 @@ void add_ps_command(CLI::App &app, int &status);
 void add_preempt_command(CLI::App &app, int &status);
 void add_events_command(CLI::App &app, int &status);
 void add_notify_command(CLI::App &app, int &status);
+void add_release_command(CLI::App &app, int &status);
 void add_pset_command(CLI::App &app, int &status);
 void add_info_command(CLI::App &app, int &status);
 // mpirun's single-dash long options of `zpmix run` (-np, -mca) as zpmix's (--np, --mca), in the

@@ -34,6 +34,7 @@ int main(int argc, char **argv) {
     zpmix::cli::add_preempt_command(app, status);
     zpmix::cli::add_events_command(app, status);
     zpmix::cli::add_notify_command(app, status);
+    zpmix::cli::add_release_command(app, status);
     zpmix::cli::add_pset_command(app, status);
     zpmix::cli::add_info_command(app, status);
     std::vector<std::string> args(argv + 1, argv + argc);

@@ -267,6 +267,13 @@ ClientStore::Namespace ClientStore::make_namespace(const msg::JobInfo &job, std:
         set_u32(m, PMIX_NODEID, ns.my_node);
     }
     if (job.recoverable) set(m, PMIX_JOB_RECOVERABLE, &job.recoverable, PMIX_BOOL);
+    if (job.stop_in_init) set(m, PMIX_DEBUG_STOP_IN_INIT, &job.stop_in_init, PMIX_BOOL);
+    if (job.stop_in_app) set(m, PMIX_DEBUG_STOP_IN_APP, &job.stop_in_app, PMIX_BOOL);
+    if (!job.debug_target.nspace.empty()) {
+        pmix_proc_t target;
+        PMIX_LOAD_PROCID(&target, job.debug_target.nspace.c_str(), job.debug_target.rank);
+        set(m, PMIX_DEBUG_TARGET, &target, PMIX_PROC);
+    }
     if (!job.psets.empty()) {
         std::vector<char *> names;
         for (const auto &[name, ranks] : job.psets)

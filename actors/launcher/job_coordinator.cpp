@@ -65,6 +65,7 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     }
     for (const auto &pset : l.psets)
         for (std::uint32_t r = 0; r < l.np; ++r) info.psets[pset].push_back(r);
+    info.stop_in_init = l.stop_in_init;
 
     msg::JobPart part;
     part.job = info;

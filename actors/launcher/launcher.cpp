@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <pmix_common.h>
 
@@ -35,6 +37,8 @@ constexpr double kForever = 1e9;              // s: a longer time limit is none 
 // as brokers have to boot, [tree] boot_timeout_ms's default); the relay waits a margin longer for
 // the coordinator's verdict.
 constexpr double kSpawnAcrossBound = 60;
+// PMIX_DEBUG_STOP_ON_EXEC: how many times, 10 ms apart, the launcher looks for stopped ranks.
+constexpr int kExecStopTries = 3000;
 constexpr double kRelayMargin = 5;
 
 int pidfd_open(pid_t pid) {
@@ -53,7 +57,9 @@ std::string describe_exit(std::uint32_t rank, pid_t pid, int code, int sig) {
 Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings, const BrokerMap &brokers)
     : Actor("launcher", reactor, bus), settings_(std::move(settings)), brokers_(brokers) {
     on(&Launcher::launch, Access::operator_);
-    on(&Launcher::spawn, Access::session);
+    on(&Launcher::spawn, Access::session | Access::operator_);
+    on(&Launcher::stopped_in_init, Access::session | Access::internal);
+    on(&Launcher::debugger_release, Access::internal);
     on(&Launcher::signal_job, Access::operator_);
     on(&Launcher::signal_job_ranks, Access::internal);
     on(&Launcher::abort_job, Access::internal);
@@ -142,12 +148,16 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
     plan.caller = std::move(m.caller);
     plan.stdin_target = m.stdin_target;
     plan.recoverable = m.recoverable;
+    job.info.stop_in_init = m.stop_in_init;
     start(env, std::move(job), std::move(plan));
 }
 
 // PMIx_Spawn: the spawner must be a running rank of a job of ours, whose tree the child joins.
 void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     if (env.peer.tcp) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "spawn over tcp refused");
+    if (env.session && !env.session->is_client()) return tool_spawn(env, m);
+    if (m.debugger_daemons)
+        return reply_error(env, PMIX_ERR_NOT_SUPPORTED, "only a tool co-launches debugger daemons");
     auto parent = jobs_.find(m.parent.nspace);
     if (parent == jobs_.end() || m.parent.rank >= parent->second.ranks.size() ||
         parent->second.ranks[m.parent.rank].pid <= 0 || parent->second.ranks[m.parent.rank].reaped)
@@ -157,7 +167,15 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     if (parent->second.status)
         return reply_error(env, PMIX_ERR_NOT_AVAILABLE,
                            fmt::format("job {} is ending", m.parent.nspace));
-    if (!parent->second.coordinator.empty()) return spawn_across(env, m, parent->second);
+    if (!parent->second.coordinator.empty()) {
+        if (m.stop_on_exec) {
+            log().warn("spawn from {}: PMIX_DEBUG_STOP_ON_EXEC across nodes is not supported",
+                       m.parent.nspace);
+            return reply_error(env, PMIX_ERR_NOT_SUPPORTED,
+                               "PMIX_DEBUG_STOP_ON_EXEC across nodes is not supported");
+        }
+        return spawn_across(env, m, parent->second);
+    }
     std::int32_t status = PMIX_SUCCESS;
     if (auto why = check_local_spawn(m, status); !why.empty()) return reply_error(env, status, why);
     Job job;
@@ -174,10 +192,142 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     plan.timeout_s = m.timeout_s;
     plan.spawn_timeout_s = m.spawn_timeout_s;
     if (m.notify_completion) plan.notify_completion.push_back(m.parent);
+    job.info.stop_in_init = m.stop_in_init;
+    job.info.stop_in_app = m.stop_in_app;
+    stop_on_exec(job, plan, m.stop_on_exec);
     // A job run with the ompi personality spawns with it (mpi4py's interpreter does not link
     // libmpi, and its children must find zpmix's libpmix as their parent did).
     if (parent->second.personality_ompi) plan.personality_ompi = true;
     start(env, std::move(job), std::move(plan));
+}
+
+// PMIX_DEBUG_STOP_ON_EXEC: libpmix, loaded before main, stops a rank started with this variable
+// (bindings/c/src/debugger.cpp); ptrace would make the launcher the ranks' tracer, which the
+// debugger that attaches must then not be.
+void Launcher::stop_on_exec(Job &job, Plan &plan, bool stop) {
+    if (!stop) return;
+    job.stop_on_exec = true;
+    plan.env.emplace_back("ZPMIX_STOP_ON_EXEC=1");
+}
+
+// A tool's job has no parent job; the tool is its requester (its output, exits and end go there,
+// and it ends when the tool dies, as a `zpmix run`'s), and hears its PMIX_READY_FOR_DEBUG.
+// Debugger daemons go where their target's ranks are: on this node, daemons_per_node, or
+// daemons_per_proc for each of the target's ranks; a target across nodes is not done yet.
+void Launcher::tool_spawn(const Envelope &env, msg::Spawn &m) {
+    std::int32_t status = PMIX_SUCCESS;
+    if (auto why = check_local_spawn(m, status); !why.empty()) return reply_error(env, status, why);
+    Job job;
+    job.requester = env.from;
+    job.requester_pid = env.peer.pid;
+    job.debugger = m.parent;
+    job.info.stop_in_init = m.stop_in_init;
+    job.info.stop_in_app = m.stop_in_app;
+    if (m.debugger_daemons) {
+        auto target = jobs_.find(m.debug_target.nspace);
+        if (target == jobs_.end())
+            return reply_error(env, PMIX_ERR_NOT_FOUND,
+                               "no debug target " + m.debug_target.nspace + " on this broker");
+        if (!target->second.coordinator.empty()) {
+            log().warn("debugger daemons for {}: a target across nodes is not supported",
+                       m.debug_target.nspace);
+            return reply_error(env, PMIX_ERR_NOT_SUPPORTED,
+                               "debugger daemons beside a job across nodes are not supported");
+        }
+        if (m.apps.size() != 1 || (m.daemons_per_node > 0) == (m.daemons_per_proc > 0))
+            return reply_error(env, PMIX_ERR_BAD_PARAM,
+                               "debugger daemons: one app, and PMIX_DEBUG_DAEMONS_PER_NODE or "
+                               "PMIX_DEBUG_DAEMONS_PER_PROC");
+        const auto local = static_cast<std::uint32_t>(target->second.local.size());
+        m.apps[0].np = m.daemons_per_node > 0 ? m.daemons_per_node : m.daemons_per_proc * local;
+        job.info.debug_target = m.debug_target;
+    }
+    Plan plan;
+    plan.apps = std::move(m.apps);
+    plan.env = std::move(m.env);
+    plan.bind_to = std::move(m.bind_to);
+    plan.map_by = std::move(m.map_by);
+    plan.timeout_s = m.timeout_s;
+    plan.spawn_timeout_s = m.spawn_timeout_s;
+    if (m.notify_completion) plan.notify_completion.push_back(m.parent);
+    stop_on_exec(job, plan, m.stop_on_exec);
+    start(env, std::move(job), std::move(plan));
+}
+
+// A rank waits in PMIx_Init for its debugger: once all do, PMIX_READY_FOR_DEBUG. The ranks of a
+// job across nodes are counted on the root broker, whose launcher the others tell.
+void Launcher::stopped_in_init(const Envelope &env, msg::StoppedInInit &m) {
+    auto it = jobs_.find(m.proc.nspace);
+    if (it == jobs_.end() || !it->second.info.stop_in_init) {
+        if (env.id != 0) reply_error(env, PMIX_ERR_NOT_FOUND, "no job stopping in init");
+        return;
+    }
+    if (env.id != 0) reply(env, msg::Ok{});
+    rank_waits_for_debugger(it->second, m.proc.rank);
+}
+
+void Launcher::rank_waits_for_debugger(Job &job, std::uint32_t rank) {
+    const std::string &nspace = job.info.nspace;
+    // A job across nodes is counted by the root broker's launcher (which has a part of it).
+    if (!job.coordinator.empty() && brokers_.view()->rank != 0)
+        return send(remote_address(0, "launcher"), msg::StoppedInInit{{nspace, rank}});
+    if (job.stopped.add(rank, job.info.size)) {
+        log().info("every rank of {} waits for its debugger", nspace);
+        send("events", ready_for_debug(nspace, job.debugger));
+    }
+}
+
+// Whether pid is stopped (state T in /proc/PID/stat): read, not waited for, so that the stop stays
+// reportable to whoever else waits for it.
+static bool stopped(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto paren = stat.rfind(')');
+    return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'T';
+}
+
+void Launcher::watch_exec_stops(const std::string &nspace, int tries) {
+    auto it = jobs_.find(nspace);
+    if (it == jobs_.end() || !it->second.stop_on_exec) return;
+    Job &job = it->second;
+    bool waiting = false;
+    for (auto i : job.local) {
+        Rank &r = job.ranks[i];
+        if (r.reaped || r.pid <= 0 || r.stopped_on_exec) continue;
+        if (stopped(r.pid)) {
+            r.stopped_on_exec = true;
+            rank_waits_for_debugger(job, i);
+        } else {
+            waiting = true;
+        }
+    }
+    if (!waiting) return;
+    if (tries <= 0)
+        return log().warn(
+            "{}: not every rank stopped at exec within {} s (only a program that "
+            "links libpmix stops there)",
+            nspace, kExecStopTries / 100);
+    reactor().after(std::chrono::milliseconds(10),
+                    [this, nspace, tries] { watch_exec_stops(nspace, tries - 1); });
+}
+
+// PMIX_DEBUGGER_RELEASE reached this broker: ranks stopped at exec go on (ranks waiting in
+// PMIx_Init hear the event themselves).
+void Launcher::debugger_release(const Envelope &, msg::DebuggerRelease &m) {
+    auto it = jobs_.find(m.target.nspace);
+    if (it == jobs_.end() || !it->second.stop_on_exec) return;
+    Job &job = it->second;
+    for (auto i : job.local) {
+        Rank &r = job.ranks[i];
+        if (r.reaped || r.pid <= 0 || (m.target.rank != PMIX_RANK_WILDCARD && m.target.rank != i))
+            continue;
+        r.stopped_on_exec = true;  // looked for no more
+        ::kill(r.pid, SIGCONT);
+    }
+    if (m.target.rank == PMIX_RANK_WILDCARD) job.stop_on_exec = false;
+    log().info(
+        "released {}:{} stopped at exec", m.target.nspace,
+        m.target.rank == PMIX_RANK_WILDCARD ? std::string("*") : std::to_string(m.target.rank));
 }
 
 // A job on this node alone spawns onto it: the hosts the spawn names must be this node, and a
@@ -856,6 +1006,7 @@ void Launcher::launched(const std::string &nspace) {
         reactor().watch_fd(j.ranks[i].err, [this, nspace, i] { on_output(nspace, i, 2); });
         reactor().watch_fd(j.ranks[i].pidfd, [this, nspace, i] { on_rank_exit(nspace, i); });
     }
+    if (j.stop_on_exec) watch_exec_stops(nspace, kExecStopTries);
     if (j.live == 0) finish(nspace);
 }
 

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "actors/launcher/cleanup.hpp"
+#include "actors/launcher/debug_stop.hpp"
 #include "actors/launcher/placement.hpp"
 #include "actors/launcher/rank_environment.hpp"
 #include "actors/launcher/watchdog.hpp"
@@ -86,6 +87,8 @@ class Launcher : public Actor {
         std::string in_buf;        // Input not yet written
         bool close_after = false;  // its stdin is closed once in_buf is written (Input.eof)
         CleanupList cleanup;       // what it registered for removal at its end
+        // PMIX_DEBUG_STOP_ON_EXEC: seen stopped before main (or released)
+        bool stopped_on_exec = false;
     };
     // What spawning the ranks one by one needs; dropped once the launch is answered.
     struct Spawning {
@@ -147,6 +150,11 @@ class Launcher : public Actor {
         std::optional<int> tree_status;  // a launched job's: the first failure in its tree
         Reactor::TimerId kill_timer = 0, time_limit = 0;
         CleanupList cleanup;  // what its ranks registered for removal at its end here
+        // Debuggers: its ranks waiting (in PMIx_Init, or stopped at exec), the tool that spawned it
+        // (which hears PMIX_READY_FOR_DEBUG), whether its ranks stop before main until released.
+        StoppedRanks stopped;
+        std::optional<msg::Proc> debugger;
+        bool stop_on_exec = false;
     };
 
     Settings settings_;
@@ -168,6 +176,16 @@ class Launcher : public Actor {
 
     void launch(const Envelope &env, msg::Launch &m);
     void spawn(const Envelope &env, msg::Spawn &m);
+    // PMIx_Spawn from a tool: a job of its own (debugger daemons beside their target's ranks).
+    void tool_spawn(const Envelope &env, msg::Spawn &m);
+    void stopped_in_init(const Envelope &env, msg::StoppedInInit &m);
+    void debugger_release(const Envelope &env, msg::DebuggerRelease &m);
+    // A rank of the job waits for its debugger (in init, or stopped at exec): once all do, the
+    // PMIX_READY_FOR_DEBUG event (a job across nodes: counted on the root broker).
+    void rank_waits_for_debugger(Job &job, std::uint32_t rank);
+    // PMIX_DEBUG_STOP_ON_EXEC: looks for the job's ranks that stopped, every 10 ms, `tries` times.
+    void watch_exec_stops(const std::string &nspace, int tries);
+    static void stop_on_exec(Job &job, Plan &plan, bool stop);
     void signal_job(const Envelope &env, msg::SignalJob &m);
     void signal_job_ranks(const Envelope &env, msg::SignalRanks &m);
     void abort_job(const Envelope &env, msg::AbortJob &m);

@@ -43,8 +43,14 @@ struct JobInfo {
     // Where the job's whole-namespace fences meet (fence_board.hpp); empty: through the broker.
     std::string fence_board;
     bool recoverable = false;  // PMIX_JOB_RECOVERABLE: a rank's failure does not end the job
+    // Debuggers (actors/launcher/debug_stop.hpp): PMIX_DEBUG_STOP_IN_INIT (every rank waits in
+    // PMIx_Init for PMIX_DEBUGGER_RELEASE), PMIX_DEBUG_STOP_IN_APP (the application waits itself),
+    // and a debugger daemons' job's PMIX_DEBUG_TARGET (empty nspace: none).
+    bool stop_in_init = false;
+    bool stop_in_app = false;
+    Proc debug_target = {};
     ZPMIX_MSG_MAP(nspace, size, univ_size, max_procs, num_apps, session_tmpdir, nsdir, nodes, procs,
-                  psets, parent, fence_board, recoverable);
+                  psets, parent, fence_board, recoverable, stop_in_init, stop_in_app, debug_target);
 };
 
 // What `zpmix run` runs in, which its ranks get (as mpirun's and srun's do) from a broker that is
@@ -91,8 +97,10 @@ struct Launch {
     // PMIx_Finalize, does not end the job (its ranks run on; the job's status is still its first
     // failure's).
     bool recoverable = false;
+    bool stop_in_init = false;  // `zpmix run --stop-in-init`: JobInfo.stop_in_init
     ZPMIX_MSG_MAP(argv, env, cwd, np, bind_to, map_by, psets, timeout_s, personality_ompi,
-                  follows_children, report_child_sep, caller, stdin_target, recoverable);
+                  follows_children, report_child_sep, caller, stdin_target, recoverable,
+                  stop_in_init);
 };
 
 // `zpmix run` -> the root broker's launcher: the next piece of its stdin for the job's stdin ranks
@@ -125,6 +133,26 @@ struct RankState {
     std::uint32_t rank = 0;
     bool finalized = false;  // false: connected
     ZPMIX_MSG_MAP(nspace, rank, finalized);
+};
+
+// Client -> its launcher (a part's passes it on to the coordinator): the rank of a job started
+// with PMIX_DEBUG_STOP_IN_INIT waits in PMIx_Init for PMIX_DEBUGGER_RELEASE (its handler is
+// registered). Once every rank of the job does, PMIX_READY_FOR_DEBUG goes out. Answered by Ok.
+struct StoppedInInit {
+    static constexpr const char *type = "job.stopped_in_init";
+    Proc proc;
+    ZPMIX_MSG_MAP(proc);
+};
+inline const Proc *acting_proc(const StoppedInInit &m) {
+    return &m.proc;
+}
+
+// events -> its launcher: PMIX_DEBUGGER_RELEASE was published here for `target` (a job's ranks, or
+// one rank): its ranks stopped at exec (PMIX_DEBUG_STOP_ON_EXEC) go on.
+struct DebuggerRelease {
+    static constexpr const char *type = "job.debugger_release";
+    Proc target;
+    ZPMIX_MSG_MAP(target);
 };
 
 // Client -> registry: PMIx_Finalize. Answered by Ok.
@@ -165,10 +193,11 @@ struct App {
     ZPMIX_MSG_MAP(cmd, argv, env, cwd, session_cwd, prefix, np);
 };
 
-// Client -> launcher: PMIx_Spawn, a child job of the spawner's job. Answered by LaunchReply once
-// every rank is spawned, or an ErrorReply (PMIX_ERR_JOB_EXE_NOT_FOUND, PMIX_ERR_TIMEOUT...; then
-// no rank of it is left). The child's Output, ProcExit and JobEnded go where its parent job's go
-// (Launch.follows_children); it is terminated when its parent job ends.
+// Client or tool -> launcher: PMIx_Spawn. From a rank, a child job of the spawner's job; from a
+// tool, a job of its own whose requester is the tool (it ends when the tool dies). Answered by
+// LaunchReply once every rank is spawned, or an ErrorReply (PMIX_ERR_JOB_EXE_NOT_FOUND,
+// PMIX_ERR_TIMEOUT...; then no rank of it is left). The child's Output, ProcExit and JobEnded go
+// where its parent job's go (Launch.follows_children); it is terminated when its parent job ends.
 struct Spawn {
     static constexpr const char *type = "job.spawn";
     Proc parent;  // the spawner, a rank of a job this broker launched
@@ -181,8 +210,17 @@ struct Spawn {
     std::string map_by = "slot";     // PMIX_MAPBY, PMIX_PPR: slot | core | node | ppr:N:node
     std::vector<std::string> hosts = {};      // PMIX_HOST, PMIX_HOSTFILE: only these hosts
     std::vector<std::string> add_hosts = {};  // PMIX_ADD_HOST, PMIX_ADD_HOSTFILE
+    bool stop_in_init = false;                // PMIX_DEBUG_STOP_IN_INIT
+    bool stop_in_app = false;                 // PMIX_DEBUG_STOP_IN_APP
+    bool stop_on_exec = false;                // PMIX_DEBUG_STOP_ON_EXEC (on one node)
+    // PMIX_DEBUGGER_DAEMONS: the apps are debugger daemons of debug_target's job, placed beside
+    // its ranks: daemons_per_node on each of its nodes, or daemons_per_proc per rank (0: unset).
+    bool debugger_daemons = false;
+    Proc debug_target = {};
+    std::uint32_t daemons_per_node = 0, daemons_per_proc = 0;
     ZPMIX_MSG_MAP(parent, apps, env, notify_completion, spawn_timeout_s, timeout_s, bind_to, map_by,
-                  hosts, add_hosts);
+                  hosts, add_hosts, stop_in_init, stop_in_app, stop_on_exec, debugger_daemons,
+                  debug_target, daemons_per_node, daemons_per_proc);
 };
 inline const Proc *acting_proc(const Spawn &m) {
     return &m.parent;

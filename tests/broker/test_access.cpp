@@ -227,7 +227,8 @@ const std::set<std::string> kImpersonating = {
     "modex.commit", "modex.publish", "modex.lookup", "modex.unpublish",      "fence.contribute",
     "ev.notify",    "ev.register",   "ev.ack",       "ev.notify_completion", "mon.request",
     "mon.beat",     "job.spawn",     "abort",        "jctl.request",         "group.contribute",
-    "group.invite", "group.join",    "group.leave", "iof.pull", "iof.push"};
+    "group.invite", "group.join",    "group.leave", "iof.pull", "iof.push",
+    "job.stopped_in_init"};
 
 }  // namespace
 

@@ -27,6 +27,7 @@
 #include "attributes.hpp"
 #include "client_events.hpp"
 #include "client_group.hpp"
+#include "debugger.hpp"
 
 namespace {
 
@@ -48,6 +49,7 @@ struct Client {
     pmix_proc_t me{};
     std::uint32_t job_size = 1;
     std::uint64_t max_message = 0;  // the broker's; 0: not told
+    bool stop_in_init = false;      // PMIX_DEBUG_STOP_IN_INIT: wait for the debugger at init
     std::unique_ptr<ClientStore> store;
     std::unique_ptr<ClientActor> actor;
     std::unique_ptr<client::NodeFence> node_fence;  // a job on one node: its fence board
@@ -214,6 +216,7 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
     PMIX_LOAD_PROCID(&c.me, ns, hello.rank);
     c.job_size = welcome.job.size;
     c.max_message = welcome.max_message;
+    c.stop_in_init = welcome.job.stop_in_init;
     if (!welcome.job.fence_board.empty() && welcome.job.size > 1) {
         // Every rank fences its namespace on the board, or none does: one that cannot map it
         // must not go on to fence through the broker.
@@ -594,6 +597,8 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     c.refs = 1;
     c.initialized.store(true, std::memory_order_release);
     if (proc) *proc = c.me;
+    // Initialised, so that the debugger's release can reach it; PMIx_Finalize undoes a failure.
+    if (c.stop_in_init) return c::wait_for_debugger(c.me);
     return PMIX_SUCCESS;
 }
 

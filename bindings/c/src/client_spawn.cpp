@@ -9,7 +9,11 @@
 // PMIX_BINDTO (none, core, package), PMIX_MAPBY (slot, core, node, ppr:N:node), PMIX_PPR (N:node),
 // and, also per app, PMIX_WDIR, PMIX_SET_SESSION_CWD, PMIX_PREFIX, PMIX_SET_ENVAR, PMIX_HOST,
 // PMIX_HOSTFILE, PMIX_ADD_HOST and PMIX_ADD_HOSTFILE (the hosts restrict the whole job; the
-// launcher refuses a host outside the allocation). Any other directive is ignored, or refused with
+// launcher refuses a host outside the allocation). Debuggers (job directives):
+// PMIX_DEBUG_STOP_IN_INIT and PMIX_DEBUG_STOP_IN_APP for every rank (true, or a wildcard rank or
+// proc; chosen ranks are not supported), PMIX_DEBUG_STOP_ON_EXEC (on one node; a program that links
+// libpmix), and from a tool PMIX_DEBUGGER_DAEMONS with PMIX_DEBUG_TARGET (or PMIX_DEBUG_JOB) and
+// PMIX_DEBUG_DAEMONS_PER_NODE or _PER_PROC. Any other directive is ignored, or refused with
 // PMIX_ERR_NOT_SUPPORTED when marked required.
 #include "attached_client.hpp"
 #include "attributes.hpp"
@@ -27,6 +31,8 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "actors/protocol/job.hpp"
 #include "pmix.h"
 
@@ -37,14 +43,30 @@ namespace zpmix::c {
 namespace {
 
 const Honours kSpawnAttributes(Role::client, "PMIx_Spawn",
-                               {ZPMIX_ATTR(PMIX_TIMEOUT), ZPMIX_ATTR(PMIX_SPAWN_TIMEOUT),
-                                ZPMIX_ATTR(PMIX_JOB_TIMEOUT), ZPMIX_ATTR(PMIX_NOTIFY_COMPLETION),
-                                ZPMIX_ATTR(PMIX_SETUP_APP_ENVARS), ZPMIX_ATTR(PMIX_BINDTO),
-                                ZPMIX_ATTR(PMIX_MAPBY), ZPMIX_ATTR(PMIX_PPR), ZPMIX_ATTR(PMIX_WDIR),
-                                ZPMIX_ATTR(PMIX_SET_SESSION_CWD), ZPMIX_ATTR(PMIX_PREFIX),
-                                ZPMIX_ATTR(PMIX_SET_ENVAR), ZPMIX_ATTR(PMIX_HOST),
-                                ZPMIX_ATTR(PMIX_HOSTFILE), ZPMIX_ATTR(PMIX_ADD_HOST),
-                                ZPMIX_ATTR(PMIX_ADD_HOSTFILE)});
+                               {ZPMIX_ATTR(PMIX_TIMEOUT),
+                                ZPMIX_ATTR(PMIX_SPAWN_TIMEOUT),
+                                ZPMIX_ATTR(PMIX_JOB_TIMEOUT),
+                                ZPMIX_ATTR(PMIX_NOTIFY_COMPLETION),
+                                ZPMIX_ATTR(PMIX_SETUP_APP_ENVARS),
+                                ZPMIX_ATTR(PMIX_BINDTO),
+                                ZPMIX_ATTR(PMIX_MAPBY),
+                                ZPMIX_ATTR(PMIX_PPR),
+                                ZPMIX_ATTR(PMIX_WDIR),
+                                ZPMIX_ATTR(PMIX_SET_SESSION_CWD),
+                                ZPMIX_ATTR(PMIX_PREFIX),
+                                ZPMIX_ATTR(PMIX_SET_ENVAR),
+                                ZPMIX_ATTR(PMIX_HOST),
+                                ZPMIX_ATTR(PMIX_HOSTFILE),
+                                ZPMIX_ATTR(PMIX_ADD_HOST),
+                                ZPMIX_ATTR(PMIX_ADD_HOSTFILE),
+                                ZPMIX_ATTR(PMIX_DEBUG_STOP_IN_INIT),
+                                ZPMIX_ATTR(PMIX_DEBUG_STOP_IN_APP),
+                                ZPMIX_ATTR(PMIX_DEBUG_STOP_ON_EXEC),
+                                ZPMIX_ATTR(PMIX_DEBUGGER_DAEMONS),
+                                ZPMIX_ATTR(PMIX_DEBUG_TARGET),
+                                ZPMIX_ATTR(PMIX_DEBUG_JOB),
+                                ZPMIX_ATTR(PMIX_DEBUG_DAEMONS_PER_NODE),
+                                ZPMIX_ATTR(PMIX_DEBUG_DAEMONS_PER_PROC)});
 
 // How long past the launcher's own spawn deadline the caller waits for its answer.
 constexpr std::uint32_t kAnswerMarginMs = 5000;
@@ -64,6 +86,31 @@ std::optional<double> seconds_of(const pmix_value_t &v) {
     PMIX_VALUE_GET_NUMBER(rc, &v, n, std::int64_t);
     if (rc != PMIX_SUCCESS || n < 0) return std::nullopt;
     return static_cast<double>(n);
+}
+
+// A stop directive's value (its type varies): true, or every rank (a wildcard rank or proc) gives
+// true; false gives false; chosen ranks give nullopt (not supported: every rank stops or none).
+std::optional<bool> every_rank(const pmix_value_t &v) {
+    switch (v.type) {
+        case PMIX_BOOL:
+            return v.data.flag;
+        case PMIX_PROC_RANK:
+            if (v.data.rank == PMIX_RANK_WILDCARD) return true;
+            return std::nullopt;
+        case PMIX_PROC:
+            if (v.data.proc != nullptr && v.data.proc->rank == PMIX_RANK_WILDCARD) return true;
+            return std::nullopt;
+        default:
+            return std::nullopt;
+    }
+}
+
+std::optional<std::uint32_t> count_of(const pmix_value_t &v) {
+    pmix_status_t rc;
+    std::int64_t n = 0;
+    PMIX_VALUE_GET_NUMBER(rc, &v, n, std::int64_t);
+    if (rc != PMIX_SUCCESS || n < 0 || n > UINT16_MAX) return std::nullopt;
+    return static_cast<std::uint32_t>(n);
 }
 
 std::string lower(std::string s) {
@@ -164,6 +211,32 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
         auto &into = is(i, PMIX_HOST) || is(i, PMIX_HOSTFILE) ? m.hosts : m.add_hosts;
         for (auto &h : *hosts)
             if (std::find(into.begin(), into.end(), h) == into.end()) into.push_back(std::move(h));
+    } else if (job && (is(i, PMIX_DEBUG_STOP_IN_INIT) || is(i, PMIX_DEBUG_STOP_IN_APP))) {
+        auto all = every_rank(v);
+        if (!all) {
+            spdlog::error("PMIx_Spawn: {} for chosen ranks is not supported (every rank or none)",
+                          i.key);
+            return PMIX_ERR_NOT_SUPPORTED;
+        }
+        (is(i, PMIX_DEBUG_STOP_IN_INIT) ? m.stop_in_init : m.stop_in_app) = *all;
+    } else if (job && is(i, PMIX_DEBUGGER_DAEMONS)) {
+        m.debugger_daemons = PMIX_INFO_TRUE(&i);
+    } else if (job && is(i, PMIX_DEBUG_TARGET)) {
+        if (v.type != PMIX_PROC || v.data.proc == nullptr) return PMIX_ERR_BAD_PARAM;
+        m.debug_target = to_msg(*v.data.proc);
+    } else if (job && is(i, PMIX_DEBUG_JOB)) {
+        auto s = string_of(v);
+        if (!s || s->empty() || s->size() > PMIX_MAX_NSLEN) return PMIX_ERR_BAD_PARAM;
+        m.debug_target = {*s, PMIX_RANK_WILDCARD};
+    } else if (job && (is(i, PMIX_DEBUG_DAEMONS_PER_NODE) || is(i, PMIX_DEBUG_DAEMONS_PER_PROC))) {
+        auto n = count_of(v);
+        if (!n) return PMIX_ERR_BAD_PARAM;
+        (is(i, PMIX_DEBUG_DAEMONS_PER_NODE) ? m.daemons_per_node : m.daemons_per_proc) = *n;
+    } else if (job && is(i, PMIX_DEBUG_STOP_ON_EXEC)) {
+        // The launcher's side stops the ranks but does not yet see them stopped (no
+        // PMIX_READY_FOR_DEBUG): refused until it does.
+        spdlog::error("PMIx_Spawn: PMIX_DEBUG_STOP_ON_EXEC is not supported yet");
+        return PMIX_ERR_NOT_SUPPORTED;
     } else if (PMIX_INFO_IS_REQUIRED(&i)) {
         return PMIX_ERR_NOT_SUPPORTED;
     }
@@ -211,6 +284,7 @@ pmix_status_t spawn_message(const pmix_info_t job_info[], size_t ninfo, const pm
             if (!app.session_cwd && d.cwd) app.cwd = *d.cwd;
         }
     }
+    if (m.debugger_daemons && m.debug_target.nspace.empty()) return PMIX_ERR_BAD_PARAM;
     if (harvest) {
         std::vector<std::string> env = harvested_environment();
         env.insert(env.end(), m.env.begin(), m.env.end());  // explicit settings win

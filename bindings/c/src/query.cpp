@@ -134,7 +134,7 @@ pmix_status_t spawn_support(const pmix_query_t &, pmix_value_t *out) {
     return joined_attributes("PMIx_Spawn", "", out);
 }
 
-// The debugger attributes PMIx_Spawn honours (none yet: debugger support is not built).
+// The debugger attributes PMIx_Spawn honours (pmix.dbg.*: stop in init, on exec, in app, targets).
 pmix_status_t debug_support(const pmix_query_t &, pmix_value_t *out) {
     return joined_attributes("PMIx_Spawn", "pmix.dbg.", out);
 }

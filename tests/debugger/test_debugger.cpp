@@ -1,0 +1,129 @@
+// Debuggers end to end (RFC0010): debugger_tool, a debugger of the standard tool API, spawns
+// debug_rank jobs stopped in PMIx_Init through a standalone broker, waits for
+// PMIX_READY_FOR_DEBUG, checks that no rank went past PMIx_Init, finds the ranks in the process
+// table, attaches Debian's gdb to one and reads a variable, releases the job and waits for its
+// end; the application's own stop (PMIX_DEBUG_STOP_IN_APP); debugger daemons co-launched beside
+// their target; `zpmix run --stop-in-init` with a tool attaching, and `zpmix release`. Every wait
+// has a deadline.
+#define BOOST_TEST_MODULE debugger
+#include <boost/test/unit_test.hpp>
+
+#include <regex>
+
+#include "support/process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using namespace zpmix::test;
+
+const std::string kZpmix = std::string(ZPMIX_BIN_DIR) + "/zpmix";
+const std::string kTests = std::string(ZPMIX_BIN_DIR) + "/../tests/";
+
+// A private base directory with a standalone broker (for the tool's spawns), and a directory for
+// the ranks' files.
+struct Node {
+    TempDir tmp{"zpmix-debugger"};
+    std::string files = tmp.path + "/files";
+    std::optional<Child> broker;
+
+    explicit Node(bool standalone) {
+        fs::create_directories(files);
+        if (!standalone) return;
+        broker.emplace(std::vector<std::string>{kZpmix, "broker"}, env(), tmp.path + "/broker.log");
+        BOOST_REQUIRE_MESSAGE(
+            eventually([&] { return fs::exists(tmp.path + "/zpmix/broker.json"); }),
+            "the broker did not start: " + slurp(tmp.path + "/broker.log"));
+    }
+    std::vector<std::string> env() const { return {"XDG_RUNTIME_DIR=" + tmp.path}; }
+
+    // debugger_tool with args: its exit code, its output in out.
+    int tool(const std::vector<std::string> &args, std::string &out) {
+        std::vector<std::string> a{kTests + "debugger_tool"};
+        a.insert(a.end(), args.begin(), args.end());
+        Child p(a, env());
+        const int code = p.exit_code(60s);
+        out = p.out() + p.err();
+        return code;
+    }
+    bool up(int rank) const { return fs::exists(files + "/up." + std::to_string(rank)); }
+};
+
+// `zpmix run --stop-in-init`'s job, once it said how to attach: its namespace and broker.
+struct StoppedRun {
+    std::unique_ptr<Child> run;
+    std::string nspace, uri;
+};
+
+StoppedRun run_stopped(Node &node, int np) {
+    StoppedRun s;
+    s.run = std::make_unique<Child>(
+        std::vector<std::string>{kZpmix, "run", "--stop-in-init", "-n", std::to_string(np),
+                                 kTests + "debug_rank", node.files},
+        node.env());
+    std::smatch m;
+    const std::regex said("release them: zpmix release (\\S+) --broker (\\S+)");
+    BOOST_REQUIRE_MESSAGE(s.run->until([&] { return std::regex_search(s.run->err(), m, said); }),
+                          "zpmix run did not say how to release: " + s.run->err());
+    s.nspace = m[1];
+    s.uri = m[2];
+    return s;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(tool_spawns_stopped_in_init_attaches_gdb_and_releases) {
+    Node node(true);
+    std::string out;
+    BOOST_TEST(node.tool({"spawn", node.files, "3", kTests + "debug_rank", "gdb"}, out) == 0, out);
+    BOOST_TEST(out.find("gdb: $1 = 4242") != std::string::npos, out);
+    BOOST_TEST(count(out, "proc ") == 3u, out);
+}
+
+// PMIX_DEBUG_STOP_ON_EXEC is refused (PMIX_ERR_NOT_SUPPORTED) until the launcher sees the stops.
+BOOST_AUTO_TEST_CASE(stop_on_exec_is_refused) {
+    Node node(true);
+    std::string out;
+    BOOST_TEST(node.tool({"exec", node.files, "2", kTests + "debug_rank"}, out) != 0, out);
+    BOOST_TEST(out.find("spawn: PMIX_ERR_NOT_SUPPORTED") != std::string::npos, out);
+}
+
+BOOST_AUTO_TEST_CASE(stop_in_app_is_the_application_s_own_wait) {
+    Node node(true);
+    std::string out;
+    BOOST_TEST(node.tool({"app", node.files, "2", kTests + "debug_rank"}, out) == 0, out);
+}
+
+BOOST_AUTO_TEST_CASE(debugger_daemons_beside_their_target) {
+    Node node(true);
+    std::string out;
+    BOOST_TEST(node.tool({"colaunch", node.files, "2", kTests + "debug_rank"}, out) == 0, out);
+}
+
+BOOST_AUTO_TEST_CASE(a_tool_attaches_to_zpmix_run_stop_in_init) {
+    Node node(false);
+    auto s = run_stopped(node, 2);
+    std::string out;
+    BOOST_TEST(
+        node.tool({"attach", std::to_string(s.run->pid()), s.nspace, node.files, "2"}, out) == 0,
+        out);
+    BOOST_TEST(s.run->exit_code() == 0, s.run->err());
+    BOOST_TEST((node.up(0) && node.up(1)));
+}
+
+BOOST_AUTO_TEST_CASE(zpmix_release_lets_the_ranks_go_on) {
+    Node node(false);
+    auto s = run_stopped(node, 2);
+    // Both ranks are running, and none went past PMIx_Init.
+    BOOST_REQUIRE(eventually([&] {
+        Child ps({kZpmix, "ps", "--broker", s.uri, "--job", s.nspace}, node.env());
+        return ps.exit_code() == 0 && count(ps.out(), s.nspace) == 2u;
+    }));
+    BOOST_TEST(!node.up(0));
+    BOOST_TEST(!node.up(1));
+    Child release({kZpmix, "release", s.nspace, "--broker", s.uri}, node.env());
+    BOOST_TEST(release.exit_code() == 0, release.err());
+    BOOST_TEST(s.run->exit_code() == 0, s.run->err());
+    BOOST_TEST((node.up(0) && node.up(1)));
+}
