@@ -364,10 +364,6 @@ void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cach
         if (!view->alone())
             send(every_broker(name()), msg::EventRelay{prefix, ev, cache, view->rank});
     }
-    // Ranks stopped at exec cannot hear their debugger's release: their launcher continues them.
-    if (ev.status == PMIX_DEBUGGER_RELEASE &&
-        ev.range == static_cast<std::uint8_t>(msg::Range::custom))
-        for (const auto &p : ev.custom_range) send("launcher", msg::DebuggerRelease{p});
     ev.stream = msg::topic::stream(prefix, ev.enviro);
     ev.seq = ++heads_[ev.stream];
     log().debug("event {} from {}:{} on {}#{}{}", ev.status, ev.source.nspace, ev.source.rank,

@@ -15,8 +15,6 @@
 // a job (the registry's NamespaceEnded), PMIX_EVENT_JOB_END for whoever asked: a NotifyCompletion,
 // or the spawner of a job started with PMIX_NOTIFY_COMPLETION. An event of a job's stream stays
 // cached until each of the job's local ranks still running (the namespace table's) has it.
-// Debuggers: PMIX_DEBUGGER_RELEASE for a job (or rank) also goes to the broker's launcher, which
-// continues its ranks stopped at exec (PMIX_DEBUG_STOP_ON_EXEC), as they cannot hear it.
 #include <cstdint>
 #include <functional>
 #include <map>

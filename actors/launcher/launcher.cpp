@@ -37,8 +37,6 @@ constexpr double kForever = 1e9;              // s: a longer time limit is none 
 // as brokers have to boot, [tree] boot_timeout_ms's default); the relay waits a margin longer for
 // the coordinator's verdict.
 constexpr double kSpawnAcrossBound = 60;
-// PMIX_DEBUG_STOP_ON_EXEC: how many times, 10 ms apart, the launcher looks for stopped ranks.
-constexpr int kExecStopTries = 3000;
 constexpr double kRelayMargin = 5;
 
 int pidfd_open(pid_t pid) {
@@ -59,7 +57,6 @@ Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings, const BrokerMa
     on(&Launcher::launch, Access::operator_);
     on(&Launcher::spawn, Access::session | Access::operator_);
     on(&Launcher::stopped_in_init, Access::session | Access::internal);
-    on(&Launcher::debugger_release, Access::internal);
     on(&Launcher::signal_job, Access::operator_);
     on(&Launcher::signal_job_ranks, Access::internal);
     on(&Launcher::abort_job, Access::internal);
@@ -168,12 +165,6 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
         return reply_error(env, PMIX_ERR_NOT_AVAILABLE,
                            fmt::format("job {} is ending", m.parent.nspace));
     if (!parent->second.coordinator.empty()) {
-        if (m.stop_on_exec) {
-            log().warn("spawn from {}: PMIX_DEBUG_STOP_ON_EXEC across nodes is not supported",
-                       m.parent.nspace);
-            return reply_error(env, PMIX_ERR_NOT_SUPPORTED,
-                               "PMIX_DEBUG_STOP_ON_EXEC across nodes is not supported");
-        }
         return spawn_across(env, m, parent->second);
     }
     std::int32_t status = PMIX_SUCCESS;
@@ -194,20 +185,10 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     if (m.notify_completion) plan.notify_completion.push_back(m.parent);
     job.info.stop_in_init = m.stop_in_init;
     job.info.stop_in_app = m.stop_in_app;
-    stop_on_exec(job, plan, m.stop_on_exec);
     // A job run with the ompi personality spawns with it (mpi4py's interpreter does not link
     // libmpi, and its children must find zpmix's libpmix as their parent did).
     if (parent->second.personality_ompi) plan.personality_ompi = true;
     start(env, std::move(job), std::move(plan));
-}
-
-// PMIX_DEBUG_STOP_ON_EXEC: libpmix, loaded before main, stops a rank started with this variable
-// (bindings/c/src/debugger.cpp); ptrace would make the launcher the ranks' tracer, which the
-// debugger that attaches must then not be.
-void Launcher::stop_on_exec(Job &job, Plan &plan, bool stop) {
-    if (!stop) return;
-    job.stop_on_exec = true;
-    plan.env.emplace_back("ZPMIX_STOP_ON_EXEC=1");
 }
 
 // A tool's job has no parent job; the tool is its requester (its output, exits and end go there,
@@ -250,7 +231,6 @@ void Launcher::tool_spawn(const Envelope &env, msg::Spawn &m) {
     plan.timeout_s = m.timeout_s;
     plan.spawn_timeout_s = m.spawn_timeout_s;
     if (m.notify_completion) plan.notify_completion.push_back(m.parent);
-    stop_on_exec(job, plan, m.stop_on_exec);
     start(env, std::move(job), std::move(plan));
 }
 
@@ -275,59 +255,6 @@ void Launcher::rank_waits_for_debugger(Job &job, std::uint32_t rank) {
         log().info("every rank of {} waits for its debugger", nspace);
         send("events", ready_for_debug(nspace, job.debugger));
     }
-}
-
-// Whether pid is stopped (state T in /proc/PID/stat): read, not waited for, so that the stop stays
-// reportable to whoever else waits for it.
-static bool stopped(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const auto paren = stat.rfind(')');
-    return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'T';
-}
-
-void Launcher::watch_exec_stops(const std::string &nspace, int tries) {
-    auto it = jobs_.find(nspace);
-    if (it == jobs_.end() || !it->second.stop_on_exec) return;
-    Job &job = it->second;
-    bool waiting = false;
-    for (auto i : job.local) {
-        Rank &r = job.ranks[i];
-        if (r.reaped || r.pid <= 0 || r.stopped_on_exec) continue;
-        if (stopped(r.pid)) {
-            r.stopped_on_exec = true;
-            rank_waits_for_debugger(job, i);
-        } else {
-            waiting = true;
-        }
-    }
-    if (!waiting) return;
-    if (tries <= 0)
-        return log().warn(
-            "{}: not every rank stopped at exec within {} s (only a program that "
-            "links libpmix stops there)",
-            nspace, kExecStopTries / 100);
-    reactor().after(std::chrono::milliseconds(10),
-                    [this, nspace, tries] { watch_exec_stops(nspace, tries - 1); });
-}
-
-// PMIX_DEBUGGER_RELEASE reached this broker: ranks stopped at exec go on (ranks waiting in
-// PMIx_Init hear the event themselves).
-void Launcher::debugger_release(const Envelope &, msg::DebuggerRelease &m) {
-    auto it = jobs_.find(m.target.nspace);
-    if (it == jobs_.end() || !it->second.stop_on_exec) return;
-    Job &job = it->second;
-    for (auto i : job.local) {
-        Rank &r = job.ranks[i];
-        if (r.reaped || r.pid <= 0 || (m.target.rank != PMIX_RANK_WILDCARD && m.target.rank != i))
-            continue;
-        r.stopped_on_exec = true;  // looked for no more
-        ::kill(r.pid, SIGCONT);
-    }
-    if (m.target.rank == PMIX_RANK_WILDCARD) job.stop_on_exec = false;
-    log().info(
-        "released {}:{} stopped at exec", m.target.nspace,
-        m.target.rank == PMIX_RANK_WILDCARD ? std::string("*") : std::to_string(m.target.rank));
 }
 
 // A job on this node alone spawns onto it: the hosts the spawn names must be this node, and a
@@ -1006,7 +933,6 @@ void Launcher::launched(const std::string &nspace) {
         reactor().watch_fd(j.ranks[i].err, [this, nspace, i] { on_output(nspace, i, 2); });
         reactor().watch_fd(j.ranks[i].pidfd, [this, nspace, i] { on_rank_exit(nspace, i); });
     }
-    if (j.stop_on_exec) watch_exec_stops(nspace, kExecStopTries);
     if (j.live == 0) finish(nspace);
 }
 

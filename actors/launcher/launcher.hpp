@@ -87,8 +87,6 @@ class Launcher : public Actor {
         std::string in_buf;        // Input not yet written
         bool close_after = false;  // its stdin is closed once in_buf is written (Input.eof)
         CleanupList cleanup;       // what it registered for removal at its end
-        // PMIX_DEBUG_STOP_ON_EXEC: seen stopped before main (or released)
-        bool stopped_on_exec = false;
     };
     // What spawning the ranks one by one needs; dropped once the launch is answered.
     struct Spawning {
@@ -154,7 +152,6 @@ class Launcher : public Actor {
         // (which hears PMIX_READY_FOR_DEBUG), whether its ranks stop before main until released.
         StoppedRanks stopped;
         std::optional<msg::Proc> debugger;
-        bool stop_on_exec = false;
     };
 
     Settings settings_;
@@ -179,13 +176,9 @@ class Launcher : public Actor {
     // PMIx_Spawn from a tool: a job of its own (debugger daemons beside their target's ranks).
     void tool_spawn(const Envelope &env, msg::Spawn &m);
     void stopped_in_init(const Envelope &env, msg::StoppedInInit &m);
-    void debugger_release(const Envelope &env, msg::DebuggerRelease &m);
     // A rank of the job waits for its debugger (in init, or stopped at exec): once all do, the
     // PMIX_READY_FOR_DEBUG event (a job across nodes: counted on the root broker).
     void rank_waits_for_debugger(Job &job, std::uint32_t rank);
-    // PMIX_DEBUG_STOP_ON_EXEC: looks for the job's ranks that stopped, every 10 ms, `tries` times.
-    void watch_exec_stops(const std::string &nspace, int tries);
-    static void stop_on_exec(Job &job, Plan &plan, bool stop);
     void signal_job(const Envelope &env, msg::SignalJob &m);
     void signal_job_ranks(const Envelope &env, msg::SignalRanks &m);
     void abort_job(const Envelope &env, msg::AbortJob &m);

@@ -147,14 +147,6 @@ inline const Proc *acting_proc(const StoppedInInit &m) {
     return &m.proc;
 }
 
-// events -> its launcher: PMIX_DEBUGGER_RELEASE was published here for `target` (a job's ranks, or
-// one rank): its ranks stopped at exec (PMIX_DEBUG_STOP_ON_EXEC) go on.
-struct DebuggerRelease {
-    static constexpr const char *type = "job.debugger_release";
-    Proc target;
-    ZPMIX_MSG_MAP(target);
-};
-
 // Client -> registry: PMIx_Finalize. Answered by Ok.
 struct Finalize {
     static constexpr const char *type = "ns.finalize";
@@ -212,15 +204,14 @@ struct Spawn {
     std::vector<std::string> add_hosts = {};  // PMIX_ADD_HOST, PMIX_ADD_HOSTFILE
     bool stop_in_init = false;                // PMIX_DEBUG_STOP_IN_INIT
     bool stop_in_app = false;                 // PMIX_DEBUG_STOP_IN_APP
-    bool stop_on_exec = false;                // PMIX_DEBUG_STOP_ON_EXEC (on one node)
     // PMIX_DEBUGGER_DAEMONS: the apps are debugger daemons of debug_target's job, placed beside
     // its ranks: daemons_per_node on each of its nodes, or daemons_per_proc per rank (0: unset).
     bool debugger_daemons = false;
     Proc debug_target = {};
     std::uint32_t daemons_per_node = 0, daemons_per_proc = 0;
     ZPMIX_MSG_MAP(parent, apps, env, notify_completion, spawn_timeout_s, timeout_s, bind_to, map_by,
-                  hosts, add_hosts, stop_in_init, stop_in_app, stop_on_exec, debugger_daemons,
-                  debug_target, daemons_per_node, daemons_per_proc);
+                  hosts, add_hosts, stop_in_init, stop_in_app, debugger_daemons, debug_target,
+                  daemons_per_node, daemons_per_proc);
 };
 inline const Proc *acting_proc(const Spawn &m) {
     return &m.parent;

@@ -11,10 +11,10 @@
 // PMIX_HOSTFILE, PMIX_ADD_HOST and PMIX_ADD_HOSTFILE (the hosts restrict the whole job; the
 // launcher refuses a host outside the allocation). Debuggers (job directives):
 // PMIX_DEBUG_STOP_IN_INIT and PMIX_DEBUG_STOP_IN_APP for every rank (true, or a wildcard rank or
-// proc; chosen ranks are not supported), PMIX_DEBUG_STOP_ON_EXEC (on one node; a program that links
-// libpmix), and from a tool PMIX_DEBUGGER_DAEMONS with PMIX_DEBUG_TARGET (or PMIX_DEBUG_JOB) and
-// PMIX_DEBUG_DAEMONS_PER_NODE or _PER_PROC. Any other directive is ignored, or refused with
-// PMIX_ERR_NOT_SUPPORTED when marked required.
+// proc; chosen ranks are not supported; PMIX_DEBUG_STOP_ON_EXEC is), and from a tool
+// PMIX_DEBUGGER_DAEMONS with PMIX_DEBUG_TARGET (or PMIX_DEBUG_JOB) and PMIX_DEBUG_DAEMONS_PER_NODE
+// or _PER_PROC. Any other directive is ignored, or refused with PMIX_ERR_NOT_SUPPORTED when marked
+// required.
 #include "attached_client.hpp"
 #include "attributes.hpp"
 
@@ -233,8 +233,6 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
         if (!n) return PMIX_ERR_BAD_PARAM;
         (is(i, PMIX_DEBUG_DAEMONS_PER_NODE) ? m.daemons_per_node : m.daemons_per_proc) = *n;
     } else if (job && is(i, PMIX_DEBUG_STOP_ON_EXEC)) {
-        // The launcher's side stops the ranks but does not yet see them stopped (no
-        // PMIX_READY_FOR_DEBUG): refused until it does.
         spdlog::error("PMIx_Spawn: PMIX_DEBUG_STOP_ON_EXEC is not supported yet");
         return PMIX_ERR_NOT_SUPPORTED;
     } else if (PMIX_INFO_IS_REQUIRED(&i)) {

@@ -1,10 +1,4 @@
-// zpmix: a rank stopped for its debugger. PMIX_DEBUG_STOP_ON_EXEC: the launcher starts it with
-// ZPMIX_STOP_ON_EXEC=1, and libpmix, loaded before main runs, stops it there (SIGSTOP), its program
-// and libraries mapped; the launcher sees it stopped and continues it on the debugger's release.
-// Without ptrace, as the launcher would otherwise be the rank's tracer, which a debugger attaching
-// must be; the price: only a program that links libpmix stops (one that dlopens it stops then).
-//
-// PMIX_DEBUG_STOP_IN_INIT, a rank stopped in PMIx_Init. It registers a
+// zpmix: a rank stopped for its debugger (PMIX_DEBUG_STOP_IN_INIT) in PMIx_Init. It registers a
 // handler for PMIX_DEBUGGER_RELEASE (and for the loss of its broker), then tells its launcher it
 // waits (msg::StoppedInInit: once every rank of the job does, the debugger hears
 // PMIX_READY_FOR_DEBUG), then waits. The release comes as an event targeted at the job, so a
@@ -55,14 +49,6 @@ void on_event(size_t, pmix_status_t status, const pmix_proc_t *, pmix_info_t[], 
     }
     w.cv.notify_all();
     if (cbfunc != nullptr) cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
-}
-
-// Before main: run by the loader as libpmix is loaded.
-__attribute__((constructor)) void stop_on_exec() {
-    const char *stop = ::getenv("ZPMIX_STOP_ON_EXEC");
-    if (stop == nullptr || std::strcmp(stop, "1") != 0) return;
-    ::unsetenv("ZPMIX_STOP_ON_EXEC");  // not for the processes it starts
-    ::raise(SIGSTOP);
 }
 
 }  // namespace
