@@ -9,8 +9,8 @@
  *          "victim <pid>"... of rank 0, its parent, which the suite kills during the spawn
  *   hold   every rank prints "ready <pid>" after PMIx_Init, waits for the file $FAULT_GO; with
  *          $FAULT_TIMEOUT, gets a key its peer never commits with PMIX_TIMEOUT that many seconds
- *          ("get <status>", also appended to the file $FAULT_REPORT if set: that line must not
- *          depend on the broker forwarding output); then fences ("fence <status>")
+ *          ("get <status>", also appended to the file $FAULT_REPORT as "get <status> <ms taken>":
+ *          that line must not depend on the broker forwarding output); then fences ("fence <status>")
  *   ok     init, put, commit, fence, get of the next rank's key, finalize: "done"
  * Every line is flushed at once: the suite waits on them. */
 #include <pmix.h>
@@ -118,13 +118,17 @@ int main(int argc, char **argv) {
             pmix_proc_t peer;
             PMIX_LOAD_PROCID(&peer, me.nspace, rank == 0 ? 1 : 0);
             pmix_value_t *v = NULL;
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
             rc = PMIx_Get(&peer, "fault.never", &info, 1, &v);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            const long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
             printf("get %d\n", rc);
             fflush(stdout);
             const char *report = getenv("FAULT_REPORT");
             FILE *f = report ? fopen(report, "a") : NULL;
             if (f) {
-                fprintf(f, "get %d\n", rc); /* one short line per write: appends stay whole */
+                fprintf(f, "get %d %ld\n", rc, ms); /* one short line per write: stays whole */
                 fclose(f);
             }
         }

@@ -37,10 +37,13 @@ until_true() {  # until_true SECONDS COMMAND...: polls COMMAND; fails after the 
 dead() { ! kill -0 "$1" 2>/dev/null; }
 has_line() { grep -q "$2" "$1" 2>/dev/null; }
 lines() { grep -c "$2" "$1" 2>/dev/null; }
+# has_lines FILE PATTERN N: FILE has N lines matching PATTERN (counted at each try of until_true).
+has_lines() { [ "$(lines "$1" "$2")" = "$3" ]; }
 # Processes of the suite still alive (not this script): every one has $work in its arguments.
 left() { pgrep -f -- "$work" | grep -v -x -e "$$" | xargs -r ps -o pid=,args= -p 2>/dev/null; }
 nothing_left() { [ -z "$(left)" ]; }
 files_left() { ls -A "$base" 2>/dev/null; }
+no_files_left() { [ -z "$(files_left)" ]; }
 # finish NAME PID SECONDS: waits for PID (bounded), then its status is $st and the time since
 # $t0 is $ms; the case's processes and files must be gone within the deadline.
 finish() {
@@ -50,7 +53,7 @@ finish() {
     ms=$(($(now_ms) - t0))
     until_true 10 nothing_left
     check "$1: no process left" "" "$(left)"
-    until_true 10 test -z "$(files_left)"
+    until_true 10 no_files_left
     check "$1: no file left" "" "$(files_left)"
 }
 row() { rows+=("| $1 | $2 | $3 |"); }
@@ -98,7 +101,7 @@ start_broker
 touch "$work/never"
 "$zpmix" run --broker "$broker_uri" -n 2 "$prog" hold >"$work/rk.out" 2>"$work/rk.err" &
 run=$!
-until_true 30 test "$(lines "$work/rk.out" '^ready')" = 2
+until_true 30 has_lines "$work/rk.out" '^ready' 2
 ranks=$(awk '/^ready/ {print $2}' "$work/rk.out")
 t0=$(now_ms)
 kill -KILL "$run"
@@ -112,7 +115,7 @@ FAULT_GO=$work/go1 "$zpmix" run --broker "$broker_uri" -n 2 "$prog" hold >"$work
 run=$!
 "$zpmix" events --broker "$broker_uri" >"$work/events.out" 2>&1 &
 tool=$!
-until_true 30 test "$(lines "$work/tl.out" '^ready')" = 2
+until_true 30 has_lines "$work/tl.out" '^ready' 2
 until_true 30 eval "ls -l /proc/$tool/fd 2>/dev/null | grep -q socket"
 kill -KILL "$tool"
 touch "$work/go1"
@@ -131,13 +134,14 @@ row "tool (zpmix events) killed (SIGKILL) during a job" "job exit $st, broker se
 PMIX_ERR_TIMEOUT=$(printf '#include <pmix_common.h>\nPMIX_ERR_TIMEOUT\n' | cpp -P -I"$(dirname "$0")/../../bindings/c/include" - 2>/dev/null | tail -1 | tr -d ' ()')
 FAULT_GO=$work/go2 FAULT_TIMEOUT=2 FAULT_REPORT=$work/st.gets "$zpmix" run --broker "$broker_uri" -n 2 "$prog" hold >"$work/st.out" 2>&1 &
 run=$!
-until_true 30 test "$(lines "$work/st.out" '^ready')" = 2
+until_true 30 has_lines "$work/st.out" '^ready' 2
 kill -STOP "$broker"
 touch "$work/go2"
 t0=$(now_ms)
-until_true 8 test "$(lines "$work/st.gets" '^get ')" = 2
+until_true 8 has_lines "$work/st.gets" '^get ' 2
 gets_ms=$(($(now_ms) - t0))
-check "broker stopped: both Gets end with PMIX_ERR_TIMEOUT" 2 "$(lines "$work/st.gets" "^get $PMIX_ERR_TIMEOUT\$")"
+check "broker stopped: both Gets end with PMIX_ERR_TIMEOUT" 2 "$(lines "$work/st.gets" "^get $PMIX_ERR_TIMEOUT ")"
+check "broker stopped: each Get returns within its 2 s timeout and 2 s" "" "$(awk '$3 > 4000' "$work/st.gets")"
 gets="Gets 2/2 PMIX_ERR_TIMEOUT after $gets_ms ms"
 echo "broker stopped: $gets"
 "$zpmix" ps --broker "$broker_uri" >"$work/ps.out" 2>&1
@@ -195,7 +199,7 @@ ms=$(($(now_ms) - t0))
 check "descriptors exhausted: a clear failure, in time" yes "$([ "$st" -ne 0 ] && [ "$st" -ne 124 ] && [ -s "$work/fd.err" ] && echo yes || echo "status $st")"
 until_true 10 nothing_left
 check "descriptors exhausted: no process left" "" "$(left)"
-until_true 10 test -z "$(files_left)"
+until_true 10 no_files_left
 check "descriptors exhausted: no file left" "" "$(files_left)"
 row "ulimit -n 16, 4 ranks" "exit $st after $ms ms: $(grep -m1 -v '^$' "$work/fd.err" | head -c 80)" ""
 
@@ -217,7 +221,7 @@ if command -v mpirun >/dev/null && [ -n "$mpi_prog_src" ] && [ -x "$mpi_prog_src
         # The launcher killed (SIGKILL) while its ranks wait in a barrier.
         "${run_cmd[@]}" sh -c 'echo up $$; exec sleep 60' >"$work/$launcher.lk.out" 2>&1 &
         lpid=$!
-        until_true 30 test "$(lines "$work/$launcher.lk.out" '^up')" = 2
+        until_true 30 has_lines "$work/$launcher.lk.out" '^up' 2
         t0=$(now_ms)
         kill -KILL "$lpid"
         wait "$lpid" 2>/dev/null

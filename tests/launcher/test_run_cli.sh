@@ -28,6 +28,8 @@ until_true() {  # until_true SECONDS COMMAND...: polls COMMAND until it succeeds
 }
 has() { grep -q -- "$2" "$1" 2>/dev/null; }
 count() { grep -c -- "$2" "$1" 2>/dev/null; }
+# at_least FILE PATTERN N: FILE has N or more lines matching PATTERN (counted at each try).
+at_least() { [ "$(count "$1" "$2")" -ge "$3" ] 2>/dev/null; }
 state_of() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }  # R, S, T (stopped), ...
 run() { timeout 60 "$zpmix" run "$@"; }
 
@@ -74,12 +76,12 @@ done
     echo up $$; while :; do sleep 1 & wait $!; done' >"$work/out" 2>"$work/err" &
 pid=$!
 pids+=("$pid")
-until_true 30 test "$(count "$work/out" '^up ')" = 2
+until_true 30 at_least "$work/out" '^up ' 2
 ranks=$(sed -n 's/^up //p' "$work/out")
 pids+=($ranks)
 for s in USR1 USR2 HUP; do
     kill -"$s" "$pid"
-    until_true 10 test "$(count "$work/out" "^$s ")" -ge 2
+    until_true 10 at_least "$work/out" "^$s " 2
     check "SIG$s reaches every rank once" "$s 0 $s 1 " "$(grep "^$s " "$work/out" | sort | tr '\n' ' ')"
 done
 check "zpmix run outlives them" "yes" "$(kill -0 "$pid" && echo yes)"
@@ -102,7 +104,7 @@ check "SIGTERM ends the job" "143" "$?"
     >"$work/out" 2>"$work/err" &
 pid=$!
 pids+=("$pid")
-until_true 30 test "$(count "$work/out" '^up ')" = 2
+until_true 30 at_least "$work/out" '^up ' 2
 ranks=$(sed -n 's/^up //p' "$work/out")
 pids+=($ranks)
 start=$SECONDS
