@@ -23,16 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures = 0;
-#define CHECK(cond, ...)                  \
-    do {                                  \
-        if (!(cond)) {                    \
-            fprintf(stderr, "FAILED: ");  \
-            fprintf(stderr, __VA_ARGS__); \
-            fprintf(stderr, "\n");        \
-            ++failures;                   \
-        }                                 \
-    } while (0)
+#include "../support/check.h"
 
 #define MAX_SEEN 16
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;

@@ -19,16 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-static int failures = 0;
-#define CHECK(cond, ...)                  \
-    do {                                  \
-        if (!(cond)) {                    \
-            fprintf(stderr, "FAILED: ");  \
-            fprintf(stderr, __VA_ARGS__); \
-            fprintf(stderr, "\n");        \
-            ++failures;                   \
-        }                                 \
-    } while (0)
+#include "../support/check.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;

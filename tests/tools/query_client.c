@@ -9,16 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures = 0;
-#define CHECK(cond, ...)                  \
-    do {                                  \
-        if (!(cond)) {                    \
-            fprintf(stderr, "FAILED: ");  \
-            fprintf(stderr, __VA_ARGS__); \
-            fprintf(stderr, "\n");        \
-            ++failures;                   \
-        }                                 \
-    } while (0)
+#include "../support/check.h"
 
 /* The proc table's array in one query's results, or NULL. */
 static pmix_data_array_t *table_of(pmix_info_t *results, size_t n, const char *key) {

@@ -16,16 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures = 0;
-#define CHECK(cond, ...)                  \
-    do {                                  \
-        if (!(cond)) {                    \
-            fprintf(stderr, "FAILED: ");  \
-            fprintf(stderr, __VA_ARGS__); \
-            fprintf(stderr, "\n");        \
-            ++failures;                   \
-        }                                 \
-    } while (0)
+#include "../support/check.h"
 
 /* One query of `keys` (NULL-terminated) with an optional PMIX_NSPACE qualifier. */
 static pmix_status_t query(const char *keys[], const char *nspace, pmix_info_t **results,
