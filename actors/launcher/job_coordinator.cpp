@@ -161,7 +161,10 @@ void JobCoordinator::tree_lost(const Envelope &, msg::TreeLost &m) {
                 part_launched({}, failed);
                 break;
             }
-            if (!job.status) fail(nspace, job, kLostStatus, why);
+            if (!job.status)
+                fail(nspace, job, kLostStatus, why);
+            else if (job.message.find(why) == std::string::npos)
+                job.message += "; " + why;  // a failure it caused may have come first: say both
             part_over(nspace, b);
         }
     }
