@@ -9,8 +9,8 @@
  *          "victim <pid>"... of rank 0, its parent, which the suite kills during the spawn
  *   hold   every rank prints "ready <pid>" after PMIx_Init, waits for the file $FAULT_GO; with
  *          $FAULT_TIMEOUT, gets a key its peer never commits with PMIX_TIMEOUT that many seconds
- *          ("get <status>", also appended to the file $FAULT_REPORT as "get <status> <ms taken>":
- *          that line must not depend on the broker forwarding output); then fences ("fence <status>")
+ *          ("get <status>", also appended to the file $FAULT_REPORT as "get <status> <ms>": that
+ *          line must not depend on the broker forwarding output); then fences ("fence <status>")
  *   ok     init, put, commit, fence, get of the next rank's key, finalize: "done"
  * Every line is flushed at once: the suite waits on them. */
 #include <pmix.h>
@@ -83,6 +83,7 @@ int main(int argc, char **argv) {
         pmix_info_t *results = NULL;
         size_t nresults = 0;
         rc = PMIx_Group_construct("fault.group", &all, 1, NULL, 0, &results, &nresults);
+        if (results) PMIX_INFO_FREE(results, nresults);
         printf("group %d\n", rc);
         fflush(stdout);
     } else if (strcmp(mode, "spawn") == 0 && rank == 0) {
