@@ -102,6 +102,13 @@ BOOST_AUTO_TEST_CASE(ompi_personality_keeps_the_users_settings) {
     BOOST_TEST(get(env, "OMPI_MCA_schizo").value_or("") == "user");
     const auto plain = rank_environment(kInherited, {}, {}, kClient, "", "/zpmix/lib");
     BOOST_TEST(get(plain, "OMPI_MCA_schizo").value_or("") == "^orte");
+    BOOST_TEST(get(plain, "OMPI_MCA_ess").value_or("") == "^singleton");
+    BOOST_TEST(get(plain, "OMPI_MCA_mpi_oversubscribe").value_or("") == "0");
+    const auto over = rank_environment(kInherited, {}, {}, kClient, "", "/zpmix/lib", true);
+    BOOST_TEST(get(over, "OMPI_MCA_mpi_oversubscribe").value_or("") == "1");
+    const auto mine = rank_environment(kInherited, {"OMPI_MCA_mpi_oversubscribe=0"}, {}, kClient,
+                                       "", "/zpmix/lib", true);
+    BOOST_TEST(get(mine, "OMPI_MCA_mpi_oversubscribe").value_or("") == "0");
 }
 
 BOOST_AUTO_TEST_CASE(secrets_are_random_hex) {
