@@ -177,8 +177,9 @@ struct Spawn {
     std::string map_by = "slot";     // PMIX_MAPBY, PMIX_PPR: slot | core | node | ppr:N:node
     std::vector<std::string> hosts = {};      // PMIX_HOST, PMIX_HOSTFILE: only these hosts
     std::vector<std::string> add_hosts = {};  // PMIX_ADD_HOST, PMIX_ADD_HOSTFILE
+    bool child_sep = false;  // PMIX_SPAWN_CHILD_SEP: the job outlives its parent's end
     ZPMIX_MSG_MAP(parent, apps, env, notify_completion, spawn_timeout_s, timeout_s, bind_to, map_by,
-                  hosts, add_hosts);
+                  hosts, add_hosts, child_sep);
 };
 inline const Proc *acting_proc(const Spawn &m) {
     return &m.parent;

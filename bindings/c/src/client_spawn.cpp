@@ -36,15 +36,14 @@ namespace zpmix::c {
 
 namespace {
 
-const Honours kSpawnAttributes(Role::client, "PMIx_Spawn",
-                               {ZPMIX_ATTR(PMIX_TIMEOUT), ZPMIX_ATTR(PMIX_SPAWN_TIMEOUT),
-                                ZPMIX_ATTR(PMIX_JOB_TIMEOUT), ZPMIX_ATTR(PMIX_NOTIFY_COMPLETION),
-                                ZPMIX_ATTR(PMIX_SETUP_APP_ENVARS), ZPMIX_ATTR(PMIX_BINDTO),
-                                ZPMIX_ATTR(PMIX_MAPBY), ZPMIX_ATTR(PMIX_PPR), ZPMIX_ATTR(PMIX_WDIR),
-                                ZPMIX_ATTR(PMIX_SET_SESSION_CWD), ZPMIX_ATTR(PMIX_PREFIX),
-                                ZPMIX_ATTR(PMIX_SET_ENVAR), ZPMIX_ATTR(PMIX_HOST),
-                                ZPMIX_ATTR(PMIX_HOSTFILE), ZPMIX_ATTR(PMIX_ADD_HOST),
-                                ZPMIX_ATTR(PMIX_ADD_HOSTFILE)});
+const Honours kSpawnAttributes(
+    Role::client, "PMIx_Spawn",
+    {ZPMIX_ATTR(PMIX_TIMEOUT), ZPMIX_ATTR(PMIX_SPAWN_TIMEOUT), ZPMIX_ATTR(PMIX_JOB_TIMEOUT),
+     ZPMIX_ATTR(PMIX_NOTIFY_COMPLETION), ZPMIX_ATTR(PMIX_SPAWN_CHILD_SEP),
+     ZPMIX_ATTR(PMIX_SETUP_APP_ENVARS), ZPMIX_ATTR(PMIX_BINDTO), ZPMIX_ATTR(PMIX_MAPBY),
+     ZPMIX_ATTR(PMIX_PPR), ZPMIX_ATTR(PMIX_WDIR), ZPMIX_ATTR(PMIX_SET_SESSION_CWD),
+     ZPMIX_ATTR(PMIX_PREFIX), ZPMIX_ATTR(PMIX_SET_ENVAR), ZPMIX_ATTR(PMIX_HOST),
+     ZPMIX_ATTR(PMIX_HOSTFILE), ZPMIX_ATTR(PMIX_ADD_HOST), ZPMIX_ATTR(PMIX_ADD_HOSTFILE)});
 
 // How long past the launcher's own spawn deadline the caller waits for its answer.
 constexpr std::uint32_t kAnswerMarginMs = 5000;
@@ -124,6 +123,8 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
         (is(i, PMIX_JOB_TIMEOUT) ? m.timeout_s : m.spawn_timeout_s) = *s;
     } else if (job && is(i, PMIX_NOTIFY_COMPLETION)) {
         m.notify_completion = PMIX_INFO_TRUE(&i);
+    } else if (job && is(i, PMIX_SPAWN_CHILD_SEP)) {
+        m.child_sep = PMIX_INFO_TRUE(&i);
     } else if (job && is(i, PMIX_SETUP_APP_ENVARS)) {
         harvest = PMIX_INFO_TRUE(&i);
     } else if (job && (is(i, PMIX_BINDTO) || is(i, PMIX_MAPBY) || is(i, PMIX_PPR))) {
