@@ -12,7 +12,8 @@ packages=(
     libpmix-dev openmpi-bin libopenmpi-dev python3-pmix python3-mpi4py
     clang libclang-rt-14-dev
     iproute2 util-linux
-    slurm-wlm munge
+    slurm-wlm munge libmunge2
+    man-db
 )
 
 sudo=""
