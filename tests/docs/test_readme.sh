@@ -70,7 +70,7 @@ for l in "${lines[@]}"; do
     out_of[$l]=$work/out$n
     case ${what[$l]-} in
     run)
-        if [[ $l == *' &'* ]]; then
+        if [[ $l =~ [^\&]\&[[:space:]]+(#|$) ]]; then
             # A background job of the README: this shell's, so that it is ended at the end.
             eval "$l" >"$work/out$n" 2>&1
             pids+=("$!")
