@@ -6,10 +6,12 @@
  * (R=ACTION) or the default one (ACTION): ok (exit 0) | exit:K | sleep (prints "child pid <pid>",
  * then waits forever) | until:PATH (prints "child pid <pid>", waits up to 60 s for PATH to exist,
  * then prints "child done" and exits 0, or 1 at the deadline). */
+#define _GNU_SOURCE /* nanosleep */
 #include <pmix.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static unsigned get_u32(const pmix_proc_t *p, const char *key) {
@@ -61,7 +63,7 @@ int main(int argc, char **argv) {
         fflush(stdout);
         for (int waited_ms = 0; access(action + 6, F_OK) != 0; waited_ms += 10) {
             if (waited_ms >= 60000) return 1;
-            usleep(10000);
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
         }
         printf("child done\n");
         fflush(stdout);
