@@ -93,7 +93,8 @@ for l in "${lines[@]}"; do
         fi
         ;;
     listen)
-        eval "$l" >"$work/listen.out" 2>"$work/listen.err" &
+        # exec: the background job is the command itself, which cleanup then ends.
+        eval "exec $l" >"$work/listen.out" 2>"$work/listen.err" &
         pids+=("$!")
         listener=$!
         ;;
