@@ -13,7 +13,8 @@ packages=(
     clang libclang-rt-14-dev
     iproute2 util-linux
     gdb
-    slurm-wlm munge
+    slurm-wlm munge libmunge2
+    man-db
 )
 
 sudo=""

@@ -27,7 +27,6 @@
 #include <pmix_common.h>
 
 #include "actors/launcher/allocation.hpp"
-#include "actors/launcher/personality.hpp"
 #include "actors/launcher/placement.hpp"
 #include "actors/protocol/common.hpp"
 #include "actors/protocol/session.hpp"
@@ -61,7 +60,7 @@ struct RunOptions {
     bool stop_in_init = false;
     double timeout = 0;
     std::string bind_to = "none", map_by, broker;
-    std::string personality = "auto";
+    std::string personality = "ompi";
     std::string rsh_agent, tcp_if, launcher;
     int verbose = 0, quiet = 0;
     std::string output_filename;
@@ -388,10 +387,9 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
         launch.cwd = cwd;
         std::free(cwd);
     }
-    launch.personality_ompi =
-        o.personality == "ompi" ||
-        (o.personality == "auto" && personality::links_libmpi(argv[0], launch.cwd));
-    if (launch.personality_ompi) spdlog::debug("personality: ompi");
+    // Every program, as mpirun gives every rank its OMPI_ variables: an interpreter (mpi4py,
+    // python3-pmix) loads libmpi or libpmix at run time, where no look at the program sees it.
+    launch.personality_ompi = o.personality == "ompi";
     for (const auto &x : o.exports) {
         if (x.find('=') != std::string::npos) {
             launch.env.push_back(x);
@@ -797,10 +795,10 @@ void add_run_command(CLI::App &app, int &status) {
     cmd->add_option("--pset", o->psets, "Name the job as a process set (repeatable)")
         ->allow_extra_args(false);
     cmd->add_option("--personality", o->personality,
-                    "ompi: run an Open MPI 4.1 program on zpmix (zpmix's libpmix.so.2 first on "
-                    "LD_LIBRARY_PATH, OMPI_MCA_schizo=^orte); none: no change; auto (default): "
-                    "ompi when the program links libmpi")
-        ->check(CLI::IsMember({"auto", "ompi", "none"}));
+                    "ompi (default): the ranks load zpmix's libpmix.so.2 (first on "
+                    "LD_LIBRARY_PATH) and get what Open MPI 4.1 needs from a launcher "
+                    "(OMPI_MCA_schizo, OMPI_MCA_ess, OMPI_MCA_mpi_oversubscribe); none: no change")
+        ->check(CLI::IsMember({"ompi", "none"}));
     cmd->add_option("--broker", o->broker, "The broker's URI (default: find or embed one)");
     cmd->add_option("--rsh-agent,--launch-agent", o->rsh_agent,
                     "How brokers are started on other hosts: `AGENT HOST COMMAND...` (default: "

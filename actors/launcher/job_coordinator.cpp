@@ -196,10 +196,11 @@ void JobCoordinator::conclude(const std::string &nspace) {
     auto it = jobs_.find(nspace);
     Job &job = it->second;
     if (!job.children.empty()) {
-        // As PRRTE does, a job's end ends the jobs it spawned; it is over once they are.
+        // As PRRTE does, a job's end ends the jobs it spawned but those spawned with
+        // PMIX_SPAWN_CHILD_SEP; it is over once they are.
         for (const auto &name : job.children) {
             Job &child = jobs_.at(name);
-            if (child.status) continue;
+            if (child.status || child.child_sep) continue;
             child.ended_by_parent = true;
             fail(name, child, 128 + SIGTERM, fmt::format("its parent job {} ended", nspace));
         }
@@ -318,6 +319,7 @@ void JobCoordinator::spawn(const Envelope &env, msg::SpawnAcross &m) {
     job.parts = view->size();
     job.pids.assign(np, 0);
     job.parent = s.parent.nspace;
+    job.child_sep = s.child_sep;
     for (const auto &p : info.procs) ++job.ranks_on[p.hostname];
     limit_time(nspace, job, s.timeout_s);
     // The spawner's launcher always gives a bound; a part that has not started by then fails

@@ -58,6 +58,7 @@ class JobCoordinator : public Actor {
         std::string parent;
         std::set<std::string> children;
         bool ended_by_parent = false;  // ended because its parent job is over: no failure
+        bool child_sep = false;        // Spawn.child_sep: its parent's end does not end it
         std::map<std::string, std::uint32_t> ranks_on;  // its ranks on each node
         // A launched job's: its allocation (nodes, slots), and its tree's first failure.
         std::vector<alloc::Host> hosts;

@@ -172,6 +172,7 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     Job job;
     job.requester = env.from;
     job.parent = m.parent.nspace;
+    job.child_sep = m.child_sep;
     job.info.parent = m.parent;
     Plan plan;
     plan.apps = std::move(m.apps);
@@ -740,8 +741,8 @@ void Launcher::begin(const Envelope &env, Job job, Plan plan, std::string secret
     caller_env.push_back(nullptr);
     const char *const *inherited = plan.caller.given ? caller_env.data() : environ;
     for (auto &app : plan.apps)
-        sp.apps.push_back(
-            plan_app(app, inherited, plan.env, client_vars, info.nsdir, plan.personality_ompi));
+        sp.apps.push_back(plan_app(app, inherited, plan.env, client_vars, info.nsdir,
+                                   plan.personality_ompi, job.local.size()));
     sp.request = env;
     job.env = std::move(plan.env);
     job.personality_ompi = plan.personality_ompi.value_or(false);
@@ -1066,7 +1067,9 @@ void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
                 sig ? 128 + sig : code,
                 describe_exit(rank, r.pid, code, sig) +
                     (r.ended_by.empty() ? "" : ", as asked by " + r.ended_by));
-    } else if (r.initialized && !r.finalized && job.live > 0 && !job.recoverable) {
+    } else if (!r.initialized) {
+        r.exited_unconnected = true;
+    } else if (!r.finalized && job.live > 0 && !job.recoverable) {
         // As mpirun: a PMIx process that leaves without finalizing while the rest of its job
         // goes on is a failure (the others may wait for it forever).
         fail(job, 1,
@@ -1076,6 +1079,25 @@ void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
     }
     if (job.input_waiting) flush_input(nspace);  // what it was to read is dropped
     if (job.live == 0) finish(nspace);
+}
+
+// A rank that never reached the broker while others of its job did ran as a singleton (a
+// libpmix other than zpmix's, or an environment it lost): said on the job's stderr, where
+// `zpmix run` prints it, since its results were not the job's.
+void Launcher::report_unconnected(Job &job) {
+    if (std::none_of(job.ranks.begin(), job.ranks.end(),
+                     [](const Rank &r) { return r.initialized; }))
+        return;
+    for (std::size_t i = 0; i < job.ranks.size(); ++i) {
+        if (!job.ranks[i].exited_unconnected) continue;
+        const std::string text = fmt::format(
+            "zpmix: warning: rank {} of {} (pid {}) ended without connecting to its broker while "
+            "other ranks of the job did: it ran as a singleton (did it load a libpmix other "
+            "than zpmix's, or lose ZPMIX_URI from its environment?)\n",
+            i, job.info.nspace, job.ranks[i].pid);
+        log().info("{}", text.substr(0, text.size() - 1));
+        to_stream(job, msg::Output{job.info.nspace, static_cast<std::uint32_t>(i), 2, text});
+    }
 }
 
 void Launcher::fail(Job &job, int status, std::string message) {
@@ -1162,6 +1184,7 @@ void Launcher::finish(const std::string &nspace) {
     // status tells the coordinator that the job failed, and would end the ranks of every node.
     if (!job.status && job.requested_end && job.coordinator.empty())
         set_status(job, job.requested_end->first, std::move(job.requested_end->second));
+    report_unconnected(job);
     for (std::size_t i = 0; i < job.ranks.size(); ++i)  // a rank not reaped (never spawned)
         run_cleanup(job.ranks[i].cleanup, fmt::format("{}:{}", nspace, i));
     run_cleanup(job.cleanup, nspace);
@@ -1176,11 +1199,11 @@ void Launcher::finish(const std::string &nspace) {
     if (job.coordinator.empty())
         send("registry", msg::DeregisterNamespace{nspace, true, status, job.message});
     job.ranks_over = true;
-    // A job's end ends the jobs it spawned that still run, as in PRRTE (PMIX_SPAWN_CHILD_SEP, which
-    // would keep them, is not in this PMIx version).
+    // A job's end ends the jobs it spawned that still run, as in PRRTE, but those spawned with
+    // PMIX_SPAWN_CHILD_SEP: the job is over (and `zpmix run` returns) once they end on their own.
     for (const auto &child : job.children) {
         Job &c = jobs_.at(child);
-        if (c.ranks_over) continue;
+        if (c.ranks_over || c.child_sep) continue;
         c.ended_by_parent = true;
         fail(c, 128 + SIGTERM, fmt::format("its parent job {} ended", nspace));
     }

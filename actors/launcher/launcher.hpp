@@ -82,6 +82,7 @@ class Launcher : public Actor {
         bool ending_on_request = false;  // job control ended it: not a failure of the job
         std::string ended_by;            // who asked for it (SignalRanks.requested_by)
         bool initialized = false, finalized = false;  // PMIx_Init, PMIx_Finalize
+        bool exited_unconnected = false;  // exited 0 without PMIx_Init through the broker
         int in = -1;               // write end of its stdin pipe, when it reads our Input
         bool reads_input = false;  // it was given such a pipe
         std::string in_buf;        // Input not yet written
@@ -145,6 +146,7 @@ class Launcher : public Actor {
         bool terminating = false;
         bool ranks_over = false;         // every rank is reaped; the job waits for its children
         bool ended_by_parent = false;    // terminated because its parent job ended: no failure
+        bool child_sep = false;          // Spawn.child_sep: its parent's end does not end it
         std::optional<int> tree_status;  // a launched job's: the first failure in its tree
         Reactor::TimerId kill_timer = 0, time_limit = 0;
         CleanupList cleanup;  // what its ranks registered for removal at its end here
@@ -219,6 +221,7 @@ class Launcher : public Actor {
     void on_output(const std::string &nspace, std::size_t rank, int which);
     void read_pipe(Job &job, std::size_t rank, int which, bool to_eof_or_empty);
     void on_rank_exit(const std::string &nspace, std::size_t rank);
+    void report_unconnected(Job &job);
     void fail(Job &job, int status, std::string message);
     void set_status(Job &job, int status, std::string message);
     void signal_ranks(Job &job, int sig);

@@ -1,6 +1,7 @@
 #include "actors/launcher/personality.hpp"
 
 #include <elf.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -102,7 +103,8 @@ std::string library_dir() {
     return (exe.parent_path() / build::bin_to_libdir).lexically_normal().string();
 }
 
-void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_dir) {
+void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_dir,
+                bool oversubscribed) {
     auto value = [&](const std::string &name) -> std::string {
         auto it = env.find(name);
         return it == env.end() ? std::string() : it->second.substr(name.size() + 1);
@@ -112,6 +114,21 @@ void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_
     // Without an ORTE launch environment, schizo/orte makes every rank a singleton (which
     // then fails to start its own orted); excluded, ess/pmi asks PMIx_Init, i.e. zpmix.
     env.try_emplace("OMPI_MCA_schizo", "OMPI_MCA_schizo=^orte");
+    // As under mpirun: a rank that cannot reach its PMIx server fails MPI_Init, loudly, instead
+    // of running alone as a job of size 1.
+    env.try_emplace("OMPI_MCA_ess", "OMPI_MCA_ess=^singleton");
+    // What mpirun sets for every rank: 1 when the node has more ranks than slots. Open MPI then
+    // defaults mpi_yield_when_idle to 1; spinning ranks that share a core otherwise take turns
+    // of a scheduler tick each, and a collective costs milliseconds.
+    env.try_emplace("OMPI_MCA_mpi_oversubscribe",
+                    std::string("OMPI_MCA_mpi_oversubscribe=") + (oversubscribed ? "1" : "0"));
+}
+
+bool oversubscribes(std::size_t n) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) != 0) return false;
+    return n > static_cast<std::size_t>(CPU_COUNT(&set));
 }
 
 }  // namespace zpmix::personality

@@ -1,6 +1,7 @@
 #pragma once
 // Personalities: what a launch adds to the ranks' environment so that a runtime nobody here
 // wrote uses zpmix. "ompi": Open MPI 4.1, which reaches its runtime only through libpmix.so.2.
+#include <cstddef>
 #include <map>
 #include <string>
 
@@ -16,9 +17,14 @@ bool links_libmpi(const std::string &program, const std::string &cwd);
 std::string library_dir();
 
 // The Open MPI personality, applied to a rank's environment (NAME -> "NAME=value"): zpmix's
-// library directory first on LD_LIBRARY_PATH, and the MCA settings that make Open MPI use the
-// PMIx server it finds instead of running as a singleton. Settings the environment already
-// has (the user's -x or their own environment) are kept.
-void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_dir);
+// library directory first on LD_LIBRARY_PATH, the MCA settings that make Open MPI use the PMIx
+// server it finds and never run as a singleton, and mpirun's word on oversubscription
+// (OMPI_MCA_mpi_oversubscribe, from which Open MPI makes its ranks yield while they wait).
+// Settings the environment already has (the user's -x or their own environment) are kept.
+void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_dir,
+                bool oversubscribed);
+
+// Whether n ranks oversubscribe this node: more of them than the CPUs this process may run on.
+bool oversubscribes(std::size_t n);
 
 }  // namespace zpmix::personality

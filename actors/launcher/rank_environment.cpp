@@ -21,7 +21,7 @@ std::vector<std::string> rank_environment(const char *const *inherited,
                                           const std::vector<std::string> &app_env,
                                           const std::vector<std::string> &client,
                                           const std::string &prefix,
-                                          const std::string &ompi_lib_dir) {
+                                          const std::string &ompi_lib_dir, bool oversubscribed) {
     std::map<std::string, std::string> env;
     auto put = [&](const std::string &kv) {
         const auto eq = kv.find('=');
@@ -47,7 +47,7 @@ std::vector<std::string> rank_environment(const char *const *inherited,
         prepend("PATH", prefix + "/bin");
         prepend("LD_LIBRARY_PATH", prefix + "/lib");
     }
-    if (!ompi_lib_dir.empty()) personality::apply_ompi(env, ompi_lib_dir);
+    if (!ompi_lib_dir.empty()) personality::apply_ompi(env, ompi_lib_dir, oversubscribed);
     std::vector<std::string> out;
     for (auto &[k, kv] : env) out.push_back(std::move(kv));
     return out;
@@ -78,7 +78,8 @@ std::vector<std::string> client_variables(const std::string &uri, const std::str
 
 AppPlan plan_app(msg::App &app, const char *const *inherited,
                  const std::vector<std::string> &job_env, const std::vector<std::string> &client,
-                 const std::string &nsdir, std::optional<bool> personality_ompi) {
+                 const std::string &nsdir, std::optional<bool> personality_ompi,
+                 std::size_t local_ranks) {
     AppPlan a;
     a.cmd = program_of(app);
     a.argv = app.argv.empty() ? std::vector<std::string>{a.cmd} : std::move(app.argv);
@@ -86,7 +87,8 @@ AppPlan plan_app(msg::App &app, const char *const *inherited,
     const bool ompi =
         personality_ompi ? *personality_ompi : personality::links_libmpi(a.cmd, a.cwd);
     a.env = rank_environment(inherited, job_env, app.env, client, app.prefix,
-                             ompi ? personality::library_dir() : "");
+                             ompi ? personality::library_dir() : "",
+                             ompi && personality::oversubscribes(local_ranks));
     a.rank_var = static_cast<std::size_t>(
         std::find_if(a.env.begin(), a.env.end(),
                      [](const std::string &kv) { return kv.starts_with("PMIX_RANK="); }) -

@@ -23,14 +23,13 @@ struct AppPlan {
 // The rank's environment: the inherited one, minus what belongs to another job (ZPMIX_URI,
 // ZPMIX_SECRET, PMIX_NAMESPACE, PMIX_RANK), plus the job's and the app's variables and the client
 // variables, each overriding the one before; then the app's prefix (PMIX_PREFIX) first on PATH
-// and LD_LIBRARY_PATH, and the Open MPI personality when ompi_lib_dir is set. Sorted by name;
-// entries without a name are dropped.
-std::vector<std::string> rank_environment(const char *const *inherited,
-                                          const std::vector<std::string> &job_env,
-                                          const std::vector<std::string> &app_env,
-                                          const std::vector<std::string> &client,
-                                          const std::string &prefix,
-                                          const std::string &ompi_lib_dir);
+// and LD_LIBRARY_PATH, and the Open MPI personality when ompi_lib_dir is set (oversubscribed: the
+// node runs more of the job's ranks than it has CPUs). Sorted by name; entries without a name
+// are dropped.
+std::vector<std::string> rank_environment(
+    const char *const *inherited, const std::vector<std::string> &job_env,
+    const std::vector<std::string> &app_env, const std::vector<std::string> &client,
+    const std::string &prefix, const std::string &ompi_lib_dir, bool oversubscribed = false);
 
 // The program an app runs: its cmd, or argv[0]; a bare name found in <prefix>/bin first.
 std::string program_of(const msg::App &app);
@@ -49,10 +48,12 @@ std::vector<std::string> client_variables(const std::string &uri, const std::str
 
 // How app's ranks start (app's argv, cwd and env are moved from): job_env is the job's
 // variables, nsdir the job's session directory (the cwd of an app with session_cwd and none of
-// its own); personality_ompi nullopt: whether the program links libmpi.
+// its own); personality_ompi nullopt: whether the program links libmpi; local_ranks: how many of
+// the job's ranks run on this node.
 AppPlan plan_app(msg::App &app, const char *const *inherited,
                  const std::vector<std::string> &job_env, const std::vector<std::string> &client,
-                 const std::string &nsdir, std::optional<bool> personality_ompi);
+                 const std::string &nsdir, std::optional<bool> personality_ompi,
+                 std::size_t local_ranks);
 
 // Makes app's environment the one of rank `rank`.
 void set_rank(AppPlan &app, std::size_t rank);

@@ -209,9 +209,10 @@ struct Spawn {
     bool debugger_daemons = false;
     Proc debug_target = {};
     std::uint32_t daemons_per_node = 0, daemons_per_proc = 0;
+    bool child_sep = false;  // PMIX_SPAWN_CHILD_SEP: the job outlives its parent's end
     ZPMIX_MSG_MAP(parent, apps, env, notify_completion, spawn_timeout_s, timeout_s, bind_to, map_by,
                   hosts, add_hosts, stop_in_init, stop_in_app, debugger_daemons, debug_target,
-                  daemons_per_node, daemons_per_proc);
+                  daemons_per_node, daemons_per_proc, child_sep);
 };
 inline const Proc *acting_proc(const Spawn &m) {
     return &m.parent;

@@ -19,6 +19,18 @@ for f in bin/zpmix bin/zpmixcc include/pmix.h include/pmix_common.h; do
 done
 check "installed: libpmix.so.2" yes "$([ -e "$libdir/libpmix.so.2" ] && echo yes)"
 check "installed: zpmix.pc" yes "$([ -e "$libdir/pkgconfig/zpmix.pc" ] && echo yes)"
+# Every command has its man page, and man renders each without a warning.
+for page in zpmix zpmix-run zpmix-broker zpmix-ctl zpmix-preempt zpmix-ps zpmix-events \
+    zpmix-notify zpmix-pset zpmix-info zpmixcc; do
+    f=$prefix/share/man/man1/$page.1
+    check "installed: man page $page" yes "$([ -e "$f" ] && echo yes)"
+    out=$(LC_ALL=C MANWIDTH=80 man -l --warnings "$f" 2>"$work/man.err")
+    check "man -l $page renders without warnings" "" "$(cat "$work/man.err")"
+    check "man -l $page: its NAME" 1 "$(grep -c "^ *$page - " <<<"$out")"
+done
+for cmd in $("$prefix/bin/zpmix" --help | awk '/^Subcommands:/ {on=1; next} on && NF {print $1}'); do
+    check "zpmix $cmd has a man page" yes "$([ -e "$prefix/share/man/man1/zpmix-$cmd.1" ] && echo yes)"
+done
 check "nothing points into the build tree" "" "$(grep -rl -- "$build" "$prefix/bin/zpmixcc" "$libdir/pkgconfig/zpmix.pc")"
 
 # run_here PREFIX LIBDIR: builds wireup both ways with what PREFIX holds and runs it there.

@@ -4,11 +4,14 @@
  *    parent <nspace>:<rank> spawned <0|1> arg <argv[1]> var <$SPAWN_TEST_VAR> cwd <cwd>"
  * (parent "none" when PMIX_PARENT_ID is not found), then does the action given for its rank
  * (R=ACTION) or the default one (ACTION): ok (exit 0) | exit:K | sleep (prints "child pid <pid>",
- * then waits forever). */
+ * then waits forever) | until:PATH (prints "child pid <pid>", waits up to 60 s for PATH to exist,
+ * then prints "child done" and exits 0, or 1 at the deadline). */
+#define _GNU_SOURCE /* nanosleep */
 #include <pmix.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static unsigned get_u32(const pmix_proc_t *p, const char *key) {
@@ -55,6 +58,18 @@ int main(int argc, char **argv) {
         get_u32(&me, PMIX_APP_RANK), get_u32(&me, PMIX_APP_SIZE), get_u32(&me, PMIX_APPLDR), parent,
         spawned, argc > 1 ? argv[1] : "-", var ? var : "-", cwd);
     fflush(stdout);
+    if (strncmp(action, "until:", 6) == 0) {
+        printf("child pid %d\n", (int)getpid());
+        fflush(stdout);
+        for (int waited_ms = 0; access(action + 6, F_OK) != 0; waited_ms += 10) {
+            if (waited_ms >= 60000) return 1;
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
+        }
+        printf("child done\n");
+        fflush(stdout);
+        PMIx_Finalize(NULL, 0);
+        return 0;
+    }
     if (strcmp(action, "sleep") == 0) {
         printf("child pid %d\n", (int)getpid());
         fflush(stdout);

@@ -12,6 +12,8 @@
  *                         optional unknown directive that must not)
  *   orphan CHILD DIR      spawn 2 ranks of "CHILD sleep", print "spawned <nspace>", wait until
  *                         the file DIR/release exists, exit 0
+ *   separate CHILD DIR    spawn 1 rank of "CHILD until:DIR/go" with PMIX_SPAWN_CHILD_SEP, print
+ *                         "parent pid <pid>" and "spawned <nspace>", exit 0 at once
  *   lost CHILD DIR        print "ready", wait until DIR/go exists (the test kills the broker
  *                         first), then spawn CHILD and write "spawn <status>" to DIR/result
  * Every wait is bounded (60 s), so that a broken test fails instead of hanging. */
@@ -262,6 +264,32 @@ static int orphan(char **argv) {
     return wait_file(argv[3], "release") ? 0 : 13;
 }
 
+/* A child job of CHILD until:DIR/go, spawned with PMIX_SPAWN_CHILD_SEP; prints "parent pid <pid>"
+ * and "spawned <nspace>", then ends at once. */
+static int separate(char **argv) {
+    char **cargv = calloc(3, sizeof(char *));
+    cargv[0] = strdup(argv[2]);
+    char until[4200];
+    snprintf(until, sizeof until, "until:%s/go", argv[3]);
+    cargv[1] = strdup(until);
+    pmix_app_t app;
+    app_of(&app, argv[2], cargv, 1);
+    pmix_info_t sep;
+    const bool yes = true;
+    PMIX_INFO_LOAD(&sep, PMIX_SPAWN_CHILD_SEP, &yes, PMIX_BOOL);
+    pmix_nspace_t child;
+    pmix_status_t rc = PMIx_Spawn(&sep, 1, &app, 1, child);
+    PMIX_INFO_DESTRUCT(&sep);
+    PMIX_APP_DESTRUCT(&app);
+    if (rc != PMIX_SUCCESS) return 12;
+    char line[1200];
+    snprintf(line, sizeof line, "parent pid %d", (int)getpid());
+    say(line);
+    snprintf(line, sizeof line, "spawned %s", child);
+    say(line);
+    return 0;
+}
+
 static int lost(char **argv) {
     signal(SIGPIPE, SIG_IGN); /* our stdout goes to the broker, which is about to die */
     say("ready");
@@ -300,6 +328,8 @@ int main(int argc, char **argv) {
             rc = errors(argv);
         else if (strcmp(mode, "orphan") == 0 && argc > 3)
             rc = orphan(argv);
+        else if (strcmp(mode, "separate") == 0 && argc > 3)
+            rc = separate(argv);
         else if (strcmp(mode, "lost") == 0 && argc > 3)
             return lost(argv);
         else

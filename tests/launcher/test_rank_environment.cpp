@@ -102,6 +102,13 @@ BOOST_AUTO_TEST_CASE(ompi_personality_keeps_the_users_settings) {
     BOOST_TEST(get(env, "OMPI_MCA_schizo").value_or("") == "user");
     const auto plain = rank_environment(kInherited, {}, {}, kClient, "", "/zpmix/lib");
     BOOST_TEST(get(plain, "OMPI_MCA_schizo").value_or("") == "^orte");
+    BOOST_TEST(get(plain, "OMPI_MCA_ess").value_or("") == "^singleton");
+    BOOST_TEST(get(plain, "OMPI_MCA_mpi_oversubscribe").value_or("") == "0");
+    const auto over = rank_environment(kInherited, {}, {}, kClient, "", "/zpmix/lib", true);
+    BOOST_TEST(get(over, "OMPI_MCA_mpi_oversubscribe").value_or("") == "1");
+    const auto mine = rank_environment(kInherited, {"OMPI_MCA_mpi_oversubscribe=0"}, {}, kClient,
+                                       "", "/zpmix/lib", true);
+    BOOST_TEST(get(mine, "OMPI_MCA_mpi_oversubscribe").value_or("") == "0");
 }
 
 BOOST_AUTO_TEST_CASE(secrets_are_random_hex) {
@@ -128,7 +135,7 @@ BOOST_AUTO_TEST_CASE(an_apps_plan_and_each_ranks_environment) {
     msg::App app = app_of("sh", {}, "");
     app.env = {"APPVAR=1"};
     app.session_cwd = true;
-    AppPlan a = plan_app(app, kInherited, {"FOO=job"}, kClient, "/run/ns", false);
+    AppPlan a = plan_app(app, kInherited, {"FOO=job"}, kClient, "/run/ns", false, 1);
     BOOST_TEST(a.cmd == "sh");
     BOOST_TEST(a.argv == std::vector<std::string>{"sh"});
     BOOST_TEST(a.cwd == "/run/ns");
@@ -145,11 +152,16 @@ BOOST_AUTO_TEST_CASE(an_apps_plan_and_each_ranks_environment) {
     msg::App own = app_of("", {"prog", "arg"}, "");
     own.cwd = "/tmp";
     own.session_cwd = true;
-    AppPlan b = plan_app(own, kInherited, {}, kClient, "/run/ns", true);
+    AppPlan b = plan_app(own, kInherited, {}, kClient, "/run/ns", true, 1);
     BOOST_TEST(b.cmd == "prog");
     BOOST_TEST(b.argv == (std::vector<std::string>{"prog", "arg"}));
     BOOST_TEST(b.cwd == "/tmp");
     BOOST_TEST(get(b.env, "OMPI_MCA_schizo").value_or("") == "^orte");
+    BOOST_TEST(get(b.env, "OMPI_MCA_mpi_oversubscribe").value_or("") == "0");
+    // More ranks on this node than any machine has CPUs: oversubscribed, as mpirun says.
+    msg::App many = app_of("", {"prog"}, "");
+    AppPlan c = plan_app(many, kInherited, {}, kClient, "/run/ns", true, 1u << 20);
+    BOOST_TEST(get(c.env, "OMPI_MCA_mpi_oversubscribe").value_or("") == "1");
 }
 
 // Placement --------------------------------------------------------------------------------------

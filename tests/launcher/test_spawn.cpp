@@ -259,6 +259,25 @@ BOOST_AUTO_TEST_CASE(run_waits_for_the_children_and_ends_them) {
     BOOST_TEST(p.err().find("its parent job") != std::string::npos, p.err());
 }
 
+// PMIX_SPAWN_CHILD_SEP: the child job goes on after its parent job ended; `zpmix run` waits for
+// it and exits with its status.
+BOOST_AUTO_TEST_CASE(a_child_spawned_separate_outlives_its_parent) {
+    Env e;
+    auto p = e.run({"-n", "1", kParent, "separate", kChild, e.tmp.path});
+    const std::vector<pid_t> pids = child_pids(p, 1);
+    BOOST_REQUIRE_MESSAGE(p.until([&] { return !lines_of(p, "parent").empty(); }),
+                          p.out() + p.err());
+    const pid_t parent = std::stoi(words(lines_of(p, "parent").at(0)).at(2));
+    // Reaped by the launcher, which ends the jobs a job spawned at once when it does.
+    BOOST_REQUIRE_MESSAGE(p.until([&] { return gone(parent); }), "parent pid " << parent);
+    BOOST_TEST(!gone(pids.at(0)));
+    std::ofstream(e.tmp.path + "/go").close();
+    BOOST_TEST(p.exit_code() == 0, p.err());
+    BOOST_TEST(lines_of(p, "child").size() >= 2u, p.out());
+    BOOST_TEST(p.out().find("child done") != std::string::npos, p.out() << p.err());
+    BOOST_TEST(p.err().find("its parent job") == std::string::npos, p.err());
+}
+
 BOOST_AUTO_TEST_CASE(sigterm_to_run_ends_the_children_too) {
     Env e;
     auto p = e.run({"-n", "1", kParent, "orphan", kChild, e.tmp.path});

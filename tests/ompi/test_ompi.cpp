@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE ompi
 #include <boost/test/unit_test.hpp>
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,6 +20,7 @@ using namespace zpmix::test;
 const std::string kZpmix = std::string(ZPMIX_BIN_DIR) + "/zpmix";
 const std::string kMpiProg = ZPMIX_MPI_PROG;
 const std::string kMpiDyn = ZPMIX_MPI_DYN;
+const std::string kPmixInit = std::string(ZPMIX_BIN_DIR) + "/../bench/init_finalize";
 
 // `zpmix run ARGS` with its output captured, in a private base directory (no standalone broker
 // of the machine interferes); Open MPI refuses root without the two variables; no InfiniBand
@@ -92,7 +94,48 @@ BOOST_AUTO_TEST_CASE(world_of_four) {
             count(run.out(), "rank " + std::to_string(r) + " of 4: allreduce 10 ring 6 ok") == 1u);
 }
 
-// The personality is what makes it work: without it every rank is a singleton of size 1.
+// What mpirun tells Open MPI about oversubscription: 1 when the node runs more ranks than it has
+// CPUs (Open MPI's ranks then yield while they wait), else 0; the user's own setting wins.
+BOOST_AUTO_TEST_CASE(ranks_get_mpiruns_oversubscription_word) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    BOOST_REQUIRE(::sched_getaffinity(0, sizeof set, &set) == 0);
+    const int cpus = CPU_COUNT(&set);
+    const std::string show = "echo over=$OMPI_MCA_mpi_oversubscribe ess=$OMPI_MCA_ess";
+    Run fits({"-n", std::to_string(cpus), "sh", "-c", show});
+    BOOST_TEST(fits.exit_code() == 0, fits.err());
+    BOOST_TEST(count(fits.out(), "over=0 ess=^singleton") == static_cast<std::size_t>(cpus),
+               fits.out());
+    Run over({"--oversubscribe", "-n", std::to_string(cpus + 1), "sh", "-c", show});
+    BOOST_TEST(over.exit_code() == 0, over.err());
+    BOOST_TEST(count(over.out(), "over=1 ess=^singleton") == static_cast<std::size_t>(cpus + 1),
+               over.out());
+    Run mine({"--oversubscribe", "-x", "OMPI_MCA_mpi_oversubscribe=0", "-n",
+              std::to_string(cpus + 1), "sh", "-c", show});
+    BOOST_TEST(mine.exit_code() == 0, mine.err());
+    BOOST_TEST(count(mine.out(), "over=0") == static_cast<std::size_t>(cpus + 1), mine.out());
+}
+
+// A rank that never reaches the broker while the others do is named on zpmix run's stderr.
+BOOST_AUTO_TEST_CASE(a_rank_that_runs_as_a_singleton_is_reported) {
+    Run run({"-n", "2", "sh", "-c",
+             "if [ \"$PMIX_RANK\" = 1 ]; then exec env -u ZPMIX_URI " + kPmixInit + "; else exec " +
+                 kPmixInit + "; fi"});
+    BOOST_TEST(run.exit_code() == 0, run.err());
+    BOOST_TEST(count(run.err(), "rank 1 of ") == 1u, run.err());
+    BOOST_TEST(count(run.err(), "ran as a singleton") == 1u, run.err());
+    BOOST_TEST(count(run.err(), "rank 0 of ") == 0u, run.err());
+}
+
+// An Open MPI rank that cannot reach zpmix (here: it loads Debian's OpenPMIx, having lost
+// LD_LIBRARY_PATH) fails MPI_Init, as under mpirun, instead of running as a world of its own.
+BOOST_AUTO_TEST_CASE(an_mpi_rank_without_zpmixs_library_fails_the_job) {
+    Run run({"-n", "2", "sh", "-c", "exec env -u LD_LIBRARY_PATH " + kMpiProg + " check 2"});
+    BOOST_TEST(run.exit_code() != 0, run.out());
+    BOOST_TEST(count(run.out(), "ok") == 0u, run.out());
+}
+
+// With the personality off (`--personality none`) every rank is a singleton of size 1.
 BOOST_AUTO_TEST_CASE(without_the_personality_ranks_are_singletons) {
     Run run({"--personality", "none", "-n", "2", kMpiProg, "check", "2"});
     BOOST_TEST(run.exit_code() != 0);
@@ -162,8 +205,21 @@ BOOST_AUTO_TEST_CASE(mpi_comm_connect_accept_between_two_jobs) {
 }
 
 #ifdef ZPMIX_MPI4PY
+// mpi4py loads libmpi at run time (python3 does not link it): the personality is on for every
+// program, so the ranks find zpmix's libpmix and form one world instead of two singletons.
+BOOST_AUTO_TEST_CASE(mpi4py_world_of_two_without_asking_for_the_personality) {
+    Run run(
+        {"-n", "2", "/usr/bin/python3", "-c",
+         "from mpi4py import MPI\n"
+         "c = MPI.COMM_WORLD\n"
+         "print(f'rank {c.Get_rank()} of {c.Get_size()} sum {c.allreduce(c.Get_rank() + 1)}')"});
+    BOOST_TEST(run.exit_code(120s) == 0, run.err());
+    BOOST_TEST(count(run.out(), "rank 0 of 2 sum 3") == 1u, run.out() << run.err());
+    BOOST_TEST(count(run.out(), "rank 1 of 2 sum 3") == 1u, run.out() << run.err());
+}
+
 BOOST_AUTO_TEST_CASE(mpi4py_spawn_merge_and_exchange) {
-    Run run({"--personality", "ompi", "-n", "1", "/usr/bin/python3", ZPMIX_MPI4PY_SPAWN});
+    Run run({"-n", "1", "/usr/bin/python3", ZPMIX_MPI4PY_SPAWN});
     BOOST_TEST(run.exit_code(120s) == 0, run.err());
     const std::multiset<std::string> want{"parent 0 merged 0 of 3 got 42",
                                           "child 0 merged 1 of 3 got 43",
@@ -173,10 +229,10 @@ BOOST_AUTO_TEST_CASE(mpi4py_spawn_merge_and_exchange) {
 #endif
 
 #ifdef ZPMIX_PYTHON_PMIX
-// Debian's python3-pmix, built against OpenPMIx, on zpmix's libpmix.so.2 (python3 does not link
-// libmpi, so the personality is asked for).
+// Debian's python3-pmix, built against OpenPMIx, on zpmix's libpmix.so.2 (python3 links neither
+// libmpi nor libpmix: nothing to ask for all the same).
 BOOST_AUTO_TEST_CASE(python3_pmix_peers_exchange_data) {
-    Run run({"--personality", "ompi", "-n", "2", "/usr/bin/python3", ZPMIX_PMIX_PEER_PY});
+    Run run({"-n", "2", "/usr/bin/python3", ZPMIX_PMIX_PEER_PY});
     BOOST_TEST(run.exit_code() == 0, run.err());
     BOOST_TEST(count(run.out(), "rank 0 got 1's card-of-1") == 1u, run.out());
     BOOST_TEST(count(run.out(), "rank 1 got 0's card-of-0") == 1u, run.out());

@@ -270,6 +270,7 @@ extern "C" {
 #define PMIX_SHOW_LAUNCH_PROGRESS "pmix.showprog" /* bool */
 #define PMIX_AGGREGATE_HELP "pmix.agg.help"      /* bool */
 #define PMIX_REPORT_CHILD_SEP "pmix.rptchildsep" /* bool */
+#define PMIX_SPAWN_CHILD_SEP "pmix.spchildsep"   /* bool: the spawned job outlives its parent */
 #define PMIX_QUERY_SUPPORTED_KEYS "pmix.qry.keys" /* char* */
 #define PMIX_QUERY_NAMESPACES "pmix.qry.ns"      /* char* */
 #define PMIX_QUERY_NAMESPACE_INFO "pmix.qry.nsinfo" /* pmix_data_array_t* */

@@ -260,6 +260,22 @@ pmix_status_t get_cached(Client &c, const pmix_proc_t &p, const char *key, pmix_
     return c.store->get(nspace_of(p), p.rank, key, val);
 }
 
+// PMIX_HWLOC_XML_V2 of the own job: the node's topology, shared by the job's ranks through its
+// PMIX_TMPDIR (zpmix::c::shared_topology_xml). PMIX_ERR_NOT_FOUND for any other Get.
+pmix_status_t topology_xml(Client &c, const pmix_proc_t &p, const char *key, pmix_value_t **val) {
+    if (std::strcmp(key, PMIX_HWLOC_XML_V2) != 0 || p.rank != PMIX_RANK_WILDCARD ||
+        !PMIX_CHECK_NSPACE(p.nspace, c.me.nspace))
+        return PMIX_ERR_NOT_FOUND;
+    pmix_value_t *dir = nullptr;
+    if (get_cached(c, p, PMIX_TMPDIR, &dir) != PMIX_SUCCESS) return PMIX_ERR_NOT_FOUND;
+    std::string xml;
+    const pmix_status_t rc = zpmix::c::shared_topology_xml(dir->data.string, xml);
+    PMIX_VALUE_RELEASE(dir);
+    if (rc != PMIX_SUCCESS) return rc;
+    PMIX_VALUE_CREATE(*val, 1);
+    return PMIx_Value_load(*val, xml.c_str(), PMIX_STRING);
+}
+
 // The same, for a Get that names PMIX_DATA_SCOPE: put data of that scope only. The scope is that
 // of the data, so it does not apply to job information.
 pmix_status_t lookup(Client &c, const pmix_proc_t &p, const char *key, pmix_scope_t scope,
@@ -785,6 +801,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
         auto reply = c.actor->call(msg::PsetQuery{to_msg(p)}, parse(info, ninfo).timeout_ms);
         return reply.status != PMIX_SUCCESS ? reply.status : pset_names(reply.env, val);
     }
+    if (pmix_status_t rc = topology_xml(c, p, key, val); rc != PMIX_ERR_NOT_FOUND) return rc;
     const bool plain = ninfo == 0 || info == nullptr;
     if (plain) {  // the common case: straight to the cache
         pmix_status_t rc = get_cached(c, p, key, val);

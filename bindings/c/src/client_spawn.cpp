@@ -47,6 +47,7 @@ const Honours kSpawnAttributes(Role::client, "PMIx_Spawn",
                                 ZPMIX_ATTR(PMIX_SPAWN_TIMEOUT),
                                 ZPMIX_ATTR(PMIX_JOB_TIMEOUT),
                                 ZPMIX_ATTR(PMIX_NOTIFY_COMPLETION),
+                                ZPMIX_ATTR(PMIX_SPAWN_CHILD_SEP),
                                 ZPMIX_ATTR(PMIX_SETUP_APP_ENVARS),
                                 ZPMIX_ATTR(PMIX_BINDTO),
                                 ZPMIX_ATTR(PMIX_MAPBY),
@@ -171,6 +172,8 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
         (is(i, PMIX_JOB_TIMEOUT) ? m.timeout_s : m.spawn_timeout_s) = *s;
     } else if (job && is(i, PMIX_NOTIFY_COMPLETION)) {
         m.notify_completion = PMIX_INFO_TRUE(&i);
+    } else if (job && is(i, PMIX_SPAWN_CHILD_SEP)) {
+        m.child_sep = PMIX_INFO_TRUE(&i);
     } else if (job && is(i, PMIX_SETUP_APP_ENVARS)) {
         harvest = PMIX_INFO_TRUE(&i);
     } else if (job && (is(i, PMIX_BINDTO) || is(i, PMIX_MAPBY) || is(i, PMIX_PPR))) {

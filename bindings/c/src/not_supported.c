@@ -84,23 +84,6 @@ PMIX_EXPORT pmix_status_t PMIx_generate_regex(const char *input, char **regex) {
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Get_credential(const pmix_info_t info[], size_t ninfo,
-                                              pmix_byte_object_t *credential) {
-    (void)info;
-    (void)ninfo;
-    (void)credential;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Get_credential_nb(const pmix_info_t info[], size_t ninfo,
-                                                 pmix_credential_cbfunc_t cbfunc, void *cbdata) {
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_server_collect_inventory(pmix_info_t directives[], size_t ndirs,
                                                         pmix_info_cbfunc_t cbfunc, void *cbdata) {
     (void)directives;
@@ -270,25 +253,3 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const pmix_nspace_t ns
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Validate_credential(const pmix_byte_object_t *cred,
-                                                   const pmix_info_t info[], size_t ninfo,
-                                                   pmix_info_t **results, size_t *nresults) {
-    (void)cred;
-    (void)info;
-    (void)ninfo;
-    (void)results;
-    (void)nresults;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Validate_credential_nb(const pmix_byte_object_t *cred,
-                                                      const pmix_info_t info[], size_t ninfo,
-                                                      pmix_validation_cbfunc_t cbfunc,
-                                                      void *cbdata) {
-    (void)cred;
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
