@@ -43,8 +43,9 @@ struct JobInfo {
     // Where the job's whole-namespace fences meet (fence_board.hpp); empty: through the broker.
     std::string fence_board;
     bool recoverable = false;  // PMIX_JOB_RECOVERABLE: a rank's failure does not end the job
+    std::string program;       // its first app's program, for operators (`zpmix ps`)
     ZPMIX_MSG_MAP(nspace, size, univ_size, max_procs, num_apps, session_tmpdir, nsdir, nodes, procs,
-                  psets, parent, fence_board, recoverable);
+                  psets, parent, fence_board, recoverable, program);
 };
 
 // What `zpmix run` runs in, which its ranks get (as mpirun's and srun's do) from a broker that is
