@@ -173,11 +173,13 @@ void Broker::add_standard_actors() {
                                         .self = {name_, 0},
                                         .brokers = &brokers_,
                                         .test_drop_every = config_.event_test_drop_every,
-                                        .max_custom_range = config_.event_max_custom_range});
+                                        .max_custom_range = config_.event_max_custom_range,
+                                        .replay_size = config_.event_replay_size});
     add_actor<JobControl>(
         namespaces_, brokers_,
         JobControl::Settings{.broker = name_,
-                             .kill_grace = std::chrono::milliseconds(config_.kill_grace_ms)});
+                             .kill_grace = std::chrono::milliseconds(config_.kill_grace_ms),
+                             .keep_finished = std::chrono::seconds(config_.keep_finished_s)});
     add_actor<ProcessMonitor>(ProcessMonitor::Settings{
         config_.monitor_terminate, std::chrono::milliseconds(config_.monitor_time_unit_ms)});
     add_actor<LogSink>(LogSink::Settings{config_.log_syslog_socket});

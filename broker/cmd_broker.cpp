@@ -18,6 +18,7 @@ namespace zpmix::cli {
 namespace {
 
 struct BrokerOptions {
+    LogOptions log = cli_log_options();  // the command line's; the configuration fills the rest
     std::string run_dir, tcp, config;
     int verbose = 0, quiet = 0;
     bool daemonize = false;
@@ -141,7 +142,7 @@ int run_broker(const BrokerOptions &o) {
         } else if (config.run_dir.empty()) {
             config.run_dir = default_base_dir();
         }
-        setup_logging("broker", config.log_level, o.verbose, o.quiet);
+        setup_logging("broker", config.log_level, o.verbose, o.quiet, log_options(config, o.log));
     } catch (const std::exception &e) {
         std::cerr << "zpmix broker: " << e.what() << "\n";
         return 1;
@@ -194,6 +195,7 @@ void add_broker_command(CLI::App &app, int &status) {
     cmd->add_option("--config", o->config, "TOML configuration file (default: $ZPMIX_CONFIG)");
     cmd->add_flag("-v,--verbose", o->verbose, "More log output (repeatable)");
     cmd->add_flag("-q,--quiet", o->quiet, "Less log output (repeatable)");
+    add_log_options(*cmd, o->log);
     cmd->add_flag("--daemonize", o->daemonize, "Detach once listening");
     cmd->add_option("--parent", o->parent,
                     "Join a broker tree under the broker at these addresses (the first that "

@@ -88,8 +88,8 @@ int run_ctl(const CtlOptions &o) {
             std::chrono::milliseconds(static_cast<long>(o.timeout_s * 1000) + 5000));
         const auto r = session.ask<msg::JobControlReply>(m);
         if (r.status != PMIX_SUCCESS) {
-            std::cerr << "zpmix ctl: " << o.action << " refused (status " << r.status
-                      << "): " << r.message << "\n";
+            std::cerr << "zpmix ctl: " << o.action << " refused: " << status_text(r.status) << ": "
+                      << r.message << "\n";
             return 1;
         }
         std::cout << r.message << "\n";

@@ -9,8 +9,12 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <ctime>
 #include <iostream>
 #include <map>
+#include <optional>
+
+#include <pmix.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -27,7 +31,9 @@ struct EventsOptions {
     std::vector<std::string> topics;
     std::string broker;
     bool json = false;
-    std::uint64_t count = 0;  // 0: until interrupted
+    std::uint64_t count = 0;             // 0: until interrupted
+    std::optional<std::uint64_t> since;  // --since: replay what came after this number
+    std::string epoch;                   // --epoch: the epoch --since counts in
 };
 
 nlohmann::json to_json(const msgpack::object &o) {
@@ -95,6 +101,51 @@ nlohmann::json proc_json(const msg::Proc &p) {
     return {{"nspace", p.nspace}, {"rank", p.rank}};
 }
 
+// The standard's name of a code, or zpmix's own for its job lifecycle codes.
+const char *code_name(std::int32_t code) {
+    switch (code) {
+        case msg::kJobPaused:
+            return "ZPMIX_EVENT_JOB_PAUSED";
+        case msg::kJobResumed:
+            return "ZPMIX_EVENT_JOB_RESUMED";
+        case msg::kJobSignalled:
+            return "ZPMIX_EVENT_JOB_SIGNALLED";
+        default:
+            return PMIx_Error_string(code);
+    }
+}
+
+const char *range_name(std::uint8_t r) {
+    switch (static_cast<msg::Range>(r)) {
+        case msg::Range::rm:
+            return "rm";
+        case msg::Range::local:
+            return "local";
+        case msg::Range::nspace:
+            return "namespace";
+        case msg::Range::session:
+            return "session";
+        case msg::Range::global:
+            return "global";
+        case msg::Range::custom:
+            return "custom";
+        case msg::Range::proc_local:
+            return "proc_local";
+        default:
+            return "undef";
+    }
+}
+
+// UTC, ISO 8601 with microseconds: what log pipelines parse without being told the format.
+std::string iso_time(std::int64_t us) {
+    const std::time_t secs = static_cast<std::time_t>(us / 1000000);
+    std::tm tm{};
+    ::gmtime_r(&secs, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    return fmt::format("{}.{:06d}Z", buf, us % 1000000);
+}
+
 nlohmann::json event_json(const std::string &topic, const msg::Event &ev) {
     auto procs = [](const std::vector<msg::Proc> &v) {
         auto a = nlohmann::json::array();
@@ -102,19 +153,133 @@ nlohmann::json event_json(const std::string &topic, const msg::Event &ev) {
         return a;
     };
     return {{"topic", topic},
+            {"epoch", ev.epoch},
+            {"bseq", ev.bseq},
             {"stream", ev.stream},
             {"seq", ev.seq},
             {"status", ev.status},
+            {"code", ev.status},
+            {"code_name", code_name(ev.status)},
             {"source", proc_json(ev.source)},
             {"range", ev.range},
+            {"range_name", range_name(ev.range)},
             {"custom_range", procs(ev.custom_range)},
             {"affected", procs(ev.affected)},
             {"non_default", ev.non_default},
             {"enviro", ev.enviro},
             {"text", ev.text},
             {"timestamp", ev.timestamp},
+            {"time_us", ev.time_us},
+            {"time", iso_time(ev.time_us)},
             {"info", info_of(ev.info)}};
 }
+
+// Prints events in order and once: live ones, and those the broker's replay ring gives back for
+// numbers this monitor missed (asked for with --since, or on a gap in a stream, or when the
+// broker's epoch changed under it); what the ring no longer has is a gap marker.
+class Printer {
+  public:
+    Printer(const EventsOptions &o, ToolSession &session) : o_(o), session_(session) {}
+
+    bool done() const { return o_.count != 0 && printed_ >= o_.count; }
+
+    // The events after number `after` of `epoch` (empty: the broker's current one); false when
+    // the broker did not answer.
+    bool catch_up(const std::string &epoch, std::uint64_t after) {
+        msg::EventsSinceReply r;
+        try {
+            r = session_.ask<msg::EventsSinceReply>(msg::EventsSince{epoch, after, o_.topics});
+        } catch (const std::exception &e) {
+            std::cerr << "zpmix events: cannot ask for the events after #" << after << ": "
+                      << e.what() << "\n";
+            return false;
+        }
+        if (r.restarted || r.lost > 0) gap(epoch.empty() ? r.epoch : epoch, after, r);
+        epoch_ = r.epoch;
+        if (!r.restarted)
+            last_ = std::max(last_, after);
+        else
+            last_ = 0;
+        for (const auto &p : r.events) {
+            if (done()) return true;
+            if (p.event.bseq > last_) print(p.topic, p.event);
+        }
+        // The rest up to the head matched none of our topics.
+        last_ = std::max(last_, r.head);
+        return true;
+    }
+
+    void live(const std::string &topic, const msg::Event &ev) {
+        // The broker restarted: say so, then take the new epoch's events. Our session did not
+        // survive it (a new broker knows no Hello of ours): the gap is then of unknown size.
+        if (!epoch_.empty() && ev.epoch != epoch_ && !catch_up(epoch_, last_)) {
+            msg::EventsSinceReply unknown;
+            unknown.restarted = true;
+            unknown.epoch = ev.epoch;
+            gap(epoch_, last_, unknown, false);
+            epoch_ = ev.epoch;
+            last_ = 0;
+        }
+        if (epoch_.empty()) epoch_ = ev.epoch;
+        if (ev.bseq != 0 && ev.bseq <= last_) return;  // had it from the ring
+        if (auto it = last_seq_.find(ev.stream);
+            it != last_seq_.end() && ev.seq > it->second + 1 && ev.bseq > last_ + 1)
+            catch_up(epoch_, last_);
+        if (ev.bseq != 0 && ev.bseq <= last_) return;
+        if (!done()) print(topic, ev);
+    }
+
+  private:
+    const EventsOptions &o_;
+    ToolSession &session_;
+    std::string epoch_;
+    std::uint64_t last_ = 0;  // the last number printed (or known seen) in epoch_
+    std::uint64_t printed_ = 0;
+    std::map<std::string, std::uint64_t> last_seq_;  // stream -> last number printed
+
+    // lost_known: false when the broker could not be asked (lost is then null).
+    void gap(const std::string &epoch, std::uint64_t after, const msg::EventsSinceReply &r,
+             bool lost_known = true) {
+        if (o_.json) {
+            std::cout << nlohmann::json{{"gap",
+                                         {{"epoch", epoch},
+                                          {"after", after},
+                                          {"restarted", r.restarted},
+                                          {"lost", lost_known ? nlohmann::json(r.lost) : nullptr},
+                                          {"new_epoch", r.epoch}}}}
+                             .dump()
+                      << std::endl;
+            return;
+        }
+        if (r.restarted)
+            std::cout << fmt::format(
+                             "gap: the broker restarted (epoch {} after #{} is gone; now "
+                             "epoch {}, whose first {} are gone)",
+                             epoch, after, r.epoch, r.lost)
+                      << std::endl;
+        else
+            std::cout << fmt::format("gap: {} events of epoch {} after #{} are gone", r.lost, epoch,
+                                     after)
+                      << std::endl;
+    }
+
+    void print(const std::string &topic, const msg::Event &ev) {
+        if (ev.epoch == epoch_) last_ = std::max(last_, ev.bseq);
+        last_seq_[ev.stream] = std::max(last_seq_[ev.stream], ev.seq);
+        ++printed_;
+        nlohmann::json j = event_json(topic, ev);
+        if (o_.json) {
+            std::cout << j.dump() << std::endl;
+            return;
+        }
+        std::cout << fmt::format("{} #{} status {} {} at {} (#{}) from {}:{}{}{}", ev.stream,
+                                 ev.seq, ev.status, code_name(ev.status), iso_time(ev.time_us),
+                                 ev.bseq, ev.source.nspace, ev.source.rank,
+                                 ev.text.empty() ? "" : ": ", ev.text);
+        if (!j["info"].empty()) std::cout << " " << j["info"].dump();
+        std::cout << std::endl;
+    }
+};
 
 int run_events(EventsOptions o) {
     if (o.topics.empty()) o.topics = {"ev/"};
@@ -122,7 +287,7 @@ int run_events(EventsOptions o) {
     zmq::context_t ctx;
     zmq::socket_t sub(ctx, zmq::socket_type::sub);
     try {
-        session = std::make_unique<ToolSession>(o.broker, std::chrono::seconds(10));
+        session = std::make_unique<ToolSession>(events_broker(o.broker), std::chrono::seconds(10));
         sub.set(zmq::sockopt::linger, 0);
         sub.set(zmq::sockopt::rcvhwm, 100000);
         for (const auto &t : o.topics) sub.set(zmq::sockopt::subscribe, t);
@@ -137,8 +302,10 @@ int run_events(EventsOptions o) {
     }
     std::cerr << fmt::format("zpmix events: subscribed to {} at {}\n", fmt::join(o.topics, " "),
                              session->welcome().events_uri);
-    std::map<std::string, std::uint64_t> last_seq;  // stream -> last number seen
-    for (std::uint64_t n = 0; o.count == 0 || n < o.count;) {
+    Printer printer(o, *session);
+    // Subscribed first, then the ring: an event published in between comes both ways, once printed.
+    if (o.since) printer.catch_up(o.epoch, *o.since);
+    while (!printer.done()) {
         std::vector<zmq::message_t> frames;
         zmq::message_t frame;
         do {
@@ -148,30 +315,15 @@ int run_events(EventsOptions o) {
         if (frames.size() != 2) continue;
         const std::string topic = frames[0].to_string();
         msg::Event ev;
-        nlohmann::json j;
         try {
             ev = decode(frames[1]).as<msg::Event>();
-            j = event_json(topic, ev);
+            (void)info_of(ev.info);
         } catch (const std::exception &e) {
             std::cerr << "zpmix events: skipped a malformed event on " << topic << ": " << e.what()
                       << "\n";
             continue;
         }
-        // A plain subscriber does not recover events the publisher dropped: it says so.
-        if (auto it = last_seq.find(ev.stream); it != last_seq.end() && ev.seq > it->second + 1)
-            std::cerr << fmt::format("zpmix events: missed {}#{}..{}\n", ev.stream, it->second + 1,
-                                     ev.seq - 1);
-        last_seq[ev.stream] = ev.seq;
-        if (o.json) {
-            std::cout << j.dump() << std::endl;
-        } else {
-            std::cout << fmt::format("{} #{} status {} from {}:{}{}{}", ev.stream, ev.seq,
-                                     ev.status, ev.source.nspace, ev.source.rank,
-                                     ev.text.empty() ? "" : ": ", ev.text);
-            if (!j["info"].empty()) std::cout << " " << j["info"].dump();
-            std::cout << std::endl;
-        }
-        ++n;
+        printer.live(topic, ev);
     }
     return 0;
 }
@@ -185,7 +337,15 @@ void add_events_command(CLI::App &app, int &status) {
                     "Topic prefix to subscribe to (repeatable; default ev/: everything)");
     cmd->add_flag("--json", o->json, "One JSON object per line");
     cmd->add_option("--count", o->count, "Exit after this many events (default: never)");
-    cmd->add_option("--broker", o->broker, "The broker's URI (default: the standalone broker)");
+    cmd->add_option("--since", o->since,
+                    "First print the events published after this number (an event's \"bseq\"), "
+                    "from the broker's replay ring, or a gap marker for those it no longer has");
+    cmd->add_option("--epoch", o->epoch,
+                    "The broker epoch --since counts in (an event's \"epoch\"); another epoch "
+                    "than the broker's is reported as a restart");
+    cmd->add_option("--broker", o->broker,
+                    "The broker's URI (default: the standalone broker, else the only one of this "
+                    "user, standalone or in `zpmix run`)");
     cmd->callback([o, &status] { status = run_events(*o); });
 }
 

@@ -24,8 +24,8 @@ void add_preempt_command(CLI::App &app, int &status) {
                                 std::chrono::seconds(10));
             const auto r = session.ask<msg::JobControlReply>(o->first);
             if (r.status != PMIX_SUCCESS) {
-                std::cerr << "zpmix preempt: refused (status " << r.status << "): " << r.message
-                          << "\n";
+                std::cerr << "zpmix preempt: refused: " << status_text(r.status) << ": "
+                          << r.message << "\n";
                 status = 1;
                 return;
             }

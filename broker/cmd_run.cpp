@@ -63,6 +63,7 @@ struct RunOptions {
     std::string personality = "ompi";
     std::string rsh_agent, tcp_if, launcher;
     int verbose = 0, quiet = 0;
+    LogOptions log;  // its own and its embedded broker's log
     std::string output_filename;
     std::vector<std::string> mca;  // KEY VALUE pairs
     std::string stdin_target = "0";
@@ -341,7 +342,7 @@ void report_bindings(const RunOptions &o, const std::string &map_by, std::uint32
 int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     if (argv.empty()) return fail("no program given (zpmix run [options] prog [args...])");
     try {
-        setup_logging("run", "warn", o.verbose, o.quiet);
+        setup_logging("run", "warn", o.verbose, o.quiet, o.log);
     } catch (const std::exception &e) {
         return fail(e.what());
     }
@@ -823,6 +824,7 @@ void add_run_command(CLI::App &app, int &status) {
                     "Which ranks read zpmix run's stdin: a rank (default 0), all or none");
     cmd->add_flag("-v,--verbose", o->verbose, "More log output (repeatable)");
     cmd->add_flag("-q,--quiet", o->quiet, "Less log output (repeatable)");
+    add_log_options(*cmd, o->log);
     cmd->prefix_command();  // options end at the program: `zpmix run -n 2 ls -l`
     cmd->footer(
         "Hosts: -H, else --hostfile (with -H: the hostfile's hosts -H names), else the Slurm "

@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+namespace zpmix {
+struct Config;
+}
+
 namespace zpmix::cli {
 
 void add_broker_command(CLI::App &app, int &status);
@@ -18,6 +22,7 @@ void add_notify_command(CLI::App &app, int &status);
 void add_release_command(CLI::App &app, int &status);
 void add_pset_command(CLI::App &app, int &status);
 void add_info_command(CLI::App &app, int &status);
+void add_exporter_command(CLI::App &app, int &status);
 // mpirun's single-dash long options of `zpmix run` (-np, -mca) as zpmix's (--np, --mca), in the
 // options before the program only; args are argv without argv[0].
 void mpirun_style_args(CLI::App &app, std::vector<std::string> &args);
@@ -27,10 +32,35 @@ void mpirun_style_args(CLI::App &app, std::vector<std::string> &args);
 // rendezvous files under the base directory), as prun/pterm or squeue/scancel find any job.
 // The broker that runs job nspace; throws std::runtime_error when none does.
 std::string broker_of_job(const std::string &broker, const std::string &nspace);
+// The broker `zpmix events` watches: --broker, else the standalone broker, else the only one
+// (standalone or embedded in `zpmix run`); throws when there is none, or several without a
+// standalone one (naming them).
+std::string events_broker(const std::string &broker);
 // The brokers to list (`zpmix ps` without --job); throws when there is none.
 std::vector<std::string> brokers_to_list(const std::string &broker);
 
-// stderr logging at a level from the defaults, the config and -v/-q counts.
-void setup_logging(const std::string &name, const std::string &level, int verbose, int quiet);
+// Where and how the process logs (broker/logging.cpp): [log] format, file, syslog in the
+// configuration, --log-format, --log-file, --log-syslog on the command line.
+struct LogOptions {
+    std::string format = "text";  // text | json (one object per line)
+    std::string file;             // append here instead of stderr
+    bool syslog = false;          // RFC 3164 datagrams to syslog_socket instead of stderr
+    std::string syslog_socket = "/dev/log";
+};
+// Logging at a level from the defaults, the config and -v/-q counts; throws on a bad format or
+// a syslog socket that cannot be used.
+void setup_logging(const std::string &name, const std::string &level, int verbose, int quiet,
+                   const LogOptions &where = {});
+// The command-line options that set `where` (over what the configuration said).
+void add_log_options(CLI::App &cmd, LogOptions &where);
+// LogOptions saying nothing (empty format), for the command line to fill.
+inline LogOptions cli_log_options() {
+    LogOptions o;
+    o.format.clear();
+    return o;
+}
+// The configuration's [log] keys, with what the command line gave (`cli`: empty format and file,
+// syslog false where it gave nothing) over them.
+LogOptions log_options(const Config &config, const LogOptions &cli);
 
 }  // namespace zpmix::cli

@@ -27,6 +27,10 @@ void load_events_section(const std::string &path, const toml::table &events, Con
             if (!node.is_integer() || *v < 1 || *v > 10000000)
                 throw bad("an integer in 1..10000000");
             into.event_max_custom_range = static_cast<std::size_t>(*v);
+        } else if (k == "replay_size") {
+            if (!node.is_integer() || *v < 0 || *v > 10000000)
+                throw bad("an integer in 0..10000000");
+            into.event_replay_size = static_cast<std::size_t>(*v);
         } else if (k == "test_drop_every") {
             if (!node.is_integer() || *v < 0) throw bad("an integer >= 0");
             into.event_test_drop_every = static_cast<std::uint64_t>(*v);
@@ -56,6 +60,16 @@ void load_monitor_log_section(const std::string &path, const std::string &sectio
         } else if (section == "log" && k == "syslog_socket") {
             if (!node.is_string()) throw bad("a string");
             into.log_syslog_socket = *s;
+        } else if (section == "log" && k == "format") {
+            if (!node.is_string() || (*s != "text" && *s != "json"))
+                throw bad("\"text\" or \"json\"");
+            into.log_format = *s;
+        } else if (section == "log" && k == "file") {
+            if (!node.is_string()) throw bad("a string");
+            into.log_file = *s;
+        } else if (section == "log" && k == "syslog") {
+            if (!node.is_boolean()) throw bad("true or false");
+            into.log_syslog = *node.value<bool>();
         } else {
             throw ConfigError(path + ": unknown key " + section + "." + k);
         }
@@ -162,6 +176,10 @@ void load_config_file(const std::string &path, Config &into) {
             if (spdlog::level::from_str(into.log_level) == spdlog::level::off &&
                 into.log_level != "off")
                 throw bad("one of trace, debug, info, warn, error, off");
+        } else if (k == "keep_finished_s") {
+            auto v = node.value<std::int64_t>();
+            if (!node.is_integer() || *v < 0 || *v > 604800) throw bad("an integer in 0..604800");
+            into.keep_finished_s = static_cast<int>(*v);
         } else if (k == "kill_grace_ms" || k == "get_timeout_ms" || k == "group_timeout_ms") {
             auto v = node.value<std::int64_t>();
             if (!node.is_integer() || *v < 0 || *v > 86400000)

@@ -38,16 +38,21 @@ struct Config {
     int get_timeout_ms = 300000;
     // How long a group construct or destruct without PMIX_TIMEOUT waits for its members.
     int group_timeout_ms = 300000;
+    int keep_finished_s = 300;  // how long `zpmix ps` lists a finished job
     // [events]
     std::size_t event_cache_size = 512;         // cache_size: events kept for replay and recovery
     int event_sndhwm = 100000;                  // sndhwm: events queued per subscriber before drops
     std::uint64_t event_test_drop_every = 0;    // test_drop_every: testing gap recovery only
     std::size_t event_max_custom_range = 4096;  // max_custom_range: processes in a custom range
+    std::size_t event_replay_size = 4096;       // replay_size: events kept for monitors' --since
     // [monitor]
     bool monitor_terminate = false;   // response: "report" (false) or "terminate" a stalled process
     int monitor_time_unit_ms = 1000;  // time_unit_ms: one second of the monitor times (testing)
     // [log]
     std::string log_syslog_socket = "/dev/log";  // syslog_socket: where PMIX_LOG_SYSLOG goes
+    std::string log_format = "text";  // format: the process's own log, "text" or "json" lines
+    std::string log_file;             // file: append the process's log here, not to stderr
+    bool log_syslog = false;          // syslog: send it to syslog_socket, not to stderr
     // [tree]: the brokers of a job spanning nodes (broker/tree/link.hpp).
     std::uint32_t tree_radix = 32;       // radix: children per broker
     int tree_heartbeat_ms = 1000;        // heartbeat_ms

@@ -2,25 +2,10 @@
 #include <algorithm>
 #include <cstdio>
 
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "broker/commands.hpp"
 #include "zpmix/build_config.hpp"
-
-namespace zpmix::cli {
-
-void setup_logging(const std::string &name, const std::string &level, int verbose, int quiet) {
-    auto logger =
-        std::make_shared<spdlog::logger>(name, std::make_shared<spdlog::sinks::stderr_sink_mt>());
-    logger->set_pattern("%H:%M:%S.%e zpmix %n %l: %v");
-    spdlog::set_default_logger(logger);
-    int l = spdlog::level::from_str(level);
-    l = std::clamp(l - verbose + quiet, 0, static_cast<int>(spdlog::level::off));
-    spdlog::set_level(static_cast<spdlog::level::level_enum>(l));
-}
-
-}  // namespace zpmix::cli
 
 int main(int argc, char **argv) {
     CLI::App app{"zpmix: a PMIx runtime on an embedded ZeroMQ broker", "zpmix"};
@@ -37,6 +22,7 @@ int main(int argc, char **argv) {
     zpmix::cli::add_release_command(app, status);
     zpmix::cli::add_pset_command(app, status);
     zpmix::cli::add_info_command(app, status);
+    zpmix::cli::add_exporter_command(app, status);
     std::vector<std::string> args(argv + 1, argv + argc);
     zpmix::cli::mpirun_style_args(app, args);
     std::reverse(args.begin(), args.end());  // CLI11 takes them last first

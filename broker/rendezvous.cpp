@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -107,6 +108,29 @@ std::vector<RendezvousInfo> find_brokers(const std::string &base) {
         auto info = read_rendezvous(rendezvous_path(dir));
         if (info && process_alive(info->pid)) out.push_back(*info);
     }
+    return out;
+}
+
+std::vector<std::string> user_base_dirs() {
+    const std::string uid = std::to_string(::getuid());
+    std::vector<std::string> out;
+    for (std::string dir : {default_base_dir(), "/run/user/" + uid + "/zpmix",
+                            "/dev/shm/zpmix-" + uid, "/tmp/zpmix-" + uid}) {
+        struct stat st {};
+        // Only a real directory of ours: never follow a link another user planted.
+        if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
+            continue;
+        if (std::find(out.begin(), out.end(), dir) == out.end()) out.push_back(std::move(dir));
+    }
+    return out;
+}
+
+std::vector<RendezvousInfo> find_user_brokers() {
+    std::vector<RendezvousInfo> out;
+    for (const auto &base : user_base_dirs())
+        for (auto &b : find_brokers(base))
+            if (std::none_of(out.begin(), out.end(), [&](const auto &o) { return o.uri == b.uri; }))
+                out.push_back(std::move(b));
     return out;
 }
 

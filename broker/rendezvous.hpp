@@ -41,4 +41,11 @@ bool process_alive(std::int64_t pid);
 // not removed: an embedded broker's directory is its own to clean.
 std::vector<RendezvousInfo> find_brokers(const std::string &base);
 
+// Every base directory this user's brokers may use, whatever XDG_RUNTIME_DIR each was started
+// with: default_base_dir() first, then /run/user/<uid>/zpmix, /dev/shm/zpmix-<uid> and
+// /tmp/zpmix-<uid>; only real directories of this user.
+std::vector<std::string> user_base_dirs();
+// find_brokers over every user_base_dirs(), each broker once (by its ROUTER address).
+std::vector<RendezvousInfo> find_user_brokers();
+
 }  // namespace zpmix

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <pmix.h>
 #include <zmq.hpp>
 
 #include "actors/protocol/common.hpp"
@@ -20,6 +21,11 @@
 #include "broker/rendezvous.hpp"
 
 namespace zpmix::cli {
+
+// A PMIx status as operators read it: its name, then its number ("PMIX_ERR_NOT_FOUND (-46)").
+inline std::string status_text(std::int32_t status) {
+    return std::string(PMIx_Error_string(status)) + " (" + std::to_string(status) + ")";
+}
 
 class ToolSession {
   public:
@@ -64,8 +70,10 @@ class ToolSession {
             (void)dealer_.recv(bytes);
             const Envelope env = decode(bytes);
             if (env.id != id) continue;
-            if (env.type == msg::ErrorReply::type)
-                throw std::runtime_error(env.as<msg::ErrorReply>().message);
+            if (env.type == msg::ErrorReply::type) {
+                const auto e = env.as<msg::ErrorReply>();
+                throw std::runtime_error(status_text(e.status) + ": " + e.message);
+            }
             return env.as<R>();
         }
     }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <random>
 
 #include <pmix_common.h>
 
@@ -17,6 +18,19 @@ std::string hostname() {
     char buf[256] = {};
     ::gethostname(buf, sizeof buf - 1);
     return buf;
+}
+
+// A stream id no earlier start of any broker had: 64 random bits, in hex.
+std::string new_epoch() {
+    std::random_device rd;
+    const std::uint64_t v = (std::uint64_t{rd()} << 32) ^ rd();
+    return fmt::format("{:016x}", v);
+}
+
+std::int64_t now_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
 std::int64_t now_s() {
@@ -35,10 +49,13 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, const NamespaceTable &names
       xpub_(xpub),
       cache_(opts_.ring_size) {
     if (opts_.host.empty()) opts_.host = hostname();
+    if (opts_.epoch.empty()) opts_.epoch = new_epoch();
     on(&EventBroker::notify, Access::session | Access::operator_);
     on(&EventBroker::register_handler, Access::session | Access::operator_);
     on(&EventBroker::streams, Access::session | Access::operator_);
     on(&EventBroker::resend, Access::session | Access::operator_);
+    on(&EventBroker::since, Access::operator_);
+    on(&EventBroker::stats, Access::operator_);
     on(&EventBroker::ack, Access::session);
     on(&EventBroker::notify_completion, Access::session | Access::operator_);
     on(&EventBroker::proc_ended, Access::internal);
@@ -46,6 +63,7 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, const NamespaceTable &names
     on(&EventBroker::abort_job, Access::internal);
     on(&EventBroker::relayed, Access::internal);
     on(&EventBroker::tree_lost, Access::internal);
+    on(&EventBroker::job_lifecycle, Access::internal);
     xpub_.on_subscription([this](bool on, std::string_view topic) { on_subscription(on, topic); });
 }
 
@@ -133,6 +151,34 @@ void EventBroker::resend(const Envelope &env, msg::EventResend &m) {
         log().warn("a subscriber asked for {}#{}..{}: {} of them are no longer cached", m.stream,
                    m.from, m.to, (m.to - m.from + 1) - out.events.size());
     reply(env, out);
+}
+
+void EventBroker::since(const Envelope &env, msg::EventsSince &m) {
+    msg::EventsSinceReply out;
+    out.epoch = opts_.epoch;
+    out.head = bseq_;
+    out.restarted = !m.epoch.empty() && m.epoch != opts_.epoch;
+    const std::uint64_t after = out.restarted ? 0 : std::min(m.after, bseq_);
+    const std::uint64_t oldest = replay_.empty() ? bseq_ + 1 : replay_.front().event.bseq;
+    out.lost = oldest > after + 1 ? oldest - after - 1 : 0;
+    auto wanted = [&](const std::string &topic) {
+        if (m.topics.empty()) return true;
+        for (const auto &t : m.topics)
+            if (topic.starts_with(t)) return true;
+        return false;
+    };
+    for (const auto &p : replay_)
+        if (p.event.bseq > after && wanted(p.topic)) out.events.push_back(p);
+    if (out.restarted || out.lost > 0)
+        log().info("a monitor asked for the events after {}#{}: {}{} no longer kept",
+                   m.epoch.empty() ? opts_.epoch : m.epoch, m.after,
+                   out.restarted ? "that epoch is over; " : "", out.lost);
+    reply(env, out);
+}
+
+void EventBroker::stats(const Envelope &env, msg::EventStatsQuery &m) {
+    log().debug("event counters for {}", m.scraper);
+    reply(env, msg::EventStats{published_, dropped_, cache_.size()});
 }
 
 void EventBroker::ack(const Envelope &, msg::EventAck &m) {
@@ -227,6 +273,30 @@ void EventBroker::proc_ended(const Envelope &, msg::ProcEnded &m) {
     // handler aborts the process on any event it is given).
     publish_job(PMIX_EVENT_PROC_TERMINATED, fmt::format("{}:{} terminated", m.nspace, m.rank),
                 true);
+}
+
+// For monitors only (the RM range): no client subscribes to it, so no handler of a rank runs,
+// and nothing is kept for acknowledgements (the replay ring keeps it for monitors).
+void EventBroker::job_lifecycle(const Envelope &, msg::JobLifecycle &m) {
+    msg::Event ev;
+    ev.source = opts_.self;
+    ev.status = m.code;
+    ev.range = static_cast<std::uint8_t>(msg::Range::rm);
+    if (m.ranks.empty())
+        ev.affected = {{m.nspace, kWildcard}};
+    else
+        for (auto r : m.ranks) ev.affected.push_back({m.nspace, r});
+    ev.non_default = true;
+    ev.timestamp = now_s();
+    ev.text = std::move(m.text);
+    InfoBlob info;
+    info.add_string(PMIX_NSPACE, m.nspace);
+    if (m.code == PMIX_EVENT_JOB_START) info.add_int(PMIX_JOB_SIZE, m.np);
+    if (m.signal != 0) info.add_int(PMIX_JOB_CTRL_SIGNAL, m.signal);
+    if (m.code == PMIX_EVENT_JOB_END)
+        info.add_status(PMIX_JOB_TERM_STATUS, m.status).add_int(PMIX_EXIT_CODE, m.status);
+    ev.info = info.bytes();
+    publish_on(msg::topic::rm(), std::move(ev), false);
 }
 
 // PMIX_EVENT_NODE_DOWN for each job with ranks on a lost broker's node, to this broker's
@@ -359,6 +429,7 @@ void EventBroker::relayed(const Envelope &, msg::EventRelay &m) {
 }
 
 void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cache, bool relay) {
+    if (ev.time_us == 0) ev.time_us = now_us();  // a relayed event keeps its first broker's time
     if (relay && opts_.brokers && !prefix.starts_with("ev/node/")) {
         const auto view = opts_.brokers->view();
         if (!view->alone())
@@ -366,6 +437,9 @@ void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cach
     }
     ev.stream = msg::topic::stream(prefix, ev.enviro);
     ev.seq = ++heads_[ev.stream];
+    ev.epoch = opts_.epoch;
+    ev.bseq = ++bseq_;
+    ++published_[ev.status];
     log().debug("event {} from {}:{} on {}#{}{}", ev.status, ev.source.nspace, ev.source.rank,
                 ev.stream, ev.seq, relay ? "" : " (relayed)");
     const std::string topic = msg::topic::of_event(ev.stream, ev.status);
@@ -374,6 +448,10 @@ void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cach
     ev.retained = !awaiting.empty();  // only these need the recipients' acknowledgements
     zmq::message_t body =
         encode_versioned(msg::kEventSchemaVersion, msg::Event::type, 0, ev, name());
+    if (opts_.replay_size > 0) {
+        replay_.push_back({topic, ev});
+        if (replay_.size() > opts_.replay_size) replay_.pop_front();
+    }
     if (cache) cache_.add(ev, std::move(awaiting));
     if (opts_.test_drop_every != 0 && ev.seq % opts_.test_drop_every == 0) {
         log().debug("test: not sending {}#{}", ev.stream, ev.seq);
@@ -381,7 +459,7 @@ void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cach
     }
     // Never blocks: a subscriber at its high-water mark loses the message, and recovers it from
     // the cache when it sees the gap.
-    xpub_.publish(topic, {static_cast<const char *>(body.data()), body.size()});
+    dropped_ += xpub_.publish(topic, {static_cast<const char *>(body.data()), body.size()});
 }
 
 void EventBroker::on_subscription(bool subscribe, std::string_view topic) {

@@ -16,6 +16,7 @@
 // or the spawner of a job started with PMIX_NOTIFY_COMPLETION. An event of a job's stream stays
 // cached until each of the job's local ranks still running (the namespace table's) has it.
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -41,6 +42,7 @@ struct EventOptions {
     std::string host;             // this node (ev/node/<host>/); empty: gethostname()
     msg::Proc self;               // the source of runtime events
     std::chrono::milliseconds sync_timeout{10000};  // a registration's sync subscription must come
+    std::string epoch = {};  // this start's stream id (msg::Event::epoch); empty: a random one
     // The allocation's brokers: with a tree, every event not for this node alone is relayed to the
     // others' events actors, which publish it to their nodes' subscribers. Null: alone.
     const BrokerMap *brokers = nullptr;
@@ -51,6 +53,9 @@ struct EventOptions {
     // (each is a stream to publish, cache and relay): a larger one is refused, so that one
     // request cannot hold the broker from every other job.
     std::size_t max_custom_range = 4096;
+    // [events] replay_size: the most recent events kept for monitors' EventsSince, whatever their
+    // topic or caching (0: none kept, every request answered with a gap).
+    std::size_t replay_size = 4096;
 };
 
 class EventBroker : public Actor {
@@ -61,6 +66,7 @@ class EventBroker : public Actor {
                 EventOptions options);
 
     const EventCache &cache() const { return cache_; }
+    const std::string &epoch() const { return opts_.epoch; }
 
   private:
     const NamespaceTable &namespaces_;
@@ -77,11 +83,17 @@ class EventBroker : public Actor {
     };
     std::unordered_map<std::string, PendingRegister> awaiting_sync_;  // sync id -> request
     std::unordered_set<std::string> synced_;  // sync subscriptions seen before their request
+    std::uint64_t bseq_ = 0;                  // the last number of this epoch
+    std::deque<msg::PublishedEvent> replay_;  // the last replay_size published, for monitors
+    std::map<std::int32_t, std::uint64_t> published_;  // by code, for `zpmix exporter`
+    std::uint64_t dropped_ = 0;  // copies subscribers lost at their high-water mark
 
     void notify(const Envelope &env, msg::NotifyEvent &m);
     void register_handler(const Envelope &env, msg::EventRegister &m);
     void streams(const Envelope &env, msg::EventStreamsQuery &m);
     void resend(const Envelope &env, msg::EventResend &m);
+    void since(const Envelope &env, msg::EventsSince &m);
+    void stats(const Envelope &env, msg::EventStatsQuery &m);
     void ack(const Envelope &env, msg::EventAck &m);
     void notify_completion(const Envelope &env, msg::NotifyCompletion &m);
     void proc_ended(const Envelope &env, msg::ProcEnded &m);
@@ -89,6 +101,7 @@ class EventBroker : public Actor {
     void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);
     void abort_job(const Envelope &env, msg::AbortJob &m);
     void relayed(const Envelope &env, msg::EventRelay &m);
+    void job_lifecycle(const Envelope &env, msg::JobLifecycle &m);
 
     void on_subscription(bool subscribe, std::string_view topic);
     void complete_register(const Envelope &req, const msg::EventRegister &m);

@@ -96,6 +96,12 @@ FenceReducer::FenceReducer(Reactor &reactor, Bus &bus, const NamespaceTable &nam
              .reduce = tree::Gather::concatenate,
              .plan = [this](const std::string &key) { return plan(key); }}) {
     on(&FenceReducer::contribute, Access::session);
+    on(&FenceReducer::stats, Access::operator_);
+    // Latency buckets, in seconds: a node-local fence takes tens of microseconds, one across
+    // nodes milliseconds, one waiting on a slow rank seconds.
+    stats_.bounds = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                     0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30,    60};
+    stats_.counts.assign(stats_.bounds.size() + 1, 0);
     on(&FenceReducer::collected, Access::internal);
     on(&FenceReducer::proc_ended, Access::internal);
     on(&FenceReducer::namespace_ended, Access::internal);
@@ -331,12 +337,22 @@ void FenceReducer::fail(const std::string &key, std::int32_t status) {
     tree_.gather().fail(key, status);  // the root's verdict comes back through verdict()
 }
 
+void FenceReducer::stats(const Envelope &env, msg::FenceStatsQuery &m) {
+    log().debug("fence counters for {}", m.scraper);
+    reply(env, stats_);
+}
+
 void FenceReducer::finish(const std::string &key, std::int32_t status,
                           const FenceSegmentWriter *segment) {
     auto node = fences_.extract(key);
     if (!node) return;
     Fence &f = node.mapped();
     if (f.timer) reactor().cancel(f.timer);
+    const double took = std::chrono::duration<double>(Reactor::Clock::now() - f.started).count();
+    ++(status == PMIX_SUCCESS ? stats_.completed : stats_.failed);
+    stats_.sum_s += took;
+    ++stats_.counts[std::lower_bound(stats_.bounds.begin(), stats_.bounds.end(), took) -
+                    stats_.bounds.begin()];
     std::erase_if(collecting_, [&](const auto &kv) { return kv.second.key == key; });
     // One FenceDone, encoded once: every copy shares its buffer.
     msg::FenceDone d;

@@ -94,6 +94,7 @@ class FenceReducer : public Actor {
         // on this node.
         std::vector<std::uint32_t> brokers;
         std::vector<msg::ProcData> others;  // the verdict's data of the other nodes
+        Reactor::Clock::time_point started = Reactor::Clock::now();  // its first contribution here
     };
     // What a ModexCollect asked of modex is for.
     struct Collecting {
@@ -103,7 +104,8 @@ class FenceReducer : public Actor {
 
     const NamespaceTable &namespaces_;
     const BrokerMap &brokers_;
-    std::unordered_map<std::string, Fence> fences_;   // by fence_key
+    std::unordered_map<std::string, Fence> fences_;  // by fence_key
+    msg::FenceStats stats_;  // for `zpmix exporter`: counts and the latency histogram
     std::map<std::uint64_t, Collecting> collecting_;  // by modex request id
     std::uint64_t next_request_ = 1;
     std::unordered_map<std::string, std::unique_ptr<FenceBoard>> boards_;  // mapped, by nspace
@@ -123,6 +125,7 @@ class FenceReducer : public Actor {
     std::deque<std::string> failed_order_;
 
     void contribute(const Envelope &env, msg::FenceContribute &m);
+    void stats(const Envelope &env, msg::FenceStatsQuery &m);
     void collected(const Envelope &env, msg::ModexCollected &m);
     void proc_ended(const Envelope &env, msg::ProcEnded &m);
     void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);

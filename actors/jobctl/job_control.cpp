@@ -58,6 +58,7 @@ JobControl::JobControl(Reactor &reactor, Bus &bus, const NamespaceTable &namespa
     on(&JobControl::preempt, Access::operator_);
     on(&JobControl::proc_table, Access::operator_);
     on(&JobControl::terminate_ranks, Access::internal);
+    on(&JobControl::jobs, Access::operator_);
     on(&JobControl::namespace_ended, Access::internal);
     on(&JobControl::proc_ended, Access::internal);
     on(&JobControl::signalled, Access::internal);
@@ -135,12 +136,19 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
     // Signals the targets wherever they run and answers with those reached.
     auto act = [this, env, nspace, named, who, action = m.action](
                    int sig, bool on_request, std::vector<std::uint32_t> targets) {
-        auto done = [this, env, nspace, named, action](std::int32_t status,
-                                                       std::vector<std::uint32_t> done,
-                                                       std::string problems) {
+        auto done = [this, env, nspace, named, action, sig, who](std::int32_t status,
+                                                                 std::vector<std::uint32_t> done,
+                                                                 std::string problems) {
             if (status != PMIX_SUCCESS) return answer(env, status, action + " failed: " + problems);
             if (done.empty())
                 return answer(env, PMIX_ERR_NOT_FOUND, "no live process among the targets");
+            // For monitors, once, from the broker asked (its answer covers every node).
+            const std::int32_t code = sig == SIGSTOP   ? msg::kJobPaused
+                                      : sig == SIGCONT ? msg::kJobResumed
+                                                       : msg::kJobSignalled;
+            send("events", msg::JobLifecycle{nspace, code, done, 0, sig, 0,
+                                             fmt::format("{} of {} rank(s) of {} by {}", action,
+                                                         done.size(), nspace, who)});
             std::vector<msg::Proc> affected;
             for (auto r : done) affected.push_back({nspace, r});
             named();
@@ -380,6 +388,40 @@ void JobControl::proc_table(const Envelope &env, msg::ProcTableQuery &m) {
         });
 }
 
+msg::JobRow JobControl::row_of(const std::string &nspace, const NamespaceRecord &job) const {
+    msg::JobRow row;
+    row.nspace = nspace;
+    row.program = job.job->program;
+    row.np = job.size();
+    row.started_us = job.registered_us;
+    for (const auto &p : job.job->procs)
+        if (std::find(row.hosts.begin(), row.hosts.end(), p.hostname) == row.hosts.end())
+            row.hosts.push_back(p.hostname);
+    for (const auto &[name, ranks] : job.job->psets) row.psets.push_back(name);
+    const auto ours = jobs_.find(nspace);
+    for (std::uint32_t r = 0; r < job.size(); ++r) {
+        const auto &e = job.ends[r];
+        const bool paused = ours != jobs_.end() && ours->second.paused.contains(r);
+        ++row.states[e.ended ? (e.signal ? "killed" : "exited") : (paused ? "paused" : "running")];
+    }
+    return row;
+}
+
+void JobControl::jobs(const Envelope &env, msg::JobsQuery &m) {
+    const auto now = std::chrono::system_clock::now();
+    const auto now_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+    const auto keep_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(settings_.keep_finished).count();
+    while (!finished_.empty() && finished_.front().ended_us + keep_us < now_us)
+        finished_.pop_front();
+    msg::JobList out;
+    for (const auto &[nspace, job] : *namespaces_.snapshot())
+        out.jobs.push_back(row_of(nspace, *job));
+    if (m.finished) out.jobs.insert(out.jobs.end(), finished_.begin(), finished_.end());
+    reply(env, out);
+}
+
 // --- what the other actors tell us ------------------------------------------------------------
 
 void JobControl::terminate_ranks(const Envelope &, msg::TerminateRanks &m) {
@@ -397,10 +439,24 @@ void JobControl::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
         if (c.nspace == m.nspace) gone.push_back(key);
     for (auto key : gone) finish_checkpoint(key, PMIX_ERR_NOT_FOUND, "the job ended");
     jobs_.erase(m.nspace);
+    // Kept for `zpmix ps` as its ranks were last seen (the table no longer has it).
+    auto seen = last_seen_.extract(m.nspace);
+    if (!m.ran || settings_.keep_finished.count() == 0) return;
+    msg::JobRow row;
+    if (seen) row = std::move(seen.mapped());
+    row.nspace = m.nspace;
+    row.ended_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+    row.status = m.status;
+    row.message = m.message;
+    finished_.push_back(std::move(row));
+    if (finished_.size() > kMaxFinished) finished_.pop_front();
 }
 
 void JobControl::proc_ended(const Envelope &, msg::ProcEnded &m) {
     if (auto it = jobs_.find(m.nspace); it != jobs_.end()) it->second.paused.erase(m.rank);
+    if (const auto job = namespaces_.find(m.nspace)) last_seen_[m.nspace] = row_of(m.nspace, *job);
     std::vector<std::uint64_t> failed;
     for (const auto &[key, c] : checkpoints_)
         if (c.nspace == m.nspace && c.waiting.contains(m.rank)) failed.push_back(key);

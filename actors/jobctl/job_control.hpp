@@ -49,11 +49,18 @@ class JobControl : public Actor {
         std::chrono::milliseconds kill_grace{2000};
         // How long another broker's answer may take (a broker that is lost answers at once).
         std::chrono::milliseconds remote_timeout{5000};
+        // How long `zpmix ps` still lists a finished job ([broker] keep_finished_s).
+        std::chrono::seconds keep_finished{300};
     };
     JobControl(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
                const BrokerMap &brokers, Settings settings);
 
   private:
+    // Finished jobs for `zpmix ps`, oldest first, each until keep_finished after its end; the
+    // last view of each running job's ranks (from its last rank end) to list it when it ends.
+    std::deque<msg::JobRow> finished_;
+    std::map<std::string, msg::JobRow> last_seen_;
+    msg::JobRow row_of(const std::string &nspace, const NamespaceRecord &job) const;
     // What job control adds to a job of the table.
     struct Job {
         std::set<std::uint32_t> paused;  // ranks stopped by SIGSTOP, not continued since
@@ -90,6 +97,7 @@ class JobControl : public Actor {
     // Ids of requests that completed at once (requester, id, action), the last kNamedDone: to
     // tell "cannot be cancelled" from "no such request".
     static constexpr std::size_t kNamedDone = 1024;
+    static constexpr std::size_t kMaxFinished = 1024;  // finished jobs kept, whatever their age
     struct NamedDone {
         std::string requester, id, action;
     };
@@ -98,6 +106,7 @@ class JobControl : public Actor {
 
     void request(const Envelope &env, msg::JobControl &m);
     void preempt(const Envelope &env, msg::Preempt &m);
+    void jobs(const Envelope &env, msg::JobsQuery &m);
     void proc_table(const Envelope &env, msg::ProcTableQuery &m);
     void terminate_ranks(const Envelope &env, msg::TerminateRanks &m);
     void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);

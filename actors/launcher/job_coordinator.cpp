@@ -8,6 +8,7 @@
 #include <pmix_common.h>
 
 #include "actors/launcher/rank_environment.hpp"
+#include "actors/protocol/events.hpp"
 
 namespace zpmix {
 
@@ -49,6 +50,7 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
 
     msg::JobInfo info;
     info.nspace = new_namespace_name();
+    info.program = l.argv[0];
     info.size = info.univ_size = info.max_procs = l.np;
     info.nodes = m.nodes;
     info.procs.resize(l.np);
@@ -103,6 +105,14 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     send(every_broker("launcher"), part);
     log().info("{}: {} rank(s) on {} node(s) of {} broker(s)", nspace, l.np, m.nodes.size(),
                job.parts);
+    send("events", msg::JobLifecycle{nspace,
+                                     PMIX_EVENT_JOB_START,
+                                     {},
+                                     0,
+                                     0,
+                                     l.np,
+                                     fmt::format("{} launched: {} rank(s) of {} on {} node(s)",
+                                                 nspace, l.np, l.argv[0], m.nodes.size())});
 }
 
 void JobCoordinator::part_launched(const Envelope &, msg::PartLaunched &m) {
@@ -125,7 +135,16 @@ void JobCoordinator::part_launched(const Envelope &, msg::PartLaunched &m) {
     for (const auto &[rank, pid] : m.pids)
         if (rank < job.pids.size()) job.pids[rank] = pid;
     job.started.insert(m.broker);
-    if (job.started.size() == job.parts) answer(m.nspace, job);
+    if (job.started.size() != job.parts) return;
+    if (!job.status)
+        send("events", msg::JobLifecycle{m.nspace,
+                                         PMIX_LAUNCH_COMPLETE,
+                                         {},
+                                         0,
+                                         0,
+                                         0,
+                                         m.nspace + " is running: every rank started"});
+    answer(m.nspace, job);
 }
 
 void JobCoordinator::answer(const std::string &nspace, Job &job) {
@@ -213,6 +232,13 @@ void JobCoordinator::conclude(const std::string &nspace) {
     const std::int32_t reported =
         job.parent.empty() && !job.report_child_sep ? job.tree_status.value_or(status) : status;
     send(job.requester, msg::JobEnded{nspace, reported, job.message});
+    send("events", msg::JobLifecycle{nspace,
+                                     PMIX_EVENT_JOB_END,
+                                     {},
+                                     reported,
+                                     0,
+                                     0,
+                                     msg::job_ended_text(nspace, reported, job.message)});
     log().info("{} ended with status {}", nspace, status);
     erase_job(nspace);
 }
@@ -281,6 +307,9 @@ void JobCoordinator::spawn(const Envelope &env, msg::SpawnAcross &m) {
     info.size = info.univ_size = info.max_procs = static_cast<std::uint32_t>(np);
     info.num_apps = static_cast<std::uint32_t>(s.apps.size());
     info.parent = s.parent;
+    if (!s.apps.empty())
+        info.program =
+            s.apps[0].cmd.empty() && !s.apps[0].argv.empty() ? s.apps[0].argv[0] : s.apps[0].cmd;
     std::vector<std::uint32_t> node_of_host(a.hosts.size(), 0);
     for (std::size_t h = 0; h < a.hosts.size(); ++h) {
         if (a.on_host[h].empty()) continue;

@@ -328,6 +328,21 @@ void Launcher::signal_job(const Envelope &env, msg::SignalJob &m) {
     if (m.signal <= 0 || m.signal >= NSIG)
         return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("bad signal {}", m.signal));
     log().info("{}: forwarding signal {} to it and the jobs it spawned", m.nspace, m.signal);
+    {
+        const bool stop = m.signal == SIGSTOP || m.signal == SIGTSTP;
+        const std::int32_t code = stop                  ? msg::kJobPaused
+                                  : m.signal == SIGCONT ? msg::kJobResumed
+                                                        : msg::kJobSignalled;
+        msg::JobLifecycle life{
+            m.nspace,
+            code,
+            {},
+            0,
+            m.signal,
+            0,
+            fmt::format("{} got signal {} from its zpmix run", m.nspace, m.signal)};
+        send("events", life);  // the job's whole state: the root's launcher tells it
+    }
     if (!it->second.coordinator.empty())
         send(every_broker(name()), msg::SignalParts{m.nspace, m.signal});
     else
@@ -653,6 +668,10 @@ void Launcher::start(const Envelope &env, Job job, Plan plan) {
         return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("-n must be 1..{}", kMaxRanks));
     msg::JobInfo &info = job.info;
     info.nspace = new_namespace_name();
+    {
+        const auto &first = plan.apps.front();
+        info.program = first.cmd.empty() && !first.argv.empty() ? first.argv[0] : first.cmd;
+    }
     info.size = info.univ_size = info.max_procs = static_cast<std::uint32_t>(np);
     info.nodes = {settings_.node};
     info.procs.resize(np);
@@ -785,6 +804,8 @@ void Launcher::begin(const Envelope &env, Job job, Plan plan, std::string secret
                                fmt::format("its ranks were not all started within {} s", limit));
             });
     }
+    tell_monitors(j, PMIX_EVENT_JOB_START,
+                  fmt::format("{} launched: {} rank(s) of {}", nspace, np, j.info.program));
     reactor().post([this, nspace] { spawn_next(nspace); });
     watch_requester(j.requester_pid);
 }
@@ -928,6 +949,8 @@ void Launcher::launched(const std::string &nspace) {
         if (!j.requester.empty()) reply(request, reply_msg);
     }
     log().info("launched {}: {} of {} rank(s)", nspace, j.spawned, j.local.size());
+    if (!j.status)
+        tell_monitors(j, PMIX_LAUNCH_COMPLETE, nspace + " is running: every rank started");
     for (std::size_t k = 0; k < j.spawned; ++k) {
         const std::size_t i = j.local[k];
         reactor().watch_fd(j.ranks[i].out, [this, nspace, i] { on_output(nspace, i, 1); });
@@ -1210,6 +1233,18 @@ void Launcher::finish(const std::string &nspace) {
     conclude(nspace);
 }
 
+void Launcher::tell_monitors(const Job &job, std::int32_t code, std::string text,
+                             std::int32_t status, std::int32_t signal) {
+    if (!job.coordinator.empty()) return;
+    send("events", msg::JobLifecycle{job.info.nspace,
+                                     code,
+                                     {},
+                                     status,
+                                     signal,
+                                     static_cast<std::uint32_t>(job.info.procs.size()),
+                                     std::move(text)});
+}
+
 // A job is over once its ranks and the jobs it spawned are: the last message about it, and then
 // its parent may be over too.
 void Launcher::conclude(const std::string &nspace) {
@@ -1228,8 +1263,11 @@ void Launcher::conclude(const std::string &nspace) {
     } else if (job.parent.empty()) {
         const int status = job.report_child_sep ? own : job.tree_status.value_or(own);
         to_requester(job, msg::JobEnded{nspace, status, job.message});
+        tell_monitors(job, PMIX_EVENT_JOB_END, msg::job_ended_text(nspace, status, job.message),
+                      status);
     } else {
         to_stream(job, msg::JobEnded{nspace, own, job.message});
+        tell_monitors(job, PMIX_EVENT_JOB_END, msg::job_ended_text(nspace, own, job.message), own);
     }
     const std::int64_t requester_pid = job.requester_pid;
     const std::string parent = job.parent;

@@ -43,6 +43,7 @@
 #include "actors/launcher/placement.hpp"
 #include "actors/launcher/rank_environment.hpp"
 #include "actors/launcher/watchdog.hpp"
+#include "actors/protocol/events.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/runtime/actor.hpp"
@@ -228,6 +229,10 @@ class Launcher : public Actor {
     void signal_tree(Job &job, int sig);
     void finish(const std::string &nspace);
     void conclude(const std::string &nspace);
+    // A step of a job's life for monitors (msg::JobLifecycle); a part's steps are its
+    // coordinator's to tell, not its launcher's.
+    void tell_monitors(const Job &job, std::int32_t code, std::string text, std::int32_t status = 0,
+                       std::int32_t signal = 0);
     void leave_parent(const std::string &parent, const std::string &nspace);
     Job &root_of(const Job &job);  // the launched job at the top of its tree
     void watch_requester(std::int64_t pid);

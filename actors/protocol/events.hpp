@@ -62,8 +62,14 @@ struct Event {
     std::int64_t timestamp = 0;      // PMIX_EVENT_TIMESTAMP, seconds since the epoch
     Blob info;
     bool retained = false;  // the broker keeps it until every local recipient acknowledged it
+    // For monitors (docs/events.md "Monitors that lose nothing"): the publishing broker's stream
+    // id, new at each start, and its number there over everything that broker published (1, 2,
+    // ...), so a monitor asks for what it missed (EventsSince) and sees a restart as a new epoch.
+    std::string epoch;
+    std::uint64_t bseq = 0;
+    std::int64_t time_us = 0;  // when it was first published, microseconds since the Unix epoch
     ZPMIX_MSG_MAP(stream, seq, status, source, range, custom_range, affected, non_default, enviro,
-                  text, timestamp, info, retained);
+                  text, timestamp, info, retained, epoch, bseq, time_us);
 };
 
 // Whether a broker can route ev: a range it serves, with a source namespace for NAMESPACE and a
@@ -185,6 +191,80 @@ struct NotifyCompletion {
 };
 inline const Proc *acting_proc(const NotifyCompletion &m) {
     return &m.requester;
+}
+
+// Monitor -> events: the events this broker published after number `after` of epoch `epoch`
+// (empty: the current one) on topics starting with one of `topics` (none: every topic), from its
+// bounded replay ring ([events] replay_size); the ZeroMQ guide's Clone pattern: subscribe first,
+// then ask for what came before and drop live events already had. Answered by EventsSinceReply.
+struct EventsSince {
+    static constexpr const char *type = "ev.since";
+    std::string epoch;
+    std::uint64_t after = 0;
+    std::vector<std::string> topics;
+    ZPMIX_MSG_MAP(epoch, after, topics);
+};
+struct PublishedEvent {
+    std::string topic;
+    Event event;
+    ZPMIX_MSG_MAP(topic, event);
+};
+struct EventsSinceReply {
+    static constexpr const char *type = "ev.since.reply";
+    std::string epoch;       // this broker's current epoch
+    std::uint64_t head = 0;  // the last number published in it
+    // `epoch` named another start of this broker (or another broker): nothing of it is kept, and
+    // the events below are this epoch's from its first kept one.
+    bool restarted = false;
+    // How many of the asked-for numbers (of any topic) left the ring before they were asked for.
+    std::uint64_t lost = 0;
+    std::vector<PublishedEvent> events;  // oldest first
+    ZPMIX_MSG_MAP(epoch, head, restarted, lost, events);
+};
+
+// Tool (`zpmix exporter`) -> events: the broker's event counters. Answered by EventStats.
+struct EventStatsQuery {
+    static constexpr const char *type = "ev.stats";
+    std::string scraper;  // who asks, for the broker's debug log
+    ZPMIX_MSG_MAP(scraper);
+};
+struct EventStats {
+    static constexpr const char *type = "ev.stats.reply";
+    std::map<std::int32_t, std::uint64_t> published;  // events published here, by code
+    std::uint64_t dropped = 0;  // copies a subscriber lost at its high-water mark
+    std::uint64_t cached = 0;   // events in the cache now
+    ZPMIX_MSG_MAP(published, dropped, cached);
+};
+
+// Job lifecycle codes without a PMIx standard one, in the range the standard leaves to others
+// (below PMIX_EXTERNAL_ERR_BASE, -3000); docs/events.md lists them with the standard ones used.
+inline constexpr std::int32_t kJobPaused = -3101;
+inline constexpr std::int32_t kJobResumed = -3102;
+inline constexpr std::int32_t kJobSignalled = -3103;
+
+// launcher, job coordinator, jobctl -> events, one-way: a step of a job's life, published for
+// monitors on the RM range (ev/rm/j/<code>/), so no client handler sees it. `code`:
+// PMIX_EVENT_JOB_START (launched), PMIX_LAUNCH_COMPLETE (every rank running), kJobPaused,
+// kJobResumed, kJobSignalled (`signal`), PMIX_EVENT_JOB_END (`status`, as `zpmix run` exits).
+// Sent by the broker that holds the job's state: the root's coordinator for a job across nodes;
+// relayed to every broker like any event beyond one node.
+struct JobLifecycle {
+    static constexpr const char *type = "ev.job";
+    std::string nspace;
+    std::int32_t code = 0;
+    std::vector<std::uint32_t> ranks;  // the ranks concerned; empty: the whole job
+    std::int32_t status = 0;
+    std::int32_t signal = 0;
+    std::uint32_t np = 0;  // the job's size, when launched
+    std::string text;
+    ZPMIX_MSG_MAP(nspace, code, ranks, status, signal, np, text);
+};
+
+// JobLifecycle's text for PMIX_EVENT_JOB_END.
+inline std::string job_ended_text(const std::string &nspace, std::int32_t status,
+                                  const std::string &message) {
+    return nspace + " ended with status " + std::to_string(status) +
+           (message.empty() ? "" : ": " + message);
 }
 
 namespace topic {

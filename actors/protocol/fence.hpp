@@ -126,6 +126,25 @@ inline const Proc *acting_proc(const FenceContribute &m) {
 // the segment arena at the path `arena` (actors/fence/segment_arena.hpp), or, when the arena has
 // no room for it, the file at the path `segment`, or when small, the segment's bytes themselves in
 // `segment_bytes`.
+// Tool (`zpmix exporter`) -> fence: the broker's fence counters. Answered by FenceStats. Fences
+// whose participants all meet on a node's fence board never reach the broker and are not counted.
+struct FenceStatsQuery {
+    static constexpr const char *type = "fence.stats";
+    std::string scraper;  // who asks, for the broker's debug log
+    ZPMIX_MSG_MAP(scraper);
+};
+struct FenceStats {
+    static constexpr const char *type = "fence.stats.reply";
+    std::uint64_t completed = 0;  // fences answered PMIX_SUCCESS
+    std::uint64_t failed = 0;     // fences answered with an error
+    // From the first contribution here to the answer: counts[i] fences took at most bounds[i]
+    // seconds and more than bounds[i-1]; the last count is those above every bound.
+    std::vector<double> bounds;
+    std::vector<std::uint64_t> counts;
+    double sum_s = 0;
+    ZPMIX_MSG_MAP(completed, failed, bounds, counts, sum_s);
+};
+
 struct FenceDone {
     static constexpr const char *type = "fence.done";
     std::string key;

@@ -49,8 +49,10 @@ struct JobInfo {
     bool stop_in_init = false;
     bool stop_in_app = false;
     Proc debug_target = {};
+    std::string program;  // its first app's program, for operators (`zpmix ps`)
     ZPMIX_MSG_MAP(nspace, size, univ_size, max_procs, num_apps, session_tmpdir, nsdir, nodes, procs,
-                  psets, parent, fence_board, recoverable, stop_in_init, stop_in_app, debug_target);
+                  psets, parent, fence_board, recoverable, stop_in_init, stop_in_app, debug_target,
+                  program);
 };
 
 // What `zpmix run` runs in, which its ranks get (as mpirun's and srun's do) from a broker that is

@@ -3,6 +3,7 @@
 // and tools ask the broker's `jobctl` actor, and what it asks the launcher (which owns the
 // processes and is the only one to signal them).
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,33 @@ struct ProcTable {
     static constexpr const char *type = "jctl.ps.reply";
     std::vector<ProcRow> procs;
     ZPMIX_MSG_MAP(procs);
+};
+
+// Tool -> jobctl (`zpmix ps`): the jobs this broker knows, running and finished within
+// `[broker] keep_finished_s`. Answered by JobList. Rank states of a running job are the process
+// table's (ProcTableQuery); a finished job's are counted by this broker when it ended.
+struct JobsQuery {
+    static constexpr const char *type = "jctl.jobs";
+    bool finished = true;  // also the finished jobs still kept
+    ZPMIX_MSG_MAP(finished);
+};
+struct JobRow {
+    std::string nspace;
+    std::string program;  // its first app's
+    std::uint32_t np = 0;
+    std::vector<std::string> hosts;  // its nodes
+    std::vector<std::string> psets;  // its launch-time process sets
+    std::int64_t started_us = 0;     // registered here, microseconds since the Unix epoch
+    std::int64_t ended_us = 0;       // 0 while it runs
+    std::int32_t status = 0;         // finished: what `zpmix run` exits with
+    std::string message;             // finished: why it failed
+    std::map<std::string, std::uint32_t> states;  // finished: ProcRow state -> ranks
+    ZPMIX_MSG_MAP(nspace, program, np, hosts, psets, started_us, ended_us, status, message, states);
+};
+struct JobList {
+    static constexpr const char *type = "jctl.jobs.reply";
+    std::vector<JobRow> jobs;
+    ZPMIX_MSG_MAP(jobs);
 };
 
 // jobctl -> launcher: deliver `signal` to these ranks of a job it launched. When `on_request` is

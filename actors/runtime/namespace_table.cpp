@@ -1,5 +1,7 @@
 #include "actors/runtime/namespace_table.hpp"
 
+#include <chrono>
+
 namespace zpmix {
 
 msg::JobInfo NamespaceRecord::job_with_pids() const {
@@ -41,6 +43,12 @@ void NamespaceTable::add(msg::JobInfo job, std::string secret,
     r->job = std::make_shared<const msg::JobInfo>(std::move(job));
     r->secret = std::move(secret);
     r->notify_completion = std::move(notify_completion);
+    // A part's registration replaces the coordinator's: the job started at the first.
+    const auto old = find(nspace);
+    r->registered_us = old ? old->registered_us
+                           : std::chrono::duration_cast<std::chrono::microseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
     replace(nspace, std::move(r));
 }
 

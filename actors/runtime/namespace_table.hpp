@@ -34,6 +34,7 @@ struct NamespaceRecord {
     std::vector<msg::Proc> notify_completion;  // who gets PMIX_EVENT_JOB_END when it ends
     std::vector<std::int64_t> pids;            // by rank; 0 until the rank is spawned
     std::vector<End> ends;                     // by rank
+    std::int64_t registered_us = 0;            // when first registered here (Unix epoch)
 
     std::uint32_t size() const { return static_cast<std::uint32_t>(pids.size()); }
     bool ended(std::uint32_t rank) const { return rank < ends.size() && ends[rank].ended; }

@@ -352,13 +352,16 @@ ZmtpListener::Sent ZmtpListener::send(const std::string &peer, std::string_view 
     return write(*it->second, {body});
 }
 
-void ZmtpListener::publish(std::string_view topic, std::string_view body) {
+std::size_t ZmtpListener::publish(std::string_view topic, std::string_view body) {
+    std::size_t lost = 0;
     for (auto &[fd, p] : peers_) {
         if (!p->ready || p->closing) continue;
         const bool match = std::any_of(p->subscriptions.begin(), p->subscriptions.end(),
                                        [&](const std::string &s) { return topic.starts_with(s); });
-        if (match) write(*p, {topic, body});  // a full or gone peer loses it (it sees the gap)
+        // A full or gone peer loses it (it sees the gap).
+        if (match && write(*p, {topic, body}) == Sent::full) ++lost;
     }
+    return lost;
 }
 
 ZmtpListener::Sent ZmtpListener::write(Peer &p, std::initializer_list<std::string_view> frames,

@@ -80,7 +80,8 @@ class ZmtpListener {
     // Router: one single-frame message to a peer.
     Sent send(const std::string &peer, std::string_view body);
     // Publisher: [topic][body] to every subscriber with a subscription that prefixes `topic`.
-    void publish(std::string_view topic, std::string_view body);
+    // Returns how many of them lost it at their high-water mark.
+    std::size_t publish(std::string_view topic, std::string_view body);
 
     static constexpr std::size_t kMaxFrames = 256;        // per message
     static constexpr std::size_t kInputSlack = 64 << 10;  // headers and commands in a message

@@ -93,7 +93,7 @@ struct Broker {
     }
     nlohmann::json ps(const std::string &nspace) {
         std::string out;
-        BOOST_REQUIRE(cmd({"ps", "--job", nspace, "--json"}, out) == 0);
+        BOOST_REQUIRE(cmd({"ps", "--ranks", "--job", nspace, "--json"}, out) == 0);
         return nlohmann::json::parse(out);
     }
     std::string state(const std::string &nspace, int rank) { return ps(nspace)[rank]["state"]; }
@@ -168,7 +168,7 @@ BOOST_AUTO_TEST_CASE(signal_kill_and_terminate_reach_exactly_their_targets) {
     // A rank that is gone is no target any more.
     BOOST_TEST(b.ctl({"kill", "--job", ns, "--ranks", "1"}, out) == 1);
     std::string text;
-    BOOST_REQUIRE(b.cmd({"ps", "--job", ns}, text) == 0);
+    BOOST_REQUIRE(b.cmd({"ps", "--ranks", "--job", ns}, text) == 0);
     BOOST_TEST(text.find("paused") == std::string::npos);
     BOOST_TEST(count(text, "killed") == 2u);
     BOOST_REQUIRE(b.ctl({"kill", "--job", ns}, out) == 0);
@@ -258,7 +258,7 @@ BOOST_AUTO_TEST_CASE(ctl_and_ps_reach_jobs_of_embedded_brokers) {
     auto job2 = b.run(2, "counter", ns2);
     BOOST_TEST(ns1 != ns2);
     // Without --job: every broker's jobs.
-    BOOST_REQUIRE_MESSAGE(b.cmd({"ps", "--json"}, out) == 0, out);
+    BOOST_REQUIRE_MESSAGE(b.cmd({"ps", "--ranks", "--json"}, out) == 0, out);
     const auto all = nlohmann::json::parse(out);
     std::size_t n1 = 0, n2 = 0;
     for (const auto &row : all) {
@@ -285,7 +285,8 @@ BOOST_AUTO_TEST_CASE(ctl_and_ps_reach_jobs_of_embedded_brokers) {
     BOOST_REQUIRE(b.ctl({"kill", "--job", ns2}, out) == 0);
     BOOST_TEST(job1->wait(20s).has_value());
     BOOST_TEST(job2->wait(20s).has_value());
-    BOOST_TEST(b.cmd({"ps"}, out) == 1);  // no broker left
+    BOOST_TEST(b.cmd({"ps", "--json"}, out) == 0);  // no broker left: no job
+    BOOST_TEST(out == "[]\n", out);
 }
 
 BOOST_AUTO_TEST_CASE(preempt_alerts_a_preemptible_job_then_ends_it) {

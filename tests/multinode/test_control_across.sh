@@ -46,7 +46,7 @@ wait_lines() {
 # The namespace of the job whose output is FILE.
 nspace_of() { sed -n 's/^rank 0 nspace \(\S*\) ready$/\1/p' "$1" | head -1; }
 ctl() { timeout 60 "$zpmix" ctl "$@" --job "$ns" --broker "$root" 2>&1; }
-ps_json() { timeout 60 "$zpmix" ps --json --job "$ns" --broker "$root"; }
+ps_json() { timeout 60 "$zpmix" ps --ranks --json --job "$ns" --broker "$root"; }
 # "rank:host:state" of every row, in order.
 ps_states() {
     ps_json | python3 -c 'import json,sys; print(" ".join("%d:%s:%s" % (p["rank"], p["host"], p["state"]) for p in json.load(sys.stdin)))'

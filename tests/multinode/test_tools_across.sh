@@ -30,7 +30,7 @@ check "tool: its checks" 0 "$?"
 check "tool: every rank with its node and state (5: running)" \
     "0:$a:5 1:$a:5 2:$b:5 3:$b:5" \
     "$(echo "$out" | awk '/^row /{printf "%s%s:%s:%s", sep, $2, $5, $4; sep=" "}')"
-ps=$(timeout 60 "$zpmix" ps --json --job "$ns" --broker "ipc://$XDG_RUNTIME_DIR/zpmix/broker-$pid-0/broker.sock" |
+ps=$(timeout 60 "$zpmix" ps --ranks --json --job "$ns" --broker "ipc://$XDG_RUNTIME_DIR/zpmix/broker-$pid-0/broker.sock" |
     python3 -c 'import json,sys; print(" ".join("%d:%d" % (p["rank"], p["pid"]) for p in json.load(sys.stdin)))')
 check "tool: the pids are the ranks' (as zpmix ps lists them)" "$ps" \
     "$(echo "$out" | awk '/^row /{printf "%s%s:%s", sep, $2, $3; sep=" "}')"

@@ -74,7 +74,7 @@ struct Node {
     }
     // rank -> pid, as `zpmix ps` lists the job.
     std::map<int, long> ps(const std::string &nspace) {
-        Child p({kZpmix, "ps", "--job", nspace, "--json"}, env());
+        Child p({kZpmix, "ps", "--ranks", "--job", nspace, "--json"}, env());
         BOOST_REQUIRE(p.exit_code() == 0);
         std::map<int, long> pids;
         for (const auto &row : nlohmann::json::parse(p.out())) pids[row["rank"]] = row["pid"];
