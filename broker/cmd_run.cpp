@@ -543,11 +543,12 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     const auto launched = env.as<msg::LaunchReply>();
     spdlog::debug("job {} launched: {} rank(s)", launched.nspace, launched.pids.size());
     if (o.stop_in_init)
-        std::cerr << "zpmix run: the ranks of " << launched.nspace
-                  << " wait in PMIx_Init for a debugger. Their pids and hosts: zpmix ps --broker "
-                  << uri << " --job " << launched.nspace
-                  << "; attach (gdb -p PID), then release them: zpmix release " << launched.nspace
-                  << " --broker " << uri << "\n";
+        std::cerr
+            << "zpmix run: the ranks of " << launched.nspace
+            << " wait in PMIx_Init for a debugger. Their pids and hosts: zpmix ps --ranks --broker "
+            << uri << " --job " << launched.nspace
+            << "; attach (gdb -p PID), then release them: zpmix release " << launched.nspace
+            << " --broker " << uri << "\n";
     if (o.report_bindings) report_bindings(o, launch.map_by, launch.np, hostname);
 
     // As mpirun: SIGTSTP suspends the job (SIGSTOP: a rank cannot refuse it) and SIGCONT resumes

@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(zpmix_release_lets_the_ranks_go_on) {
     auto s = run_stopped(node, 2);
     // Both ranks are running, and none went past PMIx_Init.
     BOOST_REQUIRE(eventually([&] {
-        Child ps({kZpmix, "ps", "--broker", s.uri, "--job", s.nspace}, node.env());
+        Child ps({kZpmix, "ps", "--ranks", "--broker", s.uri, "--job", s.nspace}, node.env());
         return ps.exit_code() == 0 && count(ps.out(), s.nspace) == 2u;
     }));
     BOOST_TEST(!node.up(0));

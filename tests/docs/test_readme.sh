@@ -32,6 +32,7 @@ declare -A what=(
     ['sbatch -N 8 --ntasks-per-node=2 --wrap "$PWD/build/bin/zpmix run $PWD/app"  # from the batch node']="tests/multinode/test_slurm.sh"
     ['tests/bench/run --write     # zpmix and OpenPMIx (under Open MPI'"'"'s mpirun), same run']="minutes long; rewrites RESULTS.md"
     ['zpmix events --json                       # one JSON object per event (--topic PREFIX to filter)']=listen
+    ['zpmix events --json --since 120 --epoch 5f0c...   # what came after #120 of that epoch, then live']="an example epoch; tests/monitor/test_monitor (--since)"
     ['zpmix notify --code -1000 --range global --info reason=maintenance   # inject one']=run
 )
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""`zpmix exporter` as Prometheus scrapes it: a real `zpmix broker`, a job with a fence through the
-broker (one rank: no fence board), an injected event; /metrics fetched over HTTP, parsed with
-Debian's python3-prometheus-client and, when Debian's prometheus package is installed, checked
-with `promtool check metrics`.
+"""`zpmix exporter` as Prometheus scrapes it: a real `zpmix broker`, a job with fences through the
+broker (wireup_prog's fences over subsets of four ranks skip the fence board), an injected
+event; /metrics fetched over HTTP, parsed with Debian's python3-prometheus-client and, when
+Debian's prometheus package is installed, checked with `promtool check metrics`.
 
-usage: test_exporter.py ZPMIX WIREUP"""
+usage: test_exporter.py ZPMIX WIREUP_PROG"""
 import os
 import re
 import shutil
@@ -49,8 +49,8 @@ def main():
         assert m, f"exporter did not start: {line!r}"
         url = m.group(1)
 
-        # A job whose fence goes through the broker, and an event.
-        run = subprocess.run([zpmix, "run", "--broker", uri, "-n", "1", wireup],
+        # A job with fences through the broker, and an event.
+        run = subprocess.run([zpmix, "run", "--broker", uri, "-n", "4", wireup, "fences"],
                              capture_output=True, text=True, timeout=DEADLINE)
         assert run.returncode == 0, run.stderr
         note = subprocess.run([zpmix, "notify", "--code", "-4321", "--range", "global",
