@@ -101,20 +101,6 @@ nlohmann::json proc_json(const msg::Proc &p) {
     return {{"nspace", p.nspace}, {"rank", p.rank}};
 }
 
-// The standard's name of a code, or zpmix's own for its job lifecycle codes.
-const char *code_name(std::int32_t code) {
-    switch (code) {
-        case msg::kJobPaused:
-            return "ZPMIX_EVENT_JOB_PAUSED";
-        case msg::kJobResumed:
-            return "ZPMIX_EVENT_JOB_RESUMED";
-        case msg::kJobSignalled:
-            return "ZPMIX_EVENT_JOB_SIGNALLED";
-        default:
-            return PMIx_Error_string(code);
-    }
-}
-
 const char *range_name(std::uint8_t r) {
     switch (static_cast<msg::Range>(r)) {
         case msg::Range::rm:
@@ -159,7 +145,7 @@ nlohmann::json event_json(const std::string &topic, const msg::Event &ev) {
             {"seq", ev.seq},
             {"status", ev.status},
             {"code", ev.status},
-            {"code_name", code_name(ev.status)},
+            {"code_name", event_code_name(ev.status)},
             {"source", proc_json(ev.source)},
             {"range", ev.range},
             {"range_name", range_name(ev.range)},
@@ -273,8 +259,8 @@ class Printer {
             return;
         }
         std::cout << fmt::format("{} #{} status {} {} at {} (#{}) from {}:{}{}{}", ev.stream,
-                                 ev.seq, ev.status, code_name(ev.status), iso_time(ev.time_us),
-                                 ev.bseq, ev.source.nspace, ev.source.rank,
+                                 ev.seq, ev.status, event_code_name(ev.status),
+                                 iso_time(ev.time_us), ev.bseq, ev.source.nspace, ev.source.rank,
                                  ev.text.empty() ? "" : ": ", ev.text);
         if (!j["info"].empty()) std::cout << " " << j["info"].dump();
         std::cout << std::endl;
@@ -329,6 +315,19 @@ int run_events(EventsOptions o) {
 }
 
 }  // namespace
+
+const char *event_code_name(std::int32_t code) {
+    switch (code) {
+        case msg::kJobPaused:
+            return "ZPMIX_EVENT_JOB_PAUSED";
+        case msg::kJobResumed:
+            return "ZPMIX_EVENT_JOB_RESUMED";
+        case msg::kJobSignalled:
+            return "ZPMIX_EVENT_JOB_SIGNALLED";
+        default:
+            return PMIx_Error_string(code);
+    }
+}
 
 void add_events_command(CLI::App &app, int &status) {
     auto o = std::make_shared<EventsOptions>();

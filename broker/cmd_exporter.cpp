@@ -107,19 +107,6 @@ const std::map<std::string, std::pair<std::string, std::string>> kMeta = {
     {"zpmix_events_cached", {"gauge", "Events in the broker's cache"}},
 };
 
-std::string event_code_name(std::int32_t code) {
-    switch (code) {
-        case msg::kJobPaused:
-            return "ZPMIX_EVENT_JOB_PAUSED";
-        case msg::kJobResumed:
-            return "ZPMIX_EVENT_JOB_RESUMED";
-        case msg::kJobSignalled:
-            return "ZPMIX_EVENT_JOB_SIGNALLED";
-        default:
-            return PMIx_Error_string(code);
-    }
-}
-
 void scrape_one(const Target &t, Metrics &m) {
     const std::string b = fmt::format("broker=\"{}\"", label(t.uri));
     try {

@@ -3,6 +3,7 @@
 // leaving the process exit status in `status`.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ std::string broker_of_job(const std::string &broker, const std::string &nspace);
 std::string events_broker(const std::string &broker);
 // The brokers to list (`zpmix ps` without --job); throws when there is none.
 std::vector<std::string> brokers_to_list(const std::string &broker);
+
+// The name of an event code (`zpmix events --json`, `zpmix exporter`): the standard's, or zpmix's
+// own for its job lifecycle codes.
+const char *event_code_name(std::int32_t code);
 
 // Where and how the process logs (broker/logging.cpp): [log] format, file, syslog in the
 // configuration, --log-format, --log-file, --log-syslog on the command line.
