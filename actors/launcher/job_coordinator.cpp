@@ -156,10 +156,14 @@ void JobCoordinator::answer(const std::string &nspace, Job &job) {
 void JobCoordinator::part_status(const Envelope &, msg::PartStatus &m) {
     auto it = jobs_.find(m.nspace);
     if (it == jobs_.end()) return;
-    if (m.status != 0 && !it->second.status)
-        fail(m.nspace, it->second, m.status,
-             it->second.parts > 1 ? fmt::format("{} (on {})", m.message, node_of(m.broker))
-                                  : m.message);
+    Job &job = it->second;
+    std::string message =
+        job.parts > 1 ? fmt::format("{} (on {})", m.message, node_of(m.broker)) : m.message;
+    if (m.on_request) {
+        if (!job.requested_end) job.requested_end.emplace(m.status, std::move(message));
+    } else if (m.status != 0 && !job.status) {
+        fail(m.nspace, job, m.status, std::move(message));
+    }
     if (m.over) part_over(m.nspace, m.broker);
 }
 
@@ -224,6 +228,11 @@ void JobCoordinator::conclude(const std::string &nspace) {
             fail(name, child, 128 + SIGTERM, fmt::format("its parent job {} ended", nspace));
         }
         return;
+    }
+    // A job that job control ended, and that did not fail, ends with who ended it (as on one node).
+    if (!job.status && job.requested_end) {
+        job.status = job.requested_end->first;
+        job.message = std::move(job.requested_end->second);
     }
     const std::int32_t status = job.status.value_or(0);
     answer(nspace, job);  // `zpmix run` reads the JobEnded after a LaunchReply

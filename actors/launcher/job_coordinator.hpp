@@ -52,6 +52,8 @@ class JobCoordinator : public Actor {
         std::vector<std::int64_t> pids;  // by rank
         std::optional<std::int32_t> status;
         std::string message;
+        // The first part's end by job control (PartStatus.on_request): the status if none failed.
+        std::optional<std::pair<std::int32_t, std::string>> requested_end;
         Reactor::TimerId time_limit = 0;
         bool answered = false;  // the LaunchReply is sent
         // The tree of jobs: a spawned job's parent, the jobs a job spawned that are not over.

@@ -1255,8 +1255,13 @@ void Launcher::conclude(const std::string &nspace) {
     if (!job.coordinator.empty()) {
         if (!job.reported_over) {
             job.reported_over = true;
-            send(job.coordinator,
-                 msg::PartStatus{nspace, brokers_.view()->rank, own, job.message, true});
+            msg::PartStatus over{nspace, brokers_.view()->rank, own, job.message, true};
+            if (!job.status && job.requested_end) {
+                over.status = job.requested_end->first;
+                over.message = job.requested_end->second;
+                over.on_request = true;
+            }
+            send(job.coordinator, over);
         }
         if (!job.forget_when_over) return;
         send("registry", msg::DeregisterNamespace{nspace, true, own, job.message});

@@ -84,11 +84,11 @@ class Launcher : public Actor {
         std::string ended_by;            // who asked for it (SignalRanks.requested_by)
         bool initialized = false, finalized = false;  // PMIx_Init, PMIx_Finalize
         bool exited_unconnected = false;  // exited 0 without PMIx_Init through the broker
-        int in = -1;               // write end of its stdin pipe, when it reads our Input
-        bool reads_input = false;  // it was given such a pipe
-        std::string in_buf;        // Input not yet written
-        bool close_after = false;  // its stdin is closed once in_buf is written (Input.eof)
-        CleanupList cleanup;       // what it registered for removal at its end
+        int in = -1;                      // write end of its stdin pipe, when it reads our Input
+        bool reads_input = false;         // it was given such a pipe
+        std::string in_buf;               // Input not yet written
+        bool close_after = false;         // its stdin is closed once in_buf is written (Input.eof)
+        CleanupList cleanup;              // what it registered for removal at its end
     };
     // What spawning the ranks one by one needs; dropped once the launch is answered.
     struct Spawning {

@@ -303,7 +303,8 @@ struct PartLaunched {
     ZPMIX_MSG_MAP(nspace, broker, status, message, pids);
 };
 // launcher -> coordinator: the part failed (a rank's abnormal end, PMIx_Abort: status and message,
-// once), or is over (its ranks all ended).
+// once), or is over (its ranks all ended). An over part whose ranks job control ended, and that
+// did not fail, says so (on_request, with the first such end): the job's status if nothing failed.
 struct PartStatus {
     static constexpr const char *type = "job.part_status";
     std::string nspace;
@@ -311,7 +312,8 @@ struct PartStatus {
     std::int32_t status = 0;
     std::string message;
     bool over = false;
-    ZPMIX_MSG_MAP(nspace, broker, status, message, over);
+    bool on_request = false;
+    ZPMIX_MSG_MAP(nspace, broker, status, message, over, on_request);
 };
 // coordinator -> every launcher: terminate the part's ranks (the job failed: status, message),
 // or (finish) the job is over everywhere: forget it.

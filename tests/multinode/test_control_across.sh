@@ -80,11 +80,15 @@ wait_count() {
         sleep 0.02
     done
 }
-finish() {  # finish NAME EXPECTED-STATUS: zpmix run ends with it
+# finish NAME EXPECTED-STATUS: zpmix run ends with it; a job that job control ended (non-zero, as
+# on one node) is said to be ended by whom.
+finish() {
     wait "$pid"
     local st=$?
     [ "$st" = "$2" ] || cat "$work/$1.out" "$work/$1.err" >&2
     check "$1: zpmix run's exit status" "$2" "$st"
+    [ "$2" = 0 ] || check "$1: zpmix run says who ended the job" yes \
+        "$(grep -q "as asked by " "$work/$1.err" && echo yes || cat "$work/$1.err")"
 }
 
 # --- zpmix ps and zpmix ctl through the root's broker ---------------------------------------
@@ -121,7 +125,13 @@ wait_state 3 killed
 check "ps: the killed remote rank" "killed 9" "$(ps_field 3 state) $(ps_field 3 signal)"
 out=$(ctl terminate)
 check "ctl terminate: the live ranks" "terminate delivered to 3 process(es)" "$out"
-finish counter 0
+wait "$pid"
+st=$?
+# As on one node: ended by job control is not a success, and zpmix run says who ended it (the
+# first end a node reported: rank 3's kill or a rank's terminate).
+check "ctl-ended job: zpmix run fails" yes "$([ "$st" = 137 ] || [ "$st" = 143 ] && echo yes || echo "$st")"
+check "ctl-ended job: zpmix run says who ended it" yes \
+    "$(grep -q "as asked by tool pid .* (\(kill\|terminate\) request) (on $a\|on $b)" "$work/counter.err" && echo yes || cat "$work/counter.err")"
 
 # --- PMIx_Job_control from a rank reaches the other node -------------------------------------
 start fromrank -H "$a:1,$b:1" "$jprog" ctl-from-rank "$work"
@@ -130,7 +140,7 @@ check "from a rank: granted" 1 "$(grep -c "rank 0 signalled its job: 0" "$work/f
 check "from a rank: the remote rank got it" 1 "$(grep -c "rank 1 got signal 10" "$work/fromrank.out")"
 ns=$(nspace_of "$work/fromrank.out")
 ctl kill >/dev/null
-finish fromrank 0
+finish fromrank 137
 
 # --- terminate escalates to SIGKILL on the remote node ----------------------------------------
 mkdir "$work/ignore.d"
@@ -144,7 +154,7 @@ wait_state 1 killed
 check "terminate: the remote rank that ignores SIGTERM is killed" "killed 9" "$(ps_field 1 state) $(ps_field 1 signal)"
 check "terminate: the other rank runs on" running "$(ps_field 0 state)"
 ctl kill >/dev/null
-finish ignore 0
+finish ignore 137
 
 # --- checkpoints through the root reach every node, by signal and by event -------------------
 for method in signal event; do
@@ -156,7 +166,7 @@ for method in signal event; do
     wait_lines "$work/ckpt-$method.out" "checkpointed (0)" 2  # their output follows
     check "checkpoint by $method: both ranks checkpointed" 2 "$(grep -c "checkpointed (0)" "$work/ckpt-$method.out")"
     ctl kill >/dev/null
-    finish "ckpt-$method" 0
+    finish "ckpt-$method" 137
 done
 
 # --- preemption through the root: a rank on the other node marked the job preemptible ------
@@ -167,7 +177,7 @@ out=$(timeout 60 "$zpmix" preempt --job "$ns" --grace-ms 100 --broker "$root" 2>
 check "preempt: granted" 0 $?
 wait_lines "$work/preempt.out" "preempt alert" 2
 check "preempt: both nodes' ranks alerted" 2 "$(grep -c "preempt alert" "$work/preempt.out")"
-finish preempt 0
+finish preempt 143
 
 # --- a lost broker: the answers come at its loss, with what the others reached ---------------
 start lost -H "$a:1,$b:1" "$jprog" counter "$work"
