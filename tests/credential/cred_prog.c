@@ -5,6 +5,7 @@
  *               "<what> <status name> [uid <u> gid <g>]"
  *   munge FILE  asks for a "munge" credential only: prints "munge <status name>"
  * Every line also goes to stdout at once; the exit code is 0 unless a call broke its contract. */
+#define _GNU_SOURCE /* memmem */
 #include <pmix.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -89,6 +90,7 @@ int main(int argc, char **argv) {
     pmix_proc_t me;
     if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS) return 4;
     pmix_info_t kind;
+    PMIX_INFO_CONSTRUCT(&kind);
     int rc = 0;
     if (strcmp(argv[1], "get") == 0) {
         PMIX_INFO_LOAD(&kind, PMIX_CRED_TYPE, "job", PMIX_STRING);
@@ -115,7 +117,10 @@ int main(int argc, char **argv) {
         nb_cred.bytes[nb_cred.size - 3] ^= 1; /* a bit of the MAC */
         check("forged", &nb_cred);
         nb_cred.bytes[nb_cred.size - 3] ^= 1;
-        memcpy(strstr(nb_cred.bytes, ":1:") + 3, "x", 1); /* the namespace, MAC kept */
+        /* The namespace, MAC kept (a credential is bytes, not a string). */
+        char *ns = memmem(nb_cred.bytes, nb_cred.size, ":1:", 3);
+        if (ns == NULL) return 9;
+        ns[3] = 'x';
         check("renamed", &nb_cred);
         pmix_byte_object_t junk = {"MUNGE:not-a-credential", 22};
         check("junk-munge", &junk);
@@ -130,6 +135,7 @@ int main(int argc, char **argv) {
     } else {
         rc = 2;
     }
+    PMIX_INFO_DESTRUCT(&kind);
     PMIx_Finalize(NULL, 0);
     return rc;
 }

@@ -267,6 +267,7 @@ int main(int argc, char **argv) {
             char none[PMIX_MAX_NSLEN + 1];
             CHECK(spawn(prog, dir, 1, both, 4, none) == PMIX_ERR_BAD_PARAM,
                   "daemons per node and per proc at once");
+            PMIX_INFO_DESTRUCT(&d[1]); /* the target proc (both[1] shares it) */
             release(ns);
         }
     }
