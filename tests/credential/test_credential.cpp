@@ -57,8 +57,9 @@ BOOST_AUTO_TEST_CASE(munge_when_munged_answers) {
     auto p = run(dir, "munge", dir.path + "/unused");
     BOOST_REQUIRE_MESSAGE(p.exit_code() == 0, p.out() + p.err());
     if (count(p.out(), "munge PMIX_SUCCESS\n") == 1u) {
-        BOOST_TEST(count(p.out(), "munge-own PMIX_SUCCESS uid " + std::to_string(::geteuid())) == 1u,
-                   p.out());
+        BOOST_TEST(
+            count(p.out(), "munge-own PMIX_SUCCESS uid " + std::to_string(::geteuid())) == 1u,
+            p.out());
     } else {
         BOOST_TEST(count(p.out(), "munge PMIX_ERR_NOT_SUPPORTED\n") == 1u, p.out());
     }

@@ -252,4 +252,3 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const pmix_nspace_t ns
     (void)cbdata;
     return PMIX_ERR_NOT_SUPPORTED;
 }
-
