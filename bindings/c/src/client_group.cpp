@@ -51,6 +51,16 @@ bool is(const pmix_info_t &i, const char *key) {
     return PMIX_CHECK_KEY(&i, key);
 }
 
+// PMIX_TIMEOUT's seconds as ms (at most a day); PMIX_ERR_BAD_PARAM when not a count of seconds.
+pmix_status_t timeout_ms_of(const pmix_info_t &i, std::uint32_t &timeout_ms) {
+    pmix_status_t rc;
+    int seconds = 0;
+    PMIX_VALUE_GET_NUMBER(rc, &i.value, seconds, int);
+    if (rc != PMIX_SUCCESS || seconds < 0) return PMIX_ERR_BAD_PARAM;
+    timeout_ms = static_cast<std::uint32_t>(std::min(seconds, 86400)) * 1000u;
+    return PMIX_SUCCESS;
+}
+
 std::uint64_t next_seq(bool destruct, const std::string &grp, const std::vector<msg::Proc> &set) {
     std::lock_guard lock(groups_mu);
     return calls[std::string(destruct ? "d" : "c") + grp + '\n' + msg::fence_set(set)]++;
@@ -82,11 +92,7 @@ pmix_status_t make_request(const char grp[], const pmix_proc_t procs[], size_t n
     for (size_t n = 0; info != nullptr && n < ninfo; ++n) {
         const pmix_info_t &i = info[n];
         if (is(i, PMIX_TIMEOUT)) {
-            pmix_status_t rc;
-            int seconds = 0;
-            PMIX_VALUE_GET_NUMBER(rc, &i.value, seconds, int);
-            if (rc != PMIX_SUCCESS || seconds < 0) return PMIX_ERR_BAD_PARAM;
-            m.timeout_ms = static_cast<std::uint32_t>(std::min(seconds, 86400)) * 1000u;
+            if (pmix_status_t rc = timeout_ms_of(i, m.timeout_ms); rc != PMIX_SUCCESS) return rc;
         } else if (is(i, PMIX_GROUP_LEADER)) {
             m.leader = PMIX_INFO_TRUE(&i);
         } else if (is(i, PMIX_GROUP_OPTIONAL)) {
@@ -355,11 +361,7 @@ pmix_status_t read_directives(const pmix_info_t info[], size_t ninfo, std::uint3
     for (size_t n = 0; info != nullptr && n < ninfo; ++n) {
         const pmix_info_t &i = info[n];
         if (is(i, PMIX_TIMEOUT)) {
-            pmix_status_t rc;
-            int seconds = 0;
-            PMIX_VALUE_GET_NUMBER(rc, &i.value, seconds, int);
-            if (rc != PMIX_SUCCESS || seconds < 0) return PMIX_ERR_BAD_PARAM;
-            timeout_ms = static_cast<std::uint32_t>(std::min(seconds, 86400)) * 1000u;
+            if (pmix_status_t rc = timeout_ms_of(i, timeout_ms); rc != PMIX_SUCCESS) return rc;
         } else if (!other(i) && PMIX_INFO_IS_REQUIRED(&i)) {
             return PMIX_ERR_NOT_SUPPORTED;
         }
