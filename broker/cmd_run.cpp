@@ -58,6 +58,7 @@ struct RunOptions {
     bool report_child_sep = false;
     bool enable_recovery = false;
     bool stop_in_init = false;
+    bool stop_on_exec = false;
     double timeout = 0;
     std::string bind_to = "none", map_by, broker;
     std::string personality = "ompi";
@@ -384,6 +385,7 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     }
     launch.recoverable = o.enable_recovery;
     launch.stop_in_init = o.stop_in_init;
+    launch.stop_on_exec = o.stop_on_exec;
     if (char *cwd = ::getcwd(nullptr, 0)) {
         launch.cwd = cwd;
         std::free(cwd);
@@ -542,13 +544,13 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     if (auto failed = wait_reply("launch", msg::LaunchReply::type)) return finish(*failed);
     const auto launched = env.as<msg::LaunchReply>();
     spdlog::debug("job {} launched: {} rank(s)", launched.nspace, launched.pids.size());
-    if (o.stop_in_init)
-        std::cerr
-            << "zpmix run: the ranks of " << launched.nspace
-            << " wait in PMIx_Init for a debugger. Their pids and hosts: zpmix ps --ranks --broker "
-            << uri << " --job " << launched.nspace
-            << "; attach (gdb -p PID), then release them: zpmix release " << launched.nspace
-            << " --broker " << uri << "\n";
+    if (o.stop_in_init || o.stop_on_exec)
+        std::cerr << "zpmix run: the ranks of " << launched.nspace
+                  << (o.stop_on_exec ? " are stopped at exec" : " wait in PMIx_Init")
+                  << " for a debugger. Their pids and hosts: zpmix ps --ranks --broker " << uri
+                  << " --job " << launched.nspace
+                  << "; attach (gdb -p PID), then release them: zpmix release " << launched.nspace
+                  << " --broker " << uri << "\n";
     if (o.report_bindings) report_bindings(o, launch.map_by, launch.np, hostname);
 
     // As mpirun: SIGTSTP suspends the job (SIGSTOP: a rank cannot refuse it) and SIGCONT resumes
@@ -772,6 +774,10 @@ void add_run_command(CLI::App &app, int &status) {
         "--stop-in-init", o->stop_in_init,
         "Every rank waits in PMIx_Init for a debugger's release (PMIX_DEBUG_STOP_IN_INIT; "
         "`zpmix release NSPACE`)");
+    cmd->add_flag("--stop-on-exec", o->stop_on_exec,
+                  "Every rank is stopped at its first instruction until a debugger's release "
+                  "(PMIX_DEBUG_STOP_ON_EXEC; `zpmix release NSPACE`)")
+        ->excludes("--stop-in-init");
     cmd->add_flag("--enable-recovery", o->enable_recovery,
                   "A rank that fails does not end the job (PMIX_JOB_RECOVERABLE; one node)");
     cmd->add_option("--timeout", o->timeout, "Terminate the job after S seconds (exit status 124)")

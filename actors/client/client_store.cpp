@@ -269,6 +269,7 @@ ClientStore::Namespace ClientStore::make_namespace(const msg::JobInfo &job, std:
     if (job.recoverable) set(m, PMIX_JOB_RECOVERABLE, &job.recoverable, PMIX_BOOL);
     if (job.stop_in_init) set(m, PMIX_DEBUG_STOP_IN_INIT, &job.stop_in_init, PMIX_BOOL);
     if (job.stop_in_app) set(m, PMIX_DEBUG_STOP_IN_APP, &job.stop_in_app, PMIX_BOOL);
+    if (job.stop_on_exec) set(m, PMIX_DEBUG_STOP_ON_EXEC, &job.stop_on_exec, PMIX_BOOL);
     if (!job.debug_target.nspace.empty()) {
         pmix_proc_t target;
         PMIX_LOAD_PROCID(&target, job.debug_target.nspace.c_str(), job.debug_target.rank);

@@ -430,6 +430,11 @@ void EventBroker::relayed(const Envelope &, msg::EventRelay &m) {
 
 void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cache, bool relay) {
     if (ev.time_us == 0) ev.time_us = now_us();  // a relayed event keeps its first broker's time
+    // Ranks stopped at exec cannot hear it: their launcher continues them.
+    if (ev.status == PMIX_DEBUGGER_RELEASE)
+        broadcast(msg::DebuggerReleased{ev.range == static_cast<std::uint8_t>(msg::Range::custom)
+                                            ? ev.custom_range
+                                            : ev.affected});
     if (relay && opts_.brokers && !prefix.starts_with("ev/node/")) {
         const auto view = opts_.brokers->view();
         if (!view->alone())

@@ -15,6 +15,8 @@
 // a job (the registry's NamespaceEnded), PMIX_EVENT_JOB_END for whoever asked: a NotifyCompletion,
 // or the spawner of a job started with PMIX_NOTIFY_COMPLETION. An event of a job's stream stays
 // cached until each of the job's local ranks still running (the namespace table's) has it.
+// PMIX_DEBUGGER_RELEASE, published here or relayed, is also told to the launcher
+// (msg::DebuggerReleased), which continues the ranks it stopped at exec.
 #include <cstdint>
 #include <deque>
 #include <functional>

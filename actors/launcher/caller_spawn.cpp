@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -30,6 +31,36 @@ rlim_t soft_limit_for(const msg::Limit &l) {
     return l.soft > now.rlim_max ? now.rlim_max : static_cast<rlim_t>(l.soft);
 }
 
+// The traced child exec'd: it stops with SIGTRAP, and is left stopped (SIGSTOP) and untraced.
+// False, with error, when it ended instead (then reaped).
+bool stopped_at_exec(pid_t pid, int &error) {
+    int st = 0;
+    while (::waitpid(pid, &st, __WALL) < 0)
+        if (errno != EINTR) {
+            error = errno;
+            return false;
+        }
+    if (!WIFSTOPPED(st)) {
+        error = ECHILD;
+        return false;
+    }
+    if (::ptrace(PTRACE_DETACH, pid, nullptr, reinterpret_cast<void *>(SIGSTOP)) != 0) {
+        error = errno;
+        ::kill(pid, SIGKILL);
+        while (::waitpid(pid, nullptr, __WALL) < 0 && errno == EINTR) {
+        }
+        return false;
+    }
+    // Reported only once it is in the stop: a debugger told of it finds it stopped.
+    while (::waitpid(pid, &st, WUNTRACED) < 0)
+        if (errno != EINTR) break;
+    if (WIFEXITED(st) || WIFSIGNALED(st)) {
+        error = ECHILD;
+        return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 bool caller_differs(const msg::Caller &caller) {
@@ -42,18 +73,19 @@ bool caller_differs(const msg::Caller &caller) {
     return false;
 }
 
-pid_t spawn_as_caller(const std::string &cmd, char *const argv[], char *const envp[],
-                      const ChildIo &io, const std::string &cwd, pid_t pgroup,
-                      const msg::Caller &caller, int &error) {
+pid_t fork_spawn(const std::string &cmd, char *const argv[], char *const envp[], const ChildIo &io,
+                 const std::string &cwd, pid_t pgroup, const msg::Caller *caller, bool stop_at_exec,
+                 int &error) {
     // Everything the child needs is computed here: after fork it only makes system calls.
     std::vector<std::pair<int, rlimit>> limits;
-    for (const auto &l : caller.limits) {
-        rlimit r{};
-        if (::getrlimit(l.resource, &r) != 0) continue;
-        r.rlim_cur = soft_limit_for(l);
-        limits.emplace_back(l.resource, r);
-    }
-    const mode_t mask = caller.umask & 0777;
+    if (caller)
+        for (const auto &l : caller->limits) {
+            rlimit r{};
+            if (::getrlimit(l.resource, &r) != 0) continue;
+            r.rlim_cur = soft_limit_for(l);
+            limits.emplace_back(l.resource, r);
+        }
+    const mode_t mask = caller ? caller->umask & 0777 : 0;
     int report[2];  // the exec's errno; closed by a successful exec
     if (::pipe2(report, O_CLOEXEC) != 0) {
         error = errno;
@@ -70,12 +102,13 @@ pid_t spawn_as_caller(const std::string &cmd, char *const argv[], char *const en
         if (::dup2(in, 0) < 0 || ::dup2(io.out, 1) < 0 || ::dup2(io.err, 2) < 0 ||
             (!cwd.empty() && ::chdir(cwd.c_str()) != 0))
             e = errno;
-        ::umask(mask);
+        if (caller) ::umask(mask);
         for (const auto &[resource, r] : limits)
             ::setrlimit(static_cast<__rlimit_resource_t>(resource), &r);
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        if (e == 0 && stop_at_exec && ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) e = errno;
         if (e == 0) {
             ::execvpe(cmd.c_str(), argv, envp);
             e = errno;
@@ -101,6 +134,7 @@ pid_t spawn_as_caller(const std::string &cmd, char *const argv[], char *const en
         error = e;
         return -1;
     }
+    if (stop_at_exec && !stopped_at_exec(pid, error)) return -1;
     return pid;
 }
 

@@ -68,6 +68,7 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     for (const auto &pset : l.psets)
         for (std::uint32_t r = 0; r < l.np; ++r) info.psets[pset].push_back(r);
     info.stop_in_init = l.stop_in_init;
+    info.stop_on_exec = l.stop_on_exec;
 
     msg::JobPart part;
     part.job = info;
@@ -316,6 +317,9 @@ void JobCoordinator::spawn(const Envelope &env, msg::SpawnAcross &m) {
     info.size = info.univ_size = info.max_procs = static_cast<std::uint32_t>(np);
     info.num_apps = static_cast<std::uint32_t>(s.apps.size());
     info.parent = s.parent;
+    info.stop_in_init = s.stop_in_init;
+    info.stop_in_app = s.stop_in_app;
+    info.stop_on_exec = s.stop_on_exec;
     if (!s.apps.empty())
         info.program =
             s.apps[0].cmd.empty() && !s.apps[0].argv.empty() ? s.apps[0].argv[0] : s.apps[0].cmd;

@@ -57,6 +57,7 @@ Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings, const BrokerMa
     on(&Launcher::launch, Access::operator_);
     on(&Launcher::spawn, Access::session | Access::operator_);
     on(&Launcher::stopped_in_init, Access::session | Access::internal);
+    on(&Launcher::debugger_released, Access::internal);
     on(&Launcher::signal_job, Access::operator_);
     on(&Launcher::signal_job_ranks, Access::internal);
     on(&Launcher::abort_job, Access::internal);
@@ -146,6 +147,7 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
     plan.stdin_target = m.stdin_target;
     plan.recoverable = m.recoverable;
     job.info.stop_in_init = m.stop_in_init;
+    job.info.stop_on_exec = m.stop_on_exec;
     start(env, std::move(job), std::move(plan));
 }
 
@@ -186,6 +188,7 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     if (m.notify_completion) plan.notify_completion.push_back(m.parent);
     job.info.stop_in_init = m.stop_in_init;
     job.info.stop_in_app = m.stop_in_app;
+    job.info.stop_on_exec = m.stop_on_exec;
     // A job run with the ompi personality spawns with it (mpi4py's interpreter does not link
     // libmpi, and its children must find zpmix's libpmix as their parent did).
     if (parent->second.personality_ompi) plan.personality_ompi = true;
@@ -205,6 +208,7 @@ void Launcher::tool_spawn(const Envelope &env, msg::Spawn &m) {
     job.debugger = m.parent;
     job.info.stop_in_init = m.stop_in_init;
     job.info.stop_in_app = m.stop_in_app;
+    job.info.stop_on_exec = m.stop_on_exec;
     if (m.debugger_daemons) {
         auto target = jobs_.find(m.debug_target.nspace);
         if (target == jobs_.end())
@@ -235,16 +239,37 @@ void Launcher::tool_spawn(const Envelope &env, msg::Spawn &m) {
     start(env, std::move(job), std::move(plan));
 }
 
-// A rank waits in PMIx_Init for its debugger: once all do, PMIX_READY_FOR_DEBUG. The ranks of a
-// job across nodes are counted on the root broker, whose launcher the others tell.
+// A rank waits in PMIx_Init for its debugger (or, told by another broker's launcher, is stopped at
+// exec): once all do, PMIX_READY_FOR_DEBUG. The ranks of a job across nodes are counted on the
+// root broker, whose launcher the others tell.
 void Launcher::stopped_in_init(const Envelope &env, msg::StoppedInInit &m) {
     auto it = jobs_.find(m.proc.nspace);
-    if (it == jobs_.end() || !it->second.info.stop_in_init) {
-        if (env.id != 0) reply_error(env, PMIX_ERR_NOT_FOUND, "no job stopping in init");
+    if (it == jobs_.end() || !(it->second.info.stop_in_init || it->second.info.stop_on_exec)) {
+        if (env.id != 0) reply_error(env, PMIX_ERR_NOT_FOUND, "no job stopping for a debugger");
         return;
     }
     if (env.id != 0) reply(env, msg::Ok{});
     rank_waits_for_debugger(it->second, m.proc.rank);
+}
+
+// Every broker's launcher hears the release: it continues its ranks of the job stopped at exec.
+void Launcher::debugger_released(const Envelope &, msg::DebuggerReleased &m) {
+    for (const auto &target : m.procs) {
+        auto it = jobs_.find(target.nspace);
+        if (it == jobs_.end() || !it->second.info.stop_on_exec) continue;
+        Job &job = it->second;
+        if (target.rank == PMIX_RANK_WILDCARD) job.released = true;
+        std::size_t continued = 0;
+        for (auto i : job.local) {
+            Rank &r = job.ranks[i];
+            if (!r.stopped_at_exec || (target.rank != PMIX_RANK_WILDCARD && target.rank != i))
+                continue;
+            r.stopped_at_exec = false;
+            if (!r.reaped && ::kill(r.pid, SIGCONT) == 0) ++continued;
+        }
+        log().info("{}: the debugger released {} rank(s) stopped at exec", target.nspace,
+                   continued);
+    }
 }
 
 void Launcher::rank_waits_for_debugger(Job &job, std::uint32_t rank) {
@@ -884,9 +909,12 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     pid_t pid = -1;
     if (error.empty()) {
         int rc = 0;
-        if (caller_differs(job.caller)) {
-            pid = spawn_as_caller(app.cmd, argv.data(), envp.data(), ChildIo{in[0], out[1], err[1]},
-                                  app.cwd, job.pgid, job.caller, rc);
+        const bool stop = job.info.stop_on_exec && !job.released;
+        const bool as_caller = caller_differs(job.caller);
+        if (stop || as_caller) {
+            pid = fork_spawn(app.cmd, argv.data(), envp.data(), ChildIo{in[0], out[1], err[1]},
+                             app.cwd, job.pgid, as_caller ? &job.caller : nullptr, stop, rc);
+            r.stopped_at_exec = stop && pid > 0;
         } else {
             rc = ::posix_spawnp(&pid, app.cmd.c_str(), &fa, &attr, argv.data(), envp.data());
         }
@@ -957,6 +985,10 @@ void Launcher::launched(const std::string &nspace) {
         reactor().watch_fd(j.ranks[i].err, [this, nspace, i] { on_output(nspace, i, 2); });
         reactor().watch_fd(j.ranks[i].pidfd, [this, nspace, i] { on_rank_exit(nspace, i); });
     }
+    // After the reply: a tool hears PMIX_READY_FOR_DEBUG for a job it knows.
+    for (std::size_t k = 0; k < j.spawned; ++k)
+        if (j.ranks[j.local[k]].stopped_at_exec)
+            rank_waits_for_debugger(j, static_cast<std::uint32_t>(j.local[k]));
     if (j.live == 0) finish(nspace);
 }
 

@@ -84,6 +84,7 @@ class Launcher : public Actor {
         std::string ended_by;            // who asked for it (SignalRanks.requested_by)
         bool initialized = false, finalized = false;  // PMIx_Init, PMIx_Finalize
         bool exited_unconnected = false;  // exited 0 without PMIx_Init through the broker
+        bool stopped_at_exec = false;     // PMIX_DEBUG_STOP_ON_EXEC: until its release
         int in = -1;                      // write end of its stdin pipe, when it reads our Input
         bool reads_input = false;         // it was given such a pipe
         std::string in_buf;               // Input not yet written
@@ -155,6 +156,7 @@ class Launcher : public Actor {
         // (which hears PMIX_READY_FOR_DEBUG), whether its ranks stop before main until released.
         StoppedRanks stopped;
         std::optional<msg::Proc> debugger;
+        bool released = false;  // PMIX_DEBUGGER_RELEASE came: ranks started later do not stop
     };
 
     Settings settings_;
@@ -179,6 +181,8 @@ class Launcher : public Actor {
     // PMIx_Spawn from a tool: a job of its own (debugger daemons beside their target's ranks).
     void tool_spawn(const Envelope &env, msg::Spawn &m);
     void stopped_in_init(const Envelope &env, msg::StoppedInInit &m);
+    // PMIX_DEBUGGER_RELEASE: the ranks stopped at exec for it go on.
+    void debugger_released(const Envelope &env, msg::DebuggerReleased &m);
     // A rank of the job waits for its debugger (in init, or stopped at exec): once all do, the
     // PMIX_READY_FOR_DEBUG event (a job across nodes: counted on the root broker).
     void rank_waits_for_debugger(Job &job, std::uint32_t rank);

@@ -45,14 +45,16 @@ struct JobInfo {
     bool recoverable = false;  // PMIX_JOB_RECOVERABLE: a rank's failure does not end the job
     // Debuggers (actors/launcher/debug_stop.hpp): PMIX_DEBUG_STOP_IN_INIT (every rank waits in
     // PMIx_Init for PMIX_DEBUGGER_RELEASE), PMIX_DEBUG_STOP_IN_APP (the application waits itself),
+    // PMIX_DEBUG_STOP_ON_EXEC (every rank is stopped at its first instruction until the release),
     // and a debugger daemons' job's PMIX_DEBUG_TARGET (empty nspace: none).
     bool stop_in_init = false;
     bool stop_in_app = false;
+    bool stop_on_exec = false;
     Proc debug_target = {};
     std::string program;  // its first app's program, for operators (`zpmix ps`)
     ZPMIX_MSG_MAP(nspace, size, univ_size, max_procs, num_apps, session_tmpdir, nsdir, nodes, procs,
-                  psets, parent, fence_board, recoverable, stop_in_init, stop_in_app, debug_target,
-                  program);
+                  psets, parent, fence_board, recoverable, stop_in_init, stop_in_app, stop_on_exec,
+                  debug_target, program);
 };
 
 // What `zpmix run` runs in, which its ranks get (as mpirun's and srun's do) from a broker that is
@@ -100,9 +102,10 @@ struct Launch {
     // failure's).
     bool recoverable = false;
     bool stop_in_init = false;  // `zpmix run --stop-in-init`: JobInfo.stop_in_init
+    bool stop_on_exec = false;  // `zpmix run --stop-on-exec`: JobInfo.stop_on_exec
     ZPMIX_MSG_MAP(argv, env, cwd, np, bind_to, map_by, psets, timeout_s, personality_ompi,
                   follows_children, report_child_sep, caller, stdin_target, recoverable,
-                  stop_in_init);
+                  stop_in_init, stop_on_exec);
 };
 
 // `zpmix run` -> the root broker's launcher: the next piece of its stdin for the job's stdin ranks
@@ -140,6 +143,8 @@ struct RankState {
 // Client -> its launcher (a part's passes it on to the coordinator): the rank of a job started
 // with PMIX_DEBUG_STOP_IN_INIT waits in PMIx_Init for PMIX_DEBUGGER_RELEASE (its handler is
 // registered). Once every rank of the job does, PMIX_READY_FOR_DEBUG goes out. Answered by Ok.
+// A part's launcher sends the same, unanswered, for a rank it stopped at exec
+// (PMIX_DEBUG_STOP_ON_EXEC).
 struct StoppedInInit {
     static constexpr const char *type = "job.stopped_in_init";
     Proc proc;
@@ -148,6 +153,15 @@ struct StoppedInInit {
 inline const Proc *acting_proc(const StoppedInInit &m) {
     return &m.proc;
 }
+
+// events -> launcher (internal, on every broker that publishes it): a PMIX_DEBUGGER_RELEASE
+// event went out for these processes (its custom range, else its affected procs), so ranks
+// stopped at exec for them go on (SIGCONT); ranks stopped in init hear the event themselves.
+struct DebuggerReleased {
+    static constexpr const char *type = "job.debugger_released";
+    std::vector<Proc> procs;
+    ZPMIX_MSG_MAP(procs);
+};
 
 // Client -> registry: PMIx_Finalize. Answered by Ok.
 struct Finalize {
@@ -206,6 +220,7 @@ struct Spawn {
     std::vector<std::string> add_hosts = {};  // PMIX_ADD_HOST, PMIX_ADD_HOSTFILE
     bool stop_in_init = false;                // PMIX_DEBUG_STOP_IN_INIT
     bool stop_in_app = false;                 // PMIX_DEBUG_STOP_IN_APP
+    bool stop_on_exec = false;                // PMIX_DEBUG_STOP_ON_EXEC
     // PMIX_DEBUGGER_DAEMONS: the apps are debugger daemons of debug_target's job, placed beside
     // its ranks: daemons_per_node on each of its nodes, or daemons_per_proc per rank (0: unset).
     bool debugger_daemons = false;
@@ -213,8 +228,8 @@ struct Spawn {
     std::uint32_t daemons_per_node = 0, daemons_per_proc = 0;
     bool child_sep = false;  // PMIX_SPAWN_CHILD_SEP: the job outlives its parent's end
     ZPMIX_MSG_MAP(parent, apps, env, notify_completion, spawn_timeout_s, timeout_s, bind_to, map_by,
-                  hosts, add_hosts, stop_in_init, stop_in_app, debugger_daemons, debug_target,
-                  daemons_per_node, daemons_per_proc, child_sep);
+                  hosts, add_hosts, stop_in_init, stop_in_app, stop_on_exec, debugger_daemons,
+                  debug_target, daemons_per_node, daemons_per_proc, child_sep);
 };
 inline const Proc *acting_proc(const Spawn &m) {
     return &m.parent;

@@ -1,6 +1,7 @@
 /* A rank for tests/debugger: `debug_rank DIR`. PMIx_Init (which returns only once the debugger
  * released the job, when it was started with PMIX_DEBUG_STOP_IN_INIT), then DIR/up.<rank> with
- * "init=I app=A": whether the job information says PMIX_DEBUG_STOP_IN_INIT and _STOP_IN_APP. With
+ * "init=I app=A exec=E value=V": whether the job information says PMIX_DEBUG_STOP_IN_INIT,
+ * _STOP_IN_APP and _STOP_ON_EXEC, and zpmix_debug_value. With
  * STOP_IN_APP the rank waits for PMIX_DEBUGGER_RELEASE itself (30 s at most) before writing.
  * zpmix_debug_value is what a debugger reads. As a debugger daemon (its job information has
  * PMIX_DEBUG_TARGET), it writes DIR/daemon.<rank> instead: "TARGET-NSPACE R1 R2 ...", the
@@ -87,8 +88,9 @@ int main(int argc, char **argv) {
                 if (pthread_cond_timedwait(&cv, &mu, &until) != 0) failed = 1;
             pthread_mutex_unlock(&mu);
         }
-        snprintf(text, sizeof text, "init=%d app=%d value=%d",
-                 job_flag(&job, PMIX_DEBUG_STOP_IN_INIT), app, zpmix_debug_value);
+        snprintf(text, sizeof text, "init=%d app=%d exec=%d value=%d",
+                 job_flag(&job, PMIX_DEBUG_STOP_IN_INIT), app,
+                 job_flag(&job, PMIX_DEBUG_STOP_ON_EXEC), zpmix_debug_value);
         failed = failed || write_file(argv[1], "up", me.rank, text);
     }
     if (target) PMIX_VALUE_RELEASE(target);

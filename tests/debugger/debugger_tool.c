@@ -6,9 +6,11 @@
  *       table (PMIX_QUERY_PROC_TABLE), with `gdb` attaches Debian's gdb in batch mode to rank 0
  *       and reads zpmix_debug_value, then releases the job (PMIX_DEBUGGER_RELEASE) and waits for
  *       its end (PMIX_NOTIFY_COMPLETION)
- *   debugger_tool attach PID NSPACE DIR NP   the same for a job already stopped in init (`zpmix run
- *       --stop-in-init`, pid PID): its PMIX_READY_FOR_DEBUG, the checks, the release
- *   debugger_tool exec DIR NP PROG           spawn with PMIX_DEBUG_STOP_ON_EXEC (refused)
+ *   debugger_tool attach PID NSPACE DIR NP [exec]   the same for a job already stopped in init
+ *       (`zpmix run --stop-in-init`, pid PID), or with `exec` at exec (`--stop-on-exec`): its
+ *       PMIX_READY_FOR_DEBUG, the checks, gdb, the release
+ *   debugger_tool exec DIR NP PROG [gdb]     as spawn, with PMIX_DEBUG_STOP_ON_EXEC: every rank
+ *       is stopped (state T), already running PROG (/proc/PID/exe), until the release
  *   debugger_tool app DIR NP PROG            PMIX_DEBUG_STOP_IN_APP: the ranks wait themselves
  *   debugger_tool colaunch DIR NP PROG       a target stopped in init, then one debugger daemon
  *       per target rank (PMIX_DEBUGGER_DAEMONS, PMIX_DEBUG_TARGET, PMIX_DEBUG_DAEMONS_PER_PROC),
@@ -180,12 +182,43 @@ static pmix_status_t spawn(const char *prog, const char *dir, int np, pmix_info_
     return rc;
 }
 
-/* Stopped for the debugger: ready, nobody past PMIx_Init, the table, gdb, the release. */
-static void debug_stopped_job(const char *ns, const char *dir, int np, int gdb) {
+/* /proc/PID/stat's state letter, or 0. */
+static char proc_state(pid_t pid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *close = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
+    return close && close[1] == ' ' ? close[2] : 0;
+}
+
+/* A rank stopped at exec: stopped (T), and already the program (not the launcher's fork). */
+static void stopped_at_exec(int rank, pid_t pid, const char *prog) {
+    CHECK(proc_state(pid) == 'T', "rank %d (pid %d) is not stopped: state %c", rank, (int)pid,
+          proc_state(pid));
+    char path[64], exe[4096];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink(path, exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    const char *base = strrchr(prog, '/');
+    base = base ? base + 1 : prog;
+    const char *got = strrchr(exe, '/');
+    CHECK(got && strcmp(got + 1, base) == 0, "rank %d (pid %d) runs %s, not %s", rank, (int)pid,
+          exe, base);
+}
+
+/* Stopped for the debugger: ready, nobody past PMIx_Init, the table, gdb, the release. With
+ * `exec`, every rank is also stopped at the exec of prog. */
+static void debug_stopped_job(const char *ns, const char *dir, int np, int gdb, const char *exec) {
     CHECK(wait_for(ready, &nready, ns, 30), "no PMIX_READY_FOR_DEBUG for %s", ns);
     CHECK(count_files(dir, "up", np) == 0, "a rank went past PMIx_Init before the release");
     pid_t pids[64];
     proc_table(ns, np, pids);
+    for (int r = 0; exec && r < np; ++r)
+        if (pids[r] > 0) stopped_at_exec(r, pids[r], exec);
     if (gdb && pids[0] > 0) gdb_reads(pids[0]);
     CHECK(count_files(dir, "up", np) == 0, "a rank went past PMIx_Init before the release");
     release(ns);
@@ -194,10 +227,11 @@ static void debug_stopped_job(const char *ns, const char *dir, int np, int gdb) 
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
     const char *mode = argv[1];
+    const int exec = strcmp(mode, "exec") == 0;
     pmix_info_t init;
     bool yes = true;
     pid_t server = 0;
-    if (strcmp(mode, "attach") == 0 && argc == 6) {
+    if (strcmp(mode, "attach") == 0 && (argc == 6 || argc == 7)) {
         server = (pid_t)atoi(argv[2]);
         PMIX_INFO_LOAD(&init, PMIX_SERVER_PIDINFO, &server, PMIX_PID);
     } else if (argc >= 5) {
@@ -218,12 +252,11 @@ int main(int argc, char **argv) {
     char ns[PMIX_MAX_NSLEN + 1] = "";
     if (strcmp(mode, "attach") == 0) {
         PMIX_LOAD_NSPACE(ns, argv[3]);
-        debug_stopped_job(ns, argv[4], atoi(argv[5]), 1);
+        debug_stopped_job(ns, argv[4], atoi(argv[5]), 1, argc == 7 ? "debug_rank" : NULL);
     } else {
         const char *dir = argv[2], *prog = argv[4];
         const int np = atoi(argv[3]);
         pmix_info_t stop;
-        const int exec = strcmp(mode, "exec") == 0;
         PMIX_INFO_LOAD(&stop,
                        strcmp(mode, "app") == 0 ? PMIX_DEBUG_STOP_IN_APP
                        : exec                   ? PMIX_DEBUG_STOP_ON_EXEC
@@ -231,8 +264,9 @@ int main(int argc, char **argv) {
                        &yes, PMIX_BOOL);
         rc = spawn(prog, dir, np, &stop, 1, ns);
         CHECK(rc == PMIX_SUCCESS, "spawn: %s", PMIx_Error_string(rc));
-        if (rc == PMIX_SUCCESS && strcmp(mode, "spawn") == 0) {
-            debug_stopped_job(ns, dir, np, argc > 5 && strcmp(argv[5], "gdb") == 0);
+        if (rc == PMIX_SUCCESS && (strcmp(mode, "spawn") == 0 || exec)) {
+            debug_stopped_job(ns, dir, np, argc > 5 && strcmp(argv[5], "gdb") == 0,
+                              exec ? prog : NULL);
         } else if (rc == PMIX_SUCCESS && strcmp(mode, "app") == 0) {
             release(ns); /* kept for them by the broker, whenever they register */
         } else if (rc == PMIX_SUCCESS && strcmp(mode, "colaunch") == 0) {
@@ -278,8 +312,9 @@ int main(int argc, char **argv) {
         for (int r = 0; r < np; ++r) {
             char got[256];
             slurp(argv[2], "up", r, got, sizeof got);
-            const char *want =
-                strcmp(mode, "app") == 0 ? "init=0 app=1 value=4242" : "init=1 app=0 value=4242";
+            const char *want = strcmp(mode, "app") == 0 ? "init=0 app=1 exec=0 value=4242"
+                               : exec                   ? "init=0 app=0 exec=1 value=4242"
+                                                        : "init=1 app=0 exec=0 value=4242";
             CHECK(strcmp(got, want) == 0, "rank %d says \"%s\", not \"%s\"", r, got, want);
         }
     }

@@ -2,9 +2,10 @@
 // debug_rank jobs stopped in PMIx_Init through a standalone broker, waits for
 // PMIX_READY_FOR_DEBUG, checks that no rank went past PMIx_Init, finds the ranks in the process
 // table, attaches Debian's gdb to one and reads a variable, releases the job and waits for its
-// end; the application's own stop (PMIX_DEBUG_STOP_IN_APP); debugger daemons co-launched beside
-// their target; `zpmix run --stop-in-init` with a tool attaching, and `zpmix release`. Every wait
-// has a deadline.
+// end; the same with every rank stopped at exec (PMIX_DEBUG_STOP_ON_EXEC); the application's own
+// stop (PMIX_DEBUG_STOP_IN_APP); debugger daemons co-launched beside their target; `zpmix run
+// --stop-in-init` and `--stop-on-exec` with a tool attaching, and `zpmix release`. Every wait has
+// a deadline.
 #define BOOST_TEST_MODULE debugger
 #include <boost/test/unit_test.hpp>
 
@@ -56,10 +57,10 @@ struct StoppedRun {
     std::string nspace, uri;
 };
 
-StoppedRun run_stopped(Node &node, int np) {
+StoppedRun run_stopped(Node &node, int np, const std::string &how = "--stop-in-init") {
     StoppedRun s;
     s.run = std::make_unique<Child>(
-        std::vector<std::string>{kZpmix, "run", "--stop-in-init", "-n", std::to_string(np),
+        std::vector<std::string>{kZpmix, "run", how, "-n", std::to_string(np),
                                  kTests + "debug_rank", node.files},
         node.env());
     std::smatch m;
@@ -81,12 +82,14 @@ BOOST_AUTO_TEST_CASE(tool_spawns_stopped_in_init_attaches_gdb_and_releases) {
     BOOST_TEST(count(out, "proc ") == 3u, out);
 }
 
-// PMIX_DEBUG_STOP_ON_EXEC is refused (PMIX_ERR_NOT_SUPPORTED) until the launcher sees the stops.
-BOOST_AUTO_TEST_CASE(stop_on_exec_is_refused) {
+// Every rank stopped at its first instruction (state T, already debug_rank), gdb reads its
+// variable there, and the release lets them all run to the end.
+BOOST_AUTO_TEST_CASE(tool_spawns_stopped_on_exec_attaches_gdb_and_releases) {
     Node node(true);
     std::string out;
-    BOOST_TEST(node.tool({"exec", node.files, "2", kTests + "debug_rank"}, out) != 0, out);
-    BOOST_TEST(out.find("spawn: PMIX_ERR_NOT_SUPPORTED") != std::string::npos, out);
+    BOOST_TEST(node.tool({"exec", node.files, "3", kTests + "debug_rank", "gdb"}, out) == 0, out);
+    BOOST_TEST(out.find("gdb: $1 = 4242") != std::string::npos, out);
+    BOOST_TEST(count(out, "proc ") == 3u, out);
 }
 
 BOOST_AUTO_TEST_CASE(stop_in_app_is_the_application_s_own_wait) {
@@ -110,6 +113,19 @@ BOOST_AUTO_TEST_CASE(a_tool_attaches_to_zpmix_run_stop_in_init) {
         out);
     BOOST_TEST(s.run->exit_code() == 0, s.run->err());
     BOOST_TEST((node.up(0) && node.up(1)));
+}
+
+BOOST_AUTO_TEST_CASE(a_tool_attaches_to_zpmix_run_stop_on_exec) {
+    Node node(false);
+    auto s = run_stopped(node, 2, "--stop-on-exec");
+    BOOST_TEST(s.run->err().find("are stopped at exec") != std::string::npos, s.run->err());
+    std::string out;
+    BOOST_TEST(
+        node.tool({"attach", std::to_string(s.run->pid()), s.nspace, node.files, "2", "exec"},
+                  out) == 0,
+        out);
+    BOOST_TEST(s.run->exit_code() == 0, s.run->err());
+    BOOST_TEST(slurp(node.files + "/up.1") == "init=0 app=0 exec=1 value=4242");
 }
 
 BOOST_AUTO_TEST_CASE(zpmix_release_lets_the_ranks_go_on) {

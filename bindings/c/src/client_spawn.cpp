@@ -10,8 +10,8 @@
 // and, also per app, PMIX_WDIR, PMIX_SET_SESSION_CWD, PMIX_PREFIX, PMIX_SET_ENVAR, PMIX_HOST,
 // PMIX_HOSTFILE, PMIX_ADD_HOST and PMIX_ADD_HOSTFILE (the hosts restrict the whole job; the
 // launcher refuses a host outside the allocation). Debuggers (job directives):
-// PMIX_DEBUG_STOP_IN_INIT and PMIX_DEBUG_STOP_IN_APP for every rank (true, or a wildcard rank or
-// proc; chosen ranks are not supported; PMIX_DEBUG_STOP_ON_EXEC is), and from a tool
+// PMIX_DEBUG_STOP_IN_INIT, PMIX_DEBUG_STOP_IN_APP and PMIX_DEBUG_STOP_ON_EXEC for every rank (true,
+// or a wildcard rank or proc; chosen ranks are not supported), and from a tool
 // PMIX_DEBUGGER_DAEMONS with PMIX_DEBUG_TARGET (or PMIX_DEBUG_JOB) and PMIX_DEBUG_DAEMONS_PER_NODE
 // or _PER_PROC. Any other directive is ignored, or refused with PMIX_ERR_NOT_SUPPORTED when marked
 // required.
@@ -214,14 +214,17 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
         auto &into = is(i, PMIX_HOST) || is(i, PMIX_HOSTFILE) ? m.hosts : m.add_hosts;
         for (auto &h : *hosts)
             if (std::find(into.begin(), into.end(), h) == into.end()) into.push_back(std::move(h));
-    } else if (job && (is(i, PMIX_DEBUG_STOP_IN_INIT) || is(i, PMIX_DEBUG_STOP_IN_APP))) {
+    } else if (job && (is(i, PMIX_DEBUG_STOP_IN_INIT) || is(i, PMIX_DEBUG_STOP_IN_APP) ||
+                       is(i, PMIX_DEBUG_STOP_ON_EXEC))) {
         auto all = every_rank(v);
         if (!all) {
             spdlog::error("PMIx_Spawn: {} for chosen ranks is not supported (every rank or none)",
                           i.key);
             return PMIX_ERR_NOT_SUPPORTED;
         }
-        (is(i, PMIX_DEBUG_STOP_IN_INIT) ? m.stop_in_init : m.stop_in_app) = *all;
+        (is(i, PMIX_DEBUG_STOP_IN_INIT)  ? m.stop_in_init
+         : is(i, PMIX_DEBUG_STOP_IN_APP) ? m.stop_in_app
+                                         : m.stop_on_exec) = *all;
     } else if (job && is(i, PMIX_DEBUGGER_DAEMONS)) {
         m.debugger_daemons = PMIX_INFO_TRUE(&i);
     } else if (job && is(i, PMIX_DEBUG_TARGET)) {
@@ -235,9 +238,6 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
         auto n = count_of(v);
         if (!n) return PMIX_ERR_BAD_PARAM;
         (is(i, PMIX_DEBUG_DAEMONS_PER_NODE) ? m.daemons_per_node : m.daemons_per_proc) = *n;
-    } else if (job && is(i, PMIX_DEBUG_STOP_ON_EXEC)) {
-        spdlog::error("PMIx_Spawn: PMIX_DEBUG_STOP_ON_EXEC is not supported yet");
-        return PMIX_ERR_NOT_SUPPORTED;
     } else if (PMIX_INFO_IS_REQUIRED(&i)) {
         return PMIX_ERR_NOT_SUPPORTED;
     }
