@@ -619,16 +619,13 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
                 const int fd = out.fd == 2 ? 2 : 1;
                 const std::size_t raw = out.data.size();  // the files get it untagged
                 bool &inside = mid_line[{out.nspace, out.rank, fd}];
-                // Across nodes the tag names the rank's node too: [nspace,rank,node]<stream>:
-                const bool known_node = across && out.nspace == launched.nspace &&
-                                        out.rank < spread.node_of_rank.size();
+                // A job across nodes (the launched one or one it spawned) names the rank's node
+                // too: [nspace,rank,node]<stream>:
                 if (o.tag_output && !inside)
-                    out.data =
-                        fmt::format("[{},{}{}]<{}>: ", out.nspace, out.rank,
-                                    known_node ? "," + spread.nodes[spread.node_of_rank[out.rank]]
-                                               : std::string(),
-                                    fd == 1 ? "stdout" : "stderr") +
-                        out.data;
+                    out.data = fmt::format("[{},{}{}]<{}>: ", out.nspace, out.rank,
+                                           out.node.empty() ? std::string() : "," + out.node,
+                                           fd == 1 ? "stdout" : "stderr") +
+                               out.data;
                 inside = !out.data.ends_with('\n');
                 files.write(out.nspace, out.rank, fd,
                             o.tag_output ? std::string_view(out.data).substr(out.data.size() - raw)

@@ -365,7 +365,7 @@ Result<Allocation> map_onto(std::vector<Host> hosts, const Request &request) {
     auto put = [&](std::size_t h) {
         const auto rank = static_cast<std::uint32_t>(a.ranks.size());
         const auto local = static_cast<std::uint32_t>(a.on_host[h].size());
-        a.ranks.push_back(RankPlace{static_cast<std::uint32_t>(h), local, local});
+        a.ranks.push_back(RankPlace{static_cast<std::uint32_t>(h), local});
         a.on_host[h].push_back(rank);
     };
     auto below_max = [&](std::size_t h) {

@@ -33,7 +33,6 @@ struct Request {
 struct RankPlace {
     std::uint32_t host = 0;
     std::uint32_t local_rank = 0;  // PMIX_LOCAL_RANK
-    std::uint32_t node_rank = 0;   // PMIX_NODE_RANK: the local rank, as the job is alone here
 };
 
 struct Allocation {

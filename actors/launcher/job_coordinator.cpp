@@ -63,8 +63,9 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
         p.rank = r;
         p.node_id = n;
         p.hostname = m.nodes[n];
-        p.local_rank = p.node_rank = on_node[n]++;
+        p.local_rank = on_node[n]++;
     }
+    node_ranks_.number(info);
     for (const auto &pset : l.psets)
         for (std::uint32_t r = 0; r < l.np; ++r) info.psets[pset].push_back(r);
     info.stop_in_init = l.stop_in_init;
@@ -337,8 +338,9 @@ void JobCoordinator::spawn(const Envelope &env, msg::SpawnAcross &m) {
         p.app_num = app;
         p.node_id = node_of_host[a.ranks[r].host];
         p.hostname = a.hosts[a.ranks[r].host].name;
-        p.local_rank = p.node_rank = static_cast<std::uint16_t>(a.ranks[r].local_rank);
+        p.local_rank = static_cast<std::uint16_t>(a.ranks[r].local_rank);
     }
+    node_ranks_.number(info);
 
     msg::JobPart part;
     part.job = info;

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "actors/launcher/allocation.hpp"
+#include "actors/launcher/node_ranks.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/tree.hpp"
 #include "actors/runtime/actor.hpp"
@@ -71,6 +72,7 @@ class JobCoordinator : public Actor {
 
     const BrokerMap &brokers_;
     std::map<std::string, Job> jobs_;  // by namespace
+    NodeRanks node_ranks_;             // of every job of the tree
 
     void launch(const Envelope &env, msg::LaunchAcross &m);
     void part_launched(const Envelope &env, msg::PartLaunched &m);

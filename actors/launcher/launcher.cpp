@@ -703,9 +703,10 @@ void Launcher::start(const Envelope &env, Job job, Plan plan) {
     for (std::uint32_t i = 0; i < np; ++i) {
         msg::ProcInfo &p = info.procs[i];
         p.rank = i;
-        p.local_rank = p.node_rank = static_cast<std::uint16_t>(i);
+        p.local_rank = static_cast<std::uint16_t>(i);
         p.hostname = settings_.node;
     }
+    node_ranks_.number(info);
     for (std::uint32_t app = 0, rank = 0; app < plan.apps.size(); ++app)
         for (std::uint32_t i = 0; i < plan.apps[app].np && rank < np; ++i)
             info.procs[rank++].app_num = app;
@@ -1045,8 +1046,7 @@ void Launcher::read_pipe(Job &job, std::size_t rank, int which, bool drain) {
     std::string &buf = which == 1 ? r.out_buf : r.err_buf;
     if (fd < 0) return;
     auto emit = [&](std::string data) {
-        const msg::Output out{job.info.nspace, static_cast<std::uint32_t>(rank),
-                              static_cast<std::uint8_t>(which), std::move(data)};
+        const msg::Output out = output_of(job, rank, which, std::move(data));
         to_stream(job, out);
         to_iof(job, out);
     };
@@ -1072,6 +1072,16 @@ void Launcher::read_pipe(Job &job, std::size_t rank, int which, bool drain) {
             buf.erase(0, kMaxChunk);
         }
     }
+}
+
+msg::Output Launcher::output_of(const Job &job, std::size_t rank, int which,
+                                std::string data) const {
+    const auto node = job.info.procs[rank].node_id;
+    return msg::Output{job.info.nspace, static_cast<std::uint32_t>(rank),
+                       static_cast<std::uint8_t>(which), std::move(data),
+                       job.coordinator.empty() || node >= job.info.nodes.size()
+                           ? std::string()
+                           : job.info.nodes[node]};
 }
 
 void Launcher::to_iof(const Job &job, const msg::Output &m) {
@@ -1151,7 +1161,7 @@ void Launcher::report_unconnected(Job &job) {
             "than zpmix's, or lose ZPMIX_URI from its environment?)\n",
             i, job.info.nspace, job.ranks[i].pid);
         log().info("{}", text.substr(0, text.size() - 1));
-        to_stream(job, msg::Output{job.info.nspace, static_cast<std::uint32_t>(i), 2, text});
+        to_stream(job, output_of(job, i, 2, text));
     }
 }
 
@@ -1219,8 +1229,7 @@ void Launcher::finish(const std::string &nspace) {
             std::string &buf = which == 1 ? r.out_buf : r.err_buf;
             if (fd < 0) continue;
             if (!buf.empty()) {
-                const msg::Output out{nspace, static_cast<std::uint32_t>(i),
-                                      static_cast<std::uint8_t>(which), std::exchange(buf, {})};
+                const msg::Output out = output_of(job, i, which, std::exchange(buf, {}));
                 to_stream(job, out);
                 to_iof(job, out);
             }

@@ -40,6 +40,7 @@
 
 #include "actors/launcher/cleanup.hpp"
 #include "actors/launcher/debug_stop.hpp"
+#include "actors/launcher/node_ranks.hpp"
 #include "actors/launcher/placement.hpp"
 #include "actors/launcher/rank_environment.hpp"
 #include "actors/launcher/watchdog.hpp"
@@ -162,6 +163,7 @@ class Launcher : public Actor {
     Settings settings_;
     const BrokerMap &brokers_;
     Placement placement_;
+    NodeRanks node_ranks_;                    // of the jobs laid out here (a part's come laid out)
     std::map<std::string, Job> jobs_;         // by namespace
     std::map<std::int64_t, int> requesters_;  // pid -> pidfd of a requester we watch
     unsigned next_job_ = 1;
@@ -245,6 +247,9 @@ class Launcher : public Actor {
     // Every line of output also goes to the `iof` actor of the root (one per allocation sees it
     // all; actors/iof/iof_actor.hpp says why), after the requester's copy.
     void to_iof(const Job &job, const msg::Output &m);
+    // A line (or the last piece) of a rank's stdout (which = 1) or stderr (2), naming its node
+    // when the job spans nodes.
+    msg::Output output_of(const Job &job, std::size_t rank, int which, std::string data) const;
     template <class Msg>
     void to_requester(const Job &job, const Msg &m) {
         if (!job.requester.empty()) send(job.requester, m);

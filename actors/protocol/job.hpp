@@ -259,7 +259,8 @@ struct Output {
     std::uint32_t rank = 0;
     std::uint8_t fd = 1;
     std::string data;
-    ZPMIX_MSG_MAP(nspace, rank, fd, data);
+    std::string node = {};  // the rank's node when its job spans nodes (`--tag-output`), else empty
+    ZPMIX_MSG_MAP(nspace, rank, fd, data, node);
 };
 
 // A rank ended: exit_code when it exited, signal when a signal killed it.

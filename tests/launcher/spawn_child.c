@@ -1,7 +1,8 @@
 /* spawn_child [R=]ACTION...: a rank of a job that spawn_parent starts with PMIx_Spawn. After
  * PMIx_Init it prints one line of what it knows of itself:
  *   "child <nspace> rank <r> size <n> appnum <a> apprank <ar> appsize <as> appldr <al>
- *    parent <nspace>:<rank> spawned <0|1> arg <argv[1]> var <$SPAWN_TEST_VAR> cwd <cwd>"
+ *    parent <nspace>:<rank> spawned <0|1> arg <argv[1]> var <$SPAWN_TEST_VAR>
+ *    localrank <lr> noderank <nr> cwd <cwd>"
  * (parent "none" when PMIX_PARENT_ID is not found), then does the action given for its rank
  * (R=ACTION) or the default one (ACTION): ok (exit 0) | exit:K | sleep (prints "child pid <pid>",
  * then waits forever) | until:PATH (prints "child pid <pid>", waits up to 60 s for PATH to exist,
@@ -20,6 +21,7 @@ static unsigned get_u32(const pmix_proc_t *p, const char *key) {
     if (PMIx_Get(p, key, NULL, 0, &v) == PMIX_SUCCESS) {
         if (v->type == PMIX_UINT32) out = v->data.uint32;
         if (v->type == PMIX_PROC_RANK) out = v->data.rank;
+        if (v->type == PMIX_UINT16) out = v->data.uint16;
         PMIX_VALUE_RELEASE(v);
     }
     return out;
@@ -53,10 +55,11 @@ int main(int argc, char **argv) {
     const char *var = getenv("SPAWN_TEST_VAR");
     printf(
         "child %s rank %u size %u appnum %u apprank %u appsize %u appldr %u parent %s "
-        "spawned %d arg %s var %s cwd %s\n",
+        "spawned %d arg %s var %s localrank %u noderank %u cwd %s\n",
         me.nspace, me.rank, get_u32(&job, PMIX_JOB_SIZE), get_u32(&me, PMIX_APPNUM),
         get_u32(&me, PMIX_APP_RANK), get_u32(&me, PMIX_APP_SIZE), get_u32(&me, PMIX_APPLDR), parent,
-        spawned, argc > 1 ? argv[1] : "-", var ? var : "-", cwd);
+        spawned, argc > 1 ? argv[1] : "-", var ? var : "-", get_u32(&me, PMIX_LOCAL_RANK),
+        get_u32(&me, PMIX_NODE_RANK), cwd);
     fflush(stdout);
     if (strncmp(action, "until:", 6) == 0) {
         printf("child pid %d\n", (int)getpid());

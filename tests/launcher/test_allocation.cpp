@@ -216,7 +216,6 @@ BOOST_AUTO_TEST_CASE(map_by_slot_fills_each_host_in_turn) {
     BOOST_TEST(a.on_host[1] == (std::vector<std::uint32_t>{2, 3, 4}),
                boost::test_tools::per_element());
     BOOST_TEST(a.ranks[4].local_rank == 2u);
-    BOOST_TEST(a.ranks[4].node_rank == 2u);
     BOOST_TEST(a.ranks[2].local_rank == 0u);
     r.np = 3;
     BOOST_TEST(rank_hosts(ok(r)) == (std::vector<std::string>{"n1", "n1", "n2"}),

@@ -120,6 +120,8 @@ BOOST_AUTO_TEST_CASE(a_rank_spawns_a_job_and_hears_of_its_end) {
         BOOST_TEST(c.at("parent") == parent);
         BOOST_TEST(c.at("spawned") == "1");
         BOOST_TEST(c.at("cwd") == fs::current_path().string());  // the spawner's
+        // PMIX_NODE_RANK counts every job's ranks on the node: the parent's 16 come first.
+        BOOST_TEST(c.at("noderank") == std::to_string(16 + std::stoi(c.at("localrank"))));
         // Their output is tagged with their own namespace and rank.
         BOOST_TEST(count(p.out(), "[" + child_ns + "," + rank + "]<stdout>: child ") == 1u);
     }

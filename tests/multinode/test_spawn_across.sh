@@ -4,7 +4,8 @@
 # (or onto the host PMIX_HOST names), its ranks know their node and their parent, fence across
 # nodes, and their output reaches `zpmix run`; its end comes to the spawner (PMIX_EVENT_JOB_END
 # with its exit code) and is the run's exit status; a host outside the allocation and a part that
-# cannot start are refused; a child still running ends with its parent job, on every node.
+# cannot start are refused; a child still running ends with its parent job, on every node; with
+# --tag-output its lines name their node.
 # usage: test_spawn_across.sh ZPMIX WIREUP_PROG
 set -u
 zpmix=$1 prog=$2
@@ -43,10 +44,14 @@ check "host: the parent held its scenario" 2 "$(grep -c ': spawn_across ok$' <<<
 check "host: the part on $b that could not start is named" yes \
     "$(grep -q "failed on $b: cannot launch '/no/such/program-zpmix'" "$conf.err" && echo yes || cat "$conf.err")"
 
-# A child still running when its parent job ends is ended with it, on every node.
-out=$(run "${parent[@]}" 4 sleep 2>"$conf.err")
+# A child still running when its parent job ends is ended with it, on every node. With
+# --tag-output, each line of the child names the node its rank runs on.
+out=$(run --tag-output "${parent[@]}" 4 sleep 2>"$conf.err")
 check "teardown: exit status" 0 $?
-check "teardown: the child ran on both nodes" 4 "$(children "$out" | wc -l)"
+check "teardown: the child ran on both nodes" 4 \
+    "$(children "$(sed 's/^\[[^]]*\]<stdout>: //' <<<"$out")" | wc -l)"
+check "tag-output: each line of the child names its rank's node" 4 \
+    "$(grep -c '^\[[^,]*,[0-9]*,\([^]]*\)\]<stdout>: child [0-9]* of 4 on \1 ' <<<"$out")"
 deadline=$((SECONDS + 15))
 while left=$(ip netns pids "$a"; ip netns pids "$b") && [ -n "$left" ] && ((SECONDS < deadline)); do
     sleep 0.05

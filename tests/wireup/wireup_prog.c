@@ -733,11 +733,14 @@ static void scenario_jobinfo(int singleton) {
     JOB_CHECK(W, PMIX_LOCAL_PEERS, PMIX_STRING, v->data.string[0] == '0');
     JOB_CHECK(W, PMIX_HOSTNAME, PMIX_STRING, v->data.string[0] != '\0');
     JOB_CHECK(me.rank, PMIX_JOB_SIZE, PMIX_UINT32, v->data.uint32 == size); /* also per rank */
+    /* Node ranks count every job's ranks on the node: this job's come after the earlier jobs'. */
+    uint16_t node_base = 0;
+    JOB_CHECK(0, PMIX_NODE_RANK, PMIX_UINT16, ((node_base = v->data.uint16), 1));
     for (uint32_t r = 0; r < size; ++r) {
         JOB_CHECK(r, PMIX_RANK, PMIX_PROC_RANK, v->data.rank == r);
         JOB_CHECK(r, PMIX_GLOBAL_RANK, PMIX_PROC_RANK, v->data.rank == r);
         JOB_CHECK(r, PMIX_LOCAL_RANK, PMIX_UINT16, v->data.uint16 == r);
-        JOB_CHECK(r, PMIX_NODE_RANK, PMIX_UINT16, v->data.uint16 == r);
+        JOB_CHECK(r, PMIX_NODE_RANK, PMIX_UINT16, v->data.uint16 == node_base + r);
         JOB_CHECK(r, PMIX_NODEID, PMIX_UINT32, v->data.uint32 == 0);
         JOB_CHECK(r, PMIX_APPNUM, PMIX_UINT32, v->data.uint32 == 0);
         JOB_CHECK(r, PMIX_HOSTNAME, PMIX_STRING, v->data.string[0] != '\0');
@@ -1003,6 +1006,13 @@ static void scenario_otherjob(void) {
     CHECK(x == other_size);
     get_string(&wild, PMIX_NSPACE, theirs, sizeof theirs);
     CHECK(strcmp(theirs, wild.nspace) == 0);
+    /* The two jobs share the node: their node ranks are two runs that do not meet. */
+    uint16_t mine = 0, base = 0;
+    PMIX_LOAD_PROCID(&p, me.nspace, 0);
+    JOB_CHECK_IN(p, PMIX_NODE_RANK, PMIX_UINT16, ((mine = v->data.uint16), 1));
+    PMIX_LOAD_PROCID(&p, wild.nspace, 0);
+    JOB_CHECK_IN(p, PMIX_NODE_RANK, PMIX_UINT16, ((base = v->data.uint16), 1));
+    CHECK(base >= mine + size || mine >= base + other_size);
     for (uint32_t r = 0; r < other_size; ++r) {
         PMIX_LOAD_PROCID(&p, wild.nspace, r);
         get_string(&p, PMIX_HOSTNAME, theirs, sizeof theirs);
@@ -1010,7 +1020,7 @@ static void scenario_otherjob(void) {
         get_string(&p, PMIX_LOCALITY_STRING, theirs, sizeof theirs);
         CHECK(theirs[0] != '\0');
         JOB_CHECK_IN(p, PMIX_LOCAL_RANK, PMIX_UINT16, v->data.uint16 == r);
-        JOB_CHECK_IN(p, PMIX_NODE_RANK, PMIX_UINT16, v->data.uint16 == r);
+        JOB_CHECK_IN(p, PMIX_NODE_RANK, PMIX_UINT16, v->data.uint16 == base + r);
         JOB_CHECK_IN(p, PMIX_RANK, PMIX_PROC_RANK, v->data.rank == r);
     }
     PMIX_LOAD_PROCID(&p, wild.nspace, other_size);
@@ -1130,8 +1140,7 @@ static int remote_wait(int which) { /* bounded: 20 s */
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 20;
     pthread_mutex_lock(&remote_mu);
-    while (remote_seen[which] == 0 &&
-           pthread_cond_timedwait(&remote_cv, &remote_mu, &until) == 0) {
+    while (remote_seen[which] == 0 && pthread_cond_timedwait(&remote_cv, &remote_mu, &until) == 0) {
     }
     const int got = remote_seen[which];
     pthread_mutex_unlock(&remote_mu);
@@ -1510,6 +1519,10 @@ static int scenario_spawned(int argc, char **argv) {
     uint32_t nodes = 0, node = 0;
     JOB_CHECK(W, PMIX_NUM_NODES, PMIX_UINT32, (nodes = v->data.uint32) > 0);
     JOB_CHECK(me.rank, PMIX_NODEID, PMIX_UINT32, (node = v->data.uint32) < nodes);
+    /* Its parent has ranks on this node too: node ranks (every job's) run past local ranks. */
+    uint16_t local = 0;
+    JOB_CHECK(me.rank, PMIX_LOCAL_RANK, PMIX_UINT16, ((local = v->data.uint16), 1));
+    JOB_CHECK(me.rank, PMIX_NODE_RANK, PMIX_UINT16, v->data.uint16 > local);
     put_u32(PMIX_GLOBAL, "child.x", 50 + me.rank);
     CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
     fence_with(NULL, 0, 1, PMIX_SUCCESS);
