@@ -147,6 +147,9 @@ void GroupTracker::form(const std::string &grp) {
                         {msg::GroupMember{inv.leader, true, {}, {}}},
                         inv.notify};
     tell(PMIX_GROUP_CONSTRUCT_COMPLETE, inv.leader, g.members, grp, nullptr, &g.members);
+    // Fewer than invited: the members hear the membership they ended with.
+    if (!inv.out.empty())
+        tell(PMIX_GROUP_MEMBERSHIP_UPDATE, inv.leader, g.members, grp, nullptr, &g.members);
     log().debug("group {} formed by invitation: {} members", grp, g.members.size());
     groups_[grp] = std::move(g);
     bool leader = true;  // the first waiting call is the leader's
@@ -231,6 +234,7 @@ void GroupTracker::leave(const Envelope &env, msg::GroupLeave &m) {
     std::vector<msg::Proc> others = it->second.members;
     std::erase(others, m.proc);
     tell(PMIX_GROUP_LEFT, m.proc, others, m.grp, &m.proc);
+    tell(PMIX_GROUP_MEMBERSHIP_UPDATE, m.proc, others, m.grp, &m.proc, &others);
     const auto snapshot = namespaces_.snapshot();
     const auto view = brokers_.view();
     if (!view->alone())

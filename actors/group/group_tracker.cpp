@@ -295,18 +295,11 @@ void GroupTracker::notify_end(const msg::Proc &gone) {
     for (auto &[grp, g] : groups_) {
         if (!g.notify_termination || !std::binary_search(g.members.begin(), g.members.end(), gone))
             continue;
-        msg::NotifyEvent n;
-        n.event.status = g.leader == gone ? PMIX_GROUP_LEADER_FAILED : PMIX_GROUP_MEMBER_FAILED;
-        n.event.source = gone;
-        n.event.range = static_cast<std::uint8_t>(msg::Range::custom);
+        std::vector<msg::Proc> others;
         for (const auto &p : g.members)
-            if (p != gone) n.event.custom_range.push_back(p);
-        if (n.event.custom_range.empty()) continue;
-        n.event.affected = {gone};
-        n.event.text = "group " + grp + ": member " + gone.nspace + ":" +
-                       std::to_string(gone.rank) + " terminated";
-        n.do_not_cache = true;
-        send("events", n);
+            if (p != gone) others.push_back(p);
+        tell(g.leader == gone ? PMIX_GROUP_LEADER_FAILED : PMIX_GROUP_MEMBER_FAILED, gone,
+             std::move(others), grp, &gone);
     }
 }
 

@@ -43,12 +43,15 @@
 // ended (seen at once on the leader's node; on another node, at the timeout) or did not answer
 // within the invitation's timeout (PMIX_TIMEOUT, else group_timeout_ms) is left out
 // (PMIX_GROUP_INVITE_FAILED), and the leader gets PMIX_ERR_PARTIAL_SUCCESS. The members hear
-// PMIX_GROUP_CONSTRUCT_COMPLETE (info PMIX_GROUP_MEMBERSHIP) and every pending call returns.
+// PMIX_GROUP_CONSTRUCT_COMPLETE (info PMIX_GROUP_MEMBERSHIP), and PMIX_GROUP_MEMBERSHIP_UPDATE
+// with it when some invitee is out, and every pending call returns.
 // A leader that ends first aborts it: the invitees hear PMIX_GROUP_LEADER_FAILED, the accepted
 // joins return PMIX_GROUP_CONSTRUCT_ABORT (a new leader is not elected). A relayed answer is
 // bounded by group_timeout_ms and fails with PMIX_ERR_UNREACH when the leader's broker is lost.
-// PMIx_Group_leave: the others hear PMIX_GROUP_LEFT and every broker hosting members drops the
-// leaver (group.left); a group formed either way is destructed the same way.
+// PMIx_Group_leave: the others hear PMIX_GROUP_LEFT, then PMIX_GROUP_MEMBERSHIP_UPDATE (info
+// PMIX_GROUP_MEMBERSHIP, without the leaver), and every broker hosting members drops the leaver
+// (group.left); a group formed either way is destructed the same way. Every group event carries
+// PMIX_GROUP_ID.
 #include <chrono>
 #include <cstdint>
 #include <deque>

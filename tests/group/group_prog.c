@@ -395,8 +395,9 @@ static void lostnode(void) {
 }
 
 /* PMIX_GROUP_NOTIFY_TERMINATION: the last rank leaves the job after the group is built; every
- * other member gets PMIX_GROUP_MEMBER_FAILED naming it. */
+ * other member gets PMIX_GROUP_MEMBER_FAILED naming it and the group (PMIX_GROUP_ID). */
 static int member_failed = -1; /* the affected rank */
+static char failed_in[PMIX_MAX_NSLEN + 1];
 static void on_member_failed(size_t id, pmix_status_t status, const pmix_proc_t *source,
                              pmix_info_t info[], size_t ninfo, pmix_info_t *results,
                              size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
@@ -406,6 +407,8 @@ static void on_member_failed(size_t id, pmix_status_t status, const pmix_proc_t 
     for (size_t i = 0; i < ninfo; ++i)
         if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC))
             member_failed = (int)info[i].value.data.proc->rank;
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_ID) && info[i].value.type == PMIX_STRING)
+            snprintf(failed_in, sizeof failed_in, "%s", info[i].value.data.string);
     pthread_cond_broadcast(&cv);
     pthread_mutex_unlock(&mu);
     if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
@@ -429,6 +432,7 @@ static void notify(void) {
     while (member_failed < 0)
         if (pthread_cond_timedwait(&cv, &mu, &until) != 0) break;
     CHECK(member_failed == (int)size - 1);
+    CHECK(strcmp(failed_in, "gn") == 0);
     pthread_mutex_unlock(&mu);
     CHECK_RC(PMIx_Group_destruct("gn", NULL, 0), PMIX_SUCCESS);
 }
@@ -438,6 +442,7 @@ static void notify(void) {
 /* What the group events of this process said: counts by code, the last source and affected
  * rank, the group named (PMIX_GROUP_ID). */
 static int ev_invited, ev_accepted, ev_declined, ev_failed, ev_left, ev_complete, ev_leader_failed;
+static int ev_update, ev_update_members; /* PMIX_GROUP_MEMBERSHIP_UPDATE: count, last size */
 static pmix_proc_t ev_source;
 static int ev_affected = -1;
 static char ev_grp[PMIX_MAX_NSLEN + 1];
@@ -469,6 +474,13 @@ static void on_invite_event(size_t id, pmix_status_t status, const pmix_proc_t *
         case PMIX_GROUP_LEADER_FAILED:
             ++ev_leader_failed;
             break;
+        case PMIX_GROUP_MEMBERSHIP_UPDATE:
+            for (size_t i = 0; i < ninfo; ++i)
+                if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_MEMBERSHIP) &&
+                    info[i].value.type == PMIX_DATA_ARRAY)
+                    ev_update_members = (int)info[i].value.data.darray->size;
+            ++ev_update;
+            break;
         default:
             break;
     }
@@ -491,7 +503,8 @@ static void register_invite_events(void) {
                              PMIX_GROUP_INVITE_FAILED,
                              PMIX_GROUP_LEFT,
                              PMIX_GROUP_CONSTRUCT_COMPLETE,
-                             PMIX_GROUP_LEADER_FAILED};
+                             PMIX_GROUP_LEADER_FAILED,
+                             PMIX_GROUP_MEMBERSHIP_UPDATE};
     CHECK(PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], NULL, 0,
                                       on_invite_event, NULL, NULL) >= 0);
 }
@@ -540,9 +553,34 @@ static pmix_status_t answer_invitation(int accept, size_t *members, size_t *cid)
     return rc;
 }
 
+/* The membership of `grp` as PMIx_Get gives it: its size, or -1. */
+static int membership_size(const char *grp) {
+    pmix_proc_t whole;
+    pmix_value_t *v = NULL;
+    PMIX_LOAD_PROCID(&whole, grp, PMIX_RANK_WILDCARD);
+    int n = -1;
+    if (PMIx_Get(&whole, PMIX_GROUP_MEMBERSHIP, NULL, 0, &v) == PMIX_SUCCESS &&
+        v->type == PMIX_DATA_ARRAY)
+        n = (int)v->data.darray->size;
+    if (v) PMIX_VALUE_RELEASE(v);
+    return n;
+}
+
+/* A fence over the whole group, bounded (a member it waited for in vain would time it out). */
+static pmix_status_t group_fence(const char *grp) {
+    pmix_proc_t whole;
+    PMIX_LOAD_PROCID(&whole, grp, PMIX_RANK_WILDCARD);
+    pmix_info_t t;
+    int secs = 10;
+    PMIX_INFO_LOAD(&t, PMIX_TIMEOUT, &secs, PMIX_INT);
+    return PMIx_Fence(&whole, 1, &t, 1);
+}
+
 /* Rank 0 invites every other rank; the last declines, the others accept: the group is rank 0
- * and the acceptors, the leader heard each answer and gets PMIX_ERR_PARTIAL_SUCCESS. Then rank 1
- * leaves (the others hear PMIX_GROUP_LEFT), and the rest destruct it. */
+ * and the acceptors, the leader heard each answer and gets PMIX_ERR_PARTIAL_SUCCESS, and the
+ * members hear PMIX_GROUP_MEMBERSHIP_UPDATE (fewer than invited). Then rank 1 leaves: the others
+ * hear PMIX_GROUP_LEFT and the update without it, fence over the group without waiting for it,
+ * and destruct it. */
 static void invitation(void) {
     register_invite_events();
     CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
@@ -595,8 +633,35 @@ static void invitation(void) {
     } else if (me.rank != size - 1) {
         CHECK(wait_count(&ev_left, 1));
         CHECK(ev_affected == 1);
+        CHECK(wait_count(&ev_update, 2));
+        CHECK(ev_update_members == (int)size - 2);
+        CHECK(membership_size("gi") == (int)size - 2);
+        CHECK_RC(group_fence("gi"), PMIX_SUCCESS);
         CHECK_RC(PMIx_Group_destruct("gi", NULL, 0), PMIX_SUCCESS);
     }
+}
+
+/* Every rank constructs a group, with no event handler registered; rank 1 leaves it. The others'
+ * libraries follow the membership all the same: PMIx_Get of PMIX_GROUP_MEMBERSHIP loses rank 1
+ * (within 20 s), a fence over the group does not wait for it, and the rest destruct it. */
+static void leave_quietly(void) {
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    CHECK_RC(PMIx_Group_construct("gq", &all, 1, NULL, 0, NULL, NULL), PMIX_SUCCESS);
+    CHECK(membership_size("gq") == (int)size);
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS); /* every library follows the group */
+    if (me.rank == 1) {
+        CHECK_RC(PMIx_Group_leave("gq", NULL, 0), PMIX_SUCCESS);
+        return;
+    }
+    const double t0 = now();
+    while (membership_size("gq") != (int)size - 1 && now() - t0 < 20) {
+        struct timespec tick = {0, 2000000};
+        nanosleep(&tick, NULL);
+    }
+    CHECK(membership_size("gq") == (int)size - 1);
+    CHECK_RC(group_fence("gq"), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Group_destruct("gq", NULL, 0), PMIX_SUCCESS);
 }
 
 /* Rank 0 invites the others; the last never answers (it ends, or, with `silent`, waits): the
@@ -703,6 +768,8 @@ int main(int argc, char **argv) {
         lostnode();
     else if (strcmp(scenario, "invite") == 0)
         invitation();
+    else if (strcmp(scenario, "leavequiet") == 0)
+        leave_quietly();
     else if (strcmp(scenario, "invitesilent") == 0)
         invitation_failed(1);
     else if (strcmp(scenario, "invitedeath") == 0)

@@ -130,6 +130,12 @@ BOOST_AUTO_TEST_CASE(invite_accept_decline_then_leave_and_destruct) {
     BOOST_TEST(count(r.out, "invite ok") == 4u);
 }
 
+BOOST_AUTO_TEST_CASE(a_leaver_leaves_every_members_membership_without_handlers) {
+    const auto r = run("leavequiet", 3);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "leavequiet ok") == 3u);
+}
+
 BOOST_AUTO_TEST_CASE(an_invitee_that_never_answers_fails_at_the_timeout) {
     const auto r = run("invitesilent", 3);
     BOOST_TEST(r.status == 0, r.err);

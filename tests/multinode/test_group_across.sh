@@ -5,7 +5,8 @@
 # node's ranks in a group of their own get context ids unique across brokers; a node's broker
 # killed during a construct fails it for the others with PMIX_ERR_UNREACH, in bounded time;
 # groups by invitation with the leader on one node and invitees on another (accept, decline,
-# leave, destruct; an invitee that never answers).
+# leave, destruct; an invitee that never answers); a member that leaves (rank 1, on the first
+# node) leaves the membership the others' libraries keep, on either node.
 # usage: test_group_across.sh ZPMIX GROUP_PROG
 set -u
 zpmix=$(realpath "$1")
@@ -34,6 +35,8 @@ ok_lines "two nodes: a group per node, context ids unique across brokers" pernod
 
 out=$(run -H "$a:1,$b:3" "$prog" invite 2>&1)
 ok_lines "two nodes: invite, join, leave" invite 4 "$out" $?
+out=$(run -H "$a:2,$b:1" "$prog" leavequiet 2>&1)
+ok_lines "two nodes: a leaver leaves every member's membership" leavequiet 3 "$out" $?
 out=$(run -H "$a:1,$b:2" "$prog" invitesilent 2>&1)
 ok_lines "two nodes: an invitee that never answers" invitesilent 3 "$out" $?
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <future>
 
 #include <spdlog/spdlog.h>
@@ -88,23 +89,69 @@ void ClientEvents::register_handler(EventHandler h, Registered done) {
             done(rc, id);
             return;
         }
-        if (have_streams_) {
-            add_registered(std::move(h), std::move(done));
-            return;
-        }
-        actor_.request(msg::EventStreamsQuery{id_.me}, kRegisterTimeoutMs,
-                       [this, alive = std::weak_ptr<void>(alive_), h = std::move(h),
-                        done = std::move(done)](pmix_status_t status, const Envelope *env) mutable {
-                           if (alive.expired()) return done(PMIX_ERR_LOST_CONNECTION, 0);
-                           if (status == PMIX_SUCCESS) {
+        with_streams(
+            [this, h = std::move(h), done = std::move(done)](pmix_status_t status) mutable {
+                if (status != PMIX_SUCCESS) return done(status, 0);
+                add_registered(std::move(h), std::move(done));
+            });
+    });
+}
+
+void ClientEvents::with_streams(std::function<void(pmix_status_t)> then) {
+    if (have_streams_) return then(PMIX_SUCCESS);
+    actor_.request(msg::EventStreamsQuery{id_.me}, kRegisterTimeoutMs,
+                   [this, alive = std::weak_ptr<void>(alive_), then = std::move(then)](
+                       pmix_status_t status, const Envelope *env) mutable {
+                       if (alive.expired()) return then(PMIX_ERR_LOST_CONNECTION);
+                       if (status == PMIX_SUCCESS) {
+                           try {
                                auto s = env->as<msg::EventStreams>();
                                session_ = s.session;
                                host_ = s.host;
                                have_streams_ = true;
+                           } catch (const DecodeError &) {
+                               status = PMIX_ERR_UNPACK_FAILURE;
                            }
-                           if (status != PMIX_SUCCESS) return done(status, 0);
-                           add_registered(std::move(h), std::move(done));
-                       });
+                       }
+                       then(status);
+                   });
+}
+
+void ClientEvents::observe(std::vector<pmix_status_t> codes, Observer fn) {
+    actor_.post([this, codes = std::move(codes), fn = std::move(fn)]() mutable {
+        observers_.emplace_back(std::move(codes), std::move(fn));
+    });
+}
+
+void ClientEvents::follow(std::function<void()> done) {
+    if (!done) done = [] {};
+    if (following_) return actor_.post(std::move(done));
+    actor_.post([this, done = std::move(done)]() mutable {
+        if (!sub_) return done();
+        with_streams([this, done = std::move(done)](pmix_status_t status) mutable {
+            if (status != PMIX_SUCCESS) {
+                spdlog::warn("pmix client: cannot follow the library's events: status {}", status);
+                return done();
+            }
+            EventHandler job_level;  // the streams a job-level handler gets
+            const auto streams = streams_for(job_level);
+            if (std::all_of(streams.begin(), streams.end(),
+                            [this](const auto &s) { return subscribed_.contains(s); })) {
+                following_ = true;  // a handler's registration did it (or one is under way)
+                return done();
+            }
+            subscribe_and_register(0, streams,
+                                   [this, done = std::move(done)](pmix_status_t rc, std::size_t) {
+                                       if (rc == PMIX_SUCCESS)
+                                           following_ = true;
+                                       else
+                                           spdlog::warn(
+                                               "pmix client: cannot follow the library's "
+                                               "events: status {}",
+                                               rc);
+                                       done();
+                                   });
+        });
     });
 }
 
@@ -158,13 +205,13 @@ void ClientEvents::subscribe_and_register(std::size_t id, std::vector<std::strin
                            replayed_upto_.erase(id);
                            return done(status, 0);
                        }
-                       replayed_upto_[id] = reg.heads;
+                       if (id != 0) replayed_upto_[id] = reg.heads;  // 0: observers, no replay
                        done(PMIX_SUCCESS, id);
                        // The RFC's order: the registration is acknowledged, then cached events
                        // replayed.
                        for (const auto &ev : reg.replay) {
                            note_for_ack(ev);
-                           run_chain(ev, {id});
+                           if (id != 0) run_chain(ev, {id});
                        }
                        std::vector<msg::Event> early;
                        for (const auto &[stream, head] : reg.heads) {
@@ -278,6 +325,8 @@ void ClientEvents::recover(const StreamTracker::Gap &gap) {
 void ClientEvents::deliver(std::vector<msg::Event> events) {
     for (const auto &ev : events) {
         note_for_ack(ev);
+        for (const auto &[codes, fn] : observers_)
+            if (std::find(codes.begin(), codes.end(), ev.status) != codes.end()) fn(ev);
         run_chain(ev);
     }
 }

@@ -9,12 +9,15 @@
 // subscription reached it, with the streams' heads and their cached events, which go to the new
 // handler only. Live events then pass the StreamTracker (in order, once, gaps recovered) and run
 // the handler chain.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "actors/client/client_actor.hpp"
 #include "actors/client/events/event_chain.hpp"
@@ -41,6 +44,14 @@ class ClientEvents {
     void notify(msg::Event ev, bool do_not_cache, OpDone done);
     // An event of this process alone (PMIX_ERR_LOST_CONNECTION, PMIX_MODEL_DECLARED...).
     void raise_local(msg::Event ev);
+    // The library's own bookkeeping (a group's membership, which PMIx_Fence over the group uses):
+    // `fn` sees, on the progress thread, every live event of these codes that reaches this
+    // process, before its handlers and whatever they do (no replay of cached events).
+    using Observer = std::function<void(const msg::Event &)>;
+    void observe(std::vector<pmix_status_t> codes, Observer fn);
+    // Subscribes this process to its job-level streams if no handler did, so that observers
+    // hear their events, then calls `done` (on the progress thread); once subscribed, at once.
+    void follow(std::function<void()> done = {});
 
     bool on_progress_thread() const;
 
@@ -53,6 +64,8 @@ class ClientEvents {
     bool have_streams_ = false;
     std::string session_, host_;
     std::set<std::string> subscribed_;
+    std::atomic<bool> following_{false};  // the job-level streams are subscribed and registered
+    std::vector<std::pair<std::vector<pmix_status_t>, Observer>> observers_;
     std::uint64_t next_sync_ = 1;
     std::map<std::size_t, std::map<std::string, std::uint64_t>> replayed_upto_;
     std::set<std::string> to_ack_;  // streams with events delivered and not yet acknowledged
@@ -63,6 +76,8 @@ class ClientEvents {
 
     void add_registered(EventHandler h, Registered done);
     void subscribe_and_register(std::size_t id, std::vector<std::string> streams, Registered done);
+    // `then` once the broker told this process's session and node (the streams' names).
+    void with_streams(std::function<void(pmix_status_t)> then);
     std::vector<std::string> streams_for(const EventHandler &h) const;
     void on_sub();
     void deliver(std::vector<msg::Event> events);

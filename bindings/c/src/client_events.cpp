@@ -2,6 +2,7 @@
 // PMIx_Notify_event) over the process's ClientEvents.
 #include "client_events.hpp"
 
+#include <chrono>
 #include <cstring>
 #include <ctime>
 #include <future>
@@ -45,10 +46,20 @@ pmix_status_t events_start(client::ClientActor &actor, const pmix_proc_t &me,
         spdlog::error("pmix client: cannot subscribe to the broker's events: {}", e.what());
         return e.refused ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_UNREACH;
     }
+    ev->observe({PMIX_GROUP_LEFT, PMIX_GROUP_MEMBERSHIP_UPDATE}, group_membership_changed);
     std::lock_guard lock(g_mu);
     g_events = std::move(ev);
     g_me = me;
     return PMIX_SUCCESS;
+}
+
+void events_follow() {
+    auto ev = events();
+    if (!ev) return;
+    if (ev->on_progress_thread()) return ev->follow();
+    auto followed = std::make_shared<std::promise<void>>();
+    ev->follow([followed] { followed->set_value(); });
+    followed->get_future().wait_for(std::chrono::seconds(10));
 }
 
 void events_stop() {

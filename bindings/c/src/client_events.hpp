@@ -3,6 +3,7 @@
 #include <string>
 
 #include "actors/client/client_actor.hpp"
+#include "actors/client/events/client_events.hpp"
 #include "actors/protocol/job.hpp"
 #include "pmix_common.h"
 
@@ -16,5 +17,10 @@ pmix_status_t events_start(client::ClientActor &actor, const pmix_proc_t &me,
 void events_stop();
 // PMIx_Init with PMIX_PROGRAMMING_MODEL: PMIX_MODEL_DECLARED to this process's handlers.
 void events_model_declared(const pmix_info_t info[], size_t ninfo);
+// This process now follows its events for the library's own bookkeeping (a group's membership,
+// client_group.hpp), whether or not it registered a handler (client::ClientEvents::follow).
+// From a caller's thread, returns once it does (10 s at most); from the progress thread (an _nb
+// call's callback), at once.
+void events_follow();
 
 }  // namespace zpmix::c

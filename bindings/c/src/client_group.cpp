@@ -29,6 +29,7 @@
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/group.hpp"
 #include "attached_client.hpp"
+#include "client_events.hpp"
 #include "pmix.h"
 
 namespace zpmix::c {
@@ -191,6 +192,7 @@ pmix_status_t completed(const msg::GroupDone &d, pmix_info_t **results, size_t *
         std::lock_guard lock(groups_mu);
         groups[d.grp] = Known{std::move(*membership)};
     }
+    events_follow();  // a member that leaves later changes the membership here
     if (results && nresults) {
         const size_t n = d.context_id ? 2 : 1;
         PMIX_INFO_CREATE(*results, n);
@@ -256,6 +258,45 @@ bool expand_groups(std::vector<msg::Proc> &procs) {
     }
     if (any) procs = std::move(out);
     return true;
+}
+
+void group_membership_changed(const msg::Event &ev) {
+    pmix_info_t *infos = nullptr;
+    size_t n = 0;
+    if (decode_infos(ev.info.data(), ev.info.size(), &infos, &n) != PMIX_SUCCESS) return;
+    std::string grp;
+    std::optional<std::vector<msg::Proc>> now;
+    for (size_t i = 0; i < n; ++i) {
+        const pmix_value_t &v = infos[i].value;
+        if (is(infos[i], PMIX_GROUP_ID) && v.type == PMIX_STRING && v.data.string) {
+            grp = v.data.string;
+        } else if (is(infos[i], PMIX_GROUP_MEMBERSHIP) && v.type == PMIX_DATA_ARRAY &&
+                   v.data.darray && v.data.darray->type == PMIX_PROC) {
+            const auto *procs = static_cast<const pmix_proc_t *>(v.data.darray->array);
+            now.emplace();
+            for (size_t k = 0; k < v.data.darray->size; ++k) now->push_back(to_msg(procs[k]));
+            std::sort(now->begin(), now->end());
+        }
+    }
+    PMIX_INFO_FREE(infos, n);
+    std::vector<msg::Proc> members;
+    {
+        std::lock_guard lock(groups_mu);
+        auto g = groups.find(grp);
+        if (g == groups.end()) return;
+        if (now)
+            g->second.members = std::move(*now);
+        else if (ev.status == PMIX_GROUP_LEFT && !ev.affected.empty())
+            std::erase(g->second.members, ev.affected.front());
+        members = g->second.members;
+    }
+    pmix_proc_t whole;
+    PMIX_LOAD_PROCID(&whole, grp.c_str(), PMIX_RANK_WILDCARD);
+    pmix_value_t v;
+    PMIX_VALUE_CONSTRUCT(&v);
+    load_membership(v, members);
+    store(whole, PMIX_GROUP_MEMBERSHIP, v);
+    PMIX_VALUE_DESTRUCT(&v);
 }
 
 bool group_member(const pmix_proc_t &p, pmix_proc_t &member) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "actors/protocol/common.hpp"
+#include "actors/protocol/events.hpp"
 #include "pmix_common.h"
 
 namespace zpmix::c {
@@ -23,5 +24,11 @@ bool expand_groups(std::vector<msg::Proc> &procs);
 // The member of rank `p.rank` of the group named `p.nspace`, when this process is in that group
 // (for PMIx_Get by group rank).
 bool group_member(const pmix_proc_t &p, pmix_proc_t &member);
+
+// PMIX_GROUP_LEFT (its affected proc left) or PMIX_GROUP_MEMBERSHIP_UPDATE (its
+// PMIX_GROUP_MEMBERSHIP is the group's now) for a group of this process: its membership here
+// follows, for the calls above and PMIx_Get of PMIX_GROUP_MEMBERSHIP. Once it is in a group, this
+// process follows its events (client_events.hpp) whether or not it registered a handler.
+void group_membership_changed(const msg::Event &ev);
 
 }  // namespace zpmix::c
