@@ -116,6 +116,7 @@ void Launcher::shutdown(std::function<void()> done) {
 }
 
 void Launcher::remove_session_dir() {
+    topology_.wait();  // it writes there
     std::error_code ec;
     fs::remove_all(settings_.run_dir + "/session", ec);
 }
@@ -788,6 +789,9 @@ void Launcher::begin(const Envelope &env, Job job, Plan plan, std::string secret
     for (auto &app : plan.apps)
         sp.apps.push_back(plan_app(app, inherited, plan.env, client_vars, info.nsdir,
                                    plan.personality_ompi, job.local.size()));
+    // Open MPI's ranks load the node's topology from PMIx: written once, while they start.
+    if (std::any_of(sp.apps.begin(), sp.apps.end(), [](const AppPlan &a) { return a.links_mpi; }))
+        topology_.start(info.session_tmpdir);
     sp.request = env;
     job.env = std::move(plan.env);
     job.personality_ompi = plan.personality_ompi.value_or(false);

@@ -43,6 +43,7 @@
 #include "actors/launcher/node_ranks.hpp"
 #include "actors/launcher/placement.hpp"
 #include "actors/launcher/rank_environment.hpp"
+#include "actors/launcher/topology_writer.hpp"
 #include "actors/launcher/watchdog.hpp"
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/job.hpp"
@@ -164,6 +165,7 @@ class Launcher : public Actor {
     const BrokerMap &brokers_;
     Placement placement_;
     NodeRanks node_ranks_;                    // of the jobs laid out here (a part's come laid out)
+    TopologyWriter topology_;                 // the node's topology file, for Open MPI's ranks
     std::map<std::string, Job> jobs_;         // by namespace
     std::map<std::int64_t, int> requesters_;  // pid -> pidfd of a requester we watch
     unsigned next_job_ = 1;

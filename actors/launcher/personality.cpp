@@ -122,6 +122,10 @@ void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_
     // of a scheduler tick each, and a collective costs milliseconds.
     env.try_emplace("OMPI_MCA_mpi_oversubscribe",
                     std::string("OMPI_MCA_mpi_oversubscribe=") + (oversubscribed ? "1" : "0"));
+    // What mpirun sets too, so that MPI_Init does not open the PMI components it cannot use nor
+    // query every shared-memory component.
+    env.try_emplace("OMPI_MCA_pmix", "OMPI_MCA_pmix=^s1,s2,cray,isolated");
+    env.try_emplace("OMPI_MCA_shmem_RUNTIME_QUERY_hint", "OMPI_MCA_shmem_RUNTIME_QUERY_hint=mmap");
 }
 
 bool oversubscribes(std::size_t n) {

@@ -84,8 +84,8 @@ AppPlan plan_app(msg::App &app, const char *const *inherited,
     a.cmd = program_of(app);
     a.argv = app.argv.empty() ? std::vector<std::string>{a.cmd} : std::move(app.argv);
     a.cwd = app.session_cwd && app.cwd.empty() ? nsdir : std::move(app.cwd);
-    const bool ompi =
-        personality_ompi ? *personality_ompi : personality::links_libmpi(a.cmd, a.cwd);
+    a.links_mpi = personality::links_libmpi(a.cmd, a.cwd);
+    const bool ompi = personality_ompi ? *personality_ompi : a.links_mpi;
     a.env = rank_environment(inherited, job_env, app.env, client, app.prefix,
                              ompi ? personality::library_dir() : "",
                              ompi && personality::oversubscribes(local_ranks));

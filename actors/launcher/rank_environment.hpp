@@ -18,6 +18,7 @@ struct AppPlan {
     std::string cwd;
     std::vector<std::string> env;  // shared by the app's ranks but for env[rank_var]
     std::size_t rank_var = 0;
+    bool links_mpi = false;  // the program links libmpi: its ranks load the node's topology
 };
 
 // The rank's environment: the inherited one, minus what belongs to another job (ZPMIX_URI,

@@ -5,6 +5,10 @@
  *                           MPI_Abort(MPI_COMM_WORLD, CODE) while the others wait in a barrier
  *   mpi_prog kill R         the same, but rank R kills itself with SIGKILL
  *   mpi_prog init           MPI_Init and MPI_Finalize only (the benchmark)
+ *   mpi_prog topology       before MPI_Init, waits (20 s at most) for the node's topology file
+ *                           in its broker's session directory (the directory of ZPMIX_URI's
+ *                           socket, then session/topology.xml), which only the broker can have
+ *                           written then; prints "topology ready before MPI_Init"
  * Exit status: 0, or 1 with a message on stderr when a check fails. */
 #include <mpi.h>
 #include <signal.h>
@@ -51,8 +55,38 @@ static int check(int rank, int size, int expected_size) {
     return 0;
 }
 
+/* Whether <broker dir>/session/topology.xml holds hwloc's XML within 20 s. */
+static int topology_ready(void) {
+    const char *uri = getenv("ZPMIX_URI");
+    if (uri == NULL || strncmp(uri, "ipc://", 6) != 0) return 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", uri + 6);
+    char *slash = strrchr(path, '/');
+    if (slash == NULL) return 0;
+    snprintf(slash, sizeof path - (size_t)(slash - path), "/session/topology.xml");
+    for (int i = 0; i < 2000; ++i) {
+        FILE *f = fopen(path, "r");
+        if (f) {
+            char head[4096] = "";
+            size_t n = fread(head, 1, sizeof head - 1, f);
+            fclose(f);
+            head[n] = 0;
+            if (strstr(head, "<topology")) return 1;
+        }
+        usleep(10000);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "check";
+    if (strcmp(mode, "topology") == 0) {
+        if (!topology_ready()) {
+            fprintf(stderr, "no topology file from the broker\n");
+            return 1;
+        }
+        printf("topology ready before MPI_Init\n");
+    }
     MPI_Init(&argc, &argv);
     int rank = -1, size = -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -75,8 +109,10 @@ int main(int argc, char **argv) {
         MPI_Barrier(MPI_COMM_WORLD);
         fprintf(stderr, "rank %d: passed the barrier after a death\n", rank);
         rc = 1;
-    } else if (strcmp(mode, "init") != 0) {
-        fprintf(stderr, "usage: %s [check [SIZE] | abort RANK CODE | kill RANK | init]\n", argv[0]);
+    } else if (strcmp(mode, "init") != 0 && strcmp(mode, "topology") != 0) {
+        fprintf(stderr,
+                "usage: %s [check [SIZE] | abort RANK CODE | kill RANK | init | topology]\n",
+                argv[0]);
         rc = 2;
     }
     MPI_Finalize();

@@ -97,6 +97,14 @@ BOOST_AUTO_TEST_CASE(world_of_four) {
             count(run.out(), "rank " + std::to_string(r) + " of 4: allreduce 10 ring 6 ok") == 1u);
 }
 
+// The broker writes the node's topology as an MPI program's job starts, before any rank asks
+// for it in MPI_Init (which then loads it instead of discovering the node).
+BOOST_AUTO_TEST_CASE(the_broker_writes_the_topology_for_mpi_ranks) {
+    Run run({"-n", "2", kMpiProg, "topology"});
+    BOOST_TEST(run.exit_code() == 0, run.err());
+    BOOST_TEST(count(run.out(), "topology ready before MPI_Init") == 2u, run.out());
+}
+
 // What mpirun tells Open MPI about oversubscription: 1 when the node runs more ranks than it has
 // CPUs (Open MPI's ranks then yield while they wait), else 0; the user's own setting wins.
 BOOST_AUTO_TEST_CASE(ranks_get_mpiruns_oversubscription_word) {

@@ -61,8 +61,8 @@ pmix_status_t ask(const Msg &m, std::uint32_t timeout_ms, client::ClientActor::R
     return reply.status;
 }
 
-// The node's topology as hwloc v2 XML, through the file dir/topology.xml that the first caller of
-// the node writes (under dir/topology.lock) and the others read (client_topology.cpp).
+// The node's topology as hwloc v2 XML, through the file dir/topology.xml that the broker or the
+// first process of the node that asks writes (actors/topology/node_topology.hpp).
 // PMIX_ERR_NOT_FOUND when it can be neither read nor made.
 pmix_status_t shared_topology_xml(const std::string &dir, std::string &xml);
 

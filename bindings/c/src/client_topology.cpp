@@ -11,19 +11,15 @@
 // a level when their fields for it intersect.
 //
 // The node's topology as hwloc's XML (PMIX_HWLOC_XML_V2, which Open MPI loads instead of
-// discovering the node itself: ~100 ms a rank on a small VM, against 0.2 ms to load the XML) is
-// shared through <job's PMIX_TMPDIR>/topology.xml: the first rank that asks discovers it once.
+// discovering the node itself) is shared through <job's PMIX_TMPDIR>/topology.xml
+// (actors/topology/node_topology.hpp), which the broker writes as an Open MPI job starts.
 //
 // A device's distance from a cpuset is counted in hwloc's tree: from each PU of the cpuset up to
 // the lowest object it shares with the device's locality (its first non-I/O ancestor), then down
 // to that locality; mindist and maxdist are the least and the most over the cpuset's PUs.
-#include <fcntl.h>
 #include <hwloc.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -31,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "actors/topology/node_topology.hpp"
 #include "attached_client.hpp"
 #include "pmix.h"
 
@@ -40,16 +37,7 @@ namespace {
 hwloc_topology_t node_topology() {
     static std::once_flag once;
     static hwloc_topology_t topo = nullptr;
-    std::call_once(once, [] {
-        hwloc_topology_t t = nullptr;
-        if (hwloc_topology_init(&t) != 0) return;
-        hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-        if (hwloc_topology_load(t) != 0) {
-            hwloc_topology_destroy(t);
-            return;
-        }
-        topo = t;
-    });
+    std::call_once(once, [] { topo = zpmix::load_node_topology(); });
     return topo;
 }
 
@@ -159,49 +147,12 @@ pmix_status_t distances(pmix_topology_t *topo, pmix_cpuset_t *cpuset, const pmix
 }
 
 // Reads a whole file; false if it cannot.
-bool read_file(const std::string &path, std::string &out) {
-    std::FILE *f = std::fopen(path.c_str(), "rb");
-    if (f == nullptr) return false;
-    out.clear();
-    char buf[65536];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
-    const bool ok = !std::ferror(f);
-    std::fclose(f);
-    return ok && !out.empty();
-}
-
 }  // namespace
 
 namespace zpmix::c {
 
 pmix_status_t shared_topology_xml(const std::string &dir, std::string &xml) {
-    const std::string path = dir + "/topology.xml";
-    if (read_file(path, xml)) return PMIX_SUCCESS;
-    // The first rank to ask discovers it; the others wait on the lock and read its file.
-    const int lock = ::open((dir + "/topology.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (lock < 0) return PMIX_ERR_NOT_FOUND;
-    pmix_status_t rc = PMIX_ERR_NOT_FOUND;
-    if (::flock(lock, LOCK_EX) == 0) {
-        if (read_file(path, xml)) {
-            rc = PMIX_SUCCESS;
-        } else if (hwloc_topology_t topo = node_topology()) {
-            char *buf = nullptr;
-            int len = 0;
-            if (hwloc_topology_export_xmlbuffer(topo, &buf, &len, 0) == 0 && len > 1) {
-                xml.assign(buf, static_cast<std::size_t>(len - 1));  // without its NUL
-                hwloc_free_xmlbuffer(topo, buf);
-                const std::string tmp = path + "." + std::to_string(::getpid());
-                if (std::FILE *f = std::fopen(tmp.c_str(), "wb")) {
-                    const bool ok = std::fwrite(xml.data(), 1, xml.size(), f) == xml.size();
-                    if (std::fclose(f) == 0 && ok) ::rename(tmp.c_str(), path.c_str());
-                    ::unlink(tmp.c_str());
-                }
-                rc = PMIX_SUCCESS;
-            }
-        }
-    }
-    ::close(lock);
-    return rc;
+    return zpmix::shared_topology_xml(dir, xml, node_topology) ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND;
 }
 
 }  // namespace zpmix::c
