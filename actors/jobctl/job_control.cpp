@@ -11,6 +11,8 @@
 
 #include <pmix_common.h>
 
+#include "actors/runtime/job_row.hpp"
+
 namespace zpmix {
 
 namespace {
@@ -60,6 +62,7 @@ JobControl::JobControl(Reactor &reactor, Bus &bus, const NamespaceTable &namespa
     on(&JobControl::terminate_ranks, Access::internal);
     on(&JobControl::jobs, Access::operator_);
     on(&JobControl::namespace_ended, Access::internal);
+    on(&JobControl::job_finished, Access::internal);
     on(&JobControl::proc_ended, Access::internal);
     on(&JobControl::signalled, Access::internal);
     on(&JobControl::ok, Access::internal);
@@ -389,22 +392,8 @@ void JobControl::proc_table(const Envelope &env, msg::ProcTableQuery &m) {
 }
 
 msg::JobRow JobControl::row_of(const std::string &nspace, const NamespaceRecord &job) const {
-    msg::JobRow row;
-    row.nspace = nspace;
-    row.program = job.job->program;
-    row.np = job.size();
-    row.started_us = job.registered_us;
-    for (const auto &p : job.job->procs)
-        if (std::find(row.hosts.begin(), row.hosts.end(), p.hostname) == row.hosts.end())
-            row.hosts.push_back(p.hostname);
-    for (const auto &[name, ranks] : job.job->psets) row.psets.push_back(name);
     const auto ours = jobs_.find(nspace);
-    for (std::uint32_t r = 0; r < job.size(); ++r) {
-        const auto &e = job.ends[r];
-        const bool paused = ours != jobs_.end() && ours->second.paused.contains(r);
-        ++row.states[e.ended ? (e.signal ? "killed" : "exited") : (paused ? "paused" : "running")];
-    }
-    return row;
+    return ours == jobs_.end() ? job_row(nspace, job) : job_row(nspace, job, ours->second.paused);
 }
 
 void JobControl::jobs(const Envelope &env, msg::JobsQuery &m) {
@@ -439,24 +428,16 @@ void JobControl::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
         if (c.nspace == m.nspace) gone.push_back(key);
     for (auto key : gone) finish_checkpoint(key, PMIX_ERR_NOT_FOUND, "the job ended");
     jobs_.erase(m.nspace);
-    // Kept for `zpmix ps` as its ranks were last seen (the table no longer has it).
-    auto seen = last_seen_.extract(m.nspace);
-    if (!m.ran || settings_.keep_finished.count() == 0) return;
-    msg::JobRow row;
-    if (seen) row = std::move(seen.mapped());
-    row.nspace = m.nspace;
-    row.ended_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
-    row.status = m.status;
-    row.message = m.message;
-    finished_.push_back(std::move(row));
+}
+
+void JobControl::job_finished(const Envelope &, msg::JobFinished &m) {
+    if (settings_.keep_finished.count() == 0) return;
+    finished_.push_back(std::move(m.row));
     if (finished_.size() > kMaxFinished) finished_.pop_front();
 }
 
 void JobControl::proc_ended(const Envelope &, msg::ProcEnded &m) {
     if (auto it = jobs_.find(m.nspace); it != jobs_.end()) it->second.paused.erase(m.rank);
-    if (const auto job = namespaces_.find(m.nspace)) last_seen_[m.nspace] = row_of(m.nspace, *job);
     std::vector<std::uint64_t> failed;
     for (const auto &[key, c] : checkpoints_)
         if (c.nspace == m.nspace && c.waiting.contains(m.rank)) failed.push_back(key);

@@ -56,10 +56,9 @@ class JobControl : public Actor {
                const BrokerMap &brokers, Settings settings);
 
   private:
-    // Finished jobs for `zpmix ps`, oldest first, each until keep_finished after its end; the
-    // last view of each running job's ranks (from its last rank end) to list it when it ends.
+    // Finished jobs for `zpmix ps`, oldest first, each until keep_finished after its end (their
+    // rows come from the registry: msg::JobFinished).
     std::deque<msg::JobRow> finished_;
-    std::map<std::string, msg::JobRow> last_seen_;
     msg::JobRow row_of(const std::string &nspace, const NamespaceRecord &job) const;
     // What job control adds to a job of the table.
     struct Job {
@@ -110,6 +109,7 @@ class JobControl : public Actor {
     void proc_table(const Envelope &env, msg::ProcTableQuery &m);
     void terminate_ranks(const Envelope &env, msg::TerminateRanks &m);
     void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);
+    void job_finished(const Envelope &env, msg::JobFinished &m);
     void proc_ended(const Envelope &env, msg::ProcEnded &m);
     void signalled(const Envelope &env, msg::SignalledRanks &m);
     void ok(const Envelope &env, msg::Ok &m);

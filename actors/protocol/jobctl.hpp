@@ -98,6 +98,14 @@ struct JobRow {
     std::map<std::string, std::uint32_t> states;  // finished: ProcRow state -> ranks
     ZPMIX_MSG_MAP(nspace, program, np, hosts, psets, started_us, ended_us, status, message, states);
 };
+// Registry -> jobctl (internal): a job that ran ended here; its row as the table had it then,
+// with its status and message (`zpmix ps` lists it for keep_finished_s). Sent before ns.ended,
+// while the record is still there: jobctl, on its own thread, may find the table without it.
+struct JobFinished {
+    static constexpr const char *type = "jctl.job_finished";
+    JobRow row;
+    ZPMIX_MSG_MAP(row);
+};
 struct JobList {
     static constexpr const char *type = "jctl.jobs.reply";
     std::vector<JobRow> jobs;

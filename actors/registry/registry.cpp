@@ -1,10 +1,23 @@
 #include "actors/registry/registry.hpp"
 
+#include <chrono>
 #include <set>
 
 #include <pmix_common.h>
 
+#include "actors/runtime/job_row.hpp"
+
 namespace zpmix {
+
+namespace {
+
+std::int64_t now_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
 
 Registry::Registry(Reactor &reactor, Bus &bus, NamespaceTable &table, std::string broker_name,
                    std::string events_uri, std::uint64_t max_message)
@@ -153,11 +166,19 @@ void Registry::tree_lost(const Envelope &, msg::TreeLost &m) {
                 broadcast(msg::ProcEnded{nspace, p.rank, 0, 0, p.hostname});
 }
 
-// fence, modex, events, jobctl, monitor, and the dispatcher (the job's sessions end)
+// fence, modex, events, jobctl, monitor, and the dispatcher (the job's sessions end); jobctl
+// first gets the job's row (`zpmix ps`), which only the record still in the table has.
 void Registry::deregister_namespace(const Envelope &, msg::DeregisterNamespace &m) {
     ranks_.gone(m.nspace);
     const auto ns = table_.find(m.nspace);
     if (!ns) return;
+    if (m.ran) {
+        msg::JobFinished finished{job_row(m.nspace, *ns)};
+        finished.row.ended_us = now_us();
+        finished.row.status = m.status;
+        finished.row.message = m.message;
+        broadcast(finished);
+    }
     table_.remove(m.nspace);
     log().debug("namespace {} deregistered", m.nspace);
     broadcast(msg::NamespaceEnded{m.nspace, m.ran, m.status, std::move(m.message),
