@@ -641,13 +641,31 @@ static void invitation(void) {
     }
 }
 
-/* Every rank constructs a group, with no event handler registered; rank 1 leaves it. The others'
- * libraries follow the membership all the same: PMIx_Get of PMIX_GROUP_MEMBERSHIP loses rank 1
- * (within 20 s), a fence over the group does not wait for it, and the rest destruct it. */
-static void leave_quietly(void) {
+static int constructed_nb; /* PMIx_Group_construct_nb callbacks that said PMIX_SUCCESS */
+static void on_constructed_nb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                              pmix_release_cbfunc_t release_fn, void *release_cbdata) {
+    (void)info, (void)ninfo, (void)cbdata;
+    pthread_mutex_lock(&mu);
+    if (status == PMIX_SUCCESS) ++constructed_nb;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    if (release_fn) release_fn(release_cbdata);
+}
+
+/* Every rank constructs a group (with `nb`, PMIx_Group_construct_nb), with no event handler
+ * registered; rank 1 leaves it. The others' libraries follow the membership all the same:
+ * PMIx_Get of PMIX_GROUP_MEMBERSHIP loses rank 1 (within 20 s), a fence over the group does not
+ * wait for it, and the rest destruct it. */
+static void leave_quietly(int nb) {
     pmix_proc_t all;
     PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
-    CHECK_RC(PMIx_Group_construct("gq", &all, 1, NULL, 0, NULL, NULL), PMIX_SUCCESS);
+    if (nb) {
+        CHECK_RC(PMIx_Group_construct_nb("gq", &all, 1, NULL, 0, on_constructed_nb, NULL),
+                 PMIX_SUCCESS);
+        CHECK(wait_count(&constructed_nb, 1));
+    } else {
+        CHECK_RC(PMIx_Group_construct("gq", &all, 1, NULL, 0, NULL, NULL), PMIX_SUCCESS);
+    }
     CHECK(membership_size("gq") == (int)size);
     CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS); /* every library follows the group */
     if (me.rank == 1) {
@@ -768,8 +786,8 @@ int main(int argc, char **argv) {
         lostnode();
     else if (strcmp(scenario, "invite") == 0)
         invitation();
-    else if (strcmp(scenario, "leavequiet") == 0)
-        leave_quietly();
+    else if (strcmp(scenario, "leavequiet") == 0 || strcmp(scenario, "leavequietnb") == 0)
+        leave_quietly(strcmp(scenario, "leavequietnb") == 0);
     else if (strcmp(scenario, "invitesilent") == 0)
         invitation_failed(1);
     else if (strcmp(scenario, "invitedeath") == 0)

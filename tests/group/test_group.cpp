@@ -134,6 +134,9 @@ BOOST_AUTO_TEST_CASE(a_leaver_leaves_every_members_membership_without_handlers) 
     const auto r = run("leavequiet", 3);
     BOOST_TEST(r.status == 0, r.err);
     BOOST_TEST(count(r.out, "leavequiet ok") == 3u);
+    const auto nb = run("leavequietnb", 3);  // the same after PMIx_Group_construct_nb
+    BOOST_TEST(nb.status == 0, nb.err);
+    BOOST_TEST(count(nb.out, "leavequietnb ok") == 3u);
 }
 
 BOOST_AUTO_TEST_CASE(an_invitee_that_never_answers_fails_at_the_timeout) {

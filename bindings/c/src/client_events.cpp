@@ -53,9 +53,13 @@ pmix_status_t events_start(client::ClientActor &actor, const pmix_proc_t &me,
     return PMIX_SUCCESS;
 }
 
-void events_follow() {
+void events_follow(std::function<void()> then) {
     auto ev = events();
-    if (!ev) return;
+    if (!ev) {
+        if (then) then();
+        return;
+    }
+    if (then) return ev->follow(std::move(then));
     if (ev->on_progress_thread()) return ev->follow();
     auto followed = std::make_shared<std::promise<void>>();
     ev->follow([followed] { followed->set_value(); });

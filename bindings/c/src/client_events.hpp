@@ -1,5 +1,6 @@
 #pragma once
 // The client library's event notification (client_events.cpp), as client_api.cpp starts it.
+#include <functional>
 #include <string>
 
 #include "actors/client/client_actor.hpp"
@@ -19,8 +20,8 @@ void events_stop();
 void events_model_declared(const pmix_info_t info[], size_t ninfo);
 // This process now follows its events for the library's own bookkeeping (a group's membership,
 // client_group.hpp), whether or not it registered a handler (client::ClientEvents::follow).
-// From a caller's thread, returns once it does (10 s at most); from the progress thread (an _nb
-// call's callback), at once.
-void events_follow();
+// Without `then`, returns once it does (10 s at most; from the progress thread, at once); with
+// it, returns at once and calls `then` (on the progress thread) once it does.
+void events_follow(std::function<void()> then = {});
 
 }  // namespace zpmix::c

@@ -192,7 +192,6 @@ pmix_status_t completed(const msg::GroupDone &d, pmix_info_t **results, size_t *
         std::lock_guard lock(groups_mu);
         groups[d.grp] = Known{std::move(*membership)};
     }
-    events_follow();  // a member that leaves later changes the membership here
     if (results && nresults) {
         const size_t n = d.context_id ? 2 : 1;
         PMIX_INFO_CREATE(*results, n);
@@ -228,6 +227,18 @@ void release_infos(void *cbdata) {
     auto *r = static_cast<std::pair<pmix_info_t *, size_t> *>(cbdata);
     PMIX_INFO_FREE(r->first, r->second);
     delete r;
+}
+
+// A construct's or join's results to its _nb callback. A member (results given) follows its
+// events first (events_follow), so that a member leaving as soon as the group is formed changes
+// the membership here too.
+void answer_member(pmix_status_t status, pmix_info_t *results, size_t n, pmix_info_cbfunc_t cbfunc,
+                   void *cbdata) {
+    if (results == nullptr) return cbfunc(status, nullptr, 0, cbdata, nullptr, nullptr);
+    events_follow([=] {
+        cbfunc(status, results, n, cbdata, release_infos,
+               new std::pair<pmix_info_t *, size_t>(results, n));
+    });
 }
 
 }  // namespace
@@ -331,7 +342,9 @@ PMIX_EXPORT pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc
     if (pmix_status_t s = done_of(rc, rc == PMIX_SUCCESS ? &reply.env : nullptr, d);
         s != PMIX_SUCCESS)
         return s;
-    return completed(d, results, nresults);
+    const pmix_status_t formed = completed(d, results, nresults);
+    if (formed == PMIX_SUCCESS) events_follow();  // a member that leaves later changes it here
+    return formed;
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_proc_t procs[],
@@ -350,9 +363,7 @@ PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_p
         pmix_info_t *results = nullptr;
         size_t n = 0;
         if (status == PMIX_SUCCESS) status = completed(d, &results, &n);
-        if (results == nullptr) return cbfunc(status, nullptr, 0, cbdata, nullptr, nullptr);
-        cbfunc(status, results, n, cbdata, release_infos,
-               new std::pair<pmix_info_t *, size_t>(results, n));
+        answer_member(status, results, n, cbfunc, cbdata);
     });
 }
 
@@ -470,6 +481,7 @@ pmix_status_t joined(pmix_status_t status, const Envelope *env, pmix_info_t **re
     if (pmix_status_t s = done_of(status, env, d); s != PMIX_SUCCESS) return s;
     if (d.membership.empty()) return PMIX_SUCCESS;  // declined
     if (pmix_status_t rc = completed(d, results, nresults); rc != PMIX_SUCCESS) return rc;
+    events_follow();  // a member now: see PMIx_Group_construct
     return d.status;
 }
 
@@ -502,9 +514,7 @@ pmix_status_t join_call_nb(const Msg &m, std::uint32_t wait_ms, pmix_info_cbfunc
         pmix_info_t *results = nullptr;
         size_t n = 0;
         status = joined(status, env, &results, &n);
-        if (results == nullptr) return cbfunc(status, nullptr, 0, cbdata, nullptr, nullptr);
-        cbfunc(status, results, n, cbdata, release_infos,
-               new std::pair<pmix_info_t *, size_t>(results, n));
+        answer_member(status, results, n, cbfunc, cbdata);
     });
 }
 
