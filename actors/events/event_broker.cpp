@@ -7,6 +7,8 @@
 
 #include <pmix_common.h>
 
+#include "actors/runtime/unix_time.hpp"
+
 namespace zpmix {
 
 namespace {
@@ -25,18 +27,6 @@ std::string new_epoch() {
     std::random_device rd;
     const std::uint64_t v = (std::uint64_t{rd()} << 32) ^ rd();
     return fmt::format("{:016x}", v);
-}
-
-std::int64_t now_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
-std::int64_t now_s() {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
 }
 
 }  // namespace
@@ -79,7 +69,7 @@ void EventBroker::notify(const Envelope &env, msg::NotifyEvent &m) {
         if (env.id != 0) reply_error(env, PMIX_ERR_BAD_PARAM, why);
         return;
     }
-    if (m.event.timestamp == 0) m.event.timestamp = now_s();
+    if (m.event.timestamp == 0) m.event.timestamp = unix_time_s();
     const msg::Proc source = m.event.source;
     const bool checkpointed = m.event.status == PMIX_JCTRL_CHECKPOINT_COMPLETE;
     const std::int32_t status = publish(std::move(m.event), !m.do_not_cache);
@@ -209,7 +199,7 @@ void EventBroker::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
             e.custom_range = {w};
             e.affected = {{m.nspace, kWildcard}};
             e.non_default = true;
-            e.timestamp = now_s();
+            e.timestamp = unix_time_s();
             e.text = fmt::format("job {} ended with status {}{}{}", m.nspace, m.status,
                                  m.message.empty() ? "" : ": ", m.message);
             e.info = InfoBlob()
@@ -227,7 +217,7 @@ void EventBroker::abort_job(const Envelope &, msg::AbortJob &m) {
     ev.status = PMIX_ERR_PROC_REQUESTED_ABORT;
     ev.range = static_cast<std::uint8_t>(msg::Range::nspace);
     ev.affected = {{m.nspace, m.rank}};
-    ev.timestamp = now_s();
+    ev.timestamp = unix_time_s();
     ev.text = fmt::format("{}:{} called PMIx_Abort with status {}{}{}", m.nspace, m.rank, m.status,
                           m.message.empty() ? "" : ": ", m.message);
     ev.info = InfoBlob().add_int(PMIX_EXIT_CODE, m.status).bytes();
@@ -242,7 +232,7 @@ void EventBroker::proc_ended(const Envelope &, msg::ProcEnded &m) {
     ev.source = opts_.self;
     ev.range = static_cast<std::uint8_t>(msg::Range::nspace);
     ev.affected = {proc};
-    ev.timestamp = now_s();
+    ev.timestamp = unix_time_s();
     // Events of a job go to the job's namespace stream, whoever their source is.
     // A rank lost with its node is reported by every broker to its own subscribers.
     const bool lost = !m.lost_with.empty();
@@ -287,7 +277,7 @@ void EventBroker::job_lifecycle(const Envelope &, msg::JobLifecycle &m) {
     else
         for (auto r : m.ranks) ev.affected.push_back({m.nspace, r});
     ev.non_default = true;
-    ev.timestamp = now_s();
+    ev.timestamp = unix_time_s();
     ev.text = std::move(m.text);
     InfoBlob info;
     info.add_string(PMIX_NSPACE, m.nspace);
@@ -313,7 +303,7 @@ void EventBroker::tree_lost(const Envelope &, msg::TreeLost &m) {
             if (ev.affected.empty()) continue;
             ev.source = opts_.self;
             ev.range = static_cast<std::uint8_t>(msg::Range::nspace);
-            ev.timestamp = now_s();
+            ev.timestamp = unix_time_s();
             ev.status = PMIX_EVENT_NODE_DOWN;
             ev.text = fmt::format("node {} was lost, with {} rank(s) of {}", node,
                                   ev.affected.size(), nspace);
@@ -429,7 +419,8 @@ void EventBroker::relayed(const Envelope &, msg::EventRelay &m) {
 }
 
 void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cache, bool relay) {
-    if (ev.time_us == 0) ev.time_us = now_us();  // a relayed event keeps its first broker's time
+    if (ev.time_us == 0)
+        ev.time_us = unix_time_us();  // a relayed event keeps its first broker's time
     // Ranks stopped at exec cannot hear it: their launcher continues them.
     if (ev.status == PMIX_DEBUGGER_RELEASE)
         broadcast(msg::DebuggerReleased{ev.range == static_cast<std::uint8_t>(msg::Range::custom)

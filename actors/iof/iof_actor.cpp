@@ -4,17 +4,9 @@
 
 #include <pmix_common.h>
 
+#include "actors/runtime/unix_time.hpp"
+
 namespace zpmix {
-
-namespace {
-
-std::int64_t now_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
-}  // namespace
 
 IofActor::IofActor(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
                    const BrokerMap &brokers, Settings settings)
@@ -62,7 +54,7 @@ void IofActor::enqueue(Queue &q, const msg::IofChunk &c, std::size_t limit, bool
 void IofActor::output(const Envelope &, msg::Output &m) {
     msg::IofChunk c{{m.nspace, m.rank},
                     static_cast<std::uint16_t>(m.fd == 2 ? msg::kIofStderr : msg::kIofStdout),
-                    now_us(),
+                    unix_time_us(),
                     std::move(m.data)};
     for (auto &[key, p] : pulls_)
         if (matches(p, c)) offer(key, p, c);

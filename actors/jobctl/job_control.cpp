@@ -12,6 +12,7 @@
 #include <pmix_common.h>
 
 #include "actors/runtime/job_row.hpp"
+#include "actors/runtime/unix_time.hpp"
 
 namespace zpmix {
 
@@ -40,12 +41,6 @@ std::vector<std::uint32_t> all_ranks(const NamespaceRecord &job) {
     std::vector<std::uint32_t> out(job.size());
     for (std::uint32_t r = 0; r < job.size(); ++r) out[r] = r;
     return out;
-}
-
-std::int64_t now_s() {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
 }
 
 }  // namespace
@@ -397,9 +392,7 @@ msg::JobRow JobControl::row_of(const std::string &nspace, const NamespaceRecord 
 }
 
 void JobControl::jobs(const Envelope &env, msg::JobsQuery &m) {
-    const auto now = std::chrono::system_clock::now();
-    const auto now_us =
-        std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+    const auto now_us = unix_time_us();
     const auto keep_us =
         std::chrono::duration_cast<std::chrono::microseconds>(settings_.keep_finished).count();
     while (!finished_.empty() && finished_.front().ended_us + keep_us < now_us)
@@ -643,7 +636,7 @@ void JobControl::raise_event(std::int32_t code, std::vector<msg::Proc> range,
     n.event.custom_range = std::move(range);
     n.event.affected = std::move(affected);
     n.event.text = std::move(text);
-    n.event.timestamp = now_s();
+    n.event.timestamp = unix_time_s();
     n.do_not_cache = true;  // a request for now, not a state for latecomers
     const std::uint64_t id = next_id_++;
     awaiting_[id] = {brokers_.view()->rank, [this, code](std::int32_t status, const Envelope *) {

@@ -5,6 +5,7 @@
 #include <pmix_common.h>
 
 #include "actors/protocol/events.hpp"
+#include "actors/runtime/unix_time.hpp"
 
 namespace zpmix {
 
@@ -132,9 +133,7 @@ void ProcessMonitor::trip(const msg::Proc &proc, const Monitor &mon) {
     n.event.text = fmt::format("{} {} stalled: monitor {} missed {} {}", proc_name(proc),
                                m.kind == "heartbeat" ? "heartbeat" : "file " + m.file, m.id,
                                m.drops, m.kind == "heartbeat" ? "beat(s)" : "check(s)");
-    n.event.timestamp = std::chrono::duration_cast<std::chrono::seconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
+    n.event.timestamp = unix_time_s();
     n.do_not_cache = true;
     // The monitored process hears it too, whatever the range reaches.
     const auto range = static_cast<msg::Range>(m.range);

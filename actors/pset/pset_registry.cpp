@@ -7,6 +7,7 @@
 
 #include "actors/events/event_broker.hpp"
 #include "actors/protocol/events.hpp"
+#include "actors/runtime/unix_time.hpp"
 
 namespace zpmix {
 
@@ -129,9 +130,7 @@ void PsetRegistry::publish(std::int32_t code, const std::string &name,
     n.event.status = code;
     n.event.source = {broker_, 0};
     n.event.range = static_cast<std::uint8_t>(msg::Range::global);
-    n.event.timestamp = std::chrono::duration_cast<std::chrono::seconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
+    n.event.timestamp = unix_time_s();
     InfoBlob info;
     info.add_string(PMIX_PSET_NAME, name);
     if (!members.empty()) info.add_procs(PMIX_PSET_MEMBERS, members);

@@ -1,23 +1,13 @@
 #include "actors/registry/registry.hpp"
 
-#include <chrono>
 #include <set>
 
 #include <pmix_common.h>
 
 #include "actors/runtime/job_row.hpp"
+#include "actors/runtime/unix_time.hpp"
 
 namespace zpmix {
-
-namespace {
-
-std::int64_t now_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
-}  // namespace
 
 Registry::Registry(Reactor &reactor, Bus &bus, NamespaceTable &table, std::string broker_name,
                    std::string events_uri, std::uint64_t max_message)
@@ -174,7 +164,7 @@ void Registry::deregister_namespace(const Envelope &, msg::DeregisterNamespace &
     if (!ns) return;
     if (m.ran) {
         msg::JobFinished finished{job_row(m.nspace, *ns)};
-        finished.row.ended_us = now_us();
+        finished.row.ended_us = unix_time_us();
         finished.row.status = m.status;
         finished.row.message = m.message;
         broadcast(finished);

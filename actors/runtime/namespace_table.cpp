@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "actors/runtime/unix_time.hpp"
+
 namespace zpmix {
 
 msg::JobInfo NamespaceRecord::job_with_pids() const {
@@ -45,10 +47,7 @@ void NamespaceTable::add(msg::JobInfo job, std::string secret,
     r->notify_completion = std::move(notify_completion);
     // A part's registration replaces the coordinator's: the job started at the first.
     const auto old = find(nspace);
-    r->registered_us = old ? old->registered_us
-                           : std::chrono::duration_cast<std::chrono::microseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
+    r->registered_us = old ? old->registered_us : unix_time_us();
     replace(nspace, std::move(r));
 }
 
