@@ -8,7 +8,8 @@
  *  2. pulls rank 0's stdout as XML with timestamps (pull B, with a registration callback);
  *  3. pushes "hello" to rank 0's stdin: its "echo: hello" comes through both pulls;
  *  4. deregisters A, pushes "second": B gets its echo, A nothing more;
- *  5. ends rank 0's input (PMIX_IOF_COMPLETE): its "bye" comes through B; deregisters B.
+ *  5. ends rank 0's input (PMIX_IOF_COMPLETE): its "bye" comes through B; deregisters B (or
+ *     finds the broker gone with the job, which rank 0's end may have ended).
  * Prints each delivery as "A|B CHANNEL: TEXT", "ok" and exits 0 when every check passed;
  * "FAILED: ..." otherwise. Every wait is bounded (20 s). */
 #include <pmix_tool.h>
@@ -169,8 +170,11 @@ int main(int argc, char **argv) {
     rc = PMIx_IOF_push(&rank0, 1, NULL, &done, 1, NULL, NULL);
     CHECK(rc == PMIX_SUCCESS, "end of input: %s", PMIx_Error_string(rc));
     wait_for(got_b, ">bye</stdout>");
+    /* Rank 0 ends after its "bye", and the job with it: `zpmix run`'s broker may be gone by now,
+     * and the pull with it (PMIX_ERR_LOST_CONNECTION); either way nothing more comes. */
     rc = PMIx_IOF_deregister(ref_b, NULL, 0, NULL, NULL);
-    CHECK(rc == PMIX_SUCCESS, "deregister B: %s", PMIx_Error_string(rc));
+    CHECK(rc == PMIX_SUCCESS || rc == PMIX_ERR_LOST_CONNECTION, "deregister B: %s",
+          PMIx_Error_string(rc));
 
     PMIx_tool_finalize();
     if (failures) return 1;
