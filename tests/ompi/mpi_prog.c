@@ -11,10 +11,12 @@
  *                           written then; prints "topology ready before MPI_Init"
  * Exit status: 0, or 1 with a message on stderr when a check fails. */
 #include <mpi.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 static int check(int rank, int size, int expected_size) {
@@ -55,27 +57,42 @@ static int check(int rank, int size, int expected_size) {
     return 0;
 }
 
-/* Whether <broker dir>/session/topology.xml holds hwloc's XML within 20 s. */
+/* Whether <dir>/topology.xml holds hwloc's XML. */
+static int has_topology(const char *dir) {
+    char path[4096], head[4096] = "";
+    snprintf(path, sizeof path, "%s/topology.xml", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = 0;
+    return strstr(head, "<topology") != NULL;
+}
+
+/* Whether <broker dir>/session/topology.xml holds hwloc's XML within 20 s: waits for the file's
+ * rename into the directory (inotify), not by polling. */
 static int topology_ready(void) {
     const char *uri = getenv("ZPMIX_URI");
     if (uri == NULL || strncmp(uri, "ipc://", 6) != 0) return 0;
-    char path[4096];
-    snprintf(path, sizeof path, "%s", uri + 6);
-    char *slash = strrchr(path, '/');
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", uri + 6);
+    char *slash = strrchr(dir, '/');
     if (slash == NULL) return 0;
-    snprintf(slash, sizeof path - (size_t)(slash - path), "/session/topology.xml");
-    for (int i = 0; i < 2000; ++i) {
-        FILE *f = fopen(path, "r");
-        if (f) {
-            char head[4096] = "";
-            size_t n = fread(head, 1, sizeof head - 1, f);
-            fclose(f);
-            head[n] = 0;
-            if (strstr(head, "<topology")) return 1;
+    snprintf(slash, sizeof dir - (size_t)(slash - dir), "/session");
+    const int in = inotify_init1(IN_CLOEXEC);
+    if (in < 0) return 0;
+    inotify_add_watch(in, dir, IN_MOVED_TO | IN_CLOSE_WRITE);
+    int ready = has_topology(dir); /* written before the watch began */
+    for (int waited_ms = 0; !ready && waited_ms < 20000; waited_ms += 1000) {
+        struct pollfd p = {in, POLLIN, 0};
+        if (poll(&p, 1, 1000) > 0) {
+            char events[4096];
+            (void)!read(in, events, sizeof events);
         }
-        usleep(10000);
+        ready = has_topology(dir);
     }
-    return 0;
+    close(in);
+    return ready;
 }
 
 int main(int argc, char **argv) {
