@@ -354,7 +354,6 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     if (!allocation) return fail(allocation.error);
     const Spread spread = spread_of(allocation.value, hostname);
     const bool across = !spread.brokers.empty();
-    if (across && o.enable_recovery) return fail("--enable-recovery: not supported across nodes");
     msg::Launch launch;
     launch.argv = argv;
     launch.np = static_cast<std::uint32_t>(allocation.value.ranks.size());
@@ -776,7 +775,7 @@ void add_run_command(CLI::App &app, int &status) {
                   "(PMIX_DEBUG_STOP_ON_EXEC; `zpmix release NSPACE`)")
         ->excludes("--stop-in-init");
     cmd->add_flag("--enable-recovery", o->enable_recovery,
-                  "A rank that fails does not end the job (PMIX_JOB_RECOVERABLE; one node)");
+                  "A rank that fails does not end the job (PMIX_JOB_RECOVERABLE)");
     cmd->add_option("--timeout", o->timeout, "Terminate the job after S seconds (exit status 124)")
         ->check(CLI::NonNegativeNumber);
     cmd->add_option("--bind-to", o->bind_to, "none | core | package")

@@ -70,6 +70,7 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
         for (std::uint32_t r = 0; r < l.np; ++r) info.psets[pset].push_back(r);
     info.stop_in_init = l.stop_in_init;
     info.stop_on_exec = l.stop_on_exec;
+    info.recoverable = l.recoverable;
 
     msg::JobPart part;
     part.job = info;
@@ -163,6 +164,15 @@ void JobCoordinator::part_status(const Envelope &, msg::PartStatus &m) {
         job.parts > 1 ? fmt::format("{} (on {})", m.message, node_of(m.broker)) : m.message;
     if (m.on_request) {
         if (!job.requested_end) job.requested_end.emplace(m.status, std::move(message));
+    } else if (m.status != 0 && !job.status && m.goes_on) {
+        if (!job.first_failure) {
+            log().info("{}: {} (the job goes on)", m.nspace, message);
+            job.first_failure.emplace(m.status, std::move(message));
+            if (!job.ended_by_parent) {
+                Job &root = root_of(job);
+                if (!root.tree_status) root.tree_status = m.status;
+            }
+        }
     } else if (m.status != 0 && !job.status) {
         fail(m.nspace, job, m.status, std::move(message));
     }
@@ -230,6 +240,11 @@ void JobCoordinator::conclude(const std::string &nspace) {
             fail(name, child, 128 + SIGTERM, fmt::format("its parent job {} ended", nspace));
         }
         return;
+    }
+    // A recoverable job ends with its first rank's failure, as on one node.
+    if (!job.status && job.first_failure) {
+        job.status = job.first_failure->first;
+        job.message = std::move(job.first_failure->second);
     }
     // A job that job control ended, and that did not fail, ends with who ended it (as on one node).
     if (!job.status && job.requested_end) {

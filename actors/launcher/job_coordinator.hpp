@@ -55,6 +55,8 @@ class JobCoordinator : public Actor {
         std::string message;
         // The first part's end by job control (PartStatus.on_request): the status if none failed.
         std::optional<std::pair<std::int32_t, std::string>> requested_end;
+        // A recoverable job's first rank failure (PartStatus.goes_on): its status at its end.
+        std::optional<std::pair<std::int32_t, std::string>> first_failure;
         Reactor::TimerId time_limit = 0;
         bool answered = false;  // the LaunchReply is sent
         // The tree of jobs: a spawned job's parent, the jobs a job spawned that are not over.

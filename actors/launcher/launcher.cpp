@@ -1129,7 +1129,7 @@ void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
         if (!job.recoverable)
             fail(job, sig ? 128 + sig : code, describe_exit(rank, r.pid, code, sig));
         else if (!job.status)  // the survivors go on; the job reports its first failure
-            set_status(job, sig ? 128 + sig : code, describe_exit(rank, r.pid, code, sig));
+            set_status(job, sig ? 128 + sig : code, describe_exit(rank, r.pid, code, sig), true);
     } else if (sig || code) {
         if (!job.requested_end)
             job.requested_end.emplace(
@@ -1190,13 +1190,14 @@ void Launcher::fail(Job &job, int status, std::string message) {
 
 // The job's first failure (or abort): its status and why. It is also the tree's, what the root's
 // requester gets, if no job of the tree failed before.
-void Launcher::set_status(Job &job, int status, std::string message) {
+void Launcher::set_status(Job &job, int status, std::string message, bool goes_on) {
     job.status = status;
     job.message = std::move(message);
+    job.status_goes_on = goes_on;
     log().info("{}: {}", job.info.nspace, job.message);
     if (!job.coordinator.empty() && !job.ended_by_coordinator && status != 0)
-        send(job.coordinator,
-             msg::PartStatus{job.info.nspace, brokers_.view()->rank, status, job.message, false});
+        send(job.coordinator, msg::PartStatus{job.info.nspace, brokers_.view()->rank, status,
+                                              job.message, false, false, goes_on});
     if (status != 0 && !job.ended_by_parent) {
         Job &root = root_of(job);
         if (!root.tree_status) root.tree_status = status;
@@ -1300,7 +1301,8 @@ void Launcher::conclude(const std::string &nspace) {
     if (!job.coordinator.empty()) {
         if (!job.reported_over) {
             job.reported_over = true;
-            msg::PartStatus over{nspace, brokers_.view()->rank, own, job.message, true};
+            msg::PartStatus over{nspace, brokers_.view()->rank, own, job.message, true,
+                                 false,  job.status_goes_on};
             if (!job.status && job.requested_end) {
                 over.status = job.requested_end->first;
                 over.message = job.requested_end->second;

@@ -125,6 +125,7 @@ class Launcher : public Actor {
         bool personality_ompi = false;   // given to every app: the jobs it spawns get it too
         msg::Caller caller;              // Plan.caller, which the jobs it spawns inherit too
         bool recoverable = false;        // Plan.recoverable
+        bool status_goes_on = false;     // `status` is a recoverable job's rank failure
         std::int64_t stdin_target = msg::kStdinNone;  // Plan.stdin_target
         // The first end of a rank that job control asked for: the job's status and message when
         // nothing else failed it (`zpmix run` then says who ended it).
@@ -232,7 +233,8 @@ class Launcher : public Actor {
     void on_rank_exit(const std::string &nspace, std::size_t rank);
     void report_unconnected(Job &job);
     void fail(Job &job, int status, std::string message);
-    void set_status(Job &job, int status, std::string message);
+    // goes_on: a recoverable job's rank failure, which ends nothing else.
+    void set_status(Job &job, int status, std::string message, bool goes_on = false);
     void signal_ranks(Job &job, int sig);
     void signal_tree(Job &job, int sig);
     void finish(const std::string &nspace);

@@ -321,6 +321,7 @@ struct PartLaunched {
 // launcher -> coordinator: the part failed (a rank's abnormal end, PMIx_Abort: status and message,
 // once), or is over (its ranks all ended). An over part whose ranks job control ended, and that
 // did not fail, says so (on_request, with the first such end): the job's status if nothing failed.
+// In a recoverable job a rank's failure ends nothing (goes_on): it is the job's status at its end.
 struct PartStatus {
     static constexpr const char *type = "job.part_status";
     std::string nspace;
@@ -329,7 +330,8 @@ struct PartStatus {
     std::string message;
     bool over = false;
     bool on_request = false;
-    ZPMIX_MSG_MAP(nspace, broker, status, message, over, on_request);
+    bool goes_on = false;
+    ZPMIX_MSG_MAP(nspace, broker, status, message, over, on_request, goes_on);
 };
 // coordinator -> every launcher: terminate the part's ranks (the job failed: status, message),
 // or (finish) the job is over everywhere: forget it.

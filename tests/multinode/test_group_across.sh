@@ -5,8 +5,9 @@
 # node's ranks in a group of their own get context ids unique across brokers; a node's broker
 # killed during a construct fails it for the others with PMIX_ERR_UNREACH, in bounded time;
 # groups by invitation with the leader on one node and invitees on another (accept, decline,
-# leave, destruct; an invitee that never answers); a member that leaves (rank 1, on the first
-# node) leaves the membership the others' libraries keep, on either node.
+# leave, destruct; an invitee that never answers); a member that leaves (rank 1,
+# on the first node) leaves the membership the others' libraries keep, on either node; a
+# recoverable job where a member dies (the others go on).
 # usage: test_group_across.sh ZPMIX GROUP_PROG
 set -u
 zpmix=$(realpath "$1")
@@ -39,6 +40,16 @@ out=$(run -H "$a:2,$b:1" "$prog" leavequiet 2>&1)
 ok_lines "two nodes: a leaver leaves every member's membership" leavequiet 3 "$out" $?
 out=$(run -H "$a:1,$b:2" "$prog" invitesilent 2>&1)
 ok_lines "two nodes: an invitee that never answers" invitesilent 3 "$out" $?
+# A recoverable job (--enable-recovery) across nodes: a member killed on the second node fails
+# the construct for the others, who go on (a construct without it), and the job still exits
+# with that first failure's status; a member's end told to the others with notify_termination.
+out=$(run --enable-recovery -H "$a:2,$b:2" "$prog" kill 2>&1)
+st=$?
+check "two nodes, recoverable: a killed member fails the construct, the others go on" 3 \
+    "$(grep -c '^kill ok$' <<<"$out")"
+check "two nodes, recoverable: the job exits with the first failure's status" 137 "$st"
+out=$(run --enable-recovery -H "$a:1,$b:2" "$prog" notify 2>&1)
+ok_lines "two nodes: a member's end heard with notify_termination" notify 2 "$out" $?
 
 printf '[tree]\nradix = 1\n' >"$work/conf"
 out=$(run -H "$a:1,$b:2,$c:1" "$prog" basic 2>&1)
