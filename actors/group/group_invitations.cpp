@@ -2,6 +2,7 @@
 // events. The invitation lives on the leader's broker, which publishes every event of it; an
 // invitee's broker relays its answer there. See group_tracker.hpp.
 #include <algorithm>
+#include <map>
 
 #include <pmix_common.h>
 
@@ -66,7 +67,9 @@ void GroupTracker::invite(const Envelope &env, msg::GroupInvite &m) {
                     drop_invitee(grp, it->second, p, PMIX_GROUP_INVITE_FAILED);
             form(grp);
         });
+    inv.id = next_invitation_++;
     auto &at = invitations_.emplace(m.grp, std::move(inv)).first->second;
+    watch_invitees(at, m.grp);
     tell(PMIX_GROUP_INVITED, at.leader, at.invitees, m.grp);
     // Invitees of this node that ended already never answer.
     for (const auto &p : at.invitees) {
@@ -136,6 +139,7 @@ void GroupTracker::form(const std::string &grp) {
     if (!node) return;
     Invitation &inv = node.mapped();
     if (inv.timer) reactor().cancel(inv.timer);
+    unwatch_invitees(inv);
     Group g{{inv.leader}, {}, next_context_id(), inv.notify, inv.leader};
     g.members.insert(g.members.end(), inv.accepted.begin(), inv.accepted.end());
     std::sort(g.members.begin(), g.members.end());
@@ -167,6 +171,7 @@ void GroupTracker::abort_invitation(const std::string &grp) {
     if (!node) return;
     Invitation &inv = node.mapped();
     if (inv.timer) reactor().cancel(inv.timer);
+    unwatch_invitees(inv);
     log().info("group {}: the leader ended before the group formed", grp);
     tell(PMIX_GROUP_LEADER_FAILED, inv.leader, inv.invitees, grp, &inv.leader);
     const msg::GroupDone done{grp, PMIX_GROUP_CONSTRUCT_ABORT, 0, {}, {}, false};
@@ -178,18 +183,87 @@ void GroupTracker::abort_invitation(const std::string &grp) {
 void GroupTracker::invitees_ended(const msg::Proc &gone) {
     std::vector<std::string> aborted, touched;
     for (auto &[grp, inv] : invitations_) {
-        if (inv.leader == gone) {
+        if (inv.leader == gone)
             aborted.push_back(grp);
-        } else if (std::binary_search(inv.invitees.begin(), inv.invitees.end(), gone) &&
-                   !inv.out.contains(gone)) {
-            // One that accepted and then ended is out too: it cannot be a member.
-            inv.accepted.erase(gone);
-            drop_invitee(grp, inv, gone, PMIX_GROUP_INVITE_FAILED);
+        else if (invitee_gone(grp, inv, gone))
             touched.push_back(grp);
-        }
     }
     for (const auto &grp : aborted) abort_invitation(grp);
     for (const auto &grp : touched) maybe_form(grp);
+}
+
+bool GroupTracker::invitee_gone(const std::string &grp, Invitation &inv, const msg::Proc &gone) {
+    if (!std::binary_search(inv.invitees.begin(), inv.invitees.end(), gone) ||
+        inv.out.contains(gone))
+        return false;
+    // One that accepted and then ended is out too: it cannot be a member.
+    inv.accepted.erase(gone);
+    drop_invitee(grp, inv, gone, PMIX_GROUP_INVITE_FAILED);
+    return true;
+}
+
+// ---- Invitees on other nodes: their brokers watch them for the invitation ------------------
+
+void GroupTracker::watch_invitees(Invitation &inv, const std::string &grp) {
+    const auto view = brokers_.view();
+    if (view->alone()) return;
+    const auto snapshot = namespaces_.snapshot();
+    std::map<std::uint32_t, std::vector<msg::Proc>> by_broker;
+    for (const auto &p : inv.invitees) {
+        const auto ns = snapshot->find(p.nspace);
+        if (ns == snapshot->end() || p.rank >= ns->second->job->procs.size()) continue;
+        const auto broker = view->broker_of(ns->second->job->procs[p.rank].hostname);
+        if (broker && *broker != view->rank) by_broker[*broker].push_back(p);
+    }
+    for (auto &[broker, procs] : by_broker) {
+        send(remote_address(broker, name()), msg::GroupWatch{grp, inv.id, std::move(procs)});
+        inv.watchers.push_back(broker);
+    }
+}
+
+void GroupTracker::unwatch_invitees(const Invitation &inv) {
+    for (std::uint32_t broker : inv.watchers)
+        send(remote_address(broker, name()), msg::GroupUnwatch{inv.id});
+}
+
+void GroupTracker::watch(const Envelope &env, msg::GroupWatch &m) {
+    const auto from = tree::sender_broker(env.from);
+    if (!from) return;
+    const auto snapshot = namespaces_.snapshot();
+    Watch w{*from, m.invitation, m.grp, {}};
+    for (const auto &p : m.procs) {
+        const auto ns = snapshot->find(p.nspace);
+        if (ns != snapshot->end() && p.rank < ns->second->job->procs.size() &&
+            ns->second->ended(p.rank))
+            send(remote_address(*from, name()), msg::GroupInviteeEnded{m.grp, m.invitation, p});
+        else
+            w.procs.push_back(p);
+    }
+    if (!w.procs.empty()) watches_.push_back(std::move(w));
+}
+
+void GroupTracker::unwatch(const Envelope &env, msg::GroupUnwatch &m) {
+    const auto from = tree::sender_broker(env.from);
+    std::erase_if(watches_, [&](const Watch &w) {
+        return from && w.broker == *from && w.invitation == m.invitation;
+    });
+}
+
+void GroupTracker::watched_ended(const msg::Proc &gone) {
+    for (auto &w : watches_) {
+        const auto at = std::find(w.procs.begin(), w.procs.end(), gone);
+        if (at == w.procs.end()) continue;
+        w.procs.erase(at);
+        send(remote_address(w.broker, name()), msg::GroupInviteeEnded{w.grp, w.invitation, gone});
+    }
+    std::erase_if(watches_, [](const Watch &w) { return w.procs.empty(); });
+}
+
+void GroupTracker::invitee_ended(const Envelope &, msg::GroupInviteeEnded &m) {
+    auto it = invitations_.find(m.grp);
+    if (it == invitations_.end() || it->second.id != m.invitation) return;  // closed since
+    log().info("group {}: invitee {}:{} ended on its node", m.grp, m.proc.nspace, m.proc.rank);
+    if (invitee_gone(m.grp, it->second, m.proc)) maybe_form(m.grp);
 }
 
 // ---- An answer relayed to the leader's broker ---------------------------------------------

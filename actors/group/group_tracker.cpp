@@ -91,6 +91,9 @@ GroupTracker::GroupTracker(Reactor &reactor, Bus &bus, const NamespaceTable &nam
     on(&GroupTracker::from_parent, Access::internal);
     on(&GroupTracker::tree_lost, Access::internal);
     on(&GroupTracker::left, Access::internal);
+    on(&GroupTracker::watch, Access::internal);
+    on(&GroupTracker::unwatch, Access::internal);
+    on(&GroupTracker::invitee_ended, Access::internal);
     on(&GroupTracker::relayed_done, Access::internal);
     on(&GroupTracker::relayed_error, Access::internal);
 }
@@ -285,7 +288,10 @@ void GroupTracker::proc_ended(const Envelope &, msg::ProcEnded &m) {
     for (const auto &key : maybe)
         if (auto it = ops_.find(key); it != ops_.end()) maybe_complete(key, it->second);
     invitees_ended(gone);
-    if (m.lost_with.empty()) notify_end(gone);
+    if (m.lost_with.empty()) {
+        notify_end(gone);
+        watched_ended(gone);
+    }
 }
 
 // PMIX_GROUP_NOTIFY_TERMINATION: the other members of the groups `gone` was in hear of its end
@@ -304,6 +310,9 @@ void GroupTracker::notify_end(const msg::Proc &gone) {
 }
 
 void GroupTracker::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
+    for (auto &w : watches_)
+        std::erase_if(w.procs, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
+    std::erase_if(watches_, [](const Watch &w) { return w.procs.empty(); });
     const auto snapshot = namespaces_.snapshot();
     std::erase_if(groups_, [&](const auto &g) {
         return std::all_of(g.second.members.begin(), g.second.members.end(), [&](const auto &p) {

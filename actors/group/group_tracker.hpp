@@ -40,10 +40,11 @@
 // registered later still gets it) and gathers their answers (group.join, relayed by an
 // invitee's broker to the leader's); it tells the leader of each (PMIX_GROUP_INVITE_ACCEPTED,
 // _DECLINED, _FAILED). The group forms once every invitee answered or is out: one that declined,
-// ended (seen at once on the leader's node; on another node, at the timeout) or did not answer
-// within the invitation's timeout (PMIX_TIMEOUT, else group_timeout_ms) is left out
-// (PMIX_GROUP_INVITE_FAILED), and the leader gets PMIX_ERR_PARTIAL_SUCCESS. The members hear
-// PMIX_GROUP_CONSTRUCT_COMPLETE (info PMIX_GROUP_MEMBERSHIP), and PMIX_GROUP_MEMBERSHIP_UPDATE
+// ended or did not answer within the invitation's timeout (PMIX_TIMEOUT, else group_timeout_ms)
+// is left out (PMIX_GROUP_INVITE_FAILED), and the leader gets PMIX_ERR_PARTIAL_SUCCESS. An
+// invitee's end is seen by its own broker: the leader's asks the brokers of its invitees on other
+// nodes to watch them while the invitation is open (group.watch, group.invitee_ended). The members
+// hear PMIX_GROUP_CONSTRUCT_COMPLETE (info PMIX_GROUP_MEMBERSHIP), and PMIX_GROUP_MEMBERSHIP_UPDATE
 // with it when some invitee is out, and every pending call returns.
 // A leader that ends first aborts it: the invitees hear PMIX_GROUP_LEADER_FAILED, the accepted
 // joins return PMIX_GROUP_CONSTRUCT_ABORT (a new leader is not elected). A relayed answer is
@@ -119,6 +120,15 @@ class GroupTracker : public Actor {
         std::vector<std::pair<std::string, std::uint64_t>> waiting;  // the leader's, then joins
         bool assign = false, notify = false;
         Reactor::TimerId timer = 0;
+        std::uint64_t id = 0;                 // this broker's number for it (watches name it)
+        std::vector<std::uint32_t> watchers;  // brokers watching invitees for it
+    };
+    // Invitees here that an invitation on another broker waits on.
+    struct Watch {
+        std::uint32_t broker = 0;
+        std::uint64_t invitation = 0;
+        std::string grp;
+        std::vector<msg::Proc> procs;
     };
     // An invitee's answer relayed to the leader's broker, by this broker's request id.
     struct Relayed {
@@ -140,6 +150,8 @@ class GroupTracker : public Actor {
     std::map<std::string, Group> groups_;      // constructed, with members here, by name
     std::uint64_t contexts_ = 0;               // context ids assigned here
     std::map<std::string, Invitation> invitations_;
+    std::uint64_t next_invitation_ = 1;
+    std::vector<Watch> watches_;
     std::map<std::uint64_t, Relayed> relayed_;
     std::uint64_t next_relay_ = 1;
     tree::Reduction tree_;
@@ -158,6 +170,9 @@ class GroupTracker : public Actor {
     void join(const Envelope &env, msg::GroupJoin &m);
     void leave(const Envelope &env, msg::GroupLeave &m);
     void left(const Envelope &env, msg::GroupLeft &m);
+    void watch(const Envelope &env, msg::GroupWatch &m);
+    void unwatch(const Envelope &env, msg::GroupUnwatch &m);
+    void invitee_ended(const Envelope &env, msg::GroupInviteeEnded &m);
     void relayed_done(const Envelope &env, msg::GroupDone &m);
     void relayed_error(const Envelope &env, msg::ErrorReply &m);
 
@@ -181,6 +196,11 @@ class GroupTracker : public Actor {
     void form(const std::string &grp);
     void abort_invitation(const std::string &grp);
     void invitees_ended(const msg::Proc &gone);
+    // `gone` ended: it is out of `grp`'s invitation; true when it was still in.
+    bool invitee_gone(const std::string &grp, Invitation &inv, const msg::Proc &gone);
+    void watch_invitees(Invitation &inv, const std::string &grp);
+    void unwatch_invitees(const Invitation &inv);
+    void watched_ended(const msg::Proc &gone);
     void answer_relayed(std::uint64_t id, std::int32_t status, const std::string &why,
                         msg::GroupDone *done);
     void drop_member(const std::string &grp, const msg::Proc &p);

@@ -163,6 +163,30 @@ struct GroupLeft {
     ZPMIX_MSG_MAP(grp, proc);
 };
 
+// An invitation's broker -> the `group` actor of a broker hosting invitees: tell me if one of
+// `procs` ends while invitation `invitation` (that broker's number) of `grp` is open; unwatch
+// when it closes. Only a process's own broker sees its end.
+struct GroupWatch {
+    static constexpr const char *type = "group.watch";
+    std::string grp;
+    std::uint64_t invitation = 0;
+    std::vector<Proc> procs;
+    ZPMIX_MSG_MAP(grp, invitation, procs);
+};
+struct GroupUnwatch {
+    static constexpr const char *type = "group.unwatch";
+    std::uint64_t invitation = 0;
+    ZPMIX_MSG_MAP(invitation);
+};
+// The answer to a watch: `proc` ended.
+struct GroupInviteeEnded {
+    static constexpr const char *type = "group.invitee_ended";
+    std::string grp;
+    std::uint64_t invitation = 0;
+    Proc proc;
+    ZPMIX_MSG_MAP(grp, invitation, proc);
+};
+
 // Between brokers' `group` actors, as fence.up/fence.down: `key` names the operation
 // (GroupTracker::key), `status` PMIX_SUCCESS or why the subtree's part cannot come.
 struct GroupUp {

@@ -445,6 +445,7 @@ static int ev_invited, ev_accepted, ev_declined, ev_failed, ev_left, ev_complete
 static int ev_update, ev_update_members; /* PMIX_GROUP_MEMBERSHIP_UPDATE: count, last size */
 static pmix_proc_t ev_source;
 static int ev_affected = -1;
+static int ev_failed_affected = -1; /* of the last PMIX_GROUP_INVITE_FAILED: others may follow it */
 static char ev_grp[PMIX_MAX_NSLEN + 1];
 
 static void on_invite_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
@@ -486,8 +487,10 @@ static void on_invite_event(size_t id, pmix_status_t status, const pmix_proc_t *
     }
     if (source) ev_source = *source;
     for (size_t i = 0; i < ninfo; ++i) {
-        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC))
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC)) {
             ev_affected = (int)info[i].value.data.proc->rank;
+            if (status == PMIX_GROUP_INVITE_FAILED) ev_failed_affected = ev_affected;
+        }
         if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_ID) && info[i].value.type == PMIX_STRING)
             snprintf(ev_grp, sizeof ev_grp, "%s", info[i].value.data.string);
     }
@@ -705,7 +708,7 @@ static void invitation_failed(int silent) {
         cid = result_cid(results, nresults, &members);
         if (results) PMIX_INFO_FREE(results, nresults);
         CHECK(wait_count(&ev_failed, 1));
-        CHECK(ev_affected == (int)size - 1);
+        CHECK(ev_failed_affected == (int)size - 1);
         PMIX_PROC_FREE(procs, size);
     } else {
         CHECK_RC(answer_invitation(1, &members, &cid), PMIX_SUCCESS);

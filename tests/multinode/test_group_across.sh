@@ -5,7 +5,7 @@
 # node's ranks in a group of their own get context ids unique across brokers; a node's broker
 # killed during a construct fails it for the others with PMIX_ERR_UNREACH, in bounded time;
 # groups by invitation with the leader on one node and invitees on another (accept, decline,
-# leave, destruct; an invitee that never answers); a member that leaves (rank 1,
+# leave, destruct; an invitee that never answers, one that ends); a member that leaves (rank 1,
 # on the first node) leaves the membership the others' libraries keep, on either node; a
 # recoverable job where a member dies (the others go on).
 # usage: test_group_across.sh ZPMIX GROUP_PROG
@@ -40,6 +40,10 @@ out=$(run -H "$a:2,$b:1" "$prog" leavequiet 2>&1)
 ok_lines "two nodes: a leaver leaves every member's membership" leavequiet 3 "$out" $?
 out=$(run -H "$a:1,$b:2" "$prog" invitesilent 2>&1)
 ok_lines "two nodes: an invitee that never answers" invitesilent 3 "$out" $?
+# The invitee that ends is on the other node than the leader: its broker tells the leader's at
+# once (the scenario fails if that took until the invitation's 60 s timeout).
+out=$(run --enable-recovery -H "$a:1,$b:2" "$prog" invitedeath 2>&1)
+ok_lines "two nodes: an invitee that ends on another node fails at once" invitedeath 2 "$out" $?
 # A recoverable job (--enable-recovery) across nodes: a member killed on the second node fails
 # the construct for the others, who go on (a construct without it), and the job still exits
 # with that first failure's status; a member's end told to the others with notify_termination.
