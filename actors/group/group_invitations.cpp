@@ -209,12 +209,10 @@ void GroupTracker::watch_invitees(Invitation &inv, const std::string &grp) {
     if (view->alone()) return;
     const auto snapshot = namespaces_.snapshot();
     std::map<std::uint32_t, std::vector<msg::Proc>> by_broker;
-    for (const auto &p : inv.invitees) {
-        const auto ns = snapshot->find(p.nspace);
-        if (ns == snapshot->end() || p.rank >= ns->second->job->procs.size()) continue;
-        const auto broker = view->broker_of(ns->second->job->procs[p.rank].hostname);
-        if (broker && *broker != view->rank) by_broker[*broker].push_back(p);
-    }
+    for (const auto &p : inv.invitees)
+        if (const auto broker = group::host_broker(p, *snapshot, *view);
+            broker && *broker != view->rank)
+            by_broker[*broker].push_back(p);
     for (auto &[broker, procs] : by_broker) {
         send(remote_address(broker, name()), msg::GroupWatch{grp, inv.id, std::move(procs)});
         inv.watchers.push_back(broker);

@@ -57,14 +57,19 @@ bool in_set(const std::vector<msg::Proc> &set, const msg::Proc &p) {
            std::binary_search(set.begin(), set.end(), p);
 }
 
+std::optional<std::uint32_t> host_broker(const msg::Proc &p, const NamespaceTable::Snapshot &table,
+                                         const BrokerView &view) {
+    const auto ns = table.find(p.nspace);
+    if (ns == table.end() || p.rank >= ns->second->job->procs.size()) return std::nullopt;
+    return view.broker_of(ns->second->job->procs[p.rank].hostname);
+}
+
 std::optional<std::vector<std::uint32_t>> hosting_brokers(const std::vector<msg::Proc> &members,
                                                           const NamespaceTable::Snapshot &table,
                                                           const BrokerView &view) {
     std::set<std::uint32_t> out;
     for (const auto &p : members) {
-        auto ns = table.find(p.nspace);
-        if (ns == table.end() || p.rank >= ns->second->job->procs.size()) return std::nullopt;
-        auto b = view.broker_of(ns->second->job->procs[p.rank].hostname);
+        const auto b = host_broker(p, table, view);
         if (!b) return std::nullopt;
         out.insert(*b);
     }

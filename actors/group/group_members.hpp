@@ -29,6 +29,10 @@ std::vector<msg::Proc> explicit_ranks(const std::vector<msg::Proc> &set,
 
 bool in_set(const std::vector<msg::Proc> &set, const msg::Proc &p);
 
+// The broker hosting `p`; none when its namespace, rank or node's broker is unknown.
+std::optional<std::uint32_t> host_broker(const msg::Proc &p, const NamespaceTable::Snapshot &table,
+                                         const BrokerView &view);
+
 // The brokers hosting `members` (explicit ranks), ascending; none when a member's node has no
 // broker.
 std::optional<std::vector<std::uint32_t>> hosting_brokers(const std::vector<msg::Proc> &members,

@@ -168,10 +168,7 @@ void JobCoordinator::part_status(const Envelope &, msg::PartStatus &m) {
         if (!job.first_failure) {
             log().info("{}: {} (the job goes on)", m.nspace, message);
             job.first_failure.emplace(m.status, std::move(message));
-            if (!job.ended_by_parent) {
-                Job &root = root_of(job);
-                if (!root.tree_status) root.tree_status = m.status;
-            }
+            tree_failed(job, m.status);
         }
     } else if (m.status != 0 && !job.status) {
         fail(m.nspace, job, m.status, std::move(message));
@@ -210,12 +207,17 @@ void JobCoordinator::fail(const std::string &nspace, Job &job, std::int32_t stat
     if (job.status) return;
     job.status = status;
     job.message = message;
-    if (status != 0 && !job.ended_by_parent) {
-        Job &root = root_of(job);
-        if (!root.tree_status) root.tree_status = status;
-    }
+    if (status != 0) tree_failed(job, status);
     log().info("{}: {}", nspace, message);
     send(every_broker("launcher"), msg::EndPart{nspace, status, std::move(message), false});
+}
+
+// The first failure in a tree of jobs is what the launched job's requester gets (a job its parent
+// ended does not count).
+void JobCoordinator::tree_failed(Job &job, std::int32_t status) {
+    if (job.ended_by_parent) return;
+    Job &root = root_of(job);
+    if (!root.tree_status) root.tree_status = status;
 }
 
 void JobCoordinator::part_over(const std::string &nspace, std::uint32_t broker) {

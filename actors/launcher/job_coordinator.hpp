@@ -84,6 +84,7 @@ class JobCoordinator : public Actor {
 
     // The job's first failure: every part terminates its ranks.
     void fail(const std::string &nspace, Job &job, std::int32_t status, std::string message);
+    void tree_failed(Job &job, std::int32_t status);
     void part_over(const std::string &nspace, std::uint32_t broker);
     void answer(const std::string &nspace, Job &job);
     // Every part is over: the job ends, once the jobs it spawned are over (they are ended first).
