@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/protocol/jobctl.hpp"
+#include "actors/runtime/unix_time.hpp"
 #include "broker/commands.hpp"
 #include "broker/tool_session.hpp"
 
@@ -135,9 +136,7 @@ void print_ranks(const std::vector<Listing> &all, bool json) {
 // One row per job: a running job's rank states and nodes from the process table (every node's
 // ranks), a finished one's as its broker last saw them.
 void print_jobs(const std::vector<Listing> &all, const std::string &only, bool json) {
-    const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
+    const auto now_us = unix_time_us();
     const std::string user = user_name();
     auto rows = nlohmann::json::array();
     for (const auto &l : all) {
