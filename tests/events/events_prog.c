@@ -3,7 +3,9 @@
  *            record every event code until code -9999 arrives and print them:
  *            "got <code> <code> ... -9999 end" (events after -9999 are not recorded)
  *   notify   like listen, but rank 0 first notifies -500 to its namespace and -501 globally, and
- *            prints "ready" once both are published
+ *            prints "ready" once it got -501 back: the broker published both, so an event the
+ *            test sends after "ready" comes after them (a return from PMIx_Notify_event only
+ *            says the broker's socket has them, and the broker reads its sockets in any order)
  *   slow F   like listen, but the first handler call blocks until a byte can be read from the
  *            FIFO F (at most 20 s): the test releases it once the other processes are done
  *   exit     also registers for PMIX_EVENT_PROC_TERMINATED (not given to default handlers);
@@ -95,6 +97,11 @@ static int wait_for(int (*pred)(void)) {
 }
 static int is_done(void) {
     return done;
+}
+static int has_501(void) {
+    for (int i = 0; i < ncodes; ++i)
+        if (codes[i] == -501) return 1;
+    return 0;
 }
 static int has_model(void) {
     return model[0] != 0;
@@ -190,6 +197,7 @@ int main(int argc, char **argv) {
             PMIx_Notify_event(-502, &me, PMIX_RANGE_CUSTOM, &nobody, 1, NULL, NULL);
         PMIX_INFO_DESTRUCT(&nobody);
         if (refused != PMIX_ERR_BAD_PARAM) return 17;
+        if (!wait_for(has_501)) return 19;
     }
     printf("ready\n");
     fflush(stdout);
