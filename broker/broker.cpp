@@ -79,13 +79,6 @@ PeerCredentials credentials_of(const char *user_id) {
     return p;
 }
 
-// A routing id as short hex, for log lines.
-std::string peer_name(const std::string &rid) {
-    std::string out;
-    for (unsigned char c : rid) out += fmt::format("{:02x}", c);
-    return out;
-}
-
 }  // namespace
 
 Broker::Broker(Config config)

@@ -4,14 +4,13 @@
 
 namespace zpmix {
 
-namespace {
-
-// A routing id as short hex, for log lines.
 std::string peer_name(const std::string &rid) {
     std::string out;
     for (unsigned char c : rid) out += fmt::format("{:02x}", c);
     return out;
 }
+
+namespace {
 
 const char *class_name(Access who) {
     switch (who) {

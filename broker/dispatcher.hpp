@@ -28,6 +28,9 @@
 
 namespace zpmix {
 
+// A peer's routing id as short hex, for log lines.
+std::string peer_name(const std::string &rid);
+
 class Dispatcher : public Actor {
   public:
     Dispatcher(Reactor &reactor, Bus &bus, DecodeLimits limits);

@@ -13,11 +13,6 @@ namespace zpmix::client {
 namespace {
 using Clock = ZmtpConnection::Clock;
 
-Clock::time_point deadline_after(std::uint32_t timeout_ms) {
-    return timeout_ms == 0 ? Clock::time_point::max()
-                           : Clock::now() + std::chrono::milliseconds(timeout_ms);
-}
-
 // How often a client on tcp PINGs its broker: $ZPMIX_HEARTBEAT_IVL_MS, else 5 s.
 std::chrono::milliseconds ping_interval() {
     const char *v = std::getenv("ZPMIX_HEARTBEAT_IVL_MS");

@@ -38,6 +38,13 @@
 
 namespace zpmix::client {
 
+// When a wait of timeout_ms ends; 0 is no limit of its own (the caller gave no PMIX_TIMEOUT).
+inline std::chrono::steady_clock::time_point deadline_after(std::uint32_t timeout_ms) {
+    return timeout_ms == 0
+               ? std::chrono::steady_clock::time_point::max()
+               : std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+}
+
 class ClientActor {
   public:
     // status, and the reply's envelope when the broker answered with something else than an error.

@@ -5,11 +5,6 @@
 namespace zpmix::client {
 
 namespace {
-FenceBoard::Clock::time_point deadline_after(std::uint32_t timeout_ms) {
-    return timeout_ms == 0 ? FenceBoard::Clock::time_point::max()
-                           : FenceBoard::Clock::now() + std::chrono::milliseconds(timeout_ms);
-}
-
 std::string_view view(const msg::Blob &b) {
     return {b.data(), b.size()};
 }

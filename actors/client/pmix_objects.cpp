@@ -12,14 +12,6 @@
 #include "actors/client/pmix_types.hpp"
 #include "pmix.h"
 
-namespace {
-
-bool is_hwloc(const char *source) noexcept {
-    return source != nullptr && strncmp(source, "hwloc", 5) == 0;
-}
-
-}  // namespace
-
 using namespace zpmix::c;
 
 // ---- exported C API ----

@@ -19,10 +19,6 @@ namespace {
 
 // ---------------------------------------------------------------- shared pieces
 
-bool is_hwloc(const char *source) noexcept {
-    return source != nullptr && strncmp(source, "hwloc", 5) == 0;
-}
-
 pmix_status_t dup_into(char **dst, const char *src) noexcept {
     *dst = nullptr;
     if (src == nullptr) return PMIX_SUCCESS;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <span>
 #include <string>
 
@@ -21,6 +22,11 @@
 namespace zpmix::c {
 
 using Packer = msgpack::packer<msgpack::sbuffer>;
+
+// Whether a cpuset's or topology's `source` names hwloc: the only kind zpmix can copy or send.
+inline bool is_hwloc(const char *source) noexcept {
+    return source != nullptr && std::strncmp(source, "hwloc", 5) == 0;
+}
 
 // How a pmix_value_t of a given type holds its payload.
 enum class ValueHolding {

@@ -18,8 +18,8 @@
 namespace zpmix {
 
 namespace {
-constexpr char kMagic[8] = {'Z', 'P', 'M', 'X', 'B', 'O', 'R', 'D'};
-constexpr std::uint32_t kVersion = 1;
+constexpr char kBoardMagic[8] = {'Z', 'P', 'M', 'X', 'B', 'O', 'R', 'D'};
+constexpr std::uint32_t kBoardVersion = 1;
 constexpr std::size_t kHeaderBytes = 128;
 constexpr std::size_t kCellsBytes = FenceBoard::kRing * sizeof(std::uint64_t);
 constexpr std::size_t kSlotHeadBytes = 64;
@@ -94,8 +94,8 @@ std::string FenceBoard::create(const std::string &path, std::uint32_t ranks) {
         return path + ": " + std::strerror(err);
     }
     auto *h = new (map) Header{};
-    std::memcpy(h->magic, kMagic, sizeof kMagic);
-    h->version = kVersion;
+    std::memcpy(h->magic, kBoardMagic, sizeof kBoardMagic);
+    h->version = kBoardVersion;
     h->ranks = ranks;
     h->ring = kRing;
     h->card_max = kCardMax;
@@ -118,7 +118,7 @@ std::unique_ptr<FenceBoard> FenceBoard::open(const std::string &path, std::strin
     struct stat st {};
     Header h{};
     if (::fstat(fd, &st) != 0 || ::pread(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h) ||
-        std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kVersion ||
+        std::memcmp(h.magic, kBoardMagic, sizeof kBoardMagic) != 0 || h.version != kBoardVersion ||
         h.ring != kRing || h.card_max != kCardMax ||
         static_cast<std::size_t>(st.st_size) != board_size(h.ranks)) {
         ::close(fd);

@@ -20,8 +20,8 @@ namespace zpmix {
 
 namespace {
 
-constexpr char kMagic[8] = {'Z', 'P', 'M', 'X', 'F', 'S', 'E', 'G'};
-constexpr std::uint32_t kVersion = 1;
+constexpr char kSegmentMagic[8] = {'Z', 'P', 'M', 'X', 'F', 'S', 'E', 'G'};
+constexpr std::uint32_t kSegmentVersion = 1;
 
 struct Header {
     char magic[8];
@@ -148,8 +148,8 @@ FenceSegmentWriter::FenceSegmentWriter(const std::vector<msg::ProcData> &data) {
         at += lengths[i];
     }
     Header h{};
-    std::memcpy(h.magic, kMagic, sizeof kMagic);
-    h.version = kVersion;
+    std::memcpy(h.magic, kSegmentMagic, sizeof kSegmentMagic);
+    h.version = kSegmentVersion;
     h.nspaces = static_cast<std::uint32_t>(names.size());
     h.procs = static_cast<std::uint32_t>(order.size());
     h.size = at;
@@ -258,8 +258,10 @@ std::size_t FenceSegment::prefix_extent(const std::string &prefix, std::size_t s
     if (size < sizeof(Header) || prefix.size() < sizeof(Header))
         malformed("shorter than its header");
     const auto h = read_at<Header>(prefix.data(), 0);
-    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) malformed("not a fence segment");
-    if (h.version != kVersion) malformed("version " + std::to_string(h.version) + " is unknown");
+    if (std::memcmp(h.magic, kSegmentMagic, sizeof kSegmentMagic) != 0)
+        malformed("not a fence segment");
+    if (h.version != kSegmentVersion)
+        malformed("version " + std::to_string(h.version) + " is unknown");
     if (h.size != size)
         malformed("holds " + std::to_string(size) + " bytes, its header says " +
                   std::to_string(h.size));

@@ -14,8 +14,7 @@ namespace zpmix {
 
 namespace {
 
-constexpr std::uint32_t kMaxRanks = 65535;  // local_rank is 16 bits
-constexpr int kLostStatus = 1;              // what `zpmix run` exits with when a node is lost
+constexpr int kLostStatus = 1;  // what `zpmix run` exits with when a node is lost
 
 }  // namespace
 
@@ -41,9 +40,9 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     const msg::Launch &l = m.launch;
     if (l.argv.empty() || l.argv[0].empty())
         return reply_error(env, PMIX_ERR_BAD_PARAM, "no program to launch");
-    if (l.np == 0 || l.np > kMaxRanks || m.node_of_rank.size() != l.np)
+    if (l.np == 0 || l.np > msg::kMaxRanks || m.node_of_rank.size() != l.np)
         return reply_error(env, PMIX_ERR_BAD_PARAM,
-                           fmt::format("-n must be 1..{}, one node per rank", kMaxRanks));
+                           fmt::format("-n must be 1..{}, one node per rank", msg::kMaxRanks));
     for (const auto &node : m.nodes)
         if (!view->broker_of(node))
             return reply_error(env, PMIX_ERR_BAD_PARAM, "no broker of the tree serves " + node);
@@ -321,9 +320,9 @@ void JobCoordinator::spawn(const Envelope &env, msg::SpawnAcross &m) {
         if (app.np == 0) return reply_error(env, PMIX_ERR_BAD_PARAM, "an app of 0 ranks");
         np += app.np;
     }
-    if (np == 0 || np > kMaxRanks)
+    if (np == 0 || np > msg::kMaxRanks)
         return reply_error(env, PMIX_ERR_BAD_PARAM,
-                           fmt::format("a spawned job has 1..{} ranks", kMaxRanks));
+                           fmt::format("a spawned job has 1..{} ranks", msg::kMaxRanks));
     Job &root = root_of(parent->second);
     std::int32_t status = PMIX_SUCCESS;
     const auto mapped = map_spawn(root, s, static_cast<std::uint32_t>(np), status);

@@ -31,7 +31,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::size_t kMaxChunk = 64 * 1024;  // a longer line is forwarded in pieces
-constexpr std::uint32_t kMaxRanks = 65535;    // local_rank is 16 bits
 constexpr double kForever = 1e9;              // s: a longer time limit is none (and fits a timer)
 // s: a spawn across brokers without PMIX_SPAWN_TIMEOUT has its parts started within this (as long
 // as brokers have to boot, [tree] boot_timeout_ms's default); the relay waits a margin longer for
@@ -301,7 +300,7 @@ std::string Launcher::check_local_spawn(msg::Spawn &m, std::int32_t &status) con
     std::uint64_t np = 0;
     for (const auto &app : m.apps) np += app.np;
     alloc::Request req;
-    req.np = static_cast<std::uint32_t>(std::min<std::uint64_t>(np, kMaxRanks));
+    req.np = static_cast<std::uint32_t>(std::min<std::uint64_t>(np, msg::kMaxRanks));
     req.map_by = m.map_by;
     req.oversubscribe = true;
     if (auto a = alloc::map_onto({alloc::Host{settings_.node, *req.np, std::nullopt}}, req); !a) {
@@ -690,8 +689,9 @@ void Launcher::start(const Envelope &env, Job job, Plan plan) {
     if (plan.apps.empty()) return reply_error(env, PMIX_ERR_BAD_PARAM, "no app to launch");
     std::uint64_t np = 0;
     for (const auto &app : plan.apps) np += app.np;
-    if (np > kMaxRanks)
-        return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("-n must be 1..{}", kMaxRanks));
+    if (np > msg::kMaxRanks)
+        return reply_error(env, PMIX_ERR_BAD_PARAM,
+                           fmt::format("-n must be 1..{}", msg::kMaxRanks));
     msg::JobInfo &info = job.info;
     info.nspace = new_namespace_name();
     {

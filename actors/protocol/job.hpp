@@ -72,6 +72,9 @@ struct Caller {
     ZPMIX_MSG_MAP(given, environ, umask, limits);
 };
 
+// The most ranks a job may have: PMIX_LOCAL_RANK is 16 bits.
+constexpr std::uint32_t kMaxRanks = 65535;
+
 // Which ranks read `zpmix run`'s stdin (Launch.stdin_target): a rank, or these.
 constexpr std::int64_t kStdinNone = -1, kStdinAll = -2;
 

@@ -7,23 +7,6 @@ namespace zpmix::client {
 
 namespace {
 
-bool is_key(const pmix_info_t &i, const char *key) {
-    return std::strncmp(i.key, key, PMIX_MAX_KEYLEN) == 0;
-}
-
-bool procs_of(const pmix_value_t &v, std::vector<msg::Proc> &out) {
-    if (v.type == PMIX_PROC && v.data.proc != nullptr) {
-        out.push_back(to_msg(*v.data.proc));
-        return true;
-    }
-    if (v.type == PMIX_DATA_ARRAY && v.data.darray != nullptr && v.data.darray->type == PMIX_PROC) {
-        const auto *procs = static_cast<const pmix_proc_t *>(v.data.darray->array);
-        for (size_t i = 0; i < v.data.darray->size; ++i) out.push_back(to_msg(procs[i]));
-        return true;
-    }
-    return false;
-}
-
 bool same_proc(const msg::Proc &a, const msg::Proc &b) {
     return a.nspace == b.nspace &&
            (a.rank == b.rank || a.rank == PMIX_RANK_WILDCARD || b.rank == PMIX_RANK_WILDCARD);
@@ -47,39 +30,40 @@ pmix_status_t EventHandler::parse(const pmix_status_t codes_in[], size_t ncodes,
             into = in.value.data.string;
             return true;
         };
-        if (is_key(in, PMIX_EVENT_HDLR_NAME)) {
+        if (PMIX_CHECK_KEY(&in, PMIX_EVENT_HDLR_NAME)) {
             if (!string_of(out.name)) return PMIX_ERR_BAD_PARAM;
-        } else if (is_key(in, PMIX_EVENT_HDLR_FIRST)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_HDLR_FIRST)) {
             if (on) out.place = Place::first;
-        } else if (is_key(in, PMIX_EVENT_HDLR_LAST)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_HDLR_LAST)) {
             if (on) out.place = Place::last;
-        } else if (is_key(in, PMIX_EVENT_HDLR_FIRST_IN_CATEGORY)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_HDLR_FIRST_IN_CATEGORY)) {
             if (on) out.place = Place::first_in_category;
-        } else if (is_key(in, PMIX_EVENT_HDLR_LAST_IN_CATEGORY)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_HDLR_LAST_IN_CATEGORY)) {
             if (on) out.place = Place::last_in_category;
-        } else if (is_key(in, PMIX_EVENT_HDLR_BEFORE)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_HDLR_BEFORE)) {
             if (!string_of(out.relative_to)) return PMIX_ERR_BAD_PARAM;
             out.place = Place::before;
-        } else if (is_key(in, PMIX_EVENT_HDLR_AFTER)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_HDLR_AFTER)) {
             if (!string_of(out.relative_to)) return PMIX_ERR_BAD_PARAM;
             out.place = Place::after;
-        } else if (is_key(in, PMIX_EVENT_HDLR_PREPEND)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_HDLR_PREPEND)) {
             if (on) out.place = Place::prepend;
-        } else if (is_key(in, PMIX_EVENT_HDLR_APPEND)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_HDLR_APPEND)) {
             if (on) out.place = Place::append;
-        } else if (is_key(in, kEventJobLevel)) {
+        } else if (PMIX_CHECK_KEY(&in, kEventJobLevel)) {
             job = job || on;
-        } else if (is_key(in, kEventEnviroLevel)) {
+        } else if (PMIX_CHECK_KEY(&in, kEventEnviroLevel)) {
             enviro = enviro || on;
-        } else if (is_key(in, PMIX_RANGE)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_RANGE)) {
             if (in.value.type != PMIX_DATA_RANGE) return PMIX_ERR_BAD_PARAM;
             out.range = in.value.data.range;
-        } else if (is_key(in, PMIX_EVENT_CUSTOM_RANGE)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_CUSTOM_RANGE)) {
             if (!procs_of(in.value, out.custom_range)) return PMIX_ERR_BAD_PARAM;
             out.range = PMIX_RANGE_CUSTOM;
-        } else if (is_key(in, PMIX_EVENT_AFFECTED_PROC) || is_key(in, PMIX_EVENT_AFFECTED_PROCS)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_AFFECTED_PROC) ||
+                   PMIX_CHECK_KEY(&in, PMIX_EVENT_AFFECTED_PROCS)) {
             if (!procs_of(in.value, out.affected)) return PMIX_ERR_BAD_PARAM;
-        } else if (is_key(in, PMIX_EVENT_RETURN_OBJECT)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_RETURN_OBJECT)) {
             if (in.value.type == PMIX_POINTER) out.return_object = in.value.data.ptr;
         }
         // Other directives (timeouts, proxies...) do not change how this library delivers.

@@ -68,23 +68,18 @@ std::shared_ptr<LocalEvent> LocalEvent::from_wire(const msg::Event &ev) {
     return out;
 }
 
-namespace {
-
-bool is_key(const pmix_info_t &i, const char *key) {
-    return std::strncmp(i.key, key, PMIX_MAX_KEYLEN) == 0;
-}
-
-void procs_of(const pmix_value_t &v, std::vector<msg::Proc> &out) {
+bool procs_of(const pmix_value_t &v, std::vector<msg::Proc> &out) {
     if (v.type == PMIX_PROC && v.data.proc != nullptr) {
         out.push_back(to_msg(*v.data.proc));
-    } else if (v.type == PMIX_DATA_ARRAY && v.data.darray != nullptr &&
-               v.data.darray->type == PMIX_PROC) {
+        return true;
+    }
+    if (v.type == PMIX_DATA_ARRAY && v.data.darray != nullptr && v.data.darray->type == PMIX_PROC) {
         const auto *procs = static_cast<const pmix_proc_t *>(v.data.darray->array);
         for (size_t i = 0; i < v.data.darray->size; ++i) out.push_back(to_msg(procs[i]));
+        return true;
     }
+    return false;
 }
-
-}  // namespace
 
 pmix_status_t LocalEvent::to_wire(pmix_status_t status, const pmix_proc_t &source,
                                   pmix_data_range_t range, const pmix_info_t *info, size_t ninfo,
@@ -97,19 +92,20 @@ pmix_status_t LocalEvent::to_wire(pmix_status_t status, const pmix_proc_t &sourc
     std::vector<const pmix_info_t *> rest;
     for (size_t i = 0; i < ninfo; ++i) {
         const pmix_info_t &in = info[i];
-        if (is_key(in, PMIX_EVENT_CUSTOM_RANGE)) {
+        if (PMIX_CHECK_KEY(&in, PMIX_EVENT_CUSTOM_RANGE)) {
             procs_of(in.value, out.custom_range);
             if (out.custom_range.empty()) return PMIX_ERR_BAD_PARAM;
-        } else if (is_key(in, PMIX_EVENT_AFFECTED_PROC) || is_key(in, PMIX_EVENT_AFFECTED_PROCS)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_AFFECTED_PROC) ||
+                   PMIX_CHECK_KEY(&in, PMIX_EVENT_AFFECTED_PROCS)) {
             procs_of(in.value, out.affected);
-        } else if (is_key(in, PMIX_EVENT_NON_DEFAULT)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_NON_DEFAULT)) {
             out.non_default = PMIX_INFO_TRUE(&in);
-        } else if (is_key(in, PMIX_EVENT_DO_NOT_CACHE)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_DO_NOT_CACHE)) {
             do_not_cache = PMIX_INFO_TRUE(&in);
-        } else if (is_key(in, PMIX_EVENT_TEXT_MESSAGE)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_TEXT_MESSAGE)) {
             if (in.value.type == PMIX_STRING && in.value.data.string != nullptr)
                 out.text = in.value.data.string;
-        } else if (is_key(in, PMIX_EVENT_TIMESTAMP)) {
+        } else if (PMIX_CHECK_KEY(&in, PMIX_EVENT_TIMESTAMP)) {
             if (in.value.type == PMIX_TIME) out.timestamp = in.value.data.time;
         } else {
             rest.push_back(&in);

@@ -36,5 +36,8 @@ struct LocalEvent {
 
 msg::Proc to_msg(const pmix_proc_t &p);
 pmix_proc_t to_pmix(const msg::Proc &p);
+// Appends the processes of a PMIX_PROC value, or of a PMIX_DATA_ARRAY of them; false for another
+// type.
+bool procs_of(const pmix_value_t &v, std::vector<msg::Proc> &out);
 
 }  // namespace zpmix::client

@@ -30,6 +30,7 @@
 #include "actors/protocol/group.hpp"
 #include "attached_client.hpp"
 #include "client_events.hpp"
+#include "info_values.hpp"
 #include "pmix.h"
 
 namespace zpmix::c {
@@ -47,10 +48,6 @@ struct Known {
 std::mutex groups_mu;
 std::map<std::string, Known, std::less<>> groups;  // constructed, not destructed
 std::map<std::string, std::uint64_t> calls;        // (kind, name, set) -> calls made
-
-bool is(const pmix_info_t &i, const char *key) {
-    return PMIX_CHECK_KEY(&i, key);
-}
 
 // PMIX_TIMEOUT's seconds as ms (at most a day); PMIX_ERR_BAD_PARAM when not a count of seconds.
 pmix_status_t timeout_ms_of(const pmix_info_t &i, std::uint32_t &timeout_ms) {
@@ -92,21 +89,21 @@ pmix_status_t make_request(const char grp[], const pmix_proc_t procs[], size_t n
     }
     for (size_t n = 0; info != nullptr && n < ninfo; ++n) {
         const pmix_info_t &i = info[n];
-        if (is(i, PMIX_TIMEOUT)) {
+        if (is_key(i, PMIX_TIMEOUT)) {
             if (pmix_status_t rc = timeout_ms_of(i, m.timeout_ms); rc != PMIX_SUCCESS) return rc;
-        } else if (is(i, PMIX_GROUP_LEADER)) {
+        } else if (is_key(i, PMIX_GROUP_LEADER)) {
             m.leader = PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_GROUP_OPTIONAL)) {
+        } else if (is_key(i, PMIX_GROUP_OPTIONAL)) {
             m.optional = PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_GROUP_FT_COLLECTIVE)) {
+        } else if (is_key(i, PMIX_GROUP_FT_COLLECTIVE)) {
             m.ft_collective = PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_GROUP_NOTIFY_TERMINATION)) {
+        } else if (is_key(i, PMIX_GROUP_NOTIFY_TERMINATION)) {
             m.notify_termination = PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_GROUP_ASSIGN_CONTEXT_ID)) {
+        } else if (is_key(i, PMIX_GROUP_ASSIGN_CONTEXT_ID)) {
             m.assign_context_id = PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_GROUP_LOCAL_ONLY)) {
+        } else if (is_key(i, PMIX_GROUP_LOCAL_ONLY)) {
             m.local_only = PMIX_INFO_TRUE(&i);
-        } else if (!destruct && is(i, PMIX_GROUP_INFO)) {
+        } else if (!destruct && is_key(i, PMIX_GROUP_INFO)) {
             const pmix_data_array_t *a = i.value.data.darray;
             if (i.value.type != PMIX_DATA_ARRAY || a == nullptr || a->type != PMIX_INFO ||
                 (a->size > 0 && a->array == nullptr))
@@ -118,7 +115,7 @@ pmix_status_t make_request(const char grp[], const pmix_proc_t procs[], size_t n
                 rc != PMIX_SUCCESS)
                 return rc;
             m.info.assign(buf.data(), buf.data() + buf.size());
-        } else if (!destruct && is(i, PMIX_GROUP_ENDPT_DATA)) {
+        } else if (!destruct && is_key(i, PMIX_GROUP_ENDPT_DATA)) {
             if (i.value.type != PMIX_BYTE_OBJECT) return PMIX_ERR_BAD_PARAM;
             const pmix_byte_object_t &b = i.value.data.bo;
             if (b.size > 0 && b.bytes == nullptr) return PMIX_ERR_BAD_PARAM;
@@ -279,9 +276,9 @@ void group_membership_changed(const msg::Event &ev) {
     std::optional<std::vector<msg::Proc>> now;
     for (size_t i = 0; i < n; ++i) {
         const pmix_value_t &v = infos[i].value;
-        if (is(infos[i], PMIX_GROUP_ID) && v.type == PMIX_STRING && v.data.string) {
+        if (is_key(infos[i], PMIX_GROUP_ID) && v.type == PMIX_STRING && v.data.string) {
             grp = v.data.string;
-        } else if (is(infos[i], PMIX_GROUP_MEMBERSHIP) && v.type == PMIX_DATA_ARRAY &&
+        } else if (is_key(infos[i], PMIX_GROUP_MEMBERSHIP) && v.type == PMIX_DATA_ARRAY &&
                    v.data.darray && v.data.darray->type == PMIX_PROC) {
             const auto *procs = static_cast<const pmix_proc_t *>(v.data.darray->array);
             now.emplace();
@@ -412,7 +409,7 @@ pmix_status_t read_directives(const pmix_info_t info[], size_t ninfo, std::uint3
                               Other other) {
     for (size_t n = 0; info != nullptr && n < ninfo; ++n) {
         const pmix_info_t &i = info[n];
-        if (is(i, PMIX_TIMEOUT)) {
+        if (is_key(i, PMIX_TIMEOUT)) {
             if (pmix_status_t rc = timeout_ms_of(i, timeout_ms); rc != PMIX_SUCCESS) return rc;
         } else if (!other(i) && PMIX_INFO_IS_REQUIRED(&i)) {
             return PMIX_ERR_NOT_SUPPORTED;
@@ -435,9 +432,9 @@ pmix_status_t make_invite(const char grp[], const pmix_proc_t procs[], size_t np
     for (size_t i = 0; i < nprocs; ++i) m.invitees.push_back(to_msg(procs[i]));
     if (pmix_status_t rc = read_directives(info, ninfo, m.timeout_ms,
                                            [&](const pmix_info_t &i) {
-                                               if (is(i, PMIX_GROUP_ASSIGN_CONTEXT_ID))
+                                               if (is_key(i, PMIX_GROUP_ASSIGN_CONTEXT_ID))
                                                    m.assign_context_id = PMIX_INFO_TRUE(&i);
-                                               else if (is(i, PMIX_GROUP_NOTIFY_TERMINATION))
+                                               else if (is_key(i, PMIX_GROUP_NOTIFY_TERMINATION))
                                                    m.notify_termination = PMIX_INFO_TRUE(&i);
                                                else
                                                    return false;

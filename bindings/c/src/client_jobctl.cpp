@@ -15,6 +15,7 @@
 #include "actors/protocol/jobctl.hpp"
 #include "actors/protocol/log.hpp"
 #include "actors/protocol/monitor.hpp"
+#include "info_values.hpp"
 #include "pmix.h"
 
 namespace zpmix::c {
@@ -47,14 +48,6 @@ const Honours kLogAttributes(Role::client, "PMIx_Log",
                               ZPMIX_ATTR(PMIX_LOG_GENERATE_TIMESTAMP), ZPMIX_ATTR(PMIX_LOG_ONCE),
                               ZPMIX_ATTR(PMIX_LOG_EMAIL)});
 
-bool is(const pmix_info_t &i, const char *key) {
-    return PMIX_CHECK_KEY(&i, key);
-}
-
-std::string string_of(const pmix_value_t &v) {
-    return v.type == PMIX_STRING && v.data.string ? v.data.string : "";
-}
-
 std::vector<std::string> split(const std::string &list, char sep) {
     std::vector<std::string> out;
     std::size_t from = 0;
@@ -76,7 +69,7 @@ bool number_of(const pmix_value_t &v, std::int64_t &out) {
 std::uint32_t timeout_ms_of(const pmix_info_t *info, size_t n) {
     for (size_t i = 0; info && i < n; ++i) {
         std::int64_t s = 0;
-        if (is(info[i], PMIX_TIMEOUT) && number_of(info[i].value, s) && s > 0)
+        if (is_key(info[i], PMIX_TIMEOUT) && number_of(info[i].value, s) && s > 0)
             return static_cast<std::uint32_t>(s * 1000);
     }
     return 0;
@@ -97,7 +90,7 @@ pmix_status_t job_control_messages(const pmix_proc_t targets[], size_t ntargets,
         return rc;
     for (size_t i = 0; targets && i < ntargets; ++i) base.targets.push_back(to_msg(targets[i]));
     for (size_t n = 0; dirs && n < ndirs; ++n)
-        if (is(dirs[n], PMIX_JOB_CTRL_ID)) base.id = string_of(dirs[n].value);
+        if (is_key(dirs[n], PMIX_JOB_CTRL_ID)) base.id = string_of(dirs[n].value);
     base.timeout_ms = timeout_ms_of(dirs, ndirs);
     auto add = [&](const char *action) -> msg::JobControl & {
         out.push_back(base);
@@ -109,25 +102,25 @@ pmix_status_t job_control_messages(const pmix_proc_t targets[], size_t ntargets,
         const pmix_value_t &v = i.value;
         bool ok = true;
         std::int64_t num = 0;
-        if (is(i, PMIX_JOB_CTRL_ID) || is(i, PMIX_TIMEOUT)) {
+        if (is_key(i, PMIX_JOB_CTRL_ID) || is_key(i, PMIX_TIMEOUT)) {
             // above
-        } else if (is(i, PMIX_JOB_CTRL_PAUSE)) {
+        } else if (is_key(i, PMIX_JOB_CTRL_PAUSE)) {
             if (PMIX_INFO_TRUE(&i)) add("pause");
-        } else if (is(i, PMIX_JOB_CTRL_RESUME)) {
+        } else if (is_key(i, PMIX_JOB_CTRL_RESUME)) {
             if (PMIX_INFO_TRUE(&i)) add("resume");
-        } else if (is(i, PMIX_JOB_CTRL_KILL)) {
+        } else if (is_key(i, PMIX_JOB_CTRL_KILL)) {
             if (PMIX_INFO_TRUE(&i)) add("kill");
-        } else if (is(i, PMIX_JOB_CTRL_TERMINATE)) {
+        } else if (is_key(i, PMIX_JOB_CTRL_TERMINATE)) {
             if (PMIX_INFO_TRUE(&i)) add("terminate");
-        } else if (is(i, PMIX_JOB_CTRL_SIGNAL)) {
+        } else if (is_key(i, PMIX_JOB_CTRL_SIGNAL)) {
             ok = number_of(v, num);
             add("signal").signal = static_cast<std::int32_t>(num);
-        } else if (is(i, PMIX_JOB_CTRL_CANCEL)) {
+        } else if (is_key(i, PMIX_JOB_CTRL_CANCEL)) {
             add("cancel").cancel_id = string_of(v);
-        } else if (is(i, PMIX_JOB_CTRL_CHECKPOINT)) {
+        } else if (is_key(i, PMIX_JOB_CTRL_CHECKPOINT)) {
             msg::JobControl &m = add("checkpoint");
             if (m.id.empty()) m.id = string_of(v);
-        } else if (is(i, PMIX_JOB_CTRL_CHECKPOINT_METHOD)) {
+        } else if (is_key(i, PMIX_JOB_CTRL_CHECKPOINT_METHOD)) {
             if (v.type != PMIX_DATA_ARRAY || !v.data.darray || v.data.darray->type != PMIX_INFO)
                 return PMIX_ERR_BAD_PARAM;
             msg::JobControl &m = add("checkpoint_method");
@@ -135,16 +128,16 @@ pmix_status_t job_control_messages(const pmix_proc_t targets[], size_t ntargets,
             // The first method the application lists is the one used.
             for (size_t k = 0; k < v.data.darray->size && m.ckpt_signal == 0 && !m.ckpt_event;
                  ++k) {
-                if (is(methods[k], PMIX_JOB_CTRL_CHECKPOINT_SIGNAL) &&
+                if (is_key(methods[k], PMIX_JOB_CTRL_CHECKPOINT_SIGNAL) &&
                     number_of(methods[k].value, num))
                     m.ckpt_signal = static_cast<std::int32_t>(num);
-                else if (is(methods[k], PMIX_JOB_CTRL_CHECKPOINT_EVENT))
+                else if (is_key(methods[k], PMIX_JOB_CTRL_CHECKPOINT_EVENT))
                     m.ckpt_event = PMIX_INFO_TRUE(&methods[k]);
             }
-        } else if (is(i, PMIX_JOB_CTRL_PREEMPTIBLE)) {
+        } else if (is_key(i, PMIX_JOB_CTRL_PREEMPTIBLE)) {
             add("preemptible").preemptible = PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_JOB_CTRL_RESTART) || is(i, PMIX_JOB_CTRL_PROVISION) ||
-                   is(i, PMIX_JOB_CTRL_PROVISION_IMAGE)) {
+        } else if (is_key(i, PMIX_JOB_CTRL_RESTART) || is_key(i, PMIX_JOB_CTRL_PROVISION) ||
+                   is_key(i, PMIX_JOB_CTRL_PROVISION_IMAGE)) {
             return PMIX_ERR_NOT_SUPPORTED;
         } else if (PMIX_INFO_IS_REQUIRED(&i)) {
             return PMIX_ERR_NOT_SUPPORTED;  // a required directive we do not know
@@ -166,18 +159,18 @@ std::optional<pmix_status_t> cleanup_registration(const pmix_proc_t targets[], s
     std::vector<std::pair<std::string, bool>> paths;  // path, is a directory
     for (size_t n = 0; dirs && n < ndirs; ++n) {
         const pmix_info_t &i = dirs[n];
-        if (is(i, PMIX_REGISTER_CLEANUP) || is(i, PMIX_REGISTER_CLEANUP_DIR)) {
+        if (is_key(i, PMIX_REGISTER_CLEANUP) || is_key(i, PMIX_REGISTER_CLEANUP_DIR)) {
             const std::string list = string_of(i.value);
             if (list.empty()) return PMIX_ERR_BAD_PARAM;
             for (const auto &p : split(list, ','))
-                if (!p.empty()) paths.emplace_back(p, is(i, PMIX_REGISTER_CLEANUP_DIR));
-        } else if (is(i, PMIX_CLEANUP_RECURSIVE)) {
+                if (!p.empty()) paths.emplace_back(p, is_key(i, PMIX_REGISTER_CLEANUP_DIR));
+        } else if (is_key(i, PMIX_CLEANUP_RECURSIVE)) {
             m.recursive = PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_CLEANUP_EMPTY)) {
+        } else if (is_key(i, PMIX_CLEANUP_EMPTY)) {
             m.empty_only = PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_CLEANUP_LEAVE_TOPDIR)) {
+        } else if (is_key(i, PMIX_CLEANUP_LEAVE_TOPDIR)) {
             m.leave_topdir = PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_CLEANUP_IGNORE)) {
+        } else if (is_key(i, PMIX_CLEANUP_IGNORE)) {
             for (const auto &f : split(string_of(i.value), ','))
                 if (!f.empty()) m.ignore.push_back(f);
         }
@@ -256,13 +249,13 @@ pmix_status_t submit_in_turn(std::shared_ptr<std::vector<msg::JobControl>> reque
 
 pmix_status_t monitor_message(const pmix_info_t *monitor, pmix_status_t error,
                               const pmix_info_t dirs[], size_t ndirs, msg::MonitorRequest &m) {
-    if (is(*monitor, PMIX_MONITOR_HEARTBEAT)) {
+    if (is_key(*monitor, PMIX_MONITOR_HEARTBEAT)) {
         m.kind = "heartbeat";
-    } else if (is(*monitor, PMIX_MONITOR_FILE)) {
+    } else if (is_key(*monitor, PMIX_MONITOR_FILE)) {
         m.kind = "file";
         m.file = string_of(monitor->value);
         if (m.file.empty()) return PMIX_ERR_BAD_PARAM;
-    } else if (is(*monitor, PMIX_MONITOR_CANCEL)) {
+    } else if (is_key(*monitor, PMIX_MONITOR_CANCEL)) {
         m.kind = "cancel";
         m.id = string_of(monitor->value);
     } else {
@@ -278,24 +271,25 @@ pmix_status_t monitor_message(const pmix_info_t *monitor, pmix_status_t error,
             return true;
         };
         bool ok = true;
-        if (is(i, PMIX_MONITOR_ID)) {
+        if (is_key(i, PMIX_MONITOR_ID)) {
             if (m.kind != "cancel") m.id = string_of(i.value);
-        } else if (is(i, PMIX_MONITOR_HEARTBEAT_TIME) || is(i, PMIX_MONITOR_FILE_CHECK_TIME)) {
+        } else if (is_key(i, PMIX_MONITOR_HEARTBEAT_TIME) ||
+                   is_key(i, PMIX_MONITOR_FILE_CHECK_TIME)) {
             ok = count(m.time);
-        } else if (is(i, PMIX_MONITOR_HEARTBEAT_DROPS) || is(i, PMIX_MONITOR_FILE_DROPS)) {
+        } else if (is_key(i, PMIX_MONITOR_HEARTBEAT_DROPS) || is_key(i, PMIX_MONITOR_FILE_DROPS)) {
             ok = count(m.drops);
-        } else if (is(i, PMIX_MONITOR_FILE_SIZE)) {
+        } else if (is_key(i, PMIX_MONITOR_FILE_SIZE)) {
             m.file_size = PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_MONITOR_FILE_ACCESS)) {  // the standard's type varies: presence
+        } else if (is_key(i, PMIX_MONITOR_FILE_ACCESS)) {  // the standard's type varies: presence
             m.file_access = i.value.type != PMIX_BOOL || PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_MONITOR_FILE_MODIFY)) {
+        } else if (is_key(i, PMIX_MONITOR_FILE_MODIFY)) {
             m.file_modify = i.value.type != PMIX_BOOL || PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_MONITOR_APP_CONTROL)) {
+        } else if (is_key(i, PMIX_MONITOR_APP_CONTROL)) {
             m.app_control = PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_RANGE)) {
+        } else if (is_key(i, PMIX_RANGE)) {
             ok = i.value.type == PMIX_DATA_RANGE;
             if (ok) m.range = i.value.data.range;
-        } else if (PMIX_INFO_IS_REQUIRED(&i) && !is(i, PMIX_TIMEOUT)) {
+        } else if (PMIX_INFO_IS_REQUIRED(&i) && !is_key(i, PMIX_TIMEOUT)) {
             return PMIX_ERR_NOT_SUPPORTED;
         }
         if (!ok) return PMIX_ERR_BAD_PARAM;
@@ -315,14 +309,14 @@ pmix_status_t log_message(const pmix_info_t data[], size_t ndata, const pmix_inf
     for (size_t n = 0; n < ndata; ++n) {
         const pmix_info_t &i = data[n];
         std::string channel;
-        if (is(i, PMIX_LOG_STDERR))
+        if (is_key(i, PMIX_LOG_STDERR))
             channel = "stderr";
-        else if (is(i, PMIX_LOG_STDOUT))
+        else if (is_key(i, PMIX_LOG_STDOUT))
             channel = "stdout";
-        else if (is(i, PMIX_LOG_SYSLOG) || is(i, PMIX_LOG_LOCAL_SYSLOG) ||
-                 is(i, PMIX_LOG_GLOBAL_SYSLOG))
+        else if (is_key(i, PMIX_LOG_SYSLOG) || is_key(i, PMIX_LOG_LOCAL_SYSLOG) ||
+                 is_key(i, PMIX_LOG_GLOBAL_SYSLOG))
             channel = "syslog";
-        else if (is(i, PMIX_LOG_EMAIL))
+        else if (is_key(i, PMIX_LOG_EMAIL))
             channel = "email";
         else
             channel = std::string(i.key, strnlen(i.key, PMIX_MAX_KEYLEN));  // the broker judges
@@ -332,21 +326,21 @@ pmix_status_t log_message(const pmix_info_t data[], size_t ndata, const pmix_inf
     for (size_t n = 0; dirs && n < ndirs; ++n) {
         const pmix_info_t &i = dirs[n];
         std::int64_t num = 0;
-        if (is(i, PMIX_LOG_SOURCE)) {
+        if (is_key(i, PMIX_LOG_SOURCE)) {
             if (i.value.type != PMIX_PROC || !i.value.data.proc) return PMIX_ERR_BAD_PARAM;
             m.source = to_msg(*i.value.data.proc);
-        } else if (is(i, PMIX_LOG_TIMESTAMP)) {
+        } else if (is_key(i, PMIX_LOG_TIMESTAMP)) {
             if (i.value.type == PMIX_TIME)
                 m.timestamp = i.value.data.time;
             else if (number_of(i.value, num))
                 m.timestamp = num;
             else
                 return PMIX_ERR_BAD_PARAM;
-        } else if (is(i, PMIX_LOG_GENERATE_TIMESTAMP)) {
+        } else if (is_key(i, PMIX_LOG_GENERATE_TIMESTAMP)) {
             m.generate_timestamp = PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_LOG_ONCE)) {
+        } else if (is_key(i, PMIX_LOG_ONCE)) {
             m.once = PMIX_INFO_TRUE(&i);
-        } else if (is(i, PMIX_LOG_SYSLOG_PRI)) {
+        } else if (is_key(i, PMIX_LOG_SYSLOG_PRI)) {
             if (!number_of(i.value, num)) return PMIX_ERR_BAD_PARAM;
             m.syslog_priority = static_cast<std::int32_t>(num);
         }
@@ -415,7 +409,7 @@ PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor, pm
                                                   const pmix_info_t directives[], size_t ndirs,
                                                   pmix_info_cbfunc_t cbfunc, void *cbdata) {
     if (!monitor) return PMIX_ERR_BAD_PARAM;
-    if (is(*monitor, PMIX_SEND_HEARTBEAT)) {
+    if (is_key(*monitor, PMIX_SEND_HEARTBEAT)) {
         // One one-way message; nothing to wait for, so no callback either.
         const pmix_status_t rc =
             with_client(true, [](client::ClientActor &actor, const pmix_proc_t &me) {
@@ -440,7 +434,7 @@ PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_
     if (results) *results = nullptr;
     if (nresults) *nresults = 0;
     if (!monitor) return PMIX_ERR_BAD_PARAM;
-    if (is(*monitor, PMIX_SEND_HEARTBEAT)) {
+    if (is_key(*monitor, PMIX_SEND_HEARTBEAT)) {
         const pmix_status_t rc =
             PMIx_Process_monitor_nb(monitor, error, directives, ndirs, nullptr, nullptr);
         return rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc;

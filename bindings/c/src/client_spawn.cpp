@@ -34,6 +34,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/protocol/job.hpp"
+#include "info_values.hpp"
 #include "pmix.h"
 
 extern char **environ;
@@ -72,11 +73,8 @@ const Honours kSpawnAttributes(Role::client, "PMIx_Spawn",
 // How long past the launcher's own spawn deadline the caller waits for its answer.
 constexpr std::uint32_t kAnswerMarginMs = 5000;
 
-bool is(const pmix_info_t &i, const char *key) {
-    return PMIX_CHECK_KEY(&i, key);
-}
-
-std::optional<std::string> string_of(const pmix_value_t &v) {
+// A PMIX_STRING value's text; nullopt for a value of another type.
+std::optional<std::string> given_string(const pmix_value_t &v) {
     if (v.type != PMIX_STRING || v.data.string == nullptr) return std::nullopt;
     return std::string(v.data.string);
 }
@@ -122,10 +120,10 @@ std::string lower(std::string s) {
 // PMIX_HOST: a comma-separated list (a host's ":N" slots are the allocation's business, not the
 // job's). PMIX_HOSTFILE: one host per line (first word; '#' comments).
 std::optional<std::vector<std::string>> hosts_of(const pmix_info_t &i) {
-    auto s = string_of(i.value);
+    auto s = given_string(i.value);
     if (!s) return std::nullopt;
     std::vector<std::string> hosts;
-    if (is(i, PMIX_HOST) || is(i, PMIX_ADD_HOST)) {
+    if (is_key(i, PMIX_HOST) || is_key(i, PMIX_ADD_HOST)) {
         std::stringstream in(*s);
         for (std::string h; std::getline(in, h, ',');)
             if (h = h.substr(0, h.find(':')); !h.empty()) hosts.push_back(h);
@@ -166,21 +164,22 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
                     msg::App *app) {
     const bool job = app == nullptr;
     const pmix_value_t &v = i.value;
-    if (job && (is(i, PMIX_TIMEOUT) || is(i, PMIX_SPAWN_TIMEOUT) || is(i, PMIX_JOB_TIMEOUT))) {
+    if (job &&
+        (is_key(i, PMIX_TIMEOUT) || is_key(i, PMIX_SPAWN_TIMEOUT) || is_key(i, PMIX_JOB_TIMEOUT))) {
         auto s = seconds_of(v);
         if (!s) return PMIX_ERR_BAD_PARAM;
-        (is(i, PMIX_JOB_TIMEOUT) ? m.timeout_s : m.spawn_timeout_s) = *s;
-    } else if (job && is(i, PMIX_NOTIFY_COMPLETION)) {
+        (is_key(i, PMIX_JOB_TIMEOUT) ? m.timeout_s : m.spawn_timeout_s) = *s;
+    } else if (job && is_key(i, PMIX_NOTIFY_COMPLETION)) {
         m.notify_completion = PMIX_INFO_TRUE(&i);
-    } else if (job && is(i, PMIX_SPAWN_CHILD_SEP)) {
+    } else if (job && is_key(i, PMIX_SPAWN_CHILD_SEP)) {
         m.child_sep = PMIX_INFO_TRUE(&i);
-    } else if (job && is(i, PMIX_SETUP_APP_ENVARS)) {
+    } else if (job && is_key(i, PMIX_SETUP_APP_ENVARS)) {
         harvest = PMIX_INFO_TRUE(&i);
-    } else if (job && (is(i, PMIX_BINDTO) || is(i, PMIX_MAPBY) || is(i, PMIX_PPR))) {
-        auto s = string_of(v);
+    } else if (job && (is_key(i, PMIX_BINDTO) || is_key(i, PMIX_MAPBY) || is_key(i, PMIX_PPR))) {
+        auto s = given_string(v);
         if (!s) return PMIX_ERR_BAD_PARAM;
-        const std::string policy = is(i, PMIX_PPR) ? "ppr:" + lower(*s) : lower(*s);
-        const bool bind = is(i, PMIX_BINDTO);
+        const std::string policy = is_key(i, PMIX_PPR) ? "ppr:" + lower(*s) : lower(*s);
+        const bool bind = is_key(i, PMIX_BINDTO);
         const bool known = bind ? policy == "none" || policy == "core" || policy == "package"
                                 : policy == "slot" || policy == "core" || policy == "node" ||
                                       policy.starts_with("ppr:");
@@ -188,56 +187,57 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
             (bind ? m.bind_to : m.map_by) = policy;
         else if (PMIX_INFO_IS_REQUIRED(&i))
             return PMIX_ERR_NOT_SUPPORTED;
-    } else if (is(i, PMIX_WDIR)) {
-        auto s = string_of(v);
+    } else if (is_key(i, PMIX_WDIR)) {
+        auto s = given_string(v);
         if (!s || s->empty()) return PMIX_ERR_BAD_PARAM;
         if (job)
             d.cwd = *s;
         else
             app->cwd = *s;
-    } else if (is(i, PMIX_SET_SESSION_CWD)) {
+    } else if (is_key(i, PMIX_SET_SESSION_CWD)) {
         (job ? d.session_cwd : app->session_cwd) = PMIX_INFO_TRUE(&i);
-    } else if (is(i, PMIX_PREFIX)) {
-        auto s = string_of(v);
+    } else if (is_key(i, PMIX_PREFIX)) {
+        auto s = given_string(v);
         if (!s || s->empty()) return PMIX_ERR_BAD_PARAM;
         (job ? d.prefix : app->prefix) = *s;
-    } else if (is(i, PMIX_SET_ENVAR)) {
+    } else if (is_key(i, PMIX_SET_ENVAR)) {
         if (v.type != PMIX_ENVAR || v.data.envar.envar == nullptr || v.data.envar.envar[0] == 0)
             return PMIX_ERR_BAD_PARAM;
         std::string kv =
             std::string(v.data.envar.envar) + "=" + (v.data.envar.value ? v.data.envar.value : "");
         (job ? m.env : app->env).push_back(std::move(kv));
-    } else if (is(i, PMIX_HOST) || is(i, PMIX_HOSTFILE) || is(i, PMIX_ADD_HOST) ||
-               is(i, PMIX_ADD_HOSTFILE)) {
+    } else if (is_key(i, PMIX_HOST) || is_key(i, PMIX_HOSTFILE) || is_key(i, PMIX_ADD_HOST) ||
+               is_key(i, PMIX_ADD_HOSTFILE)) {
         auto hosts = hosts_of(i);
         if (!hosts) return PMIX_ERR_BAD_PARAM;
-        auto &into = is(i, PMIX_HOST) || is(i, PMIX_HOSTFILE) ? m.hosts : m.add_hosts;
+        auto &into = is_key(i, PMIX_HOST) || is_key(i, PMIX_HOSTFILE) ? m.hosts : m.add_hosts;
         for (auto &h : *hosts)
             if (std::find(into.begin(), into.end(), h) == into.end()) into.push_back(std::move(h));
-    } else if (job && (is(i, PMIX_DEBUG_STOP_IN_INIT) || is(i, PMIX_DEBUG_STOP_IN_APP) ||
-                       is(i, PMIX_DEBUG_STOP_ON_EXEC))) {
+    } else if (job && (is_key(i, PMIX_DEBUG_STOP_IN_INIT) || is_key(i, PMIX_DEBUG_STOP_IN_APP) ||
+                       is_key(i, PMIX_DEBUG_STOP_ON_EXEC))) {
         auto all = every_rank(v);
         if (!all) {
             spdlog::error("PMIx_Spawn: {} for chosen ranks is not supported (every rank or none)",
                           i.key);
             return PMIX_ERR_NOT_SUPPORTED;
         }
-        (is(i, PMIX_DEBUG_STOP_IN_INIT)  ? m.stop_in_init
-         : is(i, PMIX_DEBUG_STOP_IN_APP) ? m.stop_in_app
-                                         : m.stop_on_exec) = *all;
-    } else if (job && is(i, PMIX_DEBUGGER_DAEMONS)) {
+        (is_key(i, PMIX_DEBUG_STOP_IN_INIT)  ? m.stop_in_init
+         : is_key(i, PMIX_DEBUG_STOP_IN_APP) ? m.stop_in_app
+                                             : m.stop_on_exec) = *all;
+    } else if (job && is_key(i, PMIX_DEBUGGER_DAEMONS)) {
         m.debugger_daemons = PMIX_INFO_TRUE(&i);
-    } else if (job && is(i, PMIX_DEBUG_TARGET)) {
+    } else if (job && is_key(i, PMIX_DEBUG_TARGET)) {
         if (v.type != PMIX_PROC || v.data.proc == nullptr) return PMIX_ERR_BAD_PARAM;
         m.debug_target = to_msg(*v.data.proc);
-    } else if (job && is(i, PMIX_DEBUG_JOB)) {
-        auto s = string_of(v);
+    } else if (job && is_key(i, PMIX_DEBUG_JOB)) {
+        auto s = given_string(v);
         if (!s || s->empty() || s->size() > PMIX_MAX_NSLEN) return PMIX_ERR_BAD_PARAM;
         m.debug_target = {*s, PMIX_RANK_WILDCARD};
-    } else if (job && (is(i, PMIX_DEBUG_DAEMONS_PER_NODE) || is(i, PMIX_DEBUG_DAEMONS_PER_PROC))) {
+    } else if (job &&
+               (is_key(i, PMIX_DEBUG_DAEMONS_PER_NODE) || is_key(i, PMIX_DEBUG_DAEMONS_PER_PROC))) {
         auto n = count_of(v);
         if (!n) return PMIX_ERR_BAD_PARAM;
-        (is(i, PMIX_DEBUG_DAEMONS_PER_NODE) ? m.daemons_per_node : m.daemons_per_proc) = *n;
+        (is_key(i, PMIX_DEBUG_DAEMONS_PER_NODE) ? m.daemons_per_node : m.daemons_per_proc) = *n;
     } else if (PMIX_INFO_IS_REQUIRED(&i)) {
         return PMIX_ERR_NOT_SUPPORTED;
     }

@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/protocol/iof.hpp"
+#include "info_values.hpp"
 #include "pmix_tool.h"
 
 namespace zpmix::c {
@@ -52,10 +53,6 @@ struct Registration {
 };
 std::mutex reg_mu;
 std::map<std::size_t, Registration> registrations;
-
-bool is_key(const pmix_info_t &i, const char *key) {
-    return PMIX_CHECK_KEY(&i, key);
-}
 
 std::uint32_t u32_of(const pmix_info_t &i) {
     switch (i.value.type) {

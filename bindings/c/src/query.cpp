@@ -21,6 +21,7 @@
 #include "actors/protocol/query.hpp"
 #include "attached_client.hpp"
 #include "attributes.hpp"
+#include "info_values.hpp"
 
 namespace zpmix::c {
 
@@ -33,14 +34,6 @@ const Honours kQueryAttributes(
      ZPMIX_ATTR(PMIX_QUERY_REPORT_MINMAX), ZPMIX_ATTR(PMIX_CLIENT_FUNCTIONS),
      ZPMIX_ATTR(PMIX_TOOL_FUNCTIONS), ZPMIX_ATTR(PMIX_SERVER_FUNCTIONS),
      ZPMIX_ATTR(PMIX_HOST_FUNCTIONS), ZPMIX_ATTR(PMIX_TIMEOUT)});
-
-bool is(const pmix_info_t &i, const char *key) {
-    return PMIX_CHECK_KEY(&i, key);
-}
-
-std::string string_of(const pmix_value_t &v) {
-    return v.type == PMIX_STRING && v.data.string ? v.data.string : "";
-}
 
 // An info list's infos as a PMIX_DATA_ARRAY value (the list is released).
 void list_to_value(void *list, pmix_value_t *v) {
@@ -81,7 +74,7 @@ pmix_status_t attribute_support(const pmix_query_t &q, pmix_value_t *out) {
     std::vector<std::pair<const Class *, std::string>> asked;
     for (size_t n = 0; q.qualifiers && n < q.nqual; ++n)
         for (const auto &c : kClasses)
-            if (is(q.qualifiers[n], c.functions))
+            if (is_key(q.qualifiers[n], c.functions))
                 asked.push_back({&c, string_of(q.qualifiers[n].value)});
     if (asked.empty()) asked.push_back({&kClasses[0], "all"});
     void *outer = PMIx_Info_list_start();
@@ -193,22 +186,23 @@ pmix_status_t plan(Call &call) {
         msg::Query remote;
         for (size_t i = 0; q.qualifiers && i < q.nqual; ++i) {
             const pmix_info_t &qi = q.qualifiers[i];
-            if (is(qi, PMIX_NSPACE)) {
+            if (is_key(qi, PMIX_NSPACE)) {
                 remote.nspace = string_of(qi.value);
-            } else if (is(qi, PMIX_RANK) && qi.value.type == PMIX_PROC_RANK) {
+            } else if (is_key(qi, PMIX_RANK) && qi.value.type == PMIX_PROC_RANK) {
                 remote.rank = qi.value.data.rank;
-            } else if (is(qi, PMIX_PROCID) && qi.value.type == PMIX_PROC && qi.value.data.proc) {
+            } else if (is_key(qi, PMIX_PROCID) && qi.value.type == PMIX_PROC &&
+                       qi.value.data.proc) {
                 remote.nspace = qi.value.data.proc->nspace;
                 remote.rank = qi.value.data.proc->rank;
-            } else if (is(qi, PMIX_PSET_NAME) || is(qi, PMIX_GROUP_ID)) {
+            } else if (is_key(qi, PMIX_PSET_NAME) || is_key(qi, PMIX_GROUP_ID)) {
                 remote.name = string_of(qi.value);
-            } else if (is(qi, PMIX_QUERY_LOCAL_ONLY)) {
+            } else if (is_key(qi, PMIX_QUERY_LOCAL_ONLY)) {
                 remote.local_only = PMIX_INFO_TRUE(&qi);
-            } else if (is(qi, PMIX_QUERY_REPORT_AVG)) {
+            } else if (is_key(qi, PMIX_QUERY_REPORT_AVG)) {
                 remote.report_avg = PMIX_INFO_TRUE(&qi);
-            } else if (is(qi, PMIX_QUERY_REPORT_MINMAX)) {
+            } else if (is_key(qi, PMIX_QUERY_REPORT_MINMAX)) {
                 remote.report_minmax = PMIX_INFO_TRUE(&qi);
-            } else if (is(qi, PMIX_TIMEOUT)) {
+            } else if (is_key(qi, PMIX_TIMEOUT)) {
                 pmix_status_t rc;
                 int s = 0;
                 PMIX_VALUE_GET_NUMBER(rc, &qi.value, s, int);

@@ -31,6 +31,7 @@
 #include "attributes.hpp"
 #include "broker/rendezvous.hpp"
 #include "client_events.hpp"
+#include "info_values.hpp"
 
 namespace zpmix::c {
 
@@ -87,10 +88,6 @@ struct Target {
     bool system = false, system_first = false, primary = false;
     std::uint32_t timeout_ms = kConnectTimeoutMs;
 };
-
-std::string string_of(const pmix_value_t &v) {
-    return v.type == PMIX_STRING && v.data.string ? v.data.string : "";
-}
 
 Target target_of(const pmix_info_t info[], size_t ninfo) {
     Target t;
