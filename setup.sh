@@ -14,7 +14,7 @@ packages=(
     clang libclang-rt-14-dev
     iproute2 util-linux
     gdb
-    slurm-wlm munge libmunge2
+    slurm-wlm munge libmunge2 libmunge-dev
     man-db
 )
 

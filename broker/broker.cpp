@@ -196,8 +196,8 @@ void Broker::add_standard_actors() {
         t.heartbeat = std::chrono::milliseconds(config_.tree_heartbeat_ms);
         t.lost_after = std::chrono::milliseconds(config_.tree_lost_after_ms);
         t.boot_timeout = std::chrono::milliseconds(config_.tree_boot_timeout_ms);
-        t.boot = {config_.tree_nodes, config_.tree_rsh_agent, config_.tree_zpmix,
-                  config_.tree_broker_args, config_.tree_launcher};
+        t.boot = {config_.tree_nodes,       config_.tree_rsh_agent, config_.tree_zpmix,
+                  config_.tree_broker_args, config_.tree_launcher,  config_.tree_munge_socket};
         t.max_message = config_.max_message_bytes;
         link_ = &add_actor<tree::TreeLink>(std::move(t), brokers_, [this] { begin_shutdown(); });
     }

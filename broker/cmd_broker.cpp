@@ -12,6 +12,7 @@
 
 #include "broker/broker.hpp"
 #include "broker/commands.hpp"
+#include "broker/tree/munge_keys.hpp"
 
 namespace zpmix::cli {
 
@@ -26,7 +27,7 @@ struct BrokerOptions {
     // (broker/tree/boot.hpp).
     std::vector<std::string> parent;
     std::uint32_t rank = 0, size = 1, radix = 0;
-    std::string node, tcp_if;
+    std::string node, tcp_if, munge_socket;
     bool keys_on_stdin = false;
     bool await_parent = false;  // started by srun: rank and parent come on stdin
     int heartbeat_ms = 0, lost_after_ms = 0;
@@ -88,15 +89,25 @@ std::string own_node(const BrokerOptions &o) {
     return host;
 }
 
-// --await-parent (a broker of an srun step, tree/boot.hpp): after the keys, lines "NODE RANK
-// ADDR,ADDR..." until this node's, which gives its rank and its parent's addresses.
+// --await-parent (a broker of an srun step, tree/boot.hpp): lines "NODE RANK ADDR,ADDR... KEYS"
+// until this node's, which gives its rank, its parent's addresses and the keypair (a MUNGE
+// credential).
 void await_parent(StdinLines &in, const BrokerOptions &o, Config &config) {
     const std::string node = own_node(o);
     while (auto line = in.next()) {
         std::istringstream words(*line);
-        std::string name, addresses;
+        std::string name, addresses, keys;
         std::uint32_t rank = 0;
         if (!(words >> name >> rank >> addresses) || name != node) continue;
+        if (!(words >> keys))
+            throw ConfigError("the boot line for node '" + node + "' has no keys");
+        try {
+            tree::open_keys(keys,
+                            o.munge_socket.empty() ? config.tree_munge_socket : o.munge_socket,
+                            config.tree_public_key, config.tree_secret_key);
+        } catch (const std::runtime_error &e) {
+            throw ConfigError(std::string("the allocation's keys: ") + e.what());
+        }
         config.tree_rank = rank;
         config.node = node;
         config.tree_parent.clear();
@@ -119,7 +130,7 @@ int run_broker(const BrokerOptions &o) {
             if (!o.await_parent && (o.rank == 0 || o.rank >= o.size))
                 throw ConfigError("--rank must be 1..size-1 with --parent");
             StdinLines in(std::chrono::milliseconds(config.tree_boot_timeout_ms));
-            if (!o.keys_on_stdin || !read_keys(in, config))
+            if (!o.await_parent && (!o.keys_on_stdin || !read_keys(in, config)))
                 throw ConfigError(
                     "a broker of a tree reads the allocation's keys on stdin "
                     "(--keys-on-stdin)");
@@ -208,11 +219,13 @@ void add_broker_command(CLI::App &app, int &status) {
     cmd->add_flag("--keys-on-stdin", o->keys_on_stdin,
                   "Read the allocation's CURVE keypair from stdin (two lines: public, secret)");
     cmd->add_flag("--await-parent", o->await_parent,
-                  "Started with the other brokers by srun: after the keys, read lines `NODE RANK "
-                  "PARENT-ADDRESSES` on stdin until this node's (--node, else SLURMD_NODENAME, "
-                  "else the hostname)");
+                  "Started with the other brokers by srun: read lines `NODE RANK "
+                  "PARENT-ADDRESSES KEYS` on stdin until this node's (--node, else "
+                  "SLURMD_NODENAME, else the hostname); KEYS is a MUNGE credential");
     cmd->add_option("--heartbeat-ms", o->heartbeat_ms, "Tree heartbeat period");
     cmd->add_option("--tcp-if", o->tcp_if, "Listen for child brokers on this interface / CIDR");
+    cmd->add_option("--munge-socket", o->munge_socket,
+                    "munged's socket, to open the keys (--await-parent; default: MUNGE's)");
     cmd->add_option("--lost-after-ms", o->lost_after_ms, "A silent tree neighbour is lost after");
     cmd->callback([o, &status] { status = run_broker(*o); });
 }

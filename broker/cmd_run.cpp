@@ -443,6 +443,9 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
             if (!config.tree_tcp_if.empty())
                 config.tree_broker_args.insert(config.tree_broker_args.end(),
                                                {"--tcp-if", config.tree_tcp_if});
+            if (!config.tree_munge_socket.empty())
+                config.tree_broker_args.insert(config.tree_broker_args.end(),
+                                               {"--munge-socket", config.tree_munge_socket});
             for (int i = 0; i < o.verbose; ++i) config.tree_broker_args.push_back("-v");
             if (o.verbose == 0) config.tree_broker_args.push_back("-q");
             embedded = std::make_unique<Broker>(config);

@@ -97,11 +97,12 @@ void load_tree_section(const std::string &path, const toml::table &t, Config &in
             if (!node.is_string() || (*s != "auto" && *s != "rsh" && *s != "srun"))
                 throw bad("\"auto\", \"rsh\" or \"srun\"");
             into.tree_launcher = *s;
-        } else if (k == "tcp_if" || k == "rsh_agent" || k == "zpmix") {
+        } else if (k == "tcp_if" || k == "rsh_agent" || k == "zpmix" || k == "munge_socket") {
             if (!node.is_string()) throw bad("a string");
             (k == "tcp_if"      ? into.tree_tcp_if
              : k == "rsh_agent" ? into.tree_rsh_agent
-                                : into.tree_zpmix) = *s;
+             : k == "zpmix"     ? into.tree_zpmix
+                                : into.tree_munge_socket) = *s;
         } else {
             throw ConfigError(path + ": unknown key tree." + k);
         }

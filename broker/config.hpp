@@ -62,6 +62,7 @@ struct Config {
     std::string tree_rsh_agent = "ssh";  // rsh_agent: `AGENT HOST COMMAND...`
     std::string tree_launcher = "auto";  // launcher: auto | rsh | srun (tree/boot.hpp)
     std::string tree_zpmix;              // zpmix: the program on the nodes ("": this one's)
+    std::string tree_munge_socket;       // munge_socket: munged's, for srun ("": MUNGE's default)
     // Not file keys: this broker's place in a tree (set by `zpmix broker --parent`, or by
     // `zpmix run` for its root). tree_size 1: no tree.
     std::string node;  // the node's name as the allocation gives it; "": the hostname

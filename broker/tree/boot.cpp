@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "actors/runtime/spawn_attributes.hpp"
+#include "broker/tree/munge_keys.hpp"
 
 extern char **environ;
 
@@ -93,7 +94,7 @@ std::string Boot::start(std::uint32_t rank, std::uint32_t size, std::uint32_t ra
     return spawn(std::move(args), public_key_ + "\n" + secret_key_ + "\n", false, false, rank);
 }
 
-// One srun step of every broker but the root's, which read their keys and place on stdin.
+// One srun step of every broker but the root's, which read their place and keys on stdin.
 std::string Boot::start_step(std::uint32_t size, std::uint32_t radix) {
     step_size_ = size;
     std::vector<std::string> others(s_.nodes.begin() + 1, s_.nodes.end());
@@ -104,15 +105,26 @@ std::string Boot::start_step(std::uint32_t size, std::uint32_t radix) {
                                   // The brokers hold no CPUs from the job's other steps.
                                   "--overlap", "--cpu-bind=none", "--mpi=none", s_.zpmix, "broker",
                                   "--await-parent", "--size", std::to_string(size), "--radix",
-                                  std::to_string(radix), "--keys-on-stdin"};
+                                  std::to_string(radix)};
     args.insert(args.end(), s_.extra.begin(), s_.extra.end());
-    return spawn(std::move(args), public_key_ + "\n" + secret_key_ + "\n", true, true, kStep);
+    return spawn(std::move(args), "", true, true, kStep);
 }
 
-// The line telling broker `rank` (found by its node's name) its rank and its parent's addresses.
+// The line telling broker `rank` (found by its node's name) its rank, its parent's addresses and
+// the keypair, sealed for it.
 std::string Boot::place(std::uint32_t rank, const std::vector<std::string> &parent) {
     if (step_in_ < 0) return {};  // the step ended: its exit is reported
-    const std::string line = fmt::format("{} {} {}\n", s_.nodes.at(rank), rank, join(parent, ','));
+    std::string keys;
+    try {
+        keys = seal_keys(public_key_, secret_key_, s_.munge_socket);
+    } catch (const std::exception &e) {
+        return fmt::format(
+            "cannot seal the allocation's keys for the broker on {} (srun carries them in clear "
+            "otherwise): {}",
+            s_.nodes.at(rank), e.what());
+    }
+    const std::string line =
+        fmt::format("{} {} {} {}\n", s_.nodes.at(rank), rank, join(parent, ','), keys);
     const ssize_t n = ::write(step_in_, line.data(), line.size());
     if (n < 0 && errno == EPIPE) return {};  // srun is gone: its exit is reported
     if (n != static_cast<ssize_t>(line.size()))
@@ -155,7 +167,7 @@ std::string Boot::spawn(std::vector<std::string> args, const std::string &input,
         return fmt::format("cannot run {} '{}': {}", srun() ? "srun" : "the rsh agent", args[0],
                            strerror(rc));
     }
-    // The keys fit the pipe: this never blocks. An agent that exits first (EPIPE) is reported by
+    // The input fits the pipe: this never blocks. An agent that exits first (EPIPE) is reported by
     // its exit. The step's later lines are written without blocking (place()).
     ::signal(SIGPIPE, SIG_IGN);
     [[maybe_unused]] ssize_t n = ::write(in[1], input.data(), input.size());

@@ -9,10 +9,11 @@
 // srun (inside a Slurm allocation): every broker at once, as ONE step `srun --nodes=K
 // --ntasks-per-node=1 --nodelist=... --input=all ZPMIX broker --await-parent ...`. A broker cannot
 // know its parent's address when it starts, so srun's stdin, which every task reads
-// (--input=all), is the boot channel: the keypair first, then a line "NODE RANK ADDR,ADDR..." for
-// each broker once its parent joined (start()); each broker reads until its node's line
-// (SLURMD_NODENAME), takes its rank and parent from it and stops reading. The step is watched as
-// a whole: when srun exits, the nodes srun names as failing are reported first, then the others.
+// (--input=all), is the boot channel: a line "NODE RANK ADDR,ADDR... KEYS" for each broker once
+// its parent joined (start()), KEYS the keypair in a MUNGE credential (munge_keys.hpp: srun's
+// input crosses the network in clear); each broker reads until its node's line
+// (SLURMD_NODENAME), takes its rank, parent and keys from it and stops reading. The step is watched
+// as a whole: when srun exits, the nodes srun names as failing are reported first, then the others.
 //
 // Keys are never on a command line. Agents and the step run in their own process group, so a
 // terminal's ^C reaches `zpmix run` alone, which stops the tree in order.
@@ -33,6 +34,7 @@ struct BootSettings {
     std::string zpmix;               // the zpmix program on the nodes
     std::vector<std::string> extra;  // appended to every broker's command line
     std::string launcher = "rsh";    // "rsh" or "srun" (resolve_launcher)
+    std::string munge_socket;        // srun: munged's socket for the keys ("": MUNGE's default)
 };
 
 // The launcher to use: `asked` ("auto", "rsh" or "srun"); auto is srun inside a Slurm

@@ -3,8 +3,9 @@
 # slurm.sh): the hosts come from the allocation and the brokers start as one srun step, which
 # the ranks see (they inherit the step's environment) and squeue lists; PMIx wire-up across the
 # nodes works under a chain of brokers (each learns its parent's address late, on the step's
-# stdin); a node whose broker cannot start fails the launch naming it; --launcher rsh still
-# works inside the allocation, --launcher srun outside one is refused; nothing is left behind.
+# stdin, with the keys sealed by MUNGE); a node whose broker cannot start fails the launch naming
+# it; --launcher rsh still works inside the allocation, --launcher srun outside one is refused;
+# nothing is left behind.
 # usage: test_slurm.sh ZPMIX WIREUP_PROG
 set -u
 zpmix=$1 prog=$2
@@ -18,10 +19,12 @@ slurm_up
 a=${NETNS_NODES[0]} b=${NETNS_NODES[1]} c=${NETNS_NODES[2]}
 conf=$(mktemp)
 export XDG_RUNTIME_DIR=$(mktemp -d)
-trap 'rm -rf "$conf" "$conf.zpmix" "$XDG_RUNTIME_DIR"; netns_down' EXIT
+trap 'rm -rf "$conf" "$conf".* "$XDG_RUNTIME_DIR"; netns_down' EXIT
 export ZPMIX_CONFIG=$conf
-# A chain (root, a, b, c): b and c learn their parents' addresses only once those joined.
-printf '[tree]\nradix = 1\nboot_timeout_ms = 20000\n' >"$conf"
+# A chain (root, a, b, c): b and c learn their parents' addresses only once those joined. The
+# brokers' keys go sealed with MUNGE, through the cluster's munged.
+munge_socket=$ZPMIX_SLURM_DIR/munge/socket
+printf '[tree]\nradix = 1\nboot_timeout_ms = 20000\nmunge_socket = "%s"\n' "$munge_socket" >"$conf"
 # in_job ARGS...: `zpmix run ARGS...` in an allocation of the three nodes, two tasks each.
 in_job() { timeout 60 salloc -Q -N3 --ntasks-per-node=2 "$zpmix" run "$@"; }
 
@@ -36,6 +39,29 @@ check "hello: ranks on the allocation's nodes, under the srun step" \
 out=$(in_job "$prog" across 3 2>&1)
 check "wireup across three nodes under srun-started brokers" 0 $?
 [ -z "$out" ] || echo "$out" >&2
+
+# What srun carried to the brokers: each broker's line, with the keys in a MUNGE credential that
+# decodes to the keypair (two Z85 keys), and no key in clear.
+printf '#!/bin/sh\ntee -a "%s.stdin.$(hostname)" | "%s" "$@"\n' "$conf" "$zpmix" >"$conf.tee"
+chmod +x "$conf.tee"
+printf '[tree]\nradix = 1\nboot_timeout_ms = 20000\nmunge_socket = "%s"\nzpmix = "%s"\n' \
+    "$munge_socket" "$conf.tee" >"$conf"
+in_job true
+check "srun input recorded: exit status" 0 $?
+cat "$conf".stdin.* >"$conf.input" 2>/dev/null
+check "srun input: a line per broker, each with a credential" 3 \
+    "$(sort -u "$conf.input" | grep -c -E '^[^ ]+ [0-9]+ [^ ]+ MUNGE:[^ ]+$')"
+cred=$(grep -m1 "^$b " "$conf.input" | cut -d' ' -f4)
+keys=$(unmunge --socket="$munge_socket" --metadata=/dev/null <<<"$cred" 2>&1)
+check "srun input: the credential holds the keypair" 2 "$(grep -c -E '^.{40}$' <<<"$keys")"
+check "srun input: no key in clear" "" "$(grep -F -f <(grep -E '^.{40}$' <<<"$keys") "$conf.input")"
+# Without munged the keys cannot be sealed: the launch fails at once, saying so.
+printf '[tree]\nradix = 1\nboot_timeout_ms = 20000\nmunge_socket = "%s"\n' "$conf.none" >"$conf"
+err=$(in_job true 2>&1)
+check "no munged: exit status" 1 $?
+check "no munged: says why" yes \
+    "$(grep -q "cannot seal the allocation's keys for the broker on $a .*MUNGE" <<<"$err" && echo yes || echo "$err")"
+printf '[tree]\nradix = 1\nboot_timeout_ms = 20000\nmunge_socket = "%s"\n' "$munge_socket" >"$conf"
 
 out=$(in_job --launcher rsh --rsh-agent "$ZPMIX_NETNS_AGENT" sh -c 'echo ${SLURMD_NODENAME:-none}' 2>&1)
 check "--launcher rsh inside the allocation: exit status" 0 $?
@@ -53,7 +79,8 @@ cat >"$conf.zpmix" <<EOF
 exec "$zpmix" "\$@"
 EOF
 chmod +x "$conf.zpmix"
-printf '[tree]\nradix = 1\nboot_timeout_ms = 20000\nzpmix = "%s"\n' "$conf.zpmix" >"$conf"
+printf '[tree]\nradix = 1\nboot_timeout_ms = 20000\nmunge_socket = "%s"\nzpmix = "%s"\n' \
+    "$munge_socket" "$conf.zpmix" >"$conf"
 start=$SECONDS
 err=$(in_job hostname 2>&1 >/dev/null)
 check "broker failing on a node: exit status" 1 $?
