@@ -119,9 +119,9 @@ std::string Boot::place(std::uint32_t rank, const std::vector<std::string> &pare
         keys = seal_keys(public_key_, secret_key_, s_.munge_socket);
     } catch (const std::exception &e) {
         return fmt::format(
-            "cannot seal the allocation's keys for the broker on {} (srun carries them in clear "
-            "otherwise): {}",
-            s_.nodes.at(rank), e.what());
+            "cannot seal the allocation's keys with MUNGE (srun's input crosses the network in "
+            "clear): {}",
+            e.what());
     }
     const std::string line =
         fmt::format("{} {} {} {}\n", s_.nodes.at(rank), rank, join(parent, ','), keys);

@@ -60,7 +60,7 @@ printf '[tree]\nradix = 1\nboot_timeout_ms = 20000\nmunge_socket = "%s"\n' "$con
 err=$(in_job true 2>&1)
 check "no munged: exit status" 1 $?
 check "no munged: says why" yes \
-    "$(grep -q "cannot seal the allocation's keys for the broker on $a .*MUNGE" <<<"$err" && echo yes || echo "$err")"
+    "$(grep -q "$a (rank 1): cannot seal the allocation's keys with MUNGE" <<<"$err" && echo yes || echo "$err")"
 printf '[tree]\nradix = 1\nboot_timeout_ms = 20000\nmunge_socket = "%s"\n' "$munge_socket" >"$conf"
 
 out=$(in_job --launcher rsh --rsh-agent "$ZPMIX_NETNS_AGENT" sh -c 'echo ${SLURMD_NODENAME:-none}' 2>&1)
