@@ -430,7 +430,7 @@ void FenceReducer::verdict(const std::string &key, std::int32_t status, const tr
 }
 
 void FenceReducer::from_child(const Envelope &env, msg::FenceUp &m) {
-    if (!tree::sender_broker(env.from))
+    if (!sender_broker(env.from))
         return log().warn("'{}' not from a broker: dropped", env.type);
     // At the root: a rank of the fence ended before contributing (ended()).
     if (!ended_.empty())

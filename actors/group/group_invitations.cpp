@@ -8,7 +8,6 @@
 
 #include "actors/events/event_broker.hpp"  // InfoBlob
 #include "actors/group/group_tracker.hpp"
-#include "broker/tree/reduction.hpp"  // sender_broker
 
 namespace zpmix {
 
@@ -96,7 +95,7 @@ void GroupTracker::join(const Envelope &env, msg::GroupJoin &m) {
     if (!view->alone() && host != view->node()) {
         // The invitation is on the leader's broker: relay, once (never what came over the tree).
         const auto broker = view->broker_of(host);
-        if (!broker || tree::sender_broker(env.from))
+        if (!broker || sender_broker(env.from))
             return reply_error(env, PMIX_ERR_NOT_FOUND, "the leader's node has no broker");
         const std::uint64_t id = next_relay_++;
         Relayed r{env.from, env.id, m.grp, m.leader, m.accept, *broker, 0};
@@ -225,7 +224,7 @@ void GroupTracker::unwatch_invitees(const Invitation &inv) {
 }
 
 void GroupTracker::watch(const Envelope &env, msg::GroupWatch &m) {
-    const auto from = tree::sender_broker(env.from);
+    const auto from = sender_broker(env.from);
     if (!from) return;
     const auto snapshot = namespaces_.snapshot();
     Watch w{*from, m.invitation, m.grp, {}};
@@ -241,7 +240,7 @@ void GroupTracker::watch(const Envelope &env, msg::GroupWatch &m) {
 }
 
 void GroupTracker::unwatch(const Envelope &env, msg::GroupUnwatch &m) {
-    const auto from = tree::sender_broker(env.from);
+    const auto from = sender_broker(env.from);
     std::erase_if(watches_, [&](const Watch &w) {
         return from && w.broker == *from && w.invitation == m.invitation;
     });

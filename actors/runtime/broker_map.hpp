@@ -9,6 +9,7 @@
 // routing id on that broker), every broker's as "@*/<address>"; the Bus hands such addresses to
 // the tree link, and a message that arrives over the tree carries its sender as "@<rank>/<from>",
 // so that a reply finds its way back.
+#include <charconv>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -43,6 +44,17 @@ inline std::string every_broker(std::string_view address) {
 }
 inline bool is_remote_address(std::string_view to) {
     return !to.empty() && to.front() == '@';
+}
+// The broker an address names ("@<rank>/<address>": a message over the tree came from there);
+// none for any other.
+inline std::optional<std::uint32_t> sender_broker(std::string_view from) {
+    const auto slash = from.find('/');
+    if (from.empty() || from.front() != '@' || slash == std::string_view::npos || slash == 1)
+        return std::nullopt;
+    std::uint32_t rank = 0;
+    auto [end, ec] = std::from_chars(from.data() + 1, from.data() + slash, rank);
+    if (ec != std::errc() || end != from.data() + slash) return std::nullopt;
+    return rank;
 }
 
 class BrokerMap {

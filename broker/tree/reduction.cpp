@@ -8,15 +8,6 @@
 
 namespace zpmix::tree {
 
-std::optional<Rank> sender_broker(std::string_view from) {
-    const auto slash = from.find('/');
-    if (from.empty() || from.front() != '@' || slash == std::string_view::npos) return std::nullopt;
-    Rank rank = 0;
-    auto [end, ec] = std::from_chars(from.data() + 1, from.data() + slash, rank);
-    if (ec != std::errc() || end != from.data() + slash || slash == 1) return std::nullopt;
-    return rank;
-}
-
 Parts parts_over(const std::vector<std::uint32_t> &hosts, const BrokerView &view) {
     const Topology topology(view.size(), view.radix);
     Parts parts{false, {}};

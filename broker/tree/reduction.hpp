@@ -20,9 +20,6 @@
 
 namespace zpmix::tree {
 
-// The broker a message over the tree came from ("@<rank>/<its sender>"); none for any other.
-std::optional<Rank> sender_broker(std::string_view from);
-
 // The parts this broker takes in an operation whose participants are on the brokers `hosts`:
 // its own when it is one of them, and each child whose subtree holds one.
 Parts parts_over(const std::vector<std::uint32_t> &hosts, const BrokerView &view);
