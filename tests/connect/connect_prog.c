@@ -5,7 +5,8 @@
  * otherwise) connects over {parent:*, child:*} with PMIX_TIMEOUT TIMEOUT (seconds, default 20),
  * prints
  *   "<role> <rank> connect <status> size <other job's PMIX_JOB_SIZE> card <other rank 0's card>"
- * then disconnects and prints "<role> <rank> disconnect <status>". MODE:
+ * then disconnects and prints "<role> <rank> disconnect <status>"; in mode ok the parent's rank 0
+ * then waits for the child job's end (PMIX_NOTIFY_COMPLETION) before it finalizes. MODE:
  *   ok      both sides connect (the child with PMIx_Connect_nb/PMIx_Disconnect_nb)
  *   absent  the child's ranks never connect (they wait for their job to be ended)
  *   die     the child's ranks exit before connecting */
@@ -29,6 +30,20 @@ static void on_op(pmix_status_t status, void *cbdata) {
     nb_done = 1;
     pthread_cond_broadcast(&cv);
     pthread_mutex_unlock(&mu);
+}
+
+/* Rank 0 of the parent job in mode ok: whether the child job ended (PMIX_NOTIFY_COMPLETION). */
+static int child_ended = 0;
+
+static void on_job_end(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                       pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+                       pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
+    pthread_mutex_lock(&mu);
+    child_ended = 1;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
 
 /* Waits (at most 60 s) for the non-blocking call's callback. */
@@ -147,7 +162,12 @@ int main(int argc, char **argv) {
         char *cargv[] = {argv[0], arg, argc > 2 ? argv[2] : NULL, NULL};
         PMIX_ARGV_COPY(app.argv, cargv);
         app.maxprocs = 2;
-        pmix_status_t rc = PMIx_Spawn(NULL, 0, &app, 1, child_ns);
+        pmix_status_t end = PMIX_EVENT_JOB_END;
+        PMIx_Register_event_handler(&end, 1, NULL, 0, on_job_end, NULL, NULL);
+        bool yes = true;
+        pmix_info_t notify;
+        PMIX_INFO_LOAD(&notify, PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+        pmix_status_t rc = PMIx_Spawn(&notify, 1, &app, 1, child_ns);
         PMIX_APP_DESTRUCT(&app);
         if (rc != PMIX_SUCCESS) {
             printf("spawn %s\n", PMIx_Error_string(rc));
@@ -163,6 +183,18 @@ int main(int argc, char **argv) {
     PMIX_LOAD_PROCID(&zero, me.nspace, 0);
     get_string(&zero, "conn.child", child_ns, sizeof child_ns);
     connect_both(&me, "parent", child_ns, timeout, 0);
+    if (me.rank == 0 && strcmp(mode, "ok") == 0) {
+        /* The parent job's end would end the child's (PRRTE's rule), perhaps before its ranks
+         * said how their disconnect went: rank 0 waits for the child to end first. */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 60;
+        pthread_mutex_lock(&mu);
+        while (!child_ended && pthread_cond_timedwait(&cv, &mu, &until) == 0) {
+        }
+        pthread_mutex_unlock(&mu);
+        if (!child_ended) printf("parent 0: the child job did not end\n");
+    }
     PMIx_Finalize(NULL, 0);
     return 0;
 }

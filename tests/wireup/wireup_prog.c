@@ -1499,8 +1499,8 @@ static void scenario_spawn_across(int argc, char **argv) {
 }
 
 /* A rank of a job `spawn_across` spawned: its parent, its node in the job information, a
- * collecting fence over the child's nodes; prints "child R of N on HOST node ID of NODES", then
- * exits with `exit` (or waits to be terminated: "sleep"). */
+ * collecting fence over the child's nodes; prints "child R of N on HOST node ID of NODES", fences
+ * again, then exits with `exit` (or waits to be terminated: "sleep"). */
 static int scenario_spawned(int argc, char **argv) {
     const uint32_t W = PMIX_RANK_WILDCARD;
     if (argc < 4) {
@@ -1537,6 +1537,9 @@ static int scenario_spawned(int argc, char **argv) {
     fflush(stdout);
     put_u32(PMIX_GLOBAL, "child.up", 1);
     CHECK_RC(PMIx_Commit(), PMIX_SUCCESS);
+    /* Every rank has said where it is before any exits: a rank's non-zero exit ends the others,
+     * perhaps before they printed. */
+    fence_with(NULL, 0, 0, PMIX_SUCCESS);
     if (!strcmp(argv[3], "sleep"))
         for (int i = 0; i < 600; ++i) sleep(1); /* terminated with its parent job */
     return atoi(argv[3]);
