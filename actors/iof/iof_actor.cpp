@@ -17,9 +17,13 @@ IofActor::IofActor(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
     on(&IofActor::deregister, Access::session | Access::operator_);
     on(&IofActor::push, Access::session | Access::operator_);
     on(&IofActor::input_taken, Access::internal);
-    on(&IofActor::input_failed, Access::internal);
+    on(&IofActor::refused, Access::internal);
     on(&IofActor::ended, Access::internal);
     on(&IofActor::session_closed, Access::internal);
+    on(&IofActor::tree_lost, Access::internal);
+    on(&IofActor::relay_pulled, Access::internal);
+    on(&IofActor::relay_deliver, Access::internal);
+    on(&IofActor::relay_deregistered, Access::internal);
 }
 
 bool IofActor::may_use(const Envelope &env, const std::vector<msg::Proc> &procs) {
@@ -110,20 +114,10 @@ void IofActor::pull(const Envelope &env, msg::IofPull &m) {
         return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "a client pulls its own job only");
     if (pulls_.size() >= settings_.max_pulls)
         return reply_error(env, PMIX_ERR_OUT_OF_RESOURCE, "too many pulls on this broker");
-    const auto view = brokers_.view();
-    if (view->rank != 0)
-        for (const auto &p : m.procs)
-            if (auto rec = namespaces_.find(p.nspace);
-                rec && std::any_of(rec->job->procs.begin(), rec->job->procs.end(),
-                                   [&](const msg::ProcInfo &i) {
-                                       return i.hostname != view->nodes[view->rank];
-                                   }))
-                return reply_error(
-                    env, PMIX_ERR_NOT_SUPPORTED,
-                    "the output of " + p.nspace + " is forwarded by the root broker: pull from it");
     const PullKey key{env.from, env.id};
-    if (pulls_.contains(key))
+    if (pulls_.contains(key) || relayed_.contains(key))
         return reply_error(env, PMIX_ERR_BAD_PARAM, "a pull of that id is open already");
+    if (brokers_.view()->rank != 0) return relay_pull(env, m);
     Pull p;
     p.procs = std::move(m.procs);
     p.channels = m.channels;
@@ -149,7 +143,11 @@ void IofActor::pull(const Envelope &env, msg::IofPull &m) {
 
 void IofActor::ack(const Envelope &env, msg::IofAck &m) {
     auto it = pulls_.find({env.from, m.pull});
-    if (it == pulls_.end()) return;
+    if (it == pulls_.end()) {
+        if (auto r = relayed_.find({env.from, m.pull}); r != relayed_.end())
+            send(remote_address(0, name()), msg::IofAck{r->second});
+        return;
+    }
     Pull &p = it->second;
     if (p.in_flight > 0) --p.in_flight;
     flush(it->first, p, false);
@@ -157,7 +155,16 @@ void IofActor::ack(const Envelope &env, msg::IofAck &m) {
 
 void IofActor::deregister(const Envelope &env, msg::IofDeregister &m) {
     auto it = pulls_.find({env.from, m.pull});
-    if (it == pulls_.end()) return reply_error(env, PMIX_ERR_NOT_FOUND, "no such pull");
+    if (it == pulls_.end()) {
+        auto r = relayed_.find({env.from, m.pull});
+        if (r == relayed_.end()) return reply_error(env, PMIX_ERR_NOT_FOUND, "no such pull");
+        // Answered once the root has stopped it: nothing of it comes after the answer.
+        const std::uint64_t id = next_id_++;
+        deregistering_.emplace(id, env);
+        send(remote_address(0, name()), msg::IofDeregister{r->second}, id);
+        drop_relay(r->second);
+        return;
+    }
     // What waits for its buffering is delivered now, before the answer (the standard's flush).
     it->second.due = true;
     flush(it->first, it->second, true);
@@ -174,6 +181,69 @@ void IofActor::session_closed(const Envelope &, msg::SessionClosed &m) {
     for (auto it = pulls_.lower_bound({m.peer, 0});
          it != pulls_.end() && it->first.first == m.peer;)
         drop_pull(it++);
+    for (auto it = relayed_.lower_bound({m.peer, 0});
+         it != relayed_.end() && it->first.first == m.peer;) {
+        const std::uint64_t id = (it++)->second;
+        send(remote_address(0, name()), msg::IofDeregister{id});
+        drop_relay(id);
+    }
+}
+
+// The root: the pulls relayed by lost brokers go. A broker that lost the root stops.
+void IofActor::tree_lost(const Envelope &, msg::TreeLost &m) {
+    for (auto it = pulls_.begin(); it != pulls_.end();) {
+        const auto from = sender_broker(it->first.first);
+        if (from && std::binary_search(m.brokers.begin(), m.brokers.end(), *from))
+            drop_pull(it++);
+        else
+            ++it;
+    }
+}
+
+// ---- pulls relayed to the root
+
+void IofActor::relay_pull(const Envelope &env, const msg::IofPull &m) {
+    const std::uint64_t id = next_id_++;
+    Relay &r = relays_[id];
+    r.puller = {env.from, env.id};
+    r.request = env;
+    r.timer = reactor().after(settings_.relay_timeout, [this, id] {
+        auto it = relays_.find(id);
+        if (it == relays_.end()) return;
+        it->second.timer = 0;
+        reply_error(it->second.request, PMIX_ERR_TIMEOUT,
+                    "the root broker did not answer the pull");
+        send(remote_address(0, name()), msg::IofDeregister{id});  // should it come late
+        drop_relay(id);
+    });
+    relayed_.emplace(r.puller, id);
+    send(remote_address(0, name()), m, id);
+}
+
+void IofActor::drop_relay(std::uint64_t id) {
+    auto it = relays_.find(id);
+    if (it == relays_.end()) return;
+    if (it->second.timer) reactor().cancel(it->second.timer);
+    relayed_.erase(it->second.puller);
+    relays_.erase(it);
+}
+
+void IofActor::relay_pulled(const Envelope &env, msg::IofPulled &m) {
+    auto it = relays_.find(env.id);
+    if (it == relays_.end() || !it->second.timer) return;
+    reactor().cancel(std::exchange(it->second.timer, 0));
+    reply(it->second.request, m);
+}
+
+void IofActor::relay_deliver(const Envelope &env, msg::IofDeliver &m) {
+    auto it = relays_.find(env.id);
+    if (it == relays_.end()) return;  // deregistered: the root stops too
+    send(it->second.puller.first, m, it->second.puller.second);
+}
+
+void IofActor::relay_deregistered(const Envelope &env, msg::Ok &m) {
+    auto node = deregistering_.extract(env.id);
+    if (!node.empty()) reply(node.mapped(), m);
 }
 
 void IofActor::ended(const Envelope &, msg::NamespaceEnded &m) {
@@ -232,9 +302,15 @@ void IofActor::input_taken(const Envelope &env, msg::InputTaken &m) {
     if (!node.empty()) push_step(node.mapped(), m.status);
 }
 
-void IofActor::input_failed(const Envelope &env, msg::ErrorReply &m) {
-    auto node = inputs_.extract(env.id);
-    if (!node.empty()) push_step(node.mapped(), m.status ? m.status : PMIX_ERROR);
+void IofActor::refused(const Envelope &env, msg::ErrorReply &m) {
+    if (auto node = inputs_.extract(env.id); !node.empty())
+        return push_step(node.mapped(), m.status ? m.status : PMIX_ERROR);
+    if (auto node = deregistering_.extract(env.id); !node.empty())
+        return reply_error(node.mapped(), m.status, std::move(m.message));
+    if (auto it = relays_.find(env.id); it != relays_.end()) {
+        reply_error(it->second.request, m.status, std::move(m.message));
+        drop_relay(env.id);
+    }
 }
 
 // One Input of the push answered (or the push timed out): the first failure is the push's.

@@ -9,14 +9,15 @@
 // (PMIx_IOF_push) goes to the launcher as `zpmix run --stdin` does (job.input), to the ranks
 // named, on whichever broker runs them; end-of-input closes their stdin.
 //
-// Across nodes: every launcher sends each line of output to the root's `iof` (the launcher's
-// to_iof), beside the requester's copy, so the root holds every job's whole output and its pulls
-// are local. Why not subscriptions routed through the tree: each broker would then keep a cache
-// of its own ranks, and every pull, acknowledgement and deregistration would go to every broker
-// and be answered from each, with their own losses and orderings; the root already receives all
-// output for `zpmix run`, and tools attach to it (by `zpmix run`'s pid). The cost is each remote
-// line crossing the tree twice. A pull on another broker of a job spanning nodes is refused
-// (PMIX_ERR_NOT_SUPPORTED: its output is the root's).
+// Across nodes: in a tree every launcher sends each line of output to the root's `iof` (the
+// launcher's to_iof), beside the requester's copy, so the root holds every job's whole output and
+// its pulls are local. Why not subscriptions routed through the tree: each broker would then keep
+// a cache of its own ranks, and every pull, acknowledgement and deregistration would go to every
+// broker and be answered from each, with their own losses and orderings; the root already
+// receives all output for `zpmix run`. The cost is each remote line crossing the tree twice. A
+// pull made on another broker is relayed to the root's `iof`, which delivers to this one, which
+// delivers to the puller; acknowledgements and deregistrations go back the same way, so the
+// window and the queue are the root's as for a local pull. The relay holds nothing but the ids.
 //
 // Access: clients (their own job only) and tools of the broker's uid (any job).
 #include <chrono>
@@ -31,6 +32,7 @@
 #include "actors/protocol/iof.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/session.hpp"
+#include "actors/protocol/tree.hpp"
 #include "actors/runtime/actor.hpp"
 #include "actors/runtime/broker_map.hpp"
 #include "actors/runtime/namespace_table.hpp"
@@ -42,7 +44,8 @@ class IofActor : public Actor {
     struct Settings {
         std::size_t cache_bytes = std::size_t{1} << 20;  // per job; a pull's default too
         std::size_t max_pulls = 4096;
-        std::chrono::milliseconds push_timeout{30000};  // the ranks take the input by then
+        std::chrono::milliseconds push_timeout{30000};   // the ranks take the input by then
+        std::chrono::milliseconds relay_timeout{10000};  // the root answers a relayed request
     };
     static constexpr unsigned kWindow = 8;                  // deliveries unacknowledged
     static constexpr std::size_t kMaxDelivery = 64 * 1024;  // bytes per delivery
@@ -70,6 +73,12 @@ class IofActor : public Actor {
         bool due = false;            // that time passed
     };
     using PullKey = std::pair<std::string, std::uint64_t>;  // the puller's peer, its pull's id
+    // A pull relayed to the root's iof, by its id there (an id of this actor's).
+    struct Relay {
+        PullKey puller;
+        Envelope request;            // the IofPull, answered when the root answers
+        Reactor::TimerId timer = 0;  // the root's answer by then
+    };
     struct Push {
         Envelope request;
         std::size_t waiting = 0;
@@ -82,8 +91,11 @@ class IofActor : public Actor {
     Settings settings_;
     std::unordered_map<std::string, Queue> jobs_;  // each job's cache
     std::map<PullKey, Pull> pulls_;
-    std::map<std::uint64_t, Push> pushes_;           // by push id
-    std::map<std::uint64_t, std::uint64_t> inputs_;  // an Input's id -> its push
+    std::map<std::uint64_t, Push> pushes_;             // by push id
+    std::map<std::uint64_t, std::uint64_t> inputs_;    // an Input's id -> its push
+    std::map<std::uint64_t, Relay> relays_;            // by the id at the root
+    std::map<PullKey, std::uint64_t> relayed_;         // a puller's pull -> its id at the root
+    std::map<std::uint64_t, Envelope> deregistering_;  // relayed IofDeregisters, by request id
     std::uint64_t next_id_ = 1;
 
     void output(const Envelope &env, msg::Output &m);
@@ -92,9 +104,15 @@ class IofActor : public Actor {
     void deregister(const Envelope &env, msg::IofDeregister &m);
     void push(const Envelope &env, msg::IofPush &m);
     void input_taken(const Envelope &env, msg::InputTaken &m);
-    void input_failed(const Envelope &env, msg::ErrorReply &m);
+    // An Input, a relayed pull or a relayed deregistration refused.
+    void refused(const Envelope &env, msg::ErrorReply &m);
     void ended(const Envelope &env, msg::NamespaceEnded &m);
     void session_closed(const Envelope &env, msg::SessionClosed &m);
+    void tree_lost(const Envelope &env, msg::TreeLost &m);
+    // The root's side of a relayed pull: its answer, its deliveries, a deregistration's answer.
+    void relay_pulled(const Envelope &env, msg::IofPulled &m);
+    void relay_deliver(const Envelope &env, msg::IofDeliver &m);
+    void relay_deregistered(const Envelope &env, msg::Ok &m);
 
     // Whether the sender may read or feed this job (a client: its own only).
     static bool may_use(const Envelope &env, const std::vector<msg::Proc> &procs);
@@ -105,6 +123,8 @@ class IofActor : public Actor {
     // Sends what the pull may send now; `all`: whatever waits, buffering aside.
     void flush(const PullKey &key, Pull &p, bool all);
     void drop_pull(std::map<PullKey, Pull>::iterator it);
+    void relay_pull(const Envelope &env, const msg::IofPull &m);
+    void drop_relay(std::uint64_t id);
     void push_step(std::uint64_t push_id, std::int32_t status);
 };
 

@@ -1052,7 +1052,7 @@ void Launcher::read_pipe(Job &job, std::size_t rank, int which, bool drain) {
     auto emit = [&](std::string data) {
         const msg::Output out = output_of(job, rank, which, std::move(data));
         to_stream(job, out);
-        to_iof(job, out);
+        to_iof(out);
     };
     char chunk[16384];
     for (int rounds = 0; drain || rounds < 16; ++rounds) {
@@ -1088,11 +1088,10 @@ msg::Output Launcher::output_of(const Job &job, std::size_t rank, int which,
                            : job.info.nodes[node]};
 }
 
-void Launcher::to_iof(const Job &job, const msg::Output &m) {
+// In a tree the root's iof holds every job's output (actors/iof/iof_actor.hpp).
+void Launcher::to_iof(const msg::Output &m) {
     if (!bus().find("iof")) return;  // a broker without I/O forwarding (unit tests)
-    send(job.coordinator.empty() || brokers_.view()->rank == 0 ? std::string("iof")
-                                                               : remote_address(0, "iof"),
-         m);
+    send(brokers_.view()->rank == 0 ? std::string("iof") : remote_address(0, "iof"), m);
 }
 
 void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
@@ -1236,7 +1235,7 @@ void Launcher::finish(const std::string &nspace) {
             if (!buf.empty()) {
                 const msg::Output out = output_of(job, i, which, std::exchange(buf, {}));
                 to_stream(job, out);
-                to_iof(job, out);
+                to_iof(out);
             }
             reactor().unwatch_fd(fd);
             ::close(fd);

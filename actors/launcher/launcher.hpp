@@ -250,7 +250,7 @@ class Launcher : public Actor {
     void requester_died(std::int64_t pid);
     // Every line of output also goes to the `iof` actor of the root (one per allocation sees it
     // all; actors/iof/iof_actor.hpp says why), after the requester's copy.
-    void to_iof(const Job &job, const msg::Output &m);
+    void to_iof(const msg::Output &m);
     // A line (or the last piece) of a rank's stdout (which = 1) or stderr (2), naming its node
     // when the job spans nodes.
     msg::Output output_of(const Job &job, std::size_t rank, int which, std::string data) const;
