@@ -91,10 +91,12 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
 
     const std::string nspace = info.nspace;
     Job &job = jobs_[nspace];
+    job.nspace = nspace;
     job.request = env;
     job.requester = env.from;
     job.parts = view->size();
     job.pids.assign(l.np, 0);
+    job.nodes = m.nodes;
     for (std::size_t n = 0; n < m.nodes.size(); ++n)
         job.hosts.push_back({m.nodes[n], n < m.slots.size() ? m.slots[n] : on_node[n], {}});
     for (const auto &p : info.procs) ++job.ranks_on[p.hostname];
@@ -307,36 +309,120 @@ JobCoordinator::Job &JobCoordinator::root_of(Job &job) {
 // started as parts, as a launched job is; the spawner's launcher relays the answer.
 void JobCoordinator::spawn(const Envelope &env, msg::SpawnAcross &m) {
     const auto view = brokers_.view();
+    if (view->alone() || view->rank != 0)
+        return reply_error(env, PMIX_ERR_NOT_FOUND, "this broker is not the root of a broker tree");
+    if (!m.tool.empty()) return tool_spawn(env, m);
     msg::Spawn &s = m.spawn;
     auto parent = jobs_.find(s.parent.nspace);
-    if (view->alone() || view->rank != 0 || parent == jobs_.end())
+    if (parent == jobs_.end())
         return reply_error(env, PMIX_ERR_NOT_FOUND,
                            fmt::format("job {} does not run on this tree", s.parent.nspace));
     if (parent->second.status)
         return reply_error(env, PMIX_ERR_NOT_AVAILABLE,
                            fmt::format("job {} is ending", s.parent.nspace));
-    std::uint64_t np = 0;
-    for (const auto &app : s.apps) {
-        if (app.np == 0) return reply_error(env, PMIX_ERR_BAD_PARAM, "an app of 0 ranks");
-        np += app.np;
-    }
-    if (np == 0 || np > msg::kMaxRanks)
-        return reply_error(env, PMIX_ERR_BAD_PARAM,
-                           fmt::format("a spawned job has 1..{} ranks", msg::kMaxRanks));
+    std::uint32_t np = 0;
+    if (auto why = spawn_size(s, np); !why.empty())
+        return reply_error(env, PMIX_ERR_BAD_PARAM, why);
     Job &root = root_of(parent->second);
     std::int32_t status = PMIX_SUCCESS;
-    const auto mapped = map_spawn(root, s, static_cast<std::uint32_t>(np), status);
+    const auto mapped = map_spawn(root, s, np, status);
     if (!mapped) return reply_error(env, status, mapped.error);
-    const alloc::Allocation &a = mapped.value;
 
+    msg::JobPart part;
+    part.env = std::move(m.env);  // the parent's ranks', then the spawn's own
+    part.requester = remote_address(0, root.requester);
+    if (s.notify_completion) part.notify_completion.push_back(s.parent);
+    Job &job = start_spawned(env, s, mapped.value, std::move(part), root.requester);
+    job.parent = s.parent.nspace;
+    job.child_sep = s.child_sep;
+    parent->second.children.insert(job.nspace);
+}
+
+// A tool's PMIx_Spawn through a broker of this tree: a job of its own, not a child of any, whose
+// output and end go to the tool, and which ends with the tool. Its ranks go on the tool's node;
+// debugger daemons go beside their target's ranks, PMIX_DEBUG_DAEMONS_PER_NODE on each of its
+// nodes or PMIX_DEBUG_DAEMONS_PER_PROC per rank there, outside the slots of any allocation.
+void JobCoordinator::tool_spawn(const Envelope &env, msg::SpawnAcross &m) {
+    msg::Spawn &s = m.spawn;
+    const auto view = brokers_.view();
+    const auto broker = sender_broker(m.tool);
+    if (!broker || *broker >= view->size())
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "no broker serves the tool " + m.tool);
+    alloc::Allocation a;
+    if (s.debugger_daemons) {
+        auto target = jobs_.find(s.debug_target.nspace);
+        if (target == jobs_.end())
+            return reply_error(env, PMIX_ERR_NOT_FOUND,
+                               "no debug target " + s.debug_target.nspace + " on this tree");
+        if (s.apps.size() != 1 || (s.daemons_per_node > 0) == (s.daemons_per_proc > 0))
+            return reply_error(env, PMIX_ERR_BAD_PARAM,
+                               "debugger daemons: one app, and PMIX_DEBUG_DAEMONS_PER_NODE or "
+                               "PMIX_DEBUG_DAEMONS_PER_PROC");
+        std::uint64_t np = 0;
+        for (const auto &node : target->second.nodes) {
+            const auto on = target->second.ranks_on.find(node);
+            if (on == target->second.ranks_on.end() || on->second == 0) continue;
+            const std::uint32_t n =
+                s.daemons_per_node > 0 ? s.daemons_per_node : s.daemons_per_proc * on->second;
+            a.hosts.push_back({node, n, {}});
+            for (std::uint32_t k = 0; k < n; ++k)
+                a.ranks.push_back({static_cast<std::uint32_t>(a.hosts.size() - 1), k});
+            np += n;
+        }
+        if (np == 0 || np > msg::kMaxRanks)
+            return reply_error(env, PMIX_ERR_BAD_PARAM,
+                               fmt::format("debugger daemons: 1..{} of them", msg::kMaxRanks));
+        s.apps[0].np = static_cast<std::uint32_t>(np);
+    } else {
+        std::uint32_t np = 0;
+        if (auto why = spawn_size(s, np); !why.empty())
+            return reply_error(env, PMIX_ERR_BAD_PARAM, why);
+        a.hosts.push_back({view->nodes[*broker], np, {}});
+        for (std::uint32_t k = 0; k < np; ++k) a.ranks.push_back({0, k});
+    }
+    a.on_host.resize(a.hosts.size());
+    for (std::uint32_t r = 0; r < a.ranks.size(); ++r) a.on_host[a.ranks[r].host].push_back(r);
+
+    msg::JobPart part;
+    part.requester = m.tool;
+    part.requester_pid = m.tool_pid;
+    part.debugger = s.parent;
+    if (s.notify_completion) part.notify_completion.push_back(s.parent);
+    part.env = std::move(s.env);
+    s.env.clear();
+    Job &job = start_spawned(env, s, a, std::move(part), m.tool);
+    job.tool = true;
+}
+
+std::string JobCoordinator::spawn_size(const msg::Spawn &s, std::uint32_t &np) {
+    std::uint64_t n = 0;
+    for (const auto &app : s.apps) {
+        if (app.np == 0) return "an app of 0 ranks";
+        n += app.np;
+    }
+    if (n == 0 || n > msg::kMaxRanks)
+        return fmt::format("a spawned job has 1..{} ranks", msg::kMaxRanks);
+    np = static_cast<std::uint32_t>(n);
+    return {};
+}
+
+// Lays out a spawned job's ranks as `a` places them, registers it on every broker and sends every
+// broker its part; the spawn is answered once every part started, or failed (naming the node)
+// when one has not started by the spawn's bound.
+JobCoordinator::Job &JobCoordinator::start_spawned(const Envelope &env, msg::Spawn &s,
+                                                   const alloc::Allocation &a, msg::JobPart part,
+                                                   const std::string &requester) {
+    const auto view = brokers_.view();
+    const auto np = static_cast<std::uint32_t>(a.ranks.size());
     msg::JobInfo info;
     info.nspace = new_namespace_name();
-    info.size = info.univ_size = info.max_procs = static_cast<std::uint32_t>(np);
+    info.size = info.univ_size = info.max_procs = np;
     info.num_apps = static_cast<std::uint32_t>(s.apps.size());
-    info.parent = s.parent;
+    if (!s.debugger_daemons) info.parent = s.parent;  // a tool's job has none: the target is
     info.stop_in_init = s.stop_in_init;
     info.stop_in_app = s.stop_in_app;
     info.stop_on_exec = s.stop_on_exec;
+    if (s.debugger_daemons) info.debug_target = s.debug_target;
     if (!s.apps.empty())
         info.program =
             s.apps[0].cmd.empty() && !s.apps[0].argv.empty() ? s.apps[0].argv[0] : s.apps[0].cmd;
@@ -358,28 +444,22 @@ void JobCoordinator::spawn(const Envelope &env, msg::SpawnAcross &m) {
     }
     node_ranks_.number(info);
 
-    msg::JobPart part;
     part.job = info;
     part.apps = std::move(s.apps);
-    part.env = std::move(m.env);  // the parent's ranks', then the spawn's own
     part.env.insert(part.env.end(), s.env.begin(), s.env.end());
     part.bind_to = s.bind_to;
     part.map_by = s.map_by == "core" ? "core" : "slot";  // onto each node's cores
     part.personality_per_app = true;
     part.secret = random_secret();
-    part.requester = remote_address(0, root.requester);
-    if (s.notify_completion) part.notify_completion.push_back(s.parent);
 
     const std::string nspace = info.nspace;
-    const std::string requester = root.requester;
-    parent->second.children.insert(nspace);
     Job &job = jobs_[nspace];
+    job.nspace = nspace;
     job.request = env;
     job.requester = requester;
     job.parts = view->size();
     job.pids.assign(np, 0);
-    job.parent = s.parent.nspace;
-    job.child_sep = s.child_sep;
+    job.nodes = info.nodes;
     for (const auto &p : info.procs) ++job.ranks_on[p.hostname];
     limit_time(nspace, job, s.timeout_s);
     // The spawner's launcher always gives a bound; a part that has not started by then fails
@@ -404,9 +484,10 @@ void JobCoordinator::spawn(const Envelope &env, msg::SpawnAcross &m) {
             }
         });
     send(every_broker("registry"), msg::RegisterNamespace{std::move(info), part.secret, {}});
-    send(every_broker("launcher"), part);
     log().info("{}: spawned by {}:{}, {} rank(s) on {} node(s)", nspace, s.parent.nspace,
                s.parent.rank, np, part.job.nodes.size());
+    send(every_broker("launcher"), part);
+    return job;
 }
 
 alloc::Result<alloc::Allocation> JobCoordinator::map_spawn(Job &root, const msg::Spawn &s,

@@ -17,6 +17,10 @@
 //   parts then forget it (EndPart.finish), so its namespace leaves every broker at once.
 // - A JobEnded comes after every Output of the job: each part reports its end after its last
 //   output, on the same path through the tree.
+// - A tool's spawn on a broker of the tree comes here too (SpawnAcross.tool): its job runs on the
+//   tool's node, or, debugger daemons, beside their target's ranks on the target's nodes; it is
+//   a tree of its own whose output and end go to the tool. So every job of a tree is laid out
+//   here, and node ranks count them all.
 // - A rank of such a job spawns through here (SpawnAcross): the child is mapped onto the launched
 //   job's allocation (its nodes and their slots, less what the jobs of the allocation use;
 //   PMIX_HOST restricts, PMIX_MAPBY chooses, a host outside it is refused), started as parts as
@@ -46,6 +50,7 @@ class JobCoordinator : public Actor {
 
   private:
     struct Job {
+        std::string nspace;
         Envelope request;  // the LaunchAcross, answered once every part started
         std::string requester;
         std::uint32_t parts = 0;
@@ -62,9 +67,11 @@ class JobCoordinator : public Actor {
         // The tree of jobs: a spawned job's parent, the jobs a job spawned that are not over.
         std::string parent;
         std::set<std::string> children;
-        bool ended_by_parent = false;  // ended because its parent job is over: no failure
-        bool child_sep = false;        // Spawn.child_sep: its parent's end does not end it
+        bool ended_by_parent = false;    // ended because its parent job is over: no failure
+        bool child_sep = false;          // Spawn.child_sep: its parent's end does not end it
+        std::vector<std::string> nodes;  // its nodes, by node id
         std::map<std::string, std::uint32_t> ranks_on;  // its ranks on each node
+        bool tool = false;  // a tool's job: the top of its tree, ended with the tool
         // A launched job's: its allocation (nodes, slots), and its tree's first failure.
         std::vector<alloc::Host> hosts;
         bool oversubscribe = false, report_child_sep = false;
@@ -81,6 +88,11 @@ class JobCoordinator : public Actor {
     void part_status(const Envelope &env, msg::PartStatus &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
     void spawn(const Envelope &env, msg::SpawnAcross &m);
+    void tool_spawn(const Envelope &env, msg::SpawnAcross &m);
+    // The number of ranks of a spawn's apps (np), or why it is not one.
+    static std::string spawn_size(const msg::Spawn &s, std::uint32_t &np);
+    Job &start_spawned(const Envelope &env, msg::Spawn &s, const alloc::Allocation &a,
+                       msg::JobPart part, const std::string &requester);
 
     // The job's first failure: every part terminates its ranks.
     void fail(const std::string &nspace, Job &job, std::int32_t status, std::string message);

@@ -198,10 +198,19 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
 // A tool's job has no parent job; the tool is its requester (its output, exits and end go there,
 // and it ends when the tool dies, as a `zpmix run`'s), and hears its PMIX_READY_FOR_DEBUG.
 // Debugger daemons go where their target's ranks are: on this node, daemons_per_node, or
-// daemons_per_proc for each of the target's ranks; a target across nodes is not done yet.
+// daemons_per_proc for each of the target's ranks. On a broker of a tree the coordinator lays the
+// job out (on this node; daemons on each node of their target), as it does every job of a tree.
 void Launcher::tool_spawn(const Envelope &env, msg::Spawn &m) {
     std::int32_t status = PMIX_SUCCESS;
-    if (auto why = check_local_spawn(m, status); !why.empty()) return reply_error(env, status, why);
+    if (!m.debugger_daemons)
+        if (auto why = check_local_spawn(m, status); !why.empty())
+            return reply_error(env, status, why);
+    if (const auto view = brokers_.view(); !view->alone())
+        return relay_spawn(
+            env,
+            msg::SpawnAcross{std::move(m), {}, remote_address(view->rank, env.from), env.peer.pid});
+    if (m.debugger_daemons && (!m.hosts.empty() || !m.add_hosts.empty()))
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "debugger daemons go beside their target");
     Job job;
     job.requester = env.from;
     job.requester_pid = env.peer.pid;
@@ -214,12 +223,6 @@ void Launcher::tool_spawn(const Envelope &env, msg::Spawn &m) {
         if (target == jobs_.end())
             return reply_error(env, PMIX_ERR_NOT_FOUND,
                                "no debug target " + m.debug_target.nspace + " on this broker");
-        if (!target->second.coordinator.empty()) {
-            log().warn("debugger daemons for {}: a target across nodes is not supported",
-                       m.debug_target.nspace);
-            return reply_error(env, PMIX_ERR_NOT_SUPPORTED,
-                               "debugger daemons beside a job across nodes are not supported");
-        }
         if (m.apps.size() != 1 || (m.daemons_per_node > 0) == (m.daemons_per_proc > 0))
             return reply_error(env, PMIX_ERR_BAD_PARAM,
                                "debugger daemons: one app, and PMIX_DEBUG_DAEMONS_PER_NODE or "
@@ -314,23 +317,27 @@ std::string Launcher::check_local_spawn(msg::Spawn &m, std::int32_t &status) con
 // A rank of a job spanning brokers spawns across the allocation: the coordinator lays the child
 // out and starts its parts; its answer goes to the rank, or a timeout when it does not come.
 void Launcher::spawn_across(const Envelope &env, msg::Spawn &m, const Job &parent) {
-    if (!(m.timeout_s >= 0) || !(m.spawn_timeout_s >= 0))
+    relay_spawn(env, msg::SpawnAcross{std::move(m), parent.env});
+}
+
+void Launcher::relay_spawn(const Envelope &env, msg::SpawnAcross m) {
+    if (!(m.spawn.timeout_s >= 0) || !(m.spawn.spawn_timeout_s >= 0))
         return reply_error(env, PMIX_ERR_BAD_PARAM, "negative timeout");
-    if (m.spawn_timeout_s == 0 || m.spawn_timeout_s > kForever)
-        m.spawn_timeout_s = kSpawnAcrossBound;
+    if (m.spawn.spawn_timeout_s == 0 || m.spawn.spawn_timeout_s > kForever)
+        m.spawn.spawn_timeout_s = kSpawnAcrossBound;
+    const double bound = m.spawn.spawn_timeout_s + kRelayMargin;
     const std::uint64_t id = next_relay_++;
     SpawnRelay &relay = spawn_relays_[id];
     relay.request = env;
-    relay.timer =
-        reactor().after(std::chrono::duration_cast<Reactor::Clock::duration>(
-                            std::chrono::duration<double>(m.spawn_timeout_s + kRelayMargin)),
-                        [this, id] {
-                            auto node = spawn_relays_.extract(id);
-                            if (node.empty()) return;
-                            reply_error(node.mapped().request, PMIX_ERR_TIMEOUT,
-                                        "the job coordinator did not answer the spawn");
-                        });
-    send(remote_address(0, "jobs"), msg::SpawnAcross{std::move(m), parent.env}, id);
+    relay.timer = reactor().after(
+        std::chrono::duration_cast<Reactor::Clock::duration>(std::chrono::duration<double>(bound)),
+        [this, id] {
+            auto node = spawn_relays_.extract(id);
+            if (node.empty()) return;
+            reply_error(node.mapped().request, PMIX_ERR_TIMEOUT,
+                        "the job coordinator did not answer the spawn");
+        });
+    send(remote_address(0, "jobs"), m, id);
 }
 
 void Launcher::spawn_answered(const Envelope &env, msg::LaunchReply &m) {
@@ -409,11 +416,16 @@ void Launcher::part(const Envelope &env, msg::JobPart &m) {
     plan.stdin_target = m.stdin_target;
     plan.recoverable = m.recoverable;
     // A spawned job's end is told to its spawner by the spawner's broker alone (events relay it),
-    // not once per broker.
+    // not once per broker; a tool's job's by the tool's broker, which watches the tool.
+    const bool tools_broker =
+        m.requester_pid != 0 && sender_broker(job.requester) == brokers_.view()->rank;
     if (auto p = jobs_.find(job.info.parent.nspace);
-        p != jobs_.end() &&
-        std::binary_search(p->second.local.begin(), p->second.local.end(), job.info.parent.rank))
+        tools_broker ||
+        (p != jobs_.end() &&
+         std::binary_search(p->second.local.begin(), p->second.local.end(), job.info.parent.rank)))
         plan.notify_completion = std::move(m.notify_completion);
+    if (tools_broker) job.requester_pid = m.requester_pid;
+    if (!m.debugger.nspace.empty()) job.debugger = m.debugger;
     if (shutting_down_ || jobs_.contains(job.info.nspace)) {
         send(job.coordinator,
              msg::PartLaunched{job.info.nspace,

@@ -216,6 +216,8 @@ class Launcher : public Actor {
 
     // A Spawn from a rank of a part: to the coordinator, bounded.
     void spawn_across(const Envelope &env, msg::Spawn &m, const Job &parent);
+    // Sends a spawn to the root's coordinator; its answer (or a timeout) goes to the requester.
+    void relay_spawn(const Envelope &env, msg::SpawnAcross m);
     // A Spawn onto this node alone: every host it names must be this one.
     std::string check_local_spawn(msg::Spawn &m, std::int32_t &status) const;
 

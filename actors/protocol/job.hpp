@@ -240,12 +240,17 @@ inline const Proc *acting_proc(const Spawn &m) {
 
 // A part's launcher -> the root's coordinator: a Spawn whose parent job spans the brokers, laid out
 // over the allocation's nodes and started there as parts. `env` is what the parent's ranks were
-// given. Answered as the Spawn is (LaunchReply once every part started, or an ErrorReply).
+// given. Or a tool's Spawn on a broker of a tree (`tool`: its address, "@<broker>/<peer>", which
+// gets the job's output and end; `tool_pid`: its process, whose death ends the job): the job's
+// ranks go on the tool's node, debugger daemons beside their target's ranks on its nodes.
+// Answered as the Spawn is (LaunchReply once every part started, or an ErrorReply).
 struct SpawnAcross {
     static constexpr const char *type = "job.spawn_across";
     Spawn spawn;
     std::vector<std::string> env;
-    ZPMIX_MSG_MAP(spawn, env);
+    std::string tool = {};
+    std::int64_t tool_pid = 0;
+    ZPMIX_MSG_MAP(spawn, env, tool, tool_pid);
 };
 
 struct LaunchReply {
@@ -307,8 +312,13 @@ struct JobPart {
     std::vector<Proc> notify_completion = {};
     std::int64_t stdin_target = kStdinNone;  // as Launch's
     bool recoverable = false;
+    // A tool's job: the tool (which hears PMIX_READY_FOR_DEBUG; empty nspace: none) and its pid,
+    // which the part on the tool's broker watches (the job ends with the tool, as a `zpmix run`'s).
+    Proc debugger = {};
+    std::int64_t requester_pid = 0;
     ZPMIX_MSG_MAP(job, apps, env, bind_to, map_by, personality_ompi, secret, requester,
-                  personality_per_app, notify_completion, stdin_target, recoverable);
+                  personality_per_app, notify_completion, stdin_target, recoverable, debugger,
+                  requester_pid);
 };
 // launcher -> coordinator: the part's ranks are spawned (pids, by rank), or it failed (status,
 // message; nothing of it is left).

@@ -4,8 +4,8 @@
  * _STOP_IN_APP and _STOP_ON_EXEC, and zpmix_debug_value. With
  * STOP_IN_APP the rank waits for PMIX_DEBUGGER_RELEASE itself (30 s at most) before writing.
  * zpmix_debug_value is what a debugger reads. As a debugger daemon (its job information has
- * PMIX_DEBUG_TARGET), it writes DIR/daemon.<rank> instead: "TARGET-NSPACE R1 R2 ...", the
- * target's ranks on this node. */
+ * PMIX_DEBUG_TARGET), it writes DIR/daemon.<rank> instead: "TARGET-NSPACE R1 R2 ... node_rank=N",
+ * the target's ranks on this node and its own PMIX_NODE_RANK. */
 #include <pmix.h>
 
 #include <pthread.h>
@@ -71,6 +71,11 @@ int main(int argc, char **argv) {
         size_t len = (size_t)snprintf(text, sizeof text, "%s", target->data.proc->nspace);
         for (size_t i = 0; !failed && i < npeers && len < sizeof text; ++i)
             len += (size_t)snprintf(text + len, sizeof text - len, " %u", peers[i].rank);
+        pmix_value_t *node_rank = NULL;
+        failed = failed || PMIx_Get(&me, PMIX_NODE_RANK, NULL, 0, &node_rank) != PMIX_SUCCESS;
+        if (!failed && len < sizeof text)
+            snprintf(text + len, sizeof text - len, " node_rank=%u", node_rank->data.uint16);
+        if (node_rank) PMIX_VALUE_RELEASE(node_rank);
         if (peers) PMIX_PROC_FREE(peers, npeers);
         if (host) PMIX_VALUE_RELEASE(host);
         failed = failed || write_file(argv[1], "daemon", me.rank, text);

@@ -15,6 +15,10 @@
  *   debugger_tool colaunch DIR NP PROG       a target stopped in init, then one debugger daemon
  *       per target rank (PMIX_DEBUGGER_DAEMONS, PMIX_DEBUG_TARGET, PMIX_DEBUG_DAEMONS_PER_PROC),
  *       which are told their target; then the target's release
+ *   debugger_tool daemons PID NSPACE DIR NP PROG   the same for a job already stopped in init
+ *       (`zpmix run --stop-in-init`, pid PID, perhaps across nodes): one daemon of PROG per
+ *       target rank, each printed as "daemon R: WHAT-IT-WROTE" (its target and the target's ranks
+ *       on its node), then the release
  * Prints "ok" and exits 0 when every check passed; "FAILED: ..." lines otherwise. */
 #include <pmix_tool.h>
 
@@ -210,6 +214,40 @@ static void stopped_at_exec(int rank, pid_t pid, const char *prog) {
           exe, base);
 }
 
+/* Co-launches one daemon of prog per rank of ns, a job stopped in init: they end once they wrote
+ * what they were told (DIR/daemon.R, printed), the target still waiting; and daemons per node and
+ * per proc at once are refused. */
+static void colaunch(const char *ns, const char *dir, int np, const char *prog) {
+    CHECK(wait_for(ready, &nready, ns, 30), "no PMIX_READY_FOR_DEBUG for %s", ns);
+    pmix_proc_t target;
+    PMIX_LOAD_PROCID(&target, ns, PMIX_RANK_WILDCARD);
+    bool yes = true;
+    uint16_t one = 1;
+    pmix_info_t d[3];
+    PMIX_INFO_LOAD(&d[0], PMIX_DEBUGGER_DAEMONS, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&d[1], PMIX_DEBUG_TARGET, &target, PMIX_PROC);
+    PMIX_INFO_LOAD(&d[2], PMIX_DEBUG_DAEMONS_PER_PROC, &one, PMIX_UINT16);
+    char daemons[PMIX_MAX_NSLEN + 1] = "";
+    pmix_status_t rc = spawn(prog, dir, 1, d, 3, daemons);
+    CHECK(rc == PMIX_SUCCESS, "daemons: %s", PMIx_Error_string(rc));
+    CHECK(wait_for(ended, &nended, daemons, 30), "the daemons did not end");
+    CHECK(count_files(dir, "daemon", np) == np, "not one daemon per target rank");
+    for (int r = 0; r < np; ++r) {
+        char got[4096];
+        slurp(dir, "daemon", r, got, sizeof got);
+        printf("daemon %d: %s\n", r, got);
+    }
+    CHECK(count_files(dir, "up", np) == 0, "the target went on before its release");
+    uint16_t two = 2;
+    PMIX_INFO_LOAD(&d[2], PMIX_DEBUG_DAEMONS_PER_NODE, &two, PMIX_UINT16);
+    pmix_info_t both[4] = {d[0], d[1], d[2]};
+    PMIX_INFO_LOAD(&both[3], PMIX_DEBUG_DAEMONS_PER_PROC, &one, PMIX_UINT16);
+    char none[PMIX_MAX_NSLEN + 1];
+    CHECK(spawn(prog, dir, 1, both, 4, none) == PMIX_ERR_BAD_PARAM,
+          "daemons per node and per proc at once");
+    PMIX_INFO_DESTRUCT(&d[1]); /* the target proc (both[1] shares it) */
+}
+
 /* Stopped for the debugger: ready, nobody past PMIx_Init, the table, gdb, the release. With
  * `exec`, every rank is also stopped at the exec of prog. */
 static void debug_stopped_job(const char *ns, const char *dir, int np, int gdb, const char *exec) {
@@ -231,7 +269,8 @@ int main(int argc, char **argv) {
     pmix_info_t init;
     bool yes = true;
     pid_t server = 0;
-    if (strcmp(mode, "attach") == 0 && (argc == 6 || argc == 7)) {
+    if ((strcmp(mode, "attach") == 0 && (argc == 6 || argc == 7)) ||
+        (strcmp(mode, "daemons") == 0 && argc == 7)) {
         server = (pid_t)atoi(argv[2]);
         PMIX_INFO_LOAD(&init, PMIX_SERVER_PIDINFO, &server, PMIX_PID);
     } else if (argc >= 5) {
@@ -250,7 +289,13 @@ int main(int argc, char **argv) {
     CHECK(rc >= 0, "register: %s", PMIx_Error_string(rc));
 
     char ns[PMIX_MAX_NSLEN + 1] = "";
-    if (strcmp(mode, "attach") == 0) {
+    if (strcmp(mode, "daemons") == 0) {
+        PMIX_LOAD_NSPACE(ns, argv[3]);
+        const char *dir = argv[4], *prog = argv[6];
+        const int np = atoi(argv[5]);
+        colaunch(ns, dir, np, prog);
+        release(ns);
+    } else if (strcmp(mode, "attach") == 0) {
         PMIX_LOAD_NSPACE(ns, argv[3]);
         debug_stopped_job(ns, argv[4], atoi(argv[5]), 1, argc == 7 ? "debug_rank" : NULL);
     } else {
@@ -270,42 +315,22 @@ int main(int argc, char **argv) {
         } else if (rc == PMIX_SUCCESS && strcmp(mode, "app") == 0) {
             release(ns); /* kept for them by the broker, whenever they register */
         } else if (rc == PMIX_SUCCESS && strcmp(mode, "colaunch") == 0) {
-            CHECK(wait_for(ready, &nready, ns, 30), "no PMIX_READY_FOR_DEBUG for %s", ns);
-            pmix_proc_t target;
-            PMIX_LOAD_PROCID(&target, ns, PMIX_RANK_WILDCARD);
-            uint16_t one = 1;
-            pmix_info_t d[3];
-            PMIX_INFO_LOAD(&d[0], PMIX_DEBUGGER_DAEMONS, &yes, PMIX_BOOL);
-            PMIX_INFO_LOAD(&d[1], PMIX_DEBUG_TARGET, &target, PMIX_PROC);
-            PMIX_INFO_LOAD(&d[2], PMIX_DEBUG_DAEMONS_PER_PROC, &one, PMIX_UINT16);
-            char daemons[PMIX_MAX_NSLEN + 1] = "";
-            rc = spawn(prog, dir, 1, d, 3, daemons);
-            CHECK(rc == PMIX_SUCCESS, "daemons: %s", PMIx_Error_string(rc));
-            CHECK(wait_for(ended, &nended, daemons, 30), "the daemons did not end");
-            CHECK(count_files(dir, "daemon", np) == np, "not one daemon per target rank");
+            colaunch(ns, dir, np, prog);
             for (int r = 0; r < np; ++r) {
                 char got[4096], want[4096];
                 slurp(dir, "daemon", r, got, sizeof got);
                 size_t len = (size_t)snprintf(want, sizeof want, "%s", ns);
                 for (int k = 0; k < np; ++k)
                     len += (size_t)snprintf(want + len, sizeof want - len, " %d", k);
-                CHECK(strcmp(got, want) == 0, "daemon %d was told \"%s\", not \"%s\"", r, got,
-                      want);
+                /* Its node rank (after the target's, which the node ran first) follows. */
+                snprintf(want + len, sizeof want - len, " node_rank=");
+                CHECK(strncmp(got, want, strlen(want)) == 0,
+                      "daemon %d was told \"%s\", not \"%s\"", r, got, want);
             }
-            CHECK(count_files(dir, "up", np) == 0, "the target went on before its release");
-            /* Per node and per proc at once say nothing clear: refused. */
-            uint16_t two = 2;
-            PMIX_INFO_LOAD(&d[2], PMIX_DEBUG_DAEMONS_PER_NODE, &two, PMIX_UINT16);
-            pmix_info_t both[4] = {d[0], d[1], d[2]};
-            PMIX_INFO_LOAD(&both[3], PMIX_DEBUG_DAEMONS_PER_PROC, &one, PMIX_UINT16);
-            char none[PMIX_MAX_NSLEN + 1];
-            CHECK(spawn(prog, dir, 1, both, 4, none) == PMIX_ERR_BAD_PARAM,
-                  "daemons per node and per proc at once");
-            PMIX_INFO_DESTRUCT(&d[1]); /* the target proc (both[1] shares it) */
             release(ns);
         }
     }
-    if (strcmp(mode, "attach") != 0 && ns[0]) {
+    if (strcmp(mode, "attach") != 0 && strcmp(mode, "daemons") != 0 && ns[0]) {
         CHECK(wait_for(ended, &nended, ns, 30), "%s did not end after its release", ns);
         const int np = atoi(argv[3]);
         CHECK(count_files(argv[2], "up", np) == np, "not every rank went on after the release");
