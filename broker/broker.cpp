@@ -145,13 +145,19 @@ Broker::Broker(Config config)
                                          .sndhwm = static_cast<std::size_t>(config_.event_sndhwm),
                                          .max_output = config_.max_peer_output_bytes,
                                          .max_peers = max_peers});
+    if (!config_.tcp.empty())
+        tcp_xpub_ = std::make_unique<TcpPublisher>(
+            reactor_, ctx_,
+            TcpPublisher::Settings{.sndhwm = config_.event_sndhwm,
+                                   .heartbeat_ivl_ms = config_.tcp_heartbeat_ivl_ms,
+                                   .heartbeat_timeout_ms = config_.tcp_heartbeat_timeout_ms});
     add_standard_actors();
 }
 
 // ---- The broker's actors. Other issues append their add_actor<...>() lines here. ----------
 void Broker::add_standard_actors() {
     dispatcher_ = &add_actor<Dispatcher>(DecodeLimits{.max_message = config_.max_message_bytes});
-    add_actor<Registry>(namespaces_, name_, events_uri_, config_.max_message_bytes);
+    registry_ = &add_actor<Registry>(namespaces_, name_, events_uri_, config_.max_message_bytes);
     launcher_ = &add_actor_on<Launcher>(
         launcher_reactor_,
         Launcher::Settings{run_dir_, uri_, node_, config_.kill_grace_ms,
@@ -160,7 +166,9 @@ void Broker::add_standard_actors() {
     add_actor<JobCoordinator>(brokers_);
     add_actor<ModexStore>(namespaces_, brokers_, std::chrono::milliseconds(config_.get_timeout_ms));
     add_actor<FenceReducer>(namespaces_, brokers_);
-    add_actor<EventBroker>(namespaces_, *xpub_,
+    std::vector<TopicPublisher *> publishers{xpub_.get()};
+    if (tcp_xpub_) publishers.push_back(tcp_xpub_.get());
+    add_actor<EventBroker>(namespaces_, std::move(publishers),
                            EventOptions{.ring_size = config_.event_cache_size,
                                         .host = node_,
                                         .self = {name_, 0},
@@ -291,6 +299,7 @@ void Broker::start() {
         tcp_monitor_.connect("inproc://zpmix-tcp-monitor");
         tcp_router_.bind(config_.tcp);
         tcp_uri_ = tcp_router_.get(zmq::sockopt::last_endpoint);
+        registry_->set_tcp_events_uri(tcp_xpub_->bind(config_.tcp, tcp_keys_.secret_key));
     }
 
     if (link_) link_->open();
@@ -383,6 +392,7 @@ void Broker::cleanup() {
             zmq_socket_monitor(tcp_router_.handle(), nullptr, 0);
             tcp_router_.close();
             tcp_monitor_.close();
+            tcp_xpub_->close();
             zap_.close();
         }
         const std::string rdv = rendezvous_path(run_dir_);

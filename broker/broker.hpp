@@ -26,8 +26,11 @@
 #include "actors/runtime/namespace_table.hpp"
 #include "actors/runtime/zmtp_listener.hpp"
 #include "broker/config.hpp"
+#include "broker/tcp_publisher.hpp"
 
 namespace zpmix {
+
+class Registry;
 
 class Dispatcher;
 class Launcher;
@@ -134,7 +137,9 @@ class Broker {
 
     std::unique_ptr<ZmtpListener> router_, xpub_;  // ipc: <run_dir>/broker.sock, events.sock
     zmq::context_t ctx_;
-    zmq::socket_t zap_, tcp_router_;  // only with config.tcp
+    zmq::socket_t zap_, tcp_router_;          // only with config.tcp
+    std::unique_ptr<TcpPublisher> tcp_xpub_;  // only with config.tcp: events for tcp peers
+    Registry *registry_ = nullptr;
     int signal_fd_ = -1;
 
     std::thread thread_, launcher_thread_;

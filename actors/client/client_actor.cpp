@@ -28,6 +28,8 @@ ClientActor::ClientActor(ClientStore &store) : fences_(store) {
 ClientActor::ClientActor(ClientStore &store, const std::string &uri, std::uint32_t timeout_ms,
                          bool pipeline, const std::optional<CurveKeypair> &tcp_keys)
     : fences_(store),
+      uri_(uri),
+      tcp_keys_(tcp_keys),
       conn_(std::make_unique<ZmtpConnection>(uri, ZmtpConnection::Role::dealer,
                                              deadline_after(timeout_ms), DecodeLimits{}.max_message,
                                              pipeline, tcp_keys)) {

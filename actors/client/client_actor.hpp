@@ -67,6 +67,9 @@ class ClientActor {
     ClientActor &operator=(const ClientActor &) = delete;
 
     bool has_broker() const { return conn_ != nullptr; }
+    // The broker's address and, on tcp, its keypair: the events connection uses them too.
+    const std::string &uri() const { return uri_; }
+    const std::optional<CurveKeypair> &tcp_keys() const { return tcp_keys_; }
     // The broker turned this process away in the handshake, and the reason it gave. Valid once
     // a call has failed with PMIX_ERR_LOST_CONNECTION (the write may have met the closed
     // connection before anything was read: refused() reads what the broker sent before closing).
@@ -141,6 +144,8 @@ class ClientActor {
 
     ClientFences fences_;
     Reactor reactor_;
+    std::string uri_;
+    std::optional<CurveKeypair> tcp_keys_;
     std::unique_ptr<ZmtpConnection> conn_;
     std::atomic<std::uint64_t> next_id_{1};
 

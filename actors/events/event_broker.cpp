@@ -32,11 +32,11 @@ std::string new_epoch() {
 }  // namespace
 
 EventBroker::EventBroker(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
-                         ZmtpListener &xpub, EventOptions options)
+                         std::vector<TopicPublisher *> publishers, EventOptions options)
     : Actor("events", reactor, bus),
       namespaces_(namespaces),
       opts_(std::move(options)),
-      xpub_(xpub),
+      publishers_(std::move(publishers)),
       cache_(opts_.ring_size) {
     if (opts_.host.empty()) opts_.host = hostname();
     if (opts_.epoch.empty()) opts_.epoch = new_epoch();
@@ -54,7 +54,8 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, const NamespaceTable &names
     on(&EventBroker::relayed, Access::internal);
     on(&EventBroker::tree_lost, Access::internal);
     on(&EventBroker::job_lifecycle, Access::internal);
-    xpub_.on_subscription([this](bool on, std::string_view topic) { on_subscription(on, topic); });
+    for (TopicPublisher *p : publishers_)
+        p->on_subscription([this](bool on, std::string_view topic) { on_subscription(on, topic); });
 }
 
 // --- requests ------------------------------------------------------------------------------
@@ -455,7 +456,8 @@ void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cach
     }
     // Never blocks: a subscriber at its high-water mark loses the message, and recovers it from
     // the cache when it sees the gap.
-    dropped_ += xpub_.publish(topic, {static_cast<const char *>(body.data()), body.size()});
+    for (TopicPublisher *p : publishers_)
+        dropped_ += p->publish(topic, {static_cast<const char *>(body.data()), body.size()});
 }
 
 void EventBroker::on_subscription(bool subscribe, std::string_view topic) {

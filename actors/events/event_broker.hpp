@@ -1,12 +1,12 @@
 #pragma once
-// The broker's `events` actor: numbers, publishes and caches events on the broker's XPUB (a
-// ZmtpListener of the publisher kind).
+// The broker's `events` actor: numbers, publishes and caches events on the broker's XPUBs (its
+// ipc ZmtpListener of the publisher kind, and its tcp one when it serves tcp).
 //
 // Publishing: every event goes out as [topic][envelope] (actors/protocol/events.hpp has the
 // topic scheme), so ZeroMQ's prefix filtering sends it only to processes in its range.
 // Registration: a client's "ev.register" is answered only once the XPUB has seen the client's
-// sync subscription (its other subscriptions, made before on the same connection, are then in
-// effect), with the cached events of its streams for the new handler.
+// sync subscription on either XPUB (its other subscriptions, made before on the same connection,
+// are then in effect), with the cached events of its streams for the new handler.
 // Across nodes: every event published here for more than this node is relayed to the other
 // brokers (ev.relay), which publish it on the same topic to their own subscribers.
 // Runtime events: a process's end (the registry's ProcEnded) becomes PMIX_EVENT_PROC_TERMINATED,
@@ -25,6 +25,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "actors/events/event_cache.hpp"
 #include "actors/protocol/events.hpp"
@@ -34,7 +35,7 @@
 #include "actors/runtime/actor.hpp"
 #include "actors/runtime/broker_map.hpp"
 #include "actors/runtime/namespace_table.hpp"
-#include "actors/runtime/zmtp_listener.hpp"
+#include "actors/runtime/topic_publisher.hpp"
 
 namespace zpmix {
 
@@ -62,10 +63,11 @@ struct EventOptions {
 
 class EventBroker : public Actor {
   public:
-    // `xpub` is the broker's event publisher, on this actor's reactor; only this actor publishes
-    // on it and hears its subscriptions. It outlives the reactor's run.
-    EventBroker(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces, ZmtpListener &xpub,
-                EventOptions options);
+    // `publishers`: the broker's (its ipc XPUB, and its tcp one when it serves tcp), on this
+    // actor's reactor; only this actor publishes on them and hears their subscriptions. They
+    // outlive the reactor's run.
+    EventBroker(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
+                std::vector<TopicPublisher *> publishers, EventOptions options);
 
     const EventCache &cache() const { return cache_; }
     const std::string &epoch() const { return opts_.epoch; }
@@ -73,7 +75,7 @@ class EventBroker : public Actor {
   private:
     const NamespaceTable &namespaces_;
     EventOptions opts_;
-    ZmtpListener &xpub_;
+    std::vector<TopicPublisher *> publishers_;
     EventCache cache_;
     std::unordered_map<std::string, std::uint64_t> heads_;  // stream -> last seq
     std::set<msg::Proc> strangers_;  // registered clients of namespaces the table lacks

@@ -77,13 +77,15 @@ void JobControl::answer(const Envelope &env, std::int32_t status, std::string me
 // --- requests ---------------------------------------------------------------------------------
 
 void JobControl::request(const Envelope &env, msg::JobControl &m) {
-    // Who asks: a tool (of the broker's uid on this node: the dispatcher admits no other), or a
+    // Who asks: a tool (of the broker's uid on this node, or holding its keypair over tcp), or a
     // process for its own job. A tcp client's secret does not vouch for job control.
-    if (env.peer.tcp) return answer(env, PMIX_ERR_NO_PERMISSIONS, "job control over tcp refused");
+    if (env.tcp_client())
+        return answer(env, PMIX_ERR_NO_PERMISSIONS, "job control by a tcp client refused");
     const bool tool = !env.session || !env.session->is_client();  // or one of our actors
     std::string who;
     if (tool) {
-        who = fmt::format("tool pid {}", env.peer.pid);
+        who = env.peer.tcp ? std::string("a tool over tcp")
+                           : fmt::format("tool pid {}", env.peer.pid);
     } else {
         m.requester = {env.session->nspace, env.session->rank};
         const auto ns = namespaces_.find(m.requester.nspace);

@@ -33,6 +33,7 @@ std::string JobCoordinator::node_of(std::uint32_t broker) const {
 }
 
 void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
+    if (env.peer.tcp) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "launch over tcp refused");
     const auto view = brokers_.view();
     if (view->alone() || view->rank != 0)
         return reply_error(env, PMIX_ERR_NOT_SUPPORTED,

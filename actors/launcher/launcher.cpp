@@ -121,6 +121,9 @@ void Launcher::remove_session_dir() {
 }
 
 void Launcher::launch(const Envelope &env, msg::Launch &m) {
+    // A launch gives the ranks its caller's environment and ends with the caller's pid: a
+    // launcher of this node only (a tool over tcp spawns with PMIx_Spawn, which is refused too).
+    if (env.peer.tcp) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "launch over tcp refused");
     if (m.argv.empty() || m.argv[0].empty())
         return reply_error(env, PMIX_ERR_BAD_PARAM, "no program to launch");
     Job job;

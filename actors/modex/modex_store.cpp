@@ -122,7 +122,7 @@ bool ModexStore::readable(const Committed &c, const std::string &key, bool same_
 
 void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
     // A tcp client's secret vouches for its own job only.
-    if (env.peer.tcp && m.proc.nspace != env.session->nspace)
+    if (env.tcp_client() && m.proc.nspace != env.session->nspace)
         return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
                            "a tcp client may read only its own job's data");
     if (m.proc.rank == msg::kWildcardRank) {

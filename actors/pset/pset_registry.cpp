@@ -105,8 +105,8 @@ void PsetRegistry::changed(const Envelope &env, msg::PsetChanged &m) {
 void PsetRegistry::query(const Envelope &env, msg::PsetQuery &m) {
     // A tcp client's secret vouches for its own job only: it learns the sets of its own
     // processes, and of their members only its job's.
-    if (!env.peer.tcp) return reply(env, msg::PsetList{list(m.proc)});
-    if (!env.session || m.proc.nspace != env.session->nspace)
+    if (!env.tcp_client()) return reply(env, msg::PsetList{list(m.proc)});
+    if (m.proc.nspace != env.session->nspace)
         return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
                            "a tcp client may ask only of its own job's process sets");
     auto sets = list(m.proc);

@@ -24,7 +24,7 @@ QueryActor::QueryActor(Reactor &reactor, Bus &bus, const NamespaceTable &namespa
 }
 
 bool QueryActor::may_read(const Envelope &req, const std::string &nspace) {
-    return !req.peer.tcp || (req.session && req.session->nspace == nspace);
+    return !req.tcp_client() || req.session->nspace == nspace;
 }
 
 void QueryActor::request(const Envelope &env, msg::QueryRequest &m) {

@@ -122,7 +122,7 @@ std::uint8_t proc_state(const msg::ProcRow &r) {
 // jobctl's process table (gathered across the tree unless node_only), as pmix_proc_info_t.
 void proc_table_of(QueryActor &q, const Envelope &req, const msg::Query &query, bool node_only,
                    const Done &done) {
-    if (req.peer.tcp && !QueryActor::may_read(req, query.nspace))
+    if (!QueryActor::may_read(req, query.nspace))
         return done(PMIX_ERR_NOT_FOUND, {});  // a tcp client: its own job, named
     q.ask("jobctl", msg::ProcTableQuery{query.nspace, node_only},
           [done, rank = query.rank](std::int32_t status, const Envelope *reply) {
@@ -205,8 +205,8 @@ using Sets = std::function<void(std::int32_t, std::vector<NamedSet>)>;
 
 // The one job a tcp client may read (its own); nullopt: every job.
 std::optional<std::string> readable_job(const Envelope &req) {
-    if (!req.peer.tcp) return std::nullopt;
-    return req.session ? req.session->nspace : std::string();
+    if (!req.tcp_client()) return std::nullopt;
+    return req.session->nspace;
 }
 
 std::vector<NamedSet> visible(const std::optional<std::string> &job, std::vector<NamedSet> sets) {

@@ -28,14 +28,19 @@ Registry::Registry(Reactor &reactor, Bus &bus, NamespaceTable &table, std::strin
 }
 
 void Registry::hello(const Envelope &env, msg::Hello &m) {
-    msg::Welcome welcome{broker_name_, events_uri_, {}, max_message_};
+    // A tcp peer subscribes to the events over tcp too (with the same keypair).
+    msg::Welcome welcome{
+        broker_name_, env.peer.tcp ? tcp_events_uri_ : events_uri_, {}, max_message_};
     if (m.role == "tool" || m.role == "launcher") {
-        // Tools and launchers act on this node's jobs: only local peers of our uid (ZAP).
-        if (env.peer.tcp) {
-            log().warn("refused a {} over tcp (pid {})", m.role, m.pid);
-            return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
-                               "a " + m.role + " must connect over ipc");
+        // A tool is a local peer of our uid (ZAP), or over tcp one that holds the broker's
+        // keypair (its CURVE handshake proved it): the operator's credential there, as for
+        // `zpmix ctl --broker tcp://`. A launcher starts processes with its caller's environment
+        // and is watched by pid: on this node only.
+        if (env.peer.tcp && m.role == "launcher") {
+            log().warn("refused a launcher over tcp (pid {})", m.pid);
+            return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "a launcher must connect over ipc");
         }
+        if (env.peer.tcp) log().info("a tool connected over tcp (its pid {} there)", m.pid);
     } else if (m.role == "client") {
         const auto ns = table_.find(m.nspace);
         // Over tcp, an unknown namespace and a wrong secret get the same answer: a stranger
@@ -113,7 +118,7 @@ void Registry::abort(const Envelope &env, msg::Abort &m) {
 }
 
 void Registry::job_info(const Envelope &env, msg::JobInfoQuery &m) {
-    if (env.peer.tcp && m.nspace != env.session->nspace) {
+    if (env.tcp_client() && m.nspace != env.session->nspace) {
         log().warn("refused {}'s job information to a tcp client of {}", m.nspace,
                    env.session->nspace);
         return reply_error(env, PMIX_ERR_NO_PERMISSIONS,

@@ -27,10 +27,13 @@ class Registry : public Actor {
     Registry(Reactor &reactor, Bus &bus, NamespaceTable &table, std::string broker_name,
              std::string events_uri, std::uint64_t max_message);
 
+    // The broker's tcp events endpoint, which tcp peers are told; before the reactor runs.
+    void set_tcp_events_uri(std::string uri) { tcp_events_uri_ = std::move(uri); }
+
   private:
     NamespaceTable &table_;
     std::string broker_name_;
-    std::string events_uri_;
+    std::string events_uri_, tcp_events_uri_;
     std::uint64_t max_message_;  // told in the Welcome: a client refuses a larger commit itself
     LaunchedRanks ranks_;        // a client claiming a launched rank must be its process
 

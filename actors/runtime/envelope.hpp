@@ -69,6 +69,9 @@ struct Envelope {
                                         // envelope was decoded borrowed (decode_borrowed)
     PeerCredentials peer;               // filled in by the broker for messages from peers
     std::shared_ptr<const PeerSession> session;  // the sender's session; none from actors
+    // A client over tcp: its job secret vouches for its own job only (a tool over tcp proved the
+    // broker's keypair, the operator's credential there, and reads what a tool on the node does).
+    bool tcp_client() const { return peer.tcp && session && session->is_client(); }
     std::size_t max_elements = DecodeLimits{}.max_elements;  // bounds the body's containers
 
     // The body as a message struct; throws DecodeError when it does not fit. The body is checked

@@ -33,11 +33,12 @@
 
 #include "actors/runtime/envelope.hpp"
 #include "actors/runtime/reactor.hpp"
+#include "actors/runtime/topic_publisher.hpp"
 #include "actors/runtime/zmtp_buffer.hpp"
 
 namespace zpmix {
 
-class ZmtpListener {
+class ZmtpListener : public TopicPublisher {
   public:
     enum class Kind { router, publisher };
     struct Settings {
@@ -57,13 +58,13 @@ class ZmtpListener {
         std::function<void(const std::string &peer, const std::vector<std::string_view> &frames,
                            const PeerCredentials &cred)>;
     // A SUB's (un)subscription to a topic prefix, as libzmq's XPUB reports them.
-    using SubscriptionFn = std::function<void(bool subscribe, std::string_view topic)>;
+    using SubscriptionFn = TopicPublisher::SubscriptionFn;
     // A router peer's connection ended (after its last message).
     using DisconnectFn = std::function<void(const std::string &peer)>;
     enum class Sent { ok, gone, full };
 
     ZmtpListener(Reactor &reactor, Settings settings);
-    ~ZmtpListener();  // close()
+    ~ZmtpListener() override;  // close()
     ZmtpListener(const ZmtpListener &) = delete;
     ZmtpListener &operator=(const ZmtpListener &) = delete;
 
@@ -74,14 +75,14 @@ class ZmtpListener {
     void close(std::chrono::milliseconds linger = std::chrono::milliseconds(0));
 
     void on_message(MessageFn fn) { on_message_ = std::move(fn); }
-    void on_subscription(SubscriptionFn fn) { on_subscription_ = std::move(fn); }
+    void on_subscription(SubscriptionFn fn) override { on_subscription_ = std::move(fn); }
     void on_disconnect(DisconnectFn fn) { on_disconnect_ = std::move(fn); }
 
     // Router: one single-frame message to a peer.
     Sent send(const std::string &peer, std::string_view body);
     // Publisher: [topic][body] to every subscriber with a subscription that prefixes `topic`.
     // Returns how many of them lost it at their high-water mark.
-    std::size_t publish(std::string_view topic, std::string_view body);
+    std::size_t publish(std::string_view topic, std::string_view body) override;
 
     static constexpr std::size_t kMaxFrames = 256;        // per message
     static constexpr std::size_t kInputSlack = 64 << 10;  // headers and commands in a message

@@ -409,8 +409,26 @@ BOOST_AUTO_TEST_CASE(tcp_clients_need_the_job_secret) {
     p.send(h);
     BOOST_TEST(p.error_status() == PMIX_ERR_NO_PERMISSIONS);
     BOOST_TEST(log->contains("wrong job secret"));
-    p.send(tool_hello());  // tools and launchers are local only
+    msg::Hello launcher = tool_hello();
+    launcher.role = "launcher";  // a launcher is local only
+    p.send(launcher);
     BOOST_TEST(p.error_status() == PMIX_ERR_NO_PERMISSIONS);
     h.secret = "s3cret";
-    BOOST_TEST(p.hello(h).job.nspace == "test.ns");
+    const msg::Welcome w = p.hello(h);
+    BOOST_TEST(w.job.nspace == "test.ns");
+    // Over tcp, events come from the broker's tcp publisher.
+    BOOST_TEST(w.events_uri.starts_with("tcp://127.0.0.1:"), w.events_uri);
+    BOOST_TEST(w.events_uri != b.tcp_uri());
+}
+
+// A tool over tcp holds the broker's keypair (its CURVE handshake proved it): the operator's
+// credential there, so it is welcome, with the tcp publisher for its events.
+BOOST_AUTO_TEST_CASE(tools_over_tcp_hold_the_keypair) {
+    TempDir tmp;
+    Config c = config_in(tmp.path + "/run");
+    c.tcp = "tcp://127.0.0.1:*";
+    Broker b(c);
+    b.start();
+    Peer p(b.tcp_uri(), b.tcp_keys());
+    BOOST_TEST(p.hello(tool_hello()).events_uri.starts_with("tcp://127.0.0.1:"));
 }

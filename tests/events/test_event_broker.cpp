@@ -13,6 +13,7 @@
 
 #include "actors/client/events/stream_tracker.hpp"
 #include "actors/events/event_broker.hpp"
+#include "actors/runtime/zmtp_listener.hpp"
 
 // The broker's events actor in one process: the broker's publisher (a ZmtpListener on ipc), a test
 // actor making the client's requests over the bus, and libzmq SUB sockets standing for the
@@ -86,7 +87,8 @@ struct Fixture {
         opts.session = "s1";
         opts.host = "nodeA";
         opts.self = {"broker", 0};
-        events = std::make_unique<EventBroker>(reactor, bus, namespaces, *xpub, opts);
+        events = std::make_unique<EventBroker>(reactor, bus, namespaces,
+                                               std::vector<TopicPublisher *>{xpub.get()}, opts);
         bus.add(*events);
         bus.add(req);
         thread = std::thread([this] { reactor.run(); });

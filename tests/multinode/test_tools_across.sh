@@ -2,6 +2,9 @@
 # Tools and queries across namespace nodes: a tool finds the broker of a `zpmix run` by its pid
 # (PMIX_SERVER_PIDINFO) and queries the process table of a job on two nodes: every rank, with its
 # node and pid; the job's ranks query it too (from their own node's broker), and see every rank.
+# A tool on the second node reaches `zpmix run`'s broker over tcp (PMIX_TCP_URI, the keypair in
+# $ZPMIX_TCP_KEYS): the same table, an event to itself on the broker's tcp publisher, job control
+# of the job; without the keypair it is turned away.
 # usage: test_tools_across.sh ZPMIX TOOL_PROG QUERY_CLIENT
 set -u
 zpmix=$1 tool=$2 qprog=$3
@@ -14,6 +17,9 @@ a=${NETNS_NODES[0]} b=${NETNS_NODES[1]}
 work=$(mktemp -d)
 export XDG_RUNTIME_DIR=$(mktemp -d)
 trap 'rm -rf "$work" "$XDG_RUNTIME_DIR"; netns_down' EXIT
+# The brokers also serve tcp (a free port each), where tools of other nodes connect.
+export ZPMIX_CONFIG=$work/zpmix.toml
+printf '[broker]\ntcp = "tcp://0.0.0.0:*"\n' >"$ZPMIX_CONFIG"
 
 "$zpmix" run --rsh-agent "$ZPMIX_NETNS_AGENT" -H "$a:2,$b:2" "$qprog" "$work/release" \
     >"$work/job.out" 2>"$work/job.err" &
@@ -34,6 +40,20 @@ ps=$(timeout 60 "$zpmix" ps --ranks --json --job "$ns" --broker "ipc://$XDG_RUNT
     python3 -c 'import json,sys; print(" ".join("%d:%d" % (p["rank"], p["pid"]) for p in json.load(sys.stdin)))')
 check "tool: the pids are the ranks' (as zpmix ps lists them)" "$ps" \
     "$(echo "$out" | awk '/^row /{printf "%s%s:%s", sep, $2, $3; sep=" "}')"
+
+# Over tcp from the second node: `zpmix run`'s broker is in the root namespace, on the bridge.
+root=$XDG_RUNTIME_DIR/zpmix/broker-$pid-0
+port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tcp_uri"].rsplit(":", 1)[1])' \
+    "$root/broker.json")
+uri=tcp://$ZPMIX_NETNS_BRIDGE_ADDR:$port
+out=$(timeout 60 "$ZPMIX_NETNS_AGENT" "$b" env "ZPMIX_TCP_KEYS='$(cat "$root/tcp.key")'" \
+    "$tool" tcp "$uri" "$ns" 2>&1)
+check "tcp tool on $b: its checks (queries, its event back, job control)" 0 "$?"
+[ "$(grep -c '^ok$' <<<"$out")" = 1 ] || echo "$out" >&2
+check "tcp tool on $b: every rank with its node" "0:$a 1:$a 2:$b 3:$b" \
+    "$(echo "$out" | awk '/^row /{printf "%s%s:%s", sep, $2, $5; sep=" "}')"
+out=$(timeout 60 "$ZPMIX_NETNS_AGENT" "$b" "$tool" tcp "$uri" "$ns" 2>&1)
+check "tcp tool on $b without the keypair: refused" 1 "$?"
 
 touch "$work/release"
 wait "$pid"

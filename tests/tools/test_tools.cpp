@@ -27,9 +27,11 @@ struct Node {
     TempDir tmp{"zpmix-tools"};
     std::optional<Child> broker;
 
-    explicit Node(bool standalone) {
+    explicit Node(bool standalone, std::vector<std::string> broker_args = {}) {
         if (!standalone) return;
-        broker.emplace(std::vector<std::string>{kZpmix, "broker"}, env(), tmp.path + "/broker.log");
+        std::vector<std::string> argv{kZpmix, "broker"};
+        argv.insert(argv.end(), broker_args.begin(), broker_args.end());
+        broker.emplace(argv, env(), tmp.path + "/broker.log");
         BOOST_REQUIRE_MESSAGE(
             eventually([&] { return fs::exists(tmp.path + "/zpmix/broker.json"); }),
             "the broker did not start: " + slurp(tmp.path + "/broker.log"));
@@ -63,11 +65,14 @@ struct Node {
         std::ofstream(j.release) << "go";
         BOOST_TEST(j.run->exit_code() == 0, "the ranks' queries: " << j.run->err());
     }
-    // tool_prog with args; its exit code, its output in out.
-    int tool(const std::vector<std::string> &args, std::string &out) {
+    // tool_prog with args (and more environment); its exit code, its output in out.
+    int tool(const std::vector<std::string> &args, std::string &out,
+             const std::vector<std::string> &more_env = {}) {
         std::vector<std::string> a{kTests + "tool_prog"};
         a.insert(a.end(), args.begin(), args.end());
-        Child p(a, env());
+        auto e = env();
+        e.insert(e.end(), more_env.begin(), more_env.end());
+        Child p(a, e);
         const int code = p.exit_code();
         out = p.out() + p.err();
         return code;
@@ -117,6 +122,33 @@ BOOST_AUTO_TEST_CASE(tool_connects_to_the_system_broker) {
     BOOST_TEST(node.tool({"system", job.nspace}, out) == 0, out);
     BOOST_TEST(rows(out) == node.ps(job.nspace));
     BOOST_TEST(node.tool({"pid", std::to_string(node.broker->pid()), job.nspace}, out) == 0, out);
+    node.finish(job);
+}
+
+// Over tcp a tool holding the broker's keypair is admitted as a tool (RFC0010's PMIX_TCP_URI): it
+// queries, hears its events on the broker's tcp publisher and steers the job; without the
+// keypair, or with another, it is turned away.
+BOOST_AUTO_TEST_CASE(tool_over_tcp_with_the_brokers_keypair) {
+    Node node(true, {"--tcp", "tcp://127.0.0.1:0"});
+    auto job = node.start(2, "t");
+    const auto rdv = nlohmann::json::parse(slurp(node.tmp.path + "/zpmix/broker.json"));
+    const std::string uri = rdv["tcp_uri"];
+    BOOST_REQUIRE(uri.starts_with("tcp://127.0.0.1:"));
+    std::string keys = slurp(node.tmp.path + "/zpmix/tcp.key");
+    keys.erase(keys.find_last_not_of('\n') + 1);
+    std::string out;
+    BOOST_TEST(node.tool({"tcp", uri, job.nspace}, out, {"ZPMIX_TCP_KEYS=" + keys}) == 0, out);
+    BOOST_TEST(rows(out) == node.ps(job.nspace));
+    // PMIX_TCP_URI in OpenPMIx's form ("nspace.rank;uri") too.
+    BOOST_TEST(
+        node.tool({"tcp", "zpmix.0;" + uri, job.nspace}, out, {"ZPMIX_TCP_KEYS=" + keys}) == 0,
+        out);
+    BOOST_TEST(node.tool({"tcp", uri, job.nspace}, out) != 0, "no keypair: refused");
+    BOOST_TEST(out.find("ZPMIX_TCP_KEYS") != std::string::npos, out);
+    const std::string other =  // a keypair of libzmq's, not the broker's
+        "Sb{%ta6HlAIG(svF(w0/+ZMCkq*FJK]iqcw2:6Nj d#6vkC$BMwPFq8hKP@Ts35^ng-qBT-Dg@<Qj0H98";
+    BOOST_TEST(node.tool({"tcp", uri, job.nspace}, out, {"ZPMIX_TCP_KEYS=" + other}) != 0,
+               "another keypair: refused");
     node.finish(job);
 }
 

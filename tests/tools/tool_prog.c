@@ -4,6 +4,9 @@
  *   tool_prog nspace NSPACE     the broker that runs NSPACE (PMIX_SERVER_NSPACE)
  *   tool_prog two PID1 NS1 PID2 NS2   attached to two brokers at once, each asked in turn
  *   tool_prog noconnect         PMIX_TOOL_DO_NOT_CONNECT: what the library answers alone
+ *   tool_prog tcp URI NSPACE    over tcp (PMIX_TCP_URI, the keypair in $ZPMIX_TCP_KEYS): the
+ *                               queries below, then an event to itself through the broker and
+ *                               job control of NSPACE (SIGCONT to its ranks)
  * The first three query NSPACE: the namespaces, its process table (printed as
  * "row RANK PID STATE HOST EXE" lines), its job status, the attributes PMIx_Get honours, and an
  * unknown key beside a known one (PMIX_QUERY_PARTIAL_SUCCESS, PMIX_ERR_NOT_FOUND for that key).
@@ -11,9 +14,12 @@
 #include <pmix_server.h> /* PMIx_Register_attributes */
 #include <pmix_tool.h>
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../support/check.h"
@@ -139,11 +145,61 @@ static void check_attributes(void) {
     PMIX_QUERY_DESTRUCT(&q);
 }
 
+static pmix_proc_t tool_self; /* as PMIx_tool_init named this tool */
+
+/* The tcp mode's event to itself: whether it came back through the broker. */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int heard = 0;
+
+static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                     size_t ninfo, pmix_info_t results[], size_t nresults,
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
+    pthread_mutex_lock(&mu);
+    heard = 1;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* Over tcp: an event to this tool comes back on the broker's tcp publisher (10 s at most), and
+ * job control reaches the job's ranks. */
+static void check_events_and_control(const char *nspace) {
+    pmix_status_t code = -4242;
+    pmix_status_t rc = PMIx_Register_event_handler(&code, 1, NULL, 0, on_event, NULL, NULL);
+    CHECK(rc >= 0, "register: %s", PMIx_Error_string(rc));
+    pmix_info_t info;
+    pmix_proc_t self = tool_self;
+    PMIX_INFO_LOAD(&info, PMIX_EVENT_CUSTOM_RANGE, &self, PMIX_PROC);
+    rc = PMIx_Notify_event(code, &self, PMIX_RANGE_CUSTOM, &info, 1, NULL, NULL);
+    CHECK(rc == PMIX_SUCCESS, "notify: %s", PMIx_Error_string(rc));
+    PMIX_INFO_DESTRUCT(&info);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    pthread_mutex_lock(&mu);
+    while (!heard && pthread_cond_timedwait(&cv, &mu, &until) == 0) {
+    }
+    pthread_mutex_unlock(&mu);
+    CHECK(heard, "the event to itself did not come back over tcp");
+
+    pmix_proc_t job;
+    PMIX_LOAD_PROCID(&job, nspace, PMIX_RANK_WILDCARD);
+    int sig = SIGCONT;
+    pmix_info_t directive;
+    PMIX_INFO_LOAD(&directive, PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    rc = PMIx_Job_control(&job, 1, &directive, 1, &results, &nresults);
+    CHECK(rc == PMIX_SUCCESS, "job control over tcp: %s", PMIx_Error_string(rc));
+    if (results) PMIX_INFO_FREE(results, nresults);
+}
+
 static pmix_status_t init_with(const char *key, const void *value, pmix_data_type_t type) {
     pmix_info_t info;
     PMIX_INFO_LOAD(&info, key, value, type);
-    pmix_proc_t me;
-    pmix_status_t rc = PMIx_tool_init(&me, &info, 1);
+    pmix_status_t rc = PMIx_tool_init(&tool_self, &info, 1);
     PMIX_INFO_DESTRUCT(&info);
     return rc;
 }
@@ -165,6 +221,8 @@ int main(int argc, char **argv) {
         rc = init_with(PMIX_SERVER_PIDINFO, &pid, PMIX_PID);
     } else if (strcmp(mode, "noconnect") == 0) {
         rc = init_with(PMIX_TOOL_DO_NOT_CONNECT, &yes, PMIX_BOOL);
+    } else if (strcmp(mode, "tcp") == 0 && argc == 4) {
+        rc = init_with(PMIX_TCP_URI, argv[2], PMIX_STRING);
     } else {
         return 2;
     }
@@ -236,6 +294,7 @@ int main(int argc, char **argv) {
     } else {
         check_job(argv[argc - 1]);
         check_attributes();
+        if (strcmp(mode, "tcp") == 0) check_events_and_control(argv[argc - 1]);
     }
     rc = PMIx_tool_finalize();
     CHECK(rc == PMIX_SUCCESS, "PMIx_tool_finalize: %s", PMIx_Error_string(rc));

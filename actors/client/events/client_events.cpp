@@ -33,6 +33,19 @@ EventScope scope_of(const ClientEvents::Identity &id) {
     return s;
 }
 
+// The broker's events endpoint as this process reaches it: a tcp one bound on every interface
+// ("tcp://0.0.0.0:P", "tcp://*:P") is on the host this process reached the broker at.
+std::string events_endpoint(const std::string &events_uri, const std::string &broker_uri) {
+    for (const char *any : {"tcp://0.0.0.0:", "tcp://*:"}) {
+        const std::string_view prefix(any);
+        if (!events_uri.starts_with(prefix) || !broker_uri.starts_with("tcp://")) continue;
+        const auto colon = broker_uri.rfind(':');
+        if (colon == std::string::npos || colon < 6) break;
+        return broker_uri.substr(0, colon + 1) + events_uri.substr(prefix.size());
+    }
+    return events_uri;
+}
+
 }  // namespace
 
 ClientEvents::ClientEvents(ClientActor &actor, Identity id)
@@ -42,9 +55,9 @@ ClientEvents::ClientEvents(ClientActor &actor, Identity id)
     // fails PMIx_Init rather than every registration later. The handshake's end is read with
     // the first events: PMIx_Init does not wait for it.
     sub_ = std::make_unique<ZmtpConnection>(
-        id_.events_uri, ZmtpConnection::Role::sub,
+        events_endpoint(id_.events_uri, actor_.uri()), ZmtpConnection::Role::sub,
         ZmtpConnection::Clock::now() + std::chrono::milliseconds(kRegisterTimeoutMs),
-        DecodeLimits{}.max_message);
+        DecodeLimits{}.max_message, false, actor_.tcp_keys());
     actor_.post([this] { actor_.reactor().watch_fd(sub_->fd(), [this] { on_sub(); }); });
     actor_.on_lost([this] {
         msg::Event ev;

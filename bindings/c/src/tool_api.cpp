@@ -2,8 +2,9 @@
 // to brokers. A tool holds one session per broker it attached to (a DEALER as a client's, whose
 // Hello says `tool`); one of them is the primary, which every other call of the API (queries, job
 // control, events, spawn) goes through, as for a client. The broker admits a tool as it admits
-// `zpmix ctl` (broker/README.md): a process of its uid on its node (ipc); over tcp it refuses
-// tools. Events are those of the first broker the tool connected to.
+// `zpmix ctl` (broker/README.md): a process of its uid on its node (ipc), or over tcp one that
+// holds its CURVE keypair ($ZPMIX_TCP_KEYS, as tcp clients do). Events are those of the first
+// broker the tool connected to (over tcp, from its tcp publisher).
 //
 // Finding a broker: PMIX_SERVER_URI or PMIX_TCP_URI (its address), PMIX_SERVER_PIDINFO (the pid
 // of a `zpmix run`, whose broker is embedded, or of a `zpmix broker`), PMIX_SERVER_NSPACE (the
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -129,15 +131,28 @@ pmix_status_t open_session(Tool &t, const std::string &uri, std::uint32_t timeou
                            std::unique_ptr<Server> &out, msg::Welcome &welcome) {
     auto s = std::make_unique<Server>();
     s->uri = uri;
+    // tcp: the broker's CURVE keypair, as its tcp.key holds it (the operator's credential there).
+    std::optional<CurveKeypair> keys;
+    if (const char *k = getenv("ZPMIX_TCP_KEYS"); k && *k && uri.starts_with("tcp://")) {
+        keys = CurveKeypair::parse(k);
+        if (!keys) {
+            spdlog::error(
+                "pmix tool: $ZPMIX_TCP_KEYS is not \"PUBLIC SECRET\" (40-character Z85 "
+                "keys)");
+            return PMIX_ERR_BAD_PARAM;
+        }
+    }
     try {
         s->actor = std::make_unique<client::ClientActor>(*t.store, uri, timeout_ms,
-                                                         uri.starts_with("ipc://"));
+                                                         uri.starts_with("ipc://"), keys);
     } catch (const client::ZmtpError &e) {
         if (!e.refused) {
             spdlog::error("pmix tool: cannot reach the broker at {}: {}", uri, e.what());
             return PMIX_ERR_UNREACH;
         }
-        return refused(e.what());
+        const std::string what = e.what();  // "the broker refused the connection: WHY"
+        const auto colon = what.find(": ");
+        return refused(colon == std::string::npos ? what : what.substr(colon + 2));
     }
     const msg::Hello hello{"tool", t.me.nspace, t.me.rank, ::getpid(), ""};
     auto reply = s->actor->call(hello, timeout_ms);
