@@ -5,7 +5,8 @@
 # node's ranks in a group of their own get context ids unique across brokers; a node's broker
 # killed during a construct fails it for the others with PMIX_ERR_UNREACH, in bounded time;
 # groups by invitation with the leader on one node and invitees on another (accept, decline,
-# leave, destruct; an invitee that never answers, one that ends); a member that leaves (rank 1,
+# leave, destruct; an invitee that never answers, one that ends; a leader that ends and a
+# participant on either node that takes over, or none that does); a member that leaves (rank 1,
 # on the first node) leaves the membership the others' libraries keep, on either node; a
 # recoverable job where a member dies (the others go on).
 # usage: test_group_across.sh ZPMIX GROUP_PROG
@@ -44,6 +45,14 @@ ok_lines "two nodes: an invitee that never answers" invitesilent 3 "$out" $?
 # once (the scenario fails if that took until the invitation's 60 s timeout).
 out=$(run --enable-recovery -H "$a:1,$b:2" "$prog" invitedeath 2>&1)
 ok_lines "two nodes: an invitee that ends on another node fails at once" invitedeath 2 "$out" $?
+# The leader (rank 0, where the invitation is) ends: rank 1 takes over, on the same node as the
+# invitation, then on the other one (its join and its answer relayed); or no one does.
+out=$(run --enable-recovery -H "$a:2,$b:3" "$prog" reselect 2>&1)
+ok_lines "two nodes: a participant on the inviter's node takes over" reselect 4 "$out" $?
+out=$(run --enable-recovery -H "$a:1,$b:4" "$prog" reselect 2>&1)
+ok_lines "two nodes: a participant on another node takes over" reselect 4 "$out" $?
+out=$(run --enable-recovery -H "$a:1,$b:2" "$prog" leaderdeath 2>&1)
+ok_lines "two nodes: no one takes over from the leader" leaderdeath 2 "$out" $?
 # A recoverable job (--enable-recovery) across nodes: a member killed on the second node fails
 # the construct for the others, who go on (a construct without it), and the job still exits
 # with that first failure's status; a member's end told to the others with notify_termination.
