@@ -846,6 +846,37 @@ static void leader_reselected(void) {
     CHECK_RC(PMIx_Group_destruct("gr", NULL, 0), PMIX_SUCCESS);
 }
 
+/* For test_group_across.sh: the last rank, on node $GROUP_VICTIM, invites the others and says
+ * "victim up" once rank 0 accepted (the test then kills that node's broker, where the invitation
+ * is); the others never answer (so the group does not form). Rank 0 accepts and prints "rank 0
+ * join STATUS". SIGTERM is ignored, as in lostnode. */
+static void leaderlost(void) {
+    signal(SIGTERM, SIG_IGN);
+    register_invite_events();
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    if (me.rank == size - 1) {
+        pmix_proc_t *procs = ranks_from(0, size);
+        pmix_info_t info;
+        int timeout = 60;
+        PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
+        CHECK_RC(PMIx_Group_invite_nb("gv", procs, size - 1, &info, 1, on_invited_nb, NULL),
+                 PMIX_SUCCESS);
+        CHECK(wait_count(&ev_accepted, 1));
+        printf("victim up\n");
+        fflush(stdout);
+    }
+    if (me.rank != 0)
+        for (;;) pause();
+    CHECK(wait_count(&ev_invited, 1));
+    pthread_mutex_lock(&mu);
+    const pmix_proc_t leader = ev_inviter;
+    pthread_mutex_unlock(&mu);
+    const pmix_status_t rc = PMIx_Group_join("gv", &leader, PMIX_GROUP_ACCEPT, NULL, 0, NULL, NULL);
+    printf("rank 0 join %s\n", PMIx_Error_string(rc));
+    fflush(stdout);
+    _exit(0); /* the job is failing: no Finalize */
+}
+
 /* Construct and destruct `iterations` times over the whole namespace; rank 0 prints the mean. */
 static void bench(int iterations) {
     pmix_proc_t all;
@@ -900,6 +931,8 @@ int main(int argc, char **argv) {
         leader_failed_silent();
     else if (strcmp(scenario, "reselect") == 0)
         leader_reselected();
+    else if (strcmp(scenario, "leaderlost") == 0)
+        leaderlost();
     else if (strcmp(scenario, "bench") == 0)
         bench(argc > 2 ? atoi(argv[2]) : 200);
     else {
