@@ -1,6 +1,6 @@
 // GroupTracker's asynchronous groups (RFC0033): PMIx_Group_invite, _join and _leave, and their
-// events. The invitation lives on the leader's broker, which publishes every event of it; an
-// invitee's broker relays its answer there. See group_tracker.hpp.
+// events. The invitation lives on the inviter's broker, which publishes every event of it; an
+// invitee's broker relays its answers there. See group_tracker.hpp.
 #include <algorithm>
 #include <map>
 
@@ -45,12 +45,12 @@ void GroupTracker::invite(const Envelope &env, msg::GroupInvite &m) {
     Normal n = normalise(std::move(m.invitees), *snapshot);
     if (n.status != PMIX_SUCCESS) return reply_error(env, n.status, n.why);
     Invitation inv;
-    inv.leader = m.proc;
+    inv.inviter = inv.leader = m.proc;
     inv.invitees = explicit_ranks(n.set, *snapshot);
     std::erase(inv.invitees, m.proc);
     if (inv.invitees.empty())
         return reply_error(env, PMIX_ERR_BAD_PARAM, "nobody to invite but the leader");
-    inv.waiting.emplace_back(env.from, env.id);
+    inv.waiting.emplace(m.proc, std::pair{env.from, env.id});
     inv.assign = m.assign_context_id;
     inv.notify = m.notify_termination;
     const auto timeout =
@@ -60,6 +60,8 @@ void GroupTracker::invite(const Envelope &env, msg::GroupInvite &m) {
             auto it = invitations_.find(grp);
             if (it == invitations_.end()) return;
             it->second.timer = 0;
+            if (it->second.failed)
+                return abort_invitation(grp, "no participant took over from the leader in time");
             log().info("group {}: invitees did not answer in time", grp);
             for (const auto &p : it->second.invitees)
                 if (!it->second.accepted.contains(p) && !it->second.out.contains(p))
@@ -76,13 +78,20 @@ void GroupTracker::invite(const Envelope &env, msg::GroupInvite &m) {
         if (ns != snapshot->end() && ns->second->ended(p.rank))
             drop_invitee(m.grp, at, p, PMIX_GROUP_INVITE_FAILED);
     }
-    maybe_form(m.grp);
+    settle(m.grp);
 }
 
 void GroupTracker::drop_invitee(const std::string &grp, Invitation &inv, const msg::Proc &p,
                                 std::int32_t code) {
     inv.out.insert(p);
-    tell(code, p, {inv.leader}, grp, &p);
+    if (!inv.failed) tell(code, p, {inv.leader}, grp, &p);
+}
+
+std::vector<msg::Proc> GroupTracker::participants(const Invitation &inv) const {
+    std::vector<msg::Proc> in;
+    for (const auto &p : inv.invitees)
+        if (!inv.out.contains(p)) in.push_back(p);
+    return in;
 }
 
 void GroupTracker::join(const Envelope &env, msg::GroupJoin &m) {
@@ -93,12 +102,12 @@ void GroupTracker::join(const Envelope &env, msg::GroupJoin &m) {
         return reply_error(env, PMIX_ERR_BAD_PARAM, "no such leader");
     const auto &host = leader_ns->second->job->procs[m.leader.rank].hostname;
     if (!view->alone() && host != view->node()) {
-        // The invitation is on the leader's broker: relay, once (never what came over the tree).
+        // The invitation is on the inviter's broker: relay, once (never what came over the tree).
         const auto broker = view->broker_of(host);
         if (!broker || sender_broker(env.from))
             return reply_error(env, PMIX_ERR_NOT_FOUND, "the leader's node has no broker");
         const std::uint64_t id = next_relay_++;
-        Relayed r{env.from, env.id, m.grp, m.leader, m.accept, *broker, 0};
+        Relayed r{env.from, env.id, m.grp, m.accept, *broker, 0};
         r.timer = reactor().after(settings_.default_timeout, [this, id] {
             answer_relayed(id, PMIX_ERR_TIMEOUT, "the leader's broker did not answer", nullptr);
         });
@@ -106,7 +115,7 @@ void GroupTracker::join(const Envelope &env, msg::GroupJoin &m) {
         return send(remote_address(*broker, name()), m, id);
     }
     auto it = invitations_.find(m.grp);
-    if (it == invitations_.end() || it->second.leader != m.leader)
+    if (it == invitations_.end() || it->second.inviter != m.leader)
         return reply_error(env, PMIX_ERR_NOT_FOUND,
                            "no invitation to group '" + m.grp + "' from that leader");
     Invitation &inv = it->second;
@@ -116,20 +125,25 @@ void GroupTracker::join(const Envelope &env, msg::GroupJoin &m) {
         return reply_error(env, PMIX_ERR_EXISTS, "this process already answered");
     if (m.accept) {
         inv.accepted.insert(m.proc);
-        inv.waiting.emplace_back(env.from, env.id);
-        tell(PMIX_GROUP_INVITE_ACCEPTED, m.proc, {inv.leader}, m.grp, &m.proc);
+        inv.waiting.emplace(m.proc, std::pair{env.from, env.id});
+        if (!inv.failed) tell(PMIX_GROUP_INVITE_ACCEPTED, m.proc, {inv.leader}, m.grp, &m.proc);
     } else {
         drop_invitee(m.grp, inv, m.proc, PMIX_GROUP_INVITE_DECLINED);
         reply(env, msg::GroupDone{m.grp, PMIX_SUCCESS, 0, {}, {}, false});
     }
-    maybe_form(m.grp);
+    settle(m.grp);
 }
 
-void GroupTracker::maybe_form(const std::string &grp) {
+void GroupTracker::settle(const std::string &grp) {
     auto it = invitations_.find(grp);
-    if (it != invitations_.end() &&
-        it->second.accepted.size() + it->second.out.size() == it->second.invitees.size())
+    if (it == invitations_.end()) return;
+    const Invitation &inv = it->second;
+    if (inv.failed) {
+        if (inv.to_answer.empty())
+            abort_invitation(grp, "no participant that accepted took over from the leader");
+    } else if (inv.accepted.size() + inv.out.size() == inv.invitees.size()) {
         form(grp);
+    }
 }
 
 // The group is the leader and those who accepted; every pending call gets its GroupDone.
@@ -139,9 +153,9 @@ void GroupTracker::form(const std::string &grp) {
     Invitation &inv = node.mapped();
     if (inv.timer) reactor().cancel(inv.timer);
     unwatch_invitees(inv);
-    Group g{{inv.leader}, {}, next_context_id(), inv.notify, inv.leader};
-    g.members.insert(g.members.end(), inv.accepted.begin(), inv.accepted.end());
-    std::sort(g.members.begin(), g.members.end());
+    std::set<msg::Proc> members(inv.accepted.begin(), inv.accepted.end());
+    members.insert(inv.leader);  // a leader that took over accepted already
+    Group g{{members.begin(), members.end()}, {}, next_context_id(), inv.notify, inv.leader};
     g.set = normalise(g.members, *namespaces_.snapshot()).set;
     msg::GroupDone done{grp,
                         PMIX_SUCCESS,
@@ -155,50 +169,96 @@ void GroupTracker::form(const std::string &grp) {
         tell(PMIX_GROUP_MEMBERSHIP_UPDATE, inv.leader, g.members, grp, nullptr, &g.members);
     log().debug("group {} formed by invitation: {} members", grp, g.members.size());
     groups_[grp] = std::move(g);
-    bool leader = true;  // the first waiting call is the leader's
-    for (const auto &[route, id] : inv.waiting) {
-        done.status = leader && !inv.out.empty() ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_SUCCESS;
-        leader = false;
-        bus().send(route, encode(msg::GroupDone::type, id, done, name()));
+    for (const auto &[p, call] : inv.waiting) {
+        done.status = p == inv.leader && !inv.out.empty() ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_SUCCESS;
+        bus().send(call.first, encode(msg::GroupDone::type, call.second, done, name()));
     }
 }
 
-// The leader ended before the group formed: the invitees hear PMIX_GROUP_LEADER_FAILED and
-// those who accepted are released with PMIX_GROUP_CONSTRUCT_ABORT.
-void GroupTracker::abort_invitation(const std::string &grp) {
+// The leader ended: no one leads until a participant that accepted volunteers (leader_answer).
+void GroupTracker::leader_failed(const std::string &grp, Invitation &inv) {
+    const msg::Proc gone = inv.leader;
+    log().info("group {}: its leader {}:{} ended before the group formed", grp, gone.nspace,
+               gone.rank);
+    inv.failed = gone;
+    if (gone == inv.inviter) inv.waiting.erase(gone);  // its invite call went with its session
+    inv.to_answer = inv.accepted;
+    tell(PMIX_GROUP_LEADER_FAILED, gone, participants(inv), grp, &gone);
+}
+
+void GroupTracker::select_leader(const std::string &grp, Invitation &inv, const msg::Proc &p) {
+    log().info("group {}: {}:{} leads it now", grp, p.nspace, p.rank);
+    inv.leader = p;
+    inv.failed.reset();
+    inv.to_answer.clear();
+    tell(PMIX_GROUP_LEADER_SELECTED, p, participants(inv), grp, &p);
+    settle(grp);
+}
+
+// No one leads: the participants hear PMIX_GROUP_CONSTRUCT_ABORT, as the pending calls.
+void GroupTracker::abort_invitation(const std::string &grp, std::string_view why) {
     auto node = invitations_.extract(grp);
     if (!node) return;
     Invitation &inv = node.mapped();
     if (inv.timer) reactor().cancel(inv.timer);
     unwatch_invitees(inv);
-    log().info("group {}: the leader ended before the group formed", grp);
-    tell(PMIX_GROUP_LEADER_FAILED, inv.leader, inv.invitees, grp, &inv.leader);
+    log().info("group {}: the construct aborts: {}", grp, why);
+    tell(PMIX_GROUP_CONSTRUCT_ABORT, inv.leader, participants(inv), grp, &inv.leader);
     const msg::GroupDone done{grp, PMIX_GROUP_CONSTRUCT_ABORT, 0, {}, {}, false};
-    for (std::size_t i = 1; i < inv.waiting.size(); ++i)
-        bus().send(inv.waiting[i].first,
-                   encode(msg::GroupDone::type, inv.waiting[i].second, done, name()));
+    for (const auto &[p, call] : inv.waiting)
+        bus().send(call.first, encode(msg::GroupDone::type, call.second, done, name()));
 }
 
 void GroupTracker::invitees_ended(const msg::Proc &gone) {
-    std::vector<std::string> aborted, touched;
-    for (auto &[grp, inv] : invitations_) {
-        if (inv.leader == gone)
-            aborted.push_back(grp);
-        else if (invitee_gone(grp, inv, gone))
-            touched.push_back(grp);
-    }
-    for (const auto &grp : aborted) abort_invitation(grp);
-    for (const auto &grp : touched) maybe_form(grp);
+    std::vector<std::string> touched;
+    for (auto &[grp, inv] : invitations_)
+        if (participant_gone(grp, inv, gone)) touched.push_back(grp);
+    for (const auto &grp : touched) settle(grp);
 }
 
-bool GroupTracker::invitee_gone(const std::string &grp, Invitation &inv, const msg::Proc &gone) {
-    if (!std::binary_search(inv.invitees.begin(), inv.invitees.end(), gone) ||
-        inv.out.contains(gone))
-        return false;
-    // One that accepted and then ended is out too: it cannot be a member.
-    inv.accepted.erase(gone);
-    drop_invitee(grp, inv, gone, PMIX_GROUP_INVITE_FAILED);
-    return true;
+bool GroupTracker::participant_gone(const std::string &grp, Invitation &inv,
+                                    const msg::Proc &gone) {
+    const bool leads = !inv.failed && inv.leader == gone;
+    const bool invited = std::binary_search(inv.invitees.begin(), inv.invitees.end(), gone) &&
+                         !inv.out.contains(gone);
+    if (invited) {
+        // One that accepted and then ended is out too: it cannot be a member.
+        inv.accepted.erase(gone);
+        inv.to_answer.erase(gone);
+        if (leads)
+            inv.out.insert(gone);
+        else
+            drop_invitee(grp, inv, gone, PMIX_GROUP_INVITE_FAILED);
+    }
+    if (leads) leader_failed(grp, inv);
+    return leads || invited;
+}
+
+// A participant's answer to PMIX_GROUP_LEADER_FAILED, sent by its library once its handlers ran.
+// The first that volunteers leads; answers to an earlier leader's end, or from a process that
+// has not accepted, lead to nothing.
+void GroupTracker::leader_answer(const Envelope &env, msg::GroupLeaderAnswer &m) {
+    const auto view = brokers_.view();
+    if (!view->alone()) {
+        const auto broker = group::host_broker(m.inviter, *namespaces_.snapshot(), *view);
+        if (broker && *broker != view->rank) {
+            // The invitation is on the inviter's broker: relay, once (not what came over the tree).
+            if (!tree::sender_broker(env.from)) send(remote_address(*broker, name()), m);
+            return;
+        }
+    }
+    auto it = invitations_.find(m.grp);
+    if (it == invitations_.end() || it->second.inviter != m.inviter || !it->second.failed ||
+        *it->second.failed != m.failed)
+        return;
+    Invitation &inv = it->second;
+    const bool awaited = inv.to_answer.erase(m.proc) > 0;
+    if (!inv.accepted.contains(m.proc)) return;
+    if (m.abort)
+        return abort_invitation(m.grp,
+                                m.proc.nspace + ":" + std::to_string(m.proc.rank) + " aborted it");
+    if (m.volunteer) return select_leader(m.grp, inv, m.proc);
+    if (awaited) settle(m.grp);
 }
 
 // ---- Invitees on other nodes: their brokers watch them for the invitation ------------------
@@ -260,7 +320,7 @@ void GroupTracker::invitee_ended(const Envelope &, msg::GroupInviteeEnded &m) {
     auto it = invitations_.find(m.grp);
     if (it == invitations_.end() || it->second.id != m.invitation) return;  // closed since
     log().info("group {}: invitee {}:{} ended on its node", m.grp, m.proc.nspace, m.proc.rank);
-    if (invitee_gone(m.grp, it->second, m.proc)) maybe_form(m.grp);
+    if (participant_gone(m.grp, it->second, m.proc)) settle(m.grp);
 }
 
 // ---- An answer relayed to the leader's broker ---------------------------------------------
@@ -284,10 +344,14 @@ void GroupTracker::answer_relayed(std::uint64_t id, std::int32_t status, const s
         return bus().send(
             r.route, encode(msg::ErrorReply::type, r.id, msg::ErrorReply{status, why}, name()));
     }
-    // An acceptance that formed the group: this broker keeps its copy, as for a construct.
-    if (r.accept && status == PMIX_SUCCESS) {
+    // An acceptance that formed the group (the partial success of a participant that took over
+    // the lead): this broker keeps its copy, as for a construct.
+    if (r.accept && (status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS)) {
         if (auto members = msg::to_procs(done->membership, kMaxMembers)) {
-            Group g{std::move(*members), {}, done->context_id, done->notify_termination, r.leader};
+            std::optional<msg::Proc> leader;
+            for (const auto &c : done->contributions)
+                if (c.leader) leader = c.proc;
+            Group g{std::move(*members), {}, done->context_id, done->notify_termination, leader};
             g.set = normalise(g.members, *namespaces_.snapshot()).set;
             groups_[r.grp] = std::move(g);
         }

@@ -84,6 +84,7 @@ GroupTracker::GroupTracker(Reactor &reactor, Bus &bus, const NamespaceTable &nam
     on(&GroupTracker::invite, Access::session);
     on(&GroupTracker::join, Access::session);
     on(&GroupTracker::leave, Access::session);
+    on(&GroupTracker::leader_answer, Access::session);
     on(&GroupTracker::list, Access::session | Access::operator_);
     on(&GroupTracker::proc_ended, Access::internal);
     on(&GroupTracker::namespace_ended, Access::internal);

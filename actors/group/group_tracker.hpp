@@ -36,19 +36,42 @@
 //   member's job ended; group.list answers with them (for PMIx_Query_info's group queries).
 //
 // Groups by invitation (group_invitations.cpp): PMIx_Group_invite opens an invitation on the
-// leader's broker, which publishes PMIX_GROUP_INVITED to the invitees (cached, so a handler
-// registered later still gets it) and gathers their answers (group.join, relayed by an
-// invitee's broker to the leader's); it tells the leader of each (PMIX_GROUP_INVITE_ACCEPTED,
-// _DECLINED, _FAILED). The group forms once every invitee answered or is out: one that declined,
-// ended or did not answer within the invitation's timeout (PMIX_TIMEOUT, else group_timeout_ms)
-// is left out (PMIX_GROUP_INVITE_FAILED), and the leader gets PMIX_ERR_PARTIAL_SUCCESS. An
-// invitee's end is seen by its own broker: the leader's asks the brokers of its invitees on other
-// nodes to watch them while the invitation is open (group.watch, group.invitee_ended). The members
-// hear PMIX_GROUP_CONSTRUCT_COMPLETE (info PMIX_GROUP_MEMBERSHIP), and PMIX_GROUP_MEMBERSHIP_UPDATE
-// with it when some invitee is out, and every pending call returns.
-// A leader that ends first aborts it: the invitees hear PMIX_GROUP_LEADER_FAILED, the accepted
-// joins return PMIX_GROUP_CONSTRUCT_ABORT (a new leader is not elected). A relayed answer is
-// bounded by group_timeout_ms and fails with PMIX_ERR_UNREACH when the leader's broker is lost.
+// inviter's broker, which publishes PMIX_GROUP_INVITED to the invitees (cached, so a handler
+// registered later still gets it) and gathers their answers (group.join naming the inviter,
+// relayed by an invitee's broker to the inviter's); it tells the leader of each
+// (PMIX_GROUP_INVITE_ACCEPTED, _DECLINED, _FAILED). The group forms once every invitee answered or
+// is out: one that declined, ended or did not answer within the invitation's timeout (PMIX_TIMEOUT,
+// else group_timeout_ms) is left out (PMIX_GROUP_INVITE_FAILED), and the leader gets
+// PMIX_ERR_PARTIAL_SUCCESS. An invitee's end is seen by its own broker: the inviter's asks the
+// brokers of its invitees on other nodes to watch them while the invitation is open (group.watch,
+// group.invitee_ended). The members hear PMIX_GROUP_CONSTRUCT_COMPLETE (info
+// PMIX_GROUP_MEMBERSHIP), and PMIX_GROUP_MEMBERSHIP_UPDATE with it when some invitee is out, and
+// every pending call returns.
+// A leader that ends first is replaced as the standard says (v4/v5 "Process Sets and Groups",
+// PMIx_Group_invite and _join, RFC0033): "Failure of the inviting process at any time will cause a
+// PMIX_GROUP_LEADER_FAILED event to be delivered to all participants so they can optionally
+// declare a new leader. A new leader is identified by providing the PMIX_GROUP_LEADER attribute in
+// the results array in the return of the event handler. Only one process is allowed to return that
+// attribute [...]. Results of the leader selection will be communicated to all participants via a
+// PMIX_GROUP_LEADER_SELECTED event identifying the new leader. If no leader was selected, then the
+// status code provided in the event handler will provide an error value", and "any participant
+// that returns PMIX_GROUP_CONSTRUCT_ABORT from the leader failed event handler will cause all
+// participants to receive an event notifying them of that status". So: the participants (the
+// invitees still in) hear PMIX_GROUP_LEADER_FAILED (source and affected proc the leader); the
+// library of each that accepted answers once its handlers ran (group.leader_answer: whether a
+// handler returned PMIX_GROUP_LEADER true, or the status PMIX_GROUP_CONSTRUCT_ABORT). The first
+// that volunteers leads: the participants hear PMIX_GROUP_LEADER_SELECTED (source and affected
+// proc the new leader), the new leader hears the leader's events from then on, and its pending
+// join returns as the invite would have (PMIX_ERR_PARTIAL_SUCCESS when some invitee is out; the
+// ended leader is no invitee). Only an invitee that accepted may lead (a leader is a member with
+// a call to answer), and answers are awaited from those that had accepted when the leader ended.
+// When all of them answered without volunteering, one aborts, none accepted, or the invitation's
+// timeout passes first, the construct aborts: the participants hear PMIX_GROUP_CONSTRUCT_ABORT
+// and the pending joins return it. The invitation stays on the inviter's broker (joins name the
+// inviter), so a new leader on another node is watched as an invitee and may fail in turn. When
+// the inviter's broker itself is lost, what it knew of the invitation goes with it: no one can
+// take over, and the accepted joins relayed there fail with PMIX_ERR_UNREACH at once (tree.lost).
+// A relayed answer is bounded by group_timeout_ms.
 // PMIx_Group_leave: the others hear PMIX_GROUP_LEFT, then PMIX_GROUP_MEMBERSHIP_UPDATE (info
 // PMIX_GROUP_MEMBERSHIP, without the leaver), and every broker hosting members drops the leaver
 // (group.left); a group formed either way is destructed the same way. Every group event carries
@@ -112,12 +135,17 @@ class GroupTracker : public Actor {
         std::optional<msg::Proc> leader;
     };
 
-    // An invitation, on the leader's broker, by group name.
+    // An invitation, on the inviter's broker, by group name. While `failed` names a leader that
+    // ended, there is none: the invitation waits for its participants' answers.
     struct Invitation {
-        msg::Proc leader;
-        std::vector<msg::Proc> invitees;  // explicit ranks, ascending, without the leader
+        msg::Proc inviter;                // the invitees' joins name it
+        msg::Proc leader;                 // the inviter, or the participant that took over
+        std::vector<msg::Proc> invitees;  // explicit ranks, ascending, without the inviter
         std::set<msg::Proc> accepted, out;
-        std::vector<std::pair<std::string, std::uint64_t>> waiting;  // the leader's, then joins
+        // The calls to answer: the inviter's invite, the accepted joins (route, request id).
+        std::map<msg::Proc, std::pair<std::string, std::uint64_t>> waiting;
+        std::optional<msg::Proc> failed;
+        std::set<msg::Proc> to_answer;  // accepted when the leader ended, not answered yet
         bool assign = false, notify = false;
         Reactor::TimerId timer = 0;
         std::uint64_t id = 0;                 // this broker's number for it (watches name it)
@@ -135,7 +163,6 @@ class GroupTracker : public Actor {
         std::string route;
         std::uint64_t id = 0;
         std::string grp;
-        msg::Proc leader;
         bool accept = false;
         std::uint32_t broker = 0;
         Reactor::TimerId timer = 0;
@@ -173,6 +200,7 @@ class GroupTracker : public Actor {
     void watch(const Envelope &env, msg::GroupWatch &m);
     void unwatch(const Envelope &env, msg::GroupUnwatch &m);
     void invitee_ended(const Envelope &env, msg::GroupInviteeEnded &m);
+    void leader_answer(const Envelope &env, msg::GroupLeaderAnswer &m);
     void relayed_done(const Envelope &env, msg::GroupDone &m);
     void relayed_error(const Envelope &env, msg::ErrorReply &m);
 
@@ -190,14 +218,20 @@ class GroupTracker : public Actor {
     void tell(std::int32_t code, const msg::Proc &source, std::vector<msg::Proc> recipients,
               const std::string &grp, const msg::Proc *affected = nullptr,
               const std::vector<msg::Proc> *members = nullptr);
+    // `p` is out; the leader, if there is one, hears `code`.
     void drop_invitee(const std::string &grp, Invitation &inv, const msg::Proc &p,
                       std::int32_t code);
-    void maybe_form(const std::string &grp);
+    std::vector<msg::Proc> participants(const Invitation &inv) const;  // the invitees still in
+    // After a change: forms the group once every invitee answered or is out; while no one leads,
+    // aborts once no answer is awaited.
+    void settle(const std::string &grp);
     void form(const std::string &grp);
-    void abort_invitation(const std::string &grp);
+    void leader_failed(const std::string &grp, Invitation &inv);
+    void select_leader(const std::string &grp, Invitation &inv, const msg::Proc &p);
+    void abort_invitation(const std::string &grp, std::string_view why);
     void invitees_ended(const msg::Proc &gone);
-    // `gone` ended: it is out of `grp`'s invitation; true when it was still in.
-    bool invitee_gone(const std::string &grp, Invitation &inv, const msg::Proc &gone);
+    // `gone` ended: it is out of `grp`'s invitation; true when it was still in (or led it).
+    bool participant_gone(const std::string &grp, Invitation &inv, const msg::Proc &gone);
     void watch_invitees(Invitation &inv, const std::string &grp);
     void unwatch_invitees(const Invitation &inv);
     void watched_ended(const msg::Proc &gone);

@@ -114,7 +114,9 @@ struct GroupDone {
 // _INVITE_FAILED for one that ended or did not answer in time). Once every invitee answered,
 // ended or timed out, the group is formed of the leader and those who accepted: its members
 // hear PMIX_GROUP_CONSTRUCT_COMPLETE and each pending call gets a GroupDone (PMIX_SUCCESS, or
-// PMIX_ERR_PARTIAL_SUCCESS for the leader when some invitee is not in).
+// PMIX_ERR_PARTIAL_SUCCESS for the leader when some invitee is not in). A leader that ends first
+// may be replaced by a participant (GroupLeaderAnswer), else the construct aborts
+// (PMIX_GROUP_CONSTRUCT_ABORT).
 struct GroupInvite {
     static constexpr const char *type = "group.invite";
     std::string grp;
@@ -129,9 +131,10 @@ inline const Proc *acting_proc(const GroupInvite &m) {
     return &m.proc;
 }
 
-// Client -> group: PMIx_Group_join, an invitee's answer to `leader`'s invitation; its broker
-// relays it to the leader's when the leader is on another node. Answered with GroupDone: an
-// acceptance once the group is formed (or why not), a decline once the leader's broker has it.
+// Client -> group: PMIx_Group_join, an invitee's answer to `leader`'s invitation (the inviter,
+// even once another participant took the lead); its broker relays it to the inviter's when that
+// is on another node. Answered with GroupDone: an acceptance once the group is formed (or why
+// not), a decline once the inviter's broker has it.
 struct GroupJoin {
     static constexpr const char *type = "group.join";
     std::string grp;
@@ -141,6 +144,25 @@ struct GroupJoin {
     ZPMIX_MSG_MAP(grp, proc, leader, accept);
 };
 inline const Proc *acting_proc(const GroupJoin &m) {
+    return &m.proc;
+}
+
+// Client -> group: a participant's answer to PMIX_GROUP_LEADER_FAILED during a construct by
+// invitation, sent by its library once the event's handlers have run (RFC0033: a handler that
+// returns PMIX_GROUP_LEADER true in its results declares itself the new leader; one that returns
+// PMIX_GROUP_CONSTRUCT_ABORT aborts the construct). Relayed, as GroupJoin, to the broker of
+// `inviter`, where the invitation is. Not answered.
+struct GroupLeaderAnswer {
+    static constexpr const char *type = "group.leader_answer";
+    std::string grp;
+    Proc proc;     // the participant
+    Proc inviter;  // who invited it, as its join named them
+    Proc failed;   // the leader whose end this answers (the event's source)
+    bool volunteer = false;
+    bool abort = false;
+    ZPMIX_MSG_MAP(grp, proc, inviter, failed, volunteer, abort);
+};
+inline const Proc *acting_proc(const GroupLeaderAnswer &m) {
     return &m.proc;
 }
 

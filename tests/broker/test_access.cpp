@@ -224,13 +224,29 @@ struct Fixture {
 // Messages of a session that act for a process (msg::acting_proc), or on the sender's own job:
 // from a client of another job that names the victim, each must be refused.
 const std::set<std::string> kImpersonating = {
-    "modex.commit",    "modex.publish",    "modex.lookup",
-    "modex.unpublish", "fence.contribute", "ev.notify",
-    "ev.register",     "ev.ack",           "ev.notify_completion",
-    "mon.request",     "mon.beat",         "job.spawn",
-    "abort",           "jctl.request",     "group.contribute",
-    "group.invite",    "group.join",       "group.leave",
-    "iof.pull",        "iof.push",         "job.stopped_in_init"};
+    "modex.commit",
+    "modex.publish",
+    "modex.lookup",
+    "modex.unpublish",
+    "fence.contribute",
+    "ev.notify",
+    "ev.register",
+    "ev.ack",
+    "ev.notify_completion",
+    "mon.request",
+    "mon.beat",
+    "job.spawn",
+    "abort",
+    "jctl.request",
+    "group.contribute",
+    "group.invite",
+    "group.join",
+    "group.leave",
+    "group.leader_answer",
+    "iof.pull",
+    "iof.push",
+    "job.stopped_in_init",
+};
 
 }  // namespace
 

@@ -191,6 +191,38 @@ BOOST_AUTO_TEST_CASE(results_accumulate_and_action_complete_stops) {
                boost::test_tools::per_element());
 }
 
+// What the library reads of a chain (its answer to PMIX_GROUP_LEADER_FAILED): every handler's
+// status and results, the one that ended the chain included.
+BOOST_AUTO_TEST_CASE(the_chains_completion_gets_every_handlers_results) {
+    Fixture f;
+    f.add("one", {-1});
+    f.add("two", {-1});
+    f.add("three", {-1});
+    g_answer["two"] = PMIX_EVENT_ACTION_COMPLETE;
+    msg::Event wire;
+    wire.status = -1;
+    wire.source = {"job1", 1};
+    auto ev = LocalEvent::from_wire(wire);
+    Names got;
+    pmix_status_t last = PMIX_ERROR;
+    EventChain::run(
+        f.reg, ev, f.reg.chain_for(*ev), [](std::function<void()> fn) { fn(); },
+        [&](pmix_status_t status, const pmix_info_t *results, size_t n) {
+            last = status;
+            for (size_t i = 0; i < n; ++i) {
+                const auto *arr = results[i].value.data.darray;
+                const auto *items = static_cast<pmix_info_t *>(arr->array);
+                got.push_back(std::string(results[i].key) + "=" +
+                              std::to_string(items[0].value.data.status) + "+" + items[1].key);
+            }
+        });
+    BOOST_TEST(g_ran == (Names{"one", "two"}), boost::test_tools::per_element());
+    BOOST_TEST(last == PMIX_EVENT_ACTION_COMPLETE);
+    BOOST_TEST(got == (Names{"one=" + std::to_string(PMIX_SUCCESS) + "+ret.one",
+                             "two=" + std::to_string(PMIX_EVENT_ACTION_COMPLETE) + "+ret.two"}),
+               boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(a_handler_may_deregister_itself) {
     Fixture f;
     g_self_remove = f.add("once", {-1});

@@ -439,11 +439,16 @@ static void notify(void) {
 
 /* ---- Groups by invitation -------------------------------------------------------------- */
 
-/* What the group events of this process said: counts by code, the last source and affected
- * rank, the group named (PMIX_GROUP_ID). */
+/* What the group events of this process said: counts by code, the last affected rank, the
+ * group named (PMIX_GROUP_ID). */
 static int ev_invited, ev_accepted, ev_declined, ev_failed, ev_left, ev_complete, ev_leader_failed;
+static int ev_selected, ev_aborted; /* PMIX_GROUP_LEADER_SELECTED, PMIX_GROUP_CONSTRUCT_ABORT */
+static int ev_selected_rank = -1, ev_accepted_rank = -1; /* their last affected rank */
+static pmix_proc_t ev_inviter;                           /* PMIX_GROUP_INVITED's source */
+/* How this process's handler answers PMIX_GROUP_LEADER_FAILED: by declaring itself the new
+ * leader (PMIX_GROUP_LEADER in its results), or not at all (its completion never called). */
+static int volunteer, never_answer;
 static int ev_update, ev_update_members; /* PMIX_GROUP_MEMBERSHIP_UPDATE: count, last size */
-static pmix_proc_t ev_source;
 static int ev_affected = -1;
 static int ev_failed_affected = -1; /* of the last PMIX_GROUP_INVITE_FAILED: others may follow it */
 static char ev_grp[PMIX_MAX_NSLEN + 1];
@@ -475,6 +480,12 @@ static void on_invite_event(size_t id, pmix_status_t status, const pmix_proc_t *
         case PMIX_GROUP_LEADER_FAILED:
             ++ev_leader_failed;
             break;
+        case PMIX_GROUP_LEADER_SELECTED:
+            ++ev_selected;
+            break;
+        case PMIX_GROUP_CONSTRUCT_ABORT:
+            ++ev_aborted;
+            break;
         case PMIX_GROUP_MEMBERSHIP_UPDATE:
             for (size_t i = 0; i < ninfo; ++i)
                 if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_MEMBERSHIP) &&
@@ -485,17 +496,28 @@ static void on_invite_event(size_t id, pmix_status_t status, const pmix_proc_t *
         default:
             break;
     }
-    if (source) ev_source = *source;
+    if (source && status == PMIX_GROUP_INVITED) ev_inviter = *source;
     for (size_t i = 0; i < ninfo; ++i) {
         if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC)) {
             ev_affected = (int)info[i].value.data.proc->rank;
             if (status == PMIX_GROUP_INVITE_FAILED) ev_failed_affected = ev_affected;
+            if (status == PMIX_GROUP_LEADER_SELECTED) ev_selected_rank = ev_affected;
+            if (status == PMIX_GROUP_INVITE_ACCEPTED) ev_accepted_rank = ev_affected;
         }
         if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_ID) && info[i].value.type == PMIX_STRING)
             snprintf(ev_grp, sizeof ev_grp, "%s", info[i].value.data.string);
     }
     pthread_cond_broadcast(&cv);
     pthread_mutex_unlock(&mu);
+    if (status == PMIX_GROUP_LEADER_FAILED && never_answer) return;
+    if (status == PMIX_GROUP_LEADER_FAILED && volunteer && cbfunc) {
+        pmix_info_t lead;
+        bool yes = true;
+        PMIX_INFO_LOAD(&lead, PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, &lead, 1, NULL, NULL, cbdata);
+        PMIX_INFO_DESTRUCT(&lead);
+        return;
+    }
     if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
 
@@ -507,6 +529,8 @@ static void register_invite_events(void) {
                              PMIX_GROUP_LEFT,
                              PMIX_GROUP_CONSTRUCT_COMPLETE,
                              PMIX_GROUP_LEADER_FAILED,
+                             PMIX_GROUP_LEADER_SELECTED,
+                             PMIX_GROUP_CONSTRUCT_ABORT,
                              PMIX_GROUP_MEMBERSHIP_UPDATE};
     CHECK(PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], NULL, 0,
                                       on_invite_event, NULL, NULL) >= 0);
@@ -541,7 +565,7 @@ static pmix_status_t invite(const char *grp, const pmix_proc_t *procs, size_t n,
 static pmix_status_t answer_invitation(int accept, size_t *members, size_t *cid) {
     CHECK(wait_count(&ev_invited, 1));
     pthread_mutex_lock(&mu);
-    const pmix_proc_t leader = ev_source;
+    const pmix_proc_t leader = ev_inviter;
     char grp[PMIX_MAX_NSLEN + 1];
     snprintf(grp, sizeof grp, "%s", ev_grp);
     pthread_mutex_unlock(&mu);
@@ -725,26 +749,132 @@ static void on_invited_nb(pmix_status_t status, pmix_info_t *info, size_t ninfo,
     if (release_fn) release_fn(release_cbdata);
 }
 
-/* Rank 0 invites the others and ends once rank 1 accepted: rank 1's join returns
- * PMIX_GROUP_CONSTRUCT_ABORT, and every invitee hears PMIX_GROUP_LEADER_FAILED. */
+/* Rank 0 invites every other rank with PMIX_TIMEOUT `timeout` and ends once `accepted` of them
+ * accepted. */
+static void invite_and_end(const char *grp, int timeout, int accepted) {
+    pmix_proc_t *procs = ranks_from(0, size);
+    pmix_info_t info;
+    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
+    CHECK_RC(PMIx_Group_invite_nb(grp, procs + 1, size - 1, &info, 1, on_invited_nb, NULL),
+             PMIX_SUCCESS);
+    CHECK(wait_count(&ev_accepted, accepted));
+    _exit(failures == 0 ? 0 : 1);
+}
+
+/* Rank 0 invites the others and ends once rank 1 accepted; rank 1 does not take over (nor does
+ * the last rank, which never answers the invitation): rank 1's join returns
+ * PMIX_GROUP_CONSTRUCT_ABORT at once, every invitee hears PMIX_GROUP_LEADER_FAILED then
+ * PMIX_GROUP_CONSTRUCT_ABORT, and no leader is selected. */
 static void leader_failed(void) {
     register_invite_events();
     CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
-    if (me.rank == 0) {
-        pmix_proc_t *procs = ranks_from(0, size);
-        pmix_info_t info;
-        int timeout = 60;
-        PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
-        CHECK_RC(PMIx_Group_invite_nb("gx", procs + 1, size - 1, &info, 1, on_invited_nb, NULL),
-                 PMIX_SUCCESS);
-        CHECK(wait_count(&ev_accepted, 1));
-        _exit(failures == 0 ? 0 : 1);
-    }
+    if (me.rank == 0) invite_and_end("gx", 60, 1);
     size_t members = 0, cid = 0;
     const double t0 = now();
     if (me.rank == 1) CHECK_RC(answer_invitation(1, &members, &cid), PMIX_GROUP_CONSTRUCT_ABORT);
     CHECK(wait_count(&ev_leader_failed, 1));
+    CHECK(wait_count(&ev_aborted, 1));
+    CHECK(ev_selected == 0);
     CHECK(now() - t0 < 15);
+}
+
+/* Rank 0 invites the others with a 4 s timeout and ends once all but the last accepted (the last
+ * never answers, so the group is not formed); rank 1 does not take over, rank size-2's handler
+ * never completes (its library cannot answer): no leader, so the joins return
+ * PMIX_GROUP_CONSTRUCT_ABORT at the invitation's timeout, and every invitee hears it. */
+static void leader_failed_silent(void) {
+    never_answer = me.rank == size - 2;
+    register_invite_events();
+    CHECK(size >= 4);
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    if (me.rank == 0) invite_and_end("gy", 4, (int)size - 2);
+    size_t members = 0, cid = 0;
+    const double t0 = now();
+    if (me.rank != size - 1)
+        CHECK_RC(answer_invitation(1, &members, &cid), PMIX_GROUP_CONSTRUCT_ABORT);
+    CHECK(wait_count(&ev_leader_failed, 1));
+    CHECK(wait_count(&ev_aborted, 1));
+    CHECK(now() - t0 < 15);
+    CHECK(ev_selected == 0);
+}
+
+/* Rank 0 invites the others (5 ranks or more) and ends once ranks 1 to size-3 accepted. Rank 1's
+ * handler of PMIX_GROUP_LEADER_FAILED declares it the new leader: every invitee hears
+ * PMIX_GROUP_LEADER_SELECTED naming rank 1. Then rank size-2 accepts and the last rank declines
+ * (naming rank 0, who invited them), which rank 1 hears as the leader; the group forms of ranks 1
+ * to size-2: rank 1's join returns as the invite would have (PMIX_ERR_PARTIAL_SUCCESS: an invitee
+ * is out), the others' PMIX_SUCCESS, all with that membership; they fence over the group,
+ * PMIx_Get gives its members, and they destruct it. */
+static void leader_reselected(void) {
+    volunteer = me.rank == 1;
+    register_invite_events();
+    CHECK(size >= 5);
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    if (me.rank == 0) invite_and_end("gr", 60, (int)size - 3);
+    const int late = me.rank >= size - 2, member = me.rank != size - 1;
+    if (late) {
+        CHECK(wait_count(&ev_selected, 1));
+        CHECK(ev_selected_rank == 1);
+    }
+    size_t members = 0, cid = 0;
+    CHECK_RC(answer_invitation(member, &members, &cid),
+             me.rank == 1 ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_SUCCESS);
+    CHECK(wait_count(&ev_leader_failed, 1));
+    CHECK(wait_count(&ev_selected, 1));
+    CHECK(ev_selected_rank == 1);
+    CHECK(ev_aborted == 0);
+    if (!member) return;
+    CHECK(members == size - 2);
+    CHECK(wait_count(&ev_complete, 1));
+    if (me.rank == 1) { /* the leader's events, from its selection on */
+        CHECK(wait_count(&ev_accepted, 1));
+        CHECK(ev_accepted_rank == (int)size - 2);
+        CHECK(wait_count(&ev_declined, 1));
+    }
+    CHECK_RC(group_fence("gr"), PMIX_SUCCESS);
+    pmix_proc_t whole;
+    pmix_value_t *v = NULL;
+    PMIX_LOAD_PROCID(&whole, "gr", PMIX_RANK_WILDCARD);
+    CHECK_RC(PMIx_Get(&whole, PMIX_GROUP_MEMBERSHIP, NULL, 0, &v), PMIX_SUCCESS);
+    if (v && v->type == PMIX_DATA_ARRAY) {
+        CHECK(v->data.darray->size == size - 2);
+        const pmix_proc_t *p = (const pmix_proc_t *)v->data.darray->array;
+        for (size_t i = 0; i < v->data.darray->size; ++i)
+            CHECK(p[i].rank == i + 1 && PMIX_CHECK_NSPACE(p[i].nspace, me.nspace));
+    }
+    if (v) PMIX_VALUE_RELEASE(v);
+    CHECK_RC(PMIx_Group_destruct("gr", NULL, 0), PMIX_SUCCESS);
+}
+
+/* For test_group_across.sh: the last rank, on node $GROUP_VICTIM, invites the others and says
+ * "victim up" once rank 0 accepted (the test then kills that node's broker, where the invitation
+ * is); the others never answer (so the group does not form). Rank 0 accepts and prints "rank 0
+ * join STATUS". SIGTERM is ignored, as in lostnode. */
+static void leaderlost(void) {
+    signal(SIGTERM, SIG_IGN);
+    register_invite_events();
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    if (me.rank == size - 1) {
+        pmix_proc_t *procs = ranks_from(0, size);
+        pmix_info_t info;
+        int timeout = 60;
+        PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
+        CHECK_RC(PMIx_Group_invite_nb("gv", procs, size - 1, &info, 1, on_invited_nb, NULL),
+                 PMIX_SUCCESS);
+        CHECK(wait_count(&ev_accepted, 1));
+        printf("victim up\n");
+        fflush(stdout);
+    }
+    if (me.rank != 0)
+        for (;;) pause();
+    CHECK(wait_count(&ev_invited, 1));
+    pthread_mutex_lock(&mu);
+    const pmix_proc_t leader = ev_inviter;
+    pthread_mutex_unlock(&mu);
+    const pmix_status_t rc = PMIx_Group_join("gv", &leader, PMIX_GROUP_ACCEPT, NULL, 0, NULL, NULL);
+    printf("rank 0 join %s\n", PMIx_Error_string(rc));
+    fflush(stdout);
+    _exit(0); /* the job is failing: no Finalize */
 }
 
 /* Construct and destruct `iterations` times over the whole namespace; rank 0 prints the mean. */
@@ -797,6 +927,12 @@ int main(int argc, char **argv) {
         invitation_failed(0);
     else if (strcmp(scenario, "leaderdeath") == 0)
         leader_failed();
+    else if (strcmp(scenario, "leadersilent") == 0)
+        leader_failed_silent();
+    else if (strcmp(scenario, "reselect") == 0)
+        leader_reselected();
+    else if (strcmp(scenario, "leaderlost") == 0)
+        leaderlost();
     else if (strcmp(scenario, "bench") == 0)
         bench(argc > 2 ? atoi(argv[2]) : 200);
     else {

@@ -151,10 +151,22 @@ BOOST_AUTO_TEST_CASE(an_invitee_that_ends_fails_at_once) {
     BOOST_TEST(count(r.out, "invitedeath ok") == 2u);
 }
 
-BOOST_AUTO_TEST_CASE(a_leader_that_ends_aborts_the_invitation) {
+BOOST_AUTO_TEST_CASE(a_leader_that_ends_with_no_one_taking_over_aborts_the_invitation) {
     const auto r = run("leaderdeath", 3, true);
     BOOST_TEST(r.status == 0, r.err);
     BOOST_TEST(count(r.out, "leaderdeath ok") == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_participant_that_never_answers_the_leaders_end_aborts_at_the_timeout) {
+    const auto r = run("leadersilent", 4, true);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "leadersilent ok") == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(a_participant_takes_over_from_a_leader_that_ends_and_the_group_forms) {
+    const auto r = run("reselect", 5, true);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "reselect ok") == 4u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

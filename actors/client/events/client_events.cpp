@@ -136,6 +136,12 @@ void ClientEvents::observe(std::vector<pmix_status_t> codes, Observer fn) {
     });
 }
 
+void ClientEvents::after(std::vector<pmix_status_t> codes, Outcome fn) {
+    actor_.post([this, codes = std::move(codes), fn = std::move(fn)]() mutable {
+        outcomes_.emplace_back(std::move(codes), std::move(fn));
+    });
+}
+
 void ClientEvents::follow(std::function<void()> done) {
     if (!done) done = [] {};
     if (following_) return actor_.post(std::move(done));
@@ -340,7 +346,16 @@ void ClientEvents::deliver(std::vector<msg::Event> events) {
         note_for_ack(ev);
         for (const auto &[codes, fn] : observers_)
             if (std::find(codes.begin(), codes.end(), ev.status) != codes.end()) fn(ev);
-        run_chain(ev);
+        std::vector<Outcome> after;
+        for (const auto &[codes, fn] : outcomes_)
+            if (std::find(codes.begin(), codes.end(), ev.status) != codes.end())
+                after.push_back(fn);
+        EventChain::Done done;
+        if (!after.empty())
+            done = [after, ev](pmix_status_t, const pmix_info_t *results, size_t n) {
+                for (const auto &fn : after) fn(ev, results, n);
+            };
+        run_chain(ev, {}, std::move(done));
     }
 }
 
@@ -368,7 +383,8 @@ void ClientEvents::flush_acks() {
     if (!ack.upto.empty()) actor_.notify(ack);
 }
 
-void ClientEvents::run_chain(const msg::Event &wire, std::vector<std::size_t> only) {
+void ClientEvents::run_chain(const msg::Event &wire, std::vector<std::size_t> only,
+                             EventChain::Done done) {
     std::shared_ptr<LocalEvent> ev;
     try {
         ev = LocalEvent::from_wire(wire);
@@ -392,8 +408,11 @@ void ClientEvents::run_chain(const msg::Event &wire, std::vector<std::size_t> on
             chain.push_back(id);
         }
     }
-    if (chain.empty()) return;
-    EventChain::run(registry_, std::move(ev), std::move(chain), poster());
+    if (chain.empty()) {
+        if (done) done(PMIX_SUCCESS, nullptr, 0);
+        return;
+    }
+    EventChain::run(registry_, std::move(ev), std::move(chain), poster(), std::move(done));
 }
 
 }  // namespace zpmix::client

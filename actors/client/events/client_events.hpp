@@ -49,6 +49,11 @@ class ClientEvents {
     // process, before its handlers and whatever they do (no replay of cached events).
     using Observer = std::function<void(const msg::Event &)>;
     void observe(std::vector<pmix_status_t> codes, Observer fn);
+    // The library's part in an event's handling (its answer to PMIX_GROUP_LEADER_FAILED): `fn`
+    // runs, on the progress thread, once the handlers of a live event of these codes have run (at
+    // once when none takes it), with what they returned (EventChain::Done's results).
+    using Outcome = std::function<void(const msg::Event &, const pmix_info_t *, size_t)>;
+    void after(std::vector<pmix_status_t> codes, Outcome fn);
     // Subscribes this process to its job-level streams if no handler did, so that observers
     // hear their events, then calls `done` (on the progress thread); once subscribed, at once.
     void follow(std::function<void()> done = {});
@@ -66,6 +71,7 @@ class ClientEvents {
     std::set<std::string> subscribed_;
     std::atomic<bool> following_{false};  // the job-level streams are subscribed and registered
     std::vector<std::pair<std::vector<pmix_status_t>, Observer>> observers_;
+    std::vector<std::pair<std::vector<pmix_status_t>, Outcome>> outcomes_;
     std::uint64_t next_sync_ = 1;
     std::map<std::size_t, std::map<std::string, std::uint64_t>> replayed_upto_;
     std::set<std::string> to_ack_;  // streams with events delivered and not yet acknowledged
@@ -85,7 +91,8 @@ class ClientEvents {
     void note_for_ack(const msg::Event &ev);  // delivered: acknowledge if the broker keeps it
     void send_acks();                         // soon
     void flush_acks();                        // now
-    void run_chain(const msg::Event &wire, std::vector<std::size_t> only = {});
+    void run_chain(const msg::Event &wire, std::vector<std::size_t> only = {},
+                   EventChain::Done done = {});
     EventChain::Post poster();
 };
 

@@ -26,7 +26,8 @@ EventChain::EventChain(HandlerRegistry &registry, std::shared_ptr<const LocalEve
       event_(std::move(ev)),
       handlers_(std::move(handlers)),
       post_(std::move(post)),
-      done_(std::move(done)) {}
+      done_(std::move(done)),
+      collect_(static_cast<bool>(done_)) {}
 
 EventChain::~EventChain() {
     for (auto &r : results_) PMIX_INFO_DESTRUCT(&r);
@@ -61,7 +62,8 @@ void EventChain::on_handler_done(pmix_status_t status, pmix_info_t *results, siz
     // Keep what the handler returned for the handlers after it, then give it its results back.
     pmix_info_t summary{};
     const bool continues = status != PMIX_EVENT_ACTION_COMPLETE && !step->last;
-    if (continues) {
+    const bool keep = continues || step->chain->collect_;
+    if (keep) {
         PMIX_LOAD_KEY(summary.key, step->name.c_str());
         pmix_info_t *items = nullptr;
         PMIX_INFO_CREATE(items, nresults + 1);
@@ -78,12 +80,12 @@ void EventChain::on_handler_done(pmix_status_t status, pmix_info_t *results, siz
 
     std::shared_ptr<EventChain> chain = std::move(step->chain);
     delete step;
-    chain->post_([chain, status, continues, summary]() mutable {
+    chain->post_([chain, status, continues, keep, summary]() mutable {
+        if (keep) chain->results_.push_back(summary);
         if (!continues) {
             chain->finish(status == PMIX_EVENT_ACTION_COMPLETE ? status : PMIX_SUCCESS);
             return;
         }
-        chain->results_.push_back(summary);
         chain->next();
     });
 }
@@ -91,7 +93,7 @@ void EventChain::on_handler_done(pmix_status_t status, pmix_info_t *results, siz
 void EventChain::finish(pmix_status_t status) {
     if (done_) {
         Done done = std::move(done_);
-        done(status);
+        done(status, results_.empty() ? nullptr : results_.data(), results_.size());
     }
 }
 

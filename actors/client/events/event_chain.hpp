@@ -15,7 +15,10 @@ namespace zpmix::client {
 class EventChain : public std::enable_shared_from_this<EventChain> {
   public:
     using Post = std::function<void(std::function<void()>)>;  // onto the progress thread
-    using Done = std::function<void(pmix_status_t last_status)>;
+    // Once the chain ended: its last status, and what every handler that completed returned, as
+    // a handler after the last would be given it.
+    using Done =
+        std::function<void(pmix_status_t last_status, const pmix_info_t *results, size_t nresults)>;
 
     // Starts the chain now (on the progress thread). `registry` must outlive the chain; a
     // handler removed meanwhile is skipped.
@@ -40,6 +43,7 @@ class EventChain : public std::enable_shared_from_this<EventChain> {
     std::size_t at_ = 0;
     Post post_;
     Done done_;
+    const bool collect_;                // done_ reads the results: every handler's are kept
     std::vector<pmix_info_t> results_;  // owned
 };
 

@@ -47,6 +47,7 @@ pmix_status_t events_start(client::ClientActor &actor, const pmix_proc_t &me,
         return e.refused ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_UNREACH;
     }
     ev->observe({PMIX_GROUP_LEFT, PMIX_GROUP_MEMBERSHIP_UPDATE}, group_membership_changed);
+    ev->after({PMIX_GROUP_LEADER_FAILED}, group_leader_failed);
     std::lock_guard lock(g_mu);
     g_events = std::move(ev);
     g_me = me;

@@ -10,6 +10,11 @@
 //
 // Directives: PMIX_GROUP_LEADER, PMIX_GROUP_OPTIONAL, PMIX_GROUP_FT_COLLECTIVE,
 // PMIX_GROUP_NOTIFY_TERMINATION, PMIX_GROUP_ASSIGN_CONTEXT_ID, PMIX_GROUP_LOCAL_ONLY, PMIX_TIMEOUT,
+// An accepting join follows this process's events first (events_follow), so that while it waits
+// its library hears PMIX_GROUP_LEADER_FAILED and answers it (group_leader_failed): a handler that
+// returns PMIX_GROUP_LEADER true makes this process the new leader, and then its join returns as
+// the invite would have (PMIX_ERR_PARTIAL_SUCCESS when some invitee is out).
+//
 // PMIX_GROUP_INFO (an array of pmix_info_t every member can PMIx_Get afterwards as
 // {group, PMIX_RANK_WILDCARD}) and PMIX_GROUP_ENDPT_DATA (a byte object every member can PMIx_Get
 // as the contributor's PMIX_GROUP_ENDPT_DATA). Any other directive is ignored, or refused with
@@ -20,11 +25,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "actors/client/events/handler_registry.hpp"  // kHandlerStatus
 #include "actors/client/value_codec.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/group.hpp"
@@ -48,6 +55,7 @@ struct Known {
 std::mutex groups_mu;
 std::map<std::string, Known, std::less<>> groups;  // constructed, not destructed
 std::map<std::string, std::uint64_t> calls;        // (kind, name, set) -> calls made
+std::map<std::string, msg::Proc> joining;          // accepted, not formed: the inviter named
 
 // PMIX_TIMEOUT's seconds as ms (at most a day); PMIX_ERR_BAD_PARAM when not a count of seconds.
 pmix_status_t timeout_ms_of(const pmix_info_t &i, std::uint32_t &timeout_ms) {
@@ -238,6 +246,30 @@ void answer_member(pmix_status_t status, pmix_info_t *results, size_t n, pmix_in
     });
 }
 
+// A group event's PMIX_GROUP_ID (empty: none) and, into `membership`, its PMIX_GROUP_MEMBERSHIP.
+std::string group_of(const msg::Event &ev,
+                     std::optional<std::vector<msg::Proc>> *membership = nullptr) {
+    pmix_info_t *infos = nullptr;
+    size_t n = 0;
+    if (decode_infos(ev.info.data(), ev.info.size(), &infos, &n) != PMIX_SUCCESS) return {};
+    std::string grp;
+    for (size_t i = 0; i < n; ++i) {
+        const pmix_value_t &v = infos[i].value;
+        if (is_key(infos[i], PMIX_GROUP_ID) && v.type == PMIX_STRING && v.data.string) {
+            grp = v.data.string;
+        } else if (membership && is_key(infos[i], PMIX_GROUP_MEMBERSHIP) &&
+                   v.type == PMIX_DATA_ARRAY && v.data.darray && v.data.darray->type == PMIX_PROC) {
+            const auto *procs = static_cast<const pmix_proc_t *>(v.data.darray->array);
+            membership->emplace();
+            for (size_t k = 0; k < v.data.darray->size; ++k)
+                (*membership)->push_back(to_msg(procs[k]));
+            std::sort((*membership)->begin(), (*membership)->end());
+        }
+    }
+    PMIX_INFO_FREE(infos, n);
+    return grp;
+}
+
 }  // namespace
 
 std::optional<std::vector<msg::Proc>> group_members(std::string_view grp) {
@@ -269,24 +301,8 @@ bool expand_groups(std::vector<msg::Proc> &procs) {
 }
 
 void group_membership_changed(const msg::Event &ev) {
-    pmix_info_t *infos = nullptr;
-    size_t n = 0;
-    if (decode_infos(ev.info.data(), ev.info.size(), &infos, &n) != PMIX_SUCCESS) return;
-    std::string grp;
     std::optional<std::vector<msg::Proc>> now;
-    for (size_t i = 0; i < n; ++i) {
-        const pmix_value_t &v = infos[i].value;
-        if (is_key(infos[i], PMIX_GROUP_ID) && v.type == PMIX_STRING && v.data.string) {
-            grp = v.data.string;
-        } else if (is_key(infos[i], PMIX_GROUP_MEMBERSHIP) && v.type == PMIX_DATA_ARRAY &&
-                   v.data.darray && v.data.darray->type == PMIX_PROC) {
-            const auto *procs = static_cast<const pmix_proc_t *>(v.data.darray->array);
-            now.emplace();
-            for (size_t k = 0; k < v.data.darray->size; ++k) now->push_back(to_msg(procs[k]));
-            std::sort(now->begin(), now->end());
-        }
-    }
-    PMIX_INFO_FREE(infos, n);
+    const std::string grp = group_of(ev, &now);
     std::vector<msg::Proc> members;
     {
         std::lock_guard lock(groups_mu);
@@ -305,6 +321,35 @@ void group_membership_changed(const msg::Event &ev) {
     load_membership(v, members);
     store(whole, PMIX_GROUP_MEMBERSHIP, v);
     PMIX_VALUE_DESTRUCT(&v);
+}
+
+void group_leader_failed(const msg::Event &ev, const pmix_info_t *results, size_t nresults) {
+    msg::GroupLeaderAnswer a;
+    a.grp = group_of(ev);
+    {
+        std::lock_guard lock(groups_mu);
+        auto j = joining.find(a.grp);
+        if (j == joining.end()) return;  // not waiting for that group to form
+        a.inviter = j->second;
+    }
+    a.failed = ev.source;
+    // One info per handler, holding its status and what it returned (EventChain).
+    for (size_t i = 0; i < nresults; ++i) {
+        const pmix_value_t &v = results[i].value;
+        if (v.type != PMIX_DATA_ARRAY || !v.data.darray || v.data.darray->type != PMIX_INFO)
+            continue;
+        const auto *items = static_cast<const pmix_info_t *>(v.data.darray->array);
+        for (size_t k = 0; k < v.data.darray->size; ++k) {
+            if (is_key(items[k], client::kHandlerStatus) && items[k].value.type == PMIX_STATUS)
+                a.abort |= items[k].value.data.status == PMIX_GROUP_CONSTRUCT_ABORT;
+            else if (is_key(items[k], PMIX_GROUP_LEADER))
+                a.volunteer |= PMIX_INFO_TRUE(&items[k]);
+        }
+    }
+    with_client(true, [&](client::ClientActor &actor, const pmix_proc_t &me) {
+        a.proc = to_msg(me);
+        actor.notify(a);
+    });
 }
 
 bool group_member(const pmix_proc_t &p, pmix_proc_t &member) {
@@ -503,16 +548,29 @@ pmix_status_t join_call(const Msg &m, std::uint32_t wait_ms, pmix_info_t **resul
     return joined(rc, rc == PMIX_SUCCESS ? &reply.env : nullptr, results, nresults);
 }
 
+// `answered` runs once the broker answered (or the request failed), before the callback.
 template <class Msg>
 pmix_status_t join_call_nb(const Msg &m, std::uint32_t wait_ms, pmix_info_cbfunc_t cbfunc,
-                           void *cbdata) {
+                           void *cbdata, std::function<void()> answered = {}) {
     if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
-    return submit(m, wait_ms, [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
-        pmix_info_t *results = nullptr;
-        size_t n = 0;
-        status = joined(status, env, &results, &n);
-        answer_member(status, results, n, cbfunc, cbdata);
-    });
+    return submit(m, wait_ms,
+                  [cbfunc, cbdata, answered](pmix_status_t status, const Envelope *env) {
+                      if (answered) answered();
+                      pmix_info_t *results = nullptr;
+                      size_t n = 0;
+                      status = joined(status, env, &results, &n);
+                      answer_member(status, results, n, cbfunc, cbdata);
+                  });
+}
+
+// While an accepting join waits, this process answers PMIX_GROUP_LEADER_FAILED for its group.
+void await_group(const msg::GroupJoin &m) {
+    std::lock_guard lock(groups_mu);
+    joining[m.grp] = m.leader;
+}
+void awaited_group(const std::string &grp) {
+    std::lock_guard lock(groups_mu);
+    joining.erase(grp);
 }
 
 }  // namespace
@@ -549,7 +607,12 @@ PMIX_EXPORT pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *l
     std::uint32_t wait_ms = 0;
     if (pmix_status_t rc = make_join(grp, leader, opt, info, ninfo, m, wait_ms); rc != PMIX_SUCCESS)
         return rc;
-    return join_call(m, wait_ms, results, nresult);
+    if (!m.accept) return join_call(m, wait_ms, results, nresult);
+    events_follow();
+    await_group(m);
+    const pmix_status_t rc = join_call(m, wait_ms, results, nresult);
+    awaited_group(m.grp);
+    return rc;
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t *leader,
@@ -560,7 +623,18 @@ PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t
     std::uint32_t wait_ms = 0;
     if (pmix_status_t rc = make_join(grp, leader, opt, info, ninfo, m, wait_ms); rc != PMIX_SUCCESS)
         return rc;
-    return join_call_nb(m, wait_ms, cbfunc, cbdata);
+    if (!m.accept) return join_call_nb(m, wait_ms, cbfunc, cbdata);
+    if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+    await_group(m);
+    events_follow([m, wait_ms, cbfunc, cbdata] {
+        const auto answered = [grp = m.grp] { awaited_group(grp); };
+        if (pmix_status_t rc = join_call_nb(m, wait_ms, cbfunc, cbdata, answered);
+            rc != PMIX_SUCCESS) {
+            answered();
+            cbfunc(rc, nullptr, 0, cbdata, nullptr, nullptr);
+        }
+    });
+    return PMIX_SUCCESS;
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Group_leave(const char grp[], const pmix_info_t info[],

@@ -31,4 +31,10 @@ bool group_member(const pmix_proc_t &p, pmix_proc_t &member);
 // process follows its events (client_events.hpp) whether or not it registered a handler.
 void group_membership_changed(const msg::Event &ev);
 
+// PMIX_GROUP_LEADER_FAILED once this process's handlers ran (`results`, EventChain::Done's): when
+// it accepted an invitation to that group and waits for it to form, tells the invitation's broker
+// whether a handler declared this process the new leader (PMIX_GROUP_LEADER true in its results)
+// or aborted the construct (status PMIX_GROUP_CONSTRUCT_ABORT); see actors/group/group_tracker.hpp.
+void group_leader_failed(const msg::Event &ev, const pmix_info_t *results, size_t nresults);
+
 }  // namespace zpmix::c
