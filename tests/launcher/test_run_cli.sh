@@ -58,6 +58,7 @@ check "ctl --ranks x: an error" "1" "$?"
 check "ctl --ranks x: says what is wrong" "yes" \
     "$(has "$work/err" "'x' is not a rank" && echo yes || cat "$work/err")"
 for action in kill terminate; do
+    : >"$work/out"  # truncated before the waits below read it: not the last run's lines
     "$zpmix" run -n 2 sh -c 'echo up $PMIX_NAMESPACE; exec sleep 60' >"$work/out" 2>"$work/err" &
     pid=$!
     pids+=("$pid")
@@ -72,6 +73,7 @@ for action in kill terminate; do
 done
 
 # --- signals -------------------------------------------------------------------------------------
+: >"$work/out"
 "$zpmix" run -n 2 sh -c 'for s in USR1 USR2 HUP; do trap "echo $s \$PMIX_RANK" $s; done
     echo up $$; while :; do sleep 1 & wait $!; done' >"$work/out" 2>"$work/err" &
 pid=$!
@@ -100,6 +102,7 @@ wait "$pid"
 check "SIGTERM ends the job" "143" "$?"
 
 # Ranks that ignore SIGTERM get SIGKILL after the grace period (3 s, as mpirun).
+: >"$work/out"
 "$zpmix" run -n 2 sh -c "trap '' TERM; echo up \$\$; while :; do sleep 1; done" \
     >"$work/out" 2>"$work/err" &
 pid=$!
