@@ -207,7 +207,12 @@ void Broker::add_standard_actors() {
         t.boot = {config_.tree_nodes,       config_.tree_rsh_agent, config_.tree_zpmix,
                   config_.tree_broker_args, config_.tree_launcher,  config_.tree_munge_socket};
         t.max_message = config_.max_message_bytes;
-        link_ = &add_actor<tree::TreeLink>(std::move(t), brokers_, [this] { begin_shutdown(); });
+        t.standing = config_.tree_standing;
+        t.port = config_.tree_port;
+        link_ = &add_actor<tree::TreeLink>(std::move(t), brokers_, [this](bool lost) {
+            (lost ? lost_parent_ : parent_stopped_) = true;
+            begin_shutdown();
+        });
     }
 }
 // -------------------------------------------------------------------------------------------
@@ -304,7 +309,8 @@ void Broker::start() {
 
     if (link_) link_->open();
     write_rendezvous(
-        rdv, {uri_, events_uri_, tcp_uri_, ::getpid(), uid_, build::protocol_version, hostname()});
+        rdv, {uri_, events_uri_, tcp_uri_, ::getpid(), uid_, build::protocol_version, hostname(),
+              config_.tree_standing ? config_.tree_nodes : std::vector<std::string>{}});
 
     bus_.set_peer_sink(reactor_, [this](const std::string &peer, zmq::message_t msg) {
         send_to_peer(peer, std::move(msg));

@@ -63,6 +63,9 @@ class Broker {
     // With a tree (config.tree_size > 1), after start(): blocks until every broker of it is up
     // (empty) or it failed to come up (why, naming the nodes). Empty at once without a tree.
     std::string wait_tree(std::chrono::milliseconds limit);
+    // Whether it stopped because the tree lost its parent broker, or because that stopped.
+    bool lost_parent() const { return lost_parent_; }
+    bool parent_stopped() const { return parent_stopped_; }
     // The addresses child brokers reach this one's tree socket at (empty without a tree).
     std::vector<std::string> tree_addresses() const;
 
@@ -144,6 +147,8 @@ class Broker {
 
     std::thread thread_, launcher_thread_;
     std::atomic<bool> started_{false}, shutting_down_{false};
+    std::atomic<bool> lost_parent_{false};     // it stopped because its parent broker was lost
+    std::atomic<bool> parent_stopped_{false};  // ... because its parent broker stopped
     std::mutex cleanup_mu_;
     bool cleaned_ = false;
 };

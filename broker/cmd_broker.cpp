@@ -1,18 +1,25 @@
 // `zpmix broker`: a standalone node broker, found by `zpmix run` through <base>/broker.json.
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
 
+#include "actors/launcher/allocation.hpp"
+#include "actors/runtime/curve_keys.hpp"
 #include "broker/broker.hpp"
 #include "broker/commands.hpp"
 #include "broker/tree/munge_keys.hpp"
+#include "broker/tree/topology.hpp"
 
 namespace zpmix::cli {
 
@@ -120,6 +127,50 @@ void await_parent(StdinLines &in, const BrokerOptions &o, Config &config) {
                       " ms (is it a node of the job as `zpmix run` names it?)");
 }
 
+// [tree] hosts: this broker is broker r of a standing tree, on hosts[r] (its node found among them
+// by name, short or full), under its parent at the parent's host and [tree] port, with the
+// tree's keypair from [tree] key_file.
+void join_standing_tree(const BrokerOptions &o, Config &config) {
+    if (config.tree_port == 0)
+        throw ConfigError(
+            "[tree] hosts needs [tree] port, where the brokers listen for their "
+            "children");
+    if (config.tree_key_file.empty())
+        throw ConfigError("[tree] hosts needs [tree] key_file, the tree's keypair");
+    const std::string me = own_node(o);
+    const auto &hosts = config.tree_hosts;
+    const auto it = std::find_if(hosts.begin(), hosts.end(),
+                                 [&](const std::string &h) { return alloc::is_this_host(h, me); });
+    if (it == hosts.end()) throw ConfigError("this node (" + me + ") is not one of [tree] hosts");
+    struct stat st {};
+    if (::stat(config.tree_key_file.c_str(), &st) != 0)
+        throw ConfigError("[tree] key_file " + config.tree_key_file + ": " + strerror(errno));
+    if (st.st_mode & 077)
+        throw ConfigError("[tree] key_file " + config.tree_key_file +
+                          " may be read by others: it must be mode 0600 (chmod 600)");
+    std::ifstream in(config.tree_key_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto keys = CurveKeypair::parse(text.str());
+    if (!keys)
+        throw ConfigError("[tree] key_file " + config.tree_key_file +
+                          ": not \"PUBLIC SECRET\" (40-character Z85 keys)");
+    config.tree_public_key = keys->public_key;
+    config.tree_secret_key = keys->secret_key;
+    config.tree_rank = static_cast<std::uint32_t>(it - hosts.begin());
+    config.tree_size = static_cast<std::uint32_t>(hosts.size());
+    config.tree_nodes = hosts;
+    config.node = *it;
+    config.tree_standing = true;
+    if (!config.tree_addresses.empty() && config.tree_addresses.size() != hosts.size())
+        throw ConfigError("[tree] addresses must name one address per host, or none");
+    const tree::Topology topology(config.tree_size, config.tree_radix);
+    if (const auto parent = topology.parent(config.tree_rank)) {
+        const auto &at = config.tree_addresses.empty() ? hosts : config.tree_addresses;
+        config.tree_parent = {"tcp://" + at[*parent] + ":" + std::to_string(config.tree_port)};
+    }
+}
+
 int run_broker(const BrokerOptions &o) {
     Config config;
     try {
@@ -150,8 +201,9 @@ int run_broker(const BrokerOptions &o) {
             if (o.lost_after_ms) config.tree_lost_after_ms = o.lost_after_ms;
             if (!o.tcp_if.empty()) config.tree_tcp_if = o.tcp_if;
             config.run_dir.clear();  // private: `zpmix run` on this node must not take it
-        } else if (config.run_dir.empty()) {
-            config.run_dir = default_base_dir();
+        } else {
+            if (config.run_dir.empty()) config.run_dir = default_base_dir();
+            if (!config.tree_hosts.empty()) join_standing_tree(o, config);
         }
         setup_logging("broker", config.log_level, o.verbose, o.quiet, log_options(config, o.log));
     } catch (const std::exception &e) {
@@ -187,6 +239,14 @@ int run_broker(const BrokerOptions &o) {
             ::close(ready[1]);
         }
         broker.wait();
+        const char *again = config.tree_standing ? " (start it again to rejoin the tree)" : "";
+        if (broker.lost_parent()) {
+            std::cerr << "zpmix broker: lost its parent broker, and stopped with its ranks" << again
+                      << "\n";
+            return 1;
+        }
+        if (broker.parent_stopped() && config.tree_standing)
+            std::cerr << "zpmix broker: its parent broker stopped, and so did it" << again << "\n";
         return 0;
     } catch (const std::exception &e) {
         std::cerr << "zpmix broker: " << e.what() << "\n";

@@ -299,6 +299,22 @@ Spread spread_of(const alloc::Allocation &a, const std::string &hostname) {
     return s;
 }
 
+// Whether every node of the job is a host of the standing tree `b` is a member of; if so, the
+// nodes are renamed as the tree names them.
+bool in_tree(const RendezvousInfo &b, Spread &s) {
+    if (b.tree_hosts.empty()) return false;
+    std::vector<std::string> names;
+    for (const auto &node : s.nodes) {
+        const auto it =
+            std::find_if(b.tree_hosts.begin(), b.tree_hosts.end(),
+                         [&](const std::string &h) { return alloc::is_this_host(node, h); });
+        if (it == b.tree_hosts.end()) return false;
+        names.push_back(*it);
+    }
+    s.nodes = std::move(names);
+    return true;
+}
+
 // Whether `program` is an executable file in a directory of $PATH.
 bool on_path(const std::string &program) {
     const char *path = std::getenv("PATH");
@@ -352,7 +368,7 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     const std::string hostname = this_hostname();
     const auto allocation = allocate_job(o);
     if (!allocation) return fail(allocation.error);
-    const Spread spread = spread_of(allocation.value, hostname);
+    Spread spread = spread_of(allocation.value, hostname);
     const bool across = !spread.brokers.empty();
     msg::Launch launch;
     launch.argv = argv;
@@ -414,7 +430,15 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
 
     std::unique_ptr<Broker> embedded;
     std::string uri = o.broker;
-    if (across) {
+    // A standing tree's broker on this node whose hosts hold every node of the job runs it (the
+    // job's nodes named as the tree names them): no broker is started.
+    if (across && uri.empty())
+        if (auto standing = find_broker(default_base_dir());
+            standing && in_tree(*standing, spread)) {
+            uri = standing->uri;
+            spdlog::debug("the standing tree's broker (pid {}) runs the job", standing->pid);
+        }
+    if (across && uri.empty()) {
         // The root of a tree of brokers, one per node of the job, for this job alone.
         try {
             Config config = load_config(std::nullopt);

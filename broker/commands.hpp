@@ -24,6 +24,7 @@ void add_release_command(CLI::App &app, int &status);
 void add_pset_command(CLI::App &app, int &status);
 void add_info_command(CLI::App &app, int &status);
 void add_exporter_command(CLI::App &app, int &status);
+void add_keygen_command(CLI::App &app, int &status);
 // mpirun's single-dash long options of `zpmix run` (-np, -mca) as zpmix's (--np, --mca), in the
 // options before the program only; args are argv without argv[0].
 void mpirun_style_args(CLI::App &app, std::vector<std::string> &args);

@@ -97,12 +97,27 @@ void load_tree_section(const std::string &path, const toml::table &t, Config &in
             if (!node.is_string() || (*s != "auto" && *s != "rsh" && *s != "srun"))
                 throw bad("\"auto\", \"rsh\" or \"srun\"");
             into.tree_launcher = *s;
-        } else if (k == "tcp_if" || k == "rsh_agent" || k == "zpmix" || k == "munge_socket") {
+        } else if (k == "tcp_if" || k == "rsh_agent" || k == "zpmix" || k == "munge_socket" ||
+                   k == "key_file") {
             if (!node.is_string()) throw bad("a string");
             (k == "tcp_if"      ? into.tree_tcp_if
              : k == "rsh_agent" ? into.tree_rsh_agent
              : k == "zpmix"     ? into.tree_zpmix
+             : k == "key_file"  ? into.tree_key_file
                                 : into.tree_munge_socket) = *s;
+        } else if (k == "hosts" || k == "addresses") {
+            const toml::array *a = node.as_array();
+            if (!a) throw bad("an array of host names");
+            auto &list = k == "hosts" ? into.tree_hosts : into.tree_addresses;
+            list.clear();
+            for (const auto &h : *a) {
+                const auto name = h.value<std::string>();
+                if (!name || name->empty()) throw bad("an array of host names");
+                list.push_back(*name);
+            }
+        } else if (k == "port") {
+            if (!node.is_integer() || *v < 1 || *v > 65535) throw bad("an integer in 1..65535");
+            into.tree_port = static_cast<int>(*v);
         } else {
             throw ConfigError(path + ": unknown key tree." + k);
         }

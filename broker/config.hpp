@@ -63,6 +63,12 @@ struct Config {
     std::string tree_launcher = "auto";  // launcher: auto | rsh | srun (tree/boot.hpp)
     std::string tree_zpmix;              // zpmix: the program on the nodes ("": this one's)
     std::string tree_munge_socket;       // munge_socket: munged's, for srun ("": MUNGE's default)
+    // A standing tree, which a site runs as a service: hosts (broker r on hosts[r], the first the
+    // root), the port each listens on for its children, the file of the tree's keypair.
+    std::vector<std::string> tree_hosts;
+    std::vector<std::string> tree_addresses;  // where each host's broker is reached ("": its name)
+    int tree_port = 0;
+    std::string tree_key_file;
     // Not file keys: this broker's place in a tree (set by `zpmix broker --parent`, or by
     // `zpmix run` for its root). tree_size 1: no tree.
     std::string node;  // the node's name as the allocation gives it; "": the hostname
@@ -71,6 +77,7 @@ struct Config {
     std::vector<std::string> tree_nodes;   // root: every broker's node, by rank
     std::string tree_public_key, tree_secret_key;
     std::vector<std::string> tree_broker_args;  // root: added to the other brokers' command
+    bool tree_standing = false;  // this broker is a member of the standing tree of tree_hosts
     // Not a file key: whether the broker itself stops on SIGTERM/SIGINT (a standalone broker).
     bool handle_signals = false;
 };

@@ -23,6 +23,7 @@ int main(int argc, char **argv) {
     zpmix::cli::add_pset_command(app, status);
     zpmix::cli::add_info_command(app, status);
     zpmix::cli::add_exporter_command(app, status);
+    zpmix::cli::add_keygen_command(app, status);
     std::vector<std::string> args(argv + 1, argv + argc);
     zpmix::cli::mpirun_style_args(app, args);
     std::reverse(args.begin(), args.end());  // CLI11 takes them last first

@@ -54,6 +54,7 @@ std::optional<RendezvousInfo> read_rendezvous(const std::string &path) {
         r.uid = j.value("uid", std::int64_t{-1});
         r.protocol = j.value("protocol", 0u);
         r.hostname = j.value("hostname", "");
+        r.tree_hosts = j.value("tree_hosts", std::vector<std::string>{});
         return r;
     } catch (const std::exception &e) {
         spdlog::warn("ignoring malformed rendezvous file {}: {}", path, e.what());
@@ -62,9 +63,10 @@ std::optional<RendezvousInfo> read_rendezvous(const std::string &path) {
 }
 
 void write_rendezvous(const std::string &path, const RendezvousInfo &r) {
-    const nlohmann::json j = {
+    nlohmann::json j = {
         {"uri", r.uri}, {"events_uri", r.events_uri}, {"tcp_uri", r.tcp_uri},  {"pid", r.pid},
         {"uid", r.uid}, {"protocol", r.protocol},     {"hostname", r.hostname}};
+    if (!r.tree_hosts.empty()) j["tree_hosts"] = r.tree_hosts;
     const std::string text = j.dump(2) + "\n";
     const std::string tmp = path + ".tmp." + std::to_string(::getpid());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

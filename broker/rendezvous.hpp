@@ -18,6 +18,9 @@ struct RendezvousInfo {
     std::int64_t uid = -1;
     std::uint32_t protocol = 0;
     std::string hostname;
+    // A member of a standing tree: the tree's hosts, by broker rank (`zpmix run` runs jobs on
+    // them through it); empty otherwise.
+    std::vector<std::string> tree_hosts = {};
 };
 
 // The per-user base directory: $XDG_RUNTIME_DIR/zpmix, else /dev/shm/zpmix-<uid> (a tmpfs),

@@ -108,6 +108,7 @@ FenceReducer::FenceReducer(Reactor &reactor, Bus &bus, const NamespaceTable &nam
     on(&FenceReducer::from_child, Access::internal);
     on(&FenceReducer::from_parent, Access::internal);
     on(&FenceReducer::tree_lost, Access::internal);
+    on(&FenceReducer::tree_joined, Access::internal);
     on(&FenceReducer::proc_ended_elsewhere, Access::internal);
 }
 
@@ -430,8 +431,7 @@ void FenceReducer::verdict(const std::string &key, std::int32_t status, const tr
 }
 
 void FenceReducer::from_child(const Envelope &env, msg::FenceUp &m) {
-    if (!sender_broker(env.from))
-        return log().warn("'{}' not from a broker: dropped", env.type);
+    if (!sender_broker(env.from)) return log().warn("'{}' not from a broker: dropped", env.type);
     // At the root: a rank of the fence ended before contributing (ended()).
     if (!ended_.empty())
         if (const auto participants = msg::fence_key_participants(m.key))
@@ -449,6 +449,11 @@ void FenceReducer::from_child(const Envelope &env, msg::FenceUp &m) {
 
 void FenceReducer::from_parent(const Envelope &env, msg::FenceDown &m) {
     tree_.from_parent(env.from, m.key, m.status, tree::Bytes(m.result.begin(), m.result.end()));
+}
+
+// A standing tree's broker that joined again takes part again.
+void FenceReducer::tree_joined(const Envelope &, msg::TreeJoined &m) {
+    tree_.joined(m);
 }
 
 // Fences waiting on a lost broker fail: every one over several nodes when the parent is lost

@@ -132,6 +132,7 @@ class FenceReducer : public Actor {
     void from_child(const Envelope &env, msg::FenceUp &m);
     void from_parent(const Envelope &env, msg::FenceDown &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
+    void tree_joined(const Envelope &env, msg::TreeJoined &m);
     void proc_ended_elsewhere(const Envelope &env, msg::FenceProcEnded &m);
     // At the root: fails every pending fence the rank ended before contributing to.
     void ended(const msg::FenceProcEnded &m);

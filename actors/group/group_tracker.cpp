@@ -91,6 +91,7 @@ GroupTracker::GroupTracker(Reactor &reactor, Bus &bus, const NamespaceTable &nam
     on(&GroupTracker::from_child, Access::internal);
     on(&GroupTracker::from_parent, Access::internal);
     on(&GroupTracker::tree_lost, Access::internal);
+    on(&GroupTracker::tree_joined, Access::internal);
     on(&GroupTracker::left, Access::internal);
     on(&GroupTracker::watch, Access::internal);
     on(&GroupTracker::unwatch, Access::internal);
@@ -409,6 +410,11 @@ void GroupTracker::from_child(const Envelope &env, msg::GroupUp &m) {
 
 void GroupTracker::from_parent(const Envelope &env, msg::GroupDown &m) {
     tree_.from_parent(env.from, m.key, m.status, tree::Bytes(m.result.begin(), m.result.end()));
+}
+
+// A standing tree's broker that joined again takes part again.
+void GroupTracker::tree_joined(const Envelope &, msg::TreeJoined &m) {
+    tree_.joined(m);
 }
 
 // As the fence's: operations with members under a lost broker fail (PMIX_ERR_UNREACH), and the

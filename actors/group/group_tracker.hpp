@@ -192,6 +192,7 @@ class GroupTracker : public Actor {
     void from_child(const Envelope &env, msg::GroupUp &m);
     void from_parent(const Envelope &env, msg::GroupDown &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
+    void tree_joined(const Envelope &env, msg::TreeJoined &m);
     void list(const Envelope &env, msg::GroupList &m);
     void invite(const Envelope &env, msg::GroupInvite &m);
     void join(const Envelope &env, msg::GroupJoin &m);

@@ -67,6 +67,7 @@ JobControl::JobControl(Reactor &reactor, Bus &bus, const NamespaceTable &namespa
     on(&JobControl::table_part, Access::internal);
     on(&JobControl::marks, Access::internal);
     on(&JobControl::tree_lost, Access::internal);
+    on(&JobControl::tree_joined, Access::internal);
 }
 
 void JobControl::answer(const Envelope &env, std::int32_t status, std::string message,
@@ -499,6 +500,11 @@ void JobControl::marks(const Envelope &env, msg::JobMarks &m) {
         job.ckpt_signal = m.ckpt_signal;
         job.ckpt_event = m.ckpt_event;
     }
+}
+
+// A standing tree's broker that joined again is reached again.
+void JobControl::tree_joined(const Envelope &, msg::TreeJoined &m) {
+    lost_.erase(m.rank);
 }
 
 void JobControl::tree_lost(const Envelope &, msg::TreeLost &m) {

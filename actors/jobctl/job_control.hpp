@@ -118,6 +118,7 @@ class JobControl : public Actor {
     void table_part(const Envelope &env, msg::ProcTable &m);
     void marks(const Envelope &env, msg::JobMarks &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
+    void tree_joined(const Envelope &env, msg::TreeJoined &m);
 
     // Signals the ranks wherever they run; then(status, ranks that got it, what was not reached):
     // success when any rank got it, else the first failure.

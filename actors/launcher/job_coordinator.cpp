@@ -24,7 +24,72 @@ JobCoordinator::JobCoordinator(Reactor &reactor, Bus &bus, const BrokerMap &brok
     on(&JobCoordinator::part_launched, Access::internal);
     on(&JobCoordinator::part_status, Access::internal);
     on(&JobCoordinator::tree_lost, Access::internal);
+    on(&JobCoordinator::tree_joined, Access::internal);
     on(&JobCoordinator::spawn, Access::internal);
+    on(&JobCoordinator::relay_answered, Access::internal);
+    on(&JobCoordinator::relay_refused, Access::internal);
+}
+
+std::vector<std::uint32_t> JobCoordinator::brokers_up() const {
+    const auto view = brokers_.view();
+    std::vector<std::uint32_t> up;
+    for (std::uint32_t b = 0; b < view->size(); ++b)
+        if (!view->standing || b == view->rank || joined_.contains(b)) up.push_back(b);
+    return up;
+}
+
+void JobCoordinator::tree_joined(const Envelope &, msg::TreeJoined &m) {
+    joined_.insert(m.rank);
+}
+
+// A standing tree's `zpmix run` on another broker: its launch goes to the root's coordinator,
+// whose answer comes back here for it (bounded); the job's output and end go to it directly.
+void JobCoordinator::relay_launch(const Envelope &env, msg::LaunchAcross &m) {
+    const auto view = brokers_.view();
+    m.requester = remote_address(view->rank, env.from);
+    m.requester_pid = env.peer.pid;
+    const std::uint64_t id = next_relay_++;
+    relays_[id] = {env, reactor().after(kRelayBound, [this, id] {
+                       auto node = relays_.extract(id);
+                       if (!node.empty())
+                           reply_error(node.mapped().request, PMIX_ERR_TIMEOUT,
+                                       "the root broker did not answer the launch");
+                   })};
+    send(remote_address(0, name()), m, id);
+}
+
+void JobCoordinator::relay_answered(const Envelope &env, msg::LaunchReply &m) {
+    auto node = relays_.extract(env.id);
+    if (node.empty()) return;
+    reactor().cancel(node.mapped().timer);
+    reply(node.mapped().request, m);
+}
+
+void JobCoordinator::relay_refused(const Envelope &env, msg::ErrorReply &m) {
+    auto node = relays_.extract(env.id);
+    if (node.empty()) return;
+    reactor().cancel(node.mapped().timer);
+    reply_error(node.mapped().request, m.status, std::move(m.message));
+}
+
+// The part of a job on each broker up: a standing tree's brokers that are not are left out, and
+// a job with a node there is refused.
+std::string JobCoordinator::place_parts(Job &job, const std::vector<std::string> &nodes) {
+    const auto view = brokers_.view();
+    const auto up = brokers_up();
+    for (const auto &node : nodes) {
+        const auto b = view->broker_of(node);
+        if (!b) return "no broker of the tree serves " + node;
+        if (!std::binary_search(up.begin(), up.end(), *b))
+            return "the broker on " + node + " is not up (it has not joined the tree)";
+    }
+    job.brokers.insert(up.begin(), up.end());
+    job.parts = static_cast<std::uint32_t>(up.size());
+    return {};
+}
+
+void JobCoordinator::send_parts(const Job &job, const msg::JobPart &part) {
+    for (std::uint32_t b : job.brokers) send(remote_address(b, "launcher"), part);
 }
 
 std::string JobCoordinator::node_of(std::uint32_t broker) const {
@@ -35,6 +100,8 @@ std::string JobCoordinator::node_of(std::uint32_t broker) const {
 void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     if (env.peer.tcp) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "launch over tcp refused");
     const auto view = brokers_.view();
+    if (view->standing && view->rank != 0 && !is_remote_address(env.from))
+        return relay_launch(env, m);
     if (view->alone() || view->rank != 0)
         return reply_error(env, PMIX_ERR_NOT_SUPPORTED,
                            "this broker is not the root of a broker tree");
@@ -44,9 +111,10 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     if (l.np == 0 || l.np > msg::kMaxRanks || m.node_of_rank.size() != l.np)
         return reply_error(env, PMIX_ERR_BAD_PARAM,
                            fmt::format("-n must be 1..{}, one node per rank", msg::kMaxRanks));
-    for (const auto &node : m.nodes)
-        if (!view->broker_of(node))
-            return reply_error(env, PMIX_ERR_BAD_PARAM, "no broker of the tree serves " + node);
+
+    Job job;
+    if (auto why = place_parts(job, m.nodes); !why.empty())
+        return reply_error(env, PMIX_ERR_UNREACH, why);
 
     msg::JobInfo info;
     info.nspace = new_namespace_name();
@@ -88,14 +156,15 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     part.stdin_target = l.stdin_target;
     part.recoverable = l.recoverable;
     part.secret = random_secret();
-    part.requester = remote_address(view->rank, env.from);
+    // A relayed launch names its requester (on another broker), which its broker's part watches.
+    const bool relayed = !m.requester.empty();
+    part.requester = relayed ? m.requester : remote_address(view->rank, env.from);
+    part.requester_pid = relayed ? m.requester_pid : env.peer.pid;
 
     const std::string nspace = info.nspace;
-    Job &job = jobs_[nspace];
     job.nspace = nspace;
     job.request = env;
-    job.requester = env.from;
-    job.parts = view->size();
+    job.requester = relayed ? m.requester : env.from;
     job.pids.assign(l.np, 0);
     job.nodes = m.nodes;
     for (std::size_t n = 0; n < m.nodes.size(); ++n)
@@ -103,13 +172,14 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     for (const auto &p : info.procs) ++job.ranks_on[p.hostname];
     job.oversubscribe = m.oversubscribe;
     job.report_child_sep = l.report_child_sep;
-    limit_time(nspace, job, l.timeout_s);
+    Job &placed = jobs_[nspace] = std::move(job);
+    limit_time(nspace, placed, l.timeout_s);
     // Every broker knows the namespace before any part of it starts: a rank's first message to
     // another broker (a fence, a Get) finds it registered there.
     send(every_broker("registry"), msg::RegisterNamespace{std::move(info), part.secret, {}});
-    send(every_broker("launcher"), part);
+    send_parts(placed, part);
     log().info("{}: {} rank(s) on {} node(s) of {} broker(s)", nspace, l.np, m.nodes.size(),
-               job.parts);
+               placed.parts);
     send("events", msg::JobLifecycle{nspace,
                                      PMIX_EVENT_JOB_START,
                                      {},
@@ -179,6 +249,7 @@ void JobCoordinator::part_status(const Envelope &, msg::PartStatus &m) {
 }
 
 void JobCoordinator::tree_lost(const Envelope &, msg::TreeLost &m) {
+    for (std::uint32_t b : m.brokers) joined_.erase(b);
     std::vector<std::string> names;
     for (const auto &[nspace, job] : jobs_) names.push_back(nspace);
     for (const auto &nspace : names) {
@@ -186,7 +257,7 @@ void JobCoordinator::tree_lost(const Envelope &, msg::TreeLost &m) {
             auto it = jobs_.find(nspace);
             if (it == jobs_.end()) break;
             Job &job = it->second;
-            if (job.over.contains(b)) continue;
+            if (!job.brokers.contains(b) || job.over.contains(b)) continue;
             const std::string why =
                 fmt::format("the broker on {} was lost, with the job's ranks there", node_of(b));
             if (!job.started.contains(b) && !job.status) {
@@ -458,7 +529,7 @@ JobCoordinator::Job &JobCoordinator::start_spawned(const Envelope &env, msg::Spa
     job.nspace = nspace;
     job.request = env;
     job.requester = requester;
-    job.parts = view->size();
+    place_parts(job, {});  // its nodes' brokers are its parent's or its target's, or the tool's
     job.pids.assign(np, 0);
     job.nodes = info.nodes;
     for (const auto &p : info.procs) ++job.ranks_on[p.hostname];
@@ -487,7 +558,7 @@ JobCoordinator::Job &JobCoordinator::start_spawned(const Envelope &env, msg::Spa
     send(every_broker("registry"), msg::RegisterNamespace{std::move(info), part.secret, {}});
     log().info("{}: spawned by {}:{}, {} rank(s) on {} node(s)", nspace, s.parent.nspace,
                s.parent.rank, np, part.job.nodes.size());
-    send(every_broker("launcher"), part);
+    send_parts(job, part);
     return job;
 }
 

@@ -17,6 +17,10 @@
 //   parts then forget it (EndPart.finish), so its namespace leaves every broker at once.
 // - A JobEnded comes after every Output of the job: each part reports its end after its last
 //   output, on the same path through the tree.
+// - In a standing tree (a site's service, BrokerView.standing) only the brokers that joined get
+//   parts; a job on a node whose broker is not up is refused, naming it. `zpmix run` may be on
+//   any broker: a launch on another is relayed here, and the job's output and end go to its
+//   `zpmix run` there, whose broker's part watches it (the job ends with it).
 // - A tool's spawn on a broker of the tree comes here too (SpawnAcross.tool): its job runs on the
 //   tool's node, or, debugger daemons, beside their target's ranks on the target's nodes; it is
 //   a tree of its own whose output and end go to the tool. So every job of a tree is laid out
@@ -28,6 +32,7 @@
 //   node) when one could not start within the spawn's bound. Its Output, ProcExit and JobEnded go
 //   to the launched job's requester; it is ended when its parent job is over, and a job is over
 //   only once the jobs it spawned are.
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -54,6 +59,7 @@ class JobCoordinator : public Actor {
         Envelope request;  // the LaunchAcross, answered once every part started
         std::string requester;
         std::uint32_t parts = 0;
+        std::set<std::uint32_t> brokers;  // where its parts are: every broker up at its start
         std::set<std::uint32_t> started, over;
         std::vector<std::int64_t> pids;  // by rank
         std::optional<std::int32_t> status;
@@ -79,14 +85,34 @@ class JobCoordinator : public Actor {
         Reactor::TimerId start_deadline = 0;  // a spawned job's: every part started by then
     };
 
+    // A launch relayed to the root's coordinator (a standing tree's), by its id there.
+    struct Relay {
+        Envelope request;
+        Reactor::TimerId timer = 0;
+    };
+    static constexpr std::chrono::seconds kRelayBound{30};
+
     const BrokerMap &brokers_;
     std::map<std::string, Job> jobs_;  // by namespace
-    NodeRanks node_ranks_;             // of every job of the tree
+    std::set<std::uint32_t> joined_;   // a standing tree's brokers up (tree.joined, tree.lost)
+    std::map<std::uint64_t, Relay> relays_;
+    std::uint64_t next_relay_ = 1;
+    NodeRanks node_ranks_;  // of every job of the tree
 
     void launch(const Envelope &env, msg::LaunchAcross &m);
     void part_launched(const Envelope &env, msg::PartLaunched &m);
     void part_status(const Envelope &env, msg::PartStatus &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
+    void tree_joined(const Envelope &env, msg::TreeJoined &m);
+    void relay_launch(const Envelope &env, msg::LaunchAcross &m);
+    void relay_answered(const Envelope &env, msg::LaunchReply &m);
+    void relay_refused(const Envelope &env, msg::ErrorReply &m);
+    // The brokers up, ascending: every broker of a tree its root booted; of a standing tree, the
+    // root and those that joined.
+    std::vector<std::uint32_t> brokers_up() const;
+    // Where a job's parts go (every broker up), or why not (a node's broker is not up).
+    std::string place_parts(Job &job, const std::vector<std::string> &nodes);
+    void send_parts(const Job &job, const msg::JobPart &part);
     void spawn(const Envelope &env, msg::SpawnAcross &m);
     void tool_spawn(const Envelope &env, msg::SpawnAcross &m);
     // The number of ranks of a spawn's apps (np), or why it is not one.

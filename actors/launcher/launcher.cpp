@@ -419,15 +419,16 @@ void Launcher::part(const Envelope &env, msg::JobPart &m) {
     plan.stdin_target = m.stdin_target;
     plan.recoverable = m.recoverable;
     // A spawned job's end is told to its spawner by the spawner's broker alone (events relay it),
-    // not once per broker; a tool's job's by the tool's broker, which watches the tool.
-    const bool tools_broker =
+    // not once per broker; a tool's job's by the tool's broker. The requester's broker watches
+    // the requester (a tool, or a standing tree's `zpmix run`): the job ends with it.
+    const bool requesters_broker =
         m.requester_pid != 0 && sender_broker(job.requester) == brokers_.view()->rank;
     if (auto p = jobs_.find(job.info.parent.nspace);
-        tools_broker ||
+        requesters_broker ||
         (p != jobs_.end() &&
          std::binary_search(p->second.local.begin(), p->second.local.end(), job.info.parent.rank)))
         plan.notify_completion = std::move(m.notify_completion);
-    if (tools_broker) job.requester_pid = m.requester_pid;
+    if (requesters_broker) job.requester_pid = m.requester_pid;
     if (!m.debugger.nspace.empty()) job.debugger = m.debugger;
     if (shutting_down_ || jobs_.contains(job.info.nspace)) {
         send(job.coordinator,

@@ -65,6 +65,7 @@ ModexStore::ModexStore(Reactor &reactor, Bus &bus, const NamespaceTable &namespa
     on(&ModexStore::relayed_ok, Access::internal);
     on(&ModexStore::relayed_lookup, Access::internal);
     on(&ModexStore::tree_lost, Access::internal);
+    on(&ModexStore::tree_joined, Access::internal);
 }
 
 void ModexStore::commit(const Envelope &env, msg::Commit &m) {
@@ -235,6 +236,11 @@ void ModexStore::relay_failed(const Envelope &env, msg::ErrorReply &m) {
 
 // The Gets relayed to a lost broker fail: those under a lost child, or, when the parent is
 // lost, every broker outside this one's subtree.
+// A standing tree's broker that joined again is reached again.
+void ModexStore::tree_joined(const Envelope &, msg::TreeJoined &m) {
+    lost_.erase(m.rank);
+}
+
 void ModexStore::tree_lost(const Envelope &, msg::TreeLost &m) {
     const auto view = brokers_.view();
     if (view->alone()) return;

@@ -99,6 +99,7 @@ class ModexStore : public Actor {
     void relayed(const Envelope &env, msg::ModexData &m);
     void relay_failed(const Envelope &env, msg::ErrorReply &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
+    void tree_joined(const Envelope &env, msg::TreeJoined &m);
     void relayed_ok(const Envelope &env, msg::Ok &m);
     void relayed_lookup(const Envelope &env, msg::LookupReply &m);
     // Whether a publish/lookup/unpublish in `range` goes to the root's directory, and sending it

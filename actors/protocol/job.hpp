@@ -178,7 +178,9 @@ struct Finalize {
 // node_of_rank[r] is rank r's node. Answered like a Launch (LaunchReply, streamed Output and
 // ProcExit, a final JobEnded), or an ErrorReply. slots[n] is node n's slots in the allocation
 // (absent: as many as the job's ranks there) and oversubscribe whether more may run there: the
-// jobs its ranks spawn are mapped onto what is left.
+// jobs its ranks spawn are mapped onto what is left. In a standing tree `zpmix run` may be on
+// another broker, whose coordinator relays it to the root's, naming the requester ("@<broker>/
+// <peer>") and its pid (watched by its broker's part of the job).
 struct LaunchAcross {
     static constexpr const char *type = "job.launch_across";
     Launch launch;
@@ -186,7 +188,9 @@ struct LaunchAcross {
     std::vector<std::uint32_t> node_of_rank;
     std::vector<std::uint32_t> slots = {};
     bool oversubscribe = false;
-    ZPMIX_MSG_MAP(launch, nodes, node_of_rank, slots, oversubscribe);
+    std::string requester = {};
+    std::int64_t requester_pid = 0;
+    ZPMIX_MSG_MAP(launch, nodes, node_of_rank, slots, oversubscribe, requester, requester_pid);
 };
 
 // One application of a spawned job (a pmix_app_t): a program and how many ranks run it. A job's
@@ -312,8 +316,9 @@ struct JobPart {
     std::vector<Proc> notify_completion = {};
     std::int64_t stdin_target = kStdinNone;  // as Launch's
     bool recoverable = false;
-    // A tool's job: the tool (which hears PMIX_READY_FOR_DEBUG; empty nspace: none) and its pid,
-    // which the part on the tool's broker watches (the job ends with the tool, as a `zpmix run`'s).
+    // A tool's job: the tool (which hears PMIX_READY_FOR_DEBUG; empty nspace: none). The
+    // requester's pid (a tool's, a `zpmix run`'s), which the part on its broker watches: the job
+    // ends with it.
     Proc debugger = {};
     std::int64_t requester_pid = 0;
     ZPMIX_MSG_MAP(job, apps, env, bind_to, map_by, personality_ompi, secret, requester,

@@ -31,6 +31,19 @@ struct TreeLostElsewhere {
     std::vector<std::uint32_t> brokers;
     ZPMIX_MSG_MAP(brokers);
 };
+// A standing tree (broker/tree/link.hpp): broker `rank` joined the tree (at its start, or again
+// after it was lost). The root's link tells every broker's link (tree.joined_elsewhere), which
+// tells its actors (tree.joined).
+struct TreeJoined {
+    static constexpr const char *type = "tree.joined";
+    std::uint32_t rank = 0;
+    ZPMIX_MSG_MAP(rank);
+};
+struct TreeJoinedElsewhere {
+    static constexpr const char *type = "tree.joined_elsewhere";
+    std::uint32_t rank = 0;
+    ZPMIX_MSG_MAP(rank);
+};
 
 // The link's own frames (broker/tree/link.hpp), each one envelope: a child's hello and the
 // parent's answer, heartbeats, the parent's order to stop, and a hop (its next frame is the

@@ -24,6 +24,9 @@ struct BrokerView {
     std::uint32_t rank = 0;          // this broker's
     std::uint32_t radix = 2;         // of the tree
     std::vector<std::string> nodes;  // by broker rank: the node (host) each broker serves
+    // A standing tree's (a site's service): its brokers join when they start, not all at once;
+    // tree.joined and tree.lost tell who is up.
+    bool standing = false;
     std::uint32_t size() const { return static_cast<std::uint32_t>(nodes.size()); }
     bool alone() const { return nodes.size() <= 1; }
     const std::string &node() const { return nodes[rank]; }

@@ -94,6 +94,8 @@ class Gather {
     // The operation cannot succeed here (a local participant ended, a timeout).
     Outcome fail(const std::string &key, Status status);
     void child_lost(Rank child, Status status = kUnreachable);
+    // A lost child joined again (a standing tree's): later operations wait for it again.
+    void child_joined(Rank child) { lost_children_.erase(child); }
     void parent_lost(Status status = kUnreachable);
 
     std::size_t pending() const { return ops_.size(); }

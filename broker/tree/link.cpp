@@ -129,15 +129,16 @@ std::string first_answering(const std::vector<std::string> &uris, std::chrono::m
 }  // namespace
 
 TreeLink::TreeLink(Reactor &reactor, Bus &bus, LinkSettings settings, BrokerMap &brokers,
-                   std::function<void()> on_parent_lost)
+                   std::function<void(bool lost)> on_parent_gone)
     : Actor("tree", reactor, bus),
       s_(std::move(settings)),
       topology_(s_.size, s_.radix),
       brokers_(brokers),
-      on_parent_lost_(std::move(on_parent_lost)) {
+      on_parent_gone_(std::move(on_parent_gone)) {
     on(&TreeLink::online, Access::internal);
     on(&TreeLink::members, Access::internal);
     on(&TreeLink::lost_elsewhere, Access::internal);
+    on(&TreeLink::joined, Access::internal);
     auto session = std::make_shared<PeerSession>();
     session->role = PeerSession::Role::broker;
     session_ = std::move(session);
@@ -165,6 +166,8 @@ void TreeLink::open() {
         down_ = zmq::socket_t(ctx_, zmq::socket_type::router);
         secure(down_);
         down_.set(zmq::sockopt::router_mandatory, 1);
+        // A child that starts again (a standing tree's) takes its old connection's place.
+        down_.set(zmq::sockopt::router_handover, 1);
         down_.set(zmq::sockopt::curve_server, 1);
         down_.set(zmq::sockopt::curve_secretkey, s_.secret_key);
         down_.set(zmq::sockopt::zap_domain, "zpmix-tree");
@@ -175,7 +178,7 @@ void TreeLink::open() {
                 throw std::runtime_error("tcp_if '" + s_.tcp_if +
                                          "': no up IPv4 interface of that name or network");
         }
-        down_.bind("tcp://" + ip + ":0");
+        down_.bind("tcp://" + ip + ":" + std::to_string(s_.standing ? s_.port : 0));
         const std::string bound = down_.get(zmq::sockopt::last_endpoint);
         const std::string port = bound.substr(bound.rfind(':') + 1);
         for (const auto &a : ip == "0.0.0.0" ? all_addresses() : std::vector<std::string>{ip})
@@ -184,7 +187,10 @@ void TreeLink::open() {
         reactor().watch(zap_, [this] { on_zap(); });
     }
     if (s_.rank != 0) {
-        const std::string parent = first_answering(s_.parent, std::chrono::milliseconds(10000));
+        // A standing tree's parent may start later: libzmq connects when it is up.
+        const std::string parent =
+            s_.standing ? s_.parent.at(0)
+                        : first_answering(s_.parent, std::chrono::milliseconds(10000));
         if (parent.empty())
             throw std::runtime_error("no address of the parent broker answers (tried " +
                                      std::to_string(s_.parent.size()) + ")");
@@ -196,7 +202,7 @@ void TreeLink::open() {
         up_.set(zmq::sockopt::routing_id, "b" + std::to_string(s_.rank));
         up_.connect(parent);
         up_.send(frame(Hello{s_.rank, s_.node, addresses_}), zmq::send_flags::none);
-        parent_heard_ = Reactor::Clock::now();
+        parent_heard_ = waiting_said_ = Reactor::Clock::now();
         reactor().watch(up_, [this] { on_up(); });
     }
     heartbeat_timer_ = reactor().every(s_.heartbeat, [this] { beat(); });
@@ -205,6 +211,10 @@ void TreeLink::open() {
     });
     if (s_.size == 1) {
         brokers_.set(BrokerView{0, s_.radix, {s_.node}});
+        set_ready({});
+    } else if (s_.standing) {
+        brokers_.set(BrokerView{s_.rank, s_.radix, s_.boot.nodes, true});
+        if (s_.rank == 0) online_[0] = addresses_;
         set_ready({});
     } else if (s_.rank == 0) {
         boot_ = std::make_unique<Boot>(
@@ -257,9 +267,10 @@ void TreeLink::start_children_of(Rank parent, const std::vector<std::string> &ad
 
 void TreeLink::online(const Envelope &, BrokerOnline &m) {
     if (s_.rank != 0) return;
-    if (m.rank == 0 || m.rank >= s_.size || online_.contains(m.rank)) return;
+    if (m.rank == 0 || m.rank >= s_.size || (online_.contains(m.rank) && !s_.standing)) return;
     log().debug("broker {} on {} joined", m.rank, s_.boot.nodes.at(m.rank));
     online_[m.rank] = m.addresses;
+    if (s_.standing) return send(every_broker("tree"), msg::TreeJoinedElsewhere{m.rank});
     start_children_of(m.rank, m.addresses);
     if (online_.size() == s_.size) send(every_broker("tree"), Members{s_.radix, s_.boot.nodes});
 }
@@ -268,6 +279,13 @@ void TreeLink::members(const Envelope &, Members &m) {
     if (m.nodes.size() != s_.size) return;
     brokers_.set(BrokerView{s_.rank, m.radix, m.nodes});
     set_ready({});
+}
+
+void TreeLink::joined(const Envelope &, msg::TreeJoinedElsewhere &m) {
+    if (m.rank >= s_.size || m.rank == s_.rank) return;
+    lost_.erase(m.rank);
+    log().info("broker {} on {} joined the tree", m.rank, s_.boot.nodes.at(m.rank));
+    broadcast(msg::TreeJoined{m.rank});
 }
 
 void TreeLink::on_zap() {
@@ -312,6 +330,8 @@ void TreeLink::from_child(std::vector<zmq::message_t> &parts) {
         down_.send(zmq::buffer(rid), zmq::send_flags::sndmore);
         down_.send(frame(Welcome{why.empty(), why}), zmq::send_flags::none);
         if (!why.empty()) return log().error("refused broker {} on {}: {}", h.rank, h.node, why);
+        // A child that started again: what ran under its old self is gone.
+        if (children_.contains(h.rank)) child_lost(h.rank, "it started again");
         children_[h.rank] = {rid, Reactor::Clock::now()};
         send(remote_address(0, "tree"), BrokerOnline{h.rank, h.addresses});
         return;
@@ -344,7 +364,11 @@ void TreeLink::from_parent(std::vector<zmq::message_t> &parts) {
     const Envelope env = decode(parts[0], DecodeLimits{.max_message = s_.max_message});
     if (env.type == Welcome::type) {
         const auto w = env.as<Welcome>();
-        if (w.ok) return;
+        if (w.ok) {
+            welcomed_ = true;
+            if (s_.standing) log().info("joined the tree as broker {} of {}", s_.rank, s_.size);
+            return;
+        }
         log().critical("the parent broker refused this one: {}", w.why);
         set_ready(w.why);
         parent_gone("refused: " + w.why);
@@ -360,7 +384,14 @@ void TreeLink::from_parent(std::vector<zmq::message_t> &parts) {
 void TreeLink::beat() {
     const auto now = Reactor::Clock::now();
     zmq::message_t b = frame(Beat{s_.rank});
-    if (up_ && !parent_lost_) {
+    if (up_ && !parent_lost_ && s_.standing && !welcomed_) {
+        // Its parent may not be up yet: waited for, said every 10 s, no beats queued for it.
+        if (now - waiting_said_ >= std::chrono::seconds(10)) {
+            waiting_said_ = now;
+            log().info("waiting for the parent broker at {}", s_.parent.at(0));
+        }
+        parent_heard_ = now;
+    } else if (up_ && !parent_lost_) {
         if (now - parent_heard_ > s_.lost_after)
             return parent_gone(
                 fmt::format("the parent broker was silent for {} ms", s_.lost_after.count()));
@@ -518,7 +549,7 @@ void TreeLink::parent_gone(const std::string &why) {
     parent_lost_ = true;
     if (!why.empty()) log().error("lost the parent broker: {}; stopping", why);
     tell_lost({}, true);
-    on_parent_lost_();
+    on_parent_gone_(!why.empty());
 }
 
 void TreeLink::shutdown() {

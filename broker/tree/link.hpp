@@ -23,6 +23,13 @@
 //   parent shuts down (nothing of its jobs outlives the allocation). A child's subtree lost is
 //   told to every other broker (TreeLostElsewhere), whose link broadcasts it to its actors too,
 //   once per broker. The link never reconnects.
+// - A standing tree (LinkSettings.standing: brokers a site runs as a service, [tree] hosts): the
+//   members are known at the start and nobody boots anyone. Each broker listens on the tree's
+//   port and waits for its parent as long as it takes (its Hello goes when the parent is up);
+//   the parent's silence counts only once it has welcomed us. A broker that joins, first or
+//   again after it was lost (restarted: a child of the same rank replaces the old connection,
+//   which is lost then), is told by the root to every broker (tree.joined), whose link passes
+//   it on to its actors. Losing the parent still stops the broker; its service starts it again.
 #include <chrono>
 #include <functional>
 #include <future>
@@ -52,6 +59,8 @@ struct LinkSettings {
     std::chrono::milliseconds heartbeat{1000}, lost_after{10000}, boot_timeout{60000};
     BootSettings boot;  // root only: how the other brokers are started
     std::size_t max_message = std::size_t{64} << 20;
+    bool standing = false;  // a standing tree's member; `port` is where it listens
+    int port = 0;
 };
 
 using BrokerOnline = msg::TreeOnline;
@@ -60,7 +69,7 @@ using Members = msg::TreeMembers;
 class TreeLink : public Actor {
   public:
     TreeLink(Reactor &reactor, Bus &bus, LinkSettings settings, BrokerMap &brokers,
-             std::function<void()> on_parent_lost);
+             std::function<void(bool lost)> on_parent_gone);
     ~TreeLink() override;
 
     // Before the reactor runs: listens (the addresses it tells its children), connects to the
@@ -85,8 +94,8 @@ class TreeLink : public Actor {
     LinkSettings s_;
     Topology topology_;
     BrokerMap &brokers_;
-    std::function<void()> on_parent_lost_;
-    std::shared_ptr<const PeerSession> session_;  // attached to every message from a broker
+    std::function<void(bool lost)> on_parent_gone_;  // lost, or it stopped (its Stop came)
+    std::shared_ptr<const PeerSession> session_;     // attached to every message from a broker
     zmq::context_t ctx_;
     zmq::socket_t zap_, down_, up_;
     std::vector<std::string> addresses_;
@@ -94,6 +103,8 @@ class TreeLink : public Actor {
     std::set<Rank> lost_;             // brokers known lost (told to the actors once)
     Reactor::Clock::time_point parent_heard_;
     bool parent_lost_ = false, stopping_ = false;
+    bool welcomed_ = false;                            // the parent answered our Hello
+    Reactor::Clock::time_point waiting_said_;          // standing: when we last said we wait for it
     std::unique_ptr<Boot> boot_;                       // root only
     std::map<Rank, std::vector<std::string>> online_;  // root: brokers up, with their addresses
     std::promise<std::string> ready_;
@@ -103,6 +114,7 @@ class TreeLink : public Actor {
     void online(const Envelope &env, BrokerOnline &m);
     void members(const Envelope &env, Members &m);
     void lost_elsewhere(const Envelope &env, msg::TreeLostElsewhere &m);
+    void joined(const Envelope &env, msg::TreeJoinedElsewhere &m);
     // TreeLost to this broker's actors, with the lost brokers' nodes.
     void tell_lost(std::vector<Rank> lost, bool parent);
 

@@ -80,4 +80,11 @@ void Reduction::lost(const msg::TreeLost &m) {
     if (m.parent) gather().parent_lost();
 }
 
+void Reduction::joined(const msg::TreeJoined &m) {
+    const auto view = brokers_.view();
+    if (view->alone() || m.rank >= view->size()) return;
+    if (Topology(view->size(), view->radix).parent(m.rank) == view->rank)
+        gather().child_joined(m.rank);
+}
+
 }  // namespace zpmix::tree

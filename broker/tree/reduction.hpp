@@ -51,6 +51,8 @@ class Reduction {
                      const Bytes &result);
     // tree.lost: the Gather fails what waits on a lost child, or everything when the parent is.
     void lost(const msg::TreeLost &m);
+    // tree.joined: a lost child is reached again.
+    void joined(const msg::TreeJoined &m);
 
   private:
     const BrokerMap &brokers_;

@@ -30,6 +30,10 @@ declare -A what=(
     ['salloc -N 4 build/bin/zpmix run ./app                          # Slurm: its nodes, slots and srun']="tests/multinode/test_slurm.sh"
     ['salloc -N 2 --ntasks-per-node=4 build/bin/zpmix run ./app      # 8 ranks, brokers started by srun']="tests/multinode/test_slurm.sh"
     ['sbatch -N 8 --ntasks-per-node=2 --wrap "$PWD/build/bin/zpmix run $PWD/app"  # from the batch node']="tests/multinode/test_slurm.sh"
+    ['zpmix keygen /etc/zpmix/tree.key     # once; the same file (mode 0600) on every node']="tests/multinode/test_standing.sh (a site's paths)"
+    ["printf '[tree]\\nhosts = [\"n1\", \"n2\", \"n3\"]\\nport = 7100\\nkey_file = \"/etc/zpmix/tree.key\"\\n' >/etc/zpmix/zpmix.toml"]="tests/multinode/test_standing.sh"
+    ['ZPMIX_CONFIG=/etc/zpmix/zpmix.toml zpmix broker          # on each node (systemd: Restart=always)']="tests/multinode/test_standing.sh"
+    ['ZPMIX_CONFIG=/etc/zpmix/zpmix.toml zpmix run -H n1:4,n2:4 ./app   # on any of them']="tests/multinode/test_standing.sh"
     ['tests/bench/run --write     # zpmix and OpenPMIx (under Open MPI'"'"'s mpirun), same run']="minutes long; rewrites RESULTS.md"
     ['zpmix events --json                       # one JSON object per event (--topic PREFIX to filter)']=listen
     ['zpmix events --json --since 120 --epoch 5f0c...   # what came after #120 of that epoch, then live']="an example epoch; tests/monitor/test_monitor (--since)"

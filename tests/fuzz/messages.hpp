@@ -35,15 +35,16 @@ using Messages = std::tuple<
     m::CheckpointCompleted, m::RegisterCleanup, m::JobMarks, m::Log, m::Commit, m::ModexGet,
     m::ModexData, m::ModexCollect, m::ModexCollected, m::Publish, m::Lookup, m::LookupReply,
     m::Unpublish, m::MonitorRequest, m::MonitorBeat, m::Hello, m::Welcome, m::SessionOpen,
-    m::TreeLost, m::TreeLostElsewhere, m::TreeHello, m::TreeWelcome, m::TreeBeat, m::TreeStop,
-    m::TreeHop, m::TreeOnline, m::TreeMembers, m::LaunchAcross, m::JobPart, m::PartLaunched,
-    m::PartStatus, m::EndPart, m::SignalParts, m::SpawnAcross, m::PsetDefine, m::PsetDelete,
-    m::PsetChanged, m::PsetQuery, m::PsetList, m::QueryRequest, m::QueryReply, m::Input,
-    m::InputTaken, m::RankState, m::Finalize, m::GroupContribute, m::GroupDone, m::GroupUp,
-    m::GroupDown, m::GroupList, m::GroupListed, m::GroupInvite, m::GroupJoin, m::GroupLeave,
-    m::GroupLeft, m::GroupWatch, m::GroupUnwatch, m::GroupInviteeEnded, m::GroupLeaderAnswer,
-    m::SessionClosed, m::IofPull, m::IofPulled, m::IofDeliver, m::IofAck, m::IofDeregister,
-    m::IofPush, m::StoppedInInit, m::DebuggerReleased, m::JobFinished>;
+    m::TreeLost, m::TreeLostElsewhere, m::TreeJoined, m::TreeJoinedElsewhere, m::TreeHello,
+    m::TreeWelcome, m::TreeBeat, m::TreeStop, m::TreeHop, m::TreeOnline, m::TreeMembers,
+    m::LaunchAcross, m::JobPart, m::PartLaunched, m::PartStatus, m::EndPart, m::SignalParts,
+    m::SpawnAcross, m::PsetDefine, m::PsetDelete, m::PsetChanged, m::PsetQuery, m::PsetList,
+    m::QueryRequest, m::QueryReply, m::Input, m::InputTaken, m::RankState, m::Finalize,
+    m::GroupContribute, m::GroupDone, m::GroupUp, m::GroupDown, m::GroupList, m::GroupListed,
+    m::GroupInvite, m::GroupJoin, m::GroupLeave, m::GroupLeft, m::GroupWatch, m::GroupUnwatch,
+    m::GroupInviteeEnded, m::GroupLeaderAnswer, m::SessionClosed, m::IofPull, m::IofPulled,
+    m::IofDeliver, m::IofAck, m::IofDeregister, m::IofPush, m::StoppedInInit, m::DebuggerReleased,
+    m::JobFinished>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
 static_assert(std::tuple_size_v<Messages> == ZPMIX_MESSAGE_TYPES,
               "a message type of actors/protocol/*.hpp is missing from the list");

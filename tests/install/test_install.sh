@@ -21,7 +21,7 @@ check "installed: libpmix.so.2" yes "$([ -e "$libdir/libpmix.so.2" ] && echo yes
 check "installed: zpmix.pc" yes "$([ -e "$libdir/pkgconfig/zpmix.pc" ] && echo yes)"
 # Every command has its man page, and man renders each without a warning.
 for page in zpmix zpmix-run zpmix-broker zpmix-ctl zpmix-preempt zpmix-ps zpmix-events \
-    zpmix-notify zpmix-pset zpmix-info zpmix-release zpmix-exporter zpmixcc; do
+    zpmix-notify zpmix-pset zpmix-info zpmix-release zpmix-exporter zpmix-keygen zpmixcc; do
     f=$prefix/share/man/man1/$page.1
     check "installed: man page $page" yes "$([ -e "$f" ] && echo yes)"
     out=$(LC_ALL=C MANWIDTH=80 man -l --warnings "$f" 2>"$work/man.err")

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# A standing tree (`[tree] hosts`): brokers a site runs as a service, one per namespace node,
+# started in any order (the root last), each with a run directory of its own. `zpmix run` on any
+# of the nodes runs a job across them through its node's broker, starting no broker; a broker
+# killed outright is lost (a job needing its node is refused, naming it; the others run), and
+# once started again it joins again and runs ranks; a `zpmix run` killed ends its job's ranks on
+# every node while the brokers stay; the root stopped stops the others, each saying why. A key
+# file others may read, and a node not in the tree, are refused.
+# usage: test_standing.sh ZPMIX WIREUP_PROG
+set -u
+zpmix=$1 prog=$2
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/netns.sh"
+source "$here/common.sh"
+
+netns_up 3
+a=${NETNS_NODES[0]} b=${NETNS_NODES[1]} c=${NETNS_NODES[2]}
+work=$(mktemp -d)
+declare -A bpid
+stop_brokers() { pkill -KILL -f "^$zpmix broker --config $work/"; }
+trap 'stop_brokers; rm -rf "$work"; netns_down' EXIT
+
+"$zpmix" keygen "$work/tree.key"
+check "keygen: a keypair, mode 0600" "600 2" \
+    "$(stat -c %a "$work/tree.key") $(wc -w <"$work/tree.key")"
+"$zpmix" keygen "$work/tree.key" 2>/dev/null
+check "keygen: never over another file" 1 $?
+conf=$work/zpmix.toml
+cat >"$conf" <<EOF
+[tree]
+radix = 1
+hosts = ["$a", "$b", "$c"]
+addresses = ["$(netns_addr "$a")", "$(netns_addr "$b")", "$(netns_addr "$c")"]
+port = 7100
+key_file = "$work/tree.key"
+heartbeat_ms = 100
+lost_after_ms = 1500
+EOF
+
+# until_log NODE SECONDS PATTERN [COUNT]: until NODE's broker log has COUNT (1) lines matching.
+until_log() {
+    local deadline=$((SECONDS + $2))
+    until [ "$(grep -c -- "$3" "$work/$1.log" 2>/dev/null)" -ge "${4:-1}" ]; do
+        ((SECONDS < deadline)) || { echo "no '$3' in $1's log:" >&2; cat "$work/$1.log" >&2; return 1; }
+        sleep 0.02
+    done
+}
+# start NODE: its broker, in the background, logging to $work/NODE.log.
+start() {
+    XDG_RUNTIME_DIR=$work/xdg.$1 "$ZPMIX_NETNS_AGENT" "$1" "$zpmix" broker --config "$conf" \
+        --run-dir "$work/xdg.$1/zpmix" 2>>"$work/$1.log" &
+    bpid[$1]=$!
+}
+# on NODE CMD...: CMD on NODE, finding that node's broker.
+on() {
+    local node=$1
+    shift
+    XDG_RUNTIME_DIR=$work/xdg.$node timeout 60 "$ZPMIX_NETNS_AGENT" "$node" "$@"
+}
+# The standing brokers: their rendezvous files. No other broker may exist: one embedded in
+# `zpmix run`, or started by it on a node, makes a private directory broker-* beside them.
+brokers() { ls "$work"/xdg.*/zpmix/broker.json 2>/dev/null | wc -l; }
+others() { ls -d "$work"/xdg.*/zpmix/broker-* 2>/dev/null; }
+# kill_broker NODE SIGNAL: that node's broker itself (its pid in its rendezvous file), not its
+# watchdog, which is to clean up after it.
+kill_broker() {
+    kill "-$2" "$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' "$work/xdg.$1/zpmix/broker.json")"
+}
+
+mkdir -p "$work/xdg.$a" "$work/xdg.$b" "$work/xdg.$c"
+start "$c"
+start "$b"
+start "$a"
+until_log "$a" 30 "broker 1 on $b joined the tree"
+until_log "$a" 30 "broker 2 on $c joined the tree"
+
+out=$(on "$b" "$zpmix" run -H "$a:2,$b:2,$c:2" \
+    sh -c "'echo \$(hostname) \$PMIX_RANK \$ZPMIX_URI'" 2>&1)
+check "hello from $b: exit status" 0 $?
+check "hello from $b: ranks on the tree's nodes" \
+    "$(printf '%s\n' "$a 0" "$a 1" "$b 2" "$b 3" "$c 4" "$c 5")" "$(cut -d' ' -f1,2 <<<"$out" | sort)"
+check "hello: each rank under its node's standing broker" 6 \
+    "$(awk -v w="$work" '$3 == "ipc://" w "/xdg." $1 "/zpmix/broker.sock"' <<<"$out" | wc -l)"
+check "hello: no broker started for it" "3" "$(brokers)$(others)"
+out=$(on "$c" "$zpmix" run -H "$a:1,$b:2,$c:1" "$prog" across 3 2>&1)
+check "wireup across the tree from $c (a leaf)" 0 $?
+[ -z "$out" ] || echo "$out" >&2
+out=$(on "$a" "$zpmix" run -H "$a:2,$b:2" "$prog" across 2 2>&1)
+check "wireup from the root's node" 0 $?
+[ -z "$out" ] || echo "$out" >&2
+
+# c's broker killed outright: lost; a job needing c is refused naming it, the others run.
+kill_broker "$c" KILL
+until_log "$a" 30 "broker(s) 2 lost elsewhere"
+err=$(on "$a" "$zpmix" run -H "$a:1,$c:1" true 2>&1)
+check "$c lost: a job there fails" 1 $?
+check "$c lost: says its broker is not up" yes \
+    "$(grep -q "the broker on $c is not up" <<<"$err" && echo yes || echo "$err")"
+out=$(on "$a" "$zpmix" run -H "$a:1,$b:1" "$prog" across 2 2>&1)
+check "$c lost: a job on the others runs" 0 $?
+[ -z "$out" ] || echo "$out" >&2
+
+# Started again, it joins again and runs ranks.
+start "$c"
+until_log "$a" 30 "broker 2 on $c joined the tree" 2
+out=$(on "$b" "$zpmix" run -H "$a:1,$b:1,$c:1" "$prog" across 3 2>&1)
+check "$c joined again: wireup across the three" 0 $?
+[ -z "$out" ] || echo "$out" >&2
+
+# `zpmix run` killed: its job's ranks end on every node; the brokers stay.
+XDG_RUNTIME_DIR=$work/xdg.$b "$ZPMIX_NETNS_AGENT" "$b" \
+    exec "$zpmix" run -H "$a:1,$b:1,$c:1" sh -c "'echo up; exec sleep 600'" >"$work/run.out" 2>&1 &
+run=$!
+deadline=$((SECONDS + 30))
+until [ "$(grep -c '^up$' "$work/run.out")" = 3 ] || ((SECONDS >= deadline)); do sleep 0.02; done
+check "a long job: its three ranks up" 3 "$(grep -c '^up$' "$work/run.out")"
+kill -KILL "$run"
+deadline=$((SECONDS + 30))
+while pgrep -f "sleep 600" >/dev/null && ((SECONDS < deadline)); do sleep 0.05; done
+check "zpmix run killed: its ranks end on every node" "" "$(pgrep -f 'sleep 600')"
+check "zpmix run killed: the brokers stay" 3 "$(brokers)"
+check "zpmix run killed: so do their processes" 6 "$(pgrep -c -f "^$zpmix broker --config $conf")"
+
+# The root stopped: the others lose their parent and stop, saying so.
+kill_broker "$a" TERM
+wait "${bpid[$a]}" "${bpid[$b]}" "${bpid[$c]}"
+check "the root stopped: every broker stopped" 0 "$(pgrep -c -f "^$zpmix broker --config $conf")"
+check "the root stopped: $c says why" yes \
+    "$(grep -q "its parent broker stopped, and so did it (start it again to rejoin the tree)" \
+        "$work/$c.log" && echo yes || tail -3 "$work/$c.log")"
+check "nothing left in the run directories" "" "$(ls "$work/xdg.$a/zpmix" "$work/xdg.$b/zpmix" \
+    "$work/xdg.$c/zpmix" 2>/dev/null | grep -v ':$' | grep -v '^$')"
+
+# Refusals: a key file others may read; a node not in the tree.
+chmod 640 "$work/tree.key"
+err=$(on "$a" "$zpmix" broker --config "$conf" --run-dir "$work/xdg.$a/zpmix" 2>&1)
+check "a key file others may read: refused" yes \
+    "$(grep -q "may be read by others: it must be mode 0600" <<<"$err" && echo yes || echo "$err")"
+chmod 600 "$work/tree.key"
+err=$(XDG_RUNTIME_DIR=$work/xdg.$a timeout 60 "$zpmix" broker --config "$conf" \
+    --run-dir "$work/xdg.$a/zpmix" 2>&1)
+check "a node not in the tree: refused" yes \
+    "$(grep -q "is not one of \[tree\] hosts" <<<"$err" && echo yes || echo "$err")"
+exit $((fails > 0))
