@@ -314,12 +314,6 @@ pmix_status_t results_of(Call &call, pmix_info_t **results, size_t *nresults) {
     return found == total ? PMIX_SUCCESS : PMIX_QUERY_PARTIAL_SUCCESS;
 }
 
-void release_results(void *cbdata) {
-    auto *r = static_cast<std::pair<pmix_info_t *, size_t> *>(cbdata);
-    if (r->first) PMIX_INFO_FREE(r->first, r->second);
-    delete r;
-}
-
 }  // namespace
 
 }  // namespace zpmix::c
@@ -359,7 +353,7 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nque
         c::take(*call, status, env);
         auto *r = new std::pair<pmix_info_t *, size_t>(nullptr, 0);
         const pmix_status_t rc = c::results_of(*call, &r->first, &r->second);
-        cbfunc(rc, r->first, r->second, cbdata, c::release_results, r);
+        cbfunc(rc, r->first, r->second, cbdata, c::release_info_array, r);
     };
     pmix_status_t sent = PMIX_SUCCESS;
     if (c::has_remote(*call)) sent = c::submit(call->request, call->timeout_ms, deliver);
