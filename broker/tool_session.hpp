@@ -1,7 +1,9 @@
 #pragma once
-// A tool's session with a standalone broker, for the operators' commands (`zpmix ctl`, `ps`,
-// `preempt`): found by --broker URI or the rendezvous file, a Hello as a tool, then requests
-// answered within a deadline.
+// A tool's session with a broker in zpmix's own protocol, for what the operators' commands ask
+// beyond the standard's tool API (broker/pmix_tool.hpp): `zpmix ps`'s rows per job and paused
+// ranks, `preempt`, `pset`, `notify`, `release`, `events` (the monitoring interface's handshake
+// and replay) and `exporter`. Found by --broker URI or the rendezvous file, a Hello as a tool,
+// then requests answered within a deadline.
 #include <unistd.h>
 
 #include <chrono>
@@ -10,7 +12,6 @@
 #include <stdexcept>
 #include <string>
 
-#include <pmix.h>
 #include <zmq.hpp>
 
 #include "actors/protocol/common.hpp"
@@ -18,14 +19,10 @@
 #include "actors/runtime/curve_keys.hpp"
 #include "actors/runtime/envelope.hpp"
 #include "broker/config.hpp"
+#include "broker/pmix_tool.hpp"
 #include "broker/rendezvous.hpp"
 
 namespace zpmix::cli {
-
-// A PMIx status as operators read it: its name, then its number ("PMIX_ERR_NOT_FOUND (-46)").
-inline std::string status_text(std::int32_t status) {
-    return std::string(PMIx_Error_string(status)) + " (" + std::to_string(status) + ")";
-}
 
 class ToolSession {
   public:
