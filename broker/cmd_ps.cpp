@@ -159,14 +159,18 @@ pmix_status_t broker_listing(PmixTool &tool, const std::string &uri, const std::
                              bool jobs, Listing &l) {
     l.uri = uri;
     if (pmix_status_t rc = tool.use(uri); rc != PMIX_SUCCESS) return rc;
-    if (pmix_status_t rc = standard_table(job, l.procs); rc != PMIX_SUCCESS) return rc;
+    // Our own questions go first, so that they are answered with the standard one: a broker that
+    // answers once another one is lost may end its job and be gone just after.
     ToolSession session(uri, kPsTimeout);
+    const std::uint64_t table = session.send(msg::ProcTableQuery{job});
+    const std::uint64_t rows = jobs ? session.send(msg::JobsQuery{}) : 0;
+    if (pmix_status_t rc = standard_table(job, l.procs); rc != PMIX_SUCCESS) return rc;
     std::set<std::pair<std::string, std::uint32_t>> paused;
-    for (const auto &p : session.ask<msg::ProcTable>(msg::ProcTableQuery{job}).procs)
+    for (const auto &p : session.answer<msg::ProcTable>(table).procs)
         if (p.state == "paused") paused.insert({p.nspace, p.rank});
     for (auto &p : l.procs)
         if (p.state == "running" && paused.contains({p.nspace, p.rank})) p.state = "paused";
-    if (jobs) l.jobs = session.ask<msg::JobList>(msg::JobsQuery{});
+    if (jobs) l.jobs = session.answer<msg::JobList>(rows);
     return PMIX_SUCCESS;
 }
 
