@@ -243,7 +243,7 @@ void GroupTracker::leader_answer(const Envelope &env, msg::GroupLeaderAnswer &m)
         const auto broker = group::host_broker(m.inviter, *namespaces_.snapshot(), *view);
         if (broker && *broker != view->rank) {
             // The invitation is on the inviter's broker: relay, once (not what came over the tree).
-            if (!tree::sender_broker(env.from)) send(remote_address(*broker, name()), m);
+            if (!sender_broker(env.from)) send(remote_address(*broker, name()), m);
             return;
         }
     }
