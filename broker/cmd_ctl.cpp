@@ -1,17 +1,22 @@
-// `zpmix ctl pause|resume|kill|terminate|signal SIG|checkpoint ID --job NS [--ranks LIST]`: job
-// control by an operator, as a tool of the job owner's uid, through whichever broker of this node
-// runs the job (the standalone one, or one embedded in `zpmix run`).
+// `zpmix ctl pause|resume|kill|terminate|signal SIG|checkpoint ID|cancel [ID] --job NS [--ranks
+// LIST]`: job control by an operator, a tool of the standard API (PMIx_Job_control with the
+// standard's directive) of the job owner's uid, through whichever broker of this node runs the job
+// (PMIX_SERVER_NSPACE: the standalone one, or one embedded in `zpmix run`) or --broker's
+// (PMIX_SERVER_URI). It prints the broker's message (what was done, or why not).
 #include <signal.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <iostream>
-
-#include <pmix_common.h>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "actors/protocol/jobctl.hpp"
 #include "broker/commands.hpp"
-#include "broker/tool_session.hpp"
+#include "broker/pmix_tool.hpp"
 
 namespace zpmix::cli {
 
@@ -63,41 +68,90 @@ std::vector<std::uint32_t> parse_ranks(const std::string &list) {
     return out;
 }
 
+// The broker's messages in PMIx_Job_control's results: the last one, or nullopt without any.
+std::optional<std::string> message_of(const pmix_info_t *results, size_t n) {
+    std::optional<std::string> out;
+    for (size_t i = 0; results && i < n; ++i)
+        if (PMIX_CHECK_KEY(&results[i], msg::kJobControlMessageKey) &&
+            results[i].value.type == PMIX_STRING)
+            out = results[i].value.data.string ? results[i].value.data.string : "";
+    return out;
+}
+
 int run_ctl(const CtlOptions &o) {
-    msg::JobControl m;
-    m.action = o.action;
+    int sig = 0;
     if (o.action == "signal") {
-        m.signal = parse_signal(o.arg);
-        if (m.signal <= 0 || m.signal >= NSIG) {
+        sig = parse_signal(o.arg);
+        if (sig <= 0 || sig >= NSIG) {
             std::cerr << "zpmix ctl: unknown signal '" << o.arg << "'\n";
             return 2;
         }
-    } else if (o.action == "checkpoint") {
-        m.id = o.arg;
-        m.timeout_ms = static_cast<std::uint32_t>(o.timeout_s * 1000);
-    } else if (o.action == "cancel") {
-        m.cancel_id = o.arg;
     }
+    std::vector<pmix_proc_t> targets;
     try {
-        if (o.ranks.empty())
-            m.targets.push_back({o.job, msg::kWildcardRank});
-        else
-            for (auto r : parse_ranks(o.ranks)) m.targets.push_back({o.job, r});
-        ToolSession session(
-            broker_of_job(o.broker, o.job),
-            std::chrono::milliseconds(static_cast<long>(o.timeout_s * 1000) + 5000));
-        const auto r = session.ask<msg::JobControlReply>(m);
-        if (r.status != PMIX_SUCCESS) {
-            std::cerr << "zpmix ctl: " << o.action << " refused: " << status_text(r.status) << ": "
-                      << r.message << "\n";
-            return 1;
+        if (o.job.size() > PMIX_MAX_NSLEN)
+            throw std::invalid_argument("--job " + o.job + ": a namespace has at most " +
+                                        std::to_string(PMIX_MAX_NSLEN) + " characters");
+        pmix_proc_t p;
+        if (o.ranks.empty()) {
+            PMIX_LOAD_PROCID(&p, o.job.c_str(), PMIX_RANK_WILDCARD);
+            targets.push_back(p);
+        } else {
+            for (auto r : parse_ranks(o.ranks)) {
+                PMIX_LOAD_PROCID(&p, o.job.c_str(), r);
+                targets.push_back(p);
+            }
         }
-        std::cout << r.message << "\n";
-        return 0;
     } catch (const std::exception &e) {
         std::cerr << "zpmix ctl: " << e.what() << "\n";
         return 1;
     }
+    static const std::map<std::string, const char *> kSwitches = {
+        {"pause", PMIX_JOB_CTRL_PAUSE},
+        {"resume", PMIX_JOB_CTRL_RESUME},
+        {"kill", PMIX_JOB_CTRL_KILL},
+        {"terminate", PMIX_JOB_CTRL_TERMINATE}};
+    pmix_info_t dirs[2];
+    bool yes = true;
+    if (o.action == "signal")
+        PMIX_INFO_LOAD(&dirs[0], PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT);
+    else if (o.action == "checkpoint")
+        PMIX_INFO_LOAD(&dirs[0], PMIX_JOB_CTRL_CHECKPOINT, o.arg.c_str(), PMIX_STRING);
+    else if (o.action == "cancel")  // no id: every pending request of ours
+        PMIX_INFO_LOAD(&dirs[0], PMIX_JOB_CTRL_CANCEL, o.arg.c_str(), PMIX_STRING);
+    else
+        PMIX_INFO_LOAD(&dirs[0], kSwitches.at(o.action), &yes, PMIX_BOOL);
+    // Whole seconds, as the standard has them: a checkpoint's wait; libpmix awaits the broker's
+    // answer 5 s longer.
+    const int timeout =
+        o.timeout_s > 1 ? static_cast<int>(std::min(std::ceil(o.timeout_s), 1e6)) : 1;
+    PMIX_INFO_LOAD(&dirs[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    int status = 1;
+    try {
+        PmixTool tool("ctl", o.broker.empty() ? PMIX_SERVER_NSPACE : PMIX_SERVER_URI,
+                      o.broker.empty() ? o.job : o.broker);
+        pmix_info_t *results = nullptr;
+        size_t n = 0;
+        const pmix_status_t rc =
+            PMIx_Job_control(targets.data(), targets.size(), dirs, 2, &results, &n);
+        const auto message = message_of(results, n);
+        if (results) PMIX_INFO_FREE(results, n);
+        if (rc == PMIX_SUCCESS) {
+            std::cout << message.value_or("") << "\n";
+            status = 0;
+        } else if (message) {
+            std::cerr << "zpmix ctl: " << o.action << " refused: " << status_text(rc) << ": "
+                      << *message << "\n";
+        } else {  // no answer from the broker
+            std::cerr << "zpmix ctl: " << o.action << ": " << failure_text(rc) << "\n";
+        }
+    } catch (const std::exception &e) {
+        std::cerr << "zpmix ctl: " << (o.broker.empty() ? "job " + o.job : o.broker) << ": "
+                  << e.what() << "\n";
+    }
+    PMIX_INFO_DESTRUCT(&dirs[0]);
+    PMIX_INFO_DESTRUCT(&dirs[1]);
+    return status;
 }
 
 }  // namespace
@@ -115,7 +169,8 @@ void add_ctl_command(CLI::App &app, int &status) {
     cmd->add_option("--ranks", o->ranks, "Ranks to act on, e.g. 0,2-3 (default: all)");
     cmd->add_option("--broker", o->broker,
                     "The broker's URI (default: the one of this node that runs the job)");
-    cmd->add_option("--timeout", o->timeout_s, "Seconds to wait for a checkpoint (default 30)");
+    cmd->add_option("--timeout", o->timeout_s,
+                    "Seconds to wait for a checkpoint, whole (default 30)");
     cmd->callback([o, &status] {
         if (o->action == "signal" && o->arg.empty())
             throw CLI::ValidationError("signal", "which signal?");

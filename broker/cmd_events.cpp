@@ -6,6 +6,13 @@
 // The subscription is confirmed with the broker's sync handshake (an "ev.register" without
 // streams, answered once the broker's XPUB saw our sync topic), so no event published after the
 // "subscribed" line on stderr is missed for a slow join.
+//
+// All of it is the monitoring interface (docs/events.md: topics, the msgpack schema, the sync
+// handshake, the replay ring), not the standard's tool API, on purpose: PMIx_Register_event_handler
+// would deliver to this tool only the events whose range includes it, each as a status, a source
+// and infos, without the topic, epoch and numbers that --json prints, --since replays and gaps
+// are found by. The "registration" here confirms a SUB socket's subscription, which no PMIx call
+// does.
 #include <unistd.h>
 
 #include <csignal>

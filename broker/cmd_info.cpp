@@ -3,6 +3,7 @@
 // version, the PMIx level and ABI, the protocol, the configuration in effect, and with
 // --attributes the attributes each function honours (PMIX_QUERY_ATTRIBUTE_SUPPORT).
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <pmix_tool.h>
@@ -12,6 +13,7 @@
 #include "actors/runtime/envelope.hpp"
 #include "broker/commands.hpp"
 #include "broker/config.hpp"
+#include "broker/pmix_tool.hpp"
 
 namespace zpmix::cli {
 
@@ -21,55 +23,21 @@ struct InfoOptions {
     bool attributes = false, json = false;
 };
 
-// The infos of a PMIX_DATA_ARRAY of PMIX_INFO (none when it is not one).
-std::pair<const pmix_info_t *, size_t> infos_of(const pmix_value_t &v) {
-    if (v.type != PMIX_DATA_ARRAY || !v.data.darray || v.data.darray->type != PMIX_INFO)
-        return {nullptr, 0};
-    return {static_cast<const pmix_info_t *>(v.data.darray->array), v.data.darray->size};
-}
-
-// One query of `key` with `qualifiers`; the answer's value is given to use().
-template <class Use>
-pmix_status_t ask(const char *key, std::vector<std::pair<const char *, std::string>> qualifiers,
-                  Use use) {
-    pmix_query_t q;
-    PMIX_QUERY_CONSTRUCT(&q);
-    pmix_status_t rc;
-    PMIX_ARGV_APPEND(rc, q.keys, key);
-    if (!qualifiers.empty()) {
-        PMIX_QUERY_QUALIFIERS_CREATE(&q, qualifiers.size());
-        for (size_t i = 0; i < qualifiers.size(); ++i)
-            PMIX_INFO_LOAD(&q.qualifiers[i], qualifiers[i].first, qualifiers[i].second.c_str(),
-                           PMIX_STRING);
-    }
-    pmix_info_t *results = nullptr;
-    size_t n = 0;
-    rc = PMIx_Query_info(&q, 1, &results, &n);
-    if (rc == PMIX_SUCCESS && n == 1) {
-        auto [answers, count] = infos_of(results[0].value);
-        for (size_t i = 0; i < count; ++i)
-            if (PMIX_CHECK_KEY(&answers[i], key)) use(answers[i].value);
-    }
-    if (results) PMIX_INFO_FREE(results, n);
-    PMIX_QUERY_DESTRUCT(&q);
-    return rc;
-}
+constexpr int kInfoQueryTimeoutS = 10;  // the library answers at once
 
 int run_info(const InfoOptions &o) {
-    pmix_info_t alone;
-    bool yes = true;
-    PMIX_INFO_LOAD(&alone, PMIX_TOOL_DO_NOT_CONNECT, &yes, PMIX_BOOL);
-    pmix_proc_t me;
-    if (pmix_status_t rc = PMIx_tool_init(&me, &alone, 1); rc != PMIX_SUCCESS) {
-        std::cerr << "zpmix info: PMIx_tool_init: " << PMIx_Error_string(rc) << "\n";
+    std::optional<PmixTool> tool;  // connected to no broker: the library answers
+    try {
+        tool.emplace("info");
+    } catch (const std::exception &e) {
+        std::cerr << "zpmix info: " << e.what() << "\n";
         return 1;
     }
-    PMIX_INFO_DESTRUCT(&alone);
     nlohmann::json j;
     j["version"] = ZPMIX_VERSION_STRING;
     j["pmix_standard"] = fmt::format("{}.{}", PMIX_VERSION_MAJOR, PMIX_VERSION_MINOR);
     j["protocol"] = kProtocolVersion;
-    (void)ask(PMIX_QUERY_STABLE_ABI_VERSION, {}, [&](const pmix_value_t &v) {
+    (void)query(PMIX_QUERY_STABLE_ABI_VERSION, {}, kInfoQueryTimeoutS, [&](const pmix_value_t &v) {
         if (v.type == PMIX_STRING) j["stable_abi"] = v.data.string;
     });
     const char *config = std::getenv("ZPMIX_CONFIG");
@@ -81,29 +49,29 @@ int run_info(const InfoOptions &o) {
                                                                  {PMIX_TOOL_FUNCTIONS, "tool"},
                                                                  {PMIX_HOST_FUNCTIONS, "host"}};
         for (const auto &[qualifier, name] : classes) {
-            (void)ask(PMIX_QUERY_ATTRIBUTE_SUPPORT, {{qualifier, "all"}},
-                      [&, name = name](const pmix_value_t &v) {
-                          auto [cls, ncls] = infos_of(v);
-                          for (size_t c = 0; c < ncls; ++c) {
-                              auto [fns, nfns] = infos_of(cls[c].value);
-                              for (size_t f = 0; f < nfns; ++f) {
-                                  const pmix_value_t &list = fns[f].value;
-                                  if (list.type != PMIX_DATA_ARRAY ||
-                                      list.data.darray->type != PMIX_REGATTR)
-                                      continue;
-                                  auto *regs =
-                                      static_cast<pmix_regattr_t *>(list.data.darray->array);
-                                  auto &out = attrs[name][fns[f].key];
-                                  for (size_t i = 0; i < list.data.darray->size; ++i)
-                                      out.push_back({{"name", regs[i].name ? regs[i].name : ""},
-                                                     {"key", regs[i].string}});
-                              }
-                          }
-                      });
+            (void)query(PMIX_QUERY_ATTRIBUTE_SUPPORT, {{qualifier, "all"}}, kInfoQueryTimeoutS,
+                        [&, name = name](const pmix_value_t &v) {
+                            auto [cls, ncls] = infos_of(v);
+                            for (size_t c = 0; c < ncls; ++c) {
+                                auto [fns, nfns] = infos_of(cls[c].value);
+                                for (size_t f = 0; f < nfns; ++f) {
+                                    const pmix_value_t &list = fns[f].value;
+                                    if (list.type != PMIX_DATA_ARRAY ||
+                                        list.data.darray->type != PMIX_REGATTR)
+                                        continue;
+                                    auto *regs =
+                                        static_cast<pmix_regattr_t *>(list.data.darray->array);
+                                    auto &out = attrs[name][fns[f].key];
+                                    for (size_t i = 0; i < list.data.darray->size; ++i)
+                                        out.push_back({{"name", regs[i].name ? regs[i].name : ""},
+                                                       {"key", regs[i].string}});
+                                }
+                            }
+                        });
         }
         j["attributes"] = attrs;
     }
-    PMIx_tool_finalize();
+    tool.reset();
     if (o.json) {
         std::cout << j.dump() << "\n";
         return 0;

@@ -1,5 +1,8 @@
 // `zpmix preempt --job NS [--grace-ms N]`: tell a preemptible job (PMIX_JCTRL_PREEMPT_ALERT) that
-// it is being preempted, then terminate it after the grace period.
+// it is being preempted, then terminate it after the grace period. zpmix's own request
+// (jctl.preempt), not PMIx_Job_control: the standard has no directive to preempt a job now
+// (PMIX_JOB_CTRL_PREEMPTIBLE is a job saying it may be preempted), and the broker, which holds
+// that mark, alerts and later terminates the job even if this command is gone by then.
 #include <iostream>
 
 #include <pmix_common.h>

@@ -3,14 +3,23 @@
 // one row each: program, ranks by state, nodes, elapsed time, psets, and for a job finished
 // within `[broker] keep_finished_s` its exit status; `--ranks`, one row per rank. A job spanning
 // nodes is listed whole, every broker of its tree asked for its ranks.
+//
+// The ranks come from the standard's process table (PMIx_Query_info, PMIX_QUERY_PROC_TABLE), ps
+// being a tool attached to each broker in turn. The rest is zpmix's own (jctl.jobs, jctl.ps): the
+// standard's queries have no rows per job (user, program, ranks by state, nodes, elapsed time,
+// psets, finished jobs), and its process states no paused one.
 #include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -19,6 +28,7 @@
 #include "actors/protocol/jobctl.hpp"
 #include "actors/runtime/unix_time.hpp"
 #include "broker/commands.hpp"
+#include "broker/pmix_tool.hpp"
 #include "broker/tool_session.hpp"
 
 namespace zpmix::cli {
@@ -87,12 +97,82 @@ struct PsOptions {
     bool ranks = false;
 };
 
+constexpr auto kPsTimeout = std::chrono::seconds(10);  // per broker
+
 // What one broker said: its process table (every rank, across its tree) and its jobs.
 struct Listing {
     std::string uri;
-    msg::ProcTable table;
+    std::vector<msg::ProcRow> procs;
     msg::JobList jobs;
 };
+
+// A rank of the standard's process table as ps shows it (state running, paused, exited, killed,
+// unreachable; a signal's end is 128 + the signal there).
+msg::ProcRow ps_row(const pmix_proc_info_t &p) {
+    msg::ProcRow r;
+    r.nspace = std::string(p.proc.nspace, strnlen(p.proc.nspace, PMIX_MAX_NSLEN));
+    r.rank = p.proc.rank;
+    r.host = p.hostname ? p.hostname : "";
+    r.pid = p.pid;
+    switch (p.state) {
+        case PMIX_PROC_STATE_RUNNING:
+            r.state = "running";
+            break;
+        case PMIX_PROC_STATE_TERMINATED:
+        case PMIX_PROC_STATE_TERM_NON_ZERO:
+            r.state = "exited";
+            r.exit_code = p.exit_code;
+            break;
+        case PMIX_PROC_STATE_ABORTED_BY_SIG:
+            r.state = "killed";
+            r.signal = p.exit_code - 128;
+            break;
+        case PMIX_PROC_STATE_COMM_FAILED:
+            r.state = "unreachable";
+            break;
+        default:
+            r.state = PMIx_Proc_state_string(p.state);
+    }
+    return r;
+}
+
+// The process table of the broker the tool uses: of `job` (PMIX_NSPACE) or of every job, as ps
+// shows it, but for paused ranks (running there). The query's status.
+pmix_status_t standard_table(const std::string &job, std::vector<msg::ProcRow> &out) {
+    std::vector<std::pair<const char *, std::string>> qualifiers;
+    if (!job.empty()) qualifiers.emplace_back(PMIX_NSPACE, job);
+    return query(PMIX_QUERY_PROC_TABLE, qualifiers, static_cast<int>(kPsTimeout.count()),
+                 [&](const pmix_value_t &v) {
+                     if (v.type != PMIX_DATA_ARRAY || !v.data.darray ||
+                         v.data.darray->type != PMIX_PROC_INFO)
+                         return;
+                     const auto *rows = static_cast<const pmix_proc_info_t *>(v.data.darray->array);
+                     for (size_t i = 0; i < v.data.darray->size; ++i)
+                         out.push_back(ps_row(rows[i]));
+                 });
+}
+
+// The broker at `uri`'s listing (its process table; with `jobs`, its jobs too). The status of the
+// standard's query (PMIX_ERR_NOT_FOUND: not a job of this broker); throws when zpmix's own
+// questions fail.
+pmix_status_t broker_listing(PmixTool &tool, const std::string &uri, const std::string &job,
+                             bool jobs, Listing &l) {
+    l.uri = uri;
+    if (pmix_status_t rc = tool.use(uri); rc != PMIX_SUCCESS) return rc;
+    // Our own questions go first, so that they are answered with the standard one: a broker that
+    // answers once another one is lost may end its job and be gone just after.
+    ToolSession session(uri, kPsTimeout);
+    const std::uint64_t table = session.send(msg::ProcTableQuery{job});
+    const std::uint64_t rows = jobs ? session.send(msg::JobsQuery{}) : 0;
+    if (pmix_status_t rc = standard_table(job, l.procs); rc != PMIX_SUCCESS) return rc;
+    std::set<std::pair<std::string, std::uint32_t>> paused;
+    for (const auto &p : session.answer<msg::ProcTable>(table).procs)
+        if (p.state == "paused") paused.insert({p.nspace, p.rank});
+    for (auto &p : l.procs)
+        if (p.state == "running" && paused.contains({p.nspace, p.rank})) p.state = "paused";
+    if (jobs) l.jobs = session.answer<msg::JobList>(rows);
+    return PMIX_SUCCESS;
+}
 
 std::string user_name() {
     if (const passwd *pw = ::getpwuid(::getuid())) return pw->pw_name;
@@ -110,7 +190,7 @@ void print_ranks(const std::vector<Listing> &all, bool json) {
     if (json) {
         auto rows = nlohmann::json::array();
         for (const auto &l : all)
-            for (const auto &p : l.table.procs)
+            for (const auto &p : l.procs)
                 rows.push_back({{"nspace", p.nspace},
                                 {"rank", p.rank},
                                 {"host", p.host},
@@ -124,7 +204,7 @@ void print_ranks(const std::vector<Listing> &all, bool json) {
     std::cout << fmt::format("{:<24} {:>5} {:<16} {:>8} {:<8} {}\n", "NSPACE", "RANK", "HOST",
                              "PID", "STATE", "EXIT");
     for (const auto &l : all)
-        for (const auto &p : l.table.procs) {
+        for (const auto &p : l.procs) {
             std::string exit;
             if (p.state == "exited") exit = std::to_string(p.exit_code);
             if (p.state == "killed") exit = "signal " + std::to_string(p.signal);
@@ -150,7 +230,7 @@ void print_jobs(const std::vector<Listing> &all, const std::string &only, bool j
             std::vector<std::string> nodes = j.hosts;
             if (running) {
                 states.clear();
-                for (const auto &p : l.table.procs) {
+                for (const auto &p : l.procs) {
                     if (p.nspace != j.nspace) continue;
                     ++states[p.state];
                     if (std::find(nodes.begin(), nodes.end(), p.host) == nodes.end())
@@ -199,11 +279,10 @@ void print_jobs(const std::vector<Listing> &all, const std::string &only, bool j
 int run_ps(const PsOptions &o) {
     std::vector<Listing> all;
     try {
+        // With --job, the first of them that runs it.
         std::vector<std::string> uris;
-        if (!o.job.empty()) {
-            uris = {broker_of_job(o.broker, o.job)};
-        } else if (!o.broker.empty()) {
-            uris = {o.broker};
+        if (!o.job.empty() || !o.broker.empty()) {
+            uris = brokers_to_list(o.broker);
         } else {
             for (const auto &b : find_user_brokers()) uris.push_back(b.uri);
             if (uris.empty()) {  // no broker: no job
@@ -215,18 +294,35 @@ int run_ps(const PsOptions &o) {
                 return 0;
             }
         }
+        PmixTool tool("ps");
+        std::string why;  // --job: why the last broker asked does not list it
         for (const auto &uri : uris) {
+            Listing l;
+            std::string failed;
             try {
-                ToolSession session(uri, std::chrono::seconds(10));
-                Listing l{uri, session.ask<msg::ProcTable>(msg::ProcTableQuery{o.job}), {}};
-                if (!o.ranks) l.jobs = session.ask<msg::JobList>(msg::JobsQuery{});
-                all.push_back(std::move(l));
+                if (pmix_status_t rc = broker_listing(tool, uri, o.job, !o.ranks, l);
+                    rc != PMIX_SUCCESS)
+                    failed = failure_text(rc) + (rc == PMIX_ERR_NOT_FOUND && !o.job.empty()
+                                                     ? ": no job " + o.job
+                                                     : std::string());
             } catch (const std::exception &e) {
-                // One broker that stopped meanwhile does not hide the others' jobs.
-                if (uris.size() == 1) throw;
-                std::cerr << "zpmix ps: " << uri << ": " << e.what() << "\n";
+                failed = e.what();
+            }
+            if (failed.empty()) {
+                all.push_back(std::move(l));
+                if (!o.job.empty()) break;
+            } else if (!o.job.empty()) {
+                why = failed;  // not its job (or it is going away): the next one
+            } else if (uris.size() == 1) {
+                throw std::runtime_error(failed);
+            } else {  // one broker that stopped meanwhile does not hide the others' jobs
+                std::cerr << "zpmix ps: " << uri << ": " << failed << "\n";
             }
         }
+        if (!o.job.empty() && all.empty())
+            throw std::runtime_error(o.broker.empty() ? "no broker on this node runs job " + o.job +
+                                                            " (" + why + ")"
+                                                      : why);
     } catch (const std::exception &e) {
         std::cerr << "zpmix ps: " << e.what() << "\n";
         return 1;

@@ -1,16 +1,19 @@
 #pragma once
-// A tool's session with a standalone broker, for the operators' commands (`zpmix ctl`, `ps`,
-// `preempt`): found by --broker URI or the rendezvous file, a Hello as a tool, then requests
-// answered within a deadline.
+// A tool's session with a broker in zpmix's own protocol, for what the operators' commands ask
+// beyond the standard's tool API (broker/pmix_tool.hpp): `zpmix ps`'s rows per job and paused
+// ranks, `preempt`, `pset`, `notify`, `release`, `events` (the monitoring interface's handshake
+// and replay) and `exporter`. Found by --broker URI or the rendezvous file, a Hello as a tool,
+// then requests answered within a deadline.
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
-#include <pmix.h>
 #include <zmq.hpp>
 
 #include "actors/protocol/common.hpp"
@@ -18,14 +21,10 @@
 #include "actors/runtime/curve_keys.hpp"
 #include "actors/runtime/envelope.hpp"
 #include "broker/config.hpp"
+#include "broker/pmix_tool.hpp"
 #include "broker/rendezvous.hpp"
 
 namespace zpmix::cli {
-
-// A PMIx status as operators read it: its name, then its number ("PMIX_ERR_NOT_FOUND (-46)").
-inline std::string status_text(std::int32_t status) {
-    return std::string(PMIx_Error_string(status)) + " (" + std::to_string(status) + ")";
-}
 
 class ToolSession {
   public:
@@ -57,25 +56,47 @@ class ToolSession {
     // Sends m and returns the reply's body as R; throws on an ErrorReply or the deadline.
     template <class R, class M>
     R ask(const M &m) {
+        return answer<R>(send(m));
+    }
+
+    // Sends m without waiting: answer<R>() reads its reply, so that several requests are in
+    // flight at once. Returns its id.
+    template <class M>
+    std::uint64_t send(const M &m) {
         const std::uint64_t id = ++next_id_;
         dealer_.send(encode(M::type, id, m), zmq::send_flags::none);
+        in_flight_.insert(id);
+        return id;
+    }
+
+    // The reply to request `id` as R, within the deadline; throws on an ErrorReply or the
+    // deadline. Replies to the other requests in flight are kept for their answer().
+    template <class R>
+    R answer(std::uint64_t id) {
         const auto deadline = std::chrono::steady_clock::now() + timeout_;
-        for (;;) {
+        in_flight_.erase(id);
+        zmq::message_t bytes;
+        if (auto kept = early_.extract(id)) bytes = std::move(kept.mapped());
+        while (bytes.empty()) {
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                 deadline - std::chrono::steady_clock::now());
             zmq::pollitem_t item{dealer_.handle(), 0, ZMQ_POLLIN, 0};
             if (left.count() <= 0 || zmq::poll(&item, 1, left) == 0)
                 throw std::runtime_error("no answer from the broker");
-            zmq::message_t bytes;
-            (void)dealer_.recv(bytes);
-            const Envelope env = decode(bytes);
-            if (env.id != id) continue;
-            if (env.type == msg::ErrorReply::type) {
-                const auto e = env.as<msg::ErrorReply>();
-                throw std::runtime_error(status_text(e.status) + ": " + e.message);
-            }
-            return env.as<R>();
+            zmq::message_t got;
+            (void)dealer_.recv(got);
+            const std::uint64_t of = decode(got).id;
+            if (of == id)
+                bytes = std::move(got);
+            else if (in_flight_.contains(of))  // anything else is stale
+                early_.emplace(of, std::move(got));
         }
+        const Envelope env = decode(bytes);
+        if (env.type == msg::ErrorReply::type) {
+            const auto e = env.as<msg::ErrorReply>();
+            throw std::runtime_error(status_text(e.status) + ": " + e.message);
+        }
+        return env.as<R>();
     }
 
   private:
@@ -84,6 +105,8 @@ class ToolSession {
     zmq::context_t ctx_;
     zmq::socket_t dealer_{ctx_, zmq::socket_type::dealer};
     std::uint64_t next_id_ = 0;
+    std::set<std::uint64_t> in_flight_;              // sent, their answer() not called yet
+    std::map<std::uint64_t, zmq::message_t> early_;  // replies read before their answer()
 };
 
 }  // namespace zpmix::cli

@@ -18,6 +18,7 @@ IofActor::IofActor(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
     on(&IofActor::push, Access::session | Access::operator_);
     on(&IofActor::input_taken, Access::internal);
     on(&IofActor::refused, Access::internal);
+    on(&IofActor::keep, Access::internal);
     on(&IofActor::ended, Access::internal);
     on(&IofActor::session_closed, Access::internal);
     on(&IofActor::tree_lost, Access::internal);
@@ -187,6 +188,12 @@ void IofActor::session_closed(const Envelope &, msg::SessionClosed &m) {
         send(remote_address(0, name()), msg::IofDeregister{id});
         drop_relay(id);
     }
+    std::erase_if(keep_for_, [&](const auto &k) { return k.second == m.peer; });
+    std::erase_if(kept_, [&](const auto &k) {
+        if (k.second != m.peer) return false;
+        jobs_.erase(k.first);
+        return true;
+    });
 }
 
 // The root: the pulls relayed by lost brokers go. A broker that lost the root stops.
@@ -246,6 +253,10 @@ void IofActor::relay_deregistered(const Envelope &env, msg::Ok &m) {
     if (!node.empty()) reply(node.mapped(), m);
 }
 
+void IofActor::keep(const Envelope &, msg::IofKeep &m) {
+    keep_for_[m.nspace] = std::move(m.peer);
+}
+
 void IofActor::ended(const Envelope &, msg::NamespaceEnded &m) {
     // Nothing more comes of the job: its pulls get what their buffering held back.
     for (auto &[key, p] : pulls_)
@@ -254,7 +265,19 @@ void IofActor::ended(const Envelope &, msg::NamespaceEnded &m) {
             p.due = true;
             flush(key, p, false);
         }
-    jobs_.erase(m.nspace);
+    auto keep = keep_for_.extract(m.nspace);
+    if (keep.empty()) {
+        jobs_.erase(m.nspace);
+        return;
+    }
+    jobs_.try_emplace(m.nspace);  // a job that wrote nothing has no cache yet
+    kept_.emplace_back(m.nspace, std::move(keep.mapped()));
+    if (kept_.size() > kMaxKept) {
+        log().info("the output of {} is no longer kept for its tool ({} ended jobs are)",
+                   kept_.front().first, kMaxKept);
+        jobs_.erase(kept_.front().first);
+        kept_.pop_front();
+    }
 }
 
 // ---- input

@@ -19,6 +19,10 @@
 // delivers to the puller; acknowledgements and deregistrations go back the same way, so the
 // window and the queue are the root's as for a local pull. The relay holds nothing but the ids.
 //
+// A job a tool spawned with PMIX_FWD_STDOUT/_STDERR (msg::IofKeep) keeps its cache past its end
+// while the tool's session lasts, so that the tool may pull the output once PMIx_Spawn returned
+// whatever the job did meanwhile; at most kMaxKept such ended jobs, the oldest going first.
+//
 // Access: clients (their own job only) and tools of the broker's uid (any job).
 #include <chrono>
 #include <cstdint>
@@ -49,6 +53,7 @@ class IofActor : public Actor {
     };
     static constexpr unsigned kWindow = 8;                  // deliveries unacknowledged
     static constexpr std::size_t kMaxDelivery = 64 * 1024;  // bytes per delivery
+    static constexpr std::size_t kMaxKept = 64;             // ended jobs kept for their tools
 
     IofActor(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces, const BrokerMap &brokers,
              Settings settings);
@@ -90,6 +95,9 @@ class IofActor : public Actor {
     const BrokerMap &brokers_;
     Settings settings_;
     std::unordered_map<std::string, Queue> jobs_;  // each job's cache
+    // IofKeep's: a job's namespace -> the tool's peer it is kept for; its end moves it to kept_.
+    std::unordered_map<std::string, std::string> keep_for_;
+    std::deque<std::pair<std::string, std::string>> kept_;  // ended jobs kept, oldest first
     std::map<PullKey, Pull> pulls_;
     std::map<std::uint64_t, Push> pushes_;             // by push id
     std::map<std::uint64_t, std::uint64_t> inputs_;    // an Input's id -> its push
@@ -106,6 +114,7 @@ class IofActor : public Actor {
     void input_taken(const Envelope &env, msg::InputTaken &m);
     // An Input, a relayed pull or a relayed deregistration refused.
     void refused(const Envelope &env, msg::ErrorReply &m);
+    void keep(const Envelope &env, msg::IofKeep &m);
     void ended(const Envelope &env, msg::NamespaceEnded &m);
     void session_closed(const Envelope &env, msg::SessionClosed &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);

@@ -20,6 +20,7 @@
 #include "actors/fence/fence_board.hpp"
 #include "actors/launcher/allocation.hpp"
 #include "actors/launcher/caller_spawn.hpp"
+#include "actors/protocol/iof.hpp"
 #include "actors/runtime/spawn_attributes.hpp"
 
 extern char **environ;
@@ -199,7 +200,8 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
 }
 
 // A tool's job has no parent job; the tool is its requester (its output, exits and end go there,
-// and it ends when the tool dies, as a `zpmix run`'s), and hears its PMIX_READY_FOR_DEBUG.
+// and it ends when the tool dies, as a `zpmix run`'s), and hears its PMIX_READY_FOR_DEBUG. With
+// PMIX_FWD_STDOUT/_STDERR the iof actor keeps its output for the tool's pull past its end.
 // Debugger daemons go where their target's ranks are: on this node, daemons_per_node, or
 // daemons_per_proc for each of the target's ranks. On a broker of a tree the coordinator lays the
 // job out (on this node; daemons on each node of their target), as it does every job of a tree.
@@ -242,6 +244,7 @@ void Launcher::tool_spawn(const Envelope &env, msg::Spawn &m) {
     plan.timeout_s = m.timeout_s;
     plan.spawn_timeout_s = m.spawn_timeout_s;
     if (m.notify_completion) plan.notify_completion.push_back(m.parent);
+    if (m.forward_output) plan.keep_output_for = env.from;
     start(env, std::move(job), std::move(plan));
 }
 
@@ -821,6 +824,8 @@ void Launcher::begin(const Envelope &env, Job job, Plan plan, std::string secret
     // A part replaces the coordinator's registration with this node's placement and directories.
     send("registry",
          msg::RegisterNamespace{info, std::move(secret), std::move(plan.notify_completion)});
+    if (!plan.keep_output_for.empty() && bus().find("iof"))
+        send("iof", msg::IofKeep{nspace, std::move(plan.keep_output_for)});
     auto [it, inserted] = jobs_.emplace(nspace, std::move(job));
     Job &j = it->second;
     if (!j.parent.empty()) jobs_.at(j.parent).children.insert(nspace);

@@ -112,6 +112,7 @@ class Launcher : public Actor {
         msg::Caller caller;
         std::int64_t stdin_target = msg::kStdinNone;
         bool recoverable = false;
+        std::string keep_output_for;  // a tool's peer: Spawn.forward_output (msg::IofKeep)
     };
     struct Job {
         msg::JobInfo info;

@@ -69,6 +69,17 @@ struct IofDeregister {
     ZPMIX_MSG_MAP(pull);
 };
 
+// launcher -> iof (internal): keep job `nspace`'s output past its end for `peer`, the tool that
+// spawned it with PMIX_FWD_STDOUT/_STDERR, while that tool's session lasts (RFC0025: forwarded
+// output waits for the spawner's pull, which can come only once PMIx_Spawn returned, when a
+// short job may be over already).
+struct IofKeep {
+    static constexpr const char *type = "iof.keep";
+    std::string nspace;
+    std::string peer;
+    ZPMIX_MSG_MAP(nspace, peer);
+};
+
 // Tool or client -> iof: PMIx_IOF_push, `data` to the stdin of `targets` (ranks, or a namespace's
 // wildcard: its stdin ranks), then with `eof` their stdin closed. Answered by Ok once written
 // (or dropped: the ranks are gone), or an ErrorReply (a target without a stdin pipe:

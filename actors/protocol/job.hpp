@@ -234,9 +234,12 @@ struct Spawn {
     Proc debug_target = {};
     std::uint32_t daemons_per_node = 0, daemons_per_proc = 0;
     bool child_sep = false;  // PMIX_SPAWN_CHILD_SEP: the job outlives its parent's end
+    // PMIX_FWD_STDOUT, PMIX_FWD_STDERR from a tool: its output is kept for the tool's pull, also
+    // once the job is over (msg::IofKeep).
+    bool forward_output = false;
     ZPMIX_MSG_MAP(parent, apps, env, notify_completion, spawn_timeout_s, timeout_s, bind_to, map_by,
                   hosts, add_hosts, stop_in_init, stop_in_app, stop_on_exec, debugger_daemons,
-                  debug_target, daemons_per_node, daemons_per_proc, child_sep);
+                  debug_target, daemons_per_node, daemons_per_proc, child_sep, forward_output);
 };
 inline const Proc *acting_proc(const Spawn &m) {
     return &m.parent;

@@ -42,6 +42,10 @@ struct JobControlReply {
     std::vector<Proc> affected;  // the processes acted on
     ZPMIX_MSG_MAP(status, message, affected);
 };
+// PMIx_Job_control's results (and its _nb callback's info): one info of this key per operation
+// the broker answered, in order, holding its message (a string), also when refused: the standard
+// returns a status only, and `zpmix ctl` prints why.
+inline constexpr const char *kJobControlMessageKey = "zpmix.jctrl.msg";
 
 // Tool -> jobctl (`zpmix preempt`): warn a preemptible job with PMIX_JCTRL_PREEMPT_ALERT, give it
 // grace_ms, then terminate it. Answered by JobControlReply once the alert went out.

@@ -43,8 +43,8 @@ using Messages = std::tuple<
     m::GroupContribute, m::GroupDone, m::GroupUp, m::GroupDown, m::GroupList, m::GroupListed,
     m::GroupInvite, m::GroupJoin, m::GroupLeave, m::GroupLeft, m::GroupWatch, m::GroupUnwatch,
     m::GroupInviteeEnded, m::GroupLeaderAnswer, m::SessionClosed, m::IofPull, m::IofPulled,
-    m::IofDeliver, m::IofAck, m::IofDeregister, m::IofPush, m::StoppedInInit, m::DebuggerReleased,
-    m::JobFinished>;
+    m::IofDeliver, m::IofAck, m::IofDeregister, m::IofKeep, m::IofPush, m::StoppedInInit,
+    m::DebuggerReleased, m::JobFinished>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
 static_assert(std::tuple_size_v<Messages> == ZPMIX_MESSAGE_TYPES,
               "a message type of actors/protocol/*.hpp is missing from the list");

@@ -12,7 +12,7 @@
 // The iof actor alone: the test feeds it output as the launcher does and pulls as a tool does,
 // through a puller actor on the same bus, and checks what comes: the job's cache (bounded, the
 // oldest dropped and counted), a pull's window and its bounded queue (oldest or newest dropped),
-// buffering by size and time, and the flush at deregistration.
+// buffering by size and time, the flush at deregistration, and the output kept for a tool.
 using namespace zpmix;
 using namespace std::chrono_literals;
 
@@ -214,6 +214,54 @@ BOOST_AUTO_TEST_CASE(nothing_after_deregistration) {
     BOOST_REQUIRE(puller.wait([&] { return puller.errors.size() == 1; }));
     BOOST_TEST(puller.errors.at(0) == PMIX_ERR_NOT_FOUND);
     BOOST_TEST(delivered() == 1u);  // line 2 came before the second deregistration's answer
+}
+
+// A job kept for the tool that spawned it (iof.keep): its cache outlives its end, for any pull,
+// until that tool's session closes; another job's goes with its end.
+BOOST_AUTO_TEST_CASE(a_kept_job_s_output_outlives_its_end_until_its_tool_goes) {
+    puller.to_iof(msg::IofKeep{"job1", "tool-a"}, 0);
+    line(1);
+    puller.to_iof(msg::Output{"job2", 0, 1, "other\n"}, 0);
+    puller.to_iof(msg::NamespaceEnded{"job1"}, 0);
+    puller.to_iof(msg::NamespaceEnded{"job2"}, 0);
+    puller.to_iof(pull_all(), 1);
+    BOOST_REQUIRE(puller.wait([&] { return puller.deliveries.size() == 1; }));
+    BOOST_TEST(text(delivery(0)) == fmt::format("line {:014}\n", 1));
+    msg::IofPull other;
+    other.procs = {{"job2", msg::kWildcardRank}};
+    puller.to_iof(other, 2);
+    BOOST_REQUIRE(puller.wait([&] { return puller.pulled_ids.size() == 2; }));
+
+    puller.to_iof(msg::SessionClosed{"tool-b"}, 0);  // another tool's end changes nothing
+    puller.to_iof(pull_all(), 3);
+    BOOST_REQUIRE(puller.wait([&] { return puller.deliveries.size() == 2; }));
+    puller.to_iof(msg::SessionClosed{"tool-a"}, 0);
+    puller.to_iof(pull_all(), 4);
+    BOOST_REQUIRE(puller.wait([&] { return puller.pulled_ids.size() == 4; }));
+    puller.to_iof(msg::IofDeregister{4}, 5);  // answered after anything the pull had
+    BOOST_REQUIRE(puller.wait([&] { return puller.ok_ids.size() == 1; }));
+    BOOST_TEST(delivered() == 2u);  // job2's pull and the last one got nothing
+}
+
+// At most kMaxKept ended jobs are kept: the oldest goes first.
+BOOST_AUTO_TEST_CASE(kept_jobs_are_bounded_the_oldest_going_first) {
+    const std::size_t n = IofActor::kMaxKept + 1;
+    for (std::size_t j = 0; j < n; ++j) {
+        const std::string job = fmt::format("kept{}", j);
+        puller.to_iof(msg::IofKeep{job, "tool-a"}, 0);
+        puller.to_iof(msg::Output{job, 0, 1, job + "\n"}, 0);
+        puller.to_iof(msg::NamespaceEnded{job}, 0);
+    }
+    for (std::size_t j : {std::size_t{0}, std::size_t{1}, n - 1}) {
+        msg::IofPull p;
+        p.procs = {{fmt::format("kept{}", j), msg::kWildcardRank}};
+        puller.to_iof(p, 10 + j);
+    }
+    puller.to_iof(msg::IofDeregister{10 + n - 1}, 1);
+    BOOST_REQUIRE(puller.wait([&] { return puller.ok_ids.size() == 1; }));
+    BOOST_REQUIRE_EQUAL(delivered(), 2u);  // not kept0's
+    BOOST_TEST(text(delivery(0)) == "kept1\n");
+    BOOST_TEST(text(delivery(1)) == fmt::format("kept{}\n", n - 1));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -289,6 +289,54 @@ BOOST_AUTO_TEST_CASE(ctl_and_ps_reach_jobs_of_embedded_brokers) {
     BOOST_TEST(out == "[]\n", out);
 }
 
+// `zpmix ctl` is a tool of the standard API: PMIx_tool_init finds the broker that runs the job
+// (PMIX_SERVER_NSPACE), here one started with another XDG_RUNTIME_DIR, or takes --broker's
+// (PMIX_SERVER_URI); PMIx_Job_control's results carry the broker's message, printed as before,
+// a refusal with its status by name.
+BOOST_AUTO_TEST_CASE(ctl_through_the_tool_api_reaches_a_broker_of_another_runtime_dir) {
+    Broker b(false);
+    // The job's `zpmix run` keeps its broker under /dev/shm or /tmp; the commands look with b's.
+    auto env = b.env();
+    env[0] = "XDG_RUNTIME_DIR=";
+    Child job({kZpmix, "run", "-n", "2", kProg, "counter", b.tmp}, env);
+    BOOST_REQUIRE_MESSAGE(
+        job.read_until([&](const std::string &o) { return count(o, " ready") == 2u; }),
+        "the job did not start: " + job.out() + job.err());
+    std::smatch m;
+    const std::string said = job.out();
+    BOOST_REQUIRE(std::regex_search(said, m, std::regex("nspace (\\S+) ready")));
+    const std::string ns = m[1];
+    BOOST_REQUIRE(eventually([&] { return b.counter(1) > 10; }));
+
+    std::string out;
+    BOOST_TEST(b.ctl({"pause", "--job", ns, "--ranks", "1"}, out) == 0, out);
+    BOOST_TEST(out == "pause delivered to 1 process(es)\n", out);
+    const pid_t pid1 = b.ps(ns)[1]["pid"];
+    BOOST_TEST(eventually([&] { return proc_state(pid1) == 'T'; }));
+    BOOST_TEST(b.state(ns, 1) == "paused");
+    BOOST_TEST(b.ctl({"resume", "--job", ns}, out) == 0, out);
+    BOOST_TEST(out == "resume delivered to 2 process(es)\n", out);
+    BOOST_TEST(b.state(ns, 1) == "running");
+
+    // Refusals: the status by name, then the broker's reason.
+    BOOST_TEST(b.ctl({"checkpoint", "c1", "--job", ns}, out) == 1);
+    BOOST_TEST(out.find("zpmix ctl: checkpoint refused: PMIX_ERR_NOT_SUPPORTED (-47): " + ns +
+                        " registered no checkpoint method") != std::string::npos,
+               out);
+    BOOST_TEST(b.ctl({"kill", "--job", ns, "--ranks", "7"}, out) == 1);
+    BOOST_TEST(out.find("kill refused: PMIX_ERR_BAD_PARAM (-27): " + ns + " has no rank 7") !=
+                   std::string::npos,
+               out);
+
+    // By its address (PMIX_SERVER_URI), as `zpmix ps` names the broker.
+    BOOST_REQUIRE(b.cmd({"ps", "--json", "--job", ns}, out) == 0);
+    const std::string uri = nlohmann::json::parse(out)[0]["broker"];
+    BOOST_TEST(b.ctl({"kill", "--job", ns, "--broker", uri}, out) == 0, out);
+    BOOST_TEST(out == "kill delivered to 2 process(es)\n", out);
+    BOOST_TEST(job.exit_code() == 128 + SIGKILL);
+    BOOST_TEST(job.err().find("as asked by tool pid") != std::string::npos, job.err());
+}
+
 BOOST_AUTO_TEST_CASE(preempt_alerts_a_preemptible_job_then_ends_it) {
     Broker b;
     std::string ns, out, plain;

@@ -32,6 +32,13 @@ count() { grep -c -- "$2" "$1" 2>/dev/null; }
 at_least() { [ "$(count "$1" "$2")" -ge "$3" ] 2>/dev/null; }
 state_of() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }  # R, S, T (stopped), ...
 run() { timeout 60 "$zpmix" run "$@"; }
+# A job in the background that writes to $work/out and $work/err, emptied first: its own
+# redirection may come after our first look, which would read the job before's output.
+start_bg() {
+    : >"$work/out"
+    : >"$work/err"
+    "$zpmix" run "$@" >"$work/out" 2>"$work/err" &
+}
 
 # --- the command line ----------------------------------------------------------------------------
 check "-np N" "0 1 " "$(run -np 2 sh -c 'echo $PMIX_RANK' | sort | tr '\n' ' ')"
@@ -58,8 +65,7 @@ check "ctl --ranks x: an error" "1" "$?"
 check "ctl --ranks x: says what is wrong" "yes" \
     "$(has "$work/err" "'x' is not a rank" && echo yes || cat "$work/err")"
 for action in kill terminate; do
-    : >"$work/out"  # truncated before the waits below read it: not the last run's lines
-    "$zpmix" run -n 2 sh -c 'echo up $PMIX_NAMESPACE; exec sleep 60' >"$work/out" 2>"$work/err" &
+    start_bg -n 2 sh -c 'echo up $PMIX_NAMESPACE; exec sleep 60'
     pid=$!
     pids+=("$pid")
     until_true 30 has "$work/out" "^up "
@@ -73,9 +79,8 @@ for action in kill terminate; do
 done
 
 # --- signals -------------------------------------------------------------------------------------
-: >"$work/out"
-"$zpmix" run -n 2 sh -c 'for s in USR1 USR2 HUP; do trap "echo $s \$PMIX_RANK" $s; done
-    echo up $$; while :; do sleep 1 & wait $!; done' >"$work/out" 2>"$work/err" &
+start_bg -n 2 sh -c 'for s in USR1 USR2 HUP; do trap "echo $s \$PMIX_RANK" $s; done
+    echo up $$; while :; do sleep 1 & wait $!; done'
 pid=$!
 pids+=("$pid")
 until_true 30 at_least "$work/out" '^up ' 2
@@ -102,9 +107,7 @@ wait "$pid"
 check "SIGTERM ends the job" "143" "$?"
 
 # Ranks that ignore SIGTERM get SIGKILL after the grace period (3 s, as mpirun).
-: >"$work/out"
-"$zpmix" run -n 2 sh -c "trap '' TERM; echo up \$\$; while :; do sleep 1; done" \
-    >"$work/out" 2>"$work/err" &
+start_bg -n 2 sh -c "trap '' TERM; echo up \$\$; while :; do sleep 1; done"
 pid=$!
 pids+=("$pid")
 until_true 30 at_least "$work/out" '^up ' 2

@@ -2,15 +2,19 @@
 // (iof_tool) attaches by pid to a running `zpmix run` of iof_rank ranks, gets the output they
 // wrote before it came from the job's cache, tagged and as XML, pushes input to rank 0 that
 // comes back as its echo, deregisters and gets nothing more, ends rank 0's input. The ranks
-// check the access rules themselves (a client pulls its own job only). Every wait has a
-// deadline; nothing waits by sleeping.
+// check the access rules themselves (a client pulls its own job only). A tool (spawn_tool) that
+// spawns a job through a standalone broker gets its output and exit status as `zpmix run` does.
+// Every wait has a deadline; nothing waits by sleeping.
 #define BOOST_TEST_MODULE iof
 #include <boost/test/unit_test.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <regex>
+#include <sstream>
 
 #include "support/process.hpp"
 
@@ -66,4 +70,72 @@ BOOST_AUTO_TEST_CASE(tool_pulls_cached_and_live_output_and_pushes_input) {
     BOOST_TEST(job.run->out().find("echo: hello\n") != std::string::npos, job.run->out());
     BOOST_TEST(job.run->out().find("echo: second\n") != std::string::npos, job.run->out());
     BOOST_TEST(job.run->out().find("bye\n") != std::string::npos, job.run->out());
+}
+
+namespace {
+
+// A standalone broker in a private base directory.
+struct Standalone {
+    TempDir tmp{"zpmix-iof-spawn"};
+    std::unique_ptr<Child> broker;
+
+    Standalone() {
+        broker = std::make_unique<Child>(std::vector<std::string>{kZpmix, "broker"}, env(),
+                                         tmp.path + "/broker.log");
+        BOOST_REQUIRE_MESSAGE(
+            eventually([&] { return std::filesystem::exists(tmp.path + "/zpmix/broker.json"); }),
+            "the broker did not start: " + slurp(tmp.path + "/broker.log"));
+    }
+    std::vector<std::string> env() const { return {"XDG_RUNTIME_DIR=" + tmp.path}; }
+};
+
+// The lines of `text` that start with `prefix`, without it, sorted (ranks write in any order).
+std::vector<std::string> lines_of(const std::string &text, const std::string &prefix,
+                                  bool strip = true) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        if (line.starts_with(prefix)) out.push_back(strip ? line.substr(prefix.size()) : line);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace
+
+// RFC0025: a tool that spawns a job with PMIX_FWD_STDOUT/_STDERR gets its output whenever it
+// pulls it, also once the job is over, and its status with PMIX_NOTIFY_COMPLETION: what `zpmix
+// run` prints and exits with for the same job.
+BOOST_AUTO_TEST_CASE(a_tool_spawning_a_job_gets_its_output_and_status_as_zpmix_run_does) {
+    Standalone node;
+    // Both ranks write a line on each channel; rank 0 fails once rank 1 has written (a failure
+    // ends the others' ranks), so the job's output and status are the same every time.
+    auto job = [&](const std::string &run) {
+        const std::string dir = node.tmp.path + "/" + run;
+        std::filesystem::create_directory(dir);
+        return std::vector<std::string>{
+            "/bin/sh", "-c",
+            "echo out $PMIX_RANK; echo err $PMIX_RANK >&2; touch \"$0/written.$PMIX_RANK\"; "
+            "[ $PMIX_RANK = 1 ] && exit 0; i=0; "
+            "while [ ! -e \"$0/written.1\" ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done; "
+            "exit 3",
+            dir};
+    };
+    std::vector<std::string> run = {kZpmix, "run", "-n", "2"};
+    for (const auto &a : job("run")) run.push_back(a);
+    Child r(run, node.env());
+    BOOST_TEST(r.exit_code() == 3, r.err());
+    const auto out = lines_of(r.out(), "", false);
+    const auto err = lines_of(r.err(), "err ", false);
+    BOOST_TEST(out == (std::vector<std::string>{"out 0", "out 1"}));
+    BOOST_TEST(err == (std::vector<std::string>{"err 0", "err 1"}));
+    for (const std::string pull : {"before", "after"}) {
+        std::vector<std::string> args = {kTests + "spawn_tool", pull, "2"};
+        for (const auto &a : job(pull)) args.push_back(a);
+        Child tool(args, node.env());
+        BOOST_TEST_INFO("pull " << pull << ": " << tool.out() << tool.err());
+        BOOST_TEST(tool.exit_code() == 0);
+        BOOST_TEST(lines_of(tool.out(), "stdout: ") == out);
+        BOOST_TEST(lines_of(tool.out(), "stderr: ") == err);
+        BOOST_TEST(lines_of(tool.out(), "exit ") == std::vector<std::string>{"3"});
+    }
 }

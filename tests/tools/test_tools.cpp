@@ -115,6 +115,28 @@ BOOST_AUTO_TEST_CASE(tool_finds_zpmix_run_by_pid_and_by_nspace) {
     node.finish(job);
 }
 
+// A broker named by its pid or job is looked for in every base directory of the user, as `zpmix
+// ps` looks: here a `zpmix run` started with another XDG_RUNTIME_DIR than the tool's.
+BOOST_AUTO_TEST_CASE(tool_finds_a_broker_of_another_runtime_dir_by_pid_and_by_nspace) {
+    Node node(false);
+    const std::string release = node.tmp.path + "/release.x";
+    Child run({kZpmix, "run", "-n", "2", kTests + "query_client", release}, {"XDG_RUNTIME_DIR="});
+    BOOST_REQUIRE_MESSAGE(
+        run.read_until([&](const std::string &o) { return count(o, " ready") == 2u; }),
+        "the job did not start: " + run.out() + run.err());
+    std::smatch m;
+    const std::string said = run.out();
+    BOOST_REQUIRE(std::regex_search(said, m, std::regex("nspace (\\S+) rank")));
+    const std::string ns = m[1];
+    std::string out;
+    BOOST_TEST(node.tool({"pid", std::to_string(run.pid()), ns}, out) == 0, out);
+    BOOST_TEST(rows(out).size() == 2u);
+    BOOST_TEST(node.tool({"nspace", ns}, out) == 0, out);
+    BOOST_TEST(rows(out).size() == 2u);
+    std::ofstream(release) << "go";
+    BOOST_TEST(run.exit_code() == 0, "the ranks' queries: " << run.err());
+}
+
 BOOST_AUTO_TEST_CASE(tool_connects_to_the_system_broker) {
     Node node(true);
     auto job = node.start(2, "s");

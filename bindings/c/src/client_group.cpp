@@ -228,12 +228,6 @@ pmix_status_t done_of(pmix_status_t status, const Envelope *env, msg::GroupDone 
     return d.status == PMIX_ERR_PARTIAL_SUCCESS ? PMIX_SUCCESS : d.status;
 }
 
-void release_infos(void *cbdata) {
-    auto *r = static_cast<std::pair<pmix_info_t *, size_t> *>(cbdata);
-    PMIX_INFO_FREE(r->first, r->second);
-    delete r;
-}
-
 // A construct's or join's results to its _nb callback. A member (results given) follows its
 // events first (events_follow), so that a member leaving as soon as the group is formed changes
 // the membership here too.
@@ -241,7 +235,7 @@ void answer_member(pmix_status_t status, pmix_info_t *results, size_t n, pmix_in
                    void *cbdata) {
     if (results == nullptr) return cbfunc(status, nullptr, 0, cbdata, nullptr, nullptr);
     events_follow([=] {
-        cbfunc(status, results, n, cbdata, release_infos,
+        cbfunc(status, results, n, cbdata, release_info_array,
                new std::pair<pmix_info_t *, size_t>(results, n));
     });
 }

@@ -1,6 +1,7 @@
 // zpmix: job control, process monitoring and logging (RFC0015): PMIx_Job_control(_nb),
 // PMIx_Process_monitor(_nb) (and so PMIx_Heartbeat), PMIx_Log(_nb). Each is one request to a
-// broker actor (jobctl, monitor, log); a heartbeat is one one-way message.
+// broker actor (jobctl, monitor, log); a heartbeat is one one-way message. Job control's results
+// hold the broker's message of each operation (kJobControlMessageKey): what it did, or why not.
 #include "attached_client.hpp"
 #include "attributes.hpp"
 
@@ -10,6 +11,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "actors/protocol/jobctl.hpp"
@@ -214,13 +217,34 @@ std::optional<pmix_status_t> cleanup_registration(const pmix_proc_t targets[], s
     return PMIX_SUCCESS;
 }
 
-pmix_status_t status_of(pmix_status_t status, const Envelope *env) {
-    if (status != PMIX_SUCCESS || !env) return status;
+// An operation's answer: its status, and the broker's account of it (what was done, or why not),
+// when it gave one (`refusal`: an ErrorReply's).
+struct Outcome {
+    pmix_status_t status = PMIX_SUCCESS;
+    std::optional<std::string> message;
+};
+
+Outcome outcome_of(pmix_status_t status, const Envelope *env, const std::string &refusal = {}) {
+    if (status != PMIX_SUCCESS || !env)
+        return {status, refusal.empty() ? std::nullopt : std::optional(refusal)};
     try {
-        return env->as<msg::JobControlReply>().status;
+        auto r = env->as<msg::JobControlReply>();
+        return {r.status, std::move(r.message)};
     } catch (const DecodeError &) {
-        return PMIX_ERR_UNPACK_FAILURE;
+        return {PMIX_ERR_UNPACK_FAILURE, std::nullopt};
     }
+}
+
+// The results: one kJobControlMessageKey info per message; none without messages.
+void jobctl_results(const std::vector<std::string> &messages, pmix_info_t **results, size_t *n) {
+    *results = nullptr;
+    *n = 0;
+    if (messages.empty()) return;
+    PMIX_INFO_CREATE(*results, messages.size());
+    for (size_t i = 0; i < messages.size(); ++i)
+        PMIx_Info_load(&(*results)[i], msg::kJobControlMessageKey, messages[i].c_str(),
+                       PMIX_STRING);
+    *n = messages.size();
 }
 
 // ---- monitoring
@@ -231,16 +255,20 @@ std::uint32_t answer_within(const msg::JobControl &m) {
     return m.timeout_ms ? m.timeout_ms + 5000 : 0;
 }
 
-// Submits requests[next..] one after the other, each once the one before succeeded; done(status)
-// with the first failure, or success after the last. Returns submit's refusal of the first.
+// Submits requests[next..] one after the other, each once the one before succeeded, adding the
+// broker's messages to `messages`; done(status) with the first failure, or success after the last.
+// Returns submit's refusal of the first.
 pmix_status_t submit_in_turn(std::shared_ptr<std::vector<msg::JobControl>> requests,
-                             std::size_t next, std::function<void(pmix_status_t)> done) {
+                             std::size_t next, std::shared_ptr<std::vector<std::string>> messages,
+                             std::function<void(pmix_status_t)> done) {
     const msg::JobControl &m = (*requests)[next];
     return submit(m, answer_within(m),
-                  [requests, next, done](pmix_status_t status, const Envelope *env) {
-                      status = status_of(status, env);
+                  [requests, next, messages, done](pmix_status_t status, const Envelope *env) {
+                      const Outcome o = outcome_of(status, env);
+                      if (o.message) messages->push_back(*o.message);
+                      status = o.status;
                       if (status == PMIX_SUCCESS && next + 1 < requests->size()) {
-                          status = submit_in_turn(requests, next + 1, done);
+                          status = submit_in_turn(requests, next + 1, messages, done);
                           if (status == PMIX_SUCCESS) return;
                       }
                       done(status);
@@ -377,8 +405,12 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_
     if (pmix_status_t rc = job_control_messages(targets, ntargets, directives, ndirs, *requests);
         rc != PMIX_SUCCESS)
         return rc;
-    return submit_in_turn(requests, 0, [cbfunc, cbdata](pmix_status_t status) {
-        if (cbfunc) cbfunc(status, nullptr, 0, cbdata, nullptr, nullptr);
+    auto messages = std::make_shared<std::vector<std::string>>();
+    return submit_in_turn(requests, 0, messages, [messages, cbfunc, cbdata](pmix_status_t status) {
+        if (!cbfunc) return;
+        auto *r = new std::pair<pmix_info_t *, size_t>(nullptr, 0);
+        jobctl_results(*messages, &r->first, &r->second);
+        cbfunc(status, r->first, r->second, cbdata, release_info_array, r);
     });
 }
 
@@ -397,12 +429,18 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t n
     if (pmix_status_t rc = job_control_messages(targets, ntargets, directives, ndirs, requests);
         rc != PMIX_SUCCESS)
         return rc;
+    std::vector<std::string> messages;
+    pmix_status_t rc = PMIX_SUCCESS;
     for (const msg::JobControl &m : requests) {
         client::ClientActor::Reply reply;
-        const pmix_status_t rc = status_of(ask(m, answer_within(m), reply), &reply.env);
-        if (rc != PMIX_SUCCESS) return rc;
+        rc = ask(m, answer_within(m), reply);
+        const Outcome o = outcome_of(rc, &reply.env, reply.message);
+        if (o.message) messages.push_back(*o.message);
+        rc = o.status;
+        if (rc != PMIX_SUCCESS) break;
     }
-    return PMIX_SUCCESS;
+    if (results && nresults) jobctl_results(messages, results, nresults);
+    return rc;
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor, pmix_status_t error,

@@ -13,8 +13,9 @@
 // PMIX_DEBUG_STOP_IN_INIT, PMIX_DEBUG_STOP_IN_APP and PMIX_DEBUG_STOP_ON_EXEC for every rank (true,
 // or a wildcard rank or proc; chosen ranks are not supported), and from a tool
 // PMIX_DEBUGGER_DAEMONS with PMIX_DEBUG_TARGET (or PMIX_DEBUG_JOB) and PMIX_DEBUG_DAEMONS_PER_NODE
-// or _PER_PROC. Any other directive is ignored, or refused with PMIX_ERR_NOT_SUPPORTED when marked
-// required.
+// or _PER_PROC, and PMIX_FWD_STDOUT and PMIX_FWD_STDERR (the broker keeps the job's output for the
+// tool's PMIx_IOF_pull, also once the job is over). Any other directive is ignored, or refused
+// with PMIX_ERR_NOT_SUPPORTED when marked required.
 #include "attached_client.hpp"
 #include "attributes.hpp"
 
@@ -49,6 +50,8 @@ const Honours kSpawnAttributes(Role::client, "PMIx_Spawn",
                                 ZPMIX_ATTR(PMIX_JOB_TIMEOUT),
                                 ZPMIX_ATTR(PMIX_NOTIFY_COMPLETION),
                                 ZPMIX_ATTR(PMIX_SPAWN_CHILD_SEP),
+                                ZPMIX_ATTR(PMIX_FWD_STDOUT),
+                                ZPMIX_ATTR(PMIX_FWD_STDERR),
                                 ZPMIX_ATTR(PMIX_SETUP_APP_ENVARS),
                                 ZPMIX_ATTR(PMIX_BINDTO),
                                 ZPMIX_ATTR(PMIX_MAPBY),
@@ -173,6 +176,8 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
         m.notify_completion = PMIX_INFO_TRUE(&i);
     } else if (job && is_key(i, PMIX_SPAWN_CHILD_SEP)) {
         m.child_sep = PMIX_INFO_TRUE(&i);
+    } else if (job && (is_key(i, PMIX_FWD_STDOUT) || is_key(i, PMIX_FWD_STDERR))) {
+        m.forward_output = m.forward_output || PMIX_INFO_TRUE(&i);
     } else if (job && is_key(i, PMIX_SETUP_APP_ENVARS)) {
         harvest = PMIX_INFO_TRUE(&i);
     } else if (job && (is_key(i, PMIX_BINDTO) || is_key(i, PMIX_MAPBY) || is_key(i, PMIX_PPR))) {

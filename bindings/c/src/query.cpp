@@ -5,11 +5,13 @@
 // PMIX_QUERY_RESULTS info per query, an array holding PMIX_QUERY_QUALIFIERS (the query's
 // qualifiers) and one info per key. A key nobody answers holds its status (PMIX_STATUS,
 // PMIX_ERR_NOT_FOUND) instead of a value, and the call returns PMIX_QUERY_PARTIAL_SUCCESS;
-// PMIX_ERR_NOT_FOUND when no key was answered. There is no cache: every query asks afresh, so
+// PMIX_ERR_NOT_FOUND when no key was answered (or the status every key failed with, such as
+// PMIX_ERR_TIMEOUT when the broker did not answer). There is no cache: every query asks afresh, so
 // PMIX_QUERY_REFRESH_CACHE always holds.
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -267,17 +269,20 @@ void take(Call &call, pmix_status_t status, const Envelope *reply) {
     }
 }
 
-// The results array; the call's status.
+// The results array; the call's status. Nothing answered is PMIX_ERR_NOT_FOUND, unless every key
+// failed alike for another reason (the broker did not answer in time, is gone, refused): that one.
 pmix_status_t results_of(Call &call, pmix_info_t **results, size_t *nresults) {
     size_t found = 0, total = 0;
+    std::optional<pmix_status_t> failed;  // the status every key failed with, if one
     for (const auto &q : call.answers)
         for (const auto &a : q) {
             ++total;
             found += a.status == PMIX_SUCCESS ? 1 : 0;
+            failed = total == 1 || failed == a.status ? std::optional(a.status) : std::nullopt;
         }
     *results = nullptr;
     *nresults = 0;
-    if (found == 0) return PMIX_ERR_NOT_FOUND;
+    if (found == 0) return failed.value_or(PMIX_ERR_NOT_FOUND);
     pmix_info_t *out = nullptr;
     PMIX_INFO_CREATE(out, call.nqueries);
     for (size_t n = 0; n < call.nqueries; ++n) {
@@ -312,12 +317,6 @@ pmix_status_t results_of(Call &call, pmix_info_t **results, size_t *nresults) {
     *results = out;
     *nresults = call.nqueries;
     return found == total ? PMIX_SUCCESS : PMIX_QUERY_PARTIAL_SUCCESS;
-}
-
-void release_results(void *cbdata) {
-    auto *r = static_cast<std::pair<pmix_info_t *, size_t> *>(cbdata);
-    if (r->first) PMIX_INFO_FREE(r->first, r->second);
-    delete r;
 }
 
 }  // namespace
@@ -359,7 +358,7 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nque
         c::take(*call, status, env);
         auto *r = new std::pair<pmix_info_t *, size_t>(nullptr, 0);
         const pmix_status_t rc = c::results_of(*call, &r->first, &r->second);
-        cbfunc(rc, r->first, r->second, cbdata, c::release_results, r);
+        cbfunc(rc, r->first, r->second, cbdata, c::release_info_array, r);
     };
     pmix_status_t sent = PMIX_SUCCESS;
     if (c::has_remote(*call)) sent = c::submit(call->request, call->timeout_ms, deliver);

@@ -10,16 +10,21 @@
 // of a `zpmix run`, whose broker is embedded, or of a `zpmix broker`), PMIX_SERVER_NSPACE (the
 // broker that runs that job), PMIX_CONNECT_TO_SYSTEM (the standalone broker), and by default
 // (or PMIX_CONNECT_SYSTEM_FIRST) the standalone broker, else the only broker of this user on the
-// node; all from the rendezvous files (broker/rendezvous.hpp).
+// node; all from the rendezvous files (broker/rendezvous.hpp): of the base directory, and for a
+// pid or a job of every base directory this user's brokers may use. PMIX_CONNECT_MAX_RETRIES and
+// PMIX_CONNECT_RETRY_DELAY (seconds, 1 by default): a broker found but not reached (not up yet)
+// is tried again; by default once only.
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <pmix_tool.h>
@@ -46,18 +51,22 @@ const Honours kToolInit(Role::tool, "PMIx_tool_init",
                          ZPMIX_ATTR(PMIX_SERVER_URI), ZPMIX_ATTR(PMIX_TCP_URI),
                          ZPMIX_ATTR(PMIX_CONNECT_TO_SYSTEM), ZPMIX_ATTR(PMIX_CONNECT_SYSTEM_FIRST),
                          ZPMIX_ATTR(PMIX_TOOL_NSPACE), ZPMIX_ATTR(PMIX_TOOL_RANK),
-                         ZPMIX_ATTR(PMIX_TOOL_DO_NOT_CONNECT), ZPMIX_ATTR(PMIX_TIMEOUT)});
+                         ZPMIX_ATTR(PMIX_TOOL_DO_NOT_CONNECT), ZPMIX_ATTR(PMIX_CONNECT_MAX_RETRIES),
+                         ZPMIX_ATTR(PMIX_CONNECT_RETRY_DELAY), ZPMIX_ATTR(PMIX_TIMEOUT)});
 const Honours kToolAttach(Role::tool, "PMIx_tool_attach_to_server",
                           {ZPMIX_ATTR(PMIX_SERVER_PIDINFO), ZPMIX_ATTR(PMIX_SERVER_NSPACE),
                            ZPMIX_ATTR(PMIX_SERVER_URI), ZPMIX_ATTR(PMIX_TCP_URI),
                            ZPMIX_ATTR(PMIX_CONNECT_TO_SYSTEM),
                            ZPMIX_ATTR(PMIX_CONNECT_SYSTEM_FIRST), ZPMIX_ATTR(PMIX_PRIMARY_SERVER),
-                           ZPMIX_ATTR(PMIX_TIMEOUT)});
+                           ZPMIX_ATTR(PMIX_CONNECT_MAX_RETRIES),
+                           ZPMIX_ATTR(PMIX_CONNECT_RETRY_DELAY), ZPMIX_ATTR(PMIX_TIMEOUT)});
 const Honours kToolConnect(Role::tool, "PMIx_tool_connect_to_server",
                            {ZPMIX_ATTR(PMIX_SERVER_PIDINFO), ZPMIX_ATTR(PMIX_SERVER_NSPACE),
                             ZPMIX_ATTR(PMIX_SERVER_URI), ZPMIX_ATTR(PMIX_TCP_URI),
                             ZPMIX_ATTR(PMIX_CONNECT_TO_SYSTEM),
-                            ZPMIX_ATTR(PMIX_CONNECT_SYSTEM_FIRST), ZPMIX_ATTR(PMIX_TIMEOUT)});
+                            ZPMIX_ATTR(PMIX_CONNECT_SYSTEM_FIRST),
+                            ZPMIX_ATTR(PMIX_CONNECT_MAX_RETRIES),
+                            ZPMIX_ATTR(PMIX_CONNECT_RETRY_DELAY), ZPMIX_ATTR(PMIX_TIMEOUT)});
 
 struct Server {
     pmix_proc_t id{};  // the broker's name, rank 0
@@ -89,6 +98,8 @@ struct Target {
     std::string nspace;
     bool system = false, system_first = false, primary = false;
     std::uint32_t timeout_ms = kConnectTimeoutMs;
+    // A broker that is not there yet (its socket absent, or not accepting) is tried again.
+    std::uint32_t retries = 0, retry_delay_s = 1;
 };
 
 Target target_of(const pmix_info_t info[], size_t ninfo) {
@@ -116,6 +127,12 @@ Target target_of(const pmix_info_t info[], size_t ninfo) {
             int s = 0;
             PMIX_VALUE_GET_NUMBER(rc, &i.value, s, int);
             if (rc == PMIX_SUCCESS && s > 0) t.timeout_ms = static_cast<std::uint32_t>(s) * 1000;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_CONNECT_MAX_RETRIES) ||
+                   PMIX_CHECK_KEY(&i, PMIX_CONNECT_RETRY_DELAY)) {
+            std::uint32_t n = 0;
+            PMIX_VALUE_GET_NUMBER(rc, &i.value, n, std::uint32_t);
+            if (rc == PMIX_SUCCESS)
+                (PMIX_CHECK_KEY(&i, PMIX_CONNECT_MAX_RETRIES) ? t.retries : t.retry_delay_s) = n;
         }
     }
     return t;
@@ -126,9 +143,11 @@ pmix_status_t refused(const std::string &why) {
     return PMIX_ERR_NO_PERMISSIONS;
 }
 
-// A session with the broker at `uri`: the Hello of a tool, answered by a Welcome.
+// A session with the broker at `uri`: the Hello of a tool, answered by a Welcome. A broker not
+// reached is tried `retries` more times, retry_delay_s apart.
 pmix_status_t open_session(Tool &t, const std::string &uri, std::uint32_t timeout_ms,
-                           std::unique_ptr<Server> &out, msg::Welcome &welcome) {
+                           std::unique_ptr<Server> &out, msg::Welcome &welcome,
+                           std::uint32_t retries = 0, std::uint32_t retry_delay_s = 0) {
     auto s = std::make_unique<Server>();
     s->uri = uri;
     // tcp: the broker's CURVE keypair, as its tcp.key holds it (the operator's credential there).
@@ -142,17 +161,22 @@ pmix_status_t open_session(Tool &t, const std::string &uri, std::uint32_t timeou
             return PMIX_ERR_BAD_PARAM;
         }
     }
-    try {
-        s->actor = std::make_unique<client::ClientActor>(*t.store, uri, timeout_ms,
-                                                         uri.starts_with("ipc://"), keys);
-    } catch (const client::ZmtpError &e) {
-        if (!e.refused) {
-            spdlog::error("pmix tool: cannot reach the broker at {}: {}", uri, e.what());
-            return PMIX_ERR_UNREACH;
+    for (std::uint32_t attempt = 0; !s->actor; ++attempt) {
+        try {
+            s->actor = std::make_unique<client::ClientActor>(*t.store, uri, timeout_ms,
+                                                             uri.starts_with("ipc://"), keys);
+        } catch (const client::ZmtpError &e) {
+            if (e.refused) {
+                const std::string what = e.what();  // "the broker refused the connection: WHY"
+                const auto colon = what.find(": ");
+                return refused(colon == std::string::npos ? what : what.substr(colon + 2));
+            }
+            if (attempt >= retries) {
+                spdlog::error("pmix tool: cannot reach the broker at {}: {}", uri, e.what());
+                return PMIX_ERR_UNREACH;
+            }
+            std::this_thread::sleep_for(std::chrono::seconds(retry_delay_s));
         }
-        const std::string what = e.what();  // "the broker refused the connection: WHY"
-        const auto colon = what.find(": ");
-        return refused(colon == std::string::npos ? what : what.substr(colon + 2));
     }
     const msg::Hello hello{"tool", t.me.nspace, t.me.rank, ::getpid(), ""};
     auto reply = s->actor->call(hello, timeout_ms);
@@ -199,25 +223,26 @@ pmix_status_t find(Tool &t, const Target &target, std::string &uri) {
             return PMIX_ERR_UNREACH;
         }
     }
+    // A broker named by its pid or job may have been started with another XDG_RUNTIME_DIR: every
+    // base directory of this user is looked in, as `zpmix ps` does.
+    if (target.pid != 0 || !target.nspace.empty()) {
+        const auto all = find_user_brokers();
+        for (const auto &b : all)
+            if (target.pid != 0 ? b.pid == target.pid
+                                : runs_job(t, b.uri, target.nspace, target.timeout_ms)) {
+                uri = b.uri;
+                return PMIX_SUCCESS;
+            }
+        std::string dirs;
+        for (const auto &d : user_base_dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
+        if (target.pid != 0)
+            spdlog::error("pmix tool: no broker of pid {} on this node (in {})", target.pid, dirs);
+        else
+            spdlog::error("pmix tool: no broker on this node runs job {} (in {})", target.nspace,
+                          dirs);
+        return PMIX_ERR_UNREACH;
+    }
     const auto brokers = find_brokers(base);
-    if (target.pid != 0) {
-        for (const auto &b : brokers)
-            if (b.pid == target.pid) {
-                uri = b.uri;
-                return PMIX_SUCCESS;
-            }
-        spdlog::error("pmix tool: no broker of pid {} in {}", target.pid, base);
-        return PMIX_ERR_UNREACH;
-    }
-    if (!target.nspace.empty()) {
-        for (const auto &b : brokers)
-            if (runs_job(t, b.uri, target.nspace, target.timeout_ms)) {
-                uri = b.uri;
-                return PMIX_SUCCESS;
-            }
-        spdlog::error("pmix tool: no broker in {} runs job {}", base, target.nspace);
-        return PMIX_ERR_UNREACH;
-    }
     if (const char *own = getenv("ZPMIX_URI"); own && *own) {  // a tool launched as a rank
         uri = own;
         return PMIX_SUCCESS;
@@ -250,7 +275,9 @@ pmix_status_t connect(Tool &t, const pmix_info_t info[], size_t ninfo, bool prim
         }
     std::unique_ptr<Server> s;
     msg::Welcome welcome;
-    if (pmix_status_t rc = open_session(t, uri, target.timeout_ms, s, welcome); rc != PMIX_SUCCESS)
+    if (pmix_status_t rc = open_session(t, uri, target.timeout_ms, s, welcome, target.retries,
+                                        target.retry_delay_s);
+        rc != PMIX_SUCCESS)
         return rc;
     if (!t.events) {
         msg::JobInfo job;
