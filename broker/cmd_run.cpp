@@ -299,19 +299,34 @@ Spread spread_of(const alloc::Allocation &a, const std::string &hostname) {
     return s;
 }
 
+// A job whose ranks are all on one host, as a job across nodes names it.
+Spread one_node(const alloc::Allocation &a) {
+    Spread s;
+    for (std::size_t h = 0; h < a.hosts.size(); ++h)
+        if (!a.on_host[h].empty()) {
+            s.nodes.push_back(a.hosts[h].name);
+            s.slots.push_back(a.hosts[h].slots);
+        }
+    s.node_of_rank.assign(a.ranks.size(), 0);
+    return s;
+}
+
 // Whether every node of the job is a host of the standing tree `b` is a member of; if so, the
-// nodes are renamed as the tree names them.
-bool in_tree(const RendezvousInfo &b, Spread &s) {
-    if (b.tree_hosts.empty()) return false;
+// nodes are renamed as the tree names them, and the brokers are the tree's.
+bool in_tree(const RendezvousInfo &b, Spread &s, const std::string &hostname) {
+    if (b.tree_hosts.empty() || s.nodes.empty()) return false;
     std::vector<std::string> names;
     for (const auto &node : s.nodes) {
+        // "localhost" is this node, not whichever host the tree names first.
+        const std::string &name = alloc::is_this_host(node, hostname) ? hostname : node;
         const auto it =
             std::find_if(b.tree_hosts.begin(), b.tree_hosts.end(),
-                         [&](const std::string &h) { return alloc::is_this_host(node, h); });
+                         [&](const std::string &h) { return alloc::is_this_host(name, h); });
         if (it == b.tree_hosts.end()) return false;
         names.push_back(*it);
     }
     s.nodes = std::move(names);
+    s.brokers = b.tree_hosts;
     return true;
 }
 
@@ -369,7 +384,7 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     const auto allocation = allocate_job(o);
     if (!allocation) return fail(allocation.error);
     Spread spread = spread_of(allocation.value, hostname);
-    const bool across = !spread.brokers.empty();
+    bool across = !spread.brokers.empty();
     msg::Launch launch;
     launch.argv = argv;
     launch.np = static_cast<std::uint32_t>(allocation.value.ranks.size());
@@ -430,13 +445,18 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
 
     std::unique_ptr<Broker> embedded;
     std::string uri = o.broker;
-    // A standing tree's broker on this node whose hosts hold every node of the job runs it (the
-    // job's nodes named as the tree names them): no broker is started.
-    if (across && uri.empty())
-        if (auto standing = find_broker(default_base_dir());
-            standing && in_tree(*standing, spread)) {
-            uri = standing->uri;
-            spdlog::debug("the standing tree's broker (pid {}) runs the job", standing->pid);
+    // A standing tree's broker on this node runs a job whose nodes are all in the tree, one on
+    // this node alone too (the tree's coordinator numbers every job's node ranks there): the
+    // job's nodes named as the tree names them, and no broker started.
+    if (uri.empty())
+        if (auto standing = find_broker(default_base_dir()); standing) {
+            Spread s = across ? spread : one_node(allocation.value);
+            if (in_tree(*standing, s, hostname)) {
+                spread = std::move(s);
+                across = true;
+                uri = standing->uri;
+                spdlog::debug("the standing tree's broker (pid {}) runs the job", standing->pid);
+            }
         }
     if (across && uri.empty()) {
         // The root of a tree of brokers, one per node of the job, for this job alone.

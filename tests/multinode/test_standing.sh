@@ -89,6 +89,22 @@ out=$(on "$a" "$zpmix" run -H "$a:2,$b:2" "$prog" across 2 2>&1)
 check "wireup from the root's node" 0 $?
 [ -z "$out" ] || echo "$out" >&2
 
+# A job on one node of the tree is laid out by the tree too: its node ranks on b come next after
+# that of a job across the tree still running there (rank 1, on b).
+XDG_RUNTIME_DIR=$work/xdg.$b "$ZPMIX_NETNS_AGENT" "$b" exec "$zpmix" run -H "$a:1,$b:1" \
+    sh -c "'echo \$PMIX_RANK \$($prog noderank); exec sleep 600'" >"$work/long.out" 2>&1 &
+long=$!
+deadline=$((SECONDS + 30))
+until [ "$(grep -c ' noderank ' "$work/long.out")" = 2 ] || ((SECONDS >= deadline)); do
+    sleep 0.02
+done
+on_b=$(sed -n 's/^1 noderank \([0-9]*\).*/\1/p' "$work/long.out")
+out=$(on "$b" "$zpmix" run -n 2 "$prog" noderank 2>&1)
+check "a job on $b alone: node ranks next after the other job's there" \
+    "$((on_b + 1)) $((on_b + 2))" "$(sed -n 's/^noderank //p' <<<"$out" | sort -n | xargs)"
+kill -TERM "$long"
+wait "$long"
+
 # c's broker killed outright: lost; a job needing c is refused naming it, the others run.
 kill_broker "$c" KILL
 until_log "$a" 30 "broker(s) 2 lost elsewhere"

@@ -1545,6 +1545,12 @@ static int scenario_spawned(int argc, char **argv) {
     return atoi(argv[3]);
 }
 
+/* Prints "noderank N": this rank's PMIX_NODE_RANK (which counts every job's ranks on its node). */
+static void scenario_noderank(void) {
+    JOB_CHECK(me.rank, PMIX_NODE_RANK, PMIX_UINT16, (printf("noderank %u\n", v->data.uint16), 1));
+    fflush(stdout);
+}
+
 int main(int argc, char **argv) {
     const char *what = argc > 1 ? argv[1] : "types";
     int exit_with = 0;
@@ -1593,6 +1599,8 @@ int main(int argc, char **argv) {
         scenario_bigput();
     else if (!strcmp(what, "jobinfo"))
         scenario_jobinfo(0);
+    else if (!strcmp(what, "noderank"))
+        scenario_noderank();
     else if (!strcmp(what, "across"))
         scenario_across(argc > 2 ? (uint32_t)atoi(argv[2]) : 1);
     else if (!strcmp(what, "singleton")) {
