@@ -413,7 +413,9 @@ static void scenario_fences(void) {
     PMIX_LOAD_PROCID(&stranger, me.nspace, (base + 2) % 4);
     CHECK_RC(PMIx_Get(&stranger, "half", &opt, 1, &got), PMIX_ERR_NOT_FOUND);
 
-    /* Concurrent non-blocking fences over different sets, started in different orders. */
+    /* Concurrent non-blocking fences over two sets, started in different orders: the evens, and
+     * the whole job, named with the wildcard and rank by rank (one set: its two fences meet in
+     * the order each rank calls them, as on the fence board). */
     for (uint32_t r = 0; r < 4; ++r) PMIX_LOAD_PROCID(&all[r], me.nspace, r);
     PMIX_LOAD_PROCID(&evens[0], me.nspace, me.rank % 2);
     PMIX_LOAD_PROCID(&evens[1], me.nspace, me.rank % 2 + 2);

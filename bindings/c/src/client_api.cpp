@@ -439,6 +439,15 @@ FencePlan plan_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const 
     participants = msg::canonical_participants(std::move(participants));
     const msg::Proc me = to_msg(c.me);
     const msg::Proc my_ns{me.nspace, PMIX_RANK_WILDCARD};
+    // Every rank of the caller's own job named one by one is its whole namespace, the wildcard's
+    // set (whose fences meet on the fence board). Only when no other job takes part: a rank of
+    // another job cannot tell this job's ranks named from its wildcard, and must name the set
+    // as we do.
+    if (participants.size() == c.job_size && c.job_size > 1 &&
+        std::all_of(participants.begin(), participants.end(), [&](const msg::Proc &p) {
+            return p.nspace == me.nspace && p.rank < c.job_size;
+        }))
+        participants = {my_ns};
     if (!std::binary_search(participants.begin(), participants.end(), me) &&
         !std::binary_search(participants.begin(), participants.end(), my_ns)) {
         plan.status = PMIX_ERR_BAD_PARAM;  // the caller must take part
