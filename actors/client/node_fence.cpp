@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 namespace zpmix::client {
 
 namespace {
@@ -62,7 +64,68 @@ void NodeFence::fence_nb(std::uint32_t k, bool collect, std::uint32_t timeout_ms
     }
     {
         std::lock_guard lock(mu_);
-        queue_.push_back({k, collect, timeout_ms, deadline_after(timeout_ms), std::move(done)});
+        Waiting w;
+        w.k = k;
+        w.collect = collect;
+        w.timeout_ms = timeout_ms;
+        w.deadline = deadline_after(timeout_ms);
+        w.done = std::move(done);
+        queue_.push_back(std::move(w));
+        if (!waiter_.joinable()) waiter_ = std::thread([this] { run_waiter(); });
+    }
+    queued_.notify_one();
+}
+
+void NodeFence::complete_held(std::uint32_t k, std::uint32_t id, const Completer &complete) {
+    if (!board_->claim(k)) return;
+    switch (board_->ids(k, id)) {
+        case FenceBoard::Ids::different:
+            spdlog::error("pmix client: the ranks of {} called different group operations at once",
+                          me_.nspace);
+            return board_->publish(k, PMIX_ERR_BAD_PARAM, 0);
+        case FenceBoard::Ids::same_by_broker:
+            return board_->publish(k, FenceBoard::kByBroker, 0);
+        case FenceBoard::Ids::same:
+            break;
+    }
+    const auto [status, value] = complete();
+    board_->publish(k, status, value);
+}
+
+pmix_status_t NodeFence::collective(std::uint32_t k, std::uint32_t id, bool by_broker,
+                                    std::uint32_t timeout_ms, const Completer &complete,
+                                    std::uint64_t &value) {
+    const auto deadline = deadline_after(timeout_ms);
+    bool completer = false;
+    if (pmix_status_t status = board_->arrive_held(me_.rank, k, id, by_broker, completer);
+        status != PMIX_SUCCESS)
+        return status;
+    if (completer) complete_held(k, id, complete);
+    return board_->wait_held(
+        k, deadline, [this] { return actor_.broker_alive(); }, &stop_, value);
+}
+
+void NodeFence::collective_nb(std::uint32_t k, std::uint32_t id, bool by_broker,
+                              std::uint32_t timeout_ms, Completer complete,
+                              std::function<void(pmix_status_t, std::uint64_t)> done) {
+    bool completer = false;
+    if (pmix_status_t status = board_->arrive_held(me_.rank, k, id, by_broker, completer);
+        status != PMIX_SUCCESS) {
+        actor_.post([done = std::move(done), status] { done(status, 0); });
+        return;
+    }
+    Waiting w;
+    w.k = k;
+    w.timeout_ms = timeout_ms;
+    w.deadline = deadline_after(timeout_ms);
+    w.held = true;
+    w.completer = completer;
+    w.id = id;
+    w.complete = std::move(complete);
+    w.held_done = std::move(done);
+    {
+        std::lock_guard lock(mu_);
+        queue_.push_back(std::move(w));
         if (!waiter_.joinable()) waiter_ = std::thread([this] { run_waiter(); });
     }
     queued_.notify_one();
@@ -76,9 +139,17 @@ void NodeFence::run_waiter() {
         Waiting w = std::move(queue_.front());
         queue_.pop_front();
         lock.unlock();
-        pmix_status_t status = wait(w.k, w.deadline);
-        if (status == PMIX_SUCCESS && w.collect) status = gather(w.timeout_ms);
-        actor_.post([done = std::move(w.done), status] { done(status); });
+        if (w.held) {
+            if (w.completer) complete_held(w.k, w.id, w.complete);
+            std::uint64_t value = 0;
+            const pmix_status_t status = board_->wait_held(
+                w.k, w.deadline, [this] { return actor_.broker_alive(); }, &stop_, value);
+            actor_.post([done = std::move(w.held_done), status, value] { done(status, value); });
+        } else {
+            pmix_status_t status = wait(w.k, w.deadline);
+            if (status == PMIX_SUCCESS && w.collect) status = gather(w.timeout_ms);
+            actor_.post([done = std::move(w.done), status] { done(status); });
+        }
         lock.lock();
     }
 }

@@ -17,6 +17,10 @@
 // Non-blocking fences arrive at once on the caller's thread (so a Commit before them counts) and
 // are waited for, in order, by one waiter thread, started on the first; their callbacks run on
 // the client's progress thread.
+//
+// Held collectives (FenceBoard): a whole-namespace group construct or destruct arrives as a
+// fence does; its last arriver runs the broker's part (`Completer`) and publishes the outcome,
+// which every rank returns.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -26,6 +30,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <pmix_common.h>
 
@@ -50,6 +55,18 @@ class NodeFence {
     pmix_status_t fence(std::uint32_t k, bool collect, std::uint32_t timeout_ms);
     void fence_nb(std::uint32_t k, bool collect, std::uint32_t timeout_ms,
                   std::function<void(pmix_status_t)> done);
+    // The broker's part of a held collective: its status and value (blocking; the completer's).
+    using Completer = std::function<std::pair<pmix_status_t, std::uint64_t>()>;
+    // This rank's held collective k, which it names `id` (every rank must name it alike), needing
+    // the broker's usual path or not, within timeout_ms (0: none): the completer's status (or
+    // FenceBoard::kByBroker: every rank takes that path), its value in `value`.
+    pmix_status_t collective(std::uint32_t k, std::uint32_t id, bool by_broker,
+                             std::uint32_t timeout_ms, const Completer &complete,
+                             std::uint64_t &value);
+    // Non-blocking: arrives now; `done` runs on the progress thread (the completer's part on the
+    // waiter thread).
+    void collective_nb(std::uint32_t k, std::uint32_t id, bool by_broker, std::uint32_t timeout_ms,
+                       Completer complete, std::function<void(pmix_status_t, std::uint64_t)> done);
     // For a direct-modex Get of `rank` of this job: the commits its answer must include.
     std::uint32_t commits_of(std::uint32_t rank) const { return board_->peek(rank).commits; }
     // Before a direct-modex Get of `rank` of this job: its card on the board, if it posted one
@@ -58,12 +75,21 @@ class NodeFence {
     bool offer_card(std::uint32_t rank);
 
   private:
+    // The completer's part: the broker's, unless another rank claimed the collective (it timed
+    // out) or the ranks named different ones.
+    void complete_held(std::uint32_t k, std::uint32_t id, const Completer &complete);
+
     struct Waiting {
         std::uint32_t k = 0;
         bool collect = false;
         std::uint32_t timeout_ms = 0;
         FenceBoard::Clock::time_point deadline;
         std::function<void(pmix_status_t)> done;
+        // A held collective's: whether this rank completes it, how, and who hears of it.
+        bool held = false, completer = false;
+        std::uint32_t id = 0;
+        Completer complete;
+        std::function<void(pmix_status_t, std::uint64_t)> held_done;
     };
 
     std::shared_ptr<FenceBoard> board_;  // and the store, while it has cards to read there

@@ -19,15 +19,19 @@ namespace zpmix {
 
 namespace {
 constexpr char kBoardMagic[8] = {'Z', 'P', 'M', 'X', 'B', 'O', 'R', 'D'};
-constexpr std::uint32_t kBoardVersion = 1;
+constexpr std::uint32_t kBoardVersion = 2;
 constexpr std::size_t kHeaderBytes = 128;
 constexpr std::size_t kCellsBytes = FenceBoard::kRing * sizeof(std::uint64_t);
+constexpr std::size_t kHeldBytes = 64;
+constexpr std::size_t kHeldRingBytes = FenceBoard::kRing * kHeldBytes;
+constexpr std::size_t kIdsBytes = FenceBoard::kRing * sizeof(std::uint64_t);  // per rank
 constexpr std::size_t kSlotHeadBytes = 64;
 constexpr std::size_t kSlotBytes = kSlotHeadBytes + 2 * std::size_t{FenceBoard::kCardMax};
 constexpr std::uint32_t kTooBig = UINT32_MAX;  // a card's length when it is not on the board
 
 std::size_t board_size(std::uint32_t ranks) {
-    return kHeaderBytes + kCellsBytes + std::size_t{ranks} * kSlotBytes;
+    return kHeaderBytes + kCellsBytes + kHeldRingBytes +
+           std::size_t{ranks} * (kIdsBytes + kSlotBytes);
 }
 
 // Fence numbers wrap: a is at or after b.
@@ -61,12 +65,29 @@ struct FenceBoard::Header {
     std::atomic<std::uint32_t> completed;  // fences complete, in order
     std::atomic<std::uint32_t> fail_from;  // with fail_status set: fences from this one fail
     std::atomic<std::int32_t> fail_status;
+    std::atomic<std::uint32_t> held_fail_from;  // the same for held collectives
+    std::atomic<std::int32_t> held_fail_status;
+};
+
+// Held collective k, in cell k % kRing: its arrivals ({number, count}, as a fence's cell), who
+// claimed and who published it (k + 1 each), its outcome, and its completer ((k + 1) << 32 |
+// (rank + 1)).
+struct alignas(64) FenceBoard::Held {
+    std::atomic<std::uint64_t> arrivals;
+    std::atomic<std::uint32_t> claimed;
+    std::atomic<std::uint32_t> done;
+    std::atomic<std::int32_t> status;
+    std::atomic<std::uint32_t> unused;
+    std::atomic<std::uint64_t> completer;
+    std::atomic<std::uint64_t> value;
 };
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free &&
               std::atomic<std::uint64_t>::is_always_lock_free);
 
 struct FenceBoard::Slot {
-    std::atomic<std::uint32_t> arrived;  // whole-namespace fences this rank arrived at
+    std::atomic<std::uint32_t> arrived;       // whole-namespace fences this rank arrived at
+    std::atomic<std::uint32_t> ended;         // the broker saw it end
+    std::atomic<std::uint32_t> held_arrived;  // held collectives it arrived at
     std::atomic<std::uint32_t> unused;
     std::atomic<std::uint64_t> gen;  // cards posted; the latest is in buffer gen % 2
     std::atomic<std::uint32_t> length[2];
@@ -77,7 +98,8 @@ struct FenceBoard::Slot {
 };
 
 std::string FenceBoard::create(const std::string &path, std::uint32_t ranks) {
-    static_assert(sizeof(Header) <= kHeaderBytes && sizeof(Slot) <= kSlotHeadBytes);
+    static_assert(sizeof(Header) <= kHeaderBytes && sizeof(Slot) <= kSlotHeadBytes &&
+                  sizeof(Held) == kHeldBytes);  // held_[i] is cell i
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) return path + ": " + std::strerror(errno);
     const std::size_t size = board_size(ranks);
@@ -103,8 +125,16 @@ std::string FenceBoard::create(const std::string &path, std::uint32_t ranks) {
         reinterpret_cast<std::atomic<std::uint64_t> *>(static_cast<char *>(map) + kHeaderBytes);
     for (std::uint32_t i = 0; i < kRing; ++i)
         new (&cells[i]) std::atomic<std::uint64_t>(std::uint64_t{i} << 32);  // fence i, none in
-    for (std::uint32_t r = 0; r < ranks; ++r)
-        new (static_cast<char *>(map) + kHeaderBytes + kCellsBytes + r * kSlotBytes) Slot{};
+    char *held = static_cast<char *>(map) + kHeaderBytes + kCellsBytes;
+    for (std::uint32_t i = 0; i < kRing; ++i) {
+        auto *c = new (held + i * kHeldBytes) Held{};
+        c->arrivals.store(std::uint64_t{i} << 32);  // collective i, none in
+    }
+    auto *ids = reinterpret_cast<std::atomic<std::uint64_t> *>(held + kHeldRingBytes);
+    for (std::size_t i = 0; i < std::size_t{ranks} * kRing; ++i)
+        new (&ids[i]) std::atomic<std::uint64_t>(0);
+    char *slots = held + kHeldRingBytes + std::size_t{ranks} * kIdsBytes;
+    for (std::uint32_t r = 0; r < ranks; ++r) new (slots + r * kSlotBytes) Slot{};
     ::munmap(map, size);
     return {};
 }
@@ -138,7 +168,10 @@ std::unique_ptr<FenceBoard> FenceBoard::open(const std::string &path, std::strin
     b->header_ = static_cast<Header *>(map);
     b->cells_ =
         reinterpret_cast<std::atomic<std::uint64_t> *>(static_cast<char *>(map) + kHeaderBytes);
-    b->slots_ = static_cast<char *>(map) + kHeaderBytes + kCellsBytes;
+    char *held = static_cast<char *>(map) + kHeaderBytes + kCellsBytes;
+    b->held_ = reinterpret_cast<Held *>(held);
+    b->ids_ = reinterpret_cast<std::atomic<std::uint64_t> *>(held + kHeldRingBytes);
+    b->slots_ = held + kHeldRingBytes + std::size_t{h.ranks} * kIdsBytes;
     b->ranks_ = h.ranks;
     return b;
 }
@@ -155,14 +188,21 @@ FenceBoard::Slot &FenceBoard::slot(std::uint32_t rank) const {
 
 void FenceBoard::rank_ended(std::uint32_t rank, std::int32_t status) {
     if (rank >= ranks_) return;
-    // It arrived at the fences below `arrived`: those may still complete without it.
-    const std::uint32_t from = slot(rank).arrived.load(std::memory_order_acquire);
+    // It arrived at the fences below `arrived`: those may still complete without it (and the held
+    // collectives below `held_arrived`, unless it was to complete one: its waiters see `ended`).
+    Slot &s = slot(rank);
+    s.ended.store(1, std::memory_order_release);
     Header &h = *header_;
-    if (h.fail_status.load(std::memory_order_relaxed) == 0 ||
-        at_or_after(h.fail_from.load(std::memory_order_relaxed), from))
-        h.fail_from.store(from, std::memory_order_relaxed);
-    if (h.fail_status.load(std::memory_order_relaxed) == 0)
-        h.fail_status.store(status, std::memory_order_release);
+    auto fail = [&](std::atomic<std::uint32_t> &from_word, std::atomic<std::int32_t> &status_word,
+                    std::uint32_t from) {
+        if (status_word.load(std::memory_order_relaxed) == 0 ||
+            at_or_after(from_word.load(std::memory_order_relaxed), from))
+            from_word.store(from, std::memory_order_relaxed);
+        if (status_word.load(std::memory_order_relaxed) == 0)
+            status_word.store(status, std::memory_order_release);
+    };
+    fail(h.fail_from, h.fail_status, s.arrived.load(std::memory_order_acquire));
+    fail(h.held_fail_from, h.held_fail_status, s.held_arrived.load(std::memory_order_acquire));
     wake();
 }
 
@@ -217,6 +257,90 @@ std::int32_t FenceBoard::wait(std::uint32_t k, Clock::time_point deadline,
         const auto now = Clock::now();
         if (now >= deadline) return PMIX_ERR_TIMEOUT;
         const auto slice = std::min<Clock::duration>(deadline - now, kSlice);
+        if (!futex_wait(&h.wake, seen, slice) && !alive()) return PMIX_ERR_LOST_CONNECTION;
+    }
+}
+
+// ------------------------------------------------------------------ held collectives
+
+std::int32_t FenceBoard::arrive_held(std::uint32_t rank, std::uint32_t k, std::uint32_t id,
+                                     bool by_broker, bool &completer) {
+    Held &c = held_[k % kRing];
+    const std::uint32_t said = (id & 0x7fffffffu) | (by_broker ? 0x80000000u : 0);
+    ids_[std::size_t{rank} * kRing + k % kRing].store(std::uint64_t{k + 1} << 32 | said,
+                                                      std::memory_order_release);
+    std::uint64_t v = c.arrivals.load(std::memory_order_acquire);
+    for (;;) {
+        const auto seq = static_cast<std::uint32_t>(v >> 32);
+        const auto count = static_cast<std::uint32_t>(v);
+        if (seq != k) return PMIX_ERR_OUT_OF_RESOURCE;  // collective k - kRing is still open
+        completer = count + 1 == ranks_;
+        const std::uint64_t next = completer ? std::uint64_t{k + kRing} << 32 : v + 1;
+        if (c.arrivals.compare_exchange_weak(v, next, std::memory_order_acq_rel)) break;
+    }
+    slot(rank).held_arrived.store(k + 1, std::memory_order_release);
+    if (completer)
+        c.completer.store(std::uint64_t{k + 1} << 32 | (rank + 1), std::memory_order_release);
+    return PMIX_SUCCESS;
+}
+
+bool FenceBoard::claim(std::uint32_t k) {
+    std::atomic<std::uint32_t> &claimed = held_[k % kRing].claimed;
+    std::uint32_t v = claimed.load(std::memory_order_acquire);
+    while (v != k + 1)
+        if (claimed.compare_exchange_weak(v, k + 1, std::memory_order_acq_rel)) return true;
+    return false;
+}
+
+FenceBoard::Ids FenceBoard::ids(std::uint32_t k, std::uint32_t id) const {
+    const std::uint64_t want = std::uint64_t{k + 1} << 32 | (id & 0x7fffffffu);
+    bool by_broker = false;
+    for (std::uint32_t r = 0; r < ranks_; ++r) {
+        const std::uint64_t said =
+            ids_[std::size_t{r} * kRing + k % kRing].load(std::memory_order_acquire);
+        if ((said & ~std::uint64_t{0x80000000u}) != want) return Ids::different;
+        by_broker = by_broker || (said & 0x80000000u) != 0;
+    }
+    return by_broker ? Ids::same_by_broker : Ids::same;
+}
+
+void FenceBoard::publish(std::uint32_t k, std::int32_t status, std::uint64_t value) {
+    Held &c = held_[k % kRing];
+    c.status.store(status, std::memory_order_relaxed);
+    c.value.store(value, std::memory_order_relaxed);
+    c.done.store(k + 1, std::memory_order_release);
+    wake();
+}
+
+std::int32_t FenceBoard::wait_held(std::uint32_t k, Clock::time_point deadline,
+                                   const std::function<bool()> &alive,
+                                   const std::atomic<bool> *stop, std::uint64_t &value) {
+    Header &h = *header_;
+    Held &c = held_[k % kRing];
+    for (;;) {
+        const std::uint32_t seen = h.wake.load(std::memory_order_acquire);
+        if (c.done.load(std::memory_order_acquire) == k + 1) {
+            value = c.value.load(std::memory_order_relaxed);
+            return c.status.load(std::memory_order_relaxed);
+        }
+        if (const std::int32_t status = h.held_fail_status.load(std::memory_order_acquire);
+            status != 0 && at_or_after(k, h.held_fail_from.load(std::memory_order_relaxed)))
+            return status;
+        if (const std::uint64_t who = c.completer.load(std::memory_order_acquire);
+            who >> 32 == k + 1 && (who & 0xffffffffu) != 0 &&
+            slot(static_cast<std::uint32_t>(who & 0xffffffffu) - 1)
+                    .ended.load(std::memory_order_acquire) != 0)
+            return PMIX_ERR_PROC_TERM_WO_SYNC;  // it ended before publishing
+        if (stop && stop->load(std::memory_order_acquire)) return PMIX_ERR_LOST_CONNECTION;
+        const auto now = Clock::now();
+        if (now >= deadline) {
+            if (claim(k)) {
+                publish(k, PMIX_ERR_TIMEOUT, 0);
+                return PMIX_ERR_TIMEOUT;
+            }
+            deadline = now + kSlice;  // its claimer publishes it now
+        }
+        const auto slice = std::min<Clock::duration>(deadline - Clock::now(), kSlice);
         if (!futex_wait(&h.wake, seen, slice) && !alive()) return PMIX_ERR_LOST_CONNECTION;
     }
 }

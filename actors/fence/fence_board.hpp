@@ -18,6 +18,18 @@
 // first fence the ended rank had not arrived at: those fences fail with the status the broker's
 // path gives (PMIX_ERR_PROC_TERM_WO_SYNC), as soon as the waiters wake.
 //
+// Held collectives (a whole-namespace group construct or destruct, client_group.cpp) are
+// numbered in a sequence of their own (independent of the fences, as the broker's are) and
+// arrive in a ring of their own, each rank naming the operation (an id: which group, construct or
+// destruct), and saying whether it needs the broker's usual path (a member's data, a leader...).
+// Their last arriver, the completer, claims the collective, checks that every rank named the same
+// one, and publishes kByBroker when any needs the broker (every rank then takes that path), else
+// does the broker's part and publishes its status and a value (a context id) for every rank. A
+// waiter whose deadline passes first claims it instead and publishes PMIX_ERR_TIMEOUT, which a
+// latecomer then gets at once, as the broker refuses a latecomer to a failed operation. A rank that
+// ended before arriving fails the collectives from there (PMIX_ERR_PROC_TERM_WO_SYNC), and so does
+// a completer that ended before publishing.
+//
 // Cards: each rank's slot holds its latest commit as one fence-segment entry (a msgpack array of
 // [scope, blob], local and global scopes: every reader is on this node), double-buffered under a
 // generation count, and the number of commits it sent the broker. A collecting fence copies the
@@ -29,6 +41,7 @@
 // (LaunchedRanks) guards messages; processes of one uid can already ptrace each other.
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -62,6 +75,26 @@ class FenceBoard {
     // `rank` arrives at its whole-namespace fence `k`. PMIX_SUCCESS, or PMIX_ERR_OUT_OF_RESOURCE
     // when fence k - kRing is not complete yet (the rank ran too far ahead of the others).
     std::int32_t arrive(std::uint32_t rank, std::uint32_t k);
+    // A held collective's published status when a rank needs the broker's usual path.
+    static constexpr std::int32_t kByBroker = INT32_MIN;
+    // `rank` arrives at held collective k, which it names `id` (31 bits), needing the broker's
+    // path or not; `completer`: whether it is the last to arrive. PMIX_SUCCESS, or
+    // PMIX_ERR_OUT_OF_RESOURCE as arrive().
+    std::int32_t arrive_held(std::uint32_t rank, std::uint32_t k, std::uint32_t id, bool by_broker,
+                             bool &completer);
+    // Claims held collective k, to publish it: false when it is claimed already.
+    bool claim(std::uint32_t k);
+    // What the ranks said of held collective k: different ids, or the same, and whether any
+    // needs the broker.
+    enum class Ids { different, same, same_by_broker };
+    Ids ids(std::uint32_t k, std::uint32_t id) const;
+    // The claimer of held collective k: its status and value, for every rank.
+    void publish(std::uint32_t k, std::int32_t status, std::uint64_t value);
+    // As wait(), for held collective k: its published status (and value), or a failure; at the
+    // deadline it claims and publishes PMIX_ERR_TIMEOUT, unless another rank claimed it first.
+    std::int32_t wait_held(std::uint32_t k, Clock::time_point deadline,
+                           const std::function<bool()> &alive, const std::atomic<bool> *stop,
+                           std::uint64_t &value);
     // Waits until fence k completes (PMIX_SUCCESS) or fails (its status), `deadline` passes
     // (PMIX_ERR_TIMEOUT), `alive` says no after a slice (PMIX_ERR_LOST_CONNECTION), or `stop` is
     // set (PMIX_ERR_LOST_CONNECTION; wake() it).
@@ -85,6 +118,7 @@ class FenceBoard {
   private:
     struct Header;
     struct Slot;
+    struct Held;
     FenceBoard() = default;
     Slot &slot(std::uint32_t rank) const;
 
@@ -92,6 +126,8 @@ class FenceBoard {
     std::size_t size_ = 0;
     Header *header_ = nullptr;
     std::atomic<std::uint64_t> *cells_ = nullptr;
+    Held *held_ = nullptr;                       // kRing held collectives
+    std::atomic<std::uint64_t> *ids_ = nullptr;  // by rank, kRing each: (k + 1) << 32 | id
     char *slots_ = nullptr;
     std::uint32_t ranks_ = 0;
 };

@@ -134,6 +134,11 @@ void GroupTracker::contribute(const Envelope &env, msg::GroupContribute &m) {
     if (n.status != PMIX_SUCCESS) return reply_error(env, n.status, n.why);
     if (!in_set(n.set, m.proc))
         return reply_error(env, PMIX_ERR_BAD_PARAM, "the caller is not among the members");
+    // For all: the set is the caller's own job, whose ranks all met on its board.
+    if (m.for_all &&
+        (n.set.size() != 1 || n.set[0] != msg::Proc{m.proc.nspace, msg::kWildcardRank}))
+        return reply_error(env, PMIX_ERR_BAD_PARAM,
+                           "a contribution for all is over the caller's whole job only");
     const std::string k = key(m.destruct, m.seq, m.grp, msg::fence_set(n.set));
     // A latecomer to a failed operation.
     if (auto f = failed_.find(k); f != failed_.end())
@@ -175,10 +180,20 @@ void GroupTracker::contribute(const Envelope &env, msg::GroupContribute &m) {
         it = ops_.emplace(k, std::move(op)).first;
     }
     Op &op = it->second;
+    if (m.for_all && op.here.size() != op.members.size()) {  // no board met them
+        if (fresh) {
+            if (op.timer) reactor().cancel(op.timer);
+            ops_.erase(it);
+        }
+        return reply_error(env, PMIX_ERR_BAD_PARAM, "a contribution for all, not all on this node");
+    }
     if (op.arrived.contains(m.proc))
         return reply_error(env, PMIX_ERR_EXISTS, "this process already contributed");
     op.arrived.emplace(
         m.proc, msg::GroupMember{m.proc, m.leader, std::move(m.info), std::move(m.endpoint)});
+    if (m.for_all)
+        for (const auto &p : op.members)
+            op.arrived.try_emplace(p, msg::GroupMember{p, false, {}, {}});
     op.waiting.emplace_back(env.from, env.id);
     op.tolerant = op.tolerant || m.optional || m.ft_collective;
     op.assign = op.assign || m.assign_context_id;

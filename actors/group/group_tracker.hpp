@@ -7,7 +7,9 @@
 // its plan (the brokers hosting members, from the operation's key) is the same on every broker,
 // parts go up as group.up to the parent's `group`, the root's verdict comes down as group.down.
 // Every local member is answered with one GroupDone: the membership, every member's
-// contribution (PMIX_GROUP_INFO, PMIX_GROUP_ENDPT_DATA) and the context id.
+// contribution (PMIX_GROUP_INFO, PMIX_GROUP_ENDPT_DATA) and the context id. A job on one node
+// whose every rank met on its fence board (bindings/c/src/client_group.cpp) sends one contribution
+// for all (GroupContribute.for_all): taken only over the sender's own whole job, all here.
 //
 // The operation's key names the kind, the caller's sequence number of such calls for that name
 // and set, the group's name and its members as a set (msg::fence_set of the canonical members,
@@ -16,8 +18,8 @@
 // destruct, or after a failed construct, is a new one.
 //
 // Invariants and limits:
-// - A member contributes only as itself (msg::acting_proc) and once per operation (a second
-//   contribution is refused with PMIX_ERR_EXISTS).
+// - A member contributes only as itself (msg::acting_proc), or for its whole job on one node, and
+//   once per operation (a second contribution is refused with PMIX_ERR_EXISTS).
 // - Nothing waits without bound: every operation has a timer (PMIX_TIMEOUT, else the broker's
 //   group_timeout_ms) and fails with PMIX_ERR_TIMEOUT on every broker when one's passes first.
 // - A construct's member that ends before contributing fails it for every member at once

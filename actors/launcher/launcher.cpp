@@ -799,7 +799,8 @@ void Launcher::begin(const Envelope &env, Job job, Plan plan, std::string secret
 
     // One environment per app; only PMIX_RANK differs between its ranks.
     const std::vector<std::string> client_vars =
-        client_variables(settings_.uri, secret, settings_.client_write_timeout_ms, info.nspace);
+        client_variables(settings_.uri, secret, settings_.client_write_timeout_ms,
+                         settings_.group_timeout_ms, info.nspace);
     // The caller's environment when it gave it (a broker of its own has it anyway).
     std::vector<const char *> caller_env;
     for (const auto &kv : plan.caller.environ) caller_env.push_back(kv.c_str());

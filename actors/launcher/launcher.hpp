@@ -61,6 +61,7 @@ class Launcher : public Actor {
         std::string node;     // this node, as jobs name it (ProcInfo.hostname)
         int kill_grace_ms = 2000;
         int client_write_timeout_ms = 30000;  // given to ranks as ZPMIX_WRITE_TIMEOUT_MS
+        int group_timeout_ms = 300000;        // ... as ZPMIX_GROUP_TIMEOUT_MS
         Watchdog *watchdog = nullptr;         // told of each job's process group; may be null
     };
     // The job status when a job exceeds Launch.timeout_s (as timeout(1) does).

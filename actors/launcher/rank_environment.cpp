@@ -70,10 +70,14 @@ std::string random_secret() {
 }
 
 std::vector<std::string> client_variables(const std::string &uri, const std::string &secret,
-                                          int write_timeout_ms, const std::string &nspace) {
-    return {"ZPMIX_URI=" + uri, "ZPMIX_SECRET=" + secret,
+                                          int write_timeout_ms, int group_timeout_ms,
+                                          const std::string &nspace) {
+    return {"ZPMIX_URI=" + uri,
+            "ZPMIX_SECRET=" + secret,
             "ZPMIX_WRITE_TIMEOUT_MS=" + std::to_string(write_timeout_ms),
-            "PMIX_NAMESPACE=" + nspace, "PMIX_RANK=0"};
+            "ZPMIX_GROUP_TIMEOUT_MS=" + std::to_string(group_timeout_ms),
+            "PMIX_NAMESPACE=" + nspace,
+            "PMIX_RANK=0"};
 }
 
 AppPlan plan_app(msg::App &app, const char *const *inherited,

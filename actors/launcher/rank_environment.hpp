@@ -43,9 +43,11 @@ std::string random_secret();
 std::string new_namespace_name();
 
 // The variables a client needs to reach the broker as a rank of nspace (PMIX_RANK=0, set per
-// rank by set_rank).
+// rank by set_rank), and the broker's bounds it applies itself: a write's, and a group
+// construct's met on the fence board without PMIX_TIMEOUT ([broker] group_timeout_ms).
 std::vector<std::string> client_variables(const std::string &uri, const std::string &secret,
-                                          int write_timeout_ms, const std::string &nspace);
+                                          int write_timeout_ms, int group_timeout_ms,
+                                          const std::string &nspace);
 
 // How app's ranks start (app's argv, cwd and env are moved from): job_env is the job's
 // variables, nsdir the job's session directory (the cwd of an app with session_cwd and none of

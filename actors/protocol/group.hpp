@@ -74,8 +74,11 @@ struct GroupContribute {
     bool local_only = false;          // PMIX_GROUP_LOCAL_ONLY: every member is on this node
     Blob info;      // the value codec's [info...] of PMIX_GROUP_INFO's array (empty: none)
     Blob endpoint;  // PMIX_GROUP_ENDPT_DATA
+    // The caller's whole job, on one node, met on its fence board (client_group.cpp): this
+    // contribution is every member's, and the caller (the last to arrive) tells them the outcome.
+    bool for_all = false;
     ZPMIX_MSG_MAP(grp, destruct, seq, proc, members, timeout_ms, leader, optional, ft_collective,
-                  notify_termination, assign_context_id, local_only, info, endpoint);
+                  notify_termination, assign_context_id, local_only, info, endpoint, for_all);
 };
 inline const Proc *acting_proc(const GroupContribute &m) {
     return &m.proc;

@@ -190,3 +190,73 @@ BOOST_AUTO_TEST_CASE(what_is_not_a_board_is_not_mapped) {
     BOOST_TEST(error.find("not a fence board") != std::string::npos);
     BOOST_TEST(FenceBoard::create(board.path, 2) != "");  // never over an existing one
 }
+
+// Held collectives: four processes, 100 of them in a row; the last to arrive at each publishes
+// its number as the value, which every rank reads.
+BOOST_AUTO_TEST_CASE(a_held_collective_gives_every_rank_its_completers_outcome) {
+    Board b(4);
+    BOOST_TEST(in_processes(4, [&](std::uint32_t r) {
+        auto board = b.map();
+        for (std::uint32_t k = 0; k < 100; ++k) {
+            bool completer = false;
+            if (board->arrive_held(r, k, 7, false, completer) != PMIX_SUCCESS) return false;
+            if (completer) {
+                if (!board->claim(k) || board->ids(k, 7) != FenceBoard::Ids::same) return false;
+                board->publish(k, PMIX_SUCCESS, 1000 + k);
+            }
+            std::uint64_t value = 0;
+            if (board->wait_held(k, in(10s), alive, nullptr, value) != PMIX_SUCCESS ||
+                value != 1000 + k)
+                return false;
+        }
+        return true;
+    }));
+}
+
+// A waiter whose deadline passes claims the collective and publishes PMIX_ERR_TIMEOUT: the
+// latecomer, last to arrive, cannot claim it and gets that status at once.
+BOOST_AUTO_TEST_CASE(a_held_collective_times_out_and_its_latecomer_is_refused) {
+    Board b(2);
+    auto board = b.map();
+    bool completer = true;
+    BOOST_TEST(board->arrive_held(0, 0, 7, false, completer) == PMIX_SUCCESS);
+    BOOST_TEST(!completer);
+    std::uint64_t value = 0;
+    BOOST_TEST(board->wait_held(0, in(50ms), alive, nullptr, value) == PMIX_ERR_TIMEOUT);
+    BOOST_TEST(board->arrive_held(1, 0, 7, false, completer) == PMIX_SUCCESS);
+    BOOST_TEST(completer);
+    BOOST_TEST(!board->claim(0));
+    const auto t0 = FenceBoard::Clock::now();
+    BOOST_TEST(board->wait_held(0, in(10s), alive, nullptr, value) == PMIX_ERR_TIMEOUT);
+    BOOST_TEST((FenceBoard::Clock::now() - t0 < 1s));
+}
+
+// What the ranks named: different collectives, or the same with one needing the broker.
+BOOST_AUTO_TEST_CASE(a_held_collective_knows_what_its_ranks_named) {
+    Board b(2);
+    auto board = b.map();
+    bool completer = false;
+    BOOST_TEST(board->arrive_held(0, 0, 7, false, completer) == PMIX_SUCCESS);
+    BOOST_TEST(board->arrive_held(1, 0, 8, false, completer) == PMIX_SUCCESS);
+    BOOST_TEST((board->ids(0, 8) == FenceBoard::Ids::different));
+    BOOST_TEST(board->arrive_held(0, 1, 7, true, completer) == PMIX_SUCCESS);
+    BOOST_TEST(board->arrive_held(1, 1, 7, false, completer) == PMIX_SUCCESS);
+    BOOST_TEST((board->ids(1, 7) == FenceBoard::Ids::same_by_broker));
+}
+
+// A rank that ends before arriving fails the held collectives from there; a completer that ends
+// before publishing fails its own.
+BOOST_AUTO_TEST_CASE(a_rank_that_ends_fails_the_held_collectives_it_left) {
+    Board b(3);
+    auto board = b.map();
+    bool completer = false;
+    BOOST_TEST(board->arrive_held(0, 0, 7, false, completer) == PMIX_SUCCESS);
+    BOOST_TEST(board->arrive_held(1, 0, 7, false, completer) == PMIX_SUCCESS);
+    BOOST_TEST(board->arrive_held(2, 0, 7, false, completer) == PMIX_SUCCESS);
+    BOOST_TEST(completer);
+    board->rank_ended(2, PMIX_ERR_PROC_TERM_WO_SYNC);  // it claimed nothing, published nothing
+    std::uint64_t value = 0;
+    BOOST_TEST(board->wait_held(0, in(10s), alive, nullptr, value) == PMIX_ERR_PROC_TERM_WO_SYNC);
+    BOOST_TEST(board->arrive_held(0, 1, 7, false, completer) == PMIX_SUCCESS);
+    BOOST_TEST(board->wait_held(1, in(10s), alive, nullptr, value) == PMIX_ERR_PROC_TERM_WO_SYNC);
+}

@@ -448,6 +448,10 @@ static pmix_proc_t ev_inviter;                           /* PMIX_GROUP_INVITED's
 /* How this process's handler answers PMIX_GROUP_LEADER_FAILED: by declaring itself the new
  * leader (PMIX_GROUP_LEADER in its results), or not at all (its completion never called). */
 static int volunteer, never_answer;
+/* The completion never_answer holds back, called at the scenario's end (else the library's chain
+ * for the event, waiting on it, is still there at exit). */
+static pmix_event_notification_cbfunc_fn_t held_cbfunc;
+static void *held_cbdata;
 static int ev_update, ev_update_members; /* PMIX_GROUP_MEMBERSHIP_UPDATE: count, last size */
 static int ev_affected = -1;
 static int ev_failed_affected = -1; /* of the last PMIX_GROUP_INVITE_FAILED: others may follow it */
@@ -509,7 +513,11 @@ static void on_invite_event(size_t id, pmix_status_t status, const pmix_proc_t *
     }
     pthread_cond_broadcast(&cv);
     pthread_mutex_unlock(&mu);
-    if (status == PMIX_GROUP_LEADER_FAILED && never_answer) return;
+    if (status == PMIX_GROUP_LEADER_FAILED && never_answer) {
+        held_cbfunc = cbfunc;
+        held_cbdata = cbdata;
+        return;
+    }
     if (status == PMIX_GROUP_LEADER_FAILED && volunteer && cbfunc) {
         pmix_info_t lead;
         bool yes = true;
@@ -796,6 +804,7 @@ static void leader_failed_silent(void) {
     CHECK(wait_count(&ev_aborted, 1));
     CHECK(now() - t0 < 15);
     CHECK(ev_selected == 0);
+    if (held_cbfunc) held_cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, held_cbdata);
 }
 
 /* Rank 0 invites the others (5 ranks or more) and ends once ranks 1 to size-3 accepted. Rank 1's
@@ -891,6 +900,91 @@ static void bench(int iterations) {
     if (me.rank == 0) printf("group construct+destruct N=%u: %.1f us\n", size, us);
 }
 
+/* Constructs over the whole job, which meet on the job's fence board: with a context id, the
+ * same at every member; with PMIX_GROUP_INFO from rank 0 alone (every member then takes the
+ * broker's usual path), which every member reads; blocking and not; and two ranks constructing
+ * different groups at once (a program's error), refused at once with PMIX_ERR_BAD_PARAM rather
+ * than at the timeout. */
+static int nb_status;
+static int nb_done;
+static void on_constructed(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                           pmix_release_cbfunc_t release, void *release_data) {
+    (void)info, (void)ninfo, (void)cbdata;
+    pthread_mutex_lock(&mu);
+    nb_status = status;
+    nb_done = 1;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    if (release) release(release_data);
+}
+static void on_destructed(pmix_status_t status, void *cbdata) {
+    on_constructed(status, NULL, 0, cbdata, NULL, NULL);
+}
+static pmix_status_t wait_nb(void) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 30;
+    pthread_mutex_lock(&mu);
+    while (!nb_done && pthread_cond_timedwait(&cv, &mu, &until) == 0) {
+    }
+    const pmix_status_t s = nb_done ? nb_status : PMIX_ERR_TIMEOUT;
+    nb_done = 0;
+    pthread_mutex_unlock(&mu);
+    return s;
+}
+
+static void whole_job(void) {
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0, members = 0;
+    CHECK_RC(construct("w1", &all, 1, 30, 0, &results, &nresults), PMIX_SUCCESS);
+    const size_t cid = result_cid(results, nresults, &members);
+    CHECK(cid != 0 && members == size);
+    PMIX_INFO_FREE(results, nresults);
+    same_everywhere("test.w1.cid", cid);
+    CHECK_RC(PMIx_Group_destruct("w1", NULL, 0), PMIX_SUCCESS);
+
+    /* Rank 0 alone brings PMIX_GROUP_INFO. */
+    pmix_info_t info, *inner;
+    PMIX_INFO_CREATE(inner, 1);
+    uint32_t val = 4242;
+    PMIX_INFO_LOAD(&inner[0], "test.w2.info", &val, PMIX_UINT32);
+    pmix_data_array_t darray = {PMIX_INFO, 1, inner};
+    PMIX_INFO_LOAD(&info, PMIX_GROUP_INFO, &darray, PMIX_DATA_ARRAY);
+    CHECK_RC(PMIx_Group_construct("w2", &all, 1, me.rank == 0 ? &info : NULL, me.rank == 0 ? 1 : 0,
+                                  NULL, NULL),
+             PMIX_SUCCESS);
+    PMIX_INFO_DESTRUCT(&info);
+    PMIX_INFO_FREE(inner, 1);
+    pmix_proc_t w2;
+    PMIX_LOAD_PROCID(&w2, "w2", PMIX_RANK_WILDCARD);
+    pmix_value_t *v = NULL;
+    CHECK_RC(PMIx_Get(&w2, "test.w2.info", NULL, 0, &v), PMIX_SUCCESS);
+    if (v) {
+        CHECK(v->type == PMIX_UINT32 && v->data.uint32 == 4242);
+        PMIX_VALUE_RELEASE(v);
+    }
+    CHECK_RC(PMIx_Group_destruct("w2", NULL, 0), PMIX_SUCCESS);
+
+    /* Non-blocking, every rank naming every rank. */
+    pmix_proc_t *procs = ranks_from(0, size);
+    CHECK_RC(PMIx_Group_construct_nb("w3", procs, size, NULL, 0, on_constructed, NULL),
+             PMIX_SUCCESS);
+    CHECK_RC(wait_nb(), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Group_destruct_nb("w3", NULL, 0, on_destructed, NULL), PMIX_SUCCESS);
+    CHECK_RC(wait_nb(), PMIX_SUCCESS);
+    PMIX_PROC_FREE(procs, size);
+
+    /* Rank 0 constructs another group than the others, at once: refused, not timed out. */
+    const double t0 = now();
+    CHECK_RC(construct(me.rank == 0 ? "wx" : "wy", &all, 1, 20, 0, NULL, NULL),
+             PMIX_ERR_BAD_PARAM);
+    CHECK(now() - t0 < 10);
+    CHECK_RC(construct("w4", &all, 1, 30, 0, NULL, NULL), PMIX_SUCCESS);
+    CHECK_RC(PMIx_Group_destruct("w4", NULL, 0), PMIX_SUCCESS);
+}
+
 int main(int argc, char **argv) {
     const char *scenario = argc > 1 ? argv[1] : "basic";
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
@@ -933,6 +1027,8 @@ int main(int argc, char **argv) {
         leader_reselected();
     else if (strcmp(scenario, "leaderlost") == 0)
         leaderlost();
+    else if (strcmp(scenario, "wholejob") == 0)
+        whole_job();
     else if (strcmp(scenario, "bench") == 0)
         bench(argc > 2 ? atoi(argv[2]) : 200);
     else {

@@ -92,6 +92,13 @@ BOOST_AUTO_TEST_CASE(construct_in_any_order_with_info_context_ids_fence_destruct
     BOOST_TEST(count(r.out, "basic ok") == 5u);
 }
 
+// Whole-job constructs meet on the job's fence board (one request to the broker for all).
+BOOST_AUTO_TEST_CASE(whole_job_constructs_on_the_fence_board) {
+    const auto r = run("wholejob", 4);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "wholejob ok") == 4u);
+}
+
 BOOST_AUTO_TEST_CASE(a_member_that_never_comes_times_out_and_the_latecomer_is_refused) {
     const auto r = run("timeout", 4);
     BOOST_TEST(r.status == 0, r.err);

@@ -47,7 +47,7 @@ msg::App app_of(std::string cmd, std::vector<std::string> argv, std::string pref
 }
 
 const std::vector<std::string> kClient =
-    client_variables("ipc:///run/broker.sock", "s3cret", 1234, "zpmix.1.2");
+    client_variables("ipc:///run/broker.sock", "s3cret", 1234, 5678, "zpmix.1.2");
 
 }  // namespace
 
@@ -56,6 +56,7 @@ BOOST_AUTO_TEST_CASE(another_jobs_variables_are_stripped_and_the_clients_set) {
     BOOST_TEST(get(env, "ZPMIX_URI").value_or("") == "ipc:///run/broker.sock");
     BOOST_TEST(get(env, "ZPMIX_SECRET").value_or("") == "s3cret");
     BOOST_TEST(get(env, "ZPMIX_WRITE_TIMEOUT_MS").value_or("") == "1234");
+    BOOST_TEST(get(env, "ZPMIX_GROUP_TIMEOUT_MS").value_or("") == "5678");
     BOOST_TEST(get(env, "PMIX_NAMESPACE").value_or("") == "zpmix.1.2");
     BOOST_TEST(get(env, "PMIX_RANK").value_or("") == "0");
     // The rest of the inherited environment is passed on as it is.
@@ -66,7 +67,7 @@ BOOST_AUTO_TEST_CASE(another_jobs_variables_are_stripped_and_the_clients_set) {
     BOOST_TEST(!get(env, "OMPI_MCA_schizo"));
     // One entry per name, sorted, none without a name.
     BOOST_TEST(std::is_sorted(env.begin(), env.end()));
-    BOOST_TEST(env.size() == 9u);
+    BOOST_TEST(env.size() == 10u);
     for (const auto &kv : env) BOOST_TEST((kv.find('=') != std::string::npos && kv[0] != '='), kv);
 }
 

@@ -55,6 +55,7 @@ struct Client {
     std::unique_ptr<client::NodeFence> node_fence;  // a job on one node: its fence board
     std::mutex seq_mu;
     std::unordered_map<std::string, std::uint64_t> fence_seq;  // participant set -> next fence id
+    std::uint32_t held_seq = 0;  // the next held collective on the fence board (client_group.cpp)
 };
 
 Client &the_client() {
@@ -597,6 +598,55 @@ pmix_status_t ask_nb(Client &c, const Msg &m, pmix_op_cbfunc_t cbfunc, void *cbd
 }
 
 }  // namespace
+
+namespace zpmix::c {
+
+namespace {
+// The next number in the sequence of held collectives (their own, as the broker's are).
+std::uint32_t next_held(Client &c) {
+    std::lock_guard lock(c.seq_mu);
+    return c.held_seq++;
+}
+
+// A held collective's name on the board: FNV-1a of what it is.
+std::uint32_t held_id(std::string_view what) {
+    std::uint32_t h = 2166136261u;
+    for (unsigned char ch : what) h = (h ^ ch) * 16777619u;
+    return h;
+}
+}  // namespace
+
+std::optional<pmix_status_t> board_collective(std::string_view what, bool by_broker,
+                                              std::uint32_t timeout_ms,
+                                              const BoardCompleter &complete,
+                                              std::uint64_t &value) {
+    if (!ready()) return PMIX_ERR_INIT;
+    Client &c = the_client();
+    if (!c.node_fence) return std::nullopt;
+    return c.node_fence->collective(next_held(c), held_id(what), by_broker, timeout_ms, complete,
+                                    value);
+}
+
+bool board_collective_nb(std::string_view what, bool by_broker, std::uint32_t timeout_ms,
+                         BoardCompleter complete,
+                         std::function<void(pmix_status_t, std::uint64_t)> done) {
+    if (!ready()) return false;
+    Client &c = the_client();
+    if (!c.node_fence) return false;
+    c.node_fence->collective_nb(next_held(c), held_id(what), by_broker, timeout_ms,
+                                std::move(complete), std::move(done));
+    return true;
+}
+
+std::uint32_t own_job_size() {
+    return ready() ? the_client().job_size : 0;
+}
+
+bool has_fence_board() {
+    return ready() && the_client().node_fence != nullptr;
+}
+
+}  // namespace zpmix::c
 
 extern "C" {
 

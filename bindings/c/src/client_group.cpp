@@ -1,6 +1,8 @@
 // zpmix: process groups (RFC0033): PMIx_Group_construct and PMIx_Group_destruct, blocking and not.
 // Each is one request to the broker's group tracker (msg::GroupContribute), answered once every
-// member contributed, or with why not (actors/group/group_tracker.hpp), with msg::GroupDone.
+// member contributed, or with why not (actors/group/group_tracker.hpp), with msg::GroupDone; over
+// a whole job on one node, the members meet on its fence board and one request is sent for all
+// (meets_on_board).
 // PMIx_Group_invite, _join and _leave (and _nb) are one request each too (msg::GroupInvite,
 // GroupJoin, GroupLeave): invite and an accepting join return once the group is formed (or why
 // not), with the same results as a construct; a declining join once the leader's broker has the
@@ -24,6 +26,7 @@
 #include "client_group.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -33,6 +36,7 @@
 
 #include "actors/client/events/handler_registry.hpp"  // kHandlerStatus
 #include "actors/client/value_codec.hpp"
+#include "actors/fence/fence_board.hpp"  // kByBroker
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/group.hpp"
 #include "attached_client.hpp"
@@ -51,6 +55,7 @@ constexpr std::size_t kMaxMembers = std::size_t{1} << 24;
 
 struct Known {
     std::vector<msg::Proc> members;
+    bool on_board = false;  // constructed on the job's fence board: destructed there too
 };
 std::mutex groups_mu;
 std::map<std::string, Known, std::less<>> groups;  // constructed, not destructed
@@ -153,7 +158,8 @@ void load_membership(pmix_value_t &v, const std::vector<msg::Proc> &members) {
 }
 
 // A construct's outcome, kept for PMIx_Get and the group's later use; the results for the caller.
-pmix_status_t completed(const msg::GroupDone &d, pmix_info_t **results, size_t *nresults) {
+pmix_status_t completed(const msg::GroupDone &d, pmix_info_t **results, size_t *nresults,
+                        bool on_board = false) {
     if (results) *results = nullptr;
     if (nresults) *nresults = 0;
     auto membership = msg::to_procs(d.membership, kMaxMembers);
@@ -195,7 +201,7 @@ pmix_status_t completed(const msg::GroupDone &d, pmix_info_t **results, size_t *
     }
     {
         std::lock_guard lock(groups_mu);
-        groups[d.grp] = Known{std::move(*membership)};
+        groups[d.grp] = Known{std::move(*membership), on_board};
     }
     if (results && nresults) {
         const size_t n = d.context_id ? 2 : 1;
@@ -226,6 +232,80 @@ pmix_status_t done_of(pmix_status_t status, const Envelope *env, msg::GroupDone 
         return PMIX_ERR_UNPACK_FAILURE;
     }
     return d.status == PMIX_ERR_PARTIAL_SUCCESS ? PMIX_SUCCESS : d.status;
+}
+
+// A construct over the caller's whole job (its wildcard, or every rank named) on one node meets
+// on the job's fence board: its last arriver alone tells the broker (GroupContribute.for_all)
+// and the others the outcome, one message through the broker instead of one per member. A
+// destruct of a group constructed so does the same. Every member decides it alike from the
+// members named (all must name the same). One that brings what only the broker's usual path
+// carries (PMIX_GROUP_INFO, endpoint data, a leader, a construct that tolerates a member's end)
+// says so as it arrives, and then every member takes that path (needs_broker).
+bool meets_on_board(msg::GroupContribute &m) {
+    if (!has_fence_board()) return false;
+    if (m.destruct) {
+        std::lock_guard lock(groups_mu);
+        auto g = groups.find(m.grp);
+        return g != groups.end() && g->second.on_board;
+    }
+    const msg::Proc whole{m.proc.nspace, msg::kWildcardRank};
+    const std::uint32_t size = own_job_size();
+    const bool all = (m.members.size() == 1 && m.members[0] == whole) ||
+                     (size > 1 && m.members.size() == size &&
+                      std::all_of(m.members.begin(), m.members.end(), [&](const msg::Proc &p) {
+                          return p.nspace == m.proc.nspace && p.rank < size;
+                      }));
+    if (all) m.members = {whole};
+    return all;
+}
+
+bool needs_broker(const msg::GroupContribute &m) {
+    return m.leader || m.optional || m.ft_collective || !m.info.empty() || !m.endpoint.empty();
+}
+
+// Whether every member goes on to the broker's usual path after meeting on the board: a member
+// needs it, or one ended before it arrived (the broker fails the construct, or, when a member
+// asked it to tolerate that, completes it without it, as always).
+bool to_broker(pmix_status_t board_status) {
+    return board_status == FenceBoard::kByBroker || board_status == PMIX_ERR_PROC_TERM_WO_SYNC;
+}
+
+// The broker's part of a construct or destruct met on the board: the last arriver's request, for
+// every member; its status and the context id.
+BoardCompleter tell_broker(msg::GroupContribute m, std::uint32_t wait_ms) {
+    m.for_all = true;
+    return [m = std::move(m), wait_ms] {
+        client::ClientActor::Reply reply;
+        const pmix_status_t rc = ask(m, wait_ms, reply);
+        msg::GroupDone d;
+        const pmix_status_t status = done_of(rc, rc == PMIX_SUCCESS ? &reply.env : nullptr, d);
+        return std::pair<pmix_status_t, std::uint64_t>(status, d.context_id);
+    };
+}
+
+// What a collective on the board is, as every member names it.
+std::string board_what(const msg::GroupContribute &m) {
+    return (m.destruct ? "destruct " : "construct ") + m.grp;
+}
+
+// How long a member waits on the board: PMIX_TIMEOUT, else the broker's bound for a construct
+// ([broker] group_timeout_ms, which the launcher gives the ranks).
+std::uint32_t board_timeout_ms(const msg::GroupContribute &m) {
+    if (m.timeout_ms) return m.timeout_ms;
+    const char *v = std::getenv("ZPMIX_GROUP_TIMEOUT_MS");
+    return v ? static_cast<std::uint32_t>(std::strtoul(v, nullptr, 10)) : 0;
+}
+
+// What every member of a construct met on the board keeps: its whole job, the context id.
+msg::GroupDone board_done(const msg::GroupContribute &m, std::uint64_t context_id) {
+    msg::GroupDone d;
+    d.grp = m.grp;
+    std::vector<msg::Proc> all;
+    for (std::uint32_t r = 0; r < own_job_size(); ++r) all.push_back({m.proc.nspace, r});
+    d.membership = msg::to_runs(all);
+    d.context_id = context_id;
+    d.notify_termination = m.notify_termination;
+    return d;
 }
 
 // A construct's or join's results to its _nb callback. A member (results given) follows its
@@ -372,6 +452,18 @@ PMIX_EXPORT pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc
     if (pmix_status_t rc = make_request(grp, procs, nprocs, directives, ndirs, false, m, wait_ms);
         rc != PMIX_SUCCESS)
         return rc;
+    if (meets_on_board(m)) {
+        std::uint64_t context_id = 0;
+        if (auto rc = board_collective(board_what(m), needs_broker(m), board_timeout_ms(m),
+                                       tell_broker(m, wait_ms), context_id);
+            rc && !to_broker(*rc)) {
+            if (*rc != PMIX_SUCCESS) return *rc;
+            const pmix_status_t formed =
+                completed(board_done(m, context_id), results, nresults, true);
+            if (formed == PMIX_SUCCESS) events_follow();
+            return formed;
+        }
+    }
     client::ClientActor::Reply reply;
     const pmix_status_t rc = ask(m, wait_ms, reply);
     msg::GroupDone d;
@@ -393,14 +485,33 @@ PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_p
     if (pmix_status_t rc = make_request(grp, procs, nprocs, info, ninfo, false, m, wait_ms);
         rc != PMIX_SUCCESS)
         return rc;
-    return submit(m, wait_ms, [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
-        msg::GroupDone d;
-        status = done_of(status, env, d);
-        pmix_info_t *results = nullptr;
-        size_t n = 0;
-        if (status == PMIX_SUCCESS) status = completed(d, &results, &n);
-        answer_member(status, results, n, cbfunc, cbdata);
-    });
+    auto by_broker = [m, wait_ms, cbfunc, cbdata] {
+        return submit(m, wait_ms, [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
+            msg::GroupDone d;
+            status = done_of(status, env, d);
+            pmix_info_t *results = nullptr;
+            size_t n = 0;
+            if (status == PMIX_SUCCESS) status = completed(d, &results, &n);
+            answer_member(status, results, n, cbfunc, cbdata);
+        });
+    };
+    if (meets_on_board(m) &&
+        board_collective_nb(
+            board_what(m), needs_broker(m), board_timeout_ms(m), tell_broker(m, wait_ms),
+            [m, by_broker, cbfunc, cbdata](pmix_status_t status, std::uint64_t context_id) {
+                if (to_broker(status)) {
+                    if (pmix_status_t rc = by_broker(); rc != PMIX_SUCCESS)
+                        cbfunc(rc, nullptr, 0, cbdata, nullptr, nullptr);
+                    return;
+                }
+                pmix_info_t *results = nullptr;
+                size_t n = 0;
+                if (status == PMIX_SUCCESS)
+                    status = completed(board_done(m, context_id), &results, &n, true);
+                answer_member(status, results, n, cbfunc, cbdata);
+            }))
+        return PMIX_SUCCESS;
+    return by_broker();
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_t info[],
@@ -410,6 +521,15 @@ PMIX_EXPORT pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_
     if (pmix_status_t rc = make_request(grp, nullptr, 0, info, ninfo, true, m, wait_ms);
         rc != PMIX_SUCCESS)
         return rc;
+    if (meets_on_board(m)) {
+        std::uint64_t unused = 0;
+        const auto rc = board_collective(board_what(m), false, board_timeout_ms(m),
+                                         tell_broker(m, wait_ms), unused);
+        if (rc == PMIX_SUCCESS) destructed(m.grp);
+        // A member that ended before it arrived: every other goes to the broker, which destructs
+        // without it as it always does.
+        if (rc && *rc != PMIX_ERR_PROC_TERM_WO_SYNC) return *rc;
+    }
     client::ClientActor::Reply reply;
     const pmix_status_t rc = ask(m, wait_ms, reply);
     msg::GroupDone d;
@@ -428,13 +548,31 @@ PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_in
     if (pmix_status_t rc = make_request(grp, nullptr, 0, info, ninfo, true, m, wait_ms);
         rc != PMIX_SUCCESS)
         return rc;
-    return submit(m, wait_ms,
-                  [cbfunc, cbdata, name = m.grp](pmix_status_t status, const Envelope *env) {
-                      msg::GroupDone d;
-                      status = done_of(status, env, d);
-                      if (status == PMIX_SUCCESS) destructed(name);
-                      if (cbfunc) cbfunc(status, cbdata);
-                  });
+    auto by_broker = [m, wait_ms, cbfunc, cbdata] {
+        return submit(m, wait_ms,
+                      [cbfunc, cbdata, name = m.grp](pmix_status_t status, const Envelope *env) {
+                          msg::GroupDone d;
+                          status = done_of(status, env, d);
+                          if (status == PMIX_SUCCESS) destructed(name);
+                          if (cbfunc) cbfunc(status, cbdata);
+                      });
+    };
+    // As the blocking destruct: a member that ended before it arrived sends the others to the
+    // broker.
+    if (meets_on_board(m) &&
+        board_collective_nb(
+            board_what(m), false, board_timeout_ms(m), tell_broker(m, wait_ms),
+            [by_broker, cbfunc, cbdata, name = m.grp](pmix_status_t status, std::uint64_t) {
+                if (status == PMIX_ERR_PROC_TERM_WO_SYNC) {
+                    if (pmix_status_t rc = by_broker(); rc != PMIX_SUCCESS)
+                        if (cbfunc) cbfunc(rc, cbdata);
+                    return;
+                }
+                if (status == PMIX_SUCCESS) destructed(name);
+                if (cbfunc) cbfunc(status, cbdata);
+            }))
+        return PMIX_SUCCESS;
+    return by_broker();
 }
 
 }  // extern "C"

@@ -2,8 +2,10 @@
 // The groups this process constructed (client_group.cpp), for the calls that take a group as a
 // target: PMIx_Fence over {group, PMIX_RANK_WILDCARD}, PMIx_Notify_event to a custom range that
 // names a group, PMIx_Get by group rank.
+#include <functional>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "actors/protocol/common.hpp"
@@ -36,5 +38,23 @@ void group_membership_changed(const msg::Event &ev);
 // whether a handler declared this process the new leader (PMIX_GROUP_LEADER true in its results)
 // or aborted the construct (status PMIX_GROUP_CONSTRUCT_ABORT); see actors/group/group_tracker.hpp.
 void group_leader_failed(const msg::Event &ev, const pmix_info_t *results, size_t nresults);
+
+// (client_api.cpp) A held collective over the caller's whole job on its fence board (a job on one
+// node; actors/fence/fence_board.hpp), named `what` (every rank names it alike), this rank
+// needing the broker's usual path or not: every rank arrives, the last runs `complete` (the
+// broker's part: a status and a value), whose outcome every rank returns, or
+// FenceBoard::kByBroker when a rank needs the broker (every rank then takes that path). None
+// without a board: the caller goes through the broker. The _nb form's `done` runs on the
+// progress thread.
+using BoardCompleter = std::function<std::pair<pmix_status_t, std::uint64_t>()>;
+std::optional<pmix_status_t> board_collective(std::string_view what, bool by_broker,
+                                              std::uint32_t timeout_ms,
+                                              const BoardCompleter &complete, std::uint64_t &value);
+bool board_collective_nb(std::string_view what, bool by_broker, std::uint32_t timeout_ms,
+                         BoardCompleter complete,
+                         std::function<void(pmix_status_t, std::uint64_t)> done);
+// This process's job: its namespace's size, and whether it has a fence board.
+std::uint32_t own_job_size();
+bool has_fence_board();
 
 }  // namespace zpmix::c
