@@ -114,9 +114,10 @@ void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_
     // Without an ORTE launch environment, schizo/orte makes every rank a singleton (which
     // then fails to start its own orted); excluded, ess/pmi asks PMIx_Init, i.e. zpmix.
     env.try_emplace("OMPI_MCA_schizo", "OMPI_MCA_schizo=^orte");
-    // As under mpirun: a rank that cannot reach its PMIx server fails MPI_Init, loudly, instead
-    // of running alone as a job of size 1.
-    env.try_emplace("OMPI_MCA_ess", "OMPI_MCA_ess=^singleton");
+    // What mpirun's schizo/orte sets for the ranks it launches: only ess/pmi is opened (not env,
+    // hnp, slurm and tool too), and a rank that cannot reach its PMIx server fails MPI_Init,
+    // loudly, instead of running alone as a job of size 1.
+    env.try_emplace("OMPI_MCA_ess", "OMPI_MCA_ess=pmi");
     // What mpirun sets for every rank: 1 when the node has more ranks than slots. Open MPI then
     // defaults mpi_yield_when_idle to 1; spinning ranks that share a core otherwise take turns
     // of a scheduler tick each, and a collective costs milliseconds.

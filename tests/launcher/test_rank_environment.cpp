@@ -103,7 +103,7 @@ BOOST_AUTO_TEST_CASE(ompi_personality_keeps_the_users_settings) {
     BOOST_TEST(get(env, "OMPI_MCA_schizo").value_or("") == "user");
     const auto plain = rank_environment(kInherited, {}, {}, kClient, "", "/zpmix/lib");
     BOOST_TEST(get(plain, "OMPI_MCA_schizo").value_or("") == "^orte");
-    BOOST_TEST(get(plain, "OMPI_MCA_ess").value_or("") == "^singleton");
+    BOOST_TEST(get(plain, "OMPI_MCA_ess").value_or("") == "pmi");
     BOOST_TEST(get(plain, "OMPI_MCA_mpi_oversubscribe").value_or("") == "0");
     const auto over = rank_environment(kInherited, {}, {}, kClient, "", "/zpmix/lib", true);
     BOOST_TEST(get(over, "OMPI_MCA_mpi_oversubscribe").value_or("") == "1");
