@@ -11,7 +11,7 @@ packages=(
     python3 python3-zmq python3-msgpack
     libmicrohttpd-dev python3-prometheus-client
     libpmix-dev openmpi-bin libopenmpi-dev python3-pmix python3-mpi4py
-    clang libclang-rt-14-dev
+    clang libclang-rt-14-dev clang-format
     iproute2 util-linux
     gdb
     slurm-wlm munge libmunge2 libmunge-dev

@@ -36,7 +36,8 @@ int accept(int fd, struct sockaddr *addr, socklen_t *len) {
 
 int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
     static int (*real)(int, struct sockaddr *, socklen_t *, int);
-    if (!real) real = (int (*)(int, struct sockaddr *, socklen_t *, int))dlsym(RTLD_NEXT, "accept4");
+    if (!real)
+        real = (int (*)(int, struct sockaddr *, socklen_t *, int))dlsym(RTLD_NEXT, "accept4");
     int s = real(fd, addr, len, flags);
     if (s >= 0) nodelay(s);
     return s;

@@ -978,8 +978,7 @@ static void whole_job(void) {
 
     /* Rank 0 constructs another group than the others, at once: refused, not timed out. */
     const double t0 = now();
-    CHECK_RC(construct(me.rank == 0 ? "wx" : "wy", &all, 1, 20, 0, NULL, NULL),
-             PMIX_ERR_BAD_PARAM);
+    CHECK_RC(construct(me.rank == 0 ? "wx" : "wy", &all, 1, 20, 0, NULL, NULL), PMIX_ERR_BAD_PARAM);
     CHECK(now() - t0 < 10);
     CHECK_RC(construct("w4", &all, 1, 30, 0, NULL, NULL), PMIX_SUCCESS);
     CHECK_RC(PMIx_Group_destruct("w4", NULL, 0), PMIX_SUCCESS);

@@ -266,8 +266,8 @@ int main(int argc, char **argv) {
         }
     }
     if (strcmp(mode, "counter") == 0 || strcmp(mode, "preempt") == 0 ||
-        strcmp(mode, "ctl-from-rank") == 0 ||
-        strcmp(mode, "ignore-term") == 0 || stall || strncmp(mode, "ckpt-", 5) == 0) {
+        strcmp(mode, "ctl-from-rank") == 0 || strcmp(mode, "ignore-term") == 0 || stall ||
+        strncmp(mode, "ckpt-", 5) == 0) {
         /* Counts in <dir>/counter.<rank>; reports signals; checkpoints when asked. */
         char path[4096];
         snprintf(path, sizeof path, "%s/counter.%u", arg, me.rank);
