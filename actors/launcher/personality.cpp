@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "zpmix/build_config.hpp"
@@ -23,7 +25,8 @@ namespace {
 constexpr std::size_t kMaxSections = 4096;
 constexpr std::size_t kMaxTable = 16 << 20;
 
-std::string resolve(const std::string &program, const std::string &cwd) {
+std::string resolve(const std::string &program, const std::string &cwd,
+                    const char *path = std::getenv("PATH")) {
     auto executable = [](const fs::path &p) {
         std::error_code ec;
         return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
@@ -33,7 +36,6 @@ std::string resolve(const std::string &program, const std::string &cwd) {
             program.front() == '/' || cwd.empty() ? fs::path(program) : fs::path(cwd) / program;
         return executable(p) ? p.string() : std::string();
     }
-    const char *path = std::getenv("PATH");
     std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
     while (true) {
         const auto colon = dirs.find(':');
@@ -82,6 +84,73 @@ std::vector<std::string> needed_libraries(const std::string &path) {
     return out;
 }
 
+// An Open MPI parameter's value in its parameter files ("name = value" lines, '#' comments), the
+// first file that sets it winning, as Open MPI reads them; nullopt when none of the files exists
+// (an installation we do not know: its own file may set anything).
+std::optional<std::string> mca_file_value(const std::vector<std::string> &files,
+                                          const std::string &name) {
+    auto trim = [](const std::string &s) {
+        const auto b = s.find_first_not_of(" \t\r");
+        return b == std::string::npos ? std::string()
+                                      : s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+    };
+    bool any = false;
+    for (const auto &file : files) {
+        std::ifstream in(file);
+        if (!in) continue;
+        any = true;
+        std::optional<std::string> value;
+        for (std::string line; std::getline(in, line);) {
+            line = line.substr(0, line.find('#'));
+            const auto eq = line.find('=');
+            if (eq == std::string::npos) continue;
+            if (trim(line.substr(0, eq)) == name) value = trim(line.substr(eq + 1));
+        }
+        if (value) return value;
+    }
+    return any ? std::optional<std::string>(std::string()) : std::nullopt;
+}
+
+// Open MPI's parameter files for a rank of this environment: mca_base_param_files when set,
+// else the user's file and the installation's (from OPAL_SYSCONFDIR, OPAL_PREFIX, the prefix of
+// the mpirun on PATH, or Debian's /etc/openmpi); none when the installation's is not found.
+std::vector<std::string> mca_param_files(const std::map<std::string, std::string> &env) {
+    auto value = [&](const std::string &name) {
+        auto it = env.find(name);
+        return it == env.end() ? std::string() : it->second.substr(name.size() + 1);
+    };
+    std::vector<std::string> files;
+    if (const std::string listed = value("OMPI_MCA_mca_base_param_files"); !listed.empty()) {
+        for (std::string_view rest = listed;;) {
+            const auto colon = rest.find(':');
+            if (colon != 0) files.emplace_back(rest.substr(0, colon));
+            if (colon == std::string_view::npos) return files;
+            rest.remove_prefix(colon + 1);
+        }
+    }
+    if (const std::string home = value("HOME"); !home.empty())
+        files.push_back(home + "/.openmpi/mca-params.conf");
+    std::vector<fs::path> etc;
+    if (const std::string d = value("OPAL_SYSCONFDIR"); !d.empty()) etc.emplace_back(d);
+    if (const std::string p = value("OPAL_PREFIX"); !p.empty()) etc.push_back(fs::path(p) / "etc");
+    const std::string path = value("PATH");
+    const std::string mpirun = resolve("mpirun", "", path.empty() ? nullptr : path.c_str());
+    if (!mpirun.empty()) {
+        std::error_code ec;
+        const fs::path real = fs::canonical(mpirun, ec);
+        if (!ec) etc.push_back(real.parent_path().parent_path() / "etc");
+    }
+    etc.emplace_back("/etc/openmpi");
+    for (const auto &dir : etc) {
+        std::error_code ec;
+        if (fs::exists(dir / "openmpi-mca-params.conf", ec)) {
+            files.push_back((dir / "openmpi-mca-params.conf").string());
+            return files;
+        }
+    }
+    return {};
+}
+
 }  // namespace
 
 bool links_libmpi(const std::string &program, const std::string &cwd) {
@@ -127,6 +196,41 @@ void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_
     // query every shared-memory component.
     env.try_emplace("OMPI_MCA_pmix", "OMPI_MCA_pmix=^s1,s2,cray,isolated");
     env.try_emplace("OMPI_MCA_shmem_RUNTIME_QUERY_hint", "OMPI_MCA_shmem_RUNTIME_QUERY_hint=mmap");
+    // Not mpirun's: loading the psm and psm2 transports costs MPI_Init ~100 ms each, their
+    // devices present or not (their libraries calibrate the CPU clock in a constructor, sleeping
+    // 125 us 800 times), and without the device they decline. Where the node lacks it, they are
+    // added to the installation's exclusions.
+    if (!env.contains("OMPI_MCA_mtl"))
+        if (const auto mtl = mtl_without_absent_devices(env, "/dev"))
+            env["OMPI_MCA_mtl"] = "OMPI_MCA_mtl=" + *mtl;
+}
+
+std::optional<std::string> mtl_without_absent_devices(const std::map<std::string, std::string> &env,
+                                                      const std::string &dev_dir) {
+    std::vector<std::string> absent;
+    auto present = [&](std::string_view prefix) {
+        std::error_code ec;
+        for (fs::directory_iterator it(dev_dir, ec), end; !ec && it != end; it.increment(ec))
+            if (it->path().filename().string().starts_with(prefix)) return true;
+        return false;
+    };
+    if (!present("hfi1")) absent.emplace_back("psm2");  // Omni-Path
+    if (!present("ipath")) absent.emplace_back("psm");  // InfiniPath (qib)
+    if (absent.empty()) return std::nullopt;
+    const auto current = mca_file_value(mca_param_files(env), "mtl");
+    if (!current || (!current->empty() && current->front() != '^')) return std::nullopt;
+    std::string mtl = current->empty() ? "^" : *current;
+    for (const auto &name : absent) {
+        std::string_view listed = std::string_view(mtl).substr(1);
+        bool found = false;
+        for (std::size_t at = 0; at <= listed.size();) {
+            const auto comma = std::min(listed.find(',', at), listed.size());
+            found = found || listed.substr(at, comma - at) == name;
+            at = comma + 1;
+        }
+        if (!found) mtl += (mtl.size() > 1 ? "," : "") + name;
+    }
+    return mtl;
 }
 
 bool oversubscribes(std::size_t n) {

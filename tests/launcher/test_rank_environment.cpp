@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include <hwloc.h>
 
+#include "actors/launcher/personality.hpp"
 #include "actors/launcher/placement.hpp"
 #include "actors/launcher/rank_environment.hpp"
 #include "support/process.hpp"
@@ -110,6 +113,43 @@ BOOST_AUTO_TEST_CASE(ompi_personality_keeps_the_users_settings) {
     const auto mine = rank_environment(kInherited, {"OMPI_MCA_mpi_oversubscribe=0"}, {}, kClient,
                                        "", "/zpmix/lib", true);
     BOOST_TEST(get(mine, "OMPI_MCA_mpi_oversubscribe").value_or("") == "0");
+}
+
+// psm2 and psm join the installation's exclusions where their devices are absent; an include
+// list, the user's own setting and an installation without a parameter file are left alone.
+BOOST_AUTO_TEST_CASE(ompi_transports_without_their_device_are_excluded) {
+    test::TempDir dir{"zpmix-mtl"};
+    const std::string dev = dir.path + "/dev", conf = dir.path + "/site.conf",
+                      mine = dir.path + "/mine.conf";
+    std::filesystem::create_directories(dev);
+    auto write = [](const std::string &file, const std::string &text) {
+        std::ofstream(file) << text;
+    };
+    auto mtl = [&](const std::string &files) {
+        std::map<std::string, std::string> env{
+            {"OMPI_MCA_mca_base_param_files", "OMPI_MCA_mca_base_param_files=" + files}};
+        return personality::mtl_without_absent_devices(env, dev).value_or("(none)");
+    };
+    write(conf, "# site\nbtl = ^openib\n  mtl =  ^ofi  # no libfabric\n");
+    BOOST_TEST(mtl(conf) == "^ofi,psm2,psm");
+    BOOST_TEST(mtl(dir.path + "/missing.conf") == "(none)");
+    write(mine, "mtl = psm2\n");  // the user's file, first, wins: an include list
+    BOOST_TEST(mtl(mine + ":" + conf) == "(none)");
+    write(mine, "mtl = ^psm\n");
+    BOOST_TEST(mtl(mine + ":" + conf) == "^psm,psm2");
+    write(mine, "pml = ob1\n");  // the user's file does not set it: the site's does
+    BOOST_TEST(mtl(mine + ":" + conf) == "^ofi,psm2,psm");
+    write(conf, "btl = ^openib\n");
+    BOOST_TEST(mtl(conf) == "^psm2,psm");
+    write(dev + "/hfi1_0", "");
+    BOOST_TEST(mtl(conf) == "^psm");
+    write(dev + "/ipath", "");
+    BOOST_TEST(mtl(conf) == "(none)");
+
+    // In a rank's environment: the user's own setting is kept.
+    const auto user =
+        rank_environment(kInherited, {"OMPI_MCA_mtl=psm2"}, {}, kClient, "", "/zpmix/lib");
+    BOOST_TEST(get(user, "OMPI_MCA_mtl").value_or("") == "psm2");
 }
 
 BOOST_AUTO_TEST_CASE(secrets_are_random_hex) {

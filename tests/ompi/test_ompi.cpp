@@ -115,8 +115,7 @@ BOOST_AUTO_TEST_CASE(ranks_get_mpiruns_oversubscription_word) {
     const std::string show = "echo over=$OMPI_MCA_mpi_oversubscribe ess=$OMPI_MCA_ess";
     Run fits({"-n", std::to_string(cpus), "sh", "-c", show});
     BOOST_TEST(fits.exit_code() == 0, fits.err());
-    BOOST_TEST(count(fits.out(), "over=0 ess=pmi") == static_cast<std::size_t>(cpus),
-               fits.out());
+    BOOST_TEST(count(fits.out(), "over=0 ess=pmi") == static_cast<std::size_t>(cpus), fits.out());
     Run over({"--oversubscribe", "-n", std::to_string(cpus + 1), "sh", "-c", show});
     BOOST_TEST(over.exit_code() == 0, over.err());
     BOOST_TEST(count(over.out(), "over=1 ess=pmi") == static_cast<std::size_t>(cpus + 1),
@@ -249,3 +248,27 @@ BOOST_AUTO_TEST_CASE(python3_pmix_peers_exchange_data) {
     BOOST_TEST(count(run.out(), "rank 1 got 0's card-of-0") == 1u, run.out());
 }
 #endif
+
+// Open MPI's psm and psm2 transports cost MPI_Init ~100 ms each to load, and decline without
+// their device: on a node without /dev/hfi1* and /dev/ipath*, zpmix run adds them to the
+// installation's exclusions (Debian's excludes ofi), so that Open MPI does not load them (its
+// mtl framework, made verbose, names each component it loads). The user's own choice wins.
+BOOST_AUTO_TEST_CASE(open_mpi_skips_transports_whose_device_is_absent) {
+    for (const auto &entry : std::filesystem::directory_iterator("/dev")) {
+        const std::string name = entry.path().filename().string();
+        if (name.starts_with("hfi1") || name.starts_with("ipath")) {
+            BOOST_TEST_MESSAGE("this node has " << name << "; the exclusion does not apply");
+            return;
+        }
+    }
+    const std::string verbose = "OMPI_MCA_mtl_base_verbose=10";
+    Run run({"-x", verbose, "-n", "2", kMpiProg, "init"});
+    BOOST_TEST(run.exit_code() == 0, run.err());
+    const std::string said = run.out() + run.err();
+    BOOST_TEST(count(said, "opening mtl components") == 2u, said);
+    BOOST_TEST(count(said, "found loaded component") == 0u, said);
+    Run mine({"-x", verbose, "-x", "OMPI_MCA_mtl=^ofi", "-n", "2", kMpiProg, "init"});
+    BOOST_TEST(mine.exit_code() == 0, mine.err());
+    const std::string loaded = mine.out() + mine.err();
+    BOOST_TEST(count(loaded, "components_open: found loaded component psm2") == 2u, loaded);
+}
