@@ -79,7 +79,9 @@ int main(int argc, char **argv) {
     /* The first Get of a peer's key after a data-less fence (direct modex), a new key each time
      * so that nothing is cached; before any collecting fence, after which a client may hold all
      * of a peer's data and not ask at all. */
-    int firsts = iters / 4 + 1;
+    /* A server whose direct modex does not find such a key (Slurm 22.05's, now and then) leaves
+     * this figure out; every rank still makes every fence, so that the rest goes on. */
+    int firsts = iters / 4 + 1, got = 0;
     double *f = malloc(sizeof(double) * firsts);
     for (int i = 0; i < firsts; ++i) {
         char key[32];
@@ -90,10 +92,19 @@ int main(int argc, char **argv) {
         PMIX_VALUE_DESTRUCT(&v);
         check(PMIx_Commit(), "PMIx_Commit");
         fence(0);
+        if (got < i) continue;
         double s = now_us();
-        check(PMIx_Get(&peer, key, NULL, 0, &val), "PMIx_Get(first)");
+        const pmix_status_t rc = PMIx_Get(&peer, key, NULL, 0, &val);
         f[i] = now_us() - s;
+        if (rc != PMIX_SUCCESS) {
+            fprintf(stderr,
+                    "pmix_bench: rank %u: the first Get of a peer's new key failed (%s): "
+                    "get_first is not measured\n",
+                    me.rank, PMIx_Error_string(rc));
+            continue;
+        }
         PMIX_VALUE_RELEASE(val);
+        ++got;
     }
     time_fences("fence_barrier", iters, 0, 1);
     time_fences("fence_collect_64", iters / 4 + 1, 64, 0);
@@ -124,8 +135,10 @@ int main(int argc, char **argv) {
         printf("init %.2f\n", t_init);
         printf("get_job_median %.3f\n", percentile(g, batches, 0.5));
         printf("get_remote_median %.3f\n", percentile(r, batches, 0.5));
-        printf("get_first_median %.2f\n", percentile(f, firsts, 0.5));
-        printf("get_first_p99 %.2f\n", percentile(f, firsts, 0.99));
+        if (got == firsts) {
+            printf("get_first_median %.2f\n", percentile(f, firsts, 0.5));
+            printf("get_first_p99 %.2f\n", percentile(f, firsts, 0.99));
+        }
     }
     free(f);
     fence(0);
