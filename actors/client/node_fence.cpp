@@ -64,13 +64,11 @@ void NodeFence::fence_nb(std::uint32_t k, bool collect, std::uint32_t timeout_ms
     }
     {
         std::lock_guard lock(mu_);
-        Waiting w;
-        w.k = k;
-        w.collect = collect;
-        w.timeout_ms = timeout_ms;
-        w.deadline = deadline_after(timeout_ms);
-        w.done = std::move(done);
-        queue_.push_back(std::move(w));
+        queue_.push_back({.k = k,
+                          .collect = collect,
+                          .timeout_ms = timeout_ms,
+                          .deadline = deadline_after(timeout_ms),
+                          .done = std::move(done)});
         if (!waiter_.joinable()) waiter_ = std::thread([this] { run_waiter(); });
     }
     queued_.notify_one();
@@ -114,18 +112,16 @@ void NodeFence::collective_nb(std::uint32_t k, std::uint32_t id, bool by_broker,
         actor_.post([done = std::move(done), status] { done(status, 0); });
         return;
     }
-    Waiting w;
-    w.k = k;
-    w.timeout_ms = timeout_ms;
-    w.deadline = deadline_after(timeout_ms);
-    w.held = true;
-    w.completer = completer;
-    w.id = id;
-    w.complete = std::move(complete);
-    w.held_done = std::move(done);
     {
         std::lock_guard lock(mu_);
-        queue_.push_back(std::move(w));
+        queue_.push_back({.k = k,
+                          .timeout_ms = timeout_ms,
+                          .deadline = deadline_after(timeout_ms),
+                          .held = true,
+                          .completer = completer,
+                          .id = id,
+                          .complete = std::move(complete),
+                          .held_done = std::move(done)});
         if (!waiter_.joinable()) waiter_ = std::thread([this] { run_waiter(); });
     }
     queued_.notify_one();

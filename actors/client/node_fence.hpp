@@ -83,13 +83,13 @@ class NodeFence {
         std::uint32_t k = 0;
         bool collect = false;
         std::uint32_t timeout_ms = 0;
-        FenceBoard::Clock::time_point deadline;
-        std::function<void(pmix_status_t)> done;
+        FenceBoard::Clock::time_point deadline{};
+        std::function<void(pmix_status_t)> done{};
         // A held collective's: whether this rank completes it, how, and who hears of it.
         bool held = false, completer = false;
         std::uint32_t id = 0;
-        Completer complete;
-        std::function<void(pmix_status_t, std::uint64_t)> held_done;
+        Completer complete{};
+        std::function<void(pmix_status_t, std::uint64_t)> held_done{};
     };
 
     std::shared_ptr<FenceBoard> board_;  // and the store, while it has cards to read there

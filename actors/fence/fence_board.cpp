@@ -220,18 +220,21 @@ void FenceBoard::wake() {
 
 // ------------------------------------------------------------------ the fence (the ranks)
 
-std::int32_t FenceBoard::arrive(std::uint32_t rank, std::uint32_t k) {
-    std::atomic<std::uint64_t> &cell = cells_[k % kRing];
+bool FenceBoard::count_in(std::atomic<std::uint64_t> &cell, std::uint32_t k, bool &last) const {
     std::uint64_t v = cell.load(std::memory_order_acquire);
-    bool last;
     for (;;) {
         const auto seq = static_cast<std::uint32_t>(v >> 32);
         const auto count = static_cast<std::uint32_t>(v);
-        if (seq != k) return PMIX_ERR_OUT_OF_RESOURCE;  // fence k - kRing is still open
+        if (seq != k) return false;
         last = count + 1 == ranks_;
         const std::uint64_t next = last ? std::uint64_t{k + kRing} << 32 : v + 1;
-        if (cell.compare_exchange_weak(v, next, std::memory_order_acq_rel)) break;
+        if (cell.compare_exchange_weak(v, next, std::memory_order_acq_rel)) return true;
     }
+}
+
+std::int32_t FenceBoard::arrive(std::uint32_t rank, std::uint32_t k) {
+    bool last = false;
+    if (!count_in(cells_[k % kRing], k, last)) return PMIX_ERR_OUT_OF_RESOURCE;
     slot(rank).arrived.store(k + 1, std::memory_order_release);
     if (last) {
         // Completions may be stored out of order; fence k+1 complete means fence k is too.
@@ -269,15 +272,7 @@ std::int32_t FenceBoard::arrive_held(std::uint32_t rank, std::uint32_t k, std::u
     const std::uint32_t said = (id & 0x7fffffffu) | (by_broker ? 0x80000000u : 0);
     ids_[std::size_t{rank} * kRing + k % kRing].store(std::uint64_t{k + 1} << 32 | said,
                                                       std::memory_order_release);
-    std::uint64_t v = c.arrivals.load(std::memory_order_acquire);
-    for (;;) {
-        const auto seq = static_cast<std::uint32_t>(v >> 32);
-        const auto count = static_cast<std::uint32_t>(v);
-        if (seq != k) return PMIX_ERR_OUT_OF_RESOURCE;  // collective k - kRing is still open
-        completer = count + 1 == ranks_;
-        const std::uint64_t next = completer ? std::uint64_t{k + kRing} << 32 : v + 1;
-        if (c.arrivals.compare_exchange_weak(v, next, std::memory_order_acq_rel)) break;
-    }
+    if (!count_in(c.arrivals, k, completer)) return PMIX_ERR_OUT_OF_RESOURCE;
     slot(rank).held_arrived.store(k + 1, std::memory_order_release);
     if (completer)
         c.completer.store(std::uint64_t{k + 1} << 32 | (rank + 1), std::memory_order_release);

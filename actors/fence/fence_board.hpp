@@ -121,6 +121,9 @@ class FenceBoard {
     struct Held;
     FenceBoard() = default;
     Slot &slot(std::uint32_t rank) const;
+    // Counts one arrival in `cell` ({number, count}) for number k; `last`: it was the last, and
+    // the cell moves on to k + kRing. False when the cell is still at k - kRing (still open).
+    bool count_in(std::atomic<std::uint64_t> &cell, std::uint32_t k, bool &last) const;
 
     void *map_ = nullptr;
     std::size_t size_ = 0;

@@ -84,6 +84,12 @@ std::vector<std::string> needed_libraries(const std::string &path) {
     return out;
 }
 
+// The value of variable `name` in a rank's environment (name -> "name=value"), empty when unset.
+std::string env_value(const std::map<std::string, std::string> &env, const std::string &name) {
+    auto it = env.find(name);
+    return it == env.end() ? std::string() : it->second.substr(name.size() + 1);
+}
+
 // An Open MPI parameter's value in its parameter files ("name = value" lines, '#' comments), the
 // first file that sets it winning, as Open MPI reads them; nullopt when none of the files exists
 // (an installation we do not know: its own file may set anything).
@@ -115,12 +121,9 @@ std::optional<std::string> mca_file_value(const std::vector<std::string> &files,
 // else the user's file and the installation's (from OPAL_SYSCONFDIR, OPAL_PREFIX, the prefix of
 // the mpirun on PATH, or Debian's /etc/openmpi); none when the installation's is not found.
 std::vector<std::string> mca_param_files(const std::map<std::string, std::string> &env) {
-    auto value = [&](const std::string &name) {
-        auto it = env.find(name);
-        return it == env.end() ? std::string() : it->second.substr(name.size() + 1);
-    };
     std::vector<std::string> files;
-    if (const std::string listed = value("OMPI_MCA_mca_base_param_files"); !listed.empty()) {
+    if (const std::string listed = env_value(env, "OMPI_MCA_mca_base_param_files");
+        !listed.empty()) {
         for (std::string_view rest = listed;;) {
             const auto colon = rest.find(':');
             if (colon != 0) files.emplace_back(rest.substr(0, colon));
@@ -128,12 +131,13 @@ std::vector<std::string> mca_param_files(const std::map<std::string, std::string
             rest.remove_prefix(colon + 1);
         }
     }
-    if (const std::string home = value("HOME"); !home.empty())
+    if (const std::string home = env_value(env, "HOME"); !home.empty())
         files.push_back(home + "/.openmpi/mca-params.conf");
     std::vector<fs::path> etc;
-    if (const std::string d = value("OPAL_SYSCONFDIR"); !d.empty()) etc.emplace_back(d);
-    if (const std::string p = value("OPAL_PREFIX"); !p.empty()) etc.push_back(fs::path(p) / "etc");
-    const std::string path = value("PATH");
+    if (const std::string d = env_value(env, "OPAL_SYSCONFDIR"); !d.empty()) etc.emplace_back(d);
+    if (const std::string p = env_value(env, "OPAL_PREFIX"); !p.empty())
+        etc.push_back(fs::path(p) / "etc");
+    const std::string path = env_value(env, "PATH");
     const std::string mpirun = resolve("mpirun", "", path.empty() ? nullptr : path.c_str());
     if (!mpirun.empty()) {
         std::error_code ec;
@@ -174,11 +178,7 @@ std::string library_dir() {
 
 void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_dir,
                 bool oversubscribed) {
-    auto value = [&](const std::string &name) -> std::string {
-        auto it = env.find(name);
-        return it == env.end() ? std::string() : it->second.substr(name.size() + 1);
-    };
-    const std::string ld = value("LD_LIBRARY_PATH");
+    const std::string ld = env_value(env, "LD_LIBRARY_PATH");
     env["LD_LIBRARY_PATH"] = "LD_LIBRARY_PATH=" + lib_dir + (ld.empty() ? "" : ":" + ld);
     // Without an ORTE launch environment, schizo/orte makes every rank a singleton (which
     // then fails to start its own orted); excluded, ess/pmi asks PMIx_Init, i.e. zpmix.
@@ -207,29 +207,23 @@ void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_
 
 std::optional<std::string> mtl_without_absent_devices(const std::map<std::string, std::string> &env,
                                                       const std::string &dev_dir) {
-    std::vector<std::string> absent;
-    auto present = [&](std::string_view prefix) {
-        std::error_code ec;
-        for (fs::directory_iterator it(dev_dir, ec), end; !ec && it != end; it.increment(ec))
-            if (it->path().filename().string().starts_with(prefix)) return true;
-        return false;
-    };
-    if (!present("hfi1")) absent.emplace_back("psm2");  // Omni-Path
-    if (!present("ipath")) absent.emplace_back("psm");  // InfiniPath (qib)
-    if (absent.empty()) return std::nullopt;
+    bool omni_path = false, infinipath = false;  // /dev/hfi1*, /dev/ipath* (qib)
+    std::error_code ec;
+    for (fs::directory_iterator it(dev_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        omni_path = omni_path || name.starts_with("hfi1");
+        infinipath = infinipath || name.starts_with("ipath");
+    }
+    if (omni_path && infinipath) return std::nullopt;
     const auto current = mca_file_value(mca_param_files(env), "mtl");
     if (!current || (!current->empty() && current->front() != '^')) return std::nullopt;
     std::string mtl = current->empty() ? "^" : *current;
-    for (const auto &name : absent) {
-        std::string_view listed = std::string_view(mtl).substr(1);
-        bool found = false;
-        for (std::size_t at = 0; at <= listed.size();) {
-            const auto comma = std::min(listed.find(',', at), listed.size());
-            found = found || listed.substr(at, comma - at) == name;
-            at = comma + 1;
-        }
-        if (!found) mtl += (mtl.size() > 1 ? "," : "") + name;
-    }
+    auto exclude = [&](const std::string &component) {
+        if (("," + mtl.substr(1) + ",").find("," + component + ",") == std::string::npos)
+            mtl += (mtl.size() > 1 ? "," : "") + component;
+    };
+    if (!omni_path) exclude("psm2");
+    if (!infinipath) exclude("psm");
     return mtl;
 }
 
