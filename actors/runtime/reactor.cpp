@@ -1,5 +1,6 @@
 #include "actors/runtime/reactor.hpp"
 
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -11,43 +12,92 @@
 namespace zpmix {
 
 Reactor::Reactor() {
+    epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    if (epoll_fd_ < 0) throw std::system_error(errno, std::generic_category(), "epoll_create1");
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+    epoll_event ev{EPOLLIN, {.u64 = 0}};
+    if (wake_fd_ < 0 || ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev) != 0) {
+        const int e = errno;
+        ::close(epoll_fd_);
+        if (wake_fd_ >= 0) ::close(wake_fd_);
+        throw std::system_error(e, std::generic_category(), "eventfd");
+    }
 }
 
 Reactor::~Reactor() {
     ::close(wake_fd_);
+    ::close(epoll_fd_);
+}
+
+void Reactor::add(Watch w) {
+    const WatchId id = next_watch_++;
+    epoll_event ev{EPOLLIN, {.u64 = id}};
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, w.fd, &ev) != 0) {
+        if (errno != EPERM || w.socket != nullptr)
+            throw std::system_error(errno, std::generic_category(), "epoll_ctl");
+        w.always_ready = true;
+    }
+    watches_.emplace(id, std::move(w));
+}
+
+void Reactor::remove(std::unordered_map<WatchId, Watch>::iterator it) {
+    if (!it->second.always_ready) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second.fd, nullptr);
+    watches_.erase(it);
+}
+
+std::unordered_map<Reactor::WatchId, Reactor::Watch>::iterator Reactor::find_fd(int fd) {
+    return std::find_if(watches_.begin(), watches_.end(), [&](const auto &w) {
+        return w.second.socket == nullptr && w.second.fd == fd;
+    });
 }
 
 void Reactor::watch(zmq::socket_ref socket, Callback on_readable) {
     unwatch(socket);
-    watches_.push_back(
-        {socket.handle(), -1, std::make_shared<Callback>(std::move(on_readable)), nullptr});
-    watches_changed_ = true;
+    add({socket.handle(), socket.get(zmq::sockopt::fd),
+         std::make_shared<Callback>(std::move(on_readable)), nullptr});
 }
 
 void Reactor::unwatch(zmq::socket_ref socket) {
-    if (std::erase_if(watches_, [&](const Watch &w) { return w.socket == socket.handle(); }))
-        watches_changed_ = true;
+    auto it = std::find_if(watches_.begin(), watches_.end(),
+                           [&](const auto &w) { return w.second.socket == socket.handle(); });
+    if (it != watches_.end()) remove(it);
 }
 
 void Reactor::watch_fd(int fd, Callback on_readable) {
     unwatch_fd(fd);
-    watches_.push_back({nullptr, fd, std::make_shared<Callback>(std::move(on_readable)), nullptr});
-    watches_changed_ = true;
+    add({nullptr, fd, std::make_shared<Callback>(std::move(on_readable)), nullptr});
 }
 
 void Reactor::unwatch_fd(int fd) {
-    if (std::erase_if(watches_, [&](const Watch &w) { return w.socket == nullptr && w.fd == fd; }))
-        watches_changed_ = true;
+    if (auto it = find_fd(fd); it != watches_.end()) remove(it);
 }
 
 void Reactor::when_writable(int fd, Callback on_writable) {
-    for (auto &w : watches_) {
-        if (w.socket != nullptr || w.fd != fd) continue;
-        w.out = on_writable ? std::make_shared<Callback>(std::move(on_writable)) : nullptr;
-        watches_changed_ = true;
-        return;
+    auto it = find_fd(fd);
+    if (it == watches_.end()) return;
+    Watch &w = it->second;
+    w.out = on_writable ? std::make_shared<Callback>(std::move(on_writable)) : nullptr;
+    if (w.always_ready) return;
+    const std::uint32_t mask = w.out ? EPOLLIN | EPOLLOUT : EPOLLIN;
+    epoll_event ev{mask, {.u64 = it->first}};
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev) != 0)
+        throw std::system_error(errno, std::generic_category(), "epoll_ctl");
+}
+
+void Reactor::dispatch(WatchId id, bool readable, bool writable) {
+    auto it = watches_.find(id);
+    if (it == watches_.end()) return;  // an earlier callback of this turn removed it
+    if (writable && it->second.out) {
+        auto out = it->second.out;
+        ran_ = true;
+        (*out)();
+        it = watches_.find(id);
+        if (it == watches_.end()) return;
+    }
+    if (readable) {
+        auto fn = it->second.fn;
+        ran_ = true;
+        (*fn)();
     }
 }
 
@@ -99,6 +149,7 @@ bool Reactor::drain_posted() {
         std::lock_guard lock(mu_);
         batch.swap(posted_);
     }
+    if (!batch.empty()) ran_ = true;
     for (auto &fn : batch) fn();
     std::lock_guard lock(mu_);
     return !posted_.empty();
@@ -118,6 +169,7 @@ int Reactor::run_timers() {
         } else {
             timers_.erase(it);
         }
+        ran_ = true;
         fn();
     }
     while (!due_.empty() && !timers_.contains(due_.begin()->second)) due_.erase(due_.begin());
@@ -127,10 +179,32 @@ int Reactor::run_timers() {
     return static_cast<int>(std::max<std::int64_t>(0, wait.count()));
 }
 
+void Reactor::run_sockets(const std::vector<WatchId> &ids, std::vector<WatchId> &readable) {
+    for (const WatchId id : ids) {
+        auto it = watches_.find(id);
+        if (it == watches_.end()) continue;
+        if (it->second.always_ready) {
+            dispatch(id, true, true);
+            continue;
+        }
+        int events = 0;
+        std::size_t size = sizeof events;
+        if (zmq_getsockopt(it->second.socket, ZMQ_EVENTS, &events, &size) != 0 ||
+            !(events & ZMQ_POLLIN))
+            continue;
+        readable.push_back(id);  // its callback reads a bounded batch: look again next turn
+        dispatch(id, true, false);
+    }
+}
+
 void Reactor::run() {
     thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
-    std::vector<zmq::pollitem_t> items;
-    std::vector<Watch> polled;  // what items[1..] stand for
+    std::vector<epoll_event> events(64);
+    // The ZeroMQ sockets to look at this turn: those whose ZMQ_FD fired and those readable last
+    // turn; all of them once any callback ran, as a send on a socket may take the signal its
+    // ZMQ_FD would have given.
+    std::vector<WatchId> look, readable;
+    bool look_at_all = true;
     for (;;) {
         bool stopping;
         {
@@ -143,50 +217,47 @@ void Reactor::run() {
             drain_posted();
             return;
         }
-        // Callbacks posted from this thread did not wake the poll: never sleep on them.
+        ran_ = false;
+        // Callbacks posted from this thread did not wake the wait: never sleep on them.
         drain_posted();
         const int next_timer = run_timers();
-        const int timeout = drain_posted() ? 0 : next_timer;  // timers post too
-        if (watches_changed_) {
-            polled = watches_;
-            items.assign(1, {nullptr, wake_fd_, ZMQ_POLLIN, 0});
-            for (const auto &w : polled)
-                items.push_back({w.socket, w.fd,
-                                 static_cast<short>(ZMQ_POLLIN | (w.out ? ZMQ_POLLOUT : 0)), 0});
-            watches_changed_ = false;
+        if (look_at_all || ran_) {
+            look.clear();
+            for (const auto &[id, w] : watches_)
+                if (w.socket != nullptr || w.always_ready) look.push_back(id);
+        } else {
+            for (const auto &[id, w] : watches_)
+                if (w.always_ready) look.push_back(id);
         }
-        const int rc = zmq_poll(items.data(), static_cast<int>(items.size()), timeout);
-        if (rc < 0 && zmq_errno() != EINTR)
-            throw std::system_error(zmq_errno(), std::generic_category(), "zmq_poll");
-        if (rc <= 0) continue;
-        if (items[0].revents & ZMQ_POLLIN) {
-            std::uint64_t count;
-            [[maybe_unused]] auto n = ::read(wake_fd_, &count, sizeof count);
-            drain_posted();
-        }
-        for (std::size_t i = 1; i < items.size(); ++i) {
-            const short revents = items[i].revents;
-            if (revents == 0) continue;
-            const Watch &w = polled[i - 1];
-            // An earlier callback of this round may have removed or replaced this watch.
-            auto find = [&] {
-                return std::find_if(watches_.begin(), watches_.end(), [&](const Watch &x) {
-                    return x.socket == w.socket && x.fd == w.fd;
-                });
-            };
-            auto current = find();
-            if (current == watches_.end()) continue;
-            if ((revents & ZMQ_POLLOUT) && current->out) {
-                auto out = current->out;
-                (*out)();
-                current = find();
-                if (current == watches_.end()) continue;
+        ran_ = false;
+        readable.clear();
+        run_sockets(look, readable);
+        look.swap(readable);
+        const bool posted_more = drain_posted();  // timers and callbacks post too
+        look_at_all = ran_;
+        const int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
+                                   posted_more || ran_ ? 0 : next_timer);
+        if (n < 0 && errno != EINTR)
+            throw std::system_error(errno, std::generic_category(), "epoll_wait");
+        ran_ = false;
+        for (int i = 0; i < n; ++i) {
+            const WatchId id = events[i].data.u64;
+            const std::uint32_t e = events[i].events;
+            if (id == 0) {
+                std::uint64_t count;
+                [[maybe_unused]] auto r = ::read(wake_fd_, &count, sizeof count);
+                drain_posted();
+                continue;
             }
-            if (revents & (ZMQ_POLLIN | ZMQ_POLLERR)) {
-                auto fn = current->fn;
-                (*fn)();
+            auto it = watches_.find(id);
+            if (it == watches_.end()) continue;
+            if (it->second.socket != nullptr) {
+                look.push_back(id);  // its ZMQ_FD: something changed, ZMQ_EVENTS says what
+                continue;
             }
+            dispatch(id, e & (EPOLLIN | EPOLLERR | EPOLLHUP), e & EPOLLOUT);
         }
+        look_at_all = look_at_all || ran_;
     }
 }
 

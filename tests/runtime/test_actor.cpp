@@ -4,9 +4,14 @@
 #include <algorithm>
 #include <future>
 #include <iterator>
+#include <string>
 #include <thread>
 
+#include <time.h>
+#include <unistd.h>
+
 #include <pmix_common.h>
+#include <zmq.hpp>
 
 #include "actors/protocol/map.hpp"
 #include "actors/runtime/actor.hpp"
@@ -174,4 +179,88 @@ BOOST_AUTO_TEST_CASE(timers_fire_in_order_and_cancel) {
     BOOST_TEST(one_shots == (std::vector<int>{1, 3}));
     BOOST_TEST(std::count(fired.begin(), fired.end(), 0) == 1);
     BOOST_TEST(ticks >= 3);
+}
+
+// epoll refuses regular files; the reactor treats one as always readable, as poll(2) does (a
+// rank's stdin may be a file).
+BOOST_AUTO_TEST_CASE(a_regular_file_is_always_readable) {
+    char path[] = "/tmp/zpmix-test-reactor-XXXXXX";
+    const int fd = ::mkstemp(path);
+    BOOST_REQUIRE(fd >= 0);
+    ::unlink(path);
+    BOOST_REQUIRE(::write(fd, "abc", 3) == 3);
+    ::lseek(fd, 0, SEEK_SET);
+    Reactor r;
+    std::string read;
+    r.watch_fd(fd, [&] {
+        char buf[2];
+        const auto n = ::read(fd, buf, sizeof buf);
+        if (n > 0) return read.append(buf, static_cast<std::size_t>(n)), void();
+        r.unwatch_fd(fd);
+        r.stop();
+    });
+    bool late = false;
+    r.after(5s, [&] { late = true, r.stop(); });
+    r.run();
+    ::close(fd);
+    BOOST_TEST(read == "abc");
+    BOOST_TEST(!late);
+}
+
+// A ZeroMQ socket's ZMQ_FD signals once per change, and a send on the socket may take that signal
+// (it processes the socket's pending commands): the message that arrived must still be read,
+// whether the send was made by a timer or by what a timer posted.
+BOOST_AUTO_TEST_CASE(a_socket_is_read_after_a_send_took_its_signal) {
+    for (const bool posted : {false, true}) {
+        zmq::context_t ctx;
+        zmq::socket_t a(ctx, zmq::socket_type::pair), b(ctx, zmq::socket_type::pair);
+        a.bind("inproc://reactor-signal");
+        b.connect("inproc://reactor-signal");
+        Reactor r;
+        int got = 0;
+        r.watch(a, [&] {
+            zmq::message_t m;
+            while (a.recv(m, zmq::recv_flags::dontwait)) ++got;
+            if (got > 0) r.stop();
+        });
+        // Long after a's last look at its commands, so that its send looks at them (libzmq
+        // throttles that to once a millisecond): b's message is announced and taken there.
+        auto send_both = [&] {
+            b.send(zmq::str_buffer("to a"), zmq::send_flags::none);
+            a.send(zmq::str_buffer("to b"), zmq::send_flags::none);
+        };
+        r.after(20ms, [&] {
+            if (posted)
+                r.post(send_both);
+            else
+                send_both();
+        });
+        bool late = false;  // seen only when the deadline woke the loop
+        r.after(5s, [&] { late = true, r.stop(); });
+        r.run();
+        BOOST_TEST((got == 1 && !late),
+                   "sent " << (posted ? "by a posted callback" : "by a timer"));
+    }
+}
+
+// Watching sockets and descriptors with nothing to read, the loop sleeps until its timer.
+BOOST_AUTO_TEST_CASE(an_idle_reactor_sleeps) {
+    zmq::context_t ctx;
+    zmq::socket_t a(ctx, zmq::socket_type::pair);
+    a.bind("inproc://reactor-idle");
+    int p[2];
+    BOOST_REQUIRE(::pipe(p) == 0);
+    Reactor r;
+    r.watch(a, [] {});
+    r.watch_fd(p[0], [] {});
+    r.after(300ms, [&] { r.stop(); });
+    timespec t0{}, t1{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    r.run();
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    r.unwatch_fd(p[0]);
+    ::close(p[0]);
+    ::close(p[1]);
+    const double cpu_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+    BOOST_TEST(cpu_ms < 100.0);  // a busy loop spends the whole 300 ms
 }
