@@ -201,10 +201,10 @@ void Reactor::run() {
     thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
     std::vector<epoll_event> events(64);
     // The ZeroMQ sockets to look at this turn: those whose ZMQ_FD fired and those readable last
-    // turn; all of them once any callback ran, as a send on a socket may take the signal its
-    // ZMQ_FD would have given.
+    // turn; all of them (and the always-ready descriptors) once any callback ran since they were
+    // last looked at, as a send on a socket may take the signal its ZMQ_FD would have given.
     std::vector<WatchId> look, readable;
-    bool look_at_all = true;
+    ran_ = true;
     for (;;) {
         bool stopping;
         {
@@ -217,29 +217,22 @@ void Reactor::run() {
             drain_posted();
             return;
         }
-        ran_ = false;
         // Callbacks posted from this thread did not wake the wait: never sleep on them.
         drain_posted();
         const int next_timer = run_timers();
-        if (look_at_all || ran_) {
+        if (std::exchange(ran_, false)) {
             look.clear();
             for (const auto &[id, w] : watches_)
                 if (w.socket != nullptr || w.always_ready) look.push_back(id);
-        } else {
-            for (const auto &[id, w] : watches_)
-                if (w.always_ready) look.push_back(id);
         }
-        ran_ = false;
         readable.clear();
         run_sockets(look, readable);
         look.swap(readable);
         const bool posted_more = drain_posted();  // timers and callbacks post too
-        look_at_all = ran_;
         const int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
                                    posted_more || ran_ ? 0 : next_timer);
         if (n < 0 && errno != EINTR)
             throw std::system_error(errno, std::generic_category(), "epoll_wait");
-        ran_ = false;
         for (int i = 0; i < n; ++i) {
             const WatchId id = events[i].data.u64;
             const std::uint32_t e = events[i].events;
@@ -257,7 +250,6 @@ void Reactor::run() {
             }
             dispatch(id, e & (EPOLLIN | EPOLLERR | EPOLLHUP), e & EPOLLOUT);
         }
-        look_at_all = look_at_all || ran_;
     }
 }
 

@@ -89,7 +89,7 @@ class Reactor {
     int wake_fd_ = -1;  // eventfd: post() and stop() wake the wait
     std::unordered_map<WatchId, Watch> watches_;
     WatchId next_watch_ = 1;  // 0 is the wake fd
-    bool ran_ = false;        // a callback ran (since this was last cleared)
+    bool ran_ = false;        // a callback ran since every socket was last looked at
     std::map<TimerId, Timer> timers_;
     std::multimap<Clock::time_point, TimerId> due_;
     TimerId next_timer_ = 1;
