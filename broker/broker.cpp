@@ -29,14 +29,14 @@
 #include "actors/launcher/launcher.hpp"
 #include "actors/modex/modex_store.hpp"
 #include "actors/monitor/process_monitor.hpp"
+#include "actors/protocol/rendezvous.hpp"
 #include "actors/pset/pset_registry.hpp"
 #include "actors/query/query_actor.hpp"
 #include "actors/registry/registry.hpp"
 #include "actors/runtime/zmq_frames.hpp"
+#include "actors/tree/link.hpp"
 #include "broker/dispatcher.hpp"
-#include "broker/rendezvous.hpp"
 #include "broker/stale_dirs.hpp"
-#include "broker/tree/link.hpp"
 
 namespace zpmix {
 

@@ -20,13 +20,13 @@
 #include <zmq.hpp>
 
 #include "actors/launcher/watchdog.hpp"
+#include "actors/registry/namespace_table.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/runtime/broker_map.hpp"
 #include "actors/runtime/curve_keys.hpp"
-#include "actors/runtime/namespace_table.hpp"
-#include "actors/runtime/zmtp_listener.hpp"
+#include "actors/tree/broker_map.hpp"
 #include "broker/config.hpp"
 #include "broker/tcp_publisher.hpp"
+#include "broker/zmtp_listener.hpp"
 
 namespace zpmix {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/rendezvous.hpp"  // default_base_dir
+#include "actors/protocol/rendezvous.hpp"  // default_base_dir
 
 namespace zpmix {
 
@@ -53,7 +53,7 @@ struct Config {
     std::string log_format = "text";  // format: the process's own log, "text" or "json" lines
     std::string log_file;             // file: append the process's log here, not to stderr
     bool log_syslog = false;          // syslog: send it to syslog_socket, not to stderr
-    // [tree]: the brokers of a job spanning nodes (broker/tree/link.hpp).
+    // [tree]: the brokers of a job spanning nodes (actors/tree/link.hpp).
     std::uint32_t tree_radix = 32;       // radix: children per broker
     int tree_heartbeat_ms = 1000;        // heartbeat_ms
     int tree_lost_after_ms = 10000;      // lost_after_ms: a silent neighbour is lost

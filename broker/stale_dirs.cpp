@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "actors/protocol/rendezvous.hpp"
 #include "broker/config.hpp"
-#include "broker/rendezvous.hpp"
 
 namespace zpmix {
 

@@ -32,10 +32,10 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/protocol/tree.hpp"
+#include "actors/registry/namespace_table.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/runtime/broker_map.hpp"
-#include "actors/runtime/namespace_table.hpp"
 #include "actors/runtime/topic_publisher.hpp"
+#include "actors/tree/broker_map.hpp"
 
 namespace zpmix {
 

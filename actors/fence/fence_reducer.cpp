@@ -11,7 +11,7 @@
 
 #include <pmix_common.h>
 
-#include "actors/fence/fence_segment.hpp"
+#include "actors/protocol/shm/fence_segment.hpp"
 
 namespace zpmix {
 

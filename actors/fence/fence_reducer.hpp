@@ -7,7 +7,7 @@
 // (inline, a region of the set's arena, a file), is the SegmentStore's.
 //
 // A fence whose participants are on several brokers' nodes (BrokerMap) is a reduction over the
-// broker tree, run by a tree::Gather (broker/tree/gather.hpp) that this actor owns and feeds:
+// broker tree, run by a tree::Gather (actors/tree/gather.hpp) that this actor owns and feeds:
 // - Its plan, the same on every broker: the brokers hosting a participant (from the fence key's
 //   participants and the hostnames in the namespace table) take part, this one with a local part
 //   when it hosts one, and each child whose subtree hosts one. A broker hosting none relays.
@@ -60,16 +60,16 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/fence/fence_board.hpp"
 #include "actors/fence/fence_count.hpp"
 #include "actors/fence/segment_store.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/job.hpp"
+#include "actors/protocol/shm/fence_board.hpp"
 #include "actors/protocol/tree.hpp"
+#include "actors/registry/namespace_table.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/runtime/broker_map.hpp"
-#include "actors/runtime/namespace_table.hpp"
-#include "broker/tree/reduction.hpp"
+#include "actors/tree/broker_map.hpp"
+#include "actors/tree/reduction.hpp"
 
 namespace zpmix {
 

@@ -26,9 +26,9 @@
 
 #include <spdlog/logger.h>
 
-#include "actors/fence/fence_segment.hpp"
-#include "actors/fence/segment_arena.hpp"
 #include "actors/protocol/fence.hpp"
+#include "actors/protocol/shm/fence_segment.hpp"
+#include "actors/protocol/shm/segment_arena.hpp"
 
 namespace zpmix {
 

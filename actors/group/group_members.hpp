@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "actors/protocol/common.hpp"
-#include "actors/runtime/broker_map.hpp"
-#include "actors/runtime/namespace_table.hpp"
+#include "actors/registry/namespace_table.hpp"
+#include "actors/tree/broker_map.hpp"
 
 namespace zpmix::group {
 

@@ -3,7 +3,7 @@
 // are collectives of the group's members, counted here as fences are (actors/fence/): each member
 // contributes once (GroupContribute); once this node's members are all in, the operation
 // completes here when every member is on this node, else this node's part goes to the tree's
-// reduction engine (tree::Gather, broker/tree/gather.hpp), fed as the fence actor feeds its own:
+// reduction engine (tree::Gather, actors/tree/gather.hpp), fed as the fence actor feeds its own:
 // its plan (the brokers hosting members, from the operation's key) is the same on every broker,
 // parts go up as group.up to the parent's `group`, the root's verdict comes down as group.down.
 // Every local member is answered with one GroupDone: the membership, every member's
@@ -94,10 +94,10 @@
 #include "actors/protocol/group.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/tree.hpp"
+#include "actors/registry/namespace_table.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/runtime/broker_map.hpp"
-#include "actors/runtime/namespace_table.hpp"
-#include "broker/tree/reduction.hpp"
+#include "actors/tree/broker_map.hpp"
+#include "actors/tree/reduction.hpp"
 
 namespace zpmix {
 

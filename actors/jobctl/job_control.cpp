@@ -11,7 +11,7 @@
 
 #include <pmix_common.h>
 
-#include "actors/runtime/job_row.hpp"
+#include "actors/registry/job_row.hpp"
 #include "actors/runtime/unix_time.hpp"
 
 namespace zpmix {

@@ -12,7 +12,7 @@
 // them by its id is refused as not supported. Terminated processes that outlive the grace
 // period get SIGKILL (from their node's launcher). Every action is logged with who asked.
 //
-// Across a broker tree (actors/runtime/broker_map.hpp), a request through any broker reaches the
+// Across a broker tree (actors/tree/broker_map.hpp), a request through any broker reaches the
 // ranks on every node: the ranks of this node through its launcher, the others through their
 // brokers' jobctl (which keeps their paused state, for the process table), and the answer is the
 // union of what every broker reached. A broker that answers with an error, is lost (tree.lost) or
@@ -34,9 +34,9 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/protocol/tree.hpp"
+#include "actors/registry/namespace_table.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/runtime/broker_map.hpp"
-#include "actors/runtime/namespace_table.hpp"
+#include "actors/tree/broker_map.hpp"
 
 namespace zpmix {
 

@@ -45,7 +45,7 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/tree.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/runtime/broker_map.hpp"
+#include "actors/tree/broker_map.hpp"
 
 namespace zpmix {
 

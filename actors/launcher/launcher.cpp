@@ -17,10 +17,10 @@
 
 #include <pmix_common.h>
 
-#include "actors/fence/fence_board.hpp"
 #include "actors/launcher/allocation.hpp"
 #include "actors/launcher/caller_spawn.hpp"
 #include "actors/protocol/iof.hpp"
+#include "actors/protocol/shm/fence_board.hpp"
 #include "actors/runtime/spawn_attributes.hpp"
 
 extern char **environ;

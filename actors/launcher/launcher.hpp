@@ -49,7 +49,7 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/runtime/broker_map.hpp"
+#include "actors/tree/broker_map.hpp"
 
 namespace zpmix {
 

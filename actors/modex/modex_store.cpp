@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <pmix_common.h>
 
-#include "broker/tree/topology.hpp"
+#include "actors/tree/topology.hpp"
 
 namespace zpmix {
 

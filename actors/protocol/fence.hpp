@@ -1,9 +1,9 @@
 #pragma once
 // PMIx_Fence: each participant contributes once; the broker's FenceReducer answers every local
 // participant with one FenceDone, the same encoded bytes for all of them. A collecting fence's
-// data is a fence segment (actors/fence/fence_segment.hpp): in the FenceDone when it is small,
-// else in a file the FenceDone names. A fence over several nodes also passes FenceUp/FenceDown
-// between the brokers' fences.
+// data is a fence segment (actors/protocol/shm/fence_segment.hpp): in the FenceDone when it is
+// small, else in a file the FenceDone names. A fence over several nodes also passes
+// FenceUp/FenceDown between the brokers' fences.
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -121,13 +121,13 @@ inline const Proc *acting_proc(const FenceContribute &m) {
 
 // fence -> each local participant (envelope id 0): the fence named `key` completed with `status`
 // (PMIX_SUCCESS, PMIX_ERR_TIMEOUT, PMIX_ERR_PROC_TERM_WO_SYNC when a participant ended first),
-// and with collect, every participant's data as a fence segment (actors/fence/fence_segment.hpp),
-// which the participant maps before its fence returns: `arena_length` bytes at `arena_offset` of
-// the segment arena at the path `arena` (actors/fence/segment_arena.hpp), or, when the arena has
-// no room for it, the file at the path `segment`, or when small, the segment's bytes themselves in
-// `segment_bytes`.
-// Tool (`zpmix exporter`) -> fence: the broker's fence counters. Answered by FenceStats. Fences
-// whose participants all meet on a node's fence board never reach the broker and are not counted.
+// and with collect, every participant's data as a fence segment
+// (actors/protocol/shm/fence_segment.hpp), which the participant maps before its fence returns:
+// `arena_length` bytes at `arena_offset` of the segment arena at the path `arena`
+// (actors/protocol/shm/segment_arena.hpp), or, when the arena has no room for it, the file at the
+// path `segment`, or when small, the segment's bytes themselves in `segment_bytes`. Tool (`zpmix
+// exporter`) -> fence: the broker's fence counters. Answered by FenceStats. Fences whose
+// participants all meet on a node's fence board never reach the broker and are not counted.
 struct FenceStatsQuery {
     static constexpr const char *type = "fence.stats";
     std::string scraper;  // who asks, for the broker's debug log
@@ -161,7 +161,7 @@ inline std::size_t payload_bytes(const FenceDone &m) {
 }
 
 // A fence whose participants are on several brokers' nodes is a reduction over the broker tree
-// (broker/tree/gather.hpp): each broker's fence sends its subtree's part up to its parent's, the
+// (actors/tree/gather.hpp): each broker's fence sends its subtree's part up to its parent's, the
 // root's verdict comes down. `key` is the fence's; `status` PMIX_SUCCESS, or why the subtree's
 // part cannot come (then `part` is empty). Between brokers only, addressed "@<rank>/fence".
 struct FenceUp {

@@ -2,7 +2,7 @@
 // Process groups (RFC0033): PMIx_Group_construct and PMIx_Group_destruct are collectives of the
 // group's members, counted by each broker's `group` actor (actors/group/group_tracker.hpp) and,
 // when the members are on several brokers' nodes, reduced over the broker tree (GroupUp,
-// GroupDown) by the engine fences use (broker/tree/gather.hpp).
+// GroupDown) by the engine fences use (actors/tree/gather.hpp).
 #include <cstdint>
 #include <optional>
 #include <string>

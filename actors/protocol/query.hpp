@@ -30,7 +30,7 @@ struct QueryRequest {
 };
 
 // One key's answer: a status (PMIX_ERR_NOT_FOUND for a key nobody answers) and, on success, the
-// value in libpmix's wire form ([type, payload], actors/client/value_codec.hpp).
+// value in libpmix's wire form ([type, payload], client/values/value_codec.hpp).
 struct QueryAnswer {
     std::string key;
     std::int32_t status = 0;

@@ -1,7 +1,7 @@
 #pragma once
-// The broker tree as the actors see it (the link itself is broker/tree/link.hpp): which brokers
+// The broker tree as the actors see it (the link itself is actors/tree/link.hpp): which brokers
 // were lost. Messages between brokers are the actors' own types, addressed "@<rank>/<actor>"
-// (actors/runtime/broker_map.hpp).
+// (actors/tree/broker_map.hpp).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,7 +31,7 @@ struct TreeLostElsewhere {
     std::vector<std::uint32_t> brokers;
     ZPMIX_MSG_MAP(brokers);
 };
-// A standing tree (broker/tree/link.hpp): broker `rank` joined the tree (at its start, or again
+// A standing tree (actors/tree/link.hpp): broker `rank` joined the tree (at its start, or again
 // after it was lost). The root's link tells every broker's link (tree.joined_elsewhere), which
 // tells its actors (tree.joined).
 struct TreeJoined {
@@ -45,7 +45,7 @@ struct TreeJoinedElsewhere {
     ZPMIX_MSG_MAP(rank);
 };
 
-// The link's own frames (broker/tree/link.hpp), each one envelope: a child's hello and the
+// The link's own frames (actors/tree/link.hpp), each one envelope: a child's hello and the
 // parent's answer, heartbeats, the parent's order to stop, and a hop (its next frame is the
 // envelope it carries).
 struct TreeHello {

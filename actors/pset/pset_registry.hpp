@@ -19,9 +19,9 @@
 
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/pset.hpp"
+#include "actors/registry/namespace_table.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/runtime/broker_map.hpp"
-#include "actors/runtime/namespace_table.hpp"
+#include "actors/tree/broker_map.hpp"
 
 namespace zpmix {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Answers to queries in libpmix's wire form of a PMIx value ([type, payload], documented in
-// actors/client/value_codec.hpp), so that the client decodes them with the codec it uses for
+// client/values/value_codec.hpp), so that the client decodes them with the codec it uses for
 // every value. Only the shapes the query keys need; tests/query checks each against the codec.
 #include <cstdint>
 #include <string>

@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "actors/registry/namespace_table.hpp"
 #include "actors/runtime/envelope.hpp"
-#include "actors/runtime/namespace_table.hpp"
 
 namespace zpmix {
 

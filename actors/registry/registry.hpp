@@ -17,8 +17,8 @@
 #include "actors/protocol/session.hpp"
 #include "actors/protocol/tree.hpp"
 #include "actors/registry/launched_ranks.hpp"
+#include "actors/registry/namespace_table.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/runtime/namespace_table.hpp"
 
 namespace zpmix {
 

@@ -1,6 +1,6 @@
 #include "actors/runtime/actor.hpp"
 
-#include "actors/runtime/broker_map.hpp"
+#include "actors/runtime/address.hpp"
 
 #include <stdexcept>
 

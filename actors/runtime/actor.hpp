@@ -50,7 +50,7 @@ class Bus {
     void add(Actor &actor);
     // Where messages to non-actor addresses go, and the reactor that sink runs on.
     void set_peer_sink(Reactor &reactor, PeerSink sink);
-    // Where messages to other brokers' addresses ("@<rank>/...", broker_map.hpp) go: the tree
+    // Where messages to other brokers' addresses ("@<rank>/...", address.hpp) go: the tree
     // link. Without it they are dropped with a log line.
     void set_remote_sink(Reactor &reactor, PeerSink sink);
 

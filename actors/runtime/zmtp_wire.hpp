@@ -1,7 +1,7 @@
 #pragma once
 // ZMTP 3.0 (rfc.zeromq.org/spec/23), the ZeroMQ wire protocol, as far as zpmix speaks it: the
 // NULL mechanism's greeting and commands and the framing. Shared by the client's connection
-// (actors/client/zmtp_connection.*) and the broker's listener (actors/runtime/zmtp_listener.*).
+// (client/zmtp_connection.*) and the broker's listener (broker/zmtp_listener.*).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

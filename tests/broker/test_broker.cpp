@@ -14,10 +14,10 @@
 
 #include <pmix_common.h>
 
+#include "actors/protocol/rendezvous.hpp"
 #include "actors/protocol/session.hpp"
 #include "actors/runtime/curve_keys.hpp"
 #include "broker/broker.hpp"
-#include "broker/rendezvous.hpp"
 #include "support/process.hpp"
 #include "tests/support/log_capture.hpp"
 

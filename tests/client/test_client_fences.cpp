@@ -10,10 +10,10 @@
 #include <pmix_common.h>
 #include <msgpack.hpp>
 
-#include "actors/client/client_fences.hpp"
-#include "actors/client/client_store.hpp"
-#include "actors/fence/fence_segment.hpp"
-#include "actors/fence/segment_arena.hpp"
+#include "actors/protocol/shm/fence_segment.hpp"
+#include "actors/protocol/shm/segment_arena.hpp"
+#include "client/fences.hpp"
+#include "client/store.hpp"
 #include "support/process.hpp"
 
 // ClientFences by itself: which request a FenceDone completes, and the done_through each

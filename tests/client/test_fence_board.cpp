@@ -14,7 +14,7 @@
 
 #include <pmix_common.h>
 
-#include "actors/fence/fence_board.hpp"
+#include "actors/protocol/shm/fence_board.hpp"
 
 // The fence board by itself: ranks are forked processes of this test, the broker's part is
 // played by calls on the board.

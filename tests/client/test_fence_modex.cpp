@@ -16,14 +16,14 @@
 
 #include <pmix_common.h>
 
-#include "actors/fence/fence_board.hpp"
-#include "actors/fence/fence_segment.hpp"
-#include "actors/fence/segment_arena.hpp"
 #include "actors/fence/segment_store.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
 #include "actors/protocol/session.hpp"
+#include "actors/protocol/shm/fence_board.hpp"
+#include "actors/protocol/shm/fence_segment.hpp"
+#include "actors/protocol/shm/segment_arena.hpp"
 #include "actors/registry/launched_ranks.hpp"
 #include "broker/broker.hpp"
 #include "support/process.hpp"

@@ -12,13 +12,13 @@
 
 #include <pmix.h>
 
-#include "actors/client/client_actor.hpp"
-#include "actors/client/client_store.hpp"
-#include "actors/client/node_fence.hpp"
-#include "actors/client/value_codec.hpp"
-#include "actors/fence/fence_board.hpp"
-#include "actors/fence/fence_segment.hpp"
+#include "actors/protocol/shm/fence_board.hpp"
+#include "actors/protocol/shm/fence_segment.hpp"
 #include "actors/runtime/envelope.hpp"
+#include "client/node_fence.hpp"
+#include "client/session.hpp"
+#include "client/store.hpp"
+#include "client/values/value_codec.hpp"
 #include "support/process.hpp"
 
 // Fence segments: the broker's writer, the client's reader and the client store's lazy decoding,
@@ -360,7 +360,7 @@ BOOST_AUTO_TEST_CASE(a_get_that_missed_reads_the_owners_card_off_the_board_first
     };
     ClientStore store;
     store.set_job(job("a", 4), 0);
-    ClientActor singleton(store);
+    Session singleton(store);
     NodeFence fence(std::move(owned), singleton, store, {"a", 0});
     post(1, 1, blob({{"card", "one"}}));
     post(3, 1, msg::Blob(FenceBoard::kCardMax + 1, 'x'));

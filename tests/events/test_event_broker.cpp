@@ -11,9 +11,9 @@
 
 #include <pmix_common.h>
 
-#include "actors/client/events/stream_tracker.hpp"
 #include "actors/events/event_broker.hpp"
-#include "actors/runtime/zmtp_listener.hpp"
+#include "broker/zmtp_listener.hpp"
+#include "client/events/stream_tracker.hpp"
 
 // The broker's events actor in one process: the broker's publisher (a ZmtpListener on ipc), a test
 // actor making the client's requests over the bus, and libzmq SUB sockets standing for the

@@ -7,8 +7,8 @@
 
 #include <pmix.h>
 
-#include "actors/client/events/event_chain.hpp"
-#include "actors/client/events/stream_tracker.hpp"
+#include "client/events/event_chain.hpp"
+#include "client/events/stream_tracker.hpp"
 
 // The client's handler registry, the chain that runs an event through it, and the stream tracker,
 // without a broker: handlers are plain C callbacks as an application writes them.

@@ -131,7 +131,7 @@ row "tool (zpmix events) killed (SIGKILL) during a job" "job exit $st, broker se
 # one-node fence goes through the shared fence board, without the broker); a tool's request gives
 # up; once continued, the broker serves again and the job ends. The ranks report their Gets in a
 # file: their stdout reaches zpmix run through the stopped broker.
-PMIX_ERR_TIMEOUT=$(printf '#include <pmix_common.h>\nPMIX_ERR_TIMEOUT\n' | cpp -P -I"$(dirname "$0")/../../bindings/c/include" - 2>/dev/null | tail -1 | tr -d ' ()')
+PMIX_ERR_TIMEOUT=$(printf '#include <pmix_common.h>\nPMIX_ERR_TIMEOUT\n' | cpp -P -I"$(dirname "$0")/../../include" - 2>/dev/null | tail -1 | tr -d ' ()')
 FAULT_GO=$work/go2 FAULT_TIMEOUT=2 FAULT_REPORT=$work/st.gets "$zpmix" run --broker "$broker_uri" -n 2 "$prog" hold >"$work/st.out" 2>&1 &
 run=$!
 until_true 30 has_lines "$work/st.out" '^ready' 2

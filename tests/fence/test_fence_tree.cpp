@@ -10,8 +10,8 @@
 #include <msgpack.hpp>
 
 #include "actors/fence/fence_reducer.hpp"
-#include "actors/fence/fence_segment.hpp"
 #include "actors/modex/modex_store.hpp"
+#include "actors/protocol/shm/fence_segment.hpp"
 #include "support/broker_tree.hpp"
 
 // Fences and direct modex across brokers: the real FenceReducer and ModexStore of several brokers

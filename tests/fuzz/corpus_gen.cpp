@@ -16,10 +16,10 @@
 #include <pmix.h>
 #include <msgpack.hpp>
 
-#include "actors/client/value_codec.hpp"
-#include "actors/fence/fence_segment.hpp"
+#include "actors/protocol/shm/fence_segment.hpp"
 #include "actors/runtime/envelope.hpp"
 #include "actors/runtime/zmtp_wire.hpp"
+#include "client/values/value_codec.hpp"
 #include "tests/fuzz/messages.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// What a client decodes of other processes' data (actors/client/client_store.cpp), read on a Get:
+// What a client decodes of other processes' data (client/store.cpp), read on a Get:
 // a fence segment's entries, a direct-modex answer's blobs and the job information of a Welcome.
 // An input is a flags byte and bytes; flags % 3: 0, the bytes are a fence segment
 // (FenceSegment::parse, ClientStore::add_segment); 1, a ModexData body (add_modex_data); 2, a
@@ -14,11 +14,11 @@
 
 #include <pmix.h>
 
-#include "actors/client/client_store.hpp"
-#include "actors/fence/fence_segment.hpp"
 #include "actors/protocol/modex.hpp"
 #include "actors/protocol/session.hpp"
+#include "actors/protocol/shm/fence_segment.hpp"
 #include "actors/runtime/envelope.hpp"
+#include "client/store.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The data buffers a program receives from its peers (actors/client/data_buffer.cpp):
+// The data buffers a program receives from its peers (client/values/data_buffer.cpp):
 // PMIx_Data_unpack of arbitrary bytes as each type, and PMIx_Data_decompress of them. Each must
 // unpack or fail with a status, leaving nothing allocated; what unpacks must pack again to the
 // bytes it was read from.

@@ -21,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-#include "actors/fence/fence_board.hpp"
+#include "actors/protocol/shm/fence_board.hpp"
 
 namespace {
 

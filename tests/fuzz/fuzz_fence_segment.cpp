@@ -1,4 +1,4 @@
-// Fence segments as a client meets them (actors/client/client_actor.cpp): bytes in a FenceDone
+// Fence segments as a client meets them (client/session.cpp): bytes in a FenceDone
 // (FenceSegment::parse), a file (FenceSegment::open) and a region of a segment arena
 // (ArenaMapping::open, FenceSegment::in_arena). An input is [u32 offset][u32 length] (little
 // endian: the region of the arena) and then the bytes, which are the segment, the file and the
@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "actors/fence/fence_segment.hpp"
-#include "actors/fence/segment_arena.hpp"
+#include "actors/protocol/shm/fence_segment.hpp"
+#include "actors/protocol/shm/segment_arena.hpp"
 
 namespace {
 

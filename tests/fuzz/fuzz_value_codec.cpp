@@ -1,4 +1,4 @@
-// The client's value codec (actors/client/value_codec.*) decoding bytes from other processes
+// The client's value codec (client/values/value_codec.*) decoding bytes from other processes
 // (event infos, committed values, cached data): decode_value, decode_info and decode_infos over
 // arbitrary bytes. Each must decode or fail with a status, leaving nothing allocated; what it
 // decodes must encode again, and that encoding must decode and encode to the same bytes.
@@ -9,7 +9,7 @@
 #include <pmix.h>
 #include <msgpack.hpp>
 
-#include "actors/client/value_codec.hpp"
+#include "client/values/value_codec.hpp"
 
 namespace {
 

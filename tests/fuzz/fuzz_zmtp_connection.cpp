@@ -1,4 +1,4 @@
-// The client's ZmtpConnection (actors/client/zmtp_connection.cpp) reading what a broker sends:
+// The client's ZmtpConnection (client/zmtp_connection.cpp) reading what a broker sends:
 // the real class over a real Unix socket, whose other end is this program. An input is a flags
 // byte and the bytes the "broker" sends before it closes. Flags bit 0: the connection is a SUB
 // (which subscribes first, ending its handshake), else a pipelining DEALER; bit 1: a valid
@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "actors/client/zmtp_connection.hpp"
 #include "actors/runtime/zmtp_wire.hpp"
+#include "client/zmtp_connection.hpp"
 
 namespace {
 

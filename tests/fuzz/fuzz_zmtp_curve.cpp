@@ -1,4 +1,4 @@
-// The client's CURVE mechanism (actors/client/zmtp_curve.cpp) reading what a server sends. An
+// The client's CURVE mechanism (client/zmtp_curve.cpp) reading what a server sends. An
 // input is a mode byte and the rest. Mode 0: the bytes go as they are to welcome(), ready() and
 // open() of fresh clients (forged commands: every length and prefix check). Mode 1: this
 // program is a real CURVE server (libsodium, the fixed keypair below) that completes the
@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "actors/client/zmtp_curve.hpp"
+#include "client/zmtp_curve.hpp"
 
 namespace {
 

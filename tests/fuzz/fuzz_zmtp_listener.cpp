@@ -1,4 +1,4 @@
-// The broker's ZmtpListener (actors/runtime/zmtp_listener.cpp) reading what one peer sends: the
+// The broker's ZmtpListener (broker/zmtp_listener.cpp) reading what one peer sends: the
 // real class, on its reactor, over a real Unix socket. An input is a flags byte and the bytes
 // the peer sends before it closes its end. Flags bit 0: the listener is an XPUB, else a ROUTER;
 // bit 1: a valid greeting and READY (DEALER or SUB) go before the bytes, so that mutations
@@ -23,8 +23,8 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/runtime/reactor.hpp"
-#include "actors/runtime/zmtp_listener.hpp"
 #include "actors/runtime/zmtp_wire.hpp"
+#include "broker/zmtp_listener.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "actors/runtime/namespace_table.hpp"
+#include "actors/registry/namespace_table.hpp"
 
 using namespace zpmix;
 

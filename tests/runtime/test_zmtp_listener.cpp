@@ -15,10 +15,10 @@
 
 #include <zmq.hpp>
 
-#include "actors/client/zmtp_connection.hpp"
 #include "actors/runtime/zmtp_buffer.hpp"
-#include "actors/runtime/zmtp_listener.hpp"
 #include "actors/runtime/zmtp_wire.hpp"
+#include "broker/zmtp_listener.hpp"
+#include "client/zmtp_connection.hpp"
 #include "tests/support/log_capture.hpp"
 #include "tests/support/process.hpp"
 

@@ -7,8 +7,8 @@
 
 #include <pmix.h>
 
-#include "actors/client/value_codec.hpp"
 #include "actors/query/query_value.hpp"
+#include "client/values/value_codec.hpp"
 
 using namespace zpmix;
 

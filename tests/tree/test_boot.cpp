@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "broker/tree/boot.hpp"
+#include "actors/tree/boot.hpp"
 
 // Which way the brokers start: srun inside a Slurm allocation with srun at hand, rsh otherwise,
 // unless asked; srun asked where it cannot work is refused with why.

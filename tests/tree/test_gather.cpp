@@ -16,8 +16,8 @@
 
 #include <pmix_common.h>
 
-#include "broker/tree/gather.hpp"
-#include "broker/tree/topology.hpp"
+#include "actors/tree/gather.hpp"
+#include "actors/tree/topology.hpp"
 
 // A tree of Gather engines in one process, wired by an in-memory queue that a deterministic loop
 // delivers in FIFO order or shuffled with a fixed seed.

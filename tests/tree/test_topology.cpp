@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "broker/tree/topology.hpp"
+#include "actors/tree/topology.hpp"
 
 // The k-ary tree of brokers: parents, children, depths and subtrees, for every shape.
 using namespace zpmix::tree;

@@ -10,7 +10,7 @@
 
 #include <pmix.h>
 
-#include "actors/client/value_codec.hpp"
+#include "client/values/value_codec.hpp"
 
 using namespace zpmix::c;
 

@@ -11,7 +11,7 @@
 
 #include <pmix.h>
 
-#include "actors/client/value_codec.hpp"
+#include "client/values/value_codec.hpp"
 #include "unit_c/type_samples.hpp"
 
 using namespace zpmix::c;

@@ -1,5 +1,5 @@
 // zpmix: the client side of the PMIx standard API (init, put/commit/fence/get, publish/lookup,
-// job information), over the ClientActor and its store.
+// job information), over the Session and its store.
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,15 +16,15 @@
 #include <pmix.h>
 #include <spdlog/spdlog.h>
 
-#include "actors/client/client_actor.hpp"
-#include "actors/client/client_store.hpp"
-#include "actors/client/node_fence.hpp"
-#include "actors/client/value_codec.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
 #include "actors/protocol/pset.hpp"
 #include "attached_client.hpp"
 #include "attributes.hpp"
+#include "client/node_fence.hpp"
+#include "client/session.hpp"
+#include "client/store.hpp"
+#include "client/values/value_codec.hpp"
 #include "client_events.hpp"
 #include "client_group.hpp"
 #include "debugger.hpp"
@@ -32,8 +32,8 @@
 namespace {
 
 using namespace zpmix;
-using client::ClientActor;
 using client::ClientStore;
+using client::Session;
 
 constexpr std::uint32_t kInitTimeoutMs = 10000;
 constexpr std::uint32_t kFinalizeTimeoutMs = 2000;
@@ -51,7 +51,7 @@ struct Client {
     std::uint64_t max_message = 0;  // the broker's; 0: not told
     bool stop_in_init = false;      // PMIX_DEBUG_STOP_IN_INIT: wait for the debugger at init
     std::unique_ptr<ClientStore> store;
-    std::unique_ptr<ClientActor> actor;
+    std::unique_ptr<Session> session;
     std::unique_ptr<client::NodeFence> node_fence;  // a job on one node: its fence board
     std::mutex seq_mu;
     std::unordered_map<std::string, std::uint64_t> fence_seq;  // participant set -> next fence id
@@ -142,9 +142,9 @@ pmix_status_t init_singleton(Client &c) {
     c.store->set_job(job, 0);
     PMIX_LOAD_PROCID(&c.me, job.nspace.c_str(), 0);
     c.job_size = 1;
-    c.actor = std::make_unique<ClientActor>(*c.store);
-    (void)c::events_start(*c.actor, c.me, job, "", "");  // no connection: cannot fail
-    c::attach(*c.actor, c.me);
+    c.session = std::make_unique<Session>(*c.store);
+    (void)c::events_start(*c.session, c.me, job, "", "");  // no connection: cannot fail
+    c::attach(*c.session, c.me);
     return PMIX_SUCCESS;
 }
 
@@ -180,17 +180,17 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
         }
     }
     try {
-        c.actor = std::make_unique<ClientActor>(*c.store, uri, timeout_ms, pipeline, tcp_keys);
+        c.session = std::make_unique<Session>(*c.store, uri, timeout_ms, pipeline, tcp_keys);
     } catch (const client::ZmtpError &e) {
         if (!e.refused) return PMIX_ERR_UNREACH;
         const std::string what = e.what();
         const auto colon = what.find(": ");
         return refused(colon == std::string::npos ? "" : what.substr(colon + 2));
     }
-    auto reply = c.actor->call(hello, timeout_ms);
+    auto reply = c.session->call(hello, timeout_ms);
     pmix_status_t status = reply.status;
-    if (status == PMIX_ERR_LOST_CONNECTION && c.actor->refused())
-        status = refused(c.actor->refusal());
+    if (status == PMIX_ERR_LOST_CONNECTION && c.session->refused())
+        status = refused(c.session->refusal());
     if (status == PMIX_SUCCESS && reply.env.version != kProtocolVersion) {
         reply.message = "the broker speaks protocol version " + std::to_string(reply.env.version) +
                         ", not this libpmix's (" + std::to_string(kProtocolVersion) +
@@ -210,7 +210,7 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
     }
     if (status == PMIX_SUCCESS && welcome.job.nspace != hello.nspace) status = PMIX_ERR_INIT;
     if (status != PMIX_SUCCESS) {
-        c.actor.reset();
+        c.session.reset();
         return status;
     }
     c.store->set_job(welcome.job, hello.rank);
@@ -225,19 +225,19 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
         auto board = FenceBoard::open(welcome.job.fence_board, error);
         if (!board || board->ranks() != welcome.job.size) {
             spdlog::error("pmix client: {}", board ? "the fence board is not this job's" : error);
-            c.actor.reset();
+            c.session.reset();
             return PMIX_ERR_INIT;
         }
-        c.node_fence =
-            std::make_unique<client::NodeFence>(std::move(board), *c.actor, *c.store, to_msg(c.me));
+        c.node_fence = std::make_unique<client::NodeFence>(std::move(board), *c.session, *c.store,
+                                                           to_msg(c.me));
     }
     if (pmix_status_t rc =
-            c::events_start(*c.actor, c.me, welcome.job, welcome.events_uri, welcome.broker);
+            c::events_start(*c.session, c.me, welcome.job, welcome.events_uri, welcome.broker);
         rc != PMIX_SUCCESS) {
-        c.actor.reset();
+        c.session.reset();
         return rc;
     }
-    c::attach(*c.actor, c.me);
+    c::attach(*c.session, c.me);
     return PMIX_SUCCESS;
 }
 
@@ -287,7 +287,7 @@ pmix_status_t lookup(Client &c, const pmix_proc_t &p, const char *key, pmix_scop
 
 // Whether a Get that missed the cache may ask the broker for the owner's committed data.
 bool may_go_remote(const Client &c, const pmix_proc_t &p, const char *key, const Directives &d) {
-    if (d.optional || !c.actor->has_broker() || d.scope == PMIX_INTERNAL) return false;
+    if (d.optional || !c.session->has_broker() || d.scope == PMIX_INTERNAL) return false;
     if (p.rank == PMIX_RANK_WILDCARD || p.rank == PMIX_RANK_UNDEF || p.rank == PMIX_RANK_INVALID)
         return false;
     if (PMIX_CHECK_PROCID(&p, &c.me)) return false;  // own data is all here
@@ -297,7 +297,7 @@ bool may_go_remote(const Client &c, const pmix_proc_t &p, const char *key, const
 // Whether a Get of job information must first bring another namespace's job from the broker
 // (once: afterwards it is served from the store like the own job's).
 bool needs_job(const Client &c, const pmix_proc_t &p, const char *key, const Directives &d) {
-    if (d.optional || !c.actor->has_broker() || !reserved(key)) return false;
+    if (d.optional || !c.session->has_broker() || !reserved(key)) return false;
     const std::string_view ns = nspace_of(p);
     if (ns.empty() || ns == nspace_of(c.me)) return false;
     return d.refresh || !c.store->has_job(ns);
@@ -317,7 +317,7 @@ pmix_status_t add_job(Client &c, std::string_view nspace, const Envelope &env) {
 // Asks the broker for a namespace's job information and stores it: PMIX_ERR_NOT_FOUND for a
 // namespace it does not know.
 pmix_status_t fetch_job_blocking(Client &c, std::string_view nspace, std::uint32_t timeout_ms) {
-    auto reply = c.actor->call(msg::JobInfoQuery{std::string(nspace)}, timeout_ms);
+    auto reply = c.session->call(msg::JobInfoQuery{std::string(nspace)}, timeout_ms);
     if (reply.status != PMIX_SUCCESS) return reply.status;
     return add_job(c, nspace, reply.env);
 }
@@ -326,7 +326,7 @@ pmix_status_t fetch_job_blocking(Client &c, std::string_view nspace, std::uint32
 template <class Then>
 void fetch_job(Client &c, std::string_view nspace, std::uint32_t timeout_ms, Then then) {
     Client *client = &c;
-    c.actor->request(
+    c.session->request(
         msg::JobInfoQuery{std::string(nspace)}, timeout_ms,
         [client, ns = std::string(nspace), then](pmix_status_t status, const Envelope *env) {
             if (status == PMIX_SUCCESS) status = add_job(*client, ns, *env);
@@ -338,7 +338,7 @@ void fetch_job(Client &c, std::string_view nspace, std::uint32_t timeout_ms, The
 bool job_of(Client &c, const char *nspace, msg::JobInfo &job) {
     const std::string_view ns(nspace, strnlen(nspace, PMIX_MAX_NSLEN));
     if (c.store->job_of(ns, job)) return true;
-    return c.actor->has_broker() && fetch_job_blocking(c, ns, 0) == PMIX_SUCCESS &&
+    return c.session->has_broker() && fetch_job_blocking(c, ns, 0) == PMIX_SUCCESS &&
            c.store->job_of(ns, job);
 }
 
@@ -368,7 +368,7 @@ template <class Then>
 void fetch(Client &c, const pmix_proc_t &p, const char *key, const Directives &d, Then then) {
     msg::ModexGet m{to_msg(p), key, d.timeout_ms, to_msg(c.me), commits_seen(c, p)};
     ClientStore *store = c.store.get();
-    c.actor->request(m, d.timeout_ms, [store, then](pmix_status_t status, const Envelope *env) {
+    c.session->request(m, d.timeout_ms, [store, then](pmix_status_t status, const Envelope *env) {
         if (status == PMIX_SUCCESS) status = store->add_modex_data(*env);
         then(status);
     });
@@ -377,9 +377,9 @@ void fetch(Client &c, const pmix_proc_t &p, const char *key, const Directives &d
 // The blocking form of fetch, answered on the calling thread.
 pmix_status_t fetch_blocking(Client &c, const pmix_proc_t &p, const char *key,
                              const Directives &d) {
-    auto reply =
-        c.actor->call(msg::ModexGet{to_msg(p), key, d.timeout_ms, to_msg(c.me), commits_seen(c, p)},
-                      d.timeout_ms);
+    auto reply = c.session->call(
+        msg::ModexGet{to_msg(p), key, d.timeout_ms, to_msg(c.me), commits_seen(c, p)},
+        d.timeout_ms);
     if (reply.status != PMIX_SUCCESS) return reply.status;
     return c.store->add_modex_data(reply.env);
 }
@@ -388,7 +388,7 @@ pmix_status_t fetch_blocking(Client &c, const pmix_proc_t &p, const char *key,
 // sets asks its broker each time (the `pset` actor, which knows the launch-time ones too).
 // PMIX_ERR_NOT_FOUND when the process is in none.
 bool asks_psets(const Client &c, const char *key) {
-    return c.actor->has_broker() && strcmp(key, PMIX_PSET_NAMES) == 0;
+    return c.session->has_broker() && strcmp(key, PMIX_PSET_NAMES) == 0;
 }
 
 pmix_status_t pset_names(const Envelope &env, pmix_value_t **val) {
@@ -458,7 +458,7 @@ FencePlan plan_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const 
         plan.local_only = true;
         return plan;
     }
-    if (!c.actor->has_broker()) {
+    if (!c.session->has_broker()) {
         plan.status = PMIX_ERR_UNREACH;  // a singleton has no one to fence with
         return plan;
     }
@@ -481,13 +481,13 @@ bool on_board(const Client &c, const msg::FenceContribute &f) {
 // Runs the planned fence (on the job's fence board or through the broker); `then` runs on the
 // progress thread with its status.
 void fence_nb(Client &c, FencePlan plan, std::function<void(pmix_status_t)> then) {
-    if (plan.local_only) return c.actor->post([then] { then(PMIX_SUCCESS); });
+    if (plan.local_only) return c.session->post([then] { then(PMIX_SUCCESS); });
     const msg::FenceContribute &f = plan.contribution;
     if (on_board(c, f))
         return c.node_fence->fence_nb(static_cast<std::uint32_t>(f.fence_id), f.collect,
                                       f.timeout_ms, std::move(then));
-    c.actor->fence(std::move(plan.contribution),
-                   [then](pmix_status_t status, const Envelope *) { then(status); });
+    c.session->fence(std::move(plan.contribution),
+                     [then](pmix_status_t status, const Envelope *) { then(status); });
 }
 
 // ------------------------------------------------------------------ connect / disconnect
@@ -586,12 +586,12 @@ std::vector<std::string> keys_of(char **keys) {
 
 template <class Msg>
 pmix_status_t ask(Client &c, const Msg &m, std::uint32_t timeout_ms) {
-    return c.actor->call(m, timeout_ms).status;
+    return c.session->call(m, timeout_ms).status;
 }
 
 template <class Msg>
 pmix_status_t ask_nb(Client &c, const Msg &m, pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    c.actor->request(m, 0, [cbfunc, cbdata](pmix_status_t status, const Envelope *) {
+    c.session->request(m, 0, [cbfunc, cbdata](pmix_status_t status, const Envelope *) {
         if (cbfunc) cbfunc(status, cbdata);
     });
     return PMIX_SUCCESS;
@@ -691,11 +691,12 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo) 
     c.initialized.store(false, std::memory_order_release);
     // The launcher fails a job whose rank exits without finalizing while the others run: say so,
     // bounded (a broker that is gone has no job to fail).
-    if (c.actor && c.actor->has_broker()) (void)c.actor->call(msg::Finalize{}, kFinalizeTimeoutMs);
+    if (c.session && c.session->has_broker())
+        (void)c.session->call(msg::Finalize{}, kFinalizeTimeoutMs);
     c::detach();
     c::events_stop();
     c.node_fence.reset();
-    c.actor.reset();  // fails whatever is still pending, then disconnects
+    c.session.reset();  // fails whatever is still pending, then disconnects
     c.store.reset();
     return PMIX_SUCCESS;
 }
@@ -706,7 +707,7 @@ PMIX_EXPORT pmix_status_t PMIx_Abort(int status, const char msg[], pmix_proc_t p
                                      size_t nprocs) {
     if (!ready()) return PMIX_ERR_INIT;
     Client &c = the_client();
-    if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
+    if (!c.session->has_broker()) return PMIX_ERR_UNREACH;
     msg::Abort m{status, msg ? msg : "", {}};
     for (size_t i = 0; procs != nullptr && i < nprocs; ++i) {
         if (procs[i].rank == PMIX_RANK_LOCAL_NODE || procs[i].rank == PMIX_RANK_LOCAL_PEERS)
@@ -727,7 +728,7 @@ PMIX_EXPORT pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_va
 PMIX_EXPORT pmix_status_t PMIx_Commit(void) {
     if (!ready()) return PMIX_ERR_INIT;
     Client &c = the_client();
-    if (!c.actor->has_broker()) return PMIX_SUCCESS;  // a singleton's data stays here
+    if (!c.session->has_broker()) return PMIX_SUCCESS;  // a singleton's data stays here
     msg::Commit m;
     c.store->commit_blobs(m);
     // The broker ends the connection of a larger message: refuse it here, and stay connected.
@@ -742,7 +743,7 @@ PMIX_EXPORT pmix_status_t PMIx_Commit(void) {
     if (c.node_fence)
         c.node_fence->commit(m);
     else
-        c.actor->notify(m);
+        c.session->notify(m);
     return PMIX_SUCCESS;
 }
 
@@ -755,7 +756,7 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
     const msg::FenceContribute &f = plan.contribution;
     if (on_board(c, f))
         return c.node_fence->fence(static_cast<std::uint32_t>(f.fence_id), f.collect, f.timeout_ms);
-    return c.actor->fence_call(std::move(plan.contribution));
+    return c.session->fence_call(std::move(plan.contribution));
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs,
@@ -766,7 +767,7 @@ PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs
     FencePlan plan = plan_fence(c, procs, nprocs, info, ninfo);
     if (plan.status != PMIX_SUCCESS) return plan.status;
     if (plan.local_only) {
-        if (cbfunc) c.actor->post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
+        if (cbfunc) c.session->post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
         return PMIX_SUCCESS;
     }
     const msg::FenceContribute &f = plan.contribution;
@@ -777,10 +778,10 @@ PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs
                                });
         return PMIX_SUCCESS;
     }
-    c.actor->fence(std::move(plan.contribution),
-                   [cbfunc, cbdata](pmix_status_t status, const Envelope *) {
-                       if (cbfunc) cbfunc(status, cbdata);
-                   });
+    c.session->fence(std::move(plan.contribution),
+                     [cbfunc, cbdata](pmix_status_t status, const Envelope *) {
+                         if (cbfunc) cbfunc(status, cbdata);
+                     });
     return PMIX_SUCCESS;
 }
 
@@ -796,7 +797,7 @@ PMIX_EXPORT pmix_status_t PMIx_Connect(const pmix_proc_t procs[], size_t nprocs,
         const pmix_status_t rc =
             on_board(c, f)
                 ? c.node_fence->fence(static_cast<std::uint32_t>(f.fence_id), true, f.timeout_ms)
-                : c.actor->fence_call(std::move(plan.contribution));
+                : c.session->fence_call(std::move(plan.contribution));
         if (rc != PMIX_SUCCESS) return rc;
     }
     for (const auto &ns : jobs_to_fetch(c, procs, nprocs))
@@ -833,7 +834,7 @@ PMIX_EXPORT pmix_status_t PMIx_Disconnect(const pmix_proc_t procs[], size_t npro
     const msg::FenceContribute &f = plan.contribution;
     if (on_board(c, f))
         return c.node_fence->fence(static_cast<std::uint32_t>(f.fence_id), false, f.timeout_ms);
-    return c.actor->fence_call(std::move(plan.contribution));
+    return c.session->fence_call(std::move(plan.contribution));
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t procs[], size_t nprocs,
@@ -857,7 +858,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
     const pmix_proc_t &p = proc ? *proc : c.me;
     *val = nullptr;
     if (asks_psets(c, key)) {
-        auto reply = c.actor->call(msg::PsetQuery{to_msg(p)}, parse(info, ninfo).timeout_ms);
+        auto reply = c.session->call(msg::PsetQuery{to_msg(p)}, parse(info, ninfo).timeout_ms);
         return reply.status != PMIX_SUCCESS ? reply.status : pset_names(reply.env, val);
     }
     if (pmix_status_t rc = topology_xml(c, p, key, val); rc != PMIX_ERR_NOT_FOUND) return rc;
@@ -899,13 +900,13 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
     const Directives d = parse(info, ninfo);
     if (d.scope > PMIX_INTERNAL) return PMIX_ERR_BAD_PARAM;
     if (asks_psets(c, key)) {
-        c.actor->request(msg::PsetQuery{to_msg(p)}, d.timeout_ms,
-                         [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
-                             pmix_value_t *v = nullptr;
-                             if (status == PMIX_SUCCESS) status = pset_names(*env, &v);
-                             cbfunc(status, v, cbdata);
-                             if (v) PMIX_VALUE_RELEASE(v);
-                         });
+        c.session->request(msg::PsetQuery{to_msg(p)}, d.timeout_ms,
+                           [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
+                               pmix_value_t *v = nullptr;
+                               if (status == PMIX_SUCCESS) status = pset_names(*env, &v);
+                               cbfunc(status, v, cbdata);
+                               if (v) PMIX_VALUE_RELEASE(v);
+                           });
         return PMIX_SUCCESS;
     }
     const std::string k(key);
@@ -920,17 +921,17 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
     const pmix_status_t rc = d.refresh ? PMIX_ERR_NOT_FOUND : lookup(c, p, key, d.scope, &probe);
     if (probe) PMIX_VALUE_RELEASE(probe);
     if (rc != PMIX_ERR_NOT_FOUND) {
-        c.actor->post([answer, rc] { answer(rc); });
+        c.session->post([answer, rc] { answer(rc); });
     } else if (needs_job(c, p, key, d)) {
         fetch_job(c, nspace_of(p), d.timeout_ms, answer);
     } else if (may_go_remote(c, p, key, d) && from_board(c, p, key, d)) {
-        c.actor->post([answer] { answer(PMIX_SUCCESS); });
+        c.session->post([answer] { answer(PMIX_SUCCESS); });
     } else if (may_go_remote(c, p, key, d)) {
         fetch(c, p, key, d, answer);
     } else {
         // Nothing to bring: a refresh answers from the store, a miss is a miss.
         const pmix_status_t status = d.refresh ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND;
-        c.actor->post([answer, status] { answer(status); });
+        c.session->post([answer, status] { answer(status); });
     }
     return PMIX_SUCCESS;
 }
@@ -951,7 +952,7 @@ PMIX_EXPORT void PMIx_Progress(void) {}
 PMIX_EXPORT pmix_status_t PMIx_Publish(const pmix_info_t info[], size_t ninfo) {
     if (!ready()) return PMIX_ERR_INIT;
     Client &c = the_client();
-    if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
+    if (!c.session->has_broker()) return PMIX_ERR_UNREACH;
     msg::Publish m;
     if (pmix_status_t rc = publish_message(c, info, ninfo, m); rc != PMIX_SUCCESS) return rc;
     return ask(c, m, parse(info, ninfo).timeout_ms);
@@ -961,7 +962,7 @@ PMIX_EXPORT pmix_status_t PMIx_Publish_nb(const pmix_info_t info[], size_t ninfo
                                           pmix_op_cbfunc_t cbfunc, void *cbdata) {
     if (!ready()) return PMIX_ERR_INIT;
     Client &c = the_client();
-    if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
+    if (!c.session->has_broker()) return PMIX_ERR_UNREACH;
     msg::Publish m;
     if (pmix_status_t rc = publish_message(c, info, ninfo, m); rc != PMIX_SUCCESS) return rc;
     return ask_nb(c, m, cbfunc, cbdata);
@@ -972,14 +973,14 @@ PMIX_EXPORT pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const p
     if (!ready()) return PMIX_ERR_INIT;
     if (data == nullptr || ndata == 0) return PMIX_ERR_BAD_PARAM;
     Client &c = the_client();
-    if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
+    if (!c.session->has_broker()) return PMIX_ERR_UNREACH;
     std::vector<std::string> keys;
     for (size_t i = 0; i < ndata; ++i) {
         if (bad_key(data[i].key)) return PMIX_ERR_BAD_PARAM;
         keys.emplace_back(data[i].key);
     }
     msg::Lookup m = lookup_message(c, std::move(keys), info, ninfo);
-    auto reply = c.actor->call(m, m.timeout_ms);
+    auto reply = c.session->call(m, m.timeout_ms);
     if (reply.status != PMIX_SUCCESS) return reply.status;
     try {
         return fill_lookup(reply.env.as<msg::LookupReply>(), data, ndata);
@@ -996,32 +997,31 @@ PMIX_EXPORT pmix_status_t PMIx_Lookup_nb(char **keys, const pmix_info_t info[], 
     for (const auto &key : k)
         if (bad_key(key.c_str())) return PMIX_ERR_BAD_PARAM;
     Client &c = the_client();
-    if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
+    if (!c.session->has_broker()) return PMIX_ERR_UNREACH;
     msg::Lookup m = lookup_message(c, k, info, ninfo);
-    c.actor->request(m, m.timeout_ms,
-                     [k, cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
-                         pmix_pdata_t *pdata = nullptr;
-                         PMIX_PDATA_CREATE(pdata, k.size());
-                         for (size_t i = 0; i < k.size(); ++i)
-                             PMIX_LOAD_KEY(pdata[i].key, k[i].c_str());
-                         if (status == PMIX_SUCCESS) {
-                             try {
-                                 status = fill_lookup(env->as<msg::LookupReply>(), pdata, k.size());
-                             } catch (const DecodeError &) {
-                                 status = PMIX_ERR_UNPACK_FAILURE;
-                             }
-                         }
-                         cbfunc(status, status == PMIX_SUCCESS ? pdata : nullptr,
-                                status == PMIX_SUCCESS ? k.size() : 0, cbdata);
-                         PMIX_PDATA_FREE(pdata, k.size());
-                     });
+    c.session->request(
+        m, m.timeout_ms, [k, cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
+            pmix_pdata_t *pdata = nullptr;
+            PMIX_PDATA_CREATE(pdata, k.size());
+            for (size_t i = 0; i < k.size(); ++i) PMIX_LOAD_KEY(pdata[i].key, k[i].c_str());
+            if (status == PMIX_SUCCESS) {
+                try {
+                    status = fill_lookup(env->as<msg::LookupReply>(), pdata, k.size());
+                } catch (const DecodeError &) {
+                    status = PMIX_ERR_UNPACK_FAILURE;
+                }
+            }
+            cbfunc(status, status == PMIX_SUCCESS ? pdata : nullptr,
+                   status == PMIX_SUCCESS ? k.size() : 0, cbdata);
+            PMIX_PDATA_FREE(pdata, k.size());
+        });
     return PMIX_SUCCESS;
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Unpublish(char **keys, const pmix_info_t info[], size_t ninfo) {
     if (!ready()) return PMIX_ERR_INIT;
     Client &c = the_client();
-    if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
+    if (!c.session->has_broker()) return PMIX_ERR_UNREACH;
     const Directives d = parse(info, ninfo);
     return ask(c, msg::Unpublish{to_msg(c.me), d.range, keys_of(keys)}, d.timeout_ms);
 }
@@ -1030,7 +1030,7 @@ PMIX_EXPORT pmix_status_t PMIx_Unpublish_nb(char **keys, const pmix_info_t info[
                                             pmix_op_cbfunc_t cbfunc, void *cbdata) {
     if (!ready()) return PMIX_ERR_INIT;
     Client &c = the_client();
-    if (!c.actor->has_broker()) return PMIX_ERR_UNREACH;
+    if (!c.session->has_broker()) return PMIX_ERR_UNREACH;
     const Directives d = parse(info, ninfo);
     return ask_nb(c, msg::Unpublish{to_msg(c.me), d.range, keys_of(keys)}, cbfunc, cbdata);
 }

@@ -72,14 +72,14 @@ std::string hmac_hex(std::string_view key, std::string_view text) {
 }
 
 bool initialized() {
-    return zpmix::c::with_client(false, [](zpmix::client::ClientActor &, const pmix_proc_t &) {}) ==
+    return zpmix::c::with_client(false, [](zpmix::client::Session &, const pmix_proc_t &) {}) ==
            PMIX_SUCCESS;
 }
 
 // The caller's job and secret; false before PMIx_Init or for a process without a job's secret.
 bool job_identity(pmix_proc_t &me, std::string &secret) {
     const pmix_status_t rc = zpmix::c::with_client(
-        false, [&](zpmix::client::ClientActor &, const pmix_proc_t &p) { me = p; });
+        false, [&](zpmix::client::Session &, const pmix_proc_t &p) { me = p; });
     const char *s = std::getenv("ZPMIX_SECRET");
     if (rc != PMIX_SUCCESS || s == nullptr || *s == '\0') return false;
     secret = s;
@@ -226,18 +226,17 @@ PMIX_EXPORT pmix_status_t PMIx_Get_credential_nb(const pmix_info_t info[], size_
     std::string cred, kind;
     const pmix_status_t rc = get_credential(info, ninfo, cred, kind);
     if (rc != PMIX_SUCCESS) return rc;
-    return zpmix::c::with_client(
-        false, [&](zpmix::client::ClientActor &actor, const pmix_proc_t &) {
-            actor.post([cred, kind, cbfunc, cbdata] {
-                pmix_byte_object_t bo;
-                load_bytes(&bo, cred);
-                pmix_info_t type;
-                PMIX_INFO_LOAD(&type, PMIX_CRED_TYPE, kind.c_str(), PMIX_STRING);
-                cbfunc(PMIX_SUCCESS, &bo, &type, 1, cbdata);
-                PMIX_INFO_DESTRUCT(&type);
-                std::free(bo.bytes);
-            });
+    return zpmix::c::with_client(false, [&](zpmix::client::Session &session, const pmix_proc_t &) {
+        session.post([cred, kind, cbfunc, cbdata] {
+            pmix_byte_object_t bo;
+            load_bytes(&bo, cred);
+            pmix_info_t type;
+            PMIX_INFO_LOAD(&type, PMIX_CRED_TYPE, kind.c_str(), PMIX_STRING);
+            cbfunc(PMIX_SUCCESS, &bo, &type, 1, cbdata);
+            PMIX_INFO_DESTRUCT(&type);
+            std::free(bo.bytes);
         });
+    });
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Validate_credential(const pmix_byte_object_t *cred,
@@ -266,16 +265,14 @@ PMIX_EXPORT pmix_status_t PMIx_Validate_credential_nb(const pmix_byte_object_t *
     gid_t gid = 0;
     const pmix_status_t rc = validate(cred, uid, gid);
     if (rc == PMIX_ERR_BAD_PARAM || rc == PMIX_ERR_INIT) return rc;
-    return zpmix::c::with_client(false,
-                                 [&](zpmix::client::ClientActor &actor, const pmix_proc_t &) {
-                                     actor.post([rc, uid, gid, cbfunc, cbdata] {
-                                         if (rc != PMIX_SUCCESS)
-                                             return cbfunc(rc, nullptr, 0, cbdata);
-                                         pmix_info_t *ids = ids_info(uid, gid);
-                                         cbfunc(rc, ids, 2, cbdata);
-                                         PMIX_INFO_FREE(ids, 2);
-                                     });
-                                 });
+    return zpmix::c::with_client(false, [&](zpmix::client::Session &session, const pmix_proc_t &) {
+        session.post([rc, uid, gid, cbfunc, cbdata] {
+            if (rc != PMIX_SUCCESS) return cbfunc(rc, nullptr, 0, cbdata);
+            pmix_info_t *ids = ids_info(uid, gid);
+            cbfunc(rc, ids, 2, cbdata);
+            PMIX_INFO_FREE(ids, 2);
+        });
+    });
 }
 
 }  // extern "C"

@@ -11,7 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "actors/client/events/client_events.hpp"
+#include "client/events/client_events.hpp"
 #include "client_group.hpp"
 #include "pmix.h"
 
@@ -35,13 +35,12 @@ std::shared_ptr<ClientEvents> events() {
 
 }  // namespace
 
-pmix_status_t events_start(client::ClientActor &actor, const pmix_proc_t &me,
-                           const msg::JobInfo &job, const std::string &events_uri,
-                           const std::string &broker) {
+pmix_status_t events_start(client::Session &session, const pmix_proc_t &me, const msg::JobInfo &job,
+                           const std::string &events_uri, const std::string &broker) {
     std::shared_ptr<ClientEvents> ev;
     try {
         ev = std::make_shared<ClientEvents>(
-            actor, ClientEvents::Identity{client::to_msg(me), job, events_uri, broker});
+            session, ClientEvents::Identity{client::to_msg(me), job, events_uri, broker});
     } catch (const client::ZmtpError &e) {
         spdlog::error("pmix client: cannot subscribe to the broker's events: {}", e.what());
         return e.refused ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_UNREACH;

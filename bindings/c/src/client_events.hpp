@@ -3,18 +3,17 @@
 #include <functional>
 #include <string>
 
-#include "actors/client/client_actor.hpp"
-#include "actors/client/events/client_events.hpp"
 #include "actors/protocol/job.hpp"
+#include "client/events/client_events.hpp"
+#include "client/session.hpp"
 #include "pmix_common.h"
 
 namespace zpmix::c {
 
-// After a successful PMIx_Init (events_uri empty for a singleton), and before the actor goes.
+// After a successful PMIx_Init (events_uri empty for a singleton), and before the session goes.
 // Connects to the broker's event publisher; fails when it cannot.
-pmix_status_t events_start(client::ClientActor &actor, const pmix_proc_t &me,
-                           const msg::JobInfo &job, const std::string &events_uri,
-                           const std::string &broker);
+pmix_status_t events_start(client::Session &session, const pmix_proc_t &me, const msg::JobInfo &job,
+                           const std::string &events_uri, const std::string &broker);
 void events_stop();
 // PMIx_Init with PMIX_PROGRAMMING_MODEL: PMIX_MODEL_DECLARED to this process's handlers.
 void events_model_declared(const pmix_info_t info[], size_t ninfo);

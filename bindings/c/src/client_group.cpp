@@ -34,12 +34,12 @@
 #include <string>
 #include <vector>
 
-#include "actors/client/events/handler_registry.hpp"  // kHandlerStatus
-#include "actors/client/value_codec.hpp"
-#include "actors/fence/fence_board.hpp"  // kByBroker
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/group.hpp"
+#include "actors/protocol/shm/fence_board.hpp"  // kByBroker
 #include "attached_client.hpp"
+#include "client/events/handler_registry.hpp"  // kHandlerStatus
+#include "client/values/value_codec.hpp"
 #include "client_events.hpp"
 #include "info_values.hpp"
 #include "pmix.h"
@@ -86,7 +86,7 @@ pmix_status_t make_request(const char grp[], const pmix_proc_t procs[], size_t n
     m.grp = grp;
     m.destruct = destruct;
     if (pmix_status_t rc = with_client(
-            true, [&](client::ClientActor &, const pmix_proc_t &me) { m.proc = to_msg(me); });
+            true, [&](client::Session &, const pmix_proc_t &me) { m.proc = to_msg(me); });
         rc != PMIX_SUCCESS)
         return rc;
     std::vector<msg::Proc> members;  // for the sequence: a destruct names none to the broker
@@ -275,7 +275,7 @@ bool to_broker(pmix_status_t board_status) {
 BoardCompleter tell_broker(msg::GroupContribute m, std::uint32_t wait_ms) {
     m.for_all = true;
     return [m = std::move(m), wait_ms] {
-        client::ClientActor::Reply reply;
+        client::Session::Reply reply;
         const pmix_status_t rc = ask(m, wait_ms, reply);
         msg::GroupDone d;
         const pmix_status_t status = done_of(rc, rc == PMIX_SUCCESS ? &reply.env : nullptr, d);
@@ -420,9 +420,9 @@ void group_leader_failed(const msg::Event &ev, const pmix_info_t *results, size_
                 a.volunteer |= PMIX_INFO_TRUE(&items[k]);
         }
     }
-    with_client(true, [&](client::ClientActor &actor, const pmix_proc_t &me) {
+    with_client(true, [&](client::Session &session, const pmix_proc_t &me) {
         a.proc = to_msg(me);
-        actor.notify(a);
+        session.notify(a);
     });
 }
 
@@ -464,7 +464,7 @@ PMIX_EXPORT pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc
             return formed;
         }
     }
-    client::ClientActor::Reply reply;
+    client::Session::Reply reply;
     const pmix_status_t rc = ask(m, wait_ms, reply);
     msg::GroupDone d;
     if (pmix_status_t s = done_of(rc, rc == PMIX_SUCCESS ? &reply.env : nullptr, d);
@@ -530,7 +530,7 @@ PMIX_EXPORT pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_
         // without it as it always does.
         if (rc && *rc != PMIX_ERR_PROC_TERM_WO_SYNC) return *rc;
     }
-    client::ClientActor::Reply reply;
+    client::Session::Reply reply;
     const pmix_status_t rc = ask(m, wait_ms, reply);
     msg::GroupDone d;
     if (pmix_status_t s = done_of(rc, rc == PMIX_SUCCESS ? &reply.env : nullptr, d);
@@ -603,7 +603,7 @@ pmix_status_t make_invite(const char grp[], const pmix_proc_t procs[], size_t np
         return PMIX_ERR_BAD_PARAM;
     m.grp = grp;
     if (pmix_status_t rc = with_client(
-            true, [&](client::ClientActor &, const pmix_proc_t &me) { m.proc = to_msg(me); });
+            true, [&](client::Session &, const pmix_proc_t &me) { m.proc = to_msg(me); });
         rc != PMIX_SUCCESS)
         return rc;
     for (size_t i = 0; i < nprocs; ++i) m.invitees.push_back(to_msg(procs[i]));
@@ -633,7 +633,7 @@ pmix_status_t make_join(const char grp[], const pmix_proc_t *leader, pmix_group_
     m.leader = to_msg(*leader);
     m.accept = opt == PMIX_GROUP_ACCEPT;
     if (pmix_status_t rc = with_client(
-            true, [&](client::ClientActor &, const pmix_proc_t &me) { m.proc = to_msg(me); });
+            true, [&](client::Session &, const pmix_proc_t &me) { m.proc = to_msg(me); });
         rc != PMIX_SUCCESS)
         return rc;
     std::uint32_t timeout_ms = 0;
@@ -665,7 +665,7 @@ pmix_status_t make_leave(const char grp[], const pmix_info_t info[], size_t ninf
         return PMIX_ERR_BAD_PARAM;
     m.grp = grp;
     if (pmix_status_t rc = with_client(
-            true, [&](client::ClientActor &, const pmix_proc_t &me) { m.proc = to_msg(me); });
+            true, [&](client::Session &, const pmix_proc_t &me) { m.proc = to_msg(me); });
         rc != PMIX_SUCCESS)
         return rc;
     if (!group_members(m.grp)) return PMIX_ERR_NOT_FOUND;
@@ -675,7 +675,7 @@ pmix_status_t make_leave(const char grp[], const pmix_info_t info[], size_t ninf
 template <class Msg>
 pmix_status_t join_call(const Msg &m, std::uint32_t wait_ms, pmix_info_t **results,
                         size_t *nresults) {
-    client::ClientActor::Reply reply;
+    client::Session::Reply reply;
     const pmix_status_t rc = ask(m, wait_ms, reply);
     return joined(rc, rc == PMIX_SUCCESS ? &reply.env : nullptr, results, nresults);
 }
@@ -774,7 +774,7 @@ PMIX_EXPORT pmix_status_t PMIx_Group_leave(const char grp[], const pmix_info_t i
     msg::GroupLeave m;
     std::uint32_t wait_ms = 0;
     if (pmix_status_t rc = make_leave(grp, info, ninfo, m, wait_ms); rc != PMIX_SUCCESS) return rc;
-    client::ClientActor::Reply reply;
+    client::Session::Reply reply;
     const pmix_status_t rc = ask(m, wait_ms, reply);
     if (rc == PMIX_SUCCESS) destructed(m.grp);
     return rc;

@@ -40,7 +40,7 @@ void group_membership_changed(const msg::Event &ev);
 void group_leader_failed(const msg::Event &ev, const pmix_info_t *results, size_t nresults);
 
 // (client_api.cpp) A held collective over the caller's whole job on its fence board (a job on one
-// node; actors/fence/fence_board.hpp), named `what` (every rank names it alike), this rank
+// node; actors/protocol/shm/fence_board.hpp), named `what` (every rank names it alike), this rank
 // needing the broker's usual path or not: every rank arrives, the last runs `complete` (the
 // broker's part: a status and a value), whose outcome every rank returns, or
 // FenceBoard::kByBroker when a rank needs the broker (every rank then takes that path). None

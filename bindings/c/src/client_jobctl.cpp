@@ -87,8 +87,7 @@ pmix_status_t job_control_messages(const pmix_proc_t targets[], size_t ntargets,
                                    std::vector<msg::JobControl> &out) {
     msg::JobControl base;
     if (pmix_status_t rc = with_client(
-            false,
-            [&](client::ClientActor &, const pmix_proc_t &me) { base.requester = to_msg(me); });
+            false, [&](client::Session &, const pmix_proc_t &me) { base.requester = to_msg(me); });
         rc != PMIX_SUCCESS)
         return rc;
     for (size_t i = 0; targets && i < ntargets; ++i) base.targets.push_back(to_msg(targets[i]));
@@ -181,7 +180,7 @@ std::optional<pmix_status_t> cleanup_registration(const pmix_proc_t targets[], s
     if (paths.empty()) return std::nullopt;
     pmix_proc_t me;
     if (pmix_status_t rc =
-            with_client(false, [&](client::ClientActor &, const pmix_proc_t &self) { me = self; });
+            with_client(false, [&](client::Session &, const pmix_proc_t &self) { me = self; });
         rc != PMIX_SUCCESS)
         return rc;
     // The target: the caller, or its whole job; no other process's end is seen on this node.
@@ -331,7 +330,7 @@ pmix_status_t log_message(const pmix_info_t data[], size_t ndata, const pmix_inf
                           size_t ndirs, msg::Log &m) {
     if (!data || ndata == 0) return PMIX_ERR_BAD_PARAM;
     if (pmix_status_t rc = with_client(
-            false, [&](client::ClientActor &, const pmix_proc_t &me) { m.source = to_msg(me); });
+            false, [&](client::Session &, const pmix_proc_t &me) { m.source = to_msg(me); });
         rc != PMIX_SUCCESS)
         return rc;
     for (size_t n = 0; n < ndata; ++n) {
@@ -392,8 +391,8 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_
     if (auto rc = cleanup_registration(targets, ntargets, directives, ndirs, cleanup)) {
         if (*rc != PMIX_SUCCESS) return *rc;
         if (cleanup.files.empty() && cleanup.dirs.empty())
-            return with_client(false, [&](client::ClientActor &actor, const pmix_proc_t &) {
-                actor.post([cbfunc, cbdata] {
+            return with_client(false, [&](client::Session &session, const pmix_proc_t &) {
+                session.post([cbfunc, cbdata] {
                     if (cbfunc) cbfunc(PMIX_SUCCESS, nullptr, 0, cbdata, nullptr, nullptr);
                 });
             });
@@ -422,7 +421,7 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t n
     msg::RegisterCleanup cleanup;
     if (auto rc = cleanup_registration(targets, ntargets, directives, ndirs, cleanup)) {
         if (*rc != PMIX_SUCCESS || (cleanup.files.empty() && cleanup.dirs.empty())) return *rc;
-        client::ClientActor::Reply reply;
+        client::Session::Reply reply;
         return ask(cleanup, 0, reply);
     }
     std::vector<msg::JobControl> requests;
@@ -432,7 +431,7 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t n
     std::vector<std::string> messages;
     pmix_status_t rc = PMIX_SUCCESS;
     for (const msg::JobControl &m : requests) {
-        client::ClientActor::Reply reply;
+        client::Session::Reply reply;
         rc = ask(m, answer_within(m), reply);
         const Outcome o = outcome_of(rc, &reply.env, reply.message);
         if (o.message) messages.push_back(*o.message);
@@ -450,8 +449,8 @@ PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor, pm
     if (is_key(*monitor, PMIX_SEND_HEARTBEAT)) {
         // One one-way message; nothing to wait for, so no callback either.
         const pmix_status_t rc =
-            with_client(true, [](client::ClientActor &actor, const pmix_proc_t &me) {
-                actor.notify(msg::MonitorBeat{to_msg(me)});
+            with_client(true, [](client::Session &session, const pmix_proc_t &me) {
+                session.notify(msg::MonitorBeat{to_msg(me)});
             });
         return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
     }
@@ -482,7 +481,7 @@ PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_
     if (pmix_status_t rc = monitor_message(monitor, error, directives, ndirs, m);
         rc != PMIX_SUCCESS)
         return rc;
-    client::ClientActor::Reply reply;
+    client::Session::Reply reply;
     return ask(m, timeout_ms_of(directives, ndirs), reply);
 }
 
@@ -503,7 +502,7 @@ PMIX_EXPORT pmix_status_t PMIx_Log(const pmix_info_t data[], size_t ndata,
     msg::Log m;
     if (pmix_status_t rc = log_message(data, ndata, directives, ndirs, m); rc != PMIX_SUCCESS)
         return rc;
-    client::ClientActor::Reply reply;
+    client::Session::Reply reply;
     return ask(m, timeout_ms_of(directives, ndirs), reply);
 }
 

@@ -307,7 +307,7 @@ pmix_status_t spawn_message(const pmix_info_t job_info[], size_t ninfo, const pm
 pmix_status_t spawn_request(const pmix_info_t job_info[], size_t ninfo, const pmix_app_t apps[],
                             size_t napps, msg::Spawn &m, std::uint32_t &wait_ms) {
     if (pmix_status_t rc = with_client(
-            true, [&](client::ClientActor &, const pmix_proc_t &me) { m.parent = to_msg(me); });
+            true, [&](client::Session &, const pmix_proc_t &me) { m.parent = to_msg(me); });
         rc != PMIX_SUCCESS)
         return rc;
     return spawn_message(job_info, ninfo, apps, napps, m, wait_ms);
@@ -340,7 +340,7 @@ PMIX_EXPORT pmix_status_t PMIx_Spawn(const pmix_info_t job_info[], size_t ninfo,
     if (pmix_status_t rc = spawn_request(job_info, ninfo, apps, napps, m, wait_ms);
         rc != PMIX_SUCCESS)
         return rc;
-    client::ClientActor::Reply reply;
+    client::Session::Reply reply;
     if (pmix_status_t rc = ask(m, wait_ms, reply); rc != PMIX_SUCCESS) return rc;
     std::string child;
     if (pmix_status_t rc = nspace_of(reply.env, child); rc != PMIX_SUCCESS) return rc;

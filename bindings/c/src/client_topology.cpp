@@ -228,8 +228,8 @@ PMIX_EXPORT pmix_status_t PMIx_Compute_distances_nb(pmix_topology_t *topo, pmix_
     const pmix_status_t rc = distances(topo, cpuset, info, ninfo, &d, &n);
     if (rc == PMIX_ERR_BAD_PARAM || rc == PMIX_ERR_NOT_SUPPORTED) return rc;
     const pmix_status_t posted =
-        zpmix::c::with_client(false, [&](zpmix::client::ClientActor &actor, const pmix_proc_t &) {
-            actor.post([rc, d, n, cbfunc, cbdata] {
+        zpmix::c::with_client(false, [&](zpmix::client::Session &session, const pmix_proc_t &) {
+            session.post([rc, d, n, cbfunc, cbdata] {
                 cbfunc(rc, d, n, cbdata, nullptr, nullptr);
                 zpmix_array_free(PMIX_DEVICE_DIST, d, n);
             });

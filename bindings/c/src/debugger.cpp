@@ -58,7 +58,7 @@ pmix_status_t wait_for_debugger(const pmix_proc_t &me) {
     const pmix_status_t id =
         PMIx_Register_event_handler(codes, 2, nullptr, 0, on_event, nullptr, nullptr);
     if (id < 0) return id;
-    client::ClientActor::Reply reply;
+    client::Session::Reply reply;
     pmix_status_t rc = ask(msg::StoppedInInit{to_msg(me)}, kStoppedAckTimeoutMs, reply);
     if (rc == PMIX_SUCCESS) {
         spdlog::info("pmix client: {}:{} (pid {}) waits in PMIx_Init for its debugger", me.nspace,

@@ -1,6 +1,6 @@
 // zpmix: I/O forwarding (PMIx_IOF_pull, PMIx_IOF_deregister, PMIx_IOF_push), for clients and
 // tools, through the broker's `iof` actor (actors/iof/iof_actor.hpp). A pull is a stream of the
-// attached ClientActor: its deliveries come under the pull's envelope id, which is also the
+// attached Session: its deliveries come under the pull's envelope id, which is also the
 // handler's reference; each is formatted here (tag, timestamp, XML), handed to the handler on the
 // progress thread, then acknowledged so that the broker sends more.
 #include "attached_client.hpp"
@@ -45,9 +45,9 @@ struct Format {
     bool tag = false, timestamp = false, xml = false;
 };
 
-// An open pull: the actor it streams on and what its handler wants.
+// An open pull: the session it streams on and what its handler wants.
 struct Registration {
-    client::ClientActor *actor = nullptr;
+    client::Session *session = nullptr;
     pmix_iof_cbfunc_t handler = nullptr;
     Format format;
 };
@@ -166,22 +166,22 @@ void deliver(std::size_t ref, const Envelope &env) {
                     i == 0 ? ndropped : 0);
     }
     if (ndropped) PMIX_INFO_DESTRUCT(&dropped);
-    reg.actor->notify(msg::IofAck{ref});
+    reg.session->notify(msg::IofAck{ref});
 }
 
 // Ends pull `ref` here after what was delivered before the broker's answer (already posted to
 // the progress thread) has reached the handler, then calls done.
-void forget(client::ClientActor &actor, std::size_t ref, std::function<void()> done) {
-    auto drop = [&actor, ref, done = std::move(done)] {
+void forget(client::Session &session, std::size_t ref, std::function<void()> done) {
+    auto drop = [&session, ref, done = std::move(done)] {
         {
             std::lock_guard lock(reg_mu);
             registrations.erase(ref);
         }
-        actor.close_stream(ref);
+        session.close_stream(ref);
         if (done) done();
     };
-    if (actor.reactor().on_reactor_thread()) return drop();
-    actor.post(std::move(drop));
+    if (session.reactor().on_reactor_thread()) return drop();
+    session.post(std::move(drop));
 }
 
 struct StdinForward;
@@ -191,19 +191,20 @@ std::shared_ptr<StdinForward> stdin_forward;  // PMIX_IOF_PUSH_STDIN's, until st
 // PMIX_IOF_PUSH_STDIN: this process's stdin, read on the progress thread and pushed piece by
 // piece (the next once the broker took the last), then its end.
 struct StdinForward : std::enable_shared_from_this<StdinForward> {
-    client::ClientActor *actor = nullptr;
+    client::Session *session = nullptr;
     std::vector<msg::Proc> targets;
     bool stopped = false;
 
     void start() {
-        actor->post([self = shared_from_this()] { self->watch(); });
+        session->post([self = shared_from_this()] { self->watch(); });
     }
     void watch() {
         if (stopped) return;
-        actor->reactor().watch_fd(STDIN_FILENO, [self = shared_from_this()] { self->readable(); });
+        session->reactor().watch_fd(STDIN_FILENO,
+                                    [self = shared_from_this()] { self->readable(); });
     }
     void readable() {
-        actor->reactor().unwatch_fd(STDIN_FILENO);
+        session->reactor().unwatch_fd(STDIN_FILENO);
         if (stopped) return;
         char buf[16384];
         ssize_t n;
@@ -211,7 +212,7 @@ struct StdinForward : std::enable_shared_from_this<StdinForward> {
         while (n < 0 && errno == EINTR);
         msg::IofPush m{targets, n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "", n <= 0};
         if (n <= 0) stopped = true;
-        actor->request(
+        session->request(
             m, kTimeoutMs, [self = shared_from_this()](pmix_status_t rc, const Envelope *) {
                 if (rc != PMIX_SUCCESS) {
                     spdlog::warn("pmix iof: forwarding stdin failed: {}", PMIx_Error_string(rc));
@@ -260,38 +261,39 @@ PMIX_EXPORT pmix_status_t PMIx_IOF_pull(const pmix_proc_t procs[], size_t nprocs
         else if (c::is_key(d, PMIX_IOF_BUFFERING_TIME))  // seconds, as the standard has it
             m.buffering_ms = c::u32_of(d) * 1000u;
     }
-    client::ClientActor *actor = nullptr;
+    client::Session *session = nullptr;
     if (pmix_status_t rc =
-            c::with_client(true, [&](client::ClientActor &a, const pmix_proc_t &) { actor = &a; });
+            c::with_client(true, [&](client::Session &a, const pmix_proc_t &) { session = &a; });
         rc != PMIX_SUCCESS)
         return rc;
-    reg.actor = actor;
-    const std::uint64_t ref = actor->new_id();
+    reg.session = session;
+    const std::uint64_t ref = session->new_id();
     {
         std::lock_guard lock(c::reg_mu);
         c::registrations[ref] = reg;
     }
-    actor->open_stream(ref, msg::IofDeliver::type,
-                       [ref](const Envelope &env) { c::deliver(ref, env); });
-    auto refused = [actor, ref](const client::ClientActor::Reply &reply) {
+    session->open_stream(ref, msg::IofDeliver::type,
+                         [ref](const Envelope &env) { c::deliver(ref, env); });
+    auto refused = [session, ref](const client::Session::Reply &reply) {
         {
             std::lock_guard lock(c::reg_mu);
             c::registrations.erase(ref);
         }
-        actor->close_stream(ref);
+        session->close_stream(ref);
         if (!reply.message.empty()) spdlog::debug("pmix iof: pull refused: {}", reply.message);
     };
     if (regcbfunc == nullptr) {
-        const auto reply = actor->call_as(ref, m, c::kTimeoutMs);
+        const auto reply = session->call_as(ref, m, c::kTimeoutMs);
         if (reply.status != PMIX_SUCCESS) refused(reply);
         return reply.status == PMIX_SUCCESS ? static_cast<pmix_status_t>(ref) : reply.status;
     }
     // Answered on the progress thread, so regcbfunc runs before the handler's first call.
-    actor->request_as(ref, m, c::kTimeoutMs,
-                      [refused, regcbfunc, regcbdata, ref](pmix_status_t status, const Envelope *) {
-                          if (status != PMIX_SUCCESS) refused({status, {}, {}});
-                          regcbfunc(status, status == PMIX_SUCCESS ? ref : 0, regcbdata);
-                      });
+    session->request_as(
+        ref, m, c::kTimeoutMs,
+        [refused, regcbfunc, regcbdata, ref](pmix_status_t status, const Envelope *) {
+            if (status != PMIX_SUCCESS) refused({status, {}, {}});
+            regcbfunc(status, status == PMIX_SUCCESS ? ref : 0, regcbdata);
+        });
     return PMIX_SUCCESS;
 }
 
@@ -299,33 +301,33 @@ PMIX_EXPORT pmix_status_t PMIx_IOF_deregister(size_t iofhdlr, const pmix_info_t 
                                               size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata) {
     (void)directives;
     (void)ndirs;
-    client::ClientActor *actor = nullptr;
+    client::Session *session = nullptr;
     {
         std::lock_guard lock(c::reg_mu);
         auto it = c::registrations.find(iofhdlr);
         if (it == c::registrations.end()) return PMIX_ERR_NOT_FOUND;
-        actor = it->second.actor;
+        session = it->second.session;
     }
     if (pmix_status_t rc = c::with_client(true,
-                                          [&](client::ClientActor &a, const pmix_proc_t &) {
-                                              if (&a != actor) actor = nullptr;
+                                          [&](client::Session &a, const pmix_proc_t &) {
+                                              if (&a != session) session = nullptr;
                                           });
-        rc != PMIX_SUCCESS || actor == nullptr)
+        rc != PMIX_SUCCESS || session == nullptr)
         return rc != PMIX_SUCCESS ? rc : PMIX_ERR_NOT_FOUND;  // of a session since finalized
     // What waits in the broker is delivered before its answer; the handler gets it, then no more.
-    const auto reply = actor->call(msg::IofDeregister{iofhdlr}, c::kTimeoutMs);
+    const auto reply = session->call(msg::IofDeregister{iofhdlr}, c::kTimeoutMs);
     const pmix_status_t status = reply.status;
     if (cbfunc) {
-        c::forget(*actor, iofhdlr, [cbfunc, cbdata, status] { cbfunc(status, cbdata); });
+        c::forget(*session, iofhdlr, [cbfunc, cbdata, status] { cbfunc(status, cbdata); });
         return PMIX_SUCCESS;
     }
-    if (actor->reactor().on_reactor_thread()) {
-        c::forget(*actor, iofhdlr, nullptr);
+    if (session->reactor().on_reactor_thread()) {
+        c::forget(*session, iofhdlr, nullptr);
         return status;
     }
     auto done = std::make_shared<std::promise<void>>();
     auto over = done->get_future();
-    c::forget(*actor, iofhdlr, [done] { done->set_value(); });
+    c::forget(*session, iofhdlr, [done] { done->set_value(); });
     over.wait();
     return status;
 }
@@ -343,34 +345,34 @@ PMIX_EXPORT pmix_status_t PMIx_IOF_push(const pmix_proc_t targets[], size_t ntar
         std::lock_guard lock(c::stdin_mu);
         if (c::stdin_forward) {
             auto f = std::exchange(c::stdin_forward, nullptr);
-            f->actor->post([f] { f->stopped = true; });
+            f->session->post([f] { f->stopped = true; });
         }
     }
     if (targets == nullptr || ntargets == 0) return complete ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM;
     msg::IofPush m;
     for (size_t i = 0; i < ntargets; ++i) m.targets.push_back(c::to_msg(targets[i]));
-    client::ClientActor *actor = nullptr;
+    client::Session *session = nullptr;
     if (pmix_status_t rc =
-            c::with_client(true, [&](client::ClientActor &a, const pmix_proc_t &) { actor = &a; });
+            c::with_client(true, [&](client::Session &a, const pmix_proc_t &) { session = &a; });
         rc != PMIX_SUCCESS)
         return rc;
     if (from_stdin && !complete) {
         std::lock_guard lock(c::stdin_mu);
         if (c::stdin_forward) return PMIX_ERR_BAD_PARAM;  // one forwarding at a time
         auto f = std::make_shared<c::StdinForward>();
-        f->actor = actor;
+        f->session = session;
         f->targets = std::move(m.targets);
         c::stdin_forward = f;
         f->start();
-        if (cbfunc) actor->post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
+        if (cbfunc) session->post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
         return PMIX_SUCCESS;
     }
     // A buffer, or none: the end of the input (as PMIX_IOF_COMPLETE says with one).
     if (bo && bo->size > 0) m.data.assign(bo->bytes, bo->size);
     m.eof = complete || bo == nullptr;
-    if (cbfunc == nullptr) return actor->call(m, c::kTimeoutMs).status;
-    actor->request(m, c::kTimeoutMs,
-                   [cbfunc, cbdata](pmix_status_t rc, const Envelope *) { cbfunc(rc, cbdata); });
+    if (cbfunc == nullptr) return session->call(m, c::kTimeoutMs).status;
+    session->request(m, c::kTimeoutMs,
+                     [cbfunc, cbdata](pmix_status_t rc, const Envelope *) { cbfunc(rc, cbdata); });
     return PMIX_SUCCESS;
 }
 

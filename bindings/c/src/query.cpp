@@ -19,10 +19,10 @@
 #include <pmix_server.h>
 #include <pmix_version.h>
 
-#include "actors/client/value_codec.hpp"
 #include "actors/protocol/query.hpp"
 #include "attached_client.hpp"
 #include "attributes.hpp"
+#include "client/values/value_codec.hpp"
 #include "info_values.hpp"
 
 namespace zpmix::c {
@@ -338,7 +338,7 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nquerie
         return rc;
     if (pmix_status_t rc = c::plan(call); rc != PMIX_SUCCESS) return rc;
     if (c::has_remote(call)) {
-        client::ClientActor::Reply reply;
+        client::Session::Reply reply;
         const pmix_status_t rc = c::ask(call.request, call.timeout_ms, reply);
         c::take(call, rc, rc == PMIX_SUCCESS ? &reply.env : nullptr);
     }
@@ -365,8 +365,8 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nque
     if (c::has_remote(*call) && sent == PMIX_SUCCESS) return PMIX_SUCCESS;
     // Answered here (or the broker's keys failed at once, PMIX_ERR_UNREACH without a broker):
     // still called back from the progress thread, as the standard asks.
-    return c::with_client(false, [&](client::ClientActor &actor, const pmix_proc_t &) {
-        actor.post([deliver, sent] { deliver(sent, nullptr); });
+    return c::with_client(false, [&](client::Session &session, const pmix_proc_t &) {
+        session.post([deliver, sent] { deliver(sent, nullptr); });
     });
 }
 

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "actors/client/pmix_types.hpp"
+#include "client/values/pmix_types.hpp"
 #include "pmix.h"
 
 namespace {

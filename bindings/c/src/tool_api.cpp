@@ -10,9 +10,9 @@
 // of a `zpmix run`, whose broker is embedded, or of a `zpmix broker`), PMIX_SERVER_NSPACE (the
 // broker that runs that job), PMIX_CONNECT_TO_SYSTEM (the standalone broker), and by default
 // (or PMIX_CONNECT_SYSTEM_FIRST) the standalone broker, else the only broker of this user on the
-// node; all from the rendezvous files (broker/rendezvous.hpp): of the base directory, and for a
-// pid or a job of every base directory this user's brokers may use. PMIX_CONNECT_MAX_RETRIES and
-// PMIX_CONNECT_RETRY_DELAY (seconds, 1 by default): a broker found but not reached (not up yet)
+// node; all from the rendezvous files (actors/protocol/rendezvous.hpp): of the base directory, and
+// for a pid or a job of every base directory this user's brokers may use. PMIX_CONNECT_MAX_RETRIES
+// and PMIX_CONNECT_RETRY_DELAY (seconds, 1 by default): a broker found but not reached (not up yet)
 // is tried again; by default once only.
 #include <unistd.h>
 
@@ -30,13 +30,13 @@
 #include <pmix_tool.h>
 #include <spdlog/spdlog.h>
 
-#include "actors/client/client_actor.hpp"
-#include "actors/client/client_store.hpp"
 #include "actors/protocol/job.hpp"
+#include "actors/protocol/rendezvous.hpp"
 #include "actors/protocol/session.hpp"
 #include "attached_client.hpp"
 #include "attributes.hpp"
-#include "broker/rendezvous.hpp"
+#include "client/session.hpp"
+#include "client/store.hpp"
 #include "client_events.hpp"
 #include "info_values.hpp"
 
@@ -71,7 +71,7 @@ const Honours kToolConnect(Role::tool, "PMIx_tool_connect_to_server",
 struct Server {
     pmix_proc_t id{};  // the broker's name, rank 0
     std::string uri;
-    std::unique_ptr<client::ClientActor> actor;
+    std::unique_ptr<client::Session> session;
 };
 
 // The process's one tool. Never destroyed, as the client (client_api.cpp).
@@ -80,7 +80,7 @@ struct Tool {
     bool initialized = false;
     pmix_proc_t me{};
     std::unique_ptr<client::ClientStore> store;
-    std::unique_ptr<client::ClientActor> unconnected;  // PMIX_TOOL_DO_NOT_CONNECT
+    std::unique_ptr<client::Session> unconnected;  // PMIX_TOOL_DO_NOT_CONNECT
     std::vector<std::unique_ptr<Server>> servers;
     Server *primary = nullptr;
     Server *events = nullptr;  // whose events the tool gets
@@ -161,10 +161,10 @@ pmix_status_t open_session(Tool &t, const std::string &uri, std::uint32_t timeou
             return PMIX_ERR_BAD_PARAM;
         }
     }
-    for (std::uint32_t attempt = 0; !s->actor; ++attempt) {
+    for (std::uint32_t attempt = 0; !s->session; ++attempt) {
         try {
-            s->actor = std::make_unique<client::ClientActor>(*t.store, uri, timeout_ms,
-                                                             uri.starts_with("ipc://"), keys);
+            s->session = std::make_unique<client::Session>(*t.store, uri, timeout_ms,
+                                                           uri.starts_with("ipc://"), keys);
         } catch (const client::ZmtpError &e) {
             if (e.refused) {
                 const std::string what = e.what();  // "the broker refused the connection: WHY"
@@ -179,10 +179,10 @@ pmix_status_t open_session(Tool &t, const std::string &uri, std::uint32_t timeou
         }
     }
     const msg::Hello hello{"tool", t.me.nspace, t.me.rank, ::getpid(), ""};
-    auto reply = s->actor->call(hello, timeout_ms);
+    auto reply = s->session->call(hello, timeout_ms);
     pmix_status_t status = reply.status;
-    if (status == PMIX_ERR_LOST_CONNECTION && s->actor->refused())
-        return refused(s->actor->refusal());
+    if (status == PMIX_ERR_LOST_CONNECTION && s->session->refused())
+        return refused(s->session->refusal());
     if (status == PMIX_SUCCESS && reply.env.version != kProtocolVersion)
         status = PMIX_ERR_NOT_SUPPORTED;
     if (!reply.message.empty()) spdlog::error("pmix tool: {}: {}", uri, reply.message);
@@ -203,7 +203,7 @@ bool runs_job(Tool &t, const std::string &uri, const std::string &nspace,
     std::unique_ptr<Server> s;
     msg::Welcome w;
     if (open_session(t, uri, timeout_ms, s, w) != PMIX_SUCCESS) return false;
-    return s->actor->call(msg::JobInfoQuery{nspace}, timeout_ms).status == PMIX_SUCCESS;
+    return s->session->call(msg::JobInfoQuery{nspace}, timeout_ms).status == PMIX_SUCCESS;
 }
 
 // The broker's address, from the target and the rendezvous files.
@@ -258,7 +258,7 @@ pmix_status_t find(Tool &t, const Target &target, std::string &uri) {
 
 void make_primary(Tool &t, Server *s) {
     t.primary = s;
-    attach(s ? *s->actor : *t.unconnected, t.me);
+    attach(s ? *s->session : *t.unconnected, t.me);
 }
 
 // Connects to the broker the info names, as another server (primary when asked, or the first).
@@ -284,7 +284,7 @@ pmix_status_t connect(Tool &t, const pmix_info_t info[], size_t ninfo, bool prim
         job.nspace = t.me.nspace;
         job.size = 1;
         if (pmix_status_t rc =
-                events_start(*s->actor, t.me, job, welcome.events_uri, welcome.broker);
+                events_start(*s->session, t.me, job, welcome.events_uri, welcome.broker);
             rc != PMIX_SUCCESS)
             return rc;
         t.events = s.get();
@@ -337,7 +337,7 @@ PMIX_EXPORT pmix_status_t PMIx_tool_init(pmix_proc_t *proc, pmix_info_t info[], 
     if (nspace.size() > PMIX_MAX_NSLEN) return PMIX_ERR_BAD_PARAM;
     PMIX_LOAD_PROCID(&t.me, nspace.c_str(), rank);
     t.store = std::make_unique<client::ClientStore>();
-    t.unconnected = std::make_unique<client::ClientActor>(*t.store);
+    t.unconnected = std::make_unique<client::Session>(*t.store);
     if (connect) {
         if (pmix_status_t rc = c::connect(t, info, ninfo, true, nullptr); rc != PMIX_SUCCESS) {
             c::events_stop();

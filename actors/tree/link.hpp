@@ -1,0 +1,143 @@
+#pragma once
+// TreeLink (`tree`): this broker's links to the other brokers of its allocation, joined in a k-ary
+// tree (topology.hpp). It carries the actors' messages between brokers ("@<rank>/<address>" and
+// "@*/<address>", actors/tree/broker_map.hpp), boots the tree at the root (each broker is
+// started, or placed in an srun step, once its parent is up: boot.hpp), and watches its neighbours.
+//
+// Wire: a child's DEALER connects to its parent's ROUTER over TCP with ZeroMQ CURVE; every broker
+// of the allocation holds one keypair, made at the root and handed to each broker on the rsh
+// agent's or srun's stdin, and a ZAP handler admits only that key. Frames: "H" hello {rank,
+// protocol, node, addresses} (answered "W", or "X" with why: another protocol version, a rank that
+// is not the parent's child); "B" heartbeat; "S" shutdown (passed down); "M" {to, from, address} +
+// envelope.
+//
+// Invariants and limits:
+// - A message is delivered, FIFO per pair of neighbours, to the actor (or peer routing id) named
+//   by its address, with env.from = "@<sender>/<from>" and a broker session: brokers trust each
+//   other's messages as their own actors' (CURVE proves membership of the allocation).
+// - "@*" reaches every broker, the sender included, through the root.
+// - Actors on the link's reactor receive in arrival order, before the next frame is read (a
+//   namespace registered before a job part arrives is registered before the part goes on down).
+// - A neighbour silent for `lost_after` is lost: TreeLost is broadcast to the actors (a child's
+//   whole subtree; the parent and everything outside this subtree), and a broker that lost its
+//   parent shuts down (nothing of its jobs outlives the allocation). A child's subtree lost is
+//   told to every other broker (TreeLostElsewhere), whose link broadcasts it to its actors too,
+//   once per broker. The link never reconnects.
+// - A standing tree (LinkSettings.standing: brokers a site runs as a service, [tree] hosts): the
+//   members are known at the start and nobody boots anyone. Each broker listens on the tree's
+//   port and waits for its parent as long as it takes (its Hello goes when the parent is up);
+//   the parent's silence counts only once it has welcomed us. A broker that joins, first or
+//   again after it was lost (restarted: a child of the same rank replaces the old connection,
+//   which is lost then), is told by the root to every broker (tree.joined), whose link passes
+//   it on to its actors. Losing the parent still stops the broker; its service starts it again.
+#include <chrono>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "actors/protocol/tree.hpp"
+#include "actors/runtime/actor.hpp"
+#include "actors/tree/boot.hpp"
+#include "actors/tree/broker_map.hpp"
+#include "actors/tree/topology.hpp"
+
+namespace zpmix::tree {
+
+struct LinkSettings {
+    Rank rank = 0, size = 1, radix = 2;
+    std::vector<std::string> parent;     // the parent's tree addresses, tried in order
+    std::string node;                    // this broker's node (as the allocation names it)
+    std::string tcp_if;                  // listen on this interface (name or CIDR) only; "" = all
+    std::string public_key, secret_key;  // the allocation's CURVE keypair (Z85)
+    std::chrono::milliseconds heartbeat{1000}, lost_after{10000}, boot_timeout{60000};
+    BootSettings boot;  // root only: how the other brokers are started
+    std::size_t max_message = std::size_t{64} << 20;
+    bool standing = false;  // a standing tree's member; `port` is where it listens
+    int port = 0;
+};
+
+using BrokerOnline = msg::TreeOnline;
+using Members = msg::TreeMembers;
+
+class TreeLink : public Actor {
+  public:
+    TreeLink(Reactor &reactor, Bus &bus, LinkSettings settings, BrokerMap &brokers,
+             std::function<void(bool lost)> on_parent_gone);
+    ~TreeLink() override;
+
+    // Before the reactor runs: listens (the addresses it tells its children), connects to the
+    // parent. Throws std::runtime_error with why.
+    void open();
+    // Blocks until every broker is up and the members are known (empty), or the boot failed
+    // (why, naming the node). Thread-safe; not from the reactor thread.
+    std::string wait_ready(std::chrono::milliseconds limit);
+    // Reactor thread: tells the children to stop, stops the agents (the root). Idempotent.
+    void shutdown();
+    // After the reactor stopped: closes the sockets and reaps the agents (bounded).
+    void close();
+
+    const std::vector<std::string> &addresses() const { return addresses_; }
+
+  private:
+    struct Child {
+        std::string rid;  // routing id on the ROUTER
+        Reactor::Clock::time_point last_heard;
+    };
+
+    LinkSettings s_;
+    Topology topology_;
+    BrokerMap &brokers_;
+    std::function<void(bool lost)> on_parent_gone_;  // lost, or it stopped (its Stop came)
+    std::shared_ptr<const PeerSession> session_;     // attached to every message from a broker
+    zmq::context_t ctx_;
+    zmq::socket_t zap_, down_, up_;
+    std::vector<std::string> addresses_;
+    std::map<Rank, Child> children_;  // joined children, by rank
+    std::set<Rank> lost_;             // brokers known lost (told to the actors once)
+    Reactor::Clock::time_point parent_heard_;
+    bool parent_lost_ = false, stopping_ = false;
+    bool welcomed_ = false;                            // the parent answered our Hello
+    Reactor::Clock::time_point waiting_said_;          // standing: when we last said we wait for it
+    std::unique_ptr<Boot> boot_;                       // root only
+    std::map<Rank, std::vector<std::string>> online_;  // root: brokers up, with their addresses
+    std::promise<std::string> ready_;
+    bool ready_set_ = false, boot_failed_ = false;
+    Reactor::TimerId heartbeat_timer_ = 0, boot_timer_ = 0;
+
+    void online(const Envelope &env, BrokerOnline &m);
+    void members(const Envelope &env, Members &m);
+    void lost_elsewhere(const Envelope &env, msg::TreeLostElsewhere &m);
+    void joined(const Envelope &env, msg::TreeJoinedElsewhere &m);
+    // TreeLost to this broker's actors, with the lost brokers' nodes.
+    void tell_lost(std::vector<Rank> lost, bool parent);
+
+    void on_zap();
+    // A bounded batch of frames per wake-up; a malformed one is dropped with a log line.
+    void on_down();
+    void on_up();
+    void from_child(std::vector<zmq::message_t> &parts);   // [routing id, frame, payload?]
+    void from_parent(std::vector<zmq::message_t> &parts);  // [frame, payload?]
+    void beat();
+    // A message for `to` ("@<rank>/<address>" or "@*/<address>"), from an actor of this broker.
+    void send_remote(const std::string &to, zmq::message_t msg);
+    // Routes a message (its envelope frame) from broker `from` that came down from the parent,
+    // or else from a child or this broker's actors.
+    void route(Rank to, Rank from, const std::string &address, zmq::message_t &payload,
+               bool from_parent);
+    void deliver(Rank from, const std::string &address, zmq::message_t &payload);
+    void send_down(Rank child, const std::vector<zmq::message_t *> &frames);
+    void send_up(const std::vector<zmq::message_t *> &frames);
+    void child_lost(Rank child, const std::string &why);
+    void parent_gone(const std::string &why);
+    void set_ready(std::string error);
+    void start_children_of(Rank parent, const std::vector<std::string> &addresses);
+};
+
+}  // namespace zpmix::tree
