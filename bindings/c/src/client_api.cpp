@@ -19,7 +19,6 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
 #include "actors/protocol/pset.hpp"
-#include "attached_client.hpp"
 #include "attributes.hpp"
 #include "client/node_fence.hpp"
 #include "client/session.hpp"
@@ -28,40 +27,19 @@
 #include "client_events.hpp"
 #include "client_group.hpp"
 #include "debugger.hpp"
+#include "process.hpp"
 
 namespace {
 
 using namespace zpmix;
+using c::Process;
+using c::process;
 using client::ClientStore;
 using client::Session;
 
-constexpr std::uint32_t kInitTimeoutMs = 10000;
+constexpr std::uint32_t kInitTimeoutMs = 10000;  // for the Welcome, when PMIX_TIMEOUT is not given
 constexpr std::uint32_t kFinalizeTimeoutMs = 2000;
-constexpr std::uint64_t kEnvelopeSlack = 4096;  // a commit's envelope and keys beside its data  //
-                                                // for the Welcome, when PMIX_TIMEOUT is not given
-
-// The process's one client. Never destroyed: a program may exit without PMIx_Finalize while the
-// progress thread runs, and static destructors must not race it.
-struct Client {
-    std::mutex init_mu;  // init/finalize
-    int refs = 0;
-    std::atomic<bool> initialized{false};
-    pmix_proc_t me{};
-    std::uint32_t job_size = 1;
-    std::uint64_t max_message = 0;  // the broker's; 0: not told
-    bool stop_in_init = false;      // PMIX_DEBUG_STOP_IN_INIT: wait for the debugger at init
-    std::unique_ptr<ClientStore> store;
-    std::unique_ptr<Session> session;
-    std::unique_ptr<client::NodeFence> node_fence;  // a job on one node: its fence board
-    std::mutex seq_mu;
-    std::unordered_map<std::string, std::uint64_t> fence_seq;  // participant set -> next fence id
-    std::uint32_t held_seq = 0;  // the next held collective on the fence board (client_group.cpp)
-};
-
-Client &the_client() {
-    static Client *c = new Client;
-    return *c;
-}
+constexpr std::uint64_t kEnvelopeSlack = 4096;  // a commit's envelope and keys beside its data
 
 // The directives an API call honours, from its info array.
 struct Directives {
@@ -128,7 +106,7 @@ const c::Honours kLookupAttributes(c::Role::client, "PMIx_Lookup",
 
 // ------------------------------------------------------------------ init and finalize
 
-pmix_status_t init_singleton(Client &c) {
+pmix_status_t init_singleton(Process &c) {
     msg::JobInfo job;
     char host[256] = {};
     gethostname(host, sizeof host - 1);
@@ -144,11 +122,11 @@ pmix_status_t init_singleton(Client &c) {
     c.job_size = 1;
     c.session = std::make_unique<Session>(*c.store);
     (void)c::events_start(*c.session, c.me, job, "", "");  // no connection: cannot fail
-    c::attach(*c.session, c.me);
+    c::attach(*c.session);
     return PMIX_SUCCESS;
 }
 
-pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
+pmix_status_t init_client(Process &c, const char *uri, const Directives &d) {
     const char *ns = getenv("PMIX_NAMESPACE");
     const char *rank = getenv("PMIX_RANK");
     if (ns == nullptr || rank == nullptr) return PMIX_ERR_INIT;
@@ -237,12 +215,12 @@ pmix_status_t init_client(Client &c, const char *uri, const Directives &d) {
         c.session.reset();
         return rc;
     }
-    c::attach(*c.session, c.me);
+    c::attach(*c.session);
     return PMIX_SUCCESS;
 }
 
 bool ready() {
-    return the_client().initialized.load(std::memory_order_acquire);
+    return process().initialized.load(std::memory_order_acquire);
 }
 
 // ------------------------------------------------------------------ get
@@ -257,13 +235,13 @@ bool reserved(const char *key) {
 }
 
 // The value's copy for a cached key, else PMIX_ERR_NOT_FOUND.
-pmix_status_t get_cached(Client &c, const pmix_proc_t &p, const char *key, pmix_value_t **val) {
+pmix_status_t get_cached(Process &c, const pmix_proc_t &p, const char *key, pmix_value_t **val) {
     return c.store->get(nspace_of(p), p.rank, key, val);
 }
 
 // PMIX_HWLOC_XML_V2 of the own job: the node's topology, shared by the job's ranks through its
 // PMIX_TMPDIR (zpmix::c::shared_topology_xml). PMIX_ERR_NOT_FOUND for any other Get.
-pmix_status_t topology_xml(Client &c, const pmix_proc_t &p, const char *key, pmix_value_t **val) {
+pmix_status_t topology_xml(Process &c, const pmix_proc_t &p, const char *key, pmix_value_t **val) {
     if (std::strcmp(key, PMIX_HWLOC_XML_V2) != 0 || p.rank != PMIX_RANK_WILDCARD ||
         !PMIX_CHECK_NSPACE(p.nspace, c.me.nspace))
         return PMIX_ERR_NOT_FOUND;
@@ -279,14 +257,14 @@ pmix_status_t topology_xml(Client &c, const pmix_proc_t &p, const char *key, pmi
 
 // The same, for a Get that names PMIX_DATA_SCOPE: put data of that scope only. The scope is that
 // of the data, so it does not apply to job information.
-pmix_status_t lookup(Client &c, const pmix_proc_t &p, const char *key, pmix_scope_t scope,
+pmix_status_t lookup(Process &c, const pmix_proc_t &p, const char *key, pmix_scope_t scope,
                      pmix_value_t **val) {
     if (scope == PMIX_SCOPE_UNDEF || reserved(key)) return get_cached(c, p, key, val);
     return c.store->get_scoped(nspace_of(p), p.rank, key, scope, val);
 }
 
 // Whether a Get that missed the cache may ask the broker for the owner's committed data.
-bool may_go_remote(const Client &c, const pmix_proc_t &p, const char *key, const Directives &d) {
+bool may_go_remote(const Process &c, const pmix_proc_t &p, const char *key, const Directives &d) {
     if (d.optional || !c.session->has_broker() || d.scope == PMIX_INTERNAL) return false;
     if (p.rank == PMIX_RANK_WILDCARD || p.rank == PMIX_RANK_UNDEF || p.rank == PMIX_RANK_INVALID)
         return false;
@@ -296,14 +274,14 @@ bool may_go_remote(const Client &c, const pmix_proc_t &p, const char *key, const
 
 // Whether a Get of job information must first bring another namespace's job from the broker
 // (once: afterwards it is served from the store like the own job's).
-bool needs_job(const Client &c, const pmix_proc_t &p, const char *key, const Directives &d) {
+bool needs_job(const Process &c, const pmix_proc_t &p, const char *key, const Directives &d) {
     if (d.optional || !c.session->has_broker() || !reserved(key)) return false;
     const std::string_view ns = nspace_of(p);
     if (ns.empty() || ns == nspace_of(c.me)) return false;
     return d.refresh || !c.store->has_job(ns);
 }
 
-pmix_status_t add_job(Client &c, std::string_view nspace, const Envelope &env) {
+pmix_status_t add_job(Process &c, std::string_view nspace, const Envelope &env) {
     try {
         auto reply = env.as<msg::JobInfoReply>();
         if (reply.job.nspace != nspace) return PMIX_ERR_UNPACK_FAILURE;
@@ -316,7 +294,7 @@ pmix_status_t add_job(Client &c, std::string_view nspace, const Envelope &env) {
 
 // Asks the broker for a namespace's job information and stores it: PMIX_ERR_NOT_FOUND for a
 // namespace it does not know.
-pmix_status_t fetch_job_blocking(Client &c, std::string_view nspace, std::uint32_t timeout_ms) {
+pmix_status_t fetch_job_blocking(Process &c, std::string_view nspace, std::uint32_t timeout_ms) {
     auto reply = c.session->call(msg::JobInfoQuery{std::string(nspace)}, timeout_ms);
     if (reply.status != PMIX_SUCCESS) return reply.status;
     return add_job(c, nspace, reply.env);
@@ -324,8 +302,8 @@ pmix_status_t fetch_job_blocking(Client &c, std::string_view nspace, std::uint32
 
 // The non-blocking form: `then` runs on the progress thread with the outcome.
 template <class Then>
-void fetch_job(Client &c, std::string_view nspace, std::uint32_t timeout_ms, Then then) {
-    Client *client = &c;
+void fetch_job(Process &c, std::string_view nspace, std::uint32_t timeout_ms, Then then) {
+    Process *client = &c;
     c.session->request(
         msg::JobInfoQuery{std::string(nspace)}, timeout_ms,
         [client, ns = std::string(nspace), then](pmix_status_t status, const Envelope *env) {
@@ -335,7 +313,7 @@ void fetch_job(Client &c, std::string_view nspace, std::uint32_t timeout_ms, The
 }
 
 // The job information of a namespace, fetched first when it is another one not cached yet.
-bool job_of(Client &c, const char *nspace, msg::JobInfo &job) {
+bool job_of(Process &c, const char *nspace, msg::JobInfo &job) {
     const std::string_view ns(nspace, strnlen(nspace, PMIX_MAX_NSLEN));
     if (c.store->job_of(ns, job)) return true;
     return c.session->has_broker() && fetch_job_blocking(c, ns, 0) == PMIX_SUCCESS &&
@@ -344,7 +322,7 @@ bool job_of(Client &c, const char *nspace, msg::JobInfo &job) {
 
 // The owner's commits a direct-modex answer must include: those its card on the job's fence board
 // counts (the broker may not have read the latest yet when a fence on the board completes).
-std::uint32_t commits_seen(const Client &c, const pmix_proc_t &p) {
+std::uint32_t commits_seen(const Process &c, const pmix_proc_t &p) {
     if (!c.node_fence || !PMIX_CHECK_NSPACE(p.nspace, c.me.nspace) || p.rank >= c.job_size)
         return 0;
     return c.node_fence->commits_of(p.rank);
@@ -352,7 +330,7 @@ std::uint32_t commits_seen(const Client &c, const pmix_proc_t &p) {
 
 // Before a direct-modex Get of a peer on the job's fence board: its card there, if it has one. True
 // when the key was found in it.
-bool from_board(Client &c, const pmix_proc_t &p, const char *key, const Directives &d) {
+bool from_board(Process &c, const pmix_proc_t &p, const char *key, const Directives &d) {
     if (d.refresh || !c.node_fence || !PMIX_CHECK_NSPACE(p.nspace, c.me.nspace) ||
         p.rank >= c.job_size || !c.node_fence->offer_card(p.rank))
         return false;
@@ -365,7 +343,7 @@ bool from_board(Client &c, const pmix_proc_t &p, const char *key, const Directiv
 // Direct modex: asks the broker for the owner's data; `then` runs on the progress thread with
 // the Get's outcome once the data is in the store.
 template <class Then>
-void fetch(Client &c, const pmix_proc_t &p, const char *key, const Directives &d, Then then) {
+void fetch(Process &c, const pmix_proc_t &p, const char *key, const Directives &d, Then then) {
     msg::ModexGet m{to_msg(p), key, d.timeout_ms, to_msg(c.me), commits_seen(c, p)};
     ClientStore *store = c.store.get();
     c.session->request(m, d.timeout_ms, [store, then](pmix_status_t status, const Envelope *env) {
@@ -375,7 +353,7 @@ void fetch(Client &c, const pmix_proc_t &p, const char *key, const Directives &d
 }
 
 // The blocking form of fetch, answered on the calling thread.
-pmix_status_t fetch_blocking(Client &c, const pmix_proc_t &p, const char *key,
+pmix_status_t fetch_blocking(Process &c, const pmix_proc_t &p, const char *key,
                              const Directives &d) {
     auto reply = c.session->call(
         msg::ModexGet{to_msg(p), key, d.timeout_ms, to_msg(c.me), commits_seen(c, p)},
@@ -387,7 +365,7 @@ pmix_status_t fetch_blocking(Client &c, const pmix_proc_t &p, const char *key,
 // PMIX_PSET_NAMES: process sets are defined and deleted while jobs run, so a Get of a process's
 // sets asks its broker each time (the `pset` actor, which knows the launch-time ones too).
 // PMIX_ERR_NOT_FOUND when the process is in none.
-bool asks_psets(const Client &c, const char *key) {
+bool asks_psets(const Process &c, const char *key) {
     return c.session->has_broker() && strcmp(key, PMIX_PSET_NAMES) == 0;
 }
 
@@ -424,7 +402,7 @@ struct FencePlan {
     msg::FenceContribute contribution;
 };
 
-FencePlan plan_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+FencePlan plan_fence(Process &c, const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
                      size_t ninfo) {
     FencePlan plan;
     const Directives d = parse(info, ninfo);
@@ -473,14 +451,14 @@ FencePlan plan_fence(Client &c, const pmix_proc_t procs[], size_t nprocs, const 
 }
 
 // Whether the fence is over the caller's whole namespace, on its job's fence board.
-bool on_board(const Client &c, const msg::FenceContribute &f) {
+bool on_board(const Process &c, const msg::FenceContribute &f) {
     return c.node_fence && f.participants.size() == 1 &&
            f.participants[0].rank == PMIX_RANK_WILDCARD && f.participants[0].nspace == c.me.nspace;
 }
 
 // Runs the planned fence (on the job's fence board or through the broker); `then` runs on the
 // progress thread with its status.
-void fence_nb(Client &c, FencePlan plan, std::function<void(pmix_status_t)> then) {
+void fence_nb(Process &c, FencePlan plan, std::function<void(pmix_status_t)> then) {
     if (plan.local_only) return c.session->post([then] { then(PMIX_SUCCESS); });
     const msg::FenceContribute &f = plan.contribution;
     if (on_board(c, f))
@@ -500,7 +478,7 @@ void fence_nb(Client &c, FencePlan plan, std::function<void(pmix_status_t)> then
 // first fails them (PMIX_ERR_PROC_TERM_WO_SYNC), a lost broker hosting one too
 // (PMIX_ERR_UNREACH).
 
-FencePlan plan_connect(Client &c, const pmix_proc_t procs[], size_t nprocs,
+FencePlan plan_connect(Process &c, const pmix_proc_t procs[], size_t nprocs,
                        const pmix_info_t info[], size_t ninfo, bool collect) {
     if (procs == nullptr || nprocs == 0) return FencePlan{PMIX_ERR_BAD_PARAM, false, {}};
     FencePlan plan = plan_fence(c, procs, nprocs, info, ninfo);
@@ -509,7 +487,7 @@ FencePlan plan_connect(Client &c, const pmix_proc_t procs[], size_t nprocs,
 }
 
 // The other namespaces among the participants whose job information the caller lacks.
-std::vector<std::string> jobs_to_fetch(Client &c, const pmix_proc_t procs[], size_t nprocs) {
+std::vector<std::string> jobs_to_fetch(Process &c, const pmix_proc_t procs[], size_t nprocs) {
     std::vector<std::string> out;
     for (size_t i = 0; i < nprocs; ++i) {
         std::string ns(nspace_of(procs[i]));
@@ -522,7 +500,7 @@ std::vector<std::string> jobs_to_fetch(Client &c, const pmix_proc_t procs[], siz
 
 // Fetches the jobs in turn, from the last; `then` runs on the progress thread with the first
 // failure, or PMIX_SUCCESS.
-void fetch_jobs(Client &c, std::vector<std::string> jobs, std::uint32_t timeout_ms,
+void fetch_jobs(Process &c, std::vector<std::string> jobs, std::uint32_t timeout_ms,
                 std::function<void(pmix_status_t)> then) {
     if (jobs.empty()) return then(PMIX_SUCCESS);
     const std::string ns = std::move(jobs.back());
@@ -536,7 +514,7 @@ void fetch_jobs(Client &c, std::vector<std::string> jobs, std::uint32_t timeout_
 
 // ------------------------------------------------------------------ publish / lookup
 
-pmix_status_t publish_message(Client &c, const pmix_info_t info[], size_t ninfo, msg::Publish &m) {
+pmix_status_t publish_message(Process &c, const pmix_info_t info[], size_t ninfo, msg::Publish &m) {
     if (info == nullptr || ninfo == 0) return PMIX_ERR_BAD_PARAM;
     const Directives d = parse(info, ninfo);
     msgpack::sbuffer buf;
@@ -557,7 +535,7 @@ pmix_status_t publish_message(Client &c, const pmix_info_t info[], size_t ninfo,
     return PMIX_SUCCESS;
 }
 
-msg::Lookup lookup_message(Client &c, std::vector<std::string> keys, const pmix_info_t info[],
+msg::Lookup lookup_message(Process &c, std::vector<std::string> keys, const pmix_info_t info[],
                            size_t ninfo) {
     const Directives d = parse(info, ninfo);
     return msg::Lookup{to_msg(c.me), d.range, std::move(keys), d.wait, d.timeout_ms};
@@ -585,12 +563,12 @@ std::vector<std::string> keys_of(char **keys) {
 }
 
 template <class Msg>
-pmix_status_t ask(Client &c, const Msg &m, std::uint32_t timeout_ms) {
+pmix_status_t ask(Process &c, const Msg &m, std::uint32_t timeout_ms) {
     return c.session->call(m, timeout_ms).status;
 }
 
 template <class Msg>
-pmix_status_t ask_nb(Client &c, const Msg &m, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+pmix_status_t ask_nb(Process &c, const Msg &m, pmix_op_cbfunc_t cbfunc, void *cbdata) {
     c.session->request(m, 0, [cbfunc, cbdata](pmix_status_t status, const Envelope *) {
         if (cbfunc) cbfunc(status, cbdata);
     });
@@ -603,7 +581,7 @@ namespace zpmix::c {
 
 namespace {
 // The next number in the sequence of held collectives (their own, as the broker's are).
-std::uint32_t next_held(Client &c) {
+std::uint32_t next_held(Process &c) {
     std::lock_guard lock(c.seq_mu);
     return c.held_seq++;
 }
@@ -621,7 +599,7 @@ std::optional<pmix_status_t> board_collective(std::string_view what, bool by_bro
                                               const BoardCompleter &complete,
                                               std::uint64_t &value) {
     if (!ready()) return PMIX_ERR_INIT;
-    Client &c = the_client();
+    Process &c = process();
     if (!c.node_fence) return std::nullopt;
     return c.node_fence->collective(next_held(c), held_id(what), by_broker, timeout_ms, complete,
                                     value);
@@ -631,7 +609,7 @@ bool board_collective_nb(std::string_view what, bool by_broker, std::uint32_t ti
                          BoardCompleter complete,
                          std::function<void(pmix_status_t, std::uint64_t)> done) {
     if (!ready()) return false;
-    Client &c = the_client();
+    Process &c = process();
     if (!c.node_fence) return false;
     c.node_fence->collective_nb(next_held(c), held_id(what), by_broker, timeout_ms,
                                 std::move(complete), std::move(done));
@@ -639,11 +617,11 @@ bool board_collective_nb(std::string_view what, bool by_broker, std::uint32_t ti
 }
 
 std::uint32_t own_job_size() {
-    return ready() ? the_client().job_size : 0;
+    return ready() ? process().job_size : 0;
 }
 
 bool has_fence_board() {
-    return ready() && the_client().node_fence != nullptr;
+    return ready() && process().node_fence != nullptr;
 }
 
 }  // namespace zpmix::c
@@ -651,7 +629,7 @@ bool has_fence_board() {
 extern "C" {
 
 PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo) {
-    Client &c = the_client();
+    Process &c = process();
     std::lock_guard lock(c.init_mu);
     if (c.refs > 0) {
         ++c.refs;
@@ -684,7 +662,7 @@ PMIX_EXPORT int PMIx_Initialized(void) {
 PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo) {
     (void)info;
     (void)ninfo;
-    Client &c = the_client();
+    Process &c = process();
     std::lock_guard lock(c.init_mu);
     if (c.refs == 0) return PMIX_ERR_INIT;
     if (--c.refs > 0) return PMIX_SUCCESS;
@@ -706,7 +684,7 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo) 
 PMIX_EXPORT pmix_status_t PMIx_Abort(int status, const char msg[], pmix_proc_t procs[],
                                      size_t nprocs) {
     if (!ready()) return PMIX_ERR_INIT;
-    Client &c = the_client();
+    Process &c = process();
     if (!c.session->has_broker()) return PMIX_ERR_UNREACH;
     msg::Abort m{status, msg ? msg : "", {}};
     for (size_t i = 0; procs != nullptr && i < nprocs; ++i) {
@@ -722,12 +700,12 @@ PMIX_EXPORT pmix_status_t PMIx_Abort(int status, const char msg[], pmix_proc_t p
 PMIX_EXPORT pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_value_t *val) {
     if (!ready()) return PMIX_ERR_INIT;
     if (bad_key(key) || val == nullptr) return PMIX_ERR_BAD_PARAM;
-    return the_client().store->put(scope, key, val);
+    return process().store->put(scope, key, val);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Commit(void) {
     if (!ready()) return PMIX_ERR_INIT;
-    Client &c = the_client();
+    Process &c = process();
     if (!c.session->has_broker()) return PMIX_SUCCESS;  // a singleton's data stays here
     msg::Commit m;
     c.store->commit_blobs(m);
@@ -750,7 +728,7 @@ PMIX_EXPORT pmix_status_t PMIx_Commit(void) {
 PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
                                      const pmix_info_t info[], size_t ninfo) {
     if (!ready()) return PMIX_ERR_INIT;
-    Client &c = the_client();
+    Process &c = process();
     FencePlan plan = plan_fence(c, procs, nprocs, info, ninfo);
     if (plan.status != PMIX_SUCCESS || plan.local_only) return plan.status;
     const msg::FenceContribute &f = plan.contribution;
@@ -763,7 +741,7 @@ PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs
                                         const pmix_info_t info[], size_t ninfo,
                                         pmix_op_cbfunc_t cbfunc, void *cbdata) {
     if (!ready()) return PMIX_ERR_INIT;
-    Client &c = the_client();
+    Process &c = process();
     FencePlan plan = plan_fence(c, procs, nprocs, info, ninfo);
     if (plan.status != PMIX_SUCCESS) return plan.status;
     if (plan.local_only) {
@@ -788,7 +766,7 @@ PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs
 PMIX_EXPORT pmix_status_t PMIx_Connect(const pmix_proc_t procs[], size_t nprocs,
                                        const pmix_info_t info[], size_t ninfo) {
     if (!ready()) return PMIX_ERR_INIT;
-    Client &c = the_client();
+    Process &c = process();
     FencePlan plan = plan_connect(c, procs, nprocs, info, ninfo, true);
     if (plan.status != PMIX_SUCCESS) return plan.status;
     const std::uint32_t timeout_ms = plan.contribution.timeout_ms;
@@ -809,7 +787,7 @@ PMIX_EXPORT pmix_status_t PMIx_Connect_nb(const pmix_proc_t procs[], size_t npro
                                           const pmix_info_t info[], size_t ninfo,
                                           pmix_op_cbfunc_t cbfunc, void *cbdata) {
     if (!ready()) return PMIX_ERR_INIT;
-    Client &c = the_client();
+    Process &c = process();
     FencePlan plan = plan_connect(c, procs, nprocs, info, ninfo, true);
     if (plan.status != PMIX_SUCCESS) return plan.status;
     const std::uint32_t timeout_ms = plan.contribution.timeout_ms;
@@ -828,7 +806,7 @@ PMIX_EXPORT pmix_status_t PMIx_Connect_nb(const pmix_proc_t procs[], size_t npro
 PMIX_EXPORT pmix_status_t PMIx_Disconnect(const pmix_proc_t procs[], size_t nprocs,
                                           const pmix_info_t info[], size_t ninfo) {
     if (!ready()) return PMIX_ERR_INIT;
-    Client &c = the_client();
+    Process &c = process();
     FencePlan plan = plan_connect(c, procs, nprocs, info, ninfo, false);
     if (plan.status != PMIX_SUCCESS || plan.local_only) return plan.status;
     const msg::FenceContribute &f = plan.contribution;
@@ -841,7 +819,7 @@ PMIX_EXPORT pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t procs[], size_t n
                                              const pmix_info_t info[], size_t ninfo,
                                              pmix_op_cbfunc_t cbfunc, void *cbdata) {
     if (!ready()) return PMIX_ERR_INIT;
-    Client &c = the_client();
+    Process &c = process();
     FencePlan plan = plan_connect(c, procs, nprocs, info, ninfo, false);
     if (plan.status != PMIX_SUCCESS) return plan.status;
     fence_nb(c, std::move(plan), [cbfunc, cbdata](pmix_status_t status) {
@@ -854,7 +832,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
                                    const pmix_info_t info[], size_t ninfo, pmix_value_t **val) {
     if (!ready()) return PMIX_ERR_INIT;
     if (bad_key(key) || val == nullptr) return PMIX_ERR_BAD_PARAM;
-    Client &c = the_client();
+    Process &c = process();
     const pmix_proc_t &p = proc ? *proc : c.me;
     *val = nullptr;
     if (asks_psets(c, key)) {
@@ -894,7 +872,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
                                       pmix_value_cbfunc_t cbfunc, void *cbdata) {
     if (!ready()) return PMIX_ERR_INIT;
     if (bad_key(key) || cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
-    Client &c = the_client();
+    Process &c = process();
     pmix_proc_t p = proc ? *proc : c.me;
     if (pmix_proc_t member; zpmix::c::group_member(p, member)) p = member;  // by group rank
     const Directives d = parse(info, ninfo);
@@ -940,7 +918,7 @@ PMIX_EXPORT pmix_status_t PMIx_Store_internal(const pmix_proc_t *proc, const cha
                                               pmix_value_t *val) {
     if (!ready()) return PMIX_ERR_INIT;
     if (proc == nullptr || bad_key(key) || val == nullptr) return PMIX_ERR_BAD_PARAM;
-    return the_client().store->store(
+    return process().store->store(
         std::string_view(proc->nspace, strnlen(proc->nspace, PMIX_MAX_NSLEN)), proc->rank, key,
         val);
 }
@@ -951,7 +929,7 @@ PMIX_EXPORT void PMIx_Progress(void) {}
 
 PMIX_EXPORT pmix_status_t PMIx_Publish(const pmix_info_t info[], size_t ninfo) {
     if (!ready()) return PMIX_ERR_INIT;
-    Client &c = the_client();
+    Process &c = process();
     if (!c.session->has_broker()) return PMIX_ERR_UNREACH;
     msg::Publish m;
     if (pmix_status_t rc = publish_message(c, info, ninfo, m); rc != PMIX_SUCCESS) return rc;
@@ -961,7 +939,7 @@ PMIX_EXPORT pmix_status_t PMIx_Publish(const pmix_info_t info[], size_t ninfo) {
 PMIX_EXPORT pmix_status_t PMIx_Publish_nb(const pmix_info_t info[], size_t ninfo,
                                           pmix_op_cbfunc_t cbfunc, void *cbdata) {
     if (!ready()) return PMIX_ERR_INIT;
-    Client &c = the_client();
+    Process &c = process();
     if (!c.session->has_broker()) return PMIX_ERR_UNREACH;
     msg::Publish m;
     if (pmix_status_t rc = publish_message(c, info, ninfo, m); rc != PMIX_SUCCESS) return rc;
@@ -972,7 +950,7 @@ PMIX_EXPORT pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const p
                                       size_t ninfo) {
     if (!ready()) return PMIX_ERR_INIT;
     if (data == nullptr || ndata == 0) return PMIX_ERR_BAD_PARAM;
-    Client &c = the_client();
+    Process &c = process();
     if (!c.session->has_broker()) return PMIX_ERR_UNREACH;
     std::vector<std::string> keys;
     for (size_t i = 0; i < ndata; ++i) {
@@ -996,7 +974,7 @@ PMIX_EXPORT pmix_status_t PMIx_Lookup_nb(char **keys, const pmix_info_t info[], 
     if (k.empty() || cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
     for (const auto &key : k)
         if (bad_key(key.c_str())) return PMIX_ERR_BAD_PARAM;
-    Client &c = the_client();
+    Process &c = process();
     if (!c.session->has_broker()) return PMIX_ERR_UNREACH;
     msg::Lookup m = lookup_message(c, k, info, ninfo);
     c.session->request(
@@ -1020,7 +998,7 @@ PMIX_EXPORT pmix_status_t PMIx_Lookup_nb(char **keys, const pmix_info_t info[], 
 
 PMIX_EXPORT pmix_status_t PMIx_Unpublish(char **keys, const pmix_info_t info[], size_t ninfo) {
     if (!ready()) return PMIX_ERR_INIT;
-    Client &c = the_client();
+    Process &c = process();
     if (!c.session->has_broker()) return PMIX_ERR_UNREACH;
     const Directives d = parse(info, ninfo);
     return ask(c, msg::Unpublish{to_msg(c.me), d.range, keys_of(keys)}, d.timeout_ms);
@@ -1029,7 +1007,7 @@ PMIX_EXPORT pmix_status_t PMIx_Unpublish(char **keys, const pmix_info_t info[], 
 PMIX_EXPORT pmix_status_t PMIx_Unpublish_nb(char **keys, const pmix_info_t info[], size_t ninfo,
                                             pmix_op_cbfunc_t cbfunc, void *cbdata) {
     if (!ready()) return PMIX_ERR_INIT;
-    Client &c = the_client();
+    Process &c = process();
     if (!c.session->has_broker()) return PMIX_ERR_UNREACH;
     const Directives d = parse(info, ninfo);
     return ask_nb(c, msg::Unpublish{to_msg(c.me), d.range, keys_of(keys)}, cbfunc, cbdata);
@@ -1041,7 +1019,7 @@ PMIX_EXPORT pmix_status_t PMIx_Resolve_peers(const char *nodename, const pmix_ns
     if (procs == nullptr || nprocs == nullptr) return PMIX_ERR_BAD_PARAM;
     *procs = nullptr;
     *nprocs = 0;
-    Client &c = the_client();
+    Process &c = process();
     msg::JobInfo job, mine;
     const char *ns = (nspace == nullptr || nspace[0] == '\0') ? c.me.nspace : nspace;
     if (!job_of(c, ns, job)) return PMIX_ERR_NOT_FOUND;
@@ -1066,7 +1044,7 @@ PMIX_EXPORT pmix_status_t PMIx_Resolve_nodes(const pmix_nspace_t nspace, char **
     if (!ready()) return PMIX_ERR_INIT;
     if (nodelist == nullptr) return PMIX_ERR_BAD_PARAM;
     *nodelist = nullptr;
-    Client &c = the_client();
+    Process &c = process();
     msg::JobInfo job;
     const char *ns = (nspace == nullptr || nspace[0] == '\0') ? c.me.nspace : nspace;
     if (!job_of(c, ns, job)) return PMIX_ERR_NOT_FOUND;

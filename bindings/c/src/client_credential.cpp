@@ -24,8 +24,8 @@
 #include <string_view>
 #include <vector>
 
-#include "attached_client.hpp"
 #include "pmix.h"
+#include "process.hpp"
 
 namespace {
 

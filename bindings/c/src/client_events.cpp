@@ -14,6 +14,7 @@
 #include "client/events/client_events.hpp"
 #include "client_group.hpp"
 #include "pmix.h"
+#include "process.hpp"
 
 namespace zpmix::c {
 
@@ -26,7 +27,6 @@ using client::LocalEvent;
 // Guards `events` against a concurrent finalize; calls hold it only to take a reference.
 std::mutex g_mu;
 std::shared_ptr<ClientEvents> g_events;
-pmix_proc_t g_me{};
 
 std::shared_ptr<ClientEvents> events() {
     std::lock_guard lock(g_mu);
@@ -49,7 +49,6 @@ pmix_status_t events_start(client::Session &session, const pmix_proc_t &me, cons
     ev->after({PMIX_GROUP_LEADER_FAILED}, group_leader_failed);
     std::lock_guard lock(g_mu);
     g_events = std::move(ev);
-    g_me = me;
     return PMIX_SUCCESS;
 }
 
@@ -85,8 +84,8 @@ void events_model_declared(const pmix_info_t info[], size_t ninfo) {
     msg::Event wire;
     bool no_cache = false;
     // The declaration's attributes (model, library name, threading...) travel with the event.
-    if (LocalEvent::to_wire(PMIX_MODEL_DECLARED, g_me, PMIX_RANGE_PROC_LOCAL, info, ninfo, wire,
-                            no_cache) != PMIX_SUCCESS)
+    if (LocalEvent::to_wire(PMIX_MODEL_DECLARED, process().me, PMIX_RANGE_PROC_LOCAL, info, ninfo,
+                            wire, no_cache) != PMIX_SUCCESS)
         return;
     // Only handlers registered for PMIX_MODEL_DECLARED get it: Open MPI's default handler
     // aborts on any event it is given.
@@ -157,11 +156,7 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
     if (range > PMIX_RANGE_PROC_LOCAL) return PMIX_ERR_BAD_PARAM;
     msg::Event wire;
     bool no_cache = false;
-    pmix_proc_t me;
-    {
-        std::lock_guard lock(g_mu);
-        me = g_me;
-    }
+    const pmix_proc_t me = process().me;  // written once, before init returned
     // A client notifies as itself (a source naming another process would be a forgery).
     (void)source;
     if (pmix_status_t rc = LocalEvent::to_wire(status, me, range, info, ninfo, wire, no_cache);

@@ -37,12 +37,12 @@
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/group.hpp"
 #include "actors/protocol/shm/fence_board.hpp"  // kByBroker
-#include "attached_client.hpp"
-#include "client/events/handler_registry.hpp"  // kHandlerStatus
+#include "client/events/handler_registry.hpp"   // kHandlerStatus
 #include "client/values/value_codec.hpp"
 #include "client_events.hpp"
 #include "info_values.hpp"
 #include "pmix.h"
+#include "process.hpp"
 
 namespace zpmix::c {
 

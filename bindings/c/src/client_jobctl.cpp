@@ -2,8 +2,8 @@
 // PMIx_Process_monitor(_nb) (and so PMIx_Heartbeat), PMIx_Log(_nb). Each is one request to a
 // broker actor (jobctl, monitor, log); a heartbeat is one one-way message. Job control's results
 // hold the broker's message of each operation (kJobControlMessageKey): what it did, or why not.
-#include "attached_client.hpp"
 #include "attributes.hpp"
+#include "process.hpp"
 
 #include <cstring>
 #include <filesystem>

@@ -16,8 +16,8 @@
 // or _PER_PROC, and PMIX_FWD_STDOUT and PMIX_FWD_STDERR (the broker keeps the job's output for the
 // tool's PMIx_IOF_pull, also once the job is over). Any other directive is ignored, or refused
 // with PMIX_ERR_NOT_SUPPORTED when marked required.
-#include "attached_client.hpp"
 #include "attributes.hpp"
+#include "process.hpp"
 
 #include <unistd.h>
 

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "actors/topology/node_topology.hpp"
-#include "attached_client.hpp"
 #include "pmix.h"
+#include "process.hpp"
 
 namespace {
 

@@ -19,8 +19,8 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/protocol/job.hpp"
-#include "attached_client.hpp"
 #include "pmix.h"
+#include "process.hpp"
 
 namespace zpmix::c {
 

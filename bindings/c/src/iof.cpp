@@ -3,8 +3,8 @@
 // attached Session: its deliveries come under the pull's envelope id, which is also the
 // handler's reference; each is formatted here (tag, timestamp, XML), handed to the handler on the
 // progress thread, then acknowledged so that the broker sends more.
-#include "attached_client.hpp"
 #include "attributes.hpp"
+#include "process.hpp"
 
 #include <unistd.h>
 

@@ -20,10 +20,10 @@
 #include <pmix_version.h>
 
 #include "actors/protocol/query.hpp"
-#include "attached_client.hpp"
 #include "attributes.hpp"
 #include "client/values/value_codec.hpp"
 #include "info_values.hpp"
+#include "process.hpp"
 
 namespace zpmix::c {
 

@@ -33,12 +33,12 @@
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/rendezvous.hpp"
 #include "actors/protocol/session.hpp"
-#include "attached_client.hpp"
 #include "attributes.hpp"
 #include "client/session.hpp"
 #include "client/store.hpp"
 #include "client_events.hpp"
 #include "info_values.hpp"
+#include "process.hpp"
 
 namespace zpmix::c {
 
@@ -78,7 +78,6 @@ struct Server {
 struct Tool {
     std::mutex mu;  // every call below
     bool initialized = false;
-    pmix_proc_t me{};
     std::unique_ptr<client::ClientStore> store;
     std::unique_ptr<client::Session> unconnected;  // PMIX_TOOL_DO_NOT_CONNECT
     std::vector<std::unique_ptr<Server>> servers;
@@ -178,7 +177,7 @@ pmix_status_t open_session(Tool &t, const std::string &uri, std::uint32_t timeou
             std::this_thread::sleep_for(std::chrono::seconds(retry_delay_s));
         }
     }
-    const msg::Hello hello{"tool", t.me.nspace, t.me.rank, ::getpid(), ""};
+    const msg::Hello hello{"tool", process().me.nspace, process().me.rank, ::getpid(), ""};
     auto reply = s->session->call(hello, timeout_ms);
     pmix_status_t status = reply.status;
     if (status == PMIX_ERR_LOST_CONNECTION && s->session->refused())
@@ -258,7 +257,7 @@ pmix_status_t find(Tool &t, const Target &target, std::string &uri) {
 
 void make_primary(Tool &t, Server *s) {
     t.primary = s;
-    attach(s ? *s->session : *t.unconnected, t.me);
+    attach(s ? *s->session : *t.unconnected);
 }
 
 // Connects to the broker the info names, as another server (primary when asked, or the first).
@@ -281,10 +280,10 @@ pmix_status_t connect(Tool &t, const pmix_info_t info[], size_t ninfo, bool prim
         return rc;
     if (!t.events) {
         msg::JobInfo job;
-        job.nspace = t.me.nspace;
+        job.nspace = process().me.nspace;
         job.size = 1;
         if (pmix_status_t rc =
-                events_start(*s->session, t.me, job, welcome.events_uri, welcome.broker);
+                events_start(*s->session, process().me, job, welcome.events_uri, welcome.broker);
             rc != PMIX_SUCCESS)
             return rc;
         t.events = s.get();
@@ -313,7 +312,7 @@ PMIX_EXPORT pmix_status_t PMIx_tool_init(pmix_proc_t *proc, pmix_info_t info[], 
     c::Tool &t = c::the_tool();
     std::lock_guard lock(t.mu);
     if (t.initialized) {
-        if (proc) *proc = t.me;
+        if (proc) *proc = process().me;
         return PMIX_SUCCESS;
     }
     if (c::with_client(false, [](auto &, const auto &) {}) == PMIX_SUCCESS)
@@ -335,7 +334,7 @@ PMIX_EXPORT pmix_status_t PMIx_tool_init(pmix_proc_t *proc, pmix_info_t info[], 
             connect = !PMIX_INFO_TRUE(&info[n]);
     }
     if (nspace.size() > PMIX_MAX_NSLEN) return PMIX_ERR_BAD_PARAM;
-    PMIX_LOAD_PROCID(&t.me, nspace.c_str(), rank);
+    PMIX_LOAD_PROCID(&process().me, nspace.c_str(), rank);
     t.store = std::make_unique<client::ClientStore>();
     t.unconnected = std::make_unique<client::Session>(*t.store);
     if (connect) {
@@ -351,7 +350,7 @@ PMIX_EXPORT pmix_status_t PMIx_tool_init(pmix_proc_t *proc, pmix_info_t info[], 
         c::make_primary(t, nullptr);
     }
     t.initialized = true;
-    if (proc) *proc = t.me;
+    if (proc) *proc = process().me;
     return PMIX_SUCCESS;
 }
 
@@ -374,7 +373,7 @@ PMIX_EXPORT pmix_status_t PMIx_tool_attach_to_server(pmix_proc_t *myproc, pmix_p
     c::Tool &t = c::the_tool();
     std::lock_guard lock(t.mu);
     if (!t.initialized) return PMIX_ERR_INIT;
-    if (myproc) *myproc = t.me;
+    if (myproc) *myproc = process().me;
     return c::connect(t, info, ninfo, false, server);
 }
 
@@ -384,7 +383,7 @@ PMIX_EXPORT pmix_status_t PMIx_tool_connect_to_server(pmix_proc_t *proc, pmix_in
     c::Tool &t = c::the_tool();
     std::lock_guard lock(t.mu);
     if (!t.initialized) return PMIX_ERR_INIT;
-    if (proc) *proc = t.me;
+    if (proc) *proc = process().me;
     return c::connect(t, info, ninfo, true, nullptr);
 }
 
