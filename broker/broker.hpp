@@ -1,6 +1,6 @@
 #pragma once
-// A node's broker: one reactor thread hosting the broker's actors (server, launcher, and those
-// add_standard_actors() adds), a ROUTER for clients, tools and launchers and an XPUB for events,
+// A node's broker: its actors (add_standard_actors()) on one reactor thread, the launcher on a
+// reactor thread of its own; a ROUTER for clients, tools and launchers and an XPUB for events,
 // both on ipc and spoken by the broker itself (ZmtpListener), admitting only the broker's uid;
 // optionally libzmq's ROUTER on tcp, whose ZAP handler marks its peers as remote.
 //

@@ -4,7 +4,7 @@
 // handler table has its type (Bus::route), checks the handler's access class against the
 // sender's session, attaches the session to the envelope, and hands it to that actor.
 //
-// Sessions: a peer has none until the server accepts its Hello; the server then sends
+// Sessions: a peer has none until the registry accepts its Hello; the registry then sends
 // `session.open` here, and the dispatcher records the session before it forwards the Welcome, so
 // no message the peer sends after reading its Welcome is judged without it. A peer without a
 // session may send only `hello` (Access::anyone); a client session only handlers open to
@@ -14,7 +14,8 @@
 // jobs.
 //
 // Limits: refusals are logged one line each; an ipc peer is of the broker's uid (the listener
-// admits no other), a tcp peer proved its job's secret in its Hello.
+// admits no other), a tcp peer holds the broker's CURVE keypair (a tool) or proved its job's
+// secret in its Hello (a client).
 #include <memory>
 #include <string>
 #include <string_view>

@@ -7,7 +7,7 @@
 // Why not libzmq's ROUTER and XPUB: libzmq moves every message through its I/O thread, two
 // thread wake-ups per message on the broker's side, and on a node where ranks outnumber cores
 // those wake-ups are most of a fence's and an event's latency. Here the reactor's thread reads
-// and writes the kernel's sockets itself (DEVELOPERS.md, "Client transport").
+// and writes the kernel's sockets itself (docs/transport.md).
 //
 // Admission: the kernel's credentials of the connecting process (SO_PEERCRED); only the
 // broker's own uid is let in, others get a ZMTP ERROR and are closed.

@@ -1,7 +1,7 @@
 #pragma once
 // NodeFence: a client's end of its job's fence board (actors/protocol/shm/fence_board.hpp), for a
 // job whose ranks all run on one node. Its whole-namespace fences meet on the board; every other
-// fence goes through the broker as before.
+// fence goes through the broker.
 //
 // PMIx_Commit still sends the commit to the broker (for direct modex, other jobs and tools) and
 // also posts it on the board as this rank's card, counting the commits; the two happen under one

@@ -4,8 +4,8 @@
 // an ordinary DEALER (on its ROUTER) or SUB (on its XPUB). Why not a libzmq socket: libzmq moves
 // every message through its I/O thread, two extra thread wake-ups per message on each side. On a
 // node where ranks outnumber cores those wake-ups are most of a fence's and an event's latency
-// (DEVELOPERS.md, "Client transport", has the measurements). Here the calling thread writes to the
-// kernel and the thread that waits for an answer reads it.
+// (docs/transport.md has the measurements). Here the calling thread writes to the kernel and the
+// thread that waits for an answer reads it.
 //
 // Writes are thread-safe and bounded: a writer waits for the write lock and for room in the
 // kernel's buffer only until its deadline (a stopped broker must not hang every sending thread).

@@ -1,55 +1,26 @@
 #pragma once
 // FenceReducer (`fence`): PMIx_Fence as a reduction keyed by the participant set and fence id.
-// It counts the contributions of this node's participants (FenceCount). A fence whose
-// participants are all on this node completes here once they are all in: with collect it asks
-// `modex` once for the participants' data, then encodes ONE FenceDone and sends those bytes to
-// every local participant. Where that data waits for its readers, and how FenceDone hands it over
-// (inline, a region of the set's arena, a file), is the SegmentStore's.
-//
-// A fence whose participants are on several brokers' nodes (BrokerMap) is a reduction over the
-// broker tree, run by a tree::Gather (actors/tree/gather.hpp) that this actor owns and feeds:
-// - Its plan, the same on every broker: the brokers hosting a participant (from the fence key's
-//   participants and the hostnames in the namespace table) take part, this one with a local part
-//   when it hosts one, and each child whose subtree hosts one. A broker hosting none relays.
-// - Once this node's participants are all in, their part goes to the Gather: with collect, their
-//   data as a reader on another node sees it (modex's remote view), as a msg::FencePart. The
-//   Gather sends each subtree's parts up (FenceUp to the parent's `fence`); the root's verdict
-//   comes down (FenceDown) with every broker's part.
-// - With the verdict, each broker writes its own node's segment: the other nodes' parts plus its
-//   own participants' data as its readers see it (modex's local view), and delivers it to its
-//   local contributors exactly as for a node-local fence.
-// - Failure on any broker (a local participant ended, this broker's timeout, a lost broker the
-//   fence waits on) goes to the Gather, which fails the fence on every broker: each local
-//   contributor gets the root's status. A broker knows only its own node's ends, so when a rank
-//   of a job on several nodes ends, its broker tells the root (msg::FenceProcEnded), which every
-//   reduction reaches: it fails the pending fences that rank had not contributed to, and every
-//   later one it takes part in (one message per rank's end, whatever the number of brokers).
+// It counts this node's contributions (FenceCount). A fence over this node alone completes here:
+// with collect it asks `modex` once for the data and sends one FenceDone to every local
+// participant. A fence over several nodes goes through a tree::Gather (FenceUp, FenceDown), and
+// each broker writes its own node's segment. Where data waits for its readers is the
+// SegmentStore's. The whole story: docs/fences.md.
 //
 // Invariants and limits:
-// - A client contributes only as itself (msg::acting_proc, checked before any handler runs), and
-//   once per fence: a second contribution is refused with PMIX_ERR_EXISTS.
-// - A participant that ends before contributing fails the fence for the others
-//   (PMIX_ERR_PROC_TERM_WO_SYNC), also when it ended before the fence began.
-// - A fence with a timeout fails with PMIX_ERR_TIMEOUT when it is not complete by then (over
-//   several nodes: when any broker's contributors' timeout passes first).
-// - A fence over several nodes fails with PMIX_ERR_UNREACH when a broker hosting participants is
-//   lost (msg::TreeLost), and needs every participant's namespace registered on every broker;
-//   one naming a namespace or node the tree does not know is refused (PMIX_ERR_NOT_FOUND).
-//   Its data is collected when any broker's contributors ask for it, but each broker sends its
-//   own node's data only when its own contributors asked: a node whose contributors all fence
-//   without PMIX_COLLECT_DATA gives the others none of its data.
-//   A contributor that comes after the fence failed on the tree gets its status (that of the
-//   last kRecentFailures such fences; of an older one, PMIX_ERROR once its node's part is in).
-// - Segments are released only once every local participant has contributed to a later fence
-//   over the same set, below the least `done_through` they report (the fence ids over that set
-//   they have finished with): with blocking fences, fence k's segment goes with fence k+1 (k+2
-//   for an arena region, which the client reads until fence k+1's data replaces it). Over
-//   several nodes the same holds per broker: each writes its own node's segment.
-// - A job whose ranks are all on this node fences its whole namespace on its fence board
-//   (fence_board.hpp), without this actor; the reducer maps the board to fail those fences when
-//   a rank ends. Its ranks never fence their namespace by message: such a contribution comes from
-//   a process that fences without the board, which the board's fence cannot count. It is
-//   refused, and the board fails, so no rank waits for that process.
+// - A client contributes only as itself, and once per fence (PMIX_ERR_EXISTS).
+// - A participant that ends before contributing fails the fence (PMIX_ERR_PROC_TERM_WO_SYNC), also
+//   when it ended before the fence began; over several nodes its broker tells the root
+//   (msg::FenceProcEnded), one message per rank's end.
+// - PMIX_ERR_TIMEOUT when any broker's contributors' timeout passes first; PMIX_ERR_UNREACH when a
+//   broker the fence waits on is lost; PMIX_ERR_NOT_FOUND for a namespace or node the tree does
+//   not know.
+// - A broker sends its node's data only when its own contributors asked for it.
+// - A latecomer to a failed fence gets its status (the last kRecentFailures; older: PMIX_ERROR).
+// - A set's segments are freed below the least `done_through` of its local participants, once
+//   every one has contributed to a later fence over the set.
+// - A job whose ranks all run on this node fences its namespace on its fence board, without this
+//   actor: the reducer marks the board when a rank ends, and refuses (failing the board) a
+//   contribution over that namespace by message.
 #include <cstdint>
 #include <deque>
 #include <map>

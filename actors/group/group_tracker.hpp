@@ -1,83 +1,26 @@
 #pragma once
-// GroupTracker (`group`): process groups (RFC0033). PMIx_Group_construct and PMIx_Group_destruct
-// are collectives of the group's members, counted here as fences are (actors/fence/): each member
-// contributes once (GroupContribute); once this node's members are all in, the operation
-// completes here when every member is on this node, else this node's part goes to the tree's
-// reduction engine (tree::Gather, actors/tree/gather.hpp), fed as the fence actor feeds its own:
-// its plan (the brokers hosting members, from the operation's key) is the same on every broker,
-// parts go up as group.up to the parent's `group`, the root's verdict comes down as group.down.
-// Every local member is answered with one GroupDone: the membership, every member's
-// contribution (PMIX_GROUP_INFO, PMIX_GROUP_ENDPT_DATA) and the context id. A job on one node
-// whose every rank met on its fence board (bindings/c/src/client_group.cpp) sends one contribution
-// for all (GroupContribute.for_all): taken only over the sender's own whole job, all here.
-//
-// The operation's key names the kind, the caller's sequence number of such calls for that name
-// and set, the group's name and its members as a set (msg::fence_set of the canonical members,
-// a namespace whose every rank is named written as its wildcard): members that name the same
-// processes in any order, or by wildcard, meet in one operation; a group built again after a
-// destruct, or after a failed construct, is a new one.
+// GroupTracker (`group`): process groups (RFC0033). Construct and destruct are collectives of the
+// members, counted here as fences are; over members on several nodes, this node's part goes up
+// the tree through a tree::Gather (group.up, group.down). Every local member gets one GroupDone:
+// the membership, the contributions that carry something, the context id. Invitations, a failed
+// leader's replacement and leaving are in group_invitations.cpp. The whole story: docs/groups.md.
 //
 // Invariants and limits:
-// - A member contributes only as itself (msg::acting_proc), or for its whole job on one node, and
-//   once per operation (a second contribution is refused with PMIX_ERR_EXISTS).
-// - Nothing waits without bound: every operation has a timer (PMIX_TIMEOUT, else the broker's
-//   group_timeout_ms) and fails with PMIX_ERR_TIMEOUT on every broker when one's passes first.
-// - A construct's member that ends before contributing fails it for every member at once
-//   (PMIX_ERR_PROC_TERM_WO_SYNC), unless a member asked for PMIX_GROUP_OPTIONAL or
-//   PMIX_GROUP_FT_COLLECTIVE: then it is left out of the membership. A destruct leaves ended
-//   members out. A broker hosting members that is lost fails the operation (PMIX_ERR_UNREACH).
-//   Over several nodes, only a member's own broker sees its end: a node whose members all end
-//   before any contributed leaves the others to their timeout.
-// - A failed operation is remembered (the last kRecentFailures): a member that comes later gets
-//   its status at once.
-// - Context ids (PMIX_GROUP_CONTEXT_ID) are unique in the allocation: broker r of n assigns
-//   r + n, r + 2n, ... and an operation over several nodes takes the root's.
-// - A construct of a name this broker has a group of is refused (PMIX_ERR_EXISTS) until its
-//   destruct; a destruct of a name it has no group of, with PMIX_ERR_NOT_FOUND.
-// - The groups kept are those with members on this node, until destructed or until every
-//   member's job ended; group.list answers with them (for PMIx_Query_info's group queries).
-//
-// Groups by invitation (group_invitations.cpp): PMIx_Group_invite opens an invitation on the
-// inviter's broker, which publishes PMIX_GROUP_INVITED to the invitees (cached, so a handler
-// registered later still gets it) and gathers their answers (group.join naming the inviter,
-// relayed by an invitee's broker to the inviter's); it tells the leader of each
-// (PMIX_GROUP_INVITE_ACCEPTED, _DECLINED, _FAILED). The group forms once every invitee answered or
-// is out: one that declined, ended or did not answer within the invitation's timeout (PMIX_TIMEOUT,
-// else group_timeout_ms) is left out (PMIX_GROUP_INVITE_FAILED), and the leader gets
-// PMIX_ERR_PARTIAL_SUCCESS. An invitee's end is seen by its own broker: the inviter's asks the
-// brokers of its invitees on other nodes to watch them while the invitation is open (group.watch,
-// group.invitee_ended). The members hear PMIX_GROUP_CONSTRUCT_COMPLETE (info
-// PMIX_GROUP_MEMBERSHIP), and PMIX_GROUP_MEMBERSHIP_UPDATE with it when some invitee is out, and
-// every pending call returns.
-// A leader that ends first is replaced as the standard says (v4/v5 "Process Sets and Groups",
-// PMIx_Group_invite and _join, RFC0033): "Failure of the inviting process at any time will cause a
-// PMIX_GROUP_LEADER_FAILED event to be delivered to all participants so they can optionally
-// declare a new leader. A new leader is identified by providing the PMIX_GROUP_LEADER attribute in
-// the results array in the return of the event handler. Only one process is allowed to return that
-// attribute [...]. Results of the leader selection will be communicated to all participants via a
-// PMIX_GROUP_LEADER_SELECTED event identifying the new leader. If no leader was selected, then the
-// status code provided in the event handler will provide an error value", and "any participant
-// that returns PMIX_GROUP_CONSTRUCT_ABORT from the leader failed event handler will cause all
-// participants to receive an event notifying them of that status". So: the participants (the
-// invitees still in) hear PMIX_GROUP_LEADER_FAILED (source and affected proc the leader); the
-// library of each that accepted answers once its handlers ran (group.leader_answer: whether a
-// handler returned PMIX_GROUP_LEADER true, or the status PMIX_GROUP_CONSTRUCT_ABORT). The first
-// that volunteers leads: the participants hear PMIX_GROUP_LEADER_SELECTED (source and affected
-// proc the new leader), the new leader hears the leader's events from then on, and its pending
-// join returns as the invite would have (PMIX_ERR_PARTIAL_SUCCESS when some invitee is out; the
-// ended leader is no invitee). Only an invitee that accepted may lead (a leader is a member with
-// a call to answer), and answers are awaited from those that had accepted when the leader ended.
-// When all of them answered without volunteering, one aborts, none accepted, or the invitation's
-// timeout passes first, the construct aborts: the participants hear PMIX_GROUP_CONSTRUCT_ABORT
-// and the pending joins return it. The invitation stays on the inviter's broker (joins name the
-// inviter), so a new leader on another node is watched as an invitee and may fail in turn. When
-// the inviter's broker itself is lost, what it knew of the invitation goes with it: no one can
-// take over, and the accepted joins relayed there fail with PMIX_ERR_UNREACH at once (tree.lost).
-// A relayed answer is bounded by group_timeout_ms.
-// PMIx_Group_leave: the others hear PMIX_GROUP_LEFT, then PMIX_GROUP_MEMBERSHIP_UPDATE (info
-// PMIX_GROUP_MEMBERSHIP, without the leaver), and every broker hosting members drops the leaver
-// (group.left); a group formed either way is destructed the same way. Every group event carries
-// PMIX_GROUP_ID.
+// - A member contributes only as itself (msg::acting_proc), or for its whole job when every
+//   member is its job on this node (GroupContribute.for_all), and once per operation
+//   (PMIX_ERR_EXISTS). Members naming the same processes in any order meet: the operation's key
+//   spells them one way (group_members.hpp).
+// - Nothing waits without bound: every operation has a timer (PMIX_TIMEOUT, else
+//   group_timeout_ms). A member that ends first fails a construct (PMIX_ERR_PROC_TERM_WO_SYNC)
+//   unless PMIX_GROUP_OPTIONAL or _FT_COLLECTIVE leave it out; a lost broker hosting members fails
+//   it (PMIX_ERR_UNREACH). Only a member's own broker sees its end.
+// - The last kRecentFailures failures are kept: a member that comes later gets the status at once.
+// - Context ids are unique in the allocation (broker r of n assigns r + n, r + 2n, ...; the root's
+//   over several nodes).
+// - A construct of a name this broker has a group of is PMIX_ERR_EXISTS until its destruct; a
+//   destruct of a name it has none of, PMIX_ERR_NOT_FOUND.
+// - Kept: the groups with members on this node, until destructed or their jobs end (group.list).
+// - An invitation lives on the inviter's broker, and goes if that broker is lost.
 #include <chrono>
 #include <cstdint>
 #include <deque>

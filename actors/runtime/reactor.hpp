@@ -5,7 +5,7 @@
 //
 // It waits in epoll: one system call per wake-up, whatever the number of descriptors (zmq_poll
 // made two poll(2) calls over all of them; a cross-node barrier costs 2-7 % less CPU this way,
-// tests/bench/RESULTS.md). A ZeroMQ socket's ZMQ_FD only says that something changed, and a send
+// CHANGELOG.md, 2026-11-28). A ZeroMQ socket's ZMQ_FD only says that something changed, and a send
 // on the socket may take that signal: its ZMQ_EVENTS is read when its ZMQ_FD fired, when it was
 // readable last turn, and once any callback ran; a readable socket keeps the loop from sleeping.
 // A descriptor epoll refuses (a regular file, as stdin may be) is always ready, as poll(2) has

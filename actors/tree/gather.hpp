@@ -1,31 +1,18 @@
 #pragma once
-// Gather: one broker's part of the tree's reductions (fences; groups later). An operation, named
-// by a key (a fence's "set#id"), gathers up the tree and its result is broadcast down: each
-// broker waits for the parts its subtree owes (its own local part, handed in by its node-local
-// stage, and one per child broker that takes part), combines them with `reduce` and sends one
-// message to its parent; the root completes the operation and sends the result down, and every
-// broker completes it with what comes down. It knows no transport: the owner delivers what the
-// callbacks send, and hands in what arrives.
+// Gather: one broker's part of the tree's reductions (fences, groups). An operation, named by a
+// key (a fence's "set#id"), waits for the parts its plan names (this node's part, one per child
+// that takes part), combines them with `reduce`, sends one message up; the root's result comes
+// down. No transport: the owner delivers what the callbacks send and hands in what arrives. The
+// whole story: docs/tree.md, "The Gather".
 //
 // Invariants and limits:
 // - Every operation completes exactly once on every broker that takes part, with the root's
-//   status and result. The one exception is a lost parent: then a broker completes its pending
-//   operations itself (and tells its children), as nothing can come down any more.
-// - Which parts an operation takes is the `plan`'s (asked once, when a key is first seen): by
-//   default its local part and every child. An input from a child that does not take part, or
-//   for a key the plan refuses, is refused.
-// - A second local part, or a second part (or failure) from one child, is refused and never
-//   counted. An input for a key this broker completed lately is ignored and logged (the last
-//   `recent` keys are remembered; beyond those a late input opens a new operation, which the
-//   owner's timeout ends).
-// - fail(): at the root the operation completes with that status at once; elsewhere the failure
-//   goes up, the root decides, and the verdict comes down (a success the root already sent wins
-//   over a failure on its way up: everyone sees the same outcome).
-// - A lost child fails every operation still waiting for it (by default PMIX_ERR_UNREACH, the
-//   standard's status for a peer that cannot be reached), and every later one that plans it.
-// - An operation waits until its parts, or a failure, come: timeouts are the owner's (fail()).
-// - Single-threaded: owned by one actor. Callbacks may call back into the engine.
-// - Memory: the pending operations, the `recent` keys, the lost children; nothing else.
+//   status and result; a broker that lost its parent completes its pending operations itself.
+// - A second part from one source, or a part the plan does not take, is refused; an input for one
+//   of the last `recent` completed keys is ignored and logged.
+// - A lost child fails what waits for it (PMIX_ERR_UNREACH by default) and every later plan of it.
+// - Timeouts are the owner's (fail()). Single-threaded; callbacks may call back into the engine.
+// - Memory: the pending operations, the `recent` keys, the lost children.
 #include <cstdint>
 #include <deque>
 #include <functional>

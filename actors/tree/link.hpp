@@ -1,35 +1,20 @@
 #pragma once
 // TreeLink (`tree`): this broker's links to the other brokers of its allocation, joined in a k-ary
-// tree (topology.hpp). It carries the actors' messages between brokers ("@<rank>/<address>" and
-// "@*/<address>", actors/tree/broker_map.hpp), boots the tree at the root (each broker is
-// started, or placed in an srun step, once its parent is up: boot.hpp), and watches its neighbours.
-//
-// Wire: a child's DEALER connects to its parent's ROUTER over TCP with ZeroMQ CURVE; every broker
-// of the allocation holds one keypair, made at the root and handed to each broker on the rsh
-// agent's or srun's stdin, and a ZAP handler admits only that key. Frames: "H" hello {rank,
-// protocol, node, addresses} (answered "W", or "X" with why: another protocol version, a rank that
-// is not the parent's child); "B" heartbeat; "S" shutdown (passed down); "M" {to, from, address} +
-// envelope.
+// tree (topology.hpp). It carries the actors' "@<rank>/<address>" and "@*/<address>" messages
+// (actors/runtime/address.hpp), boots the tree at the root (boot.hpp) and watches its neighbours.
+// Wire: a DEALER to the parent's ROUTER over TCP with CURVE (one keypair per allocation, admitted
+// by a ZAP handler); frames "H" hello, answered "W" or "X" (why not), "B" heartbeat, "S" shutdown,
+// "M" an envelope. The whole story: docs/tree.md.
 //
 // Invariants and limits:
-// - A message is delivered, FIFO per pair of neighbours, to the actor (or peer routing id) named
-//   by its address, with env.from = "@<sender>/<from>" and a broker session: brokers trust each
-//   other's messages as their own actors' (CURVE proves membership of the allocation).
-// - "@*" reaches every broker, the sender included, through the root.
-// - Actors on the link's reactor receive in arrival order, before the next frame is read (a
-//   namespace registered before a job part arrives is registered before the part goes on down).
-// - A neighbour silent for `lost_after` is lost: TreeLost is broadcast to the actors (a child's
-//   whole subtree; the parent and everything outside this subtree), and a broker that lost its
-//   parent shuts down (nothing of its jobs outlives the allocation). A child's subtree lost is
-//   told to every other broker (TreeLostElsewhere), whose link broadcasts it to its actors too,
-//   once per broker. The link never reconnects.
-// - A standing tree (LinkSettings.standing: brokers a site runs as a service, [tree] hosts): the
-//   members are known at the start and nobody boots anyone. Each broker listens on the tree's
-//   port and waits for its parent as long as it takes (its Hello goes when the parent is up);
-//   the parent's silence counts only once it has welcomed us. A broker that joins, first or
-//   again after it was lost (restarted: a child of the same rank replaces the old connection,
-//   which is lost then), is told by the root to every broker (tree.joined), whose link passes
-//   it on to its actors. Losing the parent still stops the broker; its service starts it again.
+// - FIFO per pair of neighbours, delivered with env.from = "@<sender>/<from>" and a broker
+//   session; "@*" reaches every broker, the sender included, through the root.
+// - Actors on the link's reactor receive in arrival order, before the next frame is read.
+// - A neighbour silent for `lost_after` is lost: TreeLost to the actors, TreeLostElsewhere to every
+//   other broker, once per broker. A broker that lost its parent shuts down; no reconnection.
+// - A standing tree (LinkSettings.standing): the members are known at start and nobody boots
+//   anyone; a broker waits for its parent as long as it takes, and one restarted after a loss
+//   joins again (tree.joined, told to every broker).
 #include <chrono>
 #include <functional>
 #include <future>

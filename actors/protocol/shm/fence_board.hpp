@@ -1,44 +1,23 @@
 #pragma once
-// FenceBoard: the node-local fence of a job whose ranks all run on one node, in shared memory.
-// A whole-namespace PMIx_Fence (the MPI_Init and MPI_Barrier case) costs each rank a few atomic
-// operations and one futex wait instead of two messages through the broker; at 16 ranks on two
-// cores that is most of the fence's time (tests/bench/RESULTS.md).
+// FenceBoard: the node-local fence of a job whose ranks all run on one node, in shared memory. A
+// whole-namespace PMIx_Fence costs each rank a few atomic operations and one futex wait instead
+// of two messages through the broker (tests/bench/RESULTS.md). The launcher creates it before the
+// job's first rank and names it in the job information; every rank maps it at init. The whole
+// story: docs/fences.md, "Fence boards".
 //
-// The launcher creates the board in the job's namespace directory before its first rank exists
-// and names it in the job information; every rank of the job maps it at init, so all of them take
-// the same path. Other fences (subsets, several namespaces) keep the broker's FenceReducer.
-//
-// Arrival: whole-namespace fences are numbered per rank (every rank calls them in the same order).
-// Fence k counts its arrivals in ring cell k % kRing, one 64-bit word {fence number, count}; the
-// last arriver recycles the cell for fence k + kRing in the same compare-and-swap, raises
-// `completed` and wakes every waiter with one FUTEX_WAKE on the shared `wake` word. Waiters sleep
-// on `wake` in slices, so that they notice a lost broker.
-//
-// Failure: the broker's FenceReducer, told of every rank's end, marks the board failed from the
-// first fence the ended rank had not arrived at: those fences fail with the status the broker's
-// path gives (PMIX_ERR_PROC_TERM_WO_SYNC), as soon as the waiters wake.
-//
-// Held collectives (a whole-namespace group construct or destruct, client_group.cpp) are
-// numbered in a sequence of their own (independent of the fences, as the broker's are) and
-// arrive in a ring of their own, each rank naming the operation (an id: which group, construct or
-// destruct), and saying whether it needs the broker's usual path (a member's data, a leader...).
-// Their last arriver, the completer, claims the collective, checks that every rank named the same
-// one, and publishes kByBroker when any needs the broker (every rank then takes that path), else
-// does the broker's part and publishes its status and a value (a context id) for every rank. A
-// waiter whose deadline passes first claims it instead and publishes PMIX_ERR_TIMEOUT, which a
-// latecomer then gets at once, as the broker refuses a latecomer to a failed operation. A rank that
-// ended before arriving fails the collectives from there (PMIX_ERR_PROC_TERM_WO_SYNC), and so does
-// a completer that ended before publishing.
-//
-// Cards: each rank's slot holds its latest commit as one fence-segment entry (a msgpack array of
-// [scope, blob], local and global scopes: every reader is on this node), double-buffered under a
-// generation count, and the number of commits it sent the broker. A collecting fence copies the
-// other ranks' entries out of the board on their first Get (the latest card then, never older than
-// the fence's); a card bigger than kCardMax is marked and fetched from the broker, which waits
-// until it has that many of the owner's commits.
-//
-// Trust: the board is writable by the job's processes. The broker's identity check
-// (LaunchedRanks) guards messages; processes of one uid can already ptrace each other.
+// Invariants and limits:
+// - Fence k counts its arrivals in ring cell k % kRing, one 64-bit word {fence number, count}; the
+//   last arriver recycles the cell in the same compare-and-swap and wakes every waiter with one
+//   FUTEX_WAKE. A rank more than kRing fences ahead gets PMIX_ERR_OUT_OF_RESOURCE.
+// - Waiters sleep in kSlice slices, so that they notice a lost broker.
+// - The broker marks the board failed from the first fence an ended rank had not arrived at: those
+//   fail with PMIX_ERR_PROC_TERM_WO_SYNC.
+// - Held collectives (a group construct or destruct) have a sequence and a ring of their own; the
+//   completer checks that every rank named the same one and publishes kByBroker, or a status and
+//   a value; a waiter past its deadline publishes PMIX_ERR_TIMEOUT instead.
+// - Cards: each rank's latest commit (local and global scopes), double-buffered under a
+//   generation count, with its count of commits sent; one above kCardMax stays with the broker.
+// - Trust: the job's processes can write the board; LaunchedRanks guards messages, not memory.
 #include <atomic>
 #include <chrono>
 #include <climits>

@@ -1,28 +1,13 @@
-// zpmix: process groups (RFC0033): PMIx_Group_construct and PMIx_Group_destruct, blocking and not.
-// Each is one request to the broker's group tracker (msg::GroupContribute), answered once every
-// member contributed, or with why not (actors/group/group_tracker.hpp), with msg::GroupDone; over
-// a whole job on one node, the members meet on its fence board and one request is sent for all
-// (meets_on_board).
-// PMIx_Group_invite, _join and _leave (and _nb) are one request each too (msg::GroupInvite,
-// GroupJoin, GroupLeave): invite and an accepting join return once the group is formed (or why
-// not), with the same results as a construct; a declining join once the leader's broker has the
-// answer; leave once the broker told the other members. Invite honours PMIX_TIMEOUT,
-// PMIX_GROUP_ASSIGN_CONTEXT_ID and PMIX_GROUP_NOTIFY_TERMINATION; join and leave PMIX_TIMEOUT
-// (the caller's wait).
+// zpmix: process groups (RFC0033): PMIx_Group_construct, _destruct, _invite, _join and _leave,
+// blocking and not. Each is one request to the broker's group tracker (msg::GroupContribute,
+// GroupInvite, GroupJoin, GroupLeave); a construct or destruct over a whole job on one node meets
+// on its fence board, and one request goes for all (meets_on_board). The whole story, with the
+// directives honoured: docs/groups.md.
 //
-// Directives: PMIX_GROUP_LEADER, PMIX_GROUP_OPTIONAL, PMIX_GROUP_FT_COLLECTIVE,
-// PMIX_GROUP_NOTIFY_TERMINATION, PMIX_GROUP_ASSIGN_CONTEXT_ID, PMIX_GROUP_LOCAL_ONLY, PMIX_TIMEOUT,
-// An accepting join follows this process's events first (events_follow), so that while it waits
-// its library hears PMIX_GROUP_LEADER_FAILED and answers it (group_leader_failed): a handler that
-// returns PMIX_GROUP_LEADER true makes this process the new leader, and then its join returns as
-// the invite would have (PMIX_ERR_PARTIAL_SUCCESS when some invitee is out).
-//
-// PMIX_GROUP_INFO (an array of pmix_info_t every member can PMIx_Get afterwards as
-// {group, PMIX_RANK_WILDCARD}) and PMIX_GROUP_ENDPT_DATA (a byte object every member can PMIx_Get
-// as the contributor's PMIX_GROUP_ENDPT_DATA). Any other directive is ignored, or refused with
-// PMIX_ERR_NOT_SUPPORTED when marked required. The results: PMIX_GROUP_MEMBERSHIP, and
-// PMIX_GROUP_CONTEXT_ID when asked for; both also for PMIx_Get as {group, PMIX_RANK_WILDCARD}.
-// The members' committed data is served by direct modex, as for any PMIx_Get.
+// Limits: an accepting join follows this process's events first (events_follow), so that it
+// answers PMIX_GROUP_LEADER_FAILED (group_leader_failed). A directive not honoured is ignored, or
+// PMIX_ERR_NOT_SUPPORTED when required. The results (PMIX_GROUP_MEMBERSHIP, _CONTEXT_ID) are kept
+// for PMIx_Get as {group, PMIX_RANK_WILDCARD}.
 #include "client_group.hpp"
 
 #include <algorithm>

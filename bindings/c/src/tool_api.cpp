@@ -2,7 +2,7 @@
 // to brokers. A tool holds one session per broker it attached to (a DEALER as a client's, whose
 // Hello says `tool`); one of them is the primary, which every other call of the API (queries, job
 // control, events, spawn) goes through, as for a client. The broker admits a tool as it admits
-// `zpmix ctl` (broker/README.md): a process of its uid on its node (ipc), or over tcp one that
+// `zpmix ctl` (docs/access.md): a process of its uid on its node (ipc), or over tcp one that
 // holds its CURVE keypair ($ZPMIX_TCP_KEYS, as tcp clients do). Events are those of the first
 // broker the tool connected to (over tcp, from its tcp publisher).
 //
