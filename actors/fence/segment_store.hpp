@@ -38,7 +38,7 @@ class SegmentStore {
     using SessionDir = std::function<std::string(const std::string &nspace)>;
 
     // A segment up to this size travels inline in FenceDone. Measured against the arena
-    // (DEVELOPERS.md, "Fence segments"): even at 2 and 4 KiB, the arena faster from 8 KiB.
+    // (docs/fences.md): even at 2 and 4 KiB, the arena faster from 8 KiB.
     static constexpr std::size_t kInlineMax = 4 * 1024;
     // A set's arena holds at least four of its segments (a client reads two at most in steady
     // state), and never less than this.
