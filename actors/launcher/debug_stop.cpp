@@ -28,4 +28,17 @@ msg::NotifyEvent ready_for_debug(const std::string &nspace,
     return n;
 }
 
+std::vector<std::uint32_t> DebugStop::release(std::uint32_t rank) {
+    if (rank == PMIX_RANK_WILDCARD) released = true;
+    std::vector<std::uint32_t> ranks;
+    for (auto it = at_exec.begin(); it != at_exec.end();)
+        if (rank == PMIX_RANK_WILDCARD || rank == *it) {
+            ranks.push_back(*it);
+            it = at_exec.erase(it);
+        } else {
+            ++it;
+        }
+    return ranks;
+}
+
 }  // namespace zpmix
