@@ -8,7 +8,8 @@
 // A job started with PMIX_DEBUG_STOP_ON_EXEC has each rank stopped at its first instruction
 // (caller_spawn.hpp): it counts as waiting once the launch is answered, and is continued when
 // PMIX_DEBUGGER_RELEASE for it goes out; once the release for the whole job came, ranks started
-// later do not stop. DebugStop is what the launcher's Job holds of its debugger.
+// later do not stop. DebugStop is what the launcher's Job holds of its debugger; the launcher's
+// handlers for it are in debug_stop.cpp.
 #include <cstdint>
 #include <optional>
 #include <set>

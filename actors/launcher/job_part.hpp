@@ -5,7 +5,7 @@
 // requester: it reports its start or its failure to start (PartLaunched), its first failure and
 // its end (PartStatus); the coordinator ends it when the job failed elsewhere and tells it when
 // the job is over everywhere (EndPart), and signals every part (SignalParts). TreePart is what the
-// launcher's Job holds of that.
+// launcher's Job holds of that; the launcher's handlers and reports for it are in job_part.cpp.
 //
 // SpawnRelays: what a rank of such a job spawns goes to the coordinator (msg::SpawnAcross), which
 // lays the child out across the allocation and starts its parts (jobs of their own on each

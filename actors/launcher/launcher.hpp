@@ -30,7 +30,8 @@
 // Its other concerns have files of their own: the ranks' stdout and stderr (RankOutput,
 // rank_output.hpp), their stdin (StdinForwarding, stdin_forwarding.hpp), a part of a job across
 // brokers and the spawns relayed to the coordinator (TreePart, SpawnRelays, job_part.hpp), the
-// ranks that stop for a debugger (DebugStop, debug_stop.hpp).
+// ranks that stop for a debugger (DebugStop, debug_stop.hpp). launcher.cpp has the handlers,
+// job_lifecycle.cpp a job's life from its start to its end.
 #include <sys/types.h>
 
 #include <chrono>
@@ -166,6 +167,7 @@ class Launcher : public Actor {
     StdinForwarding stdin_;
     SpawnRelays spawn_relays_;
 
+    // Handlers (launcher.cpp; the debugger's in debug_stop.cpp, a part's in job_part.cpp).
     void launch(const Envelope &env, msg::Launch &m);
     void spawn(const Envelope &env, msg::Spawn &m);
     // PMIx_Spawn from a tool: a job of its own (debugger daemons beside their target's ranks).
@@ -188,6 +190,7 @@ class Launcher : public Actor {
     void input_relayed(const Envelope &env, msg::InputTaken &m);
     void rank_state(const Envelope &env, msg::RankState &m);
 
+    // A job's life (job_lifecycle.cpp).
     void start(const Envelope &env, Job job, Plan plan);
     // Places, registers and starts spawning this node's ranks of a job whose info (nodes, ranks)
     // is laid out.
@@ -230,10 +233,10 @@ class Launcher : public Actor {
     }
 
     // A rank waits for its debugger (in init, or stopped at exec): once all do, the
-    // PMIX_READY_FOR_DEBUG event (a job across nodes: counted on the root broker).
+    // PMIX_READY_FOR_DEBUG event (a job across nodes: counted on the root broker). debug_stop.cpp.
     void rank_waits_for_debugger(Job &job, std::uint32_t rank);
 
-    // What a part tells its coordinator: it could not start (status, why), it
+    // What a part tells its coordinator (job_part.cpp): it could not start (status, why), it
     // started (every pid of its ranks), its first failure, the abort's status once a named rank's
     // end fails it, its end.
     void report_not_started(const Job &job, std::int32_t status, const std::string &why);
