@@ -4,12 +4,20 @@
 // the PMIX_READY_FOR_DEBUG event once all of them do. The launcher keeps one per job; for a job
 // across nodes the root broker's launcher counts (the others pass their ranks' messages on), so
 // the event goes out once.
+//
+// A job started with PMIX_DEBUG_STOP_ON_EXEC has each rank stopped at its first instruction
+// (caller_spawn.hpp): it counts as waiting once the launch is answered, and is continued when
+// PMIX_DEBUGGER_RELEASE for it goes out; once the release for the whole job came, ranks started
+// later do not stop. DebugStop is what the launcher's Job holds of its debugger; the launcher's
+// handlers for it are in debug_stop.cpp.
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "actors/protocol/events.hpp"
+#include "actors/protocol/job.hpp"
 
 namespace zpmix {
 
@@ -29,5 +37,18 @@ class StoppedRanks {
 // (cached, so one that registers later hears it too).
 msg::NotifyEvent ready_for_debug(const std::string &nspace,
                                  const std::optional<msg::Proc> &debugger);
+
+struct DebugStop {
+    StoppedRanks stopped;               // its ranks waiting (in PMIx_Init, or stopped at exec)
+    std::optional<msg::Proc> debugger;  // the tool that spawned it, which hears the event
+    bool released = false;              // PMIX_DEBUGGER_RELEASE came for every rank
+    std::set<std::uint32_t> at_exec;    // its ranks stopped at exec, until their release
+
+    // Whether a rank started now stops at exec.
+    bool stops_at_exec(const msg::JobInfo &info) const { return info.stop_on_exec && !released; }
+    // PMIX_DEBUGGER_RELEASE for `rank` of the job (PMIX_RANK_WILDCARD: all of it): the ranks
+    // stopped at exec that it releases, ascending.
+    std::vector<std::uint32_t> release(std::uint32_t rank);
+};
 
 }  // namespace zpmix

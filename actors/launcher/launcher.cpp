@@ -1,59 +1,44 @@
+// The launcher's handlers: what each message asks of it (launcher.hpp says what the launcher
+// does). A job's life from its start to its end is job_lifecycle.cpp's; the debugger's handlers
+// are in debug_stop.cpp, a part's in job_part.cpp.
 #include "actors/launcher/launcher.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include <pmix_common.h>
 
 #include "actors/launcher/allocation.hpp"
-#include "actors/launcher/caller_spawn.hpp"
-#include "actors/protocol/iof.hpp"
-#include "actors/protocol/shm/fence_board.hpp"
-#include "actors/runtime/spawn_attributes.hpp"
-
-extern char **environ;
 
 namespace zpmix {
 
-namespace fs = std::filesystem;
-
-namespace {
-
-constexpr std::size_t kMaxChunk = 64 * 1024;  // a longer line is forwarded in pieces
-constexpr double kForever = 1e9;              // s: a longer time limit is none (and fits a timer)
-// s: a spawn across brokers without PMIX_SPAWN_TIMEOUT has its parts started within this (as long
-// as brokers have to boot, [tree] boot_timeout_ms's default); the relay waits a margin longer for
-// the coordinator's verdict.
-constexpr double kSpawnAcrossBound = 60;
-constexpr double kRelayMargin = 5;
-
-int pidfd_open(pid_t pid) {
-    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-}
-
-std::string describe_exit(std::uint32_t rank, pid_t pid, int code, int sig) {
-    if (sig)
-        return fmt::format("rank {} (pid {}) was killed by signal {} ({})", rank, pid, sig,
-                           strsignal(sig));
-    return fmt::format("rank {} (pid {}) exited with status {}", rank, pid, code);
-}
-
-}  // namespace
-
 Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings, const BrokerMap &brokers)
-    : Actor("launcher", reactor, bus), settings_(std::move(settings)), brokers_(brokers) {
+    : Actor("launcher", reactor, bus),
+      settings_(std::move(settings)),
+      brokers_(brokers),
+      output_(reactor, bus, brokers,
+              {.to_requester = [this](const msg::Output &m) { to_stream(jobs_.at(m.nspace), m); },
+               .send = [this](const std::string &to, const msg::Output &m) { send(to, m); }}),
+      stdin_(reactor, brokers,
+             {.answer = [this](const Envelope &req, const msg::InputTaken &m) { reply(req, m); },
+              .refuse = [this](const Envelope &req, std::int32_t status,
+                               std::string why) { reply_error(req, status, std::move(why)); },
+              .pass_on = [this](std::uint32_t broker, const msg::Input &m,
+                                std::uint64_t id) { send(remote_address(broker, name()), m, id); },
+              .relay_id = [this] { return next_relay_++; }}),
+      spawn_relays_(
+          reactor,
+          {.pass_on = [this](const msg::SpawnAcross &m,
+                             std::uint64_t id) { send(remote_address(0, "jobs"), m, id); },
+           .answer = [this](const Envelope &req, const msg::LaunchReply &m) { reply(req, m); },
+           .refuse = [this](const Envelope &req, std::int32_t status,
+                            std::string why) { reply_error(req, status, std::move(why)); },
+           .relay_id = [this] { return next_relay_++; }}) {
     on(&Launcher::launch, Access::operator_);
     on(&Launcher::spawn, Access::session | Access::operator_);
     on(&Launcher::stopped_in_init, Access::session | Access::internal);
@@ -79,7 +64,8 @@ Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings, const BrokerMa
 }
 
 Launcher::~Launcher() {
-    // Normally empty: shutdown() ended every job. Never leave a process behind regardless.
+    // Normally empty: shutdown() ended every job. Never leave a process behind regardless (the
+    // ranks' pipes are RankOutput's and StdinForwarding's, which close them).
     for (auto &[nspace, job] : jobs_) {
         for (auto &r : job.ranks) {
             if (r.reaped || r.pid <= 0) continue;
@@ -87,8 +73,7 @@ Launcher::~Launcher() {
             ::waitpid(r.pid, nullptr, 0);
         }
         for (auto &r : job.ranks)
-            for (int fd : {r.out, r.err, r.pidfd, r.in})
-                if (fd >= 0) ::close(fd);
+            if (r.pidfd >= 0) ::close(r.pidfd);
     }
     for (auto &[pid, fd] : requesters_) ::close(fd);
 }
@@ -98,7 +83,7 @@ void Launcher::shutdown(std::function<void()> done) {
     if (jobs_.empty()) return done();
     on_idle_ = std::move(done);
     for (auto &[nspace, job] : jobs_) {
-        job.forget_when_over = true;  // no coordinator will say so any more
+        job.part.forget_when_over = true;  // no coordinator will say so any more
         fail(job, 128 + SIGTERM, "the broker is shutting down");
     }
     // Parts already over were only waiting for the coordinator.
@@ -118,7 +103,7 @@ void Launcher::shutdown(std::function<void()> done) {
 void Launcher::remove_session_dir() {
     topology_.wait();  // it writes there
     std::error_code ec;
-    fs::remove_all(settings_.run_dir + "/session", ec);
+    std::filesystem::remove_all(settings_.run_dir + "/session", ec);
 }
 
 void Launcher::launch(const Envelope &env, msg::Launch &m) {
@@ -170,9 +155,10 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     if (parent->second.status)
         return reply_error(env, PMIX_ERR_NOT_AVAILABLE,
                            fmt::format("job {} is ending", m.parent.nspace));
-    if (!parent->second.coordinator.empty()) {
-        return spawn_across(env, m, parent->second);
-    }
+    // A rank of a job spanning brokers spawns across the allocation: the coordinator lays the
+    // child out and starts its parts.
+    if (parent->second.is_part())
+        return spawn_relays_.relay(env, msg::SpawnAcross{std::move(m), parent->second.env});
     std::int32_t status = PMIX_SUCCESS;
     if (auto why = check_local_spawn(m, status); !why.empty()) return reply_error(env, status, why);
     Job job;
@@ -211,7 +197,7 @@ void Launcher::tool_spawn(const Envelope &env, msg::Spawn &m) {
         if (auto why = check_local_spawn(m, status); !why.empty())
             return reply_error(env, status, why);
     if (const auto view = brokers_.view(); !view->alone())
-        return relay_spawn(
+        return spawn_relays_.relay(
             env,
             msg::SpawnAcross{std::move(m), {}, remote_address(view->rank, env.from), env.peer.pid});
     if (m.debugger_daemons && (!m.hosts.empty() || !m.add_hosts.empty()))
@@ -219,7 +205,7 @@ void Launcher::tool_spawn(const Envelope &env, msg::Spawn &m) {
     Job job;
     job.requester = env.from;
     job.requester_pid = env.peer.pid;
-    job.debugger = m.parent;
+    job.debug.debugger = m.parent;
     job.info.stop_in_init = m.stop_in_init;
     job.info.stop_in_app = m.stop_in_app;
     job.info.stop_on_exec = m.stop_on_exec;
@@ -246,50 +232,6 @@ void Launcher::tool_spawn(const Envelope &env, msg::Spawn &m) {
     if (m.notify_completion) plan.notify_completion.push_back(m.parent);
     if (m.forward_output) plan.keep_output_for = env.from;
     start(env, std::move(job), std::move(plan));
-}
-
-// A rank waits in PMIx_Init for its debugger (or, told by another broker's launcher, is stopped at
-// exec): once all do, PMIX_READY_FOR_DEBUG. The ranks of a job across nodes are counted on the
-// root broker, whose launcher the others tell.
-void Launcher::stopped_in_init(const Envelope &env, msg::StoppedInInit &m) {
-    auto it = jobs_.find(m.proc.nspace);
-    if (it == jobs_.end() || !(it->second.info.stop_in_init || it->second.info.stop_on_exec)) {
-        if (env.id != 0) reply_error(env, PMIX_ERR_NOT_FOUND, "no job stopping for a debugger");
-        return;
-    }
-    if (env.id != 0) reply(env, msg::Ok{});
-    rank_waits_for_debugger(it->second, m.proc.rank);
-}
-
-// Every broker's launcher hears the release: it continues its ranks of the job stopped at exec.
-void Launcher::debugger_released(const Envelope &, msg::DebuggerReleased &m) {
-    for (const auto &target : m.procs) {
-        auto it = jobs_.find(target.nspace);
-        if (it == jobs_.end() || !it->second.info.stop_on_exec) continue;
-        Job &job = it->second;
-        if (target.rank == PMIX_RANK_WILDCARD) job.released = true;
-        std::size_t continued = 0;
-        for (auto i : job.local) {
-            Rank &r = job.ranks[i];
-            if (!r.stopped_at_exec || (target.rank != PMIX_RANK_WILDCARD && target.rank != i))
-                continue;
-            r.stopped_at_exec = false;
-            if (!r.reaped && ::kill(r.pid, SIGCONT) == 0) ++continued;
-        }
-        log().info("{}: the debugger released {} rank(s) stopped at exec", target.nspace,
-                   continued);
-    }
-}
-
-void Launcher::rank_waits_for_debugger(Job &job, std::uint32_t rank) {
-    const std::string &nspace = job.info.nspace;
-    // A job across nodes is counted by the root broker's launcher (which has a part of it).
-    if (!job.coordinator.empty() && brokers_.view()->rank != 0)
-        return send(remote_address(0, "launcher"), msg::StoppedInInit{{nspace, rank}});
-    if (job.stopped.add(rank, job.info.size)) {
-        log().info("every rank of {} waits for its debugger", nspace);
-        send("events", ready_for_debug(nspace, job.debugger));
-    }
 }
 
 // A job on this node alone spawns onto it: the hosts the spawn names must be this node, and a
@@ -320,46 +262,6 @@ std::string Launcher::check_local_spawn(msg::Spawn &m, std::int32_t &status) con
     return {};
 }
 
-// A rank of a job spanning brokers spawns across the allocation: the coordinator lays the child
-// out and starts its parts; its answer goes to the rank, or a timeout when it does not come.
-void Launcher::spawn_across(const Envelope &env, msg::Spawn &m, const Job &parent) {
-    relay_spawn(env, msg::SpawnAcross{std::move(m), parent.env});
-}
-
-void Launcher::relay_spawn(const Envelope &env, msg::SpawnAcross m) {
-    if (!(m.spawn.timeout_s >= 0) || !(m.spawn.spawn_timeout_s >= 0))
-        return reply_error(env, PMIX_ERR_BAD_PARAM, "negative timeout");
-    if (m.spawn.spawn_timeout_s == 0 || m.spawn.spawn_timeout_s > kForever)
-        m.spawn.spawn_timeout_s = kSpawnAcrossBound;
-    const double bound = m.spawn.spawn_timeout_s + kRelayMargin;
-    const std::uint64_t id = next_relay_++;
-    SpawnRelay &relay = spawn_relays_[id];
-    relay.request = env;
-    relay.timer = reactor().after(
-        std::chrono::duration_cast<Reactor::Clock::duration>(std::chrono::duration<double>(bound)),
-        [this, id] {
-            auto node = spawn_relays_.extract(id);
-            if (node.empty()) return;
-            reply_error(node.mapped().request, PMIX_ERR_TIMEOUT,
-                        "the job coordinator did not answer the spawn");
-        });
-    send(remote_address(0, "jobs"), m, id);
-}
-
-void Launcher::spawn_answered(const Envelope &env, msg::LaunchReply &m) {
-    auto node = spawn_relays_.extract(env.id);
-    if (node.empty()) return;  // timed out
-    reactor().cancel(node.mapped().timer);
-    reply(node.mapped().request, m);
-}
-
-void Launcher::spawn_refused(const Envelope &env, msg::ErrorReply &m) {
-    auto node = spawn_relays_.extract(env.id);
-    if (node.empty()) return;
-    reactor().cancel(node.mapped().timer);
-    reply_error(node.mapped().request, m.status, std::move(m.message));
-}
-
 void Launcher::signal_job(const Envelope &env, msg::SignalJob &m) {
     auto it = jobs_.find(m.nspace);
     if (it == jobs_.end()) return reply_error(env, PMIX_ERR_NOT_FOUND, "no job " + m.nspace);
@@ -381,83 +283,11 @@ void Launcher::signal_job(const Envelope &env, msg::SignalJob &m) {
             fmt::format("{} got signal {} from its zpmix run", m.nspace, m.signal)};
         send("events", life);  // the job's whole state: the root's launcher tells it
     }
-    if (!it->second.coordinator.empty())
+    if (it->second.is_part())
         send(every_broker(name()), msg::SignalParts{m.nspace, m.signal});
     else
         signal_tree(it->second, m.signal);
     reply(env, msg::Ok{});
-}
-
-void Launcher::signal_parts(const Envelope &, msg::SignalParts &m) {
-    auto it = jobs_.find(m.nspace);
-    if (it == jobs_.end() || m.signal <= 0 || m.signal >= NSIG) return;
-    signal_tree(it->second, m.signal);
-    // The jobs it spawned across brokers (and theirs) are parts here, not its children.
-    std::set<std::string> tree{m.nspace};
-    for (bool grew = true; grew;) {
-        grew = false;
-        for (auto &[nspace, job] : jobs_)
-            if (!job.coordinator.empty() && tree.contains(job.info.parent.nspace) &&
-                tree.insert(nspace).second) {
-                signal_ranks(job, m.signal);
-                grew = true;
-            }
-    }
-}
-
-// This node's part of a job spanning brokers.
-void Launcher::part(const Envelope &env, msg::JobPart &m) {
-    Job job;
-    job.requester = std::move(m.requester);
-    job.follows_children = true;
-    job.coordinator = remote_address(0, "jobs");
-    job.info = std::move(m.job);
-    Plan plan;
-    plan.apps = std::move(m.apps);
-    plan.env = std::move(m.env);
-    plan.bind_to = std::move(m.bind_to);
-    plan.map_by = std::move(m.map_by);
-    plan.personality_ompi =
-        m.personality_per_app ? std::nullopt : std::optional<bool>(m.personality_ompi);
-    plan.stdin_target = m.stdin_target;
-    plan.recoverable = m.recoverable;
-    // A spawned job's end is told to its spawner by the spawner's broker alone (events relay it),
-    // not once per broker; a tool's job's by the tool's broker. The requester's broker watches
-    // the requester (a tool, or a standing tree's `zpmix run`): the job ends with it.
-    const bool requesters_broker =
-        m.requester_pid != 0 && sender_broker(job.requester) == brokers_.view()->rank;
-    if (auto p = jobs_.find(job.info.parent.nspace);
-        requesters_broker ||
-        (p != jobs_.end() &&
-         std::binary_search(p->second.local.begin(), p->second.local.end(), job.info.parent.rank)))
-        plan.notify_completion = std::move(m.notify_completion);
-    if (requesters_broker) job.requester_pid = m.requester_pid;
-    if (!m.debugger.nspace.empty()) job.debugger = m.debugger;
-    if (shutting_down_ || jobs_.contains(job.info.nspace)) {
-        send(job.coordinator,
-             msg::PartLaunched{job.info.nspace,
-                               brokers_.view()->rank,
-                               PMIX_ERR_NOT_AVAILABLE,
-                               shutting_down_ ? "the broker is stopping" : "the namespace exists",
-                               {}});
-        return;
-    }
-    begin(env, std::move(job), std::move(plan), std::move(m.secret));
-}
-
-void Launcher::end_part(const Envelope &, msg::EndPart &m) {
-    auto it = jobs_.find(m.nspace);
-    if (it == jobs_.end()) return;
-    Job &job = it->second;
-    if (m.finish) job.forget_when_over = true;
-    if (!job.status && m.status != 0) {
-        job.ended_by_coordinator = true;
-        set_status(job, m.status, m.message);
-    }
-    if (m.finish && !job.status) job.message = m.message;
-    if (job.spawning) return abandon_launch(m.nspace, m.status, m.message);
-    if (job.ranks_over) return conclude(m.nspace);
-    fail(job, m.status ? m.status : 128 + SIGTERM, m.message);
 }
 
 void Launcher::signal_job_ranks(const Envelope &env, msg::SignalRanks &m) {
@@ -548,12 +378,12 @@ void Launcher::abort_job(const Envelope &env, msg::AbortJob &m) {
                    !std::binary_search(job.local.begin(), job.local.end(), r);
         });
         if (list.empty()) continue;
-        if (!job.status && job.coordinator.empty()) {
+        if (!job.status && !job.is_part()) {
             set_status(job, m.status, std::move(message));
         } else if (!job.status) {
             job.status = m.status;
             job.message = std::move(message);
-            job.abort_unreported = true;
+            job.part.abort_unreported = true;
         }
         std::erase_if(
             list, [&](std::uint32_t r) { return job.ranks[r].reaped || job.ranks[r].pid <= 0; });
@@ -563,100 +393,22 @@ void Launcher::abort_job(const Envelope &env, msg::AbortJob &m) {
     }
 }
 
-// `zpmix run`'s stdin: this node's stdin ranks take it; the root passes on what is another
-// broker's, and the answer back.
+// `zpmix run`'s stdin, and a tool's PMIx_IOF_push (stdin_forwarding.hpp).
 void Launcher::input(const Envelope &env, msg::Input &m) {
-    const auto view = brokers_.view();
-    if (m.broker != view->rank) {
-        if (is_remote_address(env.from) || m.broker >= view->size())
-            return reply_error(env, PMIX_ERR_BAD_PARAM, fmt::format("no broker {}", m.broker));
-        const std::uint64_t id = next_relay_++;
-        input_relays_[id] = env;
-        send(remote_address(m.broker, name()), m, id);
-        return;
-    }
-    auto it = jobs_.find(m.nspace);
-    // A job over (or never here) takes nothing: the piece is dropped, as a closed pipe drops it.
-    if (it == jobs_.end()) return reply(env, msg::InputTaken{PMIX_ERR_NOT_FOUND});
-    Job &job = it->second;
-    if (job.input_waiting) {
-        if (job.input_queue.size() >= 64)
-            return reply_error(env, PMIX_ERR_OUT_OF_RESOURCE, "too many Inputs waiting");
-        job.input_queue.push_back(env);
-        return;
-    }
-    take_input(env, m);
-}
-
-void Launcher::take_input(const Envelope &env, msg::Input &m) {
-    Job &job = jobs_.at(m.nspace);
-    for (auto r : m.ranks)
-        if (r >= job.ranks.size() || !job.ranks[r].reads_input) {
-            reply(env, msg::InputTaken{PMIX_ERR_NOT_SUPPORTED});
-            return next_input(job);
-        }
-    auto take = [&](Rank &r) {
-        if (r.in < 0) return;
-        r.in_buf += m.data;
-        r.close_after = r.close_after || m.eof;
-    };
-    if (m.ranks.empty())
-        for (auto &r : job.ranks) take(r);
-    for (auto r : m.ranks) take(job.ranks[r]);
-    job.input_waiting = env;
-    flush_input(m.nspace);
+    stdin_.input(env, m);
 }
 
 void Launcher::input_relayed(const Envelope &env, msg::InputTaken &m) {
-    auto node = input_relays_.extract(env.id);
-    if (!node.empty()) reply(node.mapped(), m);
+    stdin_.relayed(env, m);
 }
 
-void Launcher::flush_input(const std::string &nspace) {
-    auto it = jobs_.find(nspace);
-    if (it == jobs_.end()) return;
-    Job &job = it->second;
-    job.input_retry = 0;
-    bool pending = false;
-    for (auto &r : job.ranks) {
-        while (r.in >= 0 && !r.in_buf.empty()) {
-            const ssize_t n = ::write(r.in, r.in_buf.data(), r.in_buf.size());
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0 && errno == EAGAIN) break;
-            if (n <= 0) {  // it closed its stdin: what it did not read is lost
-                close_input(r);
-                break;
-            }
-            r.in_buf.erase(0, static_cast<std::size_t>(n));
-        }
-        if (r.in >= 0 && !r.in_buf.empty()) pending = true;
-    }
-    // The reactor watches readers only: a full pipe is tried again shortly.
-    if (pending) {
-        job.input_retry =
-            reactor().after(std::chrono::milliseconds(10), [this, nspace] { flush_input(nspace); });
-        return;
-    }
-    for (auto &r : job.ranks)
-        if (r.close_after) close_input(r);
-    if (job.input_waiting)
-        reply(*std::exchange(job.input_waiting, std::nullopt), msg::InputTaken{});
-    next_input(job);
+// The coordinator's answer to a spawn relayed to it (job_part.hpp).
+void Launcher::spawn_answered(const Envelope &env, msg::LaunchReply &m) {
+    spawn_relays_.answered(env, m);
 }
 
-void Launcher::next_input(Job &job) {
-    if (job.input_queue.empty()) return;
-    Envelope next = std::move(job.input_queue.front());
-    job.input_queue.pop_front();
-    auto m = next.as<msg::Input>();
-    take_input(next, m);
-}
-
-void Launcher::close_input(Rank &r) {
-    if (r.in >= 0) ::close(r.in);
-    r.in = -1;
-    r.in_buf.clear();
-    r.close_after = false;
+void Launcher::spawn_refused(const Envelope &env, msg::ErrorReply &m) {
+    spawn_relays_.refused(env, m);
 }
 
 void Launcher::rank_state(const Envelope &, msg::RankState &m) {
@@ -692,713 +444,6 @@ void Launcher::register_cleanup(const Envelope &env, msg::RegisterCleanup &m) {
         if (auto why = add(std::move(d), true); !why.empty())
             return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "cleanup refused: " + why);
     reply(env, msg::Ok{});
-}
-
-void Launcher::run_cleanup(CleanupList &list, const std::string &whose) {
-    if (list.empty()) return;
-    std::vector<std::string> errors;
-    list.run(errors);
-    for (const auto &e : errors) log().warn("cleanup registered by {}: {}", whose, e);
-}
-
-// Checks the plan and lays the job out on this node; begin() does the rest. Or answers the
-// request with an error and nothing of the job exists.
-void Launcher::start(const Envelope &env, Job job, Plan plan) {
-    if (shutting_down_) return reply_error(env, PMIX_ERR_NOT_AVAILABLE, "the broker is stopping");
-    if (plan.apps.empty()) return reply_error(env, PMIX_ERR_BAD_PARAM, "no app to launch");
-    std::uint64_t np = 0;
-    for (const auto &app : plan.apps) np += app.np;
-    if (np > msg::kMaxRanks)
-        return reply_error(env, PMIX_ERR_BAD_PARAM,
-                           fmt::format("-n must be 1..{}", msg::kMaxRanks));
-    msg::JobInfo &info = job.info;
-    info.nspace = new_namespace_name();
-    {
-        const auto &first = plan.apps.front();
-        info.program = first.cmd.empty() && !first.argv.empty() ? first.argv[0] : first.cmd;
-    }
-    info.size = info.univ_size = info.max_procs = static_cast<std::uint32_t>(np);
-    info.nodes = {settings_.node};
-    info.procs.resize(np);
-    for (std::uint32_t i = 0; i < np; ++i) {
-        msg::ProcInfo &p = info.procs[i];
-        p.rank = i;
-        p.local_rank = static_cast<std::uint16_t>(i);
-        p.hostname = settings_.node;
-    }
-    node_ranks_.number(info);
-    for (std::uint32_t app = 0, rank = 0; app < plan.apps.size(); ++app)
-        for (std::uint32_t i = 0; i < plan.apps[app].np && rank < np; ++i)
-            info.procs[rank++].app_num = app;
-    for (const auto &pset : plan.psets) {
-        auto &ranks = info.psets[pset];
-        for (std::uint32_t i = 0; i < np; ++i) ranks.push_back(i);
-    }
-    begin(env, std::move(job), std::move(plan), random_secret());
-}
-
-void Launcher::begin(const Envelope &env, Job job, Plan plan, std::string secret) {
-    // A part's failure goes to its coordinator, a launch's to its requester.
-    auto refuse = [&](std::int32_t status, const std::string &why) {
-        if (job.coordinator.empty()) return reply_error(env, status, why);
-        send(job.coordinator,
-             msg::PartLaunched{job.info.nspace, brokers_.view()->rank, status, why, {}});
-    };
-    if (plan.apps.empty()) return refuse(PMIX_ERR_BAD_PARAM, "no app to launch");
-    std::uint64_t np = 0;
-    for (const auto &app : plan.apps) {
-        if ((app.cmd.empty() && (app.argv.empty() || app.argv[0].empty())))
-            return refuse(PMIX_ERR_BAD_PARAM, "an app without a program");
-        if (app.np == 0) return refuse(PMIX_ERR_BAD_PARAM, "an app of 0 ranks");
-        std::error_code ec;
-        if (!app.cwd.empty() && !fs::is_directory(app.cwd, ec))
-            return refuse(PMIX_ERR_JOB_WDIR_NOT_FOUND, "no working directory " + app.cwd);
-        np += app.np;
-    }
-    msg::JobInfo &info = job.info;
-    if (np != info.procs.size()) return refuse(PMIX_ERR_BAD_PARAM, "the apps' ranks do not add up");
-    if (!(plan.timeout_s >= 0) || !(plan.spawn_timeout_s >= 0))
-        return refuse(PMIX_ERR_BAD_PARAM, "negative timeout");
-    if (plan.timeout_s > kForever) plan.timeout_s = 0;
-    if (plan.spawn_timeout_s > kForever) plan.spawn_timeout_s = 0;
-
-    for (std::uint32_t i = 0; i < np; ++i)
-        if (info.procs[i].hostname == settings_.node) job.local.push_back(i);
-    Spawning &sp = job.spawning.emplace();
-    std::vector<Placement::Rank> places;
-    if (auto err = placement_.place(plan.map_by, plan.bind_to,
-                                    static_cast<std::uint32_t>(job.local.size()), places);
-        !err.empty())
-        return refuse(PMIX_ERR_BAD_PARAM, err);
-    sp.sets.resize(np);
-    for (std::size_t k = 0; k < job.local.size(); ++k) {
-        msg::ProcInfo &p = info.procs[job.local[k]];
-        p.cpuset = std::move(places[k].cpuset);
-        p.locality = std::move(places[k].locality);
-        sp.sets[job.local[k]] = std::move(places[k].set);
-    }
-
-    info.session_tmpdir = settings_.run_dir + "/session";
-    info.nsdir = info.session_tmpdir + "/" + info.nspace;
-    std::error_code ec;
-    fs::create_directories(info.nsdir, ec);
-    for (std::size_t k = 0; k < job.local.size() && !ec; ++k)
-        fs::create_directory(info.nsdir + "/" + std::to_string(job.local[k]), ec);
-    if (ec) {
-        fs::remove_all(info.nsdir, ec);
-        return refuse(PMIX_ERR_OUT_OF_RESOURCE, "cannot create " + info.nsdir);
-    }
-    // Every rank is on this node: its whole-namespace fences meet on a board, not in the broker.
-    if (np > 1 && job.local.size() == np) {
-        const std::string board = info.nsdir + "/fence-board";
-        if (auto err = FenceBoard::create(board, info.size); err.empty())
-            info.fence_board = board;
-        else
-            log().warn("{} fences through the broker: {}", info.nspace, err);
-    }
-
-    // One environment per app; only PMIX_RANK differs between its ranks.
-    const std::vector<std::string> client_vars =
-        client_variables(settings_.uri, secret, settings_.client_write_timeout_ms,
-                         settings_.group_timeout_ms, info.nspace);
-    // The caller's environment when it gave it (a broker of its own has it anyway).
-    std::vector<const char *> caller_env;
-    for (const auto &kv : plan.caller.environ) caller_env.push_back(kv.c_str());
-    caller_env.push_back(nullptr);
-    const char *const *inherited = plan.caller.given ? caller_env.data() : environ;
-    for (auto &app : plan.apps)
-        sp.apps.push_back(plan_app(app, inherited, plan.env, client_vars, info.nsdir,
-                                   plan.personality_ompi, job.local.size()));
-    // Open MPI's ranks load the node's topology from PMIx: written once, while they start.
-    if (std::any_of(sp.apps.begin(), sp.apps.end(), [](const AppPlan &a) { return a.links_mpi; }))
-        topology_.start(info.session_tmpdir);
-    sp.request = env;
-    job.env = std::move(plan.env);
-    job.personality_ompi = plan.personality_ompi.value_or(false);
-    job.caller = std::move(plan.caller);
-    job.recoverable = plan.recoverable;
-    job.stdin_target = plan.stdin_target;
-    job.ranks.resize(np);
-
-    const std::string nspace = info.nspace;
-    // Server and events know the namespace before its first rank exists (both posted in order).
-    // A part replaces the coordinator's registration with this node's placement and directories.
-    send("registry",
-         msg::RegisterNamespace{info, std::move(secret), std::move(plan.notify_completion)});
-    if (!plan.keep_output_for.empty() && bus().find("iof"))
-        send("iof", msg::IofKeep{nspace, std::move(plan.keep_output_for)});
-    auto [it, inserted] = jobs_.emplace(nspace, std::move(job));
-    Job &j = it->second;
-    if (!j.parent.empty()) jobs_.at(j.parent).children.insert(nspace);
-    if (plan.timeout_s > 0) {
-        const double limit = plan.timeout_s;
-        j.time_limit =
-            reactor().after(std::chrono::duration_cast<Reactor::Clock::duration>(
-                                std::chrono::duration<double>(limit)),
-                            [this, nspace, limit] {
-                                auto it = jobs_.find(nspace);
-                                if (it == jobs_.end()) return;
-                                it->second.time_limit = 0;
-                                fail(it->second, kTimeoutStatus,
-                                     fmt::format("job exceeded its time limit of {} s", limit));
-                            });
-    }
-    if (plan.spawn_timeout_s > 0) {
-        const double limit = plan.spawn_timeout_s;
-        j.spawning->deadline = reactor().after(
-            std::chrono::duration_cast<Reactor::Clock::duration>(
-                std::chrono::duration<double>(limit)),
-            [this, nspace, limit] {
-                auto it = jobs_.find(nspace);
-                if (it == jobs_.end() || !it->second.spawning) return;
-                it->second.spawning->deadline = 0;
-                abandon_launch(nspace, PMIX_ERR_TIMEOUT,
-                               fmt::format("its ranks were not all started within {} s", limit));
-            });
-    }
-    tell_monitors(j, PMIX_EVENT_JOB_START,
-                  fmt::format("{} launched: {} rank(s) of {}", nspace, np, j.info.program));
-    reactor().post([this, nspace] { spawn_next(nspace); });
-    watch_requester(j.requester_pid);
-}
-
-// One rank per reactor turn: between two spawns the reactor answers the Hellos (and everything
-// else) that came in, instead of leaving the first ranks waiting for the last to start.
-void Launcher::spawn_next(const std::string &nspace) {
-    auto it = jobs_.find(nspace);
-    if (it == jobs_.end() || !it->second.spawning) return;
-    Job &job = it->second;
-    // A job that failed meanwhile (abort, time limit, requester gone, shutdown) starts no more.
-    if (!job.status && job.spawned < job.local.size()) {
-        int status = PMIX_ERROR;
-        if (auto error = spawn_rank(job, job.local[job.spawned], status); !error.empty())
-            return abandon_launch(nspace, status, error);
-        ++job.spawned;
-        if (job.spawned < job.local.size() && !job.status) {
-            reactor().post([this, nspace] { spawn_next(nspace); });
-            return;
-        }
-    }
-    launched(nspace);
-}
-
-// Spawns rank i bound to its cpuset; its output and exit are watched once the job is launched.
-std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
-    Spawning &sp = *job.spawning;
-    AppPlan &app = sp.apps[job.info.procs[i].app_num];
-    Rank &r = job.ranks[i];
-    int out[2], err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) return fmt::format("pipe: {}", strerror(errno));
-    if (::pipe2(err, O_CLOEXEC) != 0) {
-        const int e = errno;
-        ::close(out[0]);
-        ::close(out[1]);
-        return fmt::format("pipe: {}", strerror(e));
-    }
-    // Its stdin: what `zpmix run` reads (Input), when it is a stdin rank; else nothing.
-    int in[2] = {-1, -1};
-    if ((job.stdin_target == msg::kStdinAll || job.stdin_target == static_cast<std::int64_t>(i)) &&
-        ::pipe2(in, O_CLOEXEC) != 0) {
-        const int e = errno;
-        for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
-        return fmt::format("pipe: {}", strerror(e));
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    if (in[0] >= 0)
-        posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    else
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-    if (!app.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, app.cwd.c_str());
-    // One process group per job: signals reach what the ranks start too.
-    posix_spawnattr_t attr;
-    init_child_spawnattr(attr, job.pgid);
-
-    set_rank(app, i);
-    std::vector<char *> argv, envp;
-    for (auto &a : app.argv) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto &e : app.env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-
-    std::string error;
-    hwloc_bitmap_t set = sp.sets[i].get();
-    hwloc_bitmap_t saved = set ? hwloc_bitmap_alloc() : nullptr;
-    // The child inherits the spawning thread's binding, so it never runs unbound.
-    if (set) {
-        hwloc_get_cpubind(placement_.topology(), saved, HWLOC_CPUBIND_THREAD);
-        if (hwloc_set_cpubind(placement_.topology(), set, HWLOC_CPUBIND_THREAD) != 0)
-            error = fmt::format("cannot bind rank {} to cpuset {}: {}", i, job.info.procs[i].cpuset,
-                                strerror(errno));
-    }
-    pid_t pid = -1;
-    if (error.empty()) {
-        int rc = 0;
-        const bool stop = job.info.stop_on_exec && !job.released;
-        const bool as_caller = caller_differs(job.caller);
-        if (stop || as_caller) {
-            pid = fork_spawn(app.cmd, argv.data(), envp.data(), ChildIo{in[0], out[1], err[1]},
-                             app.cwd, job.pgid, as_caller ? &job.caller : nullptr, stop, rc);
-            r.stopped_at_exec = stop && pid > 0;
-        } else {
-            rc = ::posix_spawnp(&pid, app.cmd.c_str(), &fa, &attr, argv.data(), envp.data());
-        }
-        if (rc != 0) {
-            error = fmt::format("cannot launch '{}': {}", app.cmd, strerror(rc));
-            status = rc == ENOENT                    ? PMIX_ERR_JOB_EXE_NOT_FOUND
-                     : rc == EACCES || rc == ENOEXEC ? PMIX_ERR_JOB_APP_NOT_EXECUTABLE
-                                                     : PMIX_ERR_JOB_FAILED_TO_LAUNCH;
-        }
-    }
-    if (set) {
-        hwloc_set_cpubind(placement_.topology(), saved, HWLOC_CPUBIND_THREAD);
-        hwloc_bitmap_free(saved);
-    }
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    ::close(out[1]);
-    ::close(err[1]);
-    r.out = out[0];
-    r.err = err[0];
-    if (in[0] >= 0) {
-        ::close(in[0]);
-        r.in = in[1];
-        r.reads_input = true;
-        ::fcntl(r.in, F_SETFL, O_NONBLOCK);  // a rank that does not read never blocks us
-    }
-    ::fcntl(r.out, F_SETFL, O_NONBLOCK);  // the reactor reads what is there, never waits
-    ::fcntl(r.err, F_SETFL, O_NONBLOCK);
-    if (!error.empty()) return error;
-    if (job.pgid == 0) {
-        job.pgid = pid;
-        job.guarded = settings_.watchdog && settings_.watchdog->guard(pid);
-        if (settings_.watchdog && !job.guarded)
-            log().warn("{}: the watchdog cannot guard its ranks", job.info.nspace);
-    }
-    r.pid = pid;
-    r.pidfd = pidfd_open(pid);
-    job.info.procs[i].pid = pid;
-    ++job.live;
-    // Before this rank's Hello can be read: the mailboxes are drained before the sockets.
-    send("registry", msg::RankSpawned{job.info.nspace, static_cast<std::uint32_t>(i), pid});
-    if (r.pidfd < 0) return fmt::format("pidfd_open: {}", strerror(errno));
-    return {};
-}
-
-// Every rank is spawned (or the job failed first): the requester gets the LaunchReply, then the
-// ranks' output and exits.
-void Launcher::launched(const std::string &nspace) {
-    Job &j = jobs_.at(nspace);
-    const Envelope request = std::move(j.spawning->request);
-    if (j.spawning->deadline) reactor().cancel(j.spawning->deadline);
-    j.spawning.reset();
-    if (!j.coordinator.empty()) {
-        msg::PartLaunched started{nspace, brokers_.view()->rank, 0, {}, {}};
-        for (auto r : j.local) started.pids.emplace_back(r, j.info.procs[r].pid);
-        send(j.coordinator, started);
-    } else {
-        msg::LaunchReply reply_msg{nspace, {}};
-        for (const auto &p : j.info.procs) reply_msg.pids.push_back(p.pid);
-        if (!j.requester.empty()) reply(request, reply_msg);
-    }
-    log().info("launched {}: {} of {} rank(s)", nspace, j.spawned, j.local.size());
-    if (!j.status)
-        tell_monitors(j, PMIX_LAUNCH_COMPLETE, nspace + " is running: every rank started");
-    for (std::size_t k = 0; k < j.spawned; ++k) {
-        const std::size_t i = j.local[k];
-        reactor().watch_fd(j.ranks[i].out, [this, nspace, i] { on_output(nspace, i, 1); });
-        reactor().watch_fd(j.ranks[i].err, [this, nspace, i] { on_output(nspace, i, 2); });
-        reactor().watch_fd(j.ranks[i].pidfd, [this, nspace, i] { on_rank_exit(nspace, i); });
-    }
-    // After the reply: a tool hears PMIX_READY_FOR_DEBUG for a job it knows.
-    for (std::size_t k = 0; k < j.spawned; ++k)
-        if (j.ranks[j.local[k]].stopped_at_exec)
-            rank_waits_for_debugger(j, static_cast<std::uint32_t>(j.local[k]));
-    if (j.live == 0) finish(nspace);
-}
-
-// A rank could not be spawned in time, or at all: nothing of the job survives, and the request
-// gets the error.
-void Launcher::abandon_launch(const std::string &nspace, int status, const std::string &error) {
-    auto it = jobs_.find(nspace);
-    Job &job = it->second;
-    for (auto &r : job.ranks) {
-        if (r.pid > 0 && !r.reaped) {
-            ::kill(r.pid, SIGKILL);
-            ::waitpid(r.pid, nullptr, 0);
-        }
-        for (int fd : {r.out, r.err, r.pidfd}) {
-            if (fd < 0) continue;
-            reactor().unwatch_fd(fd);
-            ::close(fd);
-        }
-        close_input(r);
-    }
-    if (job.input_retry) reactor().cancel(job.input_retry);
-    if (std::exchange(job.guarded, false)) settings_.watchdog->release(job.pgid);
-    if (job.kill_timer) reactor().cancel(job.kill_timer);
-    if (job.time_limit) reactor().cancel(job.time_limit);
-    if (job.spawning->deadline) reactor().cancel(job.spawning->deadline);
-    std::error_code ec;
-    fs::remove_all(job.info.nsdir, ec);
-    send("registry", msg::DeregisterNamespace{nspace});
-    log().info("launch of {} failed: {}", nspace, error);
-    if (!job.coordinator.empty())
-        send(job.coordinator,
-             msg::PartLaunched{
-                 nspace, brokers_.view()->rank, status ? status : PMIX_ERROR, error, {}});
-    else if (!job.requester.empty())
-        reply_error(job.spawning->request, status, error);
-    const std::int64_t requester_pid = job.requester_pid;
-    const std::string parent = job.parent;
-    jobs_.erase(it);
-    release_requester(requester_pid);
-    leave_parent(parent, nspace);
-    if (jobs_.empty() && on_idle_) std::exchange(on_idle_, nullptr)();
-}
-
-void Launcher::on_output(const std::string &nspace, std::size_t rank, int which) {
-    auto it = jobs_.find(nspace);
-    if (it != jobs_.end()) read_pipe(it->second, rank, which, false);
-}
-
-// Reads what the pipe holds (all of it when draining, else a bounded amount), forwarding each
-// complete line; at EOF the partial last line too, and the pipe is closed.
-void Launcher::read_pipe(Job &job, std::size_t rank, int which, bool drain) {
-    Rank &r = job.ranks[rank];
-    int &fd = which == 1 ? r.out : r.err;
-    std::string &buf = which == 1 ? r.out_buf : r.err_buf;
-    if (fd < 0) return;
-    auto emit = [&](std::string data) {
-        const msg::Output out = output_of(job, rank, which, std::move(data));
-        to_stream(job, out);
-        to_iof(out);
-    };
-    char chunk[16384];
-    for (int rounds = 0; drain || rounds < 16; ++rounds) {
-        const ssize_t n = ::read(fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && errno == EAGAIN) break;
-        if (n <= 0) {  // EOF (or an error, which ends the stream the same way)
-            if (!buf.empty()) emit(std::exchange(buf, {}));
-            reactor().unwatch_fd(fd);
-            ::close(fd);
-            fd = -1;
-            return;
-        }
-        buf.append(chunk, static_cast<std::size_t>(n));
-        std::size_t start = 0;
-        for (std::size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1)
-            emit(buf.substr(start, nl + 1 - start));
-        buf.erase(0, start);
-        while (buf.size() >= kMaxChunk) {
-            emit(buf.substr(0, kMaxChunk));
-            buf.erase(0, kMaxChunk);
-        }
-    }
-}
-
-msg::Output Launcher::output_of(const Job &job, std::size_t rank, int which,
-                                std::string data) const {
-    const auto node = job.info.procs[rank].node_id;
-    return msg::Output{job.info.nspace, static_cast<std::uint32_t>(rank),
-                       static_cast<std::uint8_t>(which), std::move(data),
-                       job.coordinator.empty() || node >= job.info.nodes.size()
-                           ? std::string()
-                           : job.info.nodes[node]};
-}
-
-// In a tree the root's iof holds every job's output (actors/iof/iof_actor.hpp).
-void Launcher::to_iof(const msg::Output &m) {
-    if (!bus().find("iof")) return;  // a broker without I/O forwarding (unit tests)
-    send(brokers_.view()->rank == 0 ? std::string("iof") : remote_address(0, "iof"), m);
-}
-
-void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
-    auto it = jobs_.find(nspace);
-    if (it == jobs_.end()) return;
-    Job &job = it->second;
-    Rank &r = job.ranks[rank];
-    int st = 0;
-    const pid_t got = ::waitpid(r.pid, &st, WNOHANG);
-    if (got == 0) return;  // not yet
-    reactor().unwatch_fd(r.pidfd);
-    ::close(r.pidfd);
-    r.pidfd = -1;
-    r.reaped = true;
-    --job.live;
-    close_input(r);
-    run_cleanup(r.cleanup, fmt::format("{}:{}", nspace, rank));
-    int code = 0, sig = 0;
-    if (got < 0) {
-        log().error("waitpid({}) of {} rank {}: {}", r.pid, nspace, rank, strerror(errno));
-        code = 1;
-    } else if (WIFSIGNALED(st)) {
-        sig = WTERMSIG(st);
-    } else {
-        code = WEXITSTATUS(st);
-    }
-    // Everything the rank wrote before it exited is in its pipes now: forward it first.
-    read_pipe(job, rank, 1, true);
-    read_pipe(job, rank, 2, true);
-    msg::ProcExit exit{nspace, static_cast<std::uint32_t>(rank), r.pid, code, sig};
-    send("registry", exit);
-    to_stream(job, exit);
-    if ((sig || code) && !r.ending_on_request) {
-        if (!job.recoverable)
-            fail(job, sig ? 128 + sig : code, describe_exit(rank, r.pid, code, sig));
-        else if (!job.status)  // the survivors go on; the job reports its first failure
-            set_status(job, sig ? 128 + sig : code, describe_exit(rank, r.pid, code, sig), true);
-    } else if (sig || code) {
-        if (!job.requested_end)
-            job.requested_end.emplace(
-                sig ? 128 + sig : code,
-                describe_exit(rank, r.pid, code, sig) +
-                    (r.ended_by.empty() ? "" : ", as asked by " + r.ended_by));
-    } else if (!r.initialized) {
-        r.exited_unconnected = true;
-    } else if (!r.finalized && job.live > 0 && !job.recoverable) {
-        // As mpirun: a PMIx process that leaves without finalizing while the rest of its job
-        // goes on is a failure (the others may wait for it forever).
-        fail(job, 1,
-             fmt::format("rank {} (pid {}) exited with status 0 without calling PMIx_Finalize "
-                         "while the rest of the job runs",
-                         rank, r.pid));
-    }
-    if (job.input_waiting) flush_input(nspace);  // what it was to read is dropped
-    if (job.live == 0) finish(nspace);
-}
-
-// A rank that never reached the broker while others of its job did ran as a singleton (a
-// libpmix other than zpmix's, or an environment it lost): said on the job's stderr, where
-// `zpmix run` prints it, since its results were not the job's.
-void Launcher::report_unconnected(Job &job) {
-    if (std::none_of(job.ranks.begin(), job.ranks.end(),
-                     [](const Rank &r) { return r.initialized; }))
-        return;
-    for (std::size_t i = 0; i < job.ranks.size(); ++i) {
-        if (!job.ranks[i].exited_unconnected) continue;
-        const std::string text = fmt::format(
-            "zpmix: warning: rank {} of {} (pid {}) ended without connecting to its broker while "
-            "other ranks of the job did: it ran as a singleton (did it load a libpmix other "
-            "than zpmix's, or lose ZPMIX_URI from its environment?)\n",
-            i, job.info.nspace, job.ranks[i].pid);
-        log().info("{}", text.substr(0, text.size() - 1));
-        to_stream(job, output_of(job, i, 2, text));
-    }
-}
-
-void Launcher::fail(Job &job, int status, std::string message) {
-    if (!job.status)
-        set_status(job, status, std::move(message));
-    else if (std::exchange(job.abort_unreported, false) && !job.ended_by_coordinator)
-        send(job.coordinator, msg::PartStatus{job.info.nspace, brokers_.view()->rank, *job.status,
-                                              job.message, false});
-    if (job.terminating || job.live == 0) return;
-    job.terminating = true;
-    signal_ranks(job, SIGTERM);
-    const std::string nspace = job.info.nspace;
-    job.kill_timer =
-        reactor().after(std::chrono::milliseconds(settings_.kill_grace_ms), [this, nspace] {
-            auto it = jobs_.find(nspace);
-            if (it == jobs_.end()) return;
-            it->second.kill_timer = 0;
-            signal_ranks(it->second, SIGKILL);
-        });
-}
-
-// The job's first failure (or abort): its status and why. It is also the tree's, what the root's
-// requester gets, if no job of the tree failed before.
-void Launcher::set_status(Job &job, int status, std::string message, bool goes_on) {
-    job.status = status;
-    job.message = std::move(message);
-    job.status_goes_on = goes_on;
-    log().info("{}: {}", job.info.nspace, job.message);
-    if (!job.coordinator.empty() && !job.ended_by_coordinator && status != 0)
-        send(job.coordinator, msg::PartStatus{job.info.nspace, brokers_.view()->rank, status,
-                                              job.message, false, false, goes_on});
-    if (status != 0 && !job.ended_by_parent) {
-        Job &root = root_of(job);
-        if (!root.tree_status) root.tree_status = status;
-    }
-}
-
-void Launcher::signal_ranks(Job &job, int sig) {
-    if (job.pgid > 0) ::kill(-job.pgid, sig);
-    // A rank may have left the job's process group; the others got it once, as under mpirun.
-    for (const auto &r : job.ranks)
-        if (!r.reaped && r.pid > 0 && (job.pgid <= 0 || ::getpgid(r.pid) != job.pgid))
-            ::kill(r.pid, sig);
-}
-
-void Launcher::signal_tree(Job &job, int sig) {
-    signal_ranks(job, sig);
-    for (const auto &child : job.children) signal_tree(jobs_.at(child), sig);
-}
-
-void Launcher::finish(const std::string &nspace) {
-    auto it = jobs_.find(nspace);
-    Job &job = it->second;
-    for (std::size_t i = 0; i < job.ranks.size(); ++i) {
-        read_pipe(job, i, 1, true);
-        read_pipe(job, i, 2, true);
-    }
-    // What the ranks left running in the job's process group does not outlive the job.
-    if (job.pgid > 0) ::kill(-job.pgid, SIGKILL);
-    if (std::exchange(job.guarded, false)) settings_.watchdog->release(job.pgid);
-    for (std::size_t i = 0; i < job.ranks.size(); ++i) {
-        Rank &r = job.ranks[i];
-        for (int which : {1, 2}) {
-            int &fd = which == 1 ? r.out : r.err;
-            std::string &buf = which == 1 ? r.out_buf : r.err_buf;
-            if (fd < 0) continue;
-            if (!buf.empty()) {
-                const msg::Output out = output_of(job, i, which, std::exchange(buf, {}));
-                to_stream(job, out);
-                to_iof(out);
-            }
-            reactor().unwatch_fd(fd);
-            ::close(fd);
-            fd = -1;
-        }
-    }
-    if (job.kill_timer) reactor().cancel(job.kill_timer);
-    if (job.time_limit) reactor().cancel(job.time_limit);
-    job.kill_timer = job.time_limit = 0;
-    for (auto &r : job.ranks) close_input(r);
-    if (job.input_retry) reactor().cancel(job.input_retry);
-    if (job.input_waiting) flush_input(nspace);
-    // A job ended by job control fails with who ended it. Not a part of a job across nodes: its
-    // status tells the coordinator that the job failed, and would end the ranks of every node.
-    if (!job.status && job.requested_end && job.coordinator.empty())
-        set_status(job, job.requested_end->first, std::move(job.requested_end->second));
-    report_unconnected(job);
-    for (std::size_t i = 0; i < job.ranks.size(); ++i)  // a rank not reaped (never spawned)
-        run_cleanup(job.ranks[i].cleanup, fmt::format("{}:{}", nspace, i));
-    run_cleanup(job.cleanup, nspace);
-    std::error_code ec;
-    fs::remove_all(job.info.nsdir, ec);
-    const int status = job.status.value_or(0);
-    log().info("{} ended with status {}", nspace, status);
-    // After the job's last ProcExit, through the same registry: the actors see its ranks end,
-    // then the job (events sends PMIX_EVENT_JOB_END to whoever asked).
-    // A part's namespace stays until the job is over on every broker (its ranks' data may still be
-    // read by the others).
-    if (job.coordinator.empty())
-        send("registry", msg::DeregisterNamespace{nspace, true, status, job.message});
-    job.ranks_over = true;
-    // A job's end ends the jobs it spawned that still run, as in PRRTE, but those spawned with
-    // PMIX_SPAWN_CHILD_SEP: the job is over (and `zpmix run` returns) once they end on their own.
-    for (const auto &child : job.children) {
-        Job &c = jobs_.at(child);
-        if (c.ranks_over || c.child_sep) continue;
-        c.ended_by_parent = true;
-        fail(c, 128 + SIGTERM, fmt::format("its parent job {} ended", nspace));
-    }
-    conclude(nspace);
-}
-
-void Launcher::tell_monitors(const Job &job, std::int32_t code, std::string text,
-                             std::int32_t status, std::int32_t signal) {
-    if (!job.coordinator.empty()) return;
-    send("events", msg::JobLifecycle{job.info.nspace,
-                                     code,
-                                     {},
-                                     status,
-                                     signal,
-                                     static_cast<std::uint32_t>(job.info.procs.size()),
-                                     std::move(text)});
-}
-
-// A job is over once its ranks and the jobs it spawned are: the last message about it, and then
-// its parent may be over too.
-void Launcher::conclude(const std::string &nspace) {
-    auto it = jobs_.find(nspace);
-    Job &job = it->second;
-    if (!job.ranks_over || !job.children.empty()) return;
-    const int own = job.status.value_or(0);
-    if (!job.coordinator.empty()) {
-        if (!job.reported_over) {
-            job.reported_over = true;
-            msg::PartStatus over{nspace, brokers_.view()->rank, own, job.message, true,
-                                 false,  job.status_goes_on};
-            if (!job.status && job.requested_end) {
-                over.status = job.requested_end->first;
-                over.message = job.requested_end->second;
-                over.on_request = true;
-            }
-            send(job.coordinator, over);
-        }
-        if (!job.forget_when_over) return;
-        send("registry", msg::DeregisterNamespace{nspace, true, own, job.message});
-    } else if (job.parent.empty()) {
-        const int status = job.report_child_sep ? own : job.tree_status.value_or(own);
-        to_requester(job, msg::JobEnded{nspace, status, job.message});
-        tell_monitors(job, PMIX_EVENT_JOB_END, msg::job_ended_text(nspace, status, job.message),
-                      status);
-    } else {
-        to_stream(job, msg::JobEnded{nspace, own, job.message});
-        tell_monitors(job, PMIX_EVENT_JOB_END, msg::job_ended_text(nspace, own, job.message), own);
-    }
-    const std::int64_t requester_pid = job.requester_pid;
-    const std::string parent = job.parent;
-    jobs_.erase(it);
-    release_requester(requester_pid);
-    leave_parent(parent, nspace);
-    if (jobs_.empty() && on_idle_) std::exchange(on_idle_, nullptr)();
-}
-
-void Launcher::leave_parent(const std::string &parent, const std::string &nspace) {
-    if (parent.empty()) return;
-    auto it = jobs_.find(parent);
-    if (it == jobs_.end()) return;
-    it->second.children.erase(nspace);
-    conclude(parent);
-}
-
-Launcher::Job &Launcher::root_of(const Job &job) {
-    const Job *j = &job;
-    while (!j->parent.empty()) j = &jobs_.at(j->parent);  // a parent outlives its children
-    return jobs_.at(j->info.nspace);
-}
-
-// Stops watching a requester that has no job left.
-void Launcher::release_requester(std::int64_t pid) {
-    for (const auto &[ns, j] : jobs_)
-        if (j.requester_pid == pid) return;
-    if (auto w = requesters_.find(pid); w != requesters_.end()) {
-        reactor().unwatch_fd(w->second);
-        ::close(w->second);
-        requesters_.erase(w);
-    }
-}
-
-void Launcher::watch_requester(std::int64_t pid) {
-    // Our own process (an embedded broker) ends the jobs itself when it stops.
-    if (pid <= 0 || pid == ::getpid() || requesters_.contains(pid)) return;
-    const int fd = pidfd_open(static_cast<pid_t>(pid));
-    if (fd < 0) {
-        if (errno == ESRCH) return requester_died(pid);
-        log().warn("cannot watch requester pid {}: {}", pid, strerror(errno));
-        return;
-    }
-    requesters_[pid] = fd;
-    reactor().watch_fd(fd, [this, pid] { requester_died(pid); });
-}
-
-void Launcher::requester_died(std::int64_t pid) {
-    if (auto w = requesters_.find(pid); w != requesters_.end()) {
-        reactor().unwatch_fd(w->second);
-        ::close(w->second);
-        requesters_.erase(w);
-    }
-    for (auto &[nspace, job] : jobs_) {
-        if (job.requester_pid != pid) continue;
-        job.requester.clear();
-        fail(job, 128 + SIGTERM, fmt::format("its requester (pid {}) died", pid));
-    }
 }
 
 }  // namespace zpmix

@@ -24,15 +24,19 @@
 // coordinator keeps the tree of jobs and ends a child with its parent).
 //
 // Where ranks run is Placement's (placement.hpp), what they are started with
-// rank_environment.hpp's; this actor owns the jobs, their tree and their processes. The tree
-// (Job.parent, .children, .tree_status) stays here: each of its steps fails jobs or sends messages.
+// rank_environment.hpp's, how their processes start rank_process.hpp's; this actor owns the jobs,
+// their tree and their processes. The tree (Job.parent, .children, .tree_status) stays here: each
+// of its steps fails jobs or sends messages.
+// Its other concerns have files of their own: the ranks' stdout and stderr (RankOutput,
+// rank_output.hpp), their stdin (StdinForwarding, stdin_forwarding.hpp), a part of a job across
+// brokers and the spawns relayed to the coordinator (TreePart, SpawnRelays, job_part.hpp), the
+// ranks that stop for a debugger (DebugStop, debug_stop.hpp). launcher.cpp has the handlers,
+// job_lifecycle.cpp a job's life from its start to its end.
 #include <sys/types.h>
 
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -40,9 +44,12 @@
 
 #include "actors/launcher/cleanup.hpp"
 #include "actors/launcher/debug_stop.hpp"
+#include "actors/launcher/job_part.hpp"
 #include "actors/launcher/node_ranks.hpp"
 #include "actors/launcher/placement.hpp"
 #include "actors/launcher/rank_environment.hpp"
+#include "actors/launcher/rank_output.hpp"
+#include "actors/launcher/stdin_forwarding.hpp"
 #include "actors/launcher/topology_writer.hpp"
 #include "actors/launcher/watchdog.hpp"
 #include "actors/protocol/events.hpp"
@@ -80,18 +87,11 @@ class Launcher : public Actor {
     struct Rank {
         pid_t pid = -1;  // -1 until spawned
         int pidfd = -1;
-        int out = -1, err = -1;        // read ends of its stdout and stderr pipes
-        std::string out_buf, err_buf;  // a line not yet complete
         bool reaped = false;
         bool ending_on_request = false;  // job control ended it: not a failure of the job
         std::string ended_by;            // who asked for it (SignalRanks.requested_by)
         bool initialized = false, finalized = false;  // PMIx_Init, PMIx_Finalize
         bool exited_unconnected = false;  // exited 0 without PMIx_Init through the broker
-        bool stopped_at_exec = false;     // PMIX_DEBUG_STOP_ON_EXEC: until its release
-        int in = -1;                      // write end of its stdin pipe, when it reads our Input
-        bool reads_input = false;         // it was given such a pipe
-        std::string in_buf;               // Input not yet written
-        bool close_after = false;         // its stdin is closed once in_buf is written (Input.eof)
         CleanupList cleanup;              // what it registered for removal at its end
     };
     // What spawning the ranks one by one needs; dropped once the launch is answered.
@@ -128,24 +128,14 @@ class Launcher : public Actor {
         msg::Caller caller;              // Plan.caller, which the jobs it spawns inherit too
         bool recoverable = false;        // Plan.recoverable
         bool status_goes_on = false;     // `status` is a recoverable job's rank failure
-        std::int64_t stdin_target = msg::kStdinNone;  // Plan.stdin_target
         // The first end of a rank that job control asked for: the job's status and message when
         // nothing else failed it (`zpmix run` then says who ended it).
         std::optional<std::pair<int, std::string>> requested_end;
-        std::optional<Envelope> input_waiting;  // an Input answered once written to every stdin
-        std::deque<Envelope> input_queue;       // Inputs of other senders, written after it
-        Reactor::TimerId input_retry = 0;
         pid_t pgid = 0;
         bool guarded = false;              // the watchdog knows its process group
         std::vector<Rank> ranks;           // every rank of the job; only `local` ones run here
         std::vector<std::uint32_t> local;  // the ranks on this node, ascending
         std::size_t spawned = 0;           // of `local`
-        // A part of a job spanning brokers: where it reports; empty otherwise.
-        std::string coordinator;
-        bool ended_by_coordinator = false;  // its status came from the coordinator
-        bool abort_unreported = false;  // its status is an abort's, not told the coordinator yet
-        bool reported_over = false;
-        bool forget_when_over = false;  // the coordinator is done with it
         std::optional<Spawning> spawning;
         std::size_t live = 0;
         std::optional<int> status;  // set by the first failure
@@ -157,11 +147,10 @@ class Launcher : public Actor {
         std::optional<int> tree_status;  // a launched job's: the first failure in its tree
         Reactor::TimerId kill_timer = 0, time_limit = 0;
         CleanupList cleanup;  // what its ranks registered for removal at its end here
-        // Debuggers: its ranks waiting (in PMIx_Init, or stopped at exec), the tool that spawned it
-        // (which hears PMIX_READY_FOR_DEBUG), whether its ranks stop before main until released.
-        StoppedRanks stopped;
-        std::optional<msg::Proc> debugger;
-        bool released = false;  // PMIX_DEBUGGER_RELEASE came: ranks started later do not stop
+        TreePart part;        // a part of a job spanning brokers: where it reports
+        DebugStop debug;      // its ranks that stop for a debugger
+
+        bool is_part() const { return !part.coordinator.empty(); }
     };
 
     Settings settings_;
@@ -171,58 +160,37 @@ class Launcher : public Actor {
     TopologyWriter topology_;                 // the node's topology file, for Open MPI's ranks
     std::map<std::string, Job> jobs_;         // by namespace
     std::map<std::int64_t, int> requesters_;  // pid -> pidfd of a requester we watch
-    unsigned next_job_ = 1;
     bool shutting_down_ = false;
     std::function<void()> on_idle_;
-    // Spawns relayed to the coordinator, by the id of the relay: the spawner's request.
-    struct SpawnRelay {
-        Envelope request;
-        Reactor::TimerId timer = 0;
-    };
-    std::map<std::uint64_t, SpawnRelay> spawn_relays_;
-    std::map<std::uint64_t, Envelope> input_relays_;  // Inputs passed on to another broker
-    std::uint64_t next_relay_ = 1;
+    std::uint64_t next_relay_ = 1;  // the id of a spawn or an Input relayed to another broker
+    RankOutput output_;
+    StdinForwarding stdin_;
+    SpawnRelays spawn_relays_;
 
+    // Handlers (launcher.cpp; the debugger's in debug_stop.cpp, a part's in job_part.cpp).
     void launch(const Envelope &env, msg::Launch &m);
     void spawn(const Envelope &env, msg::Spawn &m);
     // PMIx_Spawn from a tool: a job of its own (debugger daemons beside their target's ranks).
     void tool_spawn(const Envelope &env, msg::Spawn &m);
+    // A Spawn onto this node alone: every host it names must be this one.
+    std::string check_local_spawn(msg::Spawn &m, std::int32_t &status) const;
     void stopped_in_init(const Envelope &env, msg::StoppedInInit &m);
     // PMIX_DEBUGGER_RELEASE: the ranks stopped at exec for it go on.
     void debugger_released(const Envelope &env, msg::DebuggerReleased &m);
-    // A rank of the job waits for its debugger (in init, or stopped at exec): once all do, the
-    // PMIX_READY_FOR_DEBUG event (a job across nodes: counted on the root broker).
-    void rank_waits_for_debugger(Job &job, std::uint32_t rank);
     void signal_job(const Envelope &env, msg::SignalJob &m);
     void signal_job_ranks(const Envelope &env, msg::SignalRanks &m);
     void abort_job(const Envelope &env, msg::AbortJob &m);
-    void kill_later(const std::string &nspace, std::vector<std::uint32_t> ranks,
-                    std::chrono::milliseconds grace);
     void part(const Envelope &env, msg::JobPart &m);
     void end_part(const Envelope &env, msg::EndPart &m);
     void signal_parts(const Envelope &env, msg::SignalParts &m);
     void register_cleanup(const Envelope &env, msg::RegisterCleanup &m);
-    void input(const Envelope &env, msg::Input &m);
-    void input_relayed(const Envelope &env, msg::InputTaken &m);
-    void take_input(const Envelope &env, msg::Input &m);
-    void next_input(Job &job);  // the next queued Input, if any
-    void rank_state(const Envelope &env, msg::RankState &m);
-    // Writes what the job's stdin ranks have not taken yet; answers the Input once all is written.
-    void flush_input(const std::string &nspace);
-    void close_input(Rank &r);
-
-    void run_cleanup(CleanupList &list, const std::string &whose);
-
     void spawn_answered(const Envelope &env, msg::LaunchReply &m);
     void spawn_refused(const Envelope &env, msg::ErrorReply &m);
+    void input(const Envelope &env, msg::Input &m);
+    void input_relayed(const Envelope &env, msg::InputTaken &m);
+    void rank_state(const Envelope &env, msg::RankState &m);
 
-    // A Spawn from a rank of a part: to the coordinator, bounded.
-    void spawn_across(const Envelope &env, msg::Spawn &m, const Job &parent);
-    // Sends a spawn to the root's coordinator; its answer (or a timeout) goes to the requester.
-    void relay_spawn(const Envelope &env, msg::SpawnAcross m);
-    // A Spawn onto this node alone: every host it names must be this one.
-    std::string check_local_spawn(msg::Spawn &m, std::int32_t &status) const;
-
+    // A job's life (job_lifecycle.cpp).
     void start(const Envelope &env, Job job, Plan plan);
     // Places, registers and starts spawning this node's ranks of a job whose info (nodes, ranks)
     // is laid out.
@@ -231,14 +199,14 @@ class Launcher : public Actor {
     std::string spawn_rank(Job &job, std::size_t i, int &status);
     void launched(const std::string &nspace);
     void abandon_launch(const std::string &nspace, int status, const std::string &error);
-
-    void on_output(const std::string &nspace, std::size_t rank, int which);
-    void read_pipe(Job &job, std::size_t rank, int which, bool to_eof_or_empty);
     void on_rank_exit(const std::string &nspace, std::size_t rank);
     void report_unconnected(Job &job);
+    void run_cleanup(CleanupList &list, const std::string &whose);
     void fail(Job &job, int status, std::string message);
     // goes_on: a recoverable job's rank failure, which ends nothing else.
     void set_status(Job &job, int status, std::string message, bool goes_on = false);
+    void kill_later(const std::string &nspace, std::vector<std::uint32_t> ranks,
+                    std::chrono::milliseconds grace);
     void signal_ranks(Job &job, int sig);
     void signal_tree(Job &job, int sig);
     void finish(const std::string &nspace);
@@ -252,12 +220,6 @@ class Launcher : public Actor {
     void watch_requester(std::int64_t pid);
     void release_requester(std::int64_t pid);
     void requester_died(std::int64_t pid);
-    // Every line of output also goes to the `iof` actor of the root (one per allocation sees it
-    // all; actors/iof/iof_actor.hpp says why), after the requester's copy.
-    void to_iof(const msg::Output &m);
-    // A line (or the last piece) of a rank's stdout (which = 1) or stderr (2), naming its node
-    // when the job spans nodes.
-    msg::Output output_of(const Job &job, std::size_t rank, int which, std::string data) const;
     template <class Msg>
     void to_requester(const Job &job, const Msg &m) {
         if (!job.requester.empty()) send(job.requester, m);
@@ -269,6 +231,19 @@ class Launcher : public Actor {
         const Job &root = root_of(job);
         if (&root == &job || root.follows_children) to_requester(root, m);
     }
+
+    // A rank waits for its debugger (in init, or stopped at exec): once all do, the
+    // PMIX_READY_FOR_DEBUG event (a job across nodes: counted on the root broker). debug_stop.cpp.
+    void rank_waits_for_debugger(Job &job, std::uint32_t rank);
+
+    // What a part tells its coordinator (job_part.cpp): it could not start (status, why), it
+    // started (every pid of its ranks), its first failure, the abort's status once a named rank's
+    // end fails it, its end.
+    void report_not_started(const Job &job, std::int32_t status, const std::string &why);
+    void report_started(const Job &job);
+    void report_status(const Job &job);
+    void report_abort(Job &job);
+    void report_over(Job &job);
 };
 
 }  // namespace zpmix
