@@ -7,7 +7,8 @@
 // (inline, a region of the set's arena, a file), is the SegmentStore's.
 //
 // A fence whose participants are on several brokers' nodes (BrokerMap) is a reduction over the
-// broker tree, run by a tree::Gather (actors/tree/gather.hpp) that this actor owns and feeds:
+// broker tree, run by a tree::Gather (actors/tree/gather.hpp) that this actor owns and feeds
+// through a tree::Reduction (actors/tree/reduction.hpp, as the group tracker does):
 // - Its plan, the same on every broker: the brokers hosting a participant (from the fence key's
 //   participants and the hostnames in the namespace table) take part, this one with a local part
 //   when it hosts one, and each child whose subtree hosts one. A broker hosting none relays.
@@ -39,7 +40,8 @@
 //   own node's data only when its own contributors asked: a node whose contributors all fence
 //   without PMIX_COLLECT_DATA gives the others none of its data.
 //   A contributor that comes after the fence failed on the tree gets its status (that of the
-//   last kRecentFailures such fences; of an older one, PMIX_ERROR once its node's part is in).
+//   last 1024 such fences (tree::RecentFailures); of an older one, PMIX_ERROR once its node's
+//   part is in).
 // - Segments are released only once every local participant has contributed to a later fence
 //   over the same set, below the least `done_through` they report (the fence ids over that set
 //   they have finished with): with blocking fences, fence k's segment goes with fence k+1 (k+2
@@ -51,7 +53,6 @@
 //   a process that fences without the board, which the board's fence cannot count. It is
 //   refused, and the board fails, so no rank waits for that process.
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -119,10 +120,8 @@ class FenceReducer : public Actor {
     std::map<msg::Proc, std::set<std::string>> ended_;
     std::set<std::string> open_;
     // Fences over several nodes that failed, with their status, for contributors that come
-    // later (the last kRecentFailures).
-    static constexpr std::size_t kRecentFailures = 1024;
-    std::unordered_map<std::string, std::int32_t> failed_;
-    std::deque<std::string> failed_order_;
+    // later.
+    tree::RecentFailures failed_;
 
     void contribute(const Envelope &env, msg::FenceContribute &m);
     void stats(const Envelope &env, msg::FenceStatsQuery &m);
@@ -152,10 +151,11 @@ class FenceReducer : public Actor {
     void finish(const std::string &key, std::int32_t status,
                 const FenceSegmentWriter *segment = nullptr);
 
-    // The tree's side: this node's part handed to the Gather, the Gather's plan of a key and its
-    // verdict.
+    // The tree's side: this node's part handed to the Gather, the brokers hosting a key's
+    // participants (its plan) and its verdict.
     void contribute_part(const std::string &key, const msg::FencePart &part);
-    std::optional<tree::Parts> plan(const std::string &key) const;
+    std::optional<std::vector<std::uint32_t>> hosts(const std::string &key,
+                                                    const BrokerView &view) const;
     void verdict(const std::string &key, std::int32_t status, const tree::Bytes &result);
 };
 

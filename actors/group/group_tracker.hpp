@@ -3,7 +3,8 @@
 // are collectives of the group's members, counted here as fences are (actors/fence/): each member
 // contributes once (GroupContribute); once this node's members are all in, the operation
 // completes here when every member is on this node, else this node's part goes to the tree's
-// reduction engine (tree::Gather, actors/tree/gather.hpp), fed as the fence actor feeds its own:
+// reduction engine (tree::Gather, actors/tree/gather.hpp), fed through a tree::Reduction
+// (actors/tree/reduction.hpp) as the fence actor feeds its own:
 // its plan (the brokers hosting members, from the operation's key) is the same on every broker,
 // parts go up as group.up to the parent's `group`, the root's verdict comes down as group.down.
 // Every local member is answered with one GroupDone: the membership, every member's
@@ -28,7 +29,8 @@
 //   members out. A broker hosting members that is lost fails the operation (PMIX_ERR_UNREACH).
 //   Over several nodes, only a member's own broker sees its end: a node whose members all end
 //   before any contributed leaves the others to their timeout.
-// - A failed operation is remembered (the last kRecentFailures): a member that comes later gets
+// - A failed operation is remembered (the last 1024: tree::RecentFailures): a member that comes
+// later gets
 //   its status at once.
 // - Context ids (PMIX_GROUP_CONTEXT_ID) are unique in the allocation: broker r of n assigns
 //   r + n, r + 2n, ... and an operation over several nodes takes the root's.
@@ -80,7 +82,6 @@
 // PMIX_GROUP_ID.
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -184,9 +185,7 @@ class GroupTracker : public Actor {
     std::map<std::uint64_t, Relayed> relayed_;
     std::uint64_t next_relay_ = 1;
     tree::Reduction tree_;
-    static constexpr std::size_t kRecentFailures = 1024;
-    std::unordered_map<std::string, std::int32_t> failed_;
-    std::deque<std::string> failed_order_;
+    tree::RecentFailures failed_;  // operations that failed, for members that come later
 
     void contribute(const Envelope &env, msg::GroupContribute &m);
     void proc_ended(const Envelope &env, msg::ProcEnded &m);
@@ -242,7 +241,10 @@ class GroupTracker : public Actor {
                         msg::GroupDone *done);
     void drop_member(const std::string &grp, const msg::Proc &p);
 
-    std::optional<tree::Parts> plan(const std::string &key) const;
+    // The tree's side: the brokers hosting a key's members (its plan), the parts combined, the
+    // verdict.
+    std::optional<std::vector<std::uint32_t>> hosts(const std::string &key,
+                                                    const BrokerView &view) const;
     std::int32_t reduce(const std::string &key, const tree::Bytes *local,
                         const std::vector<tree::Bytes> &children, tree::Bytes &out);
     void verdict(const std::string &key, std::int32_t status, const tree::Bytes &result);
