@@ -17,50 +17,6 @@ namespace zpmix {
 
 namespace {
 
-// The brokers whose nodes host `participants`, ascending. A participant in a namespace not
-// registered here, or on a node no broker serves, is placed on `fallback`, or with none, the
-// answer is none.
-std::optional<std::vector<std::uint32_t>> hosting_brokers(
-    const std::vector<msg::Proc> &participants, const NamespaceTable::Snapshot &namespaces,
-    const BrokerView &view, std::optional<std::uint32_t> fallback) {
-    // Every broker and rank on a fence's path runs this per fence: hosts are looked up once
-    // each (a 64-node job's 64 lookups over 64 brokers were ~8% of the brokers' time).
-    std::vector<char> hosting(std::max<std::size_t>(view.size(), fallback ? *fallback + 1 : 0), 0);
-    std::unordered_map<std::string_view, std::optional<std::uint32_t>> seen;
-    auto mark = [&](std::uint32_t b) { hosting[b] = 1; };
-    const std::string *last = nullptr;  // a job's ranks come in runs of one node
-    auto place = [&](const std::string &host) {
-        if (last && *last == host) return true;
-        last = &host;
-        auto [it, fresh] = seen.try_emplace(host);
-        if (fresh) {
-            it->second = view.broker_of(host);
-            if (!it->second) it->second = fallback;
-        }
-        if (it->second) mark(*it->second);
-        return it->second.has_value();
-    };
-    for (const auto &p : participants) {
-        auto ns = namespaces.find(p.nspace);
-        if (ns == namespaces.end()) {
-            if (!fallback) return std::nullopt;
-            mark(*fallback);
-            continue;
-        }
-        const auto &procs = ns->second->job->procs;
-        if (p.rank == msg::kWildcardRank) {
-            for (const auto &info : procs)
-                if (!place(info.hostname)) return std::nullopt;
-        } else if (p.rank >= procs.size() || !place(procs[p.rank].hostname)) {
-            return std::nullopt;
-        }
-    }
-    std::vector<std::uint32_t> brokers;
-    for (std::uint32_t b = 0; b < hosting.size(); ++b)
-        if (hosting[b]) brokers.push_back(b);
-    return brokers;
-}
-
 // How many of `participants` run on `node`.
 long on_node(const std::vector<msg::Proc> &participants, const NamespaceTable::Snapshot &namespaces,
              const std::string &node) {
@@ -90,23 +46,12 @@ FenceReducer::FenceReducer(Reactor &reactor, Bus &bus, const NamespaceTable &nam
                  const auto ns = namespaces_.find(nspace);
                  return ns ? ns->job->session_tmpdir : std::string();
              }),
-      tree_(brokers,
+      tree_(tree::Reduction::Messages<msg::FenceUp, msg::FenceDown>{}, bus, log(), brokers,
             {.owner = "fence",
-             .up =
-                 [this](const std::string &to, const std::string &key, tree::Status status,
-                        const tree::Bytes &part) {
-                     send(to, msg::FenceUp{key, status, msg::Blob(part.begin(), part.end())});
-                 },
-             .down =
-                 [this](const std::string &to, const std::string &key, tree::Status status,
-                        const tree::Bytes &result) {
-                     send(to, msg::FenceDown{key, status, msg::Blob(result.begin(), result.end())});
-                 },
+             .hosts = [this](const std::string &key,
+                             const BrokerView &view) { return hosts(key, view); },
              .complete = [this](const std::string &key, tree::Status status,
-                                const tree::Bytes &result) { verdict(key, status, result); },
-             .log = [this](std::string_view line) { log().warn("{}", line); },
-             .reduce = tree::Gather::concatenate,
-             .plan = [this](const std::string &key) { return plan(key); }}) {
+                                const tree::Bytes &result) { verdict(key, status, result); }}) {
     on(&FenceReducer::contribute, Access::session);
     on(&FenceReducer::stats, Access::operator_);
     // Latency buckets, in seconds: a node-local fence takes tens of microseconds, one across
@@ -153,8 +98,8 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
         }
         if (const auto view = brokers_.view(); !view->alone()) {
             const std::vector<std::uint32_t> self{view->rank};
-            auto hosts = hosting_brokers(participants, *snapshot, *view, std::nullopt);
-            if (!hosts && hosting_brokers(participants, *snapshot, *view, view->rank) != self)
+            auto hosts = tree::hosting_brokers(participants, *snapshot, *view);
+            if (!hosts && tree::hosting_brokers(participants, *snapshot, *view, view->rank) != self)
                 return reply_error(env, PMIX_ERR_NOT_FOUND,
                                    "the participants span nodes, and one is in a namespace or "
                                    "on a node the broker tree does not know");
@@ -207,8 +152,7 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     f.routes.push_back(env.from);
     // It failed on the tree before this contributor came.
     if (created && !f.brokers.empty())
-        if (auto failed = failed_.find(key); failed != failed_.end())
-            return finish(key, failed->second);
+        if (const auto failed = failed_.find(key)) return finish(key, *failed);
     // Later exits are handled as they come; one that came before fails a new fence at once.
     if (created && missing_for_good(key, f)) {
         fail(key, PMIX_ERR_PROC_TERM_WO_SYNC);
@@ -310,7 +254,7 @@ void FenceReducer::ended(const msg::FenceProcEnded &m) {
             continue;
         log().info("fence {} fails: {}:{} ended before contributing", key, m.proc.nspace,
                    m.proc.rank);
-        tree_.gather().fail(key, PMIX_ERR_PROC_TERM_WO_SYNC);
+        tree_.fail(key, PMIX_ERR_PROC_TERM_WO_SYNC);
     }
 }
 
@@ -347,7 +291,7 @@ void FenceReducer::fail(const std::string &key, std::int32_t status) {
     auto f = fences_.find(key);
     if (f == fences_.end()) return;
     if (f->second.brokers.empty()) return finish(key, status);
-    tree_.gather().fail(key, status);  // the root's verdict comes back through verdict()
+    tree_.fail(key, status);  // the root's verdict comes back through verdict()
 }
 
 void FenceReducer::stats(const Envelope &env, msg::FenceStatsQuery &m) {
@@ -383,57 +327,32 @@ void FenceReducer::finish(const std::string &key, std::int32_t status,
 // ---- The tree's side: fences over several nodes -------------------------------------------
 
 void FenceReducer::contribute_part(const std::string &key, const msg::FencePart &part) {
-    msgpack::sbuffer buf;
-    msgpack::pack(buf, part);
-    if (tree_.gather().contribute_local(key, tree::Bytes(buf.data(), buf.size())) ==
-        tree::Outcome::taken)
-        return;
-    // The fence is over on the tree (it failed before these contributors came).
-    log().warn("fence {}: the tree no longer takes this node's part", key);
-    finish(key, PMIX_ERROR);
+    // Refused: the fence is over on the tree (it failed before these contributors came).
+    if (!tree_.contribute(key, part)) finish(key, PMIX_ERROR);
 }
 
-std::optional<tree::Parts> FenceReducer::plan(const std::string &key) const {
+std::optional<std::vector<std::uint32_t>> FenceReducer::hosts(const std::string &key,
+                                                              const BrokerView &view) const {
     const auto participants = msg::fence_key_participants(key);
     if (!participants) return std::nullopt;
-    const auto view = brokers_.view();
-    const auto hosts = hosting_brokers(*participants, *namespaces_.snapshot(), *view, std::nullopt);
-    if (!hosts) return std::nullopt;
-    return tree::parts_over(*hosts, *view);
+    return tree::hosting_brokers(*participants, *namespaces_.snapshot(), view);
 }
 
 void FenceReducer::verdict(const std::string &key, std::int32_t status, const tree::Bytes &result) {
     open_.erase(key);
-    if (status != PMIX_SUCCESS && failed_.emplace(key, status).second) {
-        failed_order_.push_back(key);
-        if (failed_order_.size() > kRecentFailures) {
-            failed_.erase(failed_order_.front());
-            failed_order_.pop_front();
-        }
-    }
+    if (status != PMIX_SUCCESS) failed_.add(key, status);
     auto it = fences_.find(key);
     if (it == fences_.end()) return;  // no contributor here (yet): this broker relayed
     if (status != PMIX_SUCCESS) return finish(key, status);
     Fence &f = it->second;
+    // Every taking-part broker's FencePart (Gather::concatenate).
+    auto parts = tree_.parts_of<msg::FencePart>(key, result);
+    if (!parts) return finish(key, PMIX_ERR_UNPACK_FAILURE);
     bool collect = false;
-    try {
-        // Every taking-part broker's FencePart, each a bin (Gather::concatenate).
-        auto handle = unpack_bounded(result.data(), result.size(), {}, true);
-        const msgpack::object &parts = handle.get();
-        if (parts.type != msgpack::type::ARRAY) throw DecodeError("not an array of parts");
-        for (const msgpack::object &bin : parts.via.array) {
-            if (bin.type != msgpack::type::BIN) throw DecodeError("a part is not a bin");
-            msg::FencePart part;
-            msg::Reader r(bin.via.bin.ptr, bin.via.bin.size);
-            msg::read(r, part);
-            if (!r.at_end()) throw DecodeError("trailing bytes after a part");
-            collect = collect || part.collect;
-            if (part.broker != tree_.gather().rank())
-                std::move(part.data.begin(), part.data.end(), std::back_inserter(f.others));
-        }
-    } catch (const std::exception &e) {
-        log().error("fence {}: the tree's result does not decode: {}", key, e.what());
-        return finish(key, PMIX_ERR_UNPACK_FAILURE);
+    for (auto &part : *parts) {
+        collect = collect || part.collect;
+        if (part.broker != tree_.gather().rank())
+            std::move(part.data.begin(), part.data.end(), std::back_inserter(f.others));
     }
     if (!collect) return finish(key, PMIX_SUCCESS);
     // This node's own data as its readers see it (local+global), with the others'.
@@ -450,17 +369,14 @@ void FenceReducer::from_child(const Envelope &env, msg::FenceUp &m) {
             if (const auto gone = ended_before(m.key, *participants)) {
                 log().info("fence {} fails: {}:{} ended before contributing", m.key, gone->nspace,
                            gone->rank);
-                tree_.gather().fail(m.key, PMIX_ERR_PROC_TERM_WO_SYNC);
+                tree_.fail(m.key, PMIX_ERR_PROC_TERM_WO_SYNC);
             }
     auto [at, opened] = open_.insert(m.key);
-    if (tree_.from_child(env.from, m.key, m.status, tree::Bytes(m.part.begin(), m.part.end())) !=
-            tree::Outcome::taken &&
-        opened)
-        open_.erase(m.key);
+    if (tree_.from_child(env, m) != tree::Outcome::taken && opened) open_.erase(m.key);
 }
 
 void FenceReducer::from_parent(const Envelope &env, msg::FenceDown &m) {
-    tree_.from_parent(env.from, m.key, m.status, tree::Bytes(m.result.begin(), m.result.end()));
+    tree_.from_parent(env, m);
 }
 
 // A standing tree's broker that joined again takes part again.
@@ -472,15 +388,7 @@ void FenceReducer::tree_joined(const Envelope &, msg::TreeJoined &m) {
 // (each reduction goes through the root), else those with participants under a lost child. The
 // Gather fails its own operations that wait on them, and remembers the loss for later ones.
 void FenceReducer::tree_lost(const Envelope &, msg::TreeLost &m) {
-    if (brokers_.view()->alone()) return;
-    std::vector<std::string> failed;
-    for (const auto &[key, f] : fences_)
-        if (tree::loss_reaches(m, f.brokers)) failed.push_back(key);
-    tree_.lost(m);
-    for (const auto &key : failed) {
-        log().info("fence {} fails: a broker hosting participants is lost", key);
-        fail(key, PMIX_ERR_UNREACH);
-    }
+    tree_.lost(m, fences_);
 }
 
 }  // namespace zpmix

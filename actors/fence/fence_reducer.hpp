@@ -2,7 +2,8 @@
 // FenceReducer (`fence`): PMIx_Fence as a reduction keyed by the participant set and fence id.
 // It counts this node's contributions (FenceCount). A fence over this node alone completes here:
 // with collect it asks `modex` once for the data and sends one FenceDone to every local
-// participant. A fence over several nodes goes through a tree::Gather (FenceUp, FenceDown), and
+// participant. A fence over several nodes goes through a tree::Gather fed by a tree::Reduction
+// (FenceUp, FenceDown; actors/tree/reduction.hpp, shared with the group tracker), and
 // each broker writes its own node's segment. Where data waits for its readers is the
 // SegmentStore's. The whole story: docs/fences.md.
 //
@@ -15,14 +16,14 @@
 //   broker the fence waits on is lost; PMIX_ERR_NOT_FOUND for a namespace or node the tree does
 //   not know.
 // - A broker sends its node's data only when its own contributors asked for it.
-// - A latecomer to a failed fence gets its status (the last kRecentFailures; older: PMIX_ERROR).
+// - A latecomer to a failed fence gets its status (the last 1024: tree::RecentFailures; older:
+//   PMIX_ERROR).
 // - A set's segments are freed below the least `done_through` of its local participants, once
 //   every one has contributed to a later fence over the set.
 // - A job whose ranks all run on this node fences its namespace on its fence board, without this
 //   actor: the reducer marks the board when a rank ends, and refuses (failing the board) a
 //   contribution over that namespace by message.
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -90,10 +91,8 @@ class FenceReducer : public Actor {
     std::map<msg::Proc, std::set<std::string>> ended_;
     std::set<std::string> open_;
     // Fences over several nodes that failed, with their status, for contributors that come
-    // later (the last kRecentFailures).
-    static constexpr std::size_t kRecentFailures = 1024;
-    std::unordered_map<std::string, std::int32_t> failed_;
-    std::deque<std::string> failed_order_;
+    // later.
+    tree::RecentFailures failed_;
 
     void contribute(const Envelope &env, msg::FenceContribute &m);
     void stats(const Envelope &env, msg::FenceStatsQuery &m);
@@ -123,10 +122,11 @@ class FenceReducer : public Actor {
     void finish(const std::string &key, std::int32_t status,
                 const FenceSegmentWriter *segment = nullptr);
 
-    // The tree's side: this node's part handed to the Gather, the Gather's plan of a key and its
-    // verdict.
+    // The tree's side: this node's part handed to the Gather, the brokers hosting a key's
+    // participants (its plan) and its verdict.
     void contribute_part(const std::string &key, const msg::FencePart &part);
-    std::optional<tree::Parts> plan(const std::string &key) const;
+    std::optional<std::vector<std::uint32_t>> hosts(const std::string &key,
+                                                    const BrokerView &view) const;
     void verdict(const std::string &key, std::int32_t status, const tree::Bytes &result);
 };
 

@@ -12,7 +12,6 @@
 namespace zpmix {
 
 using group::explicit_ranks;
-using group::hosting_brokers;
 using group::Normal;
 using group::normalise;
 
@@ -373,7 +372,7 @@ void GroupTracker::leave(const Envelope &env, msg::GroupLeave &m) {
     const auto snapshot = namespaces_.snapshot();
     const auto view = brokers_.view();
     if (!view->alone())
-        if (auto hosts = hosting_brokers(it->second.members, *snapshot, *view))
+        if (auto hosts = tree::hosting_brokers(it->second.members, *snapshot, *view))
             for (std::uint32_t b : *hosts)
                 if (b != view->rank) send(remote_address(b, name()), msg::GroupLeft{m.grp, m.proc});
     drop_member(m.grp, m.proc);

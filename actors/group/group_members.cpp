@@ -1,7 +1,6 @@
 #include "actors/group/group_members.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include <pmix_common.h>
 
@@ -62,18 +61,6 @@ std::optional<std::uint32_t> host_broker(const msg::Proc &p, const NamespaceTabl
     const auto ns = table.find(p.nspace);
     if (ns == table.end() || p.rank >= ns->second->job->procs.size()) return std::nullopt;
     return view.broker_of(ns->second->job->procs[p.rank].hostname);
-}
-
-std::optional<std::vector<std::uint32_t>> hosting_brokers(const std::vector<msg::Proc> &members,
-                                                          const NamespaceTable::Snapshot &table,
-                                                          const BrokerView &view) {
-    std::set<std::uint32_t> out;
-    for (const auto &p : members) {
-        const auto b = host_broker(p, table, view);
-        if (!b) return std::nullopt;
-        out.insert(*b);
-    }
-    return std::vector<std::uint32_t>(out.begin(), out.end());
 }
 
 }  // namespace zpmix::group

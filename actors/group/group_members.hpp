@@ -1,7 +1,7 @@
 #pragma once
 // The members of a group as the group tracker reads them (actors/group/group_tracker.hpp): the
-// set every member spells alike (the operation's key), its explicit ranks, the brokers hosting
-// them.
+// set every member spells alike (the operation's key), its explicit ranks, a member's broker (the
+// brokers hosting them all: tree::hosting_brokers).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,11 +32,5 @@ bool in_set(const std::vector<msg::Proc> &set, const msg::Proc &p);
 // The broker hosting `p`; none when its namespace, rank or node's broker is unknown.
 std::optional<std::uint32_t> host_broker(const msg::Proc &p, const NamespaceTable::Snapshot &table,
                                          const BrokerView &view);
-
-// The brokers hosting `members` (explicit ranks), ascending; none when a member's node has no
-// broker.
-std::optional<std::vector<std::uint32_t>> hosting_brokers(const std::vector<msg::Proc> &members,
-                                                          const NamespaceTable::Snapshot &table,
-                                                          const BrokerView &view);
 
 }  // namespace zpmix::group

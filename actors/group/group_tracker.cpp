@@ -12,7 +12,6 @@
 namespace zpmix {
 
 using group::explicit_ranks;
-using group::hosting_brokers;
 using group::in_set;
 using group::Normal;
 using group::normalise;
@@ -61,25 +60,15 @@ GroupTracker::GroupTracker(Reactor &reactor, Bus &bus, const NamespaceTable &nam
       namespaces_(namespaces),
       brokers_(brokers),
       settings_(settings),
-      tree_(brokers,
+      tree_(tree::Reduction::Messages<msg::GroupUp, msg::GroupDown>{}, bus, log(), brokers,
             {.owner = "group",
-             .up =
-                 [this](const std::string &to, const std::string &key, tree::Status status,
-                        const tree::Bytes &part) {
-                     send(to, msg::GroupUp{key, status, msg::Blob(part.begin(), part.end())});
-                 },
-             .down =
-                 [this](const std::string &to, const std::string &key, tree::Status status,
-                        const tree::Bytes &result) {
-                     send(to, msg::GroupDown{key, status, msg::Blob(result.begin(), result.end())});
-                 },
+             .hosts = [this](const std::string &key,
+                             const BrokerView &view) { return hosts(key, view); },
              .complete = [this](const std::string &key, tree::Status status,
                                 const tree::Bytes &result) { verdict(key, status, result); },
-             .log = [this](std::string_view line) { log().warn("{}", line); },
              .reduce = [this](const std::string &key, const tree::Bytes *local,
                               const std::vector<tree::Bytes> &children,
-                              tree::Bytes &out) { return reduce(key, local, children, out); },
-             .plan = [this](const std::string &key) { return plan(key); }}) {
+                              tree::Bytes &out) { return reduce(key, local, children, out); }}) {
     on(&GroupTracker::contribute, Access::session);
     on(&GroupTracker::invite, Access::session);
     on(&GroupTracker::join, Access::session);
@@ -141,8 +130,8 @@ void GroupTracker::contribute(const Envelope &env, msg::GroupContribute &m) {
                            "a contribution for all is over the caller's whole job only");
     const std::string k = key(m.destruct, m.seq, m.grp, msg::fence_set(n.set));
     // A latecomer to a failed operation.
-    if (auto f = failed_.find(k); f != failed_.end())
-        return reply(env, msg::GroupDone{m.grp, f->second, 0, {}, {}, false});
+    if (const auto f = failed_.find(k))
+        return reply(env, msg::GroupDone{m.grp, *f, 0, {}, {}, false});
     auto it = ops_.find(k);
     const bool fresh = it == ops_.end();
     if (fresh) {
@@ -161,7 +150,7 @@ void GroupTracker::contribute(const Envelope &env, msg::GroupContribute &m) {
             if (m.local_only)
                 return reply_error(env, PMIX_ERR_BAD_PARAM,
                                    "PMIX_GROUP_LOCAL_ONLY, but members are on other nodes");
-            auto hosts = hosting_brokers(op.members, *snapshot, *view);
+            auto hosts = tree::hosting_brokers(op.members, *snapshot, *view);
             if (!hosts)
                 return reply_error(env, PMIX_ERR_NOT_FOUND, "a member's node has no broker");
             op.brokers = std::move(*hosts);
@@ -232,29 +221,20 @@ void GroupTracker::maybe_complete(const std::string &key, Op &op) {
     for (auto &[p, c] : op.arrived)
         if (says_something(c)) part.contributions.push_back(c);
     part.left_out.assign(op.left_out.begin(), op.left_out.end());
-    if (tree_.gather().contribute_local(key, pack_part(part)) != tree::Outcome::taken) {
-        log().warn("group {}: the tree no longer takes this node's part", key);
-        finish(key, PMIX_ERROR);
-    }
+    if (!tree_.contribute(key, part)) finish(key, PMIX_ERROR);
 }
 
 void GroupTracker::fail(const std::string &key, std::int32_t status) {
     auto it = ops_.find(key);
     if (it == ops_.end()) return;
     if (it->second.brokers.empty()) return finish(key, status);
-    tree_.gather().fail(key, status);  // the root's verdict comes back through verdict()
+    tree_.fail(key, status);  // the root's verdict comes back through verdict()
 }
 
 void GroupTracker::finish(const std::string &key, std::int32_t status,
                           std::vector<msg::GroupMember> all, const std::set<msg::Proc> &left_out,
                           std::uint64_t context_id, bool assign) {
-    if (status != PMIX_SUCCESS && failed_.emplace(key, status).second) {
-        failed_order_.push_back(key);
-        if (failed_order_.size() > kRecentFailures) {
-            failed_.erase(failed_order_.front());
-            failed_order_.pop_front();
-        }
-    }
+    if (status != PMIX_SUCCESS) failed_.add(key, status);
     auto node = ops_.extract(key);
     if (!node) return;
     Op &op = node.mapped();
@@ -366,7 +346,8 @@ std::int32_t GroupTracker::reduce(const std::string &key, const tree::Bytes *loc
     return tree::Gather::concatenate(key, local, all, out);
 }
 
-std::optional<tree::Parts> GroupTracker::plan(const std::string &key) const {
+std::optional<std::vector<std::uint32_t>> GroupTracker::hosts(const std::string &key,
+                                                              const BrokerView &view) const {
     const auto k = parse_key(key);
     if (!k) return std::nullopt;
     const auto members = msg::fence_key_participants(k->set);
@@ -374,57 +355,37 @@ std::optional<tree::Parts> GroupTracker::plan(const std::string &key) const {
     const auto snapshot = namespaces_.snapshot();
     Normal n = normalise(*members, *snapshot);
     if (n.status != PMIX_SUCCESS) return std::nullopt;
-    const auto view = brokers_.view();
-    const auto hosts = hosting_brokers(explicit_ranks(n.set, *snapshot), *snapshot, *view);
-    if (!hosts) return std::nullopt;
-    return tree::parts_over(*hosts, *view);
+    return tree::hosting_brokers(explicit_ranks(n.set, *snapshot), *snapshot, view);
 }
 
 void GroupTracker::verdict(const std::string &key, std::int32_t status, const tree::Bytes &result) {
     if (!ops_.contains(key)) {  // no member here: this broker relayed
-        if (status != PMIX_SUCCESS && failed_.emplace(key, status).second) {
-            failed_order_.push_back(key);
-            if (failed_order_.size() > kRecentFailures) {
-                failed_.erase(failed_order_.front());
-                failed_order_.pop_front();
-            }
-        }
+        if (status != PMIX_SUCCESS) failed_.add(key, status);
         return;
     }
     if (status != PMIX_SUCCESS) return finish(key, status);
+    // Every taking-part broker's GroupPart, and the root's (Gather::concatenate).
+    auto parts = tree_.parts_of<msg::GroupPart>(key, result);
+    if (!parts) return finish(key, PMIX_ERR_UNPACK_FAILURE);
     std::vector<msg::GroupMember> all;
     std::set<msg::Proc> left_out;
     std::uint64_t context_id = 0;
     bool assign = false;
-    try {
-        auto handle = unpack_bounded(result.data(), result.size(), {}, true);
-        const msgpack::object &parts = handle.get();
-        if (parts.type != msgpack::type::ARRAY) throw DecodeError("not an array of parts");
-        for (const msgpack::object &bin : parts.via.array) {
-            if (bin.type != msgpack::type::BIN) throw DecodeError("a part is not a bin");
-            msg::GroupPart part;
-            msg::Reader r(bin.via.bin.ptr, bin.via.bin.size);
-            msg::read(r, part);
-            if (!r.at_end()) throw DecodeError("trailing bytes after a part");
-            if (part.broker == msg::GroupPart::kRootVerdict) context_id = part.context_id;
-            assign = assign || part.assign_context_id;
-            std::move(part.contributions.begin(), part.contributions.end(),
-                      std::back_inserter(all));
-            left_out.insert(part.left_out.begin(), part.left_out.end());
-        }
-    } catch (const std::exception &e) {
-        log().error("group {}: the tree's result does not decode: {}", key, e.what());
-        return finish(key, PMIX_ERR_UNPACK_FAILURE);
+    for (auto &part : *parts) {
+        if (part.broker == msg::GroupPart::kRootVerdict) context_id = part.context_id;
+        assign = assign || part.assign_context_id;
+        std::move(part.contributions.begin(), part.contributions.end(), std::back_inserter(all));
+        left_out.insert(part.left_out.begin(), part.left_out.end());
     }
     finish(key, PMIX_SUCCESS, std::move(all), left_out, context_id, assign);
 }
 
 void GroupTracker::from_child(const Envelope &env, msg::GroupUp &m) {
-    tree_.from_child(env.from, m.key, m.status, tree::Bytes(m.part.begin(), m.part.end()));
+    tree_.from_child(env, m);
 }
 
 void GroupTracker::from_parent(const Envelope &env, msg::GroupDown &m) {
-    tree_.from_parent(env.from, m.key, m.status, tree::Bytes(m.result.begin(), m.result.end()));
+    tree_.from_parent(env, m);
 }
 
 // A standing tree's broker that joined again takes part again.
@@ -436,17 +397,10 @@ void GroupTracker::tree_joined(const Envelope &, msg::TreeJoined &m) {
 // Gather fails those waiting on a lost child or parent. Answers relayed there fail too.
 void GroupTracker::tree_lost(const Envelope &, msg::TreeLost &m) {
     if (brokers_.view()->alone()) return;
-    std::vector<std::string> failed;
-    for (const auto &[key, op] : ops_)
-        if (tree::loss_reaches(m, op.brokers)) failed.push_back(key);
     std::vector<std::uint64_t> relays;
     for (const auto &[id, r] : relayed_)
         if (tree::loss_reaches(m, {r.broker})) relays.push_back(id);
-    tree_.lost(m);
-    for (const auto &key : failed) {
-        log().info("group {} fails: a broker hosting members is lost", key);
-        fail(key, PMIX_ERR_UNREACH);
-    }
+    tree_.lost(m, ops_);
     for (auto id : relays)
         answer_relayed(id, PMIX_ERR_UNREACH, "the leader's broker is lost", nullptr);
 }

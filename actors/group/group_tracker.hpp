@@ -1,7 +1,8 @@
 #pragma once
 // GroupTracker (`group`): process groups (RFC0033). Construct and destruct are collectives of the
 // members, counted here as fences are; over members on several nodes, this node's part goes up
-// the tree through a tree::Gather (group.up, group.down). Every local member gets one GroupDone:
+// the tree through a tree::Gather fed by a tree::Reduction (group.up, group.down), as the fence
+// actor feeds its own. Every local member gets one GroupDone:
 // the membership, the contributions that carry something, the context id. Invitations, a failed
 // leader's replacement and leaving are in group_invitations.cpp. The whole story: docs/groups.md.
 //
@@ -14,7 +15,8 @@
 //   group_timeout_ms). A member that ends first fails a construct (PMIX_ERR_PROC_TERM_WO_SYNC)
 //   unless PMIX_GROUP_OPTIONAL or _FT_COLLECTIVE leave it out; a lost broker hosting members fails
 //   it (PMIX_ERR_UNREACH). Only a member's own broker sees its end.
-// - The last kRecentFailures failures are kept: a member that comes later gets the status at once.
+// - The last 1024 failures are kept (tree::RecentFailures): a member that comes later gets the
+//   status at once.
 // - Context ids are unique in the allocation (broker r of n assigns r + n, r + 2n, ...; the root's
 //   over several nodes).
 // - A construct of a name this broker has a group of is PMIX_ERR_EXISTS until its destruct; a
@@ -23,7 +25,6 @@
 // - An invitation lives on the inviter's broker, and goes if that broker is lost.
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -127,9 +128,7 @@ class GroupTracker : public Actor {
     std::map<std::uint64_t, Relayed> relayed_;
     std::uint64_t next_relay_ = 1;
     tree::Reduction tree_;
-    static constexpr std::size_t kRecentFailures = 1024;
-    std::unordered_map<std::string, std::int32_t> failed_;
-    std::deque<std::string> failed_order_;
+    tree::RecentFailures failed_;  // operations that failed, for members that come later
 
     void contribute(const Envelope &env, msg::GroupContribute &m);
     void proc_ended(const Envelope &env, msg::ProcEnded &m);
@@ -185,7 +184,10 @@ class GroupTracker : public Actor {
                         msg::GroupDone *done);
     void drop_member(const std::string &grp, const msg::Proc &p);
 
-    std::optional<tree::Parts> plan(const std::string &key) const;
+    // The tree's side: the brokers hosting a key's members (its plan), the parts combined, the
+    // verdict.
+    std::optional<std::vector<std::uint32_t>> hosts(const std::string &key,
+                                                    const BrokerView &view) const;
     std::int32_t reduce(const std::string &key, const tree::Bytes *local,
                         const std::vector<tree::Bytes> &children, tree::Bytes &out);
     void verdict(const std::string &key, std::int32_t status, const tree::Bytes &result);

@@ -1,0 +1,148 @@
+#include "broker/cmd/run/layout.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "actors/launcher/placement.hpp"
+#include "actors/protocol/job.hpp"
+#include "broker/cmd/run/output.hpp"
+
+namespace zpmix::cli::run {
+
+namespace {
+
+std::string this_hostname() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+    return name;
+}
+
+// The job's allocation, as mpirun would make it.
+alloc::Result<alloc::Allocation> allocate_job(const RunOptions &o) {
+    alloc::Request req;
+    req.host_lists = o.hosts;
+    req.hostfile = o.hostfile;
+    if (o.np_given) req.np = o.np;
+    if (o.npernode) req.npernode = o.npernode;
+    req.map_by = o.map_by;
+    if (o.oversubscribe || o.nooversubscribe) req.oversubscribe = o.oversubscribe;
+    return alloc::allocate(req, [](const std::string &name) -> std::optional<std::string> {
+        const char *v = std::getenv(name.c_str());
+        return v ? std::optional<std::string>(v) : std::nullopt;
+    });
+}
+
+// Where the ranks go; empty brokers when they are all on this host.
+Spread spread_of(const alloc::Allocation &a, const std::string &hostname) {
+    Spread s;
+    std::string root = hostname;
+    bool elsewhere = false;
+    std::vector<std::uint32_t> node_of_host(a.hosts.size(), 0);
+    for (std::size_t h = 0; h < a.hosts.size(); ++h) {
+        if (a.on_host[h].empty()) continue;
+        node_of_host[h] = static_cast<std::uint32_t>(s.nodes.size());
+        s.nodes.push_back(a.hosts[h].name);
+        s.slots.push_back(a.hosts[h].slots);
+        if (alloc::is_this_host(a.hosts[h].name, hostname))
+            root = a.hosts[h].name;
+        else
+            elsewhere = true;
+    }
+    if (!elsewhere) return {};
+    for (const auto &r : a.ranks) s.node_of_rank.push_back(node_of_host[r.host]);
+    s.brokers.push_back(root);
+    for (const auto &n : s.nodes)
+        if (n != root) s.brokers.push_back(n);
+    return s;
+}
+
+// A job whose ranks are all on one host, as a job across nodes names it.
+Spread one_node(const alloc::Allocation &a) {
+    Spread s;
+    for (std::size_t h = 0; h < a.hosts.size(); ++h)
+        if (!a.on_host[h].empty()) {
+            s.nodes.push_back(a.hosts[h].name);
+            s.slots.push_back(a.hosts[h].slots);
+        }
+    s.node_of_rank.assign(a.ranks.size(), 0);
+    return s;
+}
+
+// Whether every node of the job is a host of the standing tree `b` is a member of; if so, the
+// nodes are renamed as the tree names them, and the brokers are the tree's.
+bool in_tree(const RendezvousInfo &b, Spread &s, const std::string &hostname) {
+    if (b.tree_hosts.empty() || s.nodes.empty()) return false;
+    std::vector<std::string> names;
+    for (const auto &node : s.nodes) {
+        // "localhost" is this node, not whichever host the tree names first.
+        const std::string &name = alloc::is_this_host(node, hostname) ? hostname : node;
+        const auto it =
+            std::find_if(b.tree_hosts.begin(), b.tree_hosts.end(),
+                         [&](const std::string &h) { return alloc::is_this_host(name, h); });
+        if (it == b.tree_hosts.end()) return false;
+        names.push_back(*it);
+    }
+    s.nodes = std::move(names);
+    s.brokers = b.tree_hosts;
+    return true;
+}
+
+}  // namespace
+
+alloc::Result<Layout> lay_out(const RunOptions &o) {
+    Layout layout;
+    layout.hostname = this_hostname();
+    auto allocation = allocate_job(o);
+    if (!allocation) return {{}, std::move(allocation.error)};
+    layout.allocation = std::move(allocation.value);
+    layout.spread = spread_of(layout.allocation, layout.hostname);
+    return {std::move(layout), {}};
+}
+
+bool Layout::on_standing_tree(const RendezvousInfo &b) {
+    Spread s = across() ? spread : one_node(allocation);
+    if (!in_tree(b, s, hostname)) return false;
+    spread = std::move(s);
+    return true;
+}
+
+std::vector<std::uint32_t> Layout::brokers_of(std::int64_t stdin_target) const {
+    if (!across()) return {0};
+    std::set<std::uint32_t> b;
+    for (std::uint32_t r = 0; r < spread.node_of_rank.size(); ++r) {
+        if (stdin_target != msg::kStdinAll && stdin_target != r) continue;
+        const auto &node = spread.nodes[spread.node_of_rank[r]];
+        b.insert(static_cast<std::uint32_t>(
+            std::find(spread.brokers.begin(), spread.brokers.end(), node) -
+            spread.brokers.begin()));
+    }
+    return {b.begin(), b.end()};
+}
+
+void report_bindings(const RunOptions &o, const std::string &map_by, std::uint32_t n,
+                     const std::string &hostname) {
+    std::vector<Placement::Rank> ranks;
+    Placement placement;
+    try {
+        if (auto err = placement.place(map_by, o.bind_to, n, ranks); !err.empty())
+            return (void)fail("--report-bindings: " + err);
+    } catch (const std::exception &e) {
+        return (void)fail(std::string("--report-bindings: ") + e.what());
+    }
+    for (std::uint32_t r = 0; r < n; ++r)
+        std::cerr << fmt::format(
+            "[{}] rank {} {}\n", hostname, r,
+            ranks[r].cpuset.empty()
+                ? std::string("not bound")
+                : fmt::format("bound to cpus {} ({})", ranks[r].cpuset, ranks[r].locality));
+}
+
+}  // namespace zpmix::cli::run

@@ -1,0 +1,254 @@
+#include "broker/cmd/run/options.hpp"
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "broker/cmd/run/output.hpp"
+
+namespace zpmix::cli {
+
+namespace run {
+
+namespace {
+
+extern "C" char **environ;
+
+// Edits between two strings (Levenshtein).
+std::size_t distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// "unknown option --foo", and the nearest option when one is near.
+std::string unknown_option(const CLI::App &cmd, const std::string &arg) {
+    const std::string name = arg.substr(0, arg.find('='));
+    std::string best;
+    std::size_t best_d = std::string::npos;
+    for (const CLI::Option *opt : cmd.get_options()) {
+        std::vector<std::string> names;
+        for (const auto &l : opt->get_lnames()) names.push_back("--" + l);
+        for (const auto &sn : opt->get_snames()) names.push_back("-" + sn);
+        for (const auto &n : names)
+            if (const auto d = distance(name, n); d < best_d) best_d = d, best = n;
+    }
+    std::string message = "unknown option " + name;
+    if (!best.empty() && best_d <= std::max<std::size_t>(2, name.size() / 3))
+        message += "; did you mean " + best + "?";
+    return message + " (zpmix run --help lists them; -- ends the options)";
+}
+
+}  // namespace
+
+msg::Caller this_caller() {
+    msg::Caller c;
+    c.given = true;
+    for (char **e = environ; *e; ++e) c.environ.emplace_back(*e);
+    c.umask = ::umask(0);  // single-threaded still: nobody creates a file meanwhile
+    ::umask(static_cast<mode_t>(c.umask));
+    for (int r : {RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_DATA, RLIMIT_STACK, RLIMIT_CORE, RLIMIT_RSS,
+                  RLIMIT_NPROC, RLIMIT_NOFILE, RLIMIT_MEMLOCK, RLIMIT_AS}) {
+        rlimit l{};
+        if (::getrlimit(r, &l) == 0) c.limits.push_back({r, l.rlim_cur});
+    }
+    return c;
+}
+
+alloc::Result<msg::Launch> launch_request(const RunOptions &o, const std::vector<std::string> &argv,
+                                          std::uint32_t np, msg::Caller caller) {
+    msg::Launch launch;
+    launch.argv = argv;
+    launch.np = np;
+    launch.bind_to = o.bind_to;
+    // How the ranks go onto their node's cores is the launcher's placement, on every node.
+    launch.map_by = o.map_by == "core" ? "core" : "slot";
+    launch.psets = o.psets;
+    launch.timeout_s = o.timeout;
+    launch.follows_children = true;
+    launch.report_child_sep = o.report_child_sep;
+    launch.caller = std::move(caller);
+    if (o.stdin_target == "all") {
+        launch.stdin_target = msg::kStdinAll;
+    } else if (o.stdin_target == "none") {
+        launch.stdin_target = msg::kStdinNone;
+    } else {
+        std::size_t end = 0;
+        unsigned long r = 0;
+        try {
+            r = std::stoul(o.stdin_target, &end);
+        } catch (const std::exception &) {
+            end = 0;
+        }
+        if (end == 0 || end != o.stdin_target.size() || r >= launch.np)
+            return {
+                {},
+                fmt::format("--stdin {}: all, none or a rank below {}", o.stdin_target, launch.np)};
+        launch.stdin_target = static_cast<std::int64_t>(r);
+    }
+    launch.recoverable = o.enable_recovery;
+    launch.stop_in_init = o.stop_in_init;
+    launch.stop_on_exec = o.stop_on_exec;
+    if (char *cwd = ::getcwd(nullptr, 0)) {
+        launch.cwd = cwd;
+        std::free(cwd);
+    }
+    // Every program, as mpirun gives every rank its OMPI_ variables: an interpreter (mpi4py,
+    // python3-pmix) loads libmpi or libpmix at run time, where no look at the program sees it.
+    launch.personality_ompi = o.personality == "ompi";
+    for (const auto &x : o.exports) {
+        if (x.find('=') != std::string::npos) {
+            launch.env.push_back(x);
+        } else if (const char *v = std::getenv(x.c_str())) {
+            launch.env.push_back(x + "=" + v);
+        } else {
+            spdlog::warn("-x {}: not set here, not exported", x);
+        }
+    }
+    for (std::size_t i = 0; i + 1 < o.mca.size(); i += 2)
+        launch.env.push_back("OMPI_MCA_" + o.mca[i] + "=" + o.mca[i + 1]);
+    return {std::move(launch), {}};
+}
+
+}  // namespace run
+
+using run::RunOptions;
+
+void mpirun_style_args(CLI::App &app, std::vector<std::string> &args) {
+    if (args.empty() || args[0] != "run") return;
+    const CLI::App *cmd = nullptr;
+    try {
+        cmd = app.get_subcommand("run");
+    } catch (const CLI::OptionNotFound &) {
+        return;
+    }
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        std::string &a = args[i];
+        // `--` ends the options (CLI11 would take what follows for positionals of zpmix run).
+        if (a == "--") {
+            args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+            return;
+        }
+        if (a.empty() || a[0] != '-') return;  // the program starts here
+        if (a == "-np" || a == "-mca") a = "-" + a;
+        if (a.find('=') != std::string::npos) continue;
+        const CLI::Option *opt = cmd->get_option_no_throw(a);
+        if (opt && opt->get_expected_max() > 0)  // not a flag: skip its values
+            i += static_cast<std::size_t>(opt->get_type_size_max());
+    }
+}
+
+void add_run_command(CLI::App &app, int &status) {
+    auto o = std::make_shared<RunOptions>();
+    auto *cmd = app.add_subcommand("run", "Launch a parallel job (like mpirun)");
+    auto *np = cmd->add_option("-n,--np", o->np,
+                               "Number of ranks (default: every slot of the hosts given, else 1)")
+                   ->check(CLI::Range(1, 65535));
+    cmd->add_option("-x", o->exports, "Export VAR (its value here) or set VAR=value in the ranks")
+        ->allow_extra_args(false);
+    cmd->add_flag("--tag-output", o->tag_output,
+                  "Prefix each line with [nspace,rank]<stream>: ([nspace,rank,node] across nodes)");
+    cmd->add_flag("--report-child-jobs-separately", o->report_child_sep,
+                  "Exit with the job's own status, not with that of the first failed job of "
+                  "those it and the jobs it spawned (PMIx_Spawn)");
+    cmd->add_flag(
+        "--stop-in-init", o->stop_in_init,
+        "Every rank waits in PMIx_Init for a debugger's release (PMIX_DEBUG_STOP_IN_INIT; "
+        "`zpmix release NSPACE`)");
+    cmd->add_flag("--stop-on-exec", o->stop_on_exec,
+                  "Every rank is stopped at its first instruction until a debugger's release "
+                  "(PMIX_DEBUG_STOP_ON_EXEC; `zpmix release NSPACE`)")
+        ->excludes("--stop-in-init");
+    cmd->add_flag("--enable-recovery", o->enable_recovery,
+                  "A rank that fails does not end the job (PMIX_JOB_RECOVERABLE)");
+    cmd->add_option("--timeout", o->timeout, "Terminate the job after S seconds (exit status 124)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--bind-to", o->bind_to, "none | core | package")
+        ->check(CLI::IsMember({"none", "core", "package"}));
+    cmd->add_flag("--report-bindings", o->report_bindings, "Print each rank's binding on stderr");
+    cmd->add_option("-H,--host", o->hosts,
+                    "Hosts and their slots: n1:4,n2 (a host without :N has 1 slot; repeatable)")
+        ->allow_extra_args(false);
+    cmd->add_option("--hostfile", o->hostfile,
+                    "Hosts from a file: one `host [slots=N] [max_slots=M]` a line, # comments");
+    cmd->add_option("-N,--npernode", o->npernode, "Ranks per host (as --map-by ppr:N:node)")
+        ->check(CLI::Range(1, 65535));
+    cmd->add_option("--map-by", o->map_by,
+                    "slot (default: fill each host's slots in turn) | core | node (one rank per "
+                    "host in turn) | ppr:N:node");
+    auto *over = cmd->add_flag("--oversubscribe", o->oversubscribe,
+                               "Allow more ranks on a host than its slots");
+    cmd->add_flag("--nooversubscribe", o->nooversubscribe,
+                  "Never more ranks on a host than its slots (the default when slots are given)")
+        ->excludes(over);
+    cmd->add_option("--pset", o->psets, "Name the job as a process set (repeatable)")
+        ->allow_extra_args(false);
+    cmd->add_option("--personality", o->personality,
+                    "ompi (default): the ranks load zpmix's libpmix.so.2 (first on "
+                    "LD_LIBRARY_PATH) and get what Open MPI 4.1 needs from a launcher "
+                    "(OMPI_MCA_schizo, OMPI_MCA_ess, OMPI_MCA_mpi_oversubscribe); none: no change")
+        ->check(CLI::IsMember({"ompi", "none"}));
+    cmd->add_option("--broker", o->broker, "The broker's URI (default: find or embed one)");
+    cmd->add_option("--rsh-agent,--launch-agent", o->rsh_agent,
+                    "How brokers are started on other hosts: `AGENT HOST COMMAND...` (default: "
+                    "[tree] rsh_agent, ssh; Open MPI's plm_rsh_agent)");
+    cmd->add_option("--launcher", o->launcher,
+                    "How brokers are started on other hosts: srun (one step, inside a Slurm "
+                    "allocation), rsh (--rsh-agent) or auto (default: [tree] launcher; srun inside "
+                    "a Slurm allocation, rsh otherwise)")
+        ->check(CLI::IsMember({"auto", "rsh", "srun"}));
+    cmd->add_option("--tcp-if", o->tcp_if,
+                    "Brokers listen for each other on this interface only (a name or a CIDR; "
+                    "default: every interface, [tree] tcp_if)");
+    cmd->add_option("--output-filename", o->output_filename,
+                    "Also write each rank's output to DIR/1/rank.N/stdout and stderr (Open MPI's "
+                    "layout; the jobs it spawns are 2, 3, ...)");
+    cmd->add_option("--mca", o->mca,
+                    "Set Open MPI's MCA parameter KEY to VALUE in the ranks "
+                    "(OMPI_MCA_KEY=VALUE; repeatable; -mca too)")
+        ->type_size(2)
+        ->allow_extra_args(false);
+    cmd->add_option("--stdin", o->stdin_target,
+                    "Which ranks read zpmix run's stdin: a rank (default 0), all or none");
+    cmd->add_flag("-v,--verbose", o->verbose, "More log output (repeatable)");
+    cmd->add_flag("-q,--quiet", o->quiet, "Less log output (repeatable)");
+    add_log_options(*cmd, o->log);
+    cmd->prefix_command();  // options end at the program: `zpmix run -n 2 ls -l`
+    cmd->footer(
+        "Hosts: -H, else --hostfile (with -H: the hostfile's hosts -H names), else the Slurm "
+        "allocation zpmix run is in "
+        "(SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE), else this host. Ranks on other hosts run "
+        "under a broker on each, started as one srun step inside a Slurm allocation, else through "
+        "the rsh agent, and stopped with the job.\n"
+        "Exit status: the job's (0, the first failing rank's exit code, or 128+signal; of the "
+        "first job that failed when its ranks spawn jobs); 124 on --timeout; 127 if the program "
+        "is not found, 126 if it is not executable; 1 if zpmix run failed.");
+    cmd->callback([o, cmd, np, &status] {
+        o->np_given = np->count() > 0;
+        auto argv = cmd->remaining();
+        if (!argv.empty() && argv[0].size() > 1 && argv[0][0] == '-') {
+            status = run::fail(run::unknown_option(*cmd, argv[0]));
+            return;
+        }
+        status = run::run_job(*o, argv);
+    });
+}
+
+}  // namespace zpmix::cli

@@ -1,0 +1,79 @@
+#pragma once
+// What `zpmix run` prints and exits with. The job's output (msg::Output, relayed by the broker)
+// goes to this process's stdout or stderr as it comes: with --tag-output, each line prefixed with
+// [nspace,rank]<stream>: ([nspace,rank,node] when its job spans nodes), and with
+// --output-filename also, untagged, to DIR/<job>/rank.<N>/stdout|stderr (Open MPI's layout: the
+// launched job is 1, the jobs it spawns 2, 3, ... as they first speak). The launched job's end
+// (msg::JobEnded) is the exit status; a spawned job's end is only a line on stderr when it failed.
+// `zpmix run`'s own failures are a line on stderr and an exit status of their own (fail()).
+//
+// Invariants and limits:
+// - Writes block: while our stdout is slow to take output, nothing else is relayed (signals,
+//   stdin, the job's end). A closed stdout drops the output; the job goes on.
+// - A tag goes at the start of a line only: output that ends inside a line is continued by the
+//   next of the same rank and stream, untagged.
+// - A file that cannot be opened is said once on stderr and not written; the launched job's are
+//   all opened before its output comes (open_files()), and one that fails gives up the job.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+#include "actors/protocol/job.hpp"
+
+namespace zpmix::cli::run {
+
+// Exit statuses of `zpmix run` itself failing (not the job's).
+inline constexpr int kFailed = 1, kNotExecutable = 126, kNotFound = 127;
+
+// "zpmix run: <message>" on stderr; returns `status`.
+int fail(const std::string &message, int status = kFailed);
+
+// What `zpmix run` exits with when the broker refuses the launch (as a shell does for a program).
+int exit_status_of(std::int32_t error);
+
+// --output-filename DIR: each rank's output also goes to DIR/<job>/rank.<N>/stdout|stderr, as
+// Open MPI lays it out (the launched job is 1, the jobs it spawns 2, 3, ... as they speak).
+class OutputFiles {
+  public:
+    explicit OutputFiles(std::string dir) : dir_(std::move(dir)) {}
+    OutputFiles(const OutputFiles &) = delete;
+    OutputFiles &operator=(const OutputFiles &) = delete;
+    ~OutputFiles();
+    bool enabled() const { return !dir_.empty(); }
+    // Opens (creates, empties) the file; false and a message when it cannot.
+    bool open(const std::string &nspace, std::uint32_t rank, int stream);
+    void write(const std::string &nspace, std::uint32_t rank, int stream, std::string_view data);
+
+  private:
+    static constexpr int kFailed = -2;
+    std::string dir_;
+    std::map<std::tuple<std::string, std::uint32_t, int>, int> files_;
+    std::map<std::string, std::size_t> jobs_;
+};
+
+// The job's output and end, as this process prints them.
+class JobOutput {
+  public:
+    JobOutput(bool tag_output, std::string output_filename)
+        : tag_(tag_output), files_(std::move(output_filename)) {}
+
+    // --output-filename: the files of the launched job's ranks 0..np-1, both streams; false (and
+    // said) when one cannot be opened.
+    bool open_files(const std::string &nspace, std::uint32_t np);
+    // A piece of a rank's output: to our stdout or stderr, and its file.
+    void print(msg::Output out);
+    // A job's end: the exit status when it is the launched job `launched`, none when it is a job
+    // that one spawned.
+    std::optional<int> ended(const msg::JobEnded &e, const std::string &launched);
+
+  private:
+    const bool tag_;
+    OutputFiles files_;
+    // (nspace, rank, fd) -> inside a line
+    std::map<std::tuple<std::string, std::uint32_t, int>, bool> mid_line_;
+};
+
+}  // namespace zpmix::cli::run
