@@ -158,12 +158,12 @@ Broker::Broker(Config config)
 void Broker::add_standard_actors() {
     dispatcher_ = &add_actor<Dispatcher>(DecodeLimits{.max_message = config_.max_message_bytes});
     registry_ = &add_actor<Registry>(namespaces_, name_, events_uri_, config_.max_message_bytes);
-    launcher_ =
-        &add_actor_on<Launcher>(launcher_reactor_,
-                                Launcher::Settings{run_dir_, uri_, node_, config_.kill_grace_ms,
-                                                   config_.client_write_timeout_ms,
-                                                   config_.group_timeout_ms, watchdog_.get()},
-                                brokers_);
+    launcher_ = &add_actor_on<Launcher>(
+        launcher_reactor_,
+        Launcher::Settings{run_dir_, uri_, node_, config_.kill_grace_ms,
+                           config_.client_write_timeout_ms, config_.group_timeout_ms,
+                           watchdog_.get(), config_.output_window_bytes},
+        brokers_);
     add_actor<JobCoordinator>(brokers_);
     add_actor<ModexStore>(namespaces_, brokers_, std::chrono::milliseconds(config_.get_timeout_ms));
     add_actor<FenceReducer>(namespaces_, brokers_);

@@ -1,5 +1,7 @@
 #include "broker/config.hpp"
 
+#include "actors/protocol/job.hpp"
+
 #include <cstdlib>
 
 #include <spdlog/spdlog.h>
@@ -168,6 +170,12 @@ void load_config_file(const std::string &path, Config &into) {
             auto v = node.value<std::int64_t>();
             if (!node.is_integer() || *v < 65536) throw bad("an integer >= 65536");
             into.max_peer_output_bytes = static_cast<std::size_t>(*v);
+        } else if (k == "output_window_bytes") {
+            auto v = node.value<std::int64_t>();
+            if (!node.is_integer() || *v < 2 * static_cast<std::int64_t>(msg::kOutputAckBytes) ||
+                *v > (std::int64_t{1} << 30))
+                throw bad("an integer in 524288..1073741824");
+            into.output_window_bytes = static_cast<std::size_t>(*v);
         } else if (k == "iof_cache_bytes") {
             auto v = node.value<std::int64_t>();
             if (!node.is_integer() || *v < 0 || *v > (std::int64_t{1} << 32))

@@ -22,6 +22,9 @@ struct Config {
     std::string tcp_key_file;
     std::size_t max_message_bytes = std::size_t{64} << 20;
     std::size_t max_peer_output_bytes = std::size_t{256} << 20;  // queued for one ipc peer
+    // A job's output a consumer (`zpmix run`, the iof actor) may have unacknowledged before the
+    // launcher stops reading the job's pipes (its ranks then wait, as under mpirun).
+    std::size_t output_window_bytes = std::size_t{1} << 20;
     // Output of each job kept for PMIx_IOF_pull from tools that come later (the oldest goes).
     std::size_t iof_cache_bytes = std::size_t{1} << 20;
     // Connections on each ipc socket at once; more are turned away with a reason. 0: a quarter

@@ -398,7 +398,7 @@ ZmtpListener::Sent ZmtpListener::write(Peer &p, std::initializer_list<std::strin
         }
         sent = rc < 0 ? 0 : static_cast<std::size_t>(rc);
         if (sent == total) return Sent::ok;
-    } else if (p.out.size() >= settings_.sndhwm) {
+    } else if (settings_.kind == Kind::publisher && p.out.size() >= settings_.sndhwm) {
         return Sent::full;
     } else if (p.out_bytes + (total - sent) > settings_.max_output) {
         log_->warn("peer pid {} is not reading: {} bytes queued for it, over the limit of {}",

@@ -11,9 +11,12 @@
 //
 // Admission: the kernel's credentials of the connecting process (SO_PEERCRED); only the
 // broker's own uid is let in, others get a ZMTP ERROR and are closed.
-// Sending never blocks: output the kernel does not take is queued per peer, up to `sndhwm`
-// messages, beyond which messages to that peer are dropped (as libzmq's high-water mark does),
-// and up to `max_output` bytes, beyond which the peer is disconnected (it is not reading).
+// Sending never blocks: output the kernel does not take is queued per peer, up to `max_output`
+// bytes, beyond which the peer is disconnected (it is not reading). A router never drops a
+// message for a slow peer: what may pile up for it is bounded by its senders (a job's output by
+// the output window, docs/iof.md; answers by its requests). A publisher drops events beyond
+// `sndhwm` messages for a subscriber (as libzmq's high-water mark does): they are numbered, and
+// a subscriber that sees a gap asks for them again.
 // Input is bounded per peer too: a message in progress (its frames, their headers, commands
 // between them) may not exceed `max_message` (plus a little for headers and commands), nor have
 // more than kMaxFrames frames; complete messages are handed on as they arrive.
@@ -46,7 +49,8 @@ class ZmtpListener : public TopicPublisher {
         Kind kind = Kind::router;
         std::int64_t uid = 0;                             // the only uid admitted
         std::size_t max_message = std::size_t{64} << 20;  // a larger message ends the connection
-        std::size_t sndhwm = 100000;  // messages queued for one peer beyond which sends drop
+        std::size_t sndhwm = 100000;  // a publisher's: messages queued for one subscriber beyond
+                                      // which events to it drop
         std::size_t max_output = std::size_t{256}
                                  << 20;  // bytes queued for a peer: beyond, dropped
         // Connections at once; one more is turned away with a ZMTP ERROR saying so (0: no

@@ -41,9 +41,14 @@ bool IofActor::matches(const Pull &p, const msg::IofChunk &c) {
     });
 }
 
-void IofActor::enqueue(Queue &q, const msg::IofChunk &c, std::size_t limit, bool drop_newest) {
+void IofActor::enqueue(Queue &q, const msg::IofChunk &c, std::size_t limit, std::uint8_t policy) {
     const std::size_t n = c.data.size();
-    if (n > limit || (drop_newest && q.bytes + n > limit)) {
+    if (policy == msg::kIofLossless) {
+        q.chunks.push_back(c);
+        q.bytes += n;
+        return;
+    }
+    if (n > limit || (policy == msg::kIofDropNewest && q.bytes + n > limit)) {
         q.dropped += n;
         return;
     }
@@ -57,6 +62,7 @@ void IofActor::enqueue(Queue &q, const msg::IofChunk &c, std::size_t limit, bool
 }
 
 void IofActor::output(const Envelope &, msg::Output &m) {
+    flows_[{m.nspace, m.broker}].received += m.data.size();
     msg::IofChunk c{{m.nspace, m.rank},
                     static_cast<std::uint16_t>(m.fd == 2 ? msg::kIofStderr : msg::kIofStdout),
                     unix_time_us(),
@@ -64,12 +70,40 @@ void IofActor::output(const Envelope &, msg::Output &m) {
     for (auto &[key, p] : pulls_)
         if (matches(p, c)) offer(key, p, c);
     Queue &cache = jobs_[c.source.nspace];
-    enqueue(cache, c, settings_.cache_bytes, false);
+    enqueue(cache, c, settings_.cache_bytes, msg::kIofDropOldest);  // history: the oldest goes
+    acknowledge(c.source.nspace, false);
 }
 
 void IofActor::offer(const PullKey &key, Pull &p, const msg::IofChunk &c) {
-    enqueue(p.queue, c, p.cache_bytes, p.drop_newest);
+    enqueue(p.queue, c, p.cache_bytes, p.policy);
+    if (p.policy == msg::kIofLossless && p.queue.bytes >= p.cache_bytes) p.holding = true;
     flush(key, p, false);
+}
+
+bool IofActor::pulls_job(const Pull &p, const std::string &nspace) {
+    return std::any_of(p.procs.begin(), p.procs.end(),
+                       [&](const msg::Proc &q) { return q.nspace == nspace; });
+}
+
+bool IofActor::held(const std::string &nspace) const {
+    return std::any_of(pulls_.begin(), pulls_.end(), [&](const auto &kp) {
+        return kp.second.holding && pulls_job(kp.second, nspace);
+    });
+}
+
+void IofActor::acknowledge(const std::string &nspace, bool all) {
+    if (held(nspace)) return;
+    const auto view = brokers_.view();
+    for (auto it = flows_.lower_bound({nspace, 0}); it != flows_.end() && it->first.first == nspace;
+         ++it) {
+        Flow &f = it->second;
+        const std::uint64_t unacked = f.received - f.acked;
+        if (unacked == 0 || (!all && unacked < msg::kOutputAckBytes)) continue;
+        f.acked = f.received;
+        const std::uint32_t broker = it->first.second;
+        send(broker == view->rank ? std::string("launcher") : remote_address(broker, "launcher"),
+             msg::OutputAck{nspace, broker, f.acked});
+    }
 }
 
 void IofActor::flush(const PullKey &key, Pull &p, bool all) {
@@ -106,6 +140,11 @@ void IofActor::flush(const PullKey &key, Pull &p, bool all) {
         p.due = false;
         if (p.timer) reactor().cancel(std::exchange(p.timer, 0));
     }
+    // A lossless pull that was full lets its jobs go on once its queue is half empty.
+    if (p.holding && p.queue.bytes < p.cache_bytes / 2) {
+        p.holding = false;
+        for (const auto &q : p.procs) acknowledge(q.nspace, true);
+    }
 }
 
 void IofActor::pull(const Envelope &env, msg::IofPull &m) {
@@ -123,7 +162,7 @@ void IofActor::pull(const Envelope &env, msg::IofPull &m) {
     p.procs = std::move(m.procs);
     p.channels = m.channels;
     p.cache_bytes = m.cache_bytes ? m.cache_bytes : settings_.cache_bytes;
-    p.drop_newest = m.drop_newest;
+    p.policy = m.policy <= msg::kIofDropNewest ? m.policy : msg::kIofLossless;
     p.buffering_bytes = m.buffering_bytes;
     p.buffering = std::chrono::milliseconds(m.buffering_ms);
     reply(env, msg::IofPulled{});
@@ -136,7 +175,7 @@ void IofActor::pull(const Envelope &env, msg::IofPull &m) {
         if (it == jobs_.end()) continue;
         p.queue.dropped += it->second.dropped;  // what the cache lost before this pull
         for (const auto &c : it->second.chunks)
-            if (matches(p, c)) enqueue(p.queue, c, p.cache_bytes, p.drop_newest);
+            if (matches(p, c)) enqueue(p.queue, c, p.cache_bytes, p.policy);
     }
     auto [it, _] = pulls_.emplace(key, std::move(p));
     flush(key, it->second, false);
@@ -175,7 +214,10 @@ void IofActor::deregister(const Envelope &env, msg::IofDeregister &m) {
 
 void IofActor::drop_pull(std::map<PullKey, Pull>::iterator it) {
     if (it->second.timer) reactor().cancel(it->second.timer);
+    const bool holding = it->second.holding;
+    const std::vector<msg::Proc> procs = holding ? it->second.procs : std::vector<msg::Proc>{};
     pulls_.erase(it);
+    for (const auto &q : procs) acknowledge(q.nspace, true);  // nothing waits for it any more
 }
 
 void IofActor::session_closed(const Envelope &, msg::SessionClosed &m) {
@@ -265,6 +307,7 @@ void IofActor::ended(const Envelope &, msg::NamespaceEnded &m) {
             p.due = true;
             flush(key, p, false);
         }
+    std::erase_if(flows_, [&](const auto &f) { return f.first.first == m.nspace; });
     auto keep = keep_for_.extract(m.nspace);
     if (keep.empty()) {
         jobs_.erase(m.nspace);

@@ -2,10 +2,13 @@
 // The broker's `iof` actor: I/O forwarding for tools and clients (PMIx_IOF_pull, _push,
 // _deregister). It keeps each job's output in a bounded cache (`iof_cache_bytes`, the oldest
 // goes, the bytes dropped counted), so a tool that pulls later gets what the job wrote before,
-// then the job's output as it comes. Each pull has its own bounded queue (PMIX_IOF_CACHE_SIZE,
-// dropping the oldest or, with PMIX_IOF_DROP_NEWEST, the newest; the drops are reported with the
-// next delivery), delivered in batches (PMIX_IOF_BUFFERING_SIZE/_TIME) with at most kWindow
-// deliveries unacknowledged, so a slow puller costs the broker its queue, never more. Input
+// then the job's output as it comes. Each pull has its own queue (PMIX_IOF_CACHE_SIZE), delivered
+// in batches (PMIX_IOF_BUFFERING_SIZE/_TIME) with at most kWindow deliveries unacknowledged. What
+// a full queue does is the puller's choice: by default nothing is lost (this actor is a paced
+// consumer of the launchers' output, msg::OutputAck: it stops acknowledging a job's output while
+// a lossless pull of it holds its queue's size, so the job's ranks wait for the puller as they
+// wait for `zpmix run`); with PMIX_IOF_DROP_OLDEST or _NEWEST the queue drops, and the drops are
+// reported with the next delivery. A slow puller costs the broker its queue and a window. Input
 // (PMIx_IOF_push) goes to the launcher as `zpmix run --stdin` does (job.input), to the ranks
 // named, on whichever broker runs them; end-of-input closes their stdin.
 //
@@ -69,7 +72,8 @@ class IofActor : public Actor {
         std::vector<msg::Proc> procs;
         std::uint16_t channels = 0;
         std::size_t cache_bytes = 0;
-        bool drop_newest = false;
+        std::uint8_t policy = msg::kIofLossless;
+        bool holding = false;  // lossless and full: the jobs it pulls wait for it
         std::size_t buffering_bytes = 0;
         std::chrono::milliseconds buffering{0};
         Queue queue;
@@ -99,9 +103,14 @@ class IofActor : public Actor {
     std::unordered_map<std::string, std::string> keep_for_;
     std::deque<std::pair<std::string, std::string>> kept_;  // ended jobs kept, oldest first
     std::map<PullKey, Pull> pulls_;
-    std::map<std::uint64_t, Push> pushes_;             // by push id
-    std::map<std::uint64_t, std::uint64_t> inputs_;    // an Input's id -> its push
-    std::map<std::uint64_t, Relay> relays_;            // by the id at the root
+    // The output received of each job from each broker, and how much of it was acknowledged.
+    struct Flow {
+        std::uint64_t received = 0, acked = 0;
+    };
+    std::map<std::pair<std::string, std::uint32_t>, Flow> flows_;  // (namespace, broker)
+    std::map<std::uint64_t, Push> pushes_;                         // by push id
+    std::map<std::uint64_t, std::uint64_t> inputs_;                // an Input's id -> its push
+    std::map<std::uint64_t, Relay> relays_;                        // by the id at the root
     std::map<PullKey, std::uint64_t> relayed_;         // a puller's pull -> its id at the root
     std::map<std::uint64_t, Envelope> deregistering_;  // relayed IofDeregisters, by request id
     std::uint64_t next_id_ = 1;
@@ -126,8 +135,14 @@ class IofActor : public Actor {
     // Whether the sender may read or feed this job (a client: its own only).
     static bool may_use(const Envelope &env, const std::vector<msg::Proc> &procs);
     static bool matches(const Pull &p, const msg::IofChunk &c);
-    // Appends to a bounded queue; the bytes that do not fit are dropped (and counted).
-    static void enqueue(Queue &q, const msg::IofChunk &c, std::size_t limit, bool drop_newest);
+    // Appends to a queue bounded by `limit`: what does not fit is dropped (and counted) as the
+    // policy says; a lossless queue takes everything (its senders wait once it is full).
+    static void enqueue(Queue &q, const msg::IofChunk &c, std::size_t limit, std::uint8_t policy);
+    // Acknowledges a job's output to the launchers that sent it, unless a pull holds the job;
+    // `all`: whatever is unacknowledged, else only once kOutputAckBytes are.
+    void acknowledge(const std::string &nspace, bool all);
+    bool held(const std::string &nspace) const;
+    static bool pulls_job(const Pull &p, const std::string &nspace);
     void offer(const PullKey &key, Pull &p, const msg::IofChunk &c);
     // Sends what the pull may send now; `all`: whatever waits, buffering aside.
     void flush(const PullKey &key, Pull &p, bool all);

@@ -584,6 +584,7 @@ void Launcher::requester_died(std::int64_t pid) {
         job.requester.clear();
         fail(job, 128 + SIGTERM, fmt::format("its requester (pid {}) died", pid));
     }
+    output_.consumers_changed();  // nothing waits for the dead to read
 }
 
 }  // namespace zpmix

@@ -21,8 +21,8 @@ Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings, const BrokerMa
     : Actor("launcher", reactor, bus),
       settings_(std::move(settings)),
       brokers_(brokers),
-      output_(reactor, bus, brokers,
-              {.to_requester = [this](const msg::Output &m) { to_stream(jobs_.at(m.nspace), m); },
+      output_(reactor, bus, brokers, settings_.output_window_bytes,
+              {.requester_of = [this](const std::string &nspace) { return follower_of(nspace); },
                .send = [this](const std::string &to, const msg::Output &m) { send(to, m); }}),
       stdin_(reactor, brokers,
              {.answer = [this](const Envelope &req, const msg::InputTaken &m) { reply(req, m); },
@@ -55,6 +55,7 @@ Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings, const BrokerMa
     on(&Launcher::input, Access::operator_ | Access::internal);
     on(&Launcher::input_relayed, Access::internal);
     on(&Launcher::rank_state, Access::internal);
+    on(&Launcher::output_ack, Access::operator_ | Access::internal);
     // Three descriptors per rank (two pipes and a pidfd): allow as many as we may.
     rlimit rl{};
     if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -444,6 +445,34 @@ void Launcher::register_cleanup(const Envelope &env, msg::RegisterCleanup &m) {
         if (auto why = add(std::move(d), true); !why.empty())
             return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "cleanup refused: " + why);
     reply(env, msg::Ok{});
+}
+
+// A consumer finished with some of a job's output (RankOutput's window). `zpmix run` sends its
+// acknowledgements to its own broker, which passes those of other brokers' output on, naming it.
+void Launcher::output_ack(const Envelope &env, msg::OutputAck &m) {
+    const auto view = brokers_.view();
+    const bool from_broker = !env.session || env.session->role == PeerSession::Role::broker;
+    std::string consumer = from_broker && !m.consumer.empty() ? m.consumer : env.from;
+    if (m.broker == view->rank) return output_.acknowledged(consumer, m.nspace, m.bytes);
+    if (from_broker || m.broker >= view->size()) {
+        log().debug("output ack of {} for broker {} dropped: not ours to pass on", m.nspace,
+                    m.broker);
+        return;
+    }
+    m.consumer = remote_address(view->rank, consumer);
+    send(remote_address(m.broker, name()), m);
+}
+
+// Whom a job's output streams to (besides the root's iof): the requester of its tree, when the
+// tree's root is the job itself or follows the jobs it spawns. A tool that spawned a job pulls its
+// output instead (PMIx_IOF_pull, kept for it by iof).
+std::string Launcher::follower_of(const std::string &nspace) {
+    auto it = jobs_.find(nspace);
+    if (it == jobs_.end()) return {};
+    const Job &root = root_of(it->second);
+    if (&root != &it->second && !root.follows_children) return {};
+    if (root.debug.debugger) return {};
+    return root.requester;
 }
 
 }  // namespace zpmix

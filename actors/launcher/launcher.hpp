@@ -1,12 +1,12 @@
 #pragma once
 // Starts jobs on this node the way mpirun does: places and binds each rank with hwloc, spawns it
-// with the client environment, forwards its stdout/stderr line by line to the requester, reaps
-// it, and ends the job: on the first abnormal exit, PMIx_Abort, the time limit, the requester's
-// death or the broker's shutdown, the remaining ranks get SIGTERM, then SIGKILL after the grace
-// period. JobEnded comes last, after every Output and ProcExit of the job.
-// The namespace is registered first and the ranks are spawned one per reactor turn, so the Hellos
-// of the first ranks are answered while the last ones are started; the LaunchReply (with every
-// pid) comes once all are spawned, before any Output or ProcExit.
+// with the client environment, forwards its stdout/stderr in whole lines to the requester (paced
+// by its consumers: rank_output.hpp), reaps it, and ends the job: on the first abnormal exit,
+// PMIx_Abort, the time limit, the requester's death or the broker's shutdown, the remaining ranks
+// get SIGTERM, then SIGKILL after the grace period. JobEnded comes last, after every Output and
+// ProcExit of the job. The namespace is registered first and the ranks are spawned one per reactor
+// turn, so the Hellos of the first ranks are answered while the last ones are started; the
+// LaunchReply (with every pid) comes once all are spawned, before any Output or ProcExit.
 //
 // Jobs a rank spawns (PMIx_Spawn, msg::Spawn) are children of its job, launched the same way
 // (on this node; a job spanning brokers spawns through the coordinator, below):
@@ -70,6 +70,8 @@ class Launcher : public Actor {
         int client_write_timeout_ms = 30000;  // given to ranks as ZPMIX_WRITE_TIMEOUT_MS
         int group_timeout_ms = 300000;        // ... as ZPMIX_GROUP_TIMEOUT_MS
         Watchdog *watchdog = nullptr;         // told of each job's process group; may be null
+        // A job's output unacknowledged by one of its consumers beyond which its pipes wait.
+        std::size_t output_window_bytes = std::size_t{1} << 20;
     };
     // The job status when a job exceeds Launch.timeout_s (as timeout(1) does).
     static constexpr int kTimeoutStatus = 124;
@@ -189,6 +191,8 @@ class Launcher : public Actor {
     void input(const Envelope &env, msg::Input &m);
     void input_relayed(const Envelope &env, msg::InputTaken &m);
     void rank_state(const Envelope &env, msg::RankState &m);
+    void output_ack(const Envelope &env, msg::OutputAck &m);
+    std::string follower_of(const std::string &nspace);
 
     // A job's life (job_lifecycle.cpp).
     void start(const Envelope &env, Job job, Plan plan);

@@ -20,15 +20,21 @@ constexpr std::uint16_t kIofStdout = 0x0002, kIofStderr = 0x0004, kIofStddiag = 
 // same envelope id, first what the job's cache holds, until IofDeregister (or the session's
 // end). Each delivery is acknowledged (IofAck); at most a few go unacknowledged, what waits
 // beyond them is bounded by cache_bytes and dropped (oldest or newest) when that is full.
+// IofPull.policy
+constexpr std::uint8_t kIofLossless = 0, kIofDropOldest = 1, kIofDropNewest = 2;
+
 struct IofPull {
     static constexpr const char *type = "iof.pull";
     std::vector<Proc> procs;
     std::uint16_t channels = kIofStdout | kIofStderr;
-    std::uint32_t cache_bytes = 0;      // PMIX_IOF_CACHE_SIZE; 0: the broker's default
-    bool drop_newest = false;           // PMIX_IOF_DROP_NEWEST; else the oldest go
+    std::uint32_t cache_bytes = 0;  // PMIX_IOF_CACHE_SIZE; 0: the broker's default
+    // What a full queue does: nothing is lost (the ranks wait for the puller, as they wait for
+    // `zpmix run`), unless the puller asked to drop the oldest (PMIX_IOF_DROP_OLDEST) or the
+    // newest (PMIX_IOF_DROP_NEWEST) bytes.
+    std::uint8_t policy = kIofLossless;
     std::uint32_t buffering_bytes = 0;  // PMIX_IOF_BUFFERING_SIZE: deliver once this much waits
     std::uint32_t buffering_ms = 0;     // PMIX_IOF_BUFFERING_TIME: ... or this long passed
-    ZPMIX_MSG_MAP(procs, channels, cache_bytes, drop_newest, buffering_bytes, buffering_ms);
+    ZPMIX_MSG_MAP(procs, channels, cache_bytes, policy, buffering_bytes, buffering_ms);
 };
 struct IofPulled {
     static constexpr const char *type = "iof.pulled";
@@ -36,7 +42,8 @@ struct IofPulled {
     ZPMIX_MSG_MAP(status);
 };
 
-// One piece of a rank's output: a line, or a chunk of a longer one, or the last bytes at EOF.
+// A piece of a rank's output: whole lines (one read's worth), a chunk of a longer line, or the
+// last bytes at EOF.
 struct IofChunk {
     Proc source;
     std::uint16_t channel = kIofStdout;

@@ -273,9 +273,29 @@ struct Output {
     std::string nspace;
     std::uint32_t rank = 0;
     std::uint8_t fd = 1;
-    std::string data;
+    std::string data;       // whole lines, a piece of a line over 64 KiB, or the last bytes at EOF
     std::string node = {};  // the rank's node when its job spans nodes (`--tag-output`), else empty
-    ZPMIX_MSG_MAP(nspace, rank, fd, data, node);
+    std::uint32_t broker = 0;  // the broker whose launcher read it: where its OutputAck goes
+    ZPMIX_MSG_MAP(nspace, rank, fd, data, node, broker);
+};
+
+// A consumer of a job's output (the requester of its tree, `zpmix run`; the root's `iof`) has
+// finished with `bytes` bytes of what `broker`'s launcher sent it of the job (cumulative, so a
+// late or repeated ack is harmless). A launcher reads a job's pipes only while every consumer
+// has less than the output window unacknowledged: a slow consumer makes the ranks wait on their
+// pipes, nothing is dropped. Sent to the consumer's own launcher, which passes it on to
+// `broker`'s, naming the consumer.
+// A consumer acknowledges at the latest once it has finished with this much more of a flow's
+// output; a launcher's window is at least twice as large, so an idle consumer never holds it.
+constexpr std::uint64_t kOutputAckBytes = 256 * 1024;
+
+struct OutputAck {
+    static constexpr const char *type = "job.output_ack";
+    std::string nspace;
+    std::uint32_t broker = 0;
+    std::uint64_t bytes = 0;
+    std::string consumer = {};  // set by the launcher that passes it on; its sender otherwise
+    ZPMIX_MSG_MAP(nspace, broker, bytes, consumer);
 };
 
 // A rank ended: exit_code when it exited, signal when a signal killed it.

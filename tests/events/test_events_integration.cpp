@@ -94,7 +94,12 @@ struct Runner {
             auto o = e->as<msg::Output>();
             if (o.fd == 1) {
                 jobs[o.nspace].out[o.rank] += o.data;
-                if (o.data.starts_with("ready")) ++jobs[o.nspace].ready;
+                // A message holds whole lines, maybe several.
+                for (std::size_t at = 0; at < o.data.size();) {
+                    if (o.data.compare(at, 5, "ready") == 0) ++jobs[o.nspace].ready;
+                    const auto nl = o.data.find('\n', at);
+                    at = nl == std::string::npos ? o.data.size() : nl + 1;
+                }
             } else {
                 BOOST_TEST_MESSAGE(o.nspace << ":" << o.rank << " stderr: " << o.data);
             }

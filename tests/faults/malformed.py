@@ -5,6 +5,7 @@ reads them), then as one message of a libzmq DEALER without a session, then (the
 corpus: type, NUL, body) as an envelope of that type from a tool's session. Prints how many
 inputs went each way; the caller checks that the broker still serves.
 usage: malformed.py IPC_PATH [TCP_HOST:PORT] CORPUS_DIR..."""
+import json
 import os
 import socket
 import sys
@@ -12,7 +13,7 @@ import sys
 import msgpack
 import zmq
 
-PROTOCOL = 1
+PROTOCOL = None  # the broker's (its rendezvous file says), read in main
 
 
 def raw(path, data, family=socket.AF_UNIX):
@@ -31,7 +32,10 @@ def raw(path, data, family=socket.AF_UNIX):
 
 
 def main():
+    global PROTOCOL
     ipc = sys.argv[1]
+    with open(os.path.join(os.path.dirname(ipc), "broker.json")) as f:
+        PROTOCOL = json.load(f)["protocol"]
     tcp = sys.argv[2] if ":" in sys.argv[2] else None
     dirs = sys.argv[3:] if tcp else sys.argv[2:]
     files = []

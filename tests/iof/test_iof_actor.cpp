@@ -63,6 +63,33 @@ class Puller : public Actor {
     }
 };
 
+// The launcher the output comes from: records the acknowledgements iof sends it.
+class LauncherStub : public Actor {
+  public:
+    LauncherStub(Reactor &r, Bus &b) : Actor("launcher", r, b) {
+        on(&LauncherStub::acked, Access::internal);
+    }
+    std::uint64_t last() {
+        std::lock_guard lock(mu);
+        return acks.empty() ? 0 : acks.back();
+    }
+    // Waits (5 s at most) until the last acknowledgement is `bytes`.
+    bool wait_for(std::uint64_t bytes) {
+        std::unique_lock lock(mu);
+        return cv.wait_for(lock, 5s, [&] { return !acks.empty() && acks.back() == bytes; });
+    }
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::uint64_t> acks;
+
+  private:
+    void acked(const Envelope &, msg::OutputAck &m) {
+        std::lock_guard lock(mu);
+        if (m.nspace == "job1" && m.broker == 0) acks.push_back(m.bytes);
+        cv.notify_all();
+    }
+};
+
 struct Fixture {
     Bus bus;
     Reactor reactor;
@@ -70,11 +97,13 @@ struct Fixture {
     BrokerMap brokers{"nodeA"};
     IofActor iof{reactor, bus, namespaces, brokers, IofActor::Settings{.cache_bytes = 100}};
     Puller puller{reactor, bus};
+    LauncherStub launcher{reactor, bus};
     std::thread thread;
 
     Fixture() {
         bus.add(iof);
         bus.add(puller);
+        bus.add(launcher);
         thread = std::thread([this] { reactor.run(); });
     }
     ~Fixture() {
@@ -146,7 +175,7 @@ BOOST_AUTO_TEST_CASE(a_pull_gets_its_channels_and_procs_only) {
 BOOST_AUTO_TEST_CASE(a_full_queue_drops_the_newest_when_asked) {
     auto p = pull_all();
     p.cache_bytes = 40;
-    p.drop_newest = true;
+    p.policy = msg::kIofDropNewest;
     puller.to_iof(p, 1);
     for (unsigned i = 0; i < IofActor::kWindow; ++i) line(static_cast<int>(i));
     BOOST_REQUIRE(puller.wait([&] { return puller.deliveries.size() == IofActor::kWindow; }));
@@ -158,10 +187,11 @@ BOOST_AUTO_TEST_CASE(a_full_queue_drops_the_newest_when_asked) {
     BOOST_TEST(d.dropped == 60u);
 }
 
-// The same with the default: the oldest go.
-BOOST_AUTO_TEST_CASE(a_full_queue_drops_the_oldest_by_default) {
+// The same with DROP_OLDEST: the oldest go.
+BOOST_AUTO_TEST_CASE(a_full_queue_drops_the_oldest_when_asked) {
     auto p = pull_all();
     p.cache_bytes = 40;
+    p.policy = msg::kIofDropOldest;
     puller.to_iof(p, 1);
     for (unsigned i = 0; i < IofActor::kWindow; ++i) line(static_cast<int>(i));
     BOOST_REQUIRE(puller.wait([&] { return puller.deliveries.size() == IofActor::kWindow; }));
@@ -171,6 +201,37 @@ BOOST_AUTO_TEST_CASE(a_full_queue_drops_the_oldest_by_default) {
     const auto d = delivery(IofActor::kWindow);
     BOOST_TEST(text(d) == fmt::format("line {:014}\nline {:014}\n", 103, 104));
     BOOST_TEST(d.dropped == 60u);
+}
+
+// By default a pull loses nothing: once its queue holds its size (128 KiB here) beyond the
+// deliveries in flight, iof stops acknowledging the job's output to its launcher (which then stops
+// reading the ranks' pipes), and acknowledges it all once the puller caught up.
+BOOST_AUTO_TEST_CASE(a_lossless_pull_holds_the_job_until_the_puller_catches_up) {
+    auto p = pull_all();
+    p.cache_bytes = 128 * 1024;
+    puller.to_iof(p, 1);
+    const std::string piece(64 * 1024 - 1, 'x');
+    auto send = [&](int n) {
+        for (int i = 0; i < n; ++i) puller.to_iof(msg::Output{"job1", 0, 1, piece + "\n"}, 0);
+    };
+    send(IofActor::kWindow);  // 512 KiB, all delivered at once: acknowledged
+    BOOST_REQUIRE(puller.wait([&] { return puller.deliveries.size() == IofActor::kWindow; }));
+    BOOST_REQUIRE(launcher.wait_for(512 * 1024));
+    send(4);  // 256 KiB more: the window is full, they wait in the queue, over its size
+    // A later request's answer: iof has handled the output before it.
+    puller.to_iof(msg::IofPull{{{"job2", msg::kWildcardRank}}}, 2);
+    BOOST_REQUIRE(puller.wait([&] { return puller.pulled_ids.size() == 2; }));
+    BOOST_TEST(launcher.last() == 512 * 1024u);  // held
+    for (unsigned i = 0; i < IofActor::kWindow; ++i) puller.to_iof(msg::IofAck{1}, 0);
+    BOOST_REQUIRE(puller.wait([&] { return puller.deliveries.size() == IofActor::kWindow + 4; }));
+    BOOST_REQUIRE(launcher.wait_for(768 * 1024));
+    std::size_t bytes = 0, dropped = 0;
+    for (std::size_t i = 0; i < delivered(); ++i) {
+        bytes += text(delivery(i)).size();
+        dropped += delivery(i).dropped;
+    }
+    BOOST_TEST(bytes == 768 * 1024u);
+    BOOST_TEST(dropped == 0u);
 }
 
 // Buffering: nothing goes before 50 bytes wait, then all of it in one delivery; what is left

@@ -3,7 +3,8 @@
 # --output-filename, --report-bindings), `zpmix ctl` mistakes and kills, signals forwarded to the
 # ranks (USR1, USR2, HUP, TSTP/CONT, TERM escalated to KILL), stdin (--stdin), the caller's
 # environment, directory, umask and limits through a standalone broker, and a rank that leaves
-# without PMIx_Finalize. Every wait polls a condition with a deadline.
+# without PMIx_Finalize, and output (nothing lost, a slow reader pacing the ranks). Every wait
+# polls a condition with a deadline.
 # usage: test_run_cli.sh ZPMIX NO_FINALIZE_PROG
 set -u
 zpmix=$(readlink -f "$1")
@@ -153,6 +154,41 @@ check "standalone broker: it ran the job" "zpmix.$broker." "$(echo "${got##* }" 
 kill -TERM "$broker"
 wait "$broker"
 export XDG_RUNTIME_DIR=$work/xdg
+
+# --- output: nothing lost, the ranks wait for a slow reader -------------------------------------
+got=$(run -n 1 sh -c 'yes | head -c 5M' | wc -c; echo "${PIPESTATUS[0]}")
+check "5 MB of yes arrive whole, exit 0" "5242880 0" "$(echo $got)"
+# A reader that takes nothing until told: the rank blocks on its pipe (in pipe_write), and zpmix
+# run holds a window of it, not the 100 MB; then every byte arrives. (The kernel names the wait
+# pipe_write, or anon_pipe_write.)
+rm -f "$work/go" "$work/count"
+(run -n 1 sh -c 'yes | head -c 100M' | (until_true 60 test -e "$work/go"; wc -c >"$work/count")) &
+reader=$!
+writer_blocked() {
+    local p
+    for p in $(pgrep -f 'head -c 100M'); do
+        case $(cat "/proc/$p/wchan" 2>/dev/null) in  # pipe_write, anon_pipe_write (6.x)
+            *pipe_write) [ "$(cat "/proc/$p/comm")" = head ] && return 0 ;;
+        esac
+    done
+    return 1
+}
+until_true 30 writer_blocked
+check "a slow reader: the rank waits on its pipe" "0" "$?"
+rss=$(ps -o rss= -C zpmix | awk '{s += $1} END {print s + 0}')
+check "a slow reader: zpmix run holds a window, not the output" "yes" \
+    "$([ "$rss" -lt 80000 ] && echo yes || echo "$rss kB")"
+touch "$work/go"
+wait "$reader"
+check "a slow reader: then every byte arrives" "104857600" "$(cat "$work/count")"
+got=$(run -n 16 --oversubscribe --output-filename "$work/of16" sh -c 'yes $PMIX_RANK | head -c 1M' | wc -c)
+check "16 ranks: every byte on stdout" "16777216" "$got"
+check "16 ranks: every rank's file whole" "16" \
+    "$(find "$work/of16/1" -name stdout -size 1024k | wc -l)"
+check "--tag-output: every line of batched output tagged" "0" \
+    "$(run -n 4 --tag-output sh -c 'yes | head -c 1M' | grep -vc '^\[[^]]*\]<stdout>: y$')"
+got=$(run -n 1 sh -c 'yes | head -c 50M' | head -1; echo "${PIPESTATUS[0]}")
+check "| head -1: zpmix run ends, exit 0" "y 0" "$(echo $got)"
 
 # --- a rank that leaves without PMIx_Finalize while the others run ------------------------------
 run -n 2 "$no_finalize" >"$work/out" 2>"$work/err"

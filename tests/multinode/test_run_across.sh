@@ -55,6 +55,14 @@ nothing_left hello
 out=$(run --tag-output -H "$a:1,$b:1" sh -c 'echo hi')
 check "tag-output names the node" "$(printf '%s\n' "$a" "$b")" "$(sed -n 's/^\[[^,]*,[01],\([^]]*\)\]<stdout>: hi$/\1/p' <<<"$out" | sort)"
 
+# Output across the tree, nothing lost: a rank on each node writes a million lines to a reader
+# that takes nothing for a while (the ranks wait), then every line arrives, whole, tagged with
+# its node.
+out=$(run --tag-output -H "$a:1,$b:1" sh -c 'yes $(hostname) | head -n 1000000' |
+    (sleep 2; sed -n 's/^\[[^,]*,[01],\([^]]*\)\]<stdout>: \1$/\1/p' | sort | uniq -c))
+check "a million lines from each node, slowly read: all, whole" \
+    "$(printf '%s\n' "$a" "$b" | sort | sed 's/^/1000000 /')" "$(sed 's/^ *//' <<<"$out")"
+
 # --tcp-if: the brokers listen on the nodes' subnet only; an interface nobody has is refused.
 out=$(run --tcp-if "$ZPMIX_NETNS_SUBNET" -H "$a:1,$b:1" hostname)
 check "tcp-if: exit status" 0 $?

@@ -9,11 +9,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <zmq.hpp>
 
+#include "actors/protocol/job.hpp"
 #include "actors/protocol/session.hpp"
 #include "actors/runtime/envelope.hpp"
 
@@ -43,19 +46,28 @@ class LauncherPeer {
         s_.send(encode(M::type, next_id_, m), zmq::send_flags::none);
         return next_id_++;
     }
-    // The next message, or nullopt after timeout.
+    // The next message, or nullopt after timeout. Output is acknowledged as it is received, as
+    // `zpmix run` does once it has written it, so that the ranks never wait for this peer.
     std::optional<Envelope> recv(std::chrono::milliseconds timeout) {
         zmq::pollitem_t item{s_.handle(), 0, ZMQ_POLLIN, 0};
         if (zmq::poll(&item, 1, timeout) == 0) return std::nullopt;
         zmq::message_t m;
         (void)s_.recv(m);
-        return decode(m);
+        Envelope env = decode(m);
+        if (env.type == msg::Output::type) {
+            const auto out = env.as<msg::Output>();
+            std::uint64_t &done = received_[{out.broker, out.nspace}];
+            done += out.data.size();
+            send(msg::OutputAck{out.nspace, out.broker, done});
+        }
+        return env;
     }
 
   private:
     zmq::context_t ctx_;
     zmq::socket_t s_{ctx_, zmq::socket_type::dealer};
     std::uint64_t next_id_ = 1;
+    std::map<std::pair<std::uint32_t, std::string>, std::uint64_t> received_;
 };
 
 }  // namespace zpmix::test

@@ -105,24 +105,35 @@ std::string xml_escape(std::string_view s) {
     return out;
 }
 
-// The chunk as the handler gets it: `[nspace,rank]<stdout>: ` before a tagged line, an ISO time
-// before a timestamped one, an element per chunk in XML.
+// The chunk as the handler gets it: `[nspace,rank]<stdout>: ` before each tagged line, an ISO
+// time before each timestamped one, an element per line in XML. A chunk holds whole lines (or a
+// piece of a long one): each is formatted as it would be alone.
 std::string formatted(const msg::IofChunk &c, const Format &f) {
-    if (f.xml) {
-        std::string_view body = c.data;
-        const bool nl = !body.empty() && body.back() == '\n';
-        if (nl) body.remove_suffix(1);
-        return fmt::format("<{} nspace=\"{}\" rank=\"{}\"{}>{}</{}>\n", channel_name(c.channel),
-                           xml_escape(c.source.nspace), c.source.rank,
-                           f.timestamp ? fmt::format(" timestamp=\"{}\"", stamp(c.time_us)) : "",
-                           xml_escape(body), channel_name(c.channel));
-    }
+    if (!f.xml && !f.timestamp && !f.tag) return c.data;
     std::string out;
-    if (f.timestamp) out += stamp(c.time_us) + " ";
-    if (f.tag)
-        out +=
-            fmt::format("[{},{}]<{}>: ", c.source.nspace, c.source.rank, channel_name(c.channel));
-    return out + c.data;
+    std::string_view rest = c.data;
+    while (!rest.empty()) {
+        const auto nl = rest.find('\n');
+        const std::string_view line =
+            rest.substr(0, nl == std::string_view::npos ? rest.size() : nl + 1);
+        rest.remove_prefix(line.size());
+        if (f.xml) {
+            std::string_view body = line;
+            if (body.back() == '\n') body.remove_suffix(1);
+            out +=
+                fmt::format("<{} nspace=\"{}\" rank=\"{}\"{}>{}</{}>\n", channel_name(c.channel),
+                            xml_escape(c.source.nspace), c.source.rank,
+                            f.timestamp ? fmt::format(" timestamp=\"{}\"", stamp(c.time_us)) : "",
+                            xml_escape(body), channel_name(c.channel));
+            continue;
+        }
+        if (f.timestamp) out += stamp(c.time_us) + " ";
+        if (f.tag)
+            out += fmt::format("[{},{}]<{}>: ", c.source.nspace, c.source.rank,
+                               channel_name(c.channel));
+        out += line;
+    }
+    return out;
 }
 
 // Progress thread: one delivery of pull `ref`.
@@ -252,10 +263,10 @@ PMIX_EXPORT pmix_status_t PMIx_IOF_pull(const pmix_proc_t procs[], size_t nprocs
             reg.format.xml = PMIX_INFO_TRUE(&d);
         else if (c::is_key(d, PMIX_IOF_CACHE_SIZE))
             m.cache_bytes = c::u32_of(d);
-        else if (c::is_key(d, PMIX_IOF_DROP_NEWEST))
-            m.drop_newest = PMIX_INFO_TRUE(&d);
-        else if (c::is_key(d, PMIX_IOF_DROP_OLDEST))
-            m.drop_newest = !PMIX_INFO_TRUE(&d);
+        else if (c::is_key(d, PMIX_IOF_DROP_NEWEST) && PMIX_INFO_TRUE(&d))
+            m.policy = msg::kIofDropNewest;
+        else if (c::is_key(d, PMIX_IOF_DROP_OLDEST) && PMIX_INFO_TRUE(&d))
+            m.policy = msg::kIofDropOldest;
         else if (c::is_key(d, PMIX_IOF_BUFFERING_SIZE))
             m.buffering_bytes = c::u32_of(d);
         else if (c::is_key(d, PMIX_IOF_BUFFERING_TIME))  // seconds, as the standard has it

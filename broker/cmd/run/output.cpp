@@ -1,12 +1,17 @@
 #include "broker/cmd/run/output.hpp"
 
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 #include <pmix_common.h>
@@ -76,6 +81,72 @@ void OutputFiles::write(const std::string &nspace, std::uint32_t rank, int strea
     write_all(files_[{nspace, rank, stream}], data);
 }
 
+// ---- The writer thread ---------------------------------------------------------------------
+
+struct OutputWriter::State {
+    std::mutex mu;
+    std::condition_variable cv;  // the thread: something queued, or stop; flush(): all written
+    std::deque<Piece> queue;
+    bool writing = false;  // the thread holds a piece
+    bool stop = false;
+    std::map<Flow, std::uint64_t> written;
+    int event_fd = -1;
+};
+
+OutputWriter::OutputWriter() : state_(std::make_shared<State>()) {
+    event_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    state_->event_fd = ::dup(event_fd_);  // the thread's own: it may outlive this object
+    std::thread([st = state_] {
+        std::unique_lock lock(st->mu);
+        for (;;) {
+            st->cv.wait(lock, [&] { return st->stop || !st->queue.empty(); });
+            if (st->queue.empty()) break;
+            Piece p = std::move(st->queue.front());
+            st->queue.pop_front();
+            st->writing = true;
+            lock.unlock();
+            write_all(p.fd, p.data);
+            lock.lock();
+            st->writing = false;
+            st->written[p.flow] += p.credit;
+            const std::uint64_t one = 1;
+            (void)!::write(st->event_fd, &one, sizeof one);
+            st->cv.notify_all();
+        }
+        ::close(st->event_fd);
+    }).detach();
+}
+
+OutputWriter::~OutputWriter() {
+    {
+        std::lock_guard lock(state_->mu);
+        state_->stop = true;
+        state_->queue.clear();
+    }
+    state_->cv.notify_all();
+    ::close(event_fd_);
+}
+
+void OutputWriter::write(int fd, std::string data, const Flow &flow, std::uint64_t credit) {
+    {
+        std::lock_guard lock(state_->mu);
+        state_->queue.push_back(Piece{fd, std::move(data), flow, credit});
+    }
+    state_->cv.notify_all();
+}
+
+std::map<OutputWriter::Flow, std::uint64_t> OutputWriter::written() {
+    std::uint64_t n;
+    (void)!::read(event_fd_, &n, sizeof n);
+    std::lock_guard lock(state_->mu);
+    return std::exchange(state_->written, {});
+}
+
+void OutputWriter::flush() {
+    std::unique_lock lock(state_->mu);
+    state_->cv.wait(lock, [&] { return state_->queue.empty() && !state_->writing; });
+}
+
 // ---- The job's output and end --------------------------------------------------------------
 
 bool JobOutput::open_files(const std::string &nspace, std::uint32_t np) {
@@ -87,20 +158,42 @@ bool JobOutput::open_files(const std::string &nspace, std::uint32_t np) {
 
 void JobOutput::print(msg::Output out) {
     const int fd = out.fd == 2 ? 2 : 1;
-    const std::size_t raw = out.data.size();  // the files get it untagged
+    const std::uint64_t raw = out.data.size();
+    files_.write(out.nspace, out.rank, fd, out.data);  // untagged
     bool &inside = mid_line_[{out.nspace, out.rank, fd}];
-    // A job across nodes (the launched one or one it spawned) names the rank's node too:
-    // [nspace,rank,node]<stream>:
-    if (tag_ && !inside)
-        out.data = fmt::format("[{},{}{}]<{}>: ", out.nspace, out.rank,
-                               out.node.empty() ? std::string() : "," + out.node,
-                               fd == 1 ? "stdout" : "stderr") +
-                   out.data;
-    inside = !out.data.ends_with('\n');
-    files_.write(out.nspace, out.rank, fd,
-                 tag_ ? std::string_view(out.data).substr(out.data.size() - raw)
-                      : std::string_view(out.data));
-    write_all(fd, out.data);
+    std::string text;
+    if (!tag_) {
+        text = std::move(out.data);
+    } else {
+        // A job across nodes (the launched one or one it spawned) names the rank's node too:
+        // [nspace,rank,node]<stream>:
+        const std::string tag = fmt::format("[{},{}{}]<{}>: ", out.nspace, out.rank,
+                                            out.node.empty() ? std::string() : "," + out.node,
+                                            fd == 1 ? "stdout" : "stderr");
+        std::string_view rest = out.data;
+        text.reserve(rest.size() + tag.size());
+        while (!rest.empty()) {
+            const auto nl = rest.find('\n');
+            const auto line = rest.substr(0, nl == std::string_view::npos ? rest.size() : nl + 1);
+            rest.remove_prefix(line.size());
+            if (!inside) text += tag;
+            text += line;
+            inside = !line.ends_with('\n');
+        }
+    }
+    writer_.write(fd, std::move(text), {out.broker, out.nspace}, raw);
+}
+
+std::vector<msg::OutputAck> JobOutput::written() {
+    std::vector<msg::OutputAck> acks;
+    for (auto &[flow, bytes] : writer_.written()) {
+        auto &[done, acked] = flows_[flow];
+        done += bytes;
+        if (done - acked < msg::kOutputAckBytes) continue;
+        acked = done;
+        acks.push_back(msg::OutputAck{flow.second, flow.first, done});
+    }
+    return acks;
 }
 
 std::optional<int> JobOutput::ended(const msg::JobEnded &e, const std::string &launched) {
@@ -110,6 +203,7 @@ std::optional<int> JobOutput::ended(const msg::JobEnded &e, const std::string &l
             std::cerr << "zpmix run: spawned job " << e.nspace << ": " << e.message << "\n";
         return std::nullopt;
     }
+    writer_.flush();  // the job's output before what we say of its end
     if (!e.message.empty()) std::cerr << "zpmix run: " << e.message << "\n";
     return e.status;
 }

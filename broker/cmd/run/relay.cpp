@@ -51,10 +51,14 @@ Session::Event Session::next(Envelope &env, int &sig, std::chrono::milliseconds 
     zmq::pollitem_t items[] = {{dealer_.handle(), 0, ZMQ_POLLIN, 0},
                                {nullptr, signal_fd_, ZMQ_POLLIN, 0},
                                {monitor_.handle(), 0, ZMQ_POLLIN, 0},
+                               {nullptr, written_fd_, ZMQ_POLLIN, 0},
                                {nullptr, input_fd_, ZMQ_POLLIN, 0}};
     for (;;) {
-        const int rc = zmq::poll(items, input_fd_ >= 0 ? 4 : 3, timeout);
+        const int rc = zmq::poll(items, input_fd_ >= 0 ? 5 : 4, timeout);
         if (rc == 0) return Event::timeout;
+        // What was written is acknowledged first: the launchers wait for it, and a busy stream of
+        // messages must not hold it back.
+        if (items[3].revents & ZMQ_POLLIN) return Event::written;
         if (items[0].revents & ZMQ_POLLIN) {
             zmq::message_t m;
             (void)dealer_.recv(m);
@@ -82,7 +86,7 @@ Session::Event Session::next(Envelope &env, int &sig, std::chrono::milliseconds 
             refused_ = event != ZMQ_EVENT_DISCONNECTED;
             return Event::lost;
         }
-        if (input_fd_ >= 0 && (items[3].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) return Event::input;
+        if (input_fd_ >= 0 && (items[4].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) return Event::input;
     }
 }
 
@@ -133,6 +137,9 @@ std::optional<int> Relay::wait_reply(const char *what, std::string_view type) {
                 continue;
             case Session::Event::input:  // read once the job is there
                 session_.watch_input(-1);
+                continue;
+            case Session::Event::written:
+                for (const auto &ack : output_.written()) session_.send(ack);
                 continue;
             case Session::Event::lost:
                 // A standalone broker out of room turns the connection away in the handshake;
@@ -234,6 +241,9 @@ int Relay::run() {
                 continue;
             case Session::Event::input:
                 read_input();
+                continue;
+            case Session::Event::written:
+                for (const auto &ack : output_.written()) session_.send(ack);
                 continue;
             case Session::Event::message:
                 break;

@@ -1,7 +1,8 @@
 #pragma once
 // The relay between `zpmix run` and the broker that runs its job, over one DEALER: Hello, the
 // launch request, then until the job is over, the broker's messages about it (its output and
-// end to JobOutput), this process's signals to the job, and its stdin to the ranks that read it.
+// end to JobOutput, and the acknowledgements of what was written back), this process's signals
+// to the job, and its stdin to the ranks that read it.
 //
 // Signals, as mpirun relays them: SIGTSTP suspends the job (as SIGSTOP: a rank cannot refuse it)
 // and SIGCONT resumes it, `zpmix run` itself staying there; SIGHUP, SIGUSR1 and SIGUSR2 reach the
@@ -55,8 +56,10 @@ class Session {
 
     // Polls fd (our stdin) for input too while it is >= 0.
     void watch_input(int fd) { input_fd_ = fd; }
+    // Polls fd (the output writer's) too: Event::written when it is readable.
+    void watch_written(int fd) { written_fd_ = fd; }
 
-    enum class Event { message, signal, lost, timeout, input };
+    enum class Event { message, signal, lost, timeout, input, written };
     // Waits for the next message (into env), a signal (into sig), or the broker's loss (or its
     // refusal of the connection: refused()).
     Event next(Envelope &env, int &sig, std::chrono::milliseconds timeout);
@@ -70,6 +73,7 @@ class Session {
     zmq::socket_t monitor_{ctx_, zmq::socket_type::pair};
     int signal_fd_;
     int input_fd_ = -1;
+    int written_fd_ = -1;
     std::uint64_t next_id_ = 0;
 };
 
@@ -77,7 +81,9 @@ class Relay {
   public:
     // Connects to the broker at `uri`.
     Relay(const std::string &uri, int signal_fd, JobOutput &output)
-        : uri_(uri), session_(uri, signal_fd), output_(output) {}
+        : uri_(uri), session_(uri, signal_fd), output_(output) {
+        session_.watch_written(output.written_fd());
+    }
 
     // Hello, then `launch` (across the nodes of `layout` when it spreads, with --oversubscribe):
     // none once the job is launched (launched()), else the exit status, said.
