@@ -50,18 +50,33 @@ std::string hostname() {
     return buf;
 }
 
-void make_private_dir(const std::string &dir) {
+// Makes `dir` (mode 0700), or takes it if it is a real directory of ours under trusted ancestors
+// (rendezvous.hpp). One of ours that others could write is made private, unless it holds what
+// another user put there (UntrustedPath, as for any other failed check).
+void make_private_dir(const std::string &dir, spdlog::logger &log) {
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
         throw std::system_error(errno, std::generic_category(), "mkdir " + dir);
     struct stat st {};
     if (::lstat(dir.c_str(), &st) != 0)
         throw std::system_error(errno, std::generic_category(), "stat " + dir);
-    if (!S_ISDIR(st.st_mode)) throw std::runtime_error(dir + " is not a directory");
-    if (st.st_uid != ::getuid())
-        throw std::runtime_error(dir + " belongs to uid " + std::to_string(st.st_uid) +
-                                 ", not to us (uid " + std::to_string(::getuid()) + ")");
-    if ((st.st_mode & 0777) != 0700 && ::chmod(dir.c_str(), 0700) != 0)
-        throw std::system_error(errno, std::generic_category(), "chmod " + dir);
+    if (S_ISDIR(st.st_mode) && st.st_uid == ::getuid() && (st.st_mode & 077) != 0) {
+        if (st.st_mode & 022) {
+            std::error_code ec;
+            for (const auto &entry : fs::directory_iterator(dir, ec)) {
+                struct stat e {};
+                if (::lstat(entry.path().c_str(), &e) == 0 && e.st_uid != ::getuid())
+                    throw UntrustedPath(fmt::format(
+                        "refusing {}: others could write it (mode {:04o}) and {} belongs to uid "
+                        "{}; remove it, or set XDG_RUNTIME_DIR to a private directory",
+                        dir, st.st_mode & 07777, entry.path().string(), e.st_uid));
+            }
+            log.warn("{} was mode {:04o}, which others could write: made private (0700)", dir,
+                     st.st_mode & 07777);
+        }
+        if (::chmod(dir.c_str(), 0700) != 0)
+            throw std::system_error(errno, std::generic_category(), "chmod " + dir);
+    }
+    check_trusted_dir(dir);
 }
 
 // "ipc:<uid>:<pid>" or "tcp", as the ZAP handler vouched for the connection.
@@ -90,7 +105,7 @@ Broker::Broker(Config config)
     log_ = spdlog::default_logger()->clone("broker");
     if (config_.run_dir.empty()) {
         const std::string base = default_base_dir();
-        make_private_dir(base);
+        make_private_dir(base, *log_);
         run_dir_ =
             base + "/broker-" + std::to_string(::getpid()) + "-" + std::to_string(embedded_count++);
         fs::remove_all(run_dir_);  // a leftover of an earlier process that had our pid
@@ -99,7 +114,7 @@ Broker::Broker(Config config)
         run_dir_ = fs::absolute(config_.run_dir).lexically_normal().string();
         if (run_dir_.size() > 1 && run_dir_.back() == '/') run_dir_.pop_back();
     }
-    make_private_dir(run_dir_);
+    make_private_dir(run_dir_, *log_);
     if (private_run_dir_) lock_fd_ = lock_run_dir(run_dir_);  // ours from here on
     for (const std::string &base : stale_dir_bases()) remove_stale_run_dirs(base, *log_);
     if (private_run_dir_)
@@ -467,10 +482,10 @@ void Broker::on_zap() {
 
 void Broker::load_tcp_keys() {
     if (!config_.tcp_key_file.empty()) {
-        std::ifstream in(config_.tcp_key_file);
-        std::stringstream text;
-        text << in.rdbuf();
-        auto keys = in ? CurveKeypair::parse(text.str()) : std::nullopt;
+        // The operator's credential over tcp: root's or ours, mode 0600.
+        const auto text =
+            read_trusted_file(config_.tcp_key_file, FileTrust{.secret = true, .root_ok = true});
+        auto keys = text ? CurveKeypair::parse(*text) : std::nullopt;
         if (!keys)
             throw std::runtime_error("[broker] tcp_key_file " + config_.tcp_key_file +
                                      ": not a file of \"PUBLIC SECRET\" (40-character Z85 keys)");

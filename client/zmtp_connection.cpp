@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "actors/protocol/rendezvous.hpp"
 #include "actors/runtime/zmtp_wire.hpp"
 
 namespace zpmix::client {
@@ -96,6 +97,12 @@ int connect_to(const std::string &uri, ZmtpConnection::Clock::time_point deadlin
         ::close(fd);
         throw ZmtpError("cannot connect to " + uri + ": " + why);
     }
+    // Before a byte is written: another user's process listening there gets nothing of ours.
+    if (uri.starts_with("ipc://"))
+        if (const std::string problem = ipc_peer_problem(fd); !problem.empty()) {
+            ::close(fd);
+            throw ZmtpError("refusing " + uri.substr(6) + ": " + problem, true);
+        }
     return fd;
 }
 

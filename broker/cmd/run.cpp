@@ -169,12 +169,14 @@ class Session {
         dealer_.set(zmq::sockopt::linger, 0);
         dealer_.set(zmq::sockopt::heartbeat_ivl, 2000);
         dealer_.set(zmq::sockopt::heartbeat_timeout, 6000);
+        const bool ipc = uri.starts_with("ipc://");
         zmq_socket_monitor(dealer_.handle(), "inproc://zpmix-run-monitor",
                            ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
                                ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH);
+                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | (ipc ? ZMQ_EVENT_CONNECTED : 0));
         monitor_.connect("inproc://zpmix-run-monitor");
         dealer_.connect(uri);
+        if (ipc) check_peer();
     }
     // The monitor stops before its PAIR closes: libzmq leaks an event (the broker's end, seen
     // while the sockets close) that it fails to send to a closed PAIR.
@@ -199,6 +201,10 @@ class Session {
                                    {monitor_.handle(), 0, ZMQ_POLLIN, 0},
                                    {nullptr, input_fd_, ZMQ_POLLIN, 0}};
         for (;;) {
+            if (early_loss_) {
+                refused_ = std::exchange(early_loss_, 0) != ZMQ_EVENT_DISCONNECTED;
+                return Event::lost;
+            }
             const int rc = zmq::poll(items, input_fd_ >= 0 ? 4 : 3, timeout);
             if (rc == 0) return Event::timeout;
             if (items[0].revents & ZMQ_POLLIN) {
@@ -225,6 +231,7 @@ class Session {
                 if (ev.more()) (void)monitor_.recv(addr);
                 std::uint16_t event = 0;
                 if (ev.size() >= sizeof event) std::memcpy(&event, ev.data(), sizeof event);
+                if (event == ZMQ_EVENT_CONNECTED) continue;  // a reconnection
                 refused_ = event != ZMQ_EVENT_DISCONNECTED;
                 return Event::lost;
             }
@@ -234,8 +241,34 @@ class Session {
     }
 
     bool refused() const { return refused_; }
+    // Why the process at the other end of the ipc connection is not to be trusted with our
+    // environment (another user's); empty when it is ours, or the connection failed (lost).
+    const std::string &untrusted_peer() const { return untrusted_peer_; }
 
   private:
+    // Waits for the ipc connection (bounded) and reads the credentials of its very socket, before
+    // anything is sent on it; a failure to connect is left for next() to report.
+    void check_peer() {
+        zmq::pollitem_t item{monitor_.handle(), 0, ZMQ_POLLIN, 0};
+        if (zmq::poll(&item, 1, std::chrono::milliseconds(kHelloTimeout)) == 0) return;
+        zmq::message_t ev, addr;
+        (void)monitor_.recv(ev);
+        if (ev.more()) (void)monitor_.recv(addr);
+        std::uint16_t event = 0;
+        std::uint32_t fd = 0;
+        if (ev.size() >= 6) {
+            std::memcpy(&event, ev.data(), 2);
+            std::memcpy(&fd, static_cast<const char *>(ev.data()) + 2, 4);
+        }
+        if (event != ZMQ_EVENT_CONNECTED) {
+            early_loss_ = event;
+            return;
+        }
+        untrusted_peer_ = ipc_peer_problem(static_cast<int>(fd));
+    }
+    std::string untrusted_peer_;
+    std::uint16_t early_loss_ = 0;  // a monitor event check_peer() read that next() reports
+
     zmq::context_t ctx_;
     zmq::socket_t dealer_{ctx_, zmq::socket_type::dealer};
     bool refused_ = false;
@@ -445,11 +478,20 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
 
     std::unique_ptr<Broker> embedded;
     std::string uri = o.broker;
+    // The standalone broker of this user's base directory, if any. A directory or file there that
+    // another user could have made is refused, before anything of ours goes anywhere.
+    std::optional<RendezvousInfo> standalone;
+    try {
+        if (uri.empty()) standalone = find_broker(default_base_dir());
+        check_ipc_endpoint(uri);
+    } catch (const UntrustedPath &e) {
+        return fail(e.what());
+    }
     // A standing tree's broker on this node runs a job whose nodes are all in the tree, one on
     // this node alone too (the tree's coordinator numbers every job's node ranks there): the
     // job's nodes named as the tree names them, and no broker started.
     if (uri.empty())
-        if (auto standing = find_broker(default_base_dir()); standing) {
+        if (const auto &standing = standalone; standing) {
             Spread s = across ? spread : one_node(allocation.value);
             if (in_tree(*standing, s, hostname)) {
                 spread = std::move(s);
@@ -505,7 +547,7 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
             return fail(std::string("cannot start the brokers: ") + e.what());
         }
     } else if (uri.empty()) {
-        if (auto found = find_broker(default_base_dir())) {
+        if (const auto &found = standalone) {
             uri = found->uri;
             spdlog::debug("using the broker (pid {}) at {}", found->pid, uri);
         } else {
@@ -529,6 +571,8 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
         return status;
     };
 
+    if (!session.untrusted_peer().empty())
+        return finish(fail("refusing the broker at " + uri + ": " + session.untrusted_peer()));
     msg::Hello hello;
     hello.role = "launcher";
     hello.pid = ::getpid();

@@ -28,7 +28,8 @@ namespace zpmix::cli {
 
 class ToolSession {
   public:
-    // Throws std::runtime_error when no broker is found or it does not welcome us.
+    // Throws std::runtime_error when no broker is found or it does not welcome us, UntrustedPath
+    // (one) when what was found is not this user's.
     explicit ToolSession(std::string uri, std::chrono::milliseconds timeout) : timeout_(timeout) {
         if (uri.empty()) {
             auto found = find_broker(default_base_dir());
@@ -37,6 +38,7 @@ class ToolSession {
                                          " (start `zpmix broker`, or give --broker URI)");
             uri = found->uri;
         }
+        check_ipc_endpoint(uri);  // another user's socket gets nothing of ours
         dealer_.set(zmq::sockopt::linger, 0);
         if (uri.starts_with("tcp://"))  // the broker's CURVE keypair, as its tcp.key holds it
             if (const char *k = ::getenv("ZPMIX_TCP_KEYS"); k && *k) {

@@ -2,7 +2,8 @@
 # Fault injection: kill -9 of a rank, the broker, `zpmix run` and a tool in each phase of a job;
 # the broker stopped (SIGSTOP) for longer than the timeouts; the session directory's disk full;
 # too few file descriptors; every malformed input the fuzzers know, over the broker's real
-# sockets. Each case asserts a status within a deadline and that no process and no file is left
+# sockets. Attacks: another user's directory, broker or socket where ours is looked for. Each
+# case asserts a status within a deadline and that no process and no file is left
 # (every process of the suite has the suite's directory in its command line). Where mpirun
 # (Open MPI) is installed, the key cases run under it too, in the same run, and a table of both
 # is printed at the end (docs/reliability.md has one such run).
@@ -10,6 +11,7 @@
 set -u
 zpmix=$1
 fuzz=$3
+faults_dir=$(cd "$(dirname "$0")" && pwd)
 mpi_prog_src=${4:-}
 work=$(mktemp -d /tmp/zpmix-faults.XXXXXX)
 export XDG_RUNTIME_DIR=$work/xdg
@@ -19,6 +21,7 @@ prog=$work/fault_prog
 cp "$2" "$prog"
 fails=0
 rows=()
+extra_mpi_rows=()  # cases run under both launchers outside the loop at the end
 cleanup() {
     pkill -KILL -f -- "$work" 2>/dev/null
     rm -rf "$work"
@@ -155,7 +158,7 @@ row "broker stopped (SIGSTOP) past the timeouts" "$gets; tool gives up; job exit
 
 # Every malformed input the fuzzers know, on ipc and tcp; then the broker still serves.
 tcp=$(sed -n 's/.*"tcp_uri": *"tcp:\/\/\([^"]*\)".*/\1/p' "$bdir"/*.json 2>/dev/null | head -1)
-sent=$(/usr/bin/python3 "$(dirname "$0")/malformed.py" "$bdir/broker.sock" ${tcp:+"$tcp"} \
+sent=$(/usr/bin/python3 "$faults_dir/malformed.py" "$bdir/broker.sock" ${tcp:+"$tcp"} \
     "$fuzz/corpus" "$fuzz/regressions" 2>&1)
 check "malformed input: sent" yes "$(grep -q 'raw=' <<<"$sent" && echo yes || echo "$sent")"
 check "malformed input: the broker lives and serves" yes "$(kill -0 "$broker" && job_ok && echo yes)"
@@ -165,6 +168,24 @@ t0=$(now_ms)
 kill -TERM "$broker"
 finish "standalone broker stopped" "$broker" 30
 check "standalone broker stopped: nothing of it in its directory" "" "$(ls -A "$bdir")"
+
+# --- another user ------------------------------------------------------------------------------------
+# Her directory where ours is looked for (/dev/shm/zpmix-<uid> with XDG_RUNTIME_DIR unset), her
+# broker in it, her socket named directly: every client refuses before it sends anything
+# (another_user.sh, in a private mount namespace; root only: it needs a second uid).
+if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
+    unshare -m --propagation private bash "$faults_dir/another_user.sh" "$zpmix" "$prog" "$work" \
+        "$mpi_prog_src" >"$work/another.log" 2>&1
+    st=$?
+    grep -v '^row \|^mpirow ' "$work/another.log"
+    [ "$st" -eq 0 ] || { echo "FAIL: another user: $st check(s) failed" >&2; fails=$((fails + 1)); }
+    while IFS= read -r r; do rows+=("| ${r#row | }  |"); done < <(grep '^row | ' "$work/another.log")
+    mapfile -t more < <(sed -n 's/^mpirow //p' "$work/another.log")
+    extra_mpi_rows+=("${more[@]}")
+else
+    echo "another user: skipped (needs root and mount namespaces)"
+    row "another user's directory, broker or socket" "skipped: needs root and unshare -m" ""
+fi
 
 # --- resources ---------------------------------------------------------------------------------------
 # The session directory's file system full: a 1 MiB tmpfs in a private mount namespace.
@@ -239,6 +260,7 @@ if command -v mpirun >/dev/null && [ -n "$mpi_prog_src" ] && [ -x "$mpi_prog_src
         until_true 10 nothing_left
         kill -KILL $(pgrep -f -- "$work" | grep -v -x -e "$$") 2>/dev/null
     done
+    [ "${#extra_mpi_rows[@]}" -gt 0 ] && mpi_rows+=("${extra_mpi_rows[@]}")
 fi
 
 echo
