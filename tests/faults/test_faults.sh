@@ -2,8 +2,9 @@
 # Fault injection: kill -9 of a rank, the broker, `zpmix run` and a tool in each phase of a job;
 # the broker stopped (SIGSTOP) for longer than the timeouts; the session directory's disk full;
 # too few file descriptors; every malformed input the fuzzers know, over the broker's real
-# sockets. Attacks: another user's directory, broker or socket where ours is looked for. Each
-# case asserts a status within a deadline and that no process and no file is left
+# sockets. Attacks: events a rank forges to end another job; another user's directory, broker or
+# socket where ours is looked for. Each case asserts a status within a deadline and that no
+# process and no file is left
 # (every process of the suite has the suite's directory in its command line). Where mpirun
 # (Open MPI) is installed, the key cases run under it too, in the same run, and a table of both
 # is printed at the end (docs/reliability.md has one such run).
@@ -163,6 +164,71 @@ sent=$(/usr/bin/python3 "$faults_dir/malformed.py" "$bdir/broker.sock" ${tcp:+"$
 check "malformed input: sent" yes "$(grep -q 'raw=' <<<"$sent" && echo yes || echo "$sent")"
 check "malformed input: the broker lives and serves" yes "$(kill -0 "$broker" && job_ok && echo yes)"
 row "every fuzz corpus input over ipc and tcp" "$sent; broker serves" ""
+
+# Forged events across jobs: job B's ranks end on any event (faults_prog default-handler, as Open
+# MPI's default handler does); a rank of job A notifies what would end B (PMIX_ERR_PROC_ABORTED
+# to CUSTOM {B:*} and to GLOBAL, with B's rank 0 as source and affected process;
+# PMIX_DEBUGGER_RELEASE; a user code to B:0), and a rank that speaks the protocol itself
+# (forge_raw.py) asks for a tool session and notifies with a forged source: each is refused with
+# PMIX_ERR_NO_PERMISSIONS, and B ends 0. Once B is over, A notifies a user code to GLOBAL
+# (allowed, cached): job C, started later, is not replayed it and ends 0.
+PMIX_ERR_NO_PERMISSIONS=$(printf '#include <pmix_common.h>\nPMIX_ERR_NO_PERMISSIONS\n' | cpp -P -I"$faults_dir/../../include" - 2>/dev/null | tail -1 | tr -d ' ()')
+protocol=$(sed -n 's/.*"protocol": *\([0-9]*\).*/\1/p' "$bdir/broker.json")
+t0=$(now_ms)
+FAULT_GO=$work/fe.go "$zpmix" run --broker "$broker_uri" -n 2 "$prog" default-handler >"$work/fe.b.out" 2>&1 &
+job_b=$!
+until_true 30 has_lines "$work/fe.b.out" '^ready' 2
+ns_b=$(awk '/^ready/ {print $3; exit}' "$work/fe.b.out")
+FAULT_GO=$work/fe.go2 "$zpmix" run --broker "$broker_uri" -n 1 "$prog" forge "$ns_b" >"$work/fe.a.out" 2>"$work/fe.a.err" &
+job_a=$!
+until_true 30 has_lines "$work/fe.a.out" '^forge ' 4
+timeout 30 "$zpmix" run --broker "$broker_uri" -n 1 /usr/bin/python3 "$faults_dir/forge_raw.py" "$ns_b" "$protocol" >"$work/fe.raw.out" 2>&1
+for what in custom global release other-job; do
+    check "forged events: $what refused" "forge $what $PMIX_ERR_NO_PERMISSIONS" "$(grep "^forge $what " "$work/fe.a.out")"
+done
+check "forged events: a rank's process gets no tool session" "tool-session $PMIX_ERR_NO_PERMISSIONS" "$(grep '^tool-session' "$work/fe.raw.out")"
+check "forged events: the raw rank is a client" "client-session 0" "$(grep '^client-session' "$work/fe.raw.out")"
+for what in raw-global raw-forged-source raw-custom; do
+    check "forged events: $what refused by the broker" "$what $PMIX_ERR_NO_PERMISSIONS" "$(grep "^$what " "$work/fe.raw.out")"
+done
+touch "$work/fe.go"
+until_true 30 dead "$job_b"
+wait "$job_b"
+st_b=$?
+check "forged events: job B ends 0, no rank ended by an event" "0 2" "$st_b $(lines "$work/fe.b.out" '^done')"
+touch "$work/fe.go2"
+until_true 30 dead "$job_a"
+wait "$job_a"
+check "forged events: A's user code to GLOBAL is allowed" "forge global-user 0" "$(grep '^forge global-user' "$work/fe.a.out")"
+FAULT_GO=$work/fe.go "$zpmix" run --broker "$broker_uri" -n 2 "$prog" default-handler >"$work/fe.c.out" 2>&1
+st_c=$?
+ms=$(($(now_ms) - t0))
+check "forged events: job C, started later, is not replayed A's event" "0 2" "$st_c $(lines "$work/fe.c.out" '^done')"
+check "forged events: each refusal logged" yes "$(grep -q 'refused an event of' "$work/broker.err" && grep -q 'refused a tool session to pid' "$work/broker.err" && echo yes)"
+row "a rank forges PMIX_ERR_PROC_ABORTED for another job (custom range, global, forged source, tool session)" "each PMIX_ERR_NO_PERMISSIONS; job B exit $st_b; job C after A's cached global event exit $st_c ($ms ms)" ""
+if [ -n "$mpi_prog_src" ] && [ -x "$mpi_prog_src" ]; then
+    # The same with Open MPI jobs as B and C (their default handler aborts on any event).
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+    "$zpmix" run --broker "$broker_uri" -n 2 "$mpi_prog_src" wait "$work/fo.go" >"$work/fo.b.out" 2>&1 &
+    job_b=$!
+    until_true 60 has_lines "$work/fo.b.out" '^ready' 2
+    ns_b=$(awk '/^ready/ {print $3; exit}' "$work/fo.b.out")
+    FAULT_GO=$work/fo.go2 "$zpmix" run --broker "$broker_uri" -n 1 "$prog" forge "$ns_b" >"$work/fo.a.out" 2>&1 &
+    job_a=$!
+    until_true 30 has_lines "$work/fo.a.out" '^forge ' 4
+    touch "$work/fo.go"
+    until_true 60 dead "$job_b"
+    wait "$job_b"
+    st_b=$?
+    touch "$work/fo.go2"
+    until_true 30 dead "$job_a"
+    wait "$job_a"
+    timeout 60 "$zpmix" run --broker "$broker_uri" -n 2 "$mpi_prog_src" check >"$work/fo.c.out" 2>&1
+    st_c=$?
+    check "forged events, Open MPI: job B ends 0" 0 "$st_b"
+    check "forged events, Open MPI: job C after A's cached global event ends 0" 0 "$st_c"
+    extra_mpi_rows+=("zpmix|a rank of another job forges PMIX_ERR_PROC_ABORTED for an Open MPI job|refused; Open MPI job exit $st_b, a later one exit $st_c")
+fi
 
 t0=$(now_ms)
 kill -TERM "$broker"

@@ -300,7 +300,7 @@ pmix_status_t connect(Tool &t, const pmix_info_t info[], size_t ninfo, bool prim
         job.nspace = t.me.nspace;
         job.size = 1;
         if (pmix_status_t rc =
-                events_start(*s->session, t.me, job, welcome.events_uri, welcome.broker);
+                events_start(*s->session, t.me, job, welcome.events_uri, welcome.broker, true);
             rc != PMIX_SUCCESS)
             return rc;
         t.events = s.get();
