@@ -9,7 +9,9 @@
 // agent's or srun's stdin, and a ZAP handler admits only that key. Frames: "H" hello {rank,
 // protocol, node, addresses} (answered "W", or "X" with why: another protocol version, a rank that
 // is not the parent's child); "B" heartbeat; "S" shutdown (passed down); "M" {to, from, address} +
-// envelope.
+// envelope. No frame is over zmtp::kTcpFrameLimit: a larger envelope goes in pieces, rejoined by
+// the next broker, and a TcpGate bounds the connections that have not authenticated on the
+// listening ROUTER (which listens on every interface unless tcp_if says otherwise).
 //
 // Invariants and limits:
 // - A message is delivered, FIFO per pair of neighbours, to the actor (or peer routing id) named
@@ -44,6 +46,8 @@
 
 #include "actors/protocol/tree.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/log_throttle.hpp"
+#include "actors/runtime/tcp_gate.hpp"
 #include "actors/tree/boot.hpp"
 #include "actors/tree/broker_map.hpp"
 #include "actors/tree/topology.hpp"
@@ -98,6 +102,8 @@ class TreeLink : public Actor {
     std::shared_ptr<const PeerSession> session_;     // attached to every message from a broker
     zmq::context_t ctx_;
     zmq::socket_t zap_, down_, up_;
+    std::unique_ptr<TcpGate> gate_;  // on down_ (after ctx_: its monitor closes first)
+    LogThrottle refusals_;           // of connections without the allocation's key
     std::vector<std::string> addresses_;
     std::map<Rank, Child> children_;  // joined children, by rank
     std::set<Rank> lost_;             // brokers known lost (told to the actors once)
@@ -122,8 +128,9 @@ class TreeLink : public Actor {
     // A bounded batch of frames per wake-up; a malformed one is dropped with a log line.
     void on_down();
     void on_up();
-    void from_child(std::vector<zmq::message_t> &parts);   // [routing id, frame, payload?]
-    void from_parent(std::vector<zmq::message_t> &parts);  // [frame, payload?]
+    void from_child(std::vector<zmq::message_t> &parts);   // [routing id, frame, payload...]
+    void from_parent(std::vector<zmq::message_t> &parts);  // [frame, payload...]
+    void send_pieces(zmq::socket_t &s, const std::vector<zmq::message_t *> &frames);
     void beat();
     // A message for `to` ("@<rank>/<address>" or "@*/<address>"), from an actor of this broker.
     void send_remote(const std::string &to, zmq::message_t msg);

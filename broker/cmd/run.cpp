@@ -31,6 +31,7 @@
 #include "actors/protocol/common.hpp"
 #include "actors/protocol/rendezvous.hpp"
 #include "actors/protocol/session.hpp"
+#include "actors/runtime/zmq_frames.hpp"
 #include "actors/tree/boot.hpp"
 #include "broker/broker.hpp"
 #include "broker/cmd/commands.hpp"
@@ -170,6 +171,7 @@ class Session {
         dealer_.set(zmq::sockopt::heartbeat_ivl, 2000);
         dealer_.set(zmq::sockopt::heartbeat_timeout, 6000);
         const bool ipc = uri.starts_with("ipc://");
+        tcp_ = uri.starts_with("tcp://");
         zmq_socket_monitor(dealer_.handle(), "inproc://zpmix-run-monitor",
                            ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
                                ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
@@ -186,7 +188,11 @@ class Session {
 
     template <class M>
     void send(const M &m) {
-        dealer_.send(encode(M::type, ++next_id_, m), zmq::send_flags::none);
+        const zmq::message_t bytes = encode(M::type, ++next_id_, m);
+        if (tcp_)  // in frames the broker's tcp socket takes (zmtp_wire.hpp)
+            send_in_pieces(dealer_, bytes.data(), bytes.size());
+        else
+            dealer_.send(zmq::const_buffer(bytes.data(), bytes.size()), zmq::send_flags::none);
     }
 
     // Polls fd (our stdin) for input too while it is >= 0.
@@ -267,6 +273,7 @@ class Session {
         untrusted_peer_ = ipc_peer_problem(static_cast<int>(fd));
     }
     std::string untrusted_peer_;
+    bool tcp_ = false;
     std::uint16_t early_loss_ = 0;  // a monitor event check_peer() read that next() reports
 
     zmq::context_t ctx_;

@@ -21,6 +21,7 @@
 #include "actors/protocol/session.hpp"
 #include "actors/runtime/curve_keys.hpp"
 #include "actors/runtime/envelope.hpp"
+#include "actors/runtime/zmq_frames.hpp"
 #include "broker/cmd/pmix_tool.hpp"
 #include "broker/config.hpp"
 
@@ -46,6 +47,7 @@ class ToolSession {
                 if (!keys) throw std::runtime_error("$ZPMIX_TCP_KEYS is not \"PUBLIC SECRET\"");
                 keys->apply_to_client(dealer_);
             }
+        tcp_ = uri.starts_with("tcp://");
         dealer_.connect(uri);
         msg::Hello hello;
         hello.role = "tool";
@@ -66,7 +68,11 @@ class ToolSession {
     template <class M>
     std::uint64_t send(const M &m) {
         const std::uint64_t id = ++next_id_;
-        dealer_.send(encode(M::type, id, m), zmq::send_flags::none);
+        const zmq::message_t bytes = encode(M::type, id, m);
+        if (tcp_)  // in frames the broker's tcp socket takes (zmtp_wire.hpp)
+            send_in_pieces(dealer_, bytes.data(), bytes.size());
+        else
+            dealer_.send(zmq::const_buffer(bytes.data(), bytes.size()), zmq::send_flags::none);
         in_flight_.insert(id);
         return id;
     }
@@ -103,6 +109,7 @@ class ToolSession {
 
   private:
     std::chrono::milliseconds timeout_;
+    bool tcp_ = false;
     msg::Welcome welcome_;
     zmq::context_t ctx_;
     zmq::socket_t dealer_{ctx_, zmq::socket_type::dealer};

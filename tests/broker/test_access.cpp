@@ -23,6 +23,7 @@
 #include "actors/protocol/query.hpp"
 #include "actors/protocol/session.hpp"
 #include "actors/runtime/curve_keys.hpp"
+#include "actors/runtime/zmq_frames.hpp"
 #include "broker/broker.hpp"
 #include "support/process.hpp"
 
@@ -412,6 +413,50 @@ BOOST_AUTO_TEST_CASE(a_huge_custom_range_neither_stalls_nor_loses_the_broker) {
     auto published = notifier.answer(at);
     BOOST_REQUIRE(published);
     BOOST_TEST(published->type == msg::Ok::type);
+}
+
+// tcp takes no frame over 64 KiB (zmtp::kTcpFrameLimit), the handshake's included, so that a
+// peer that has not authenticated makes the broker hold little: a message over it comes in
+// pieces (send_in_pieces), which the broker rejoins; one frame over it ends the connection.
+BOOST_AUTO_TEST_CASE(a_tcp_message_over_64_KiB_comes_in_pieces) {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_map(1);
+    pk.pack("big");
+    pk.pack_array(2);
+    pk.pack(static_cast<std::uint16_t>(PMIX_STRING));
+    pk.pack(std::string(std::size_t{4} << 20, 'x'));
+    const msg::Blob big(buf.data(), buf.data() + buf.size());
+    const msg::Commit commit{{"other", 0}, {}, {}, big};
+    Peer pieces(broker.tcp_uri(), broker.tcp_keys());
+    pieces.hello("other", 0, "other-secret");
+    const zmq::message_t bytes = encode(msg::Commit::type, pieces.next_id++, commit);
+    BOOST_REQUIRE(bytes.size() > zmtp::kTcpFrameLimit);
+    BOOST_REQUIRE(send_in_pieces(pieces.s, bytes.data(), bytes.size()));
+    msg::ModexGet get;
+    get.proc = {"other", 0};
+    get.key = "big";
+    get.commits = 1;
+    get.reader = {"other", 0};
+    auto env = pieces.answer(pieces.send(get));
+    BOOST_REQUIRE(env);
+    BOOST_REQUIRE_EQUAL(env->type, msg::ModexData::type);
+    const auto data = env->as<msg::ModexData>().data;
+    BOOST_REQUIRE(!data.blobs.empty());
+    BOOST_TEST((data.blobs.back() == big), "the 4 MiB commit came back changed");
+
+    // Rank 1's commit in one frame: never taken (its connection ends), so its data never comes.
+    Peer whole(broker.tcp_uri(), broker.tcp_keys());
+    whole.hello("other", 1, "other-secret");
+    const zmq::message_t one =
+        encode(msg::Commit::type, whole.next_id++, msg::Commit{{"other", 1}, {}, {}, big});
+    whole.s.send(zmq::const_buffer(one.data(), one.size()), zmq::send_flags::none);
+    get.proc = {"other", 1};
+    get.timeout_ms = 1000;
+    auto none = pieces.answer(pieces.send(get));
+    BOOST_REQUIRE(none);
+    BOOST_TEST(none->type == msg::ErrorReply::type, "rank 1's one-frame commit was taken");
+    victim_fences_and_reads();
 }
 
 // A client (a rank) notifies as itself (Actor::on refuses another source), never the runtime's

@@ -12,6 +12,9 @@
  *          ("get <status>", also appended to the file $FAULT_REPORT as "get <status> <ms>": that
  *          line must not depend on the broker forwarding output); then fences ("fence <status>")
  *   ok     init, put, commit, fence, get of the next rank's key, finalize: "done"
+ *   big    each rank puts 4 MiB (its rank in every byte), fences collecting the data, gets the
+ *          other rank's and checks every byte: "big ok" (across nodes its data crosses the tree
+ *          in pieces of 64 KiB)
  *   default-handler  a default event handler (no codes) that, as Open MPI's does, ends the
  *          process on any event it gets ("event <code> from <ns>:<rank>", exit 42); prints
  *          "ready <pid> <nspace>", waits for the file $FAULT_GO, finalizes: "done"
@@ -24,6 +27,7 @@
  * Every line is flushed at once: the suite waits on them. */
 #include <pmix.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +181,30 @@ int main(int argc, char **argv) {
             }
         }
         fence(t ? atoi(t) : 0);
+    } else if (strcmp(mode, "big") == 0) {
+        const size_t size = (size_t)4 << 20;
+        char *mine = malloc(size + 1);
+        memset(mine, 'a' + rank % 26, size);
+        mine[size] = '\0';
+        pmix_value_t val;
+        PMIX_VALUE_LOAD(&val, mine, PMIX_STRING);
+        PMIx_Put(PMIX_GLOBAL, "fault.big", &val);
+        PMIX_VALUE_DESTRUCT(&val);
+        free(mine);
+        PMIx_Commit();
+        pmix_info_t collect;
+        bool yes = true;
+        PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+        rc = PMIx_Fence(NULL, 0, &collect, 1);
+        pmix_proc_t peer;
+        PMIX_LOAD_PROCID(&peer, me.nspace, rank == 0 ? 1 : 0);
+        pmix_value_t *v = NULL;
+        if (rc == PMIX_SUCCESS) rc = PMIx_Get(&peer, "fault.big", NULL, 0, &v);
+        int ok = rc == PMIX_SUCCESS && v->type == PMIX_STRING && strlen(v->data.string) == size;
+        for (size_t i = 0; ok && i < size; ++i) ok = v->data.string[i] == 'a' + (int)peer.rank % 26;
+        printf("big %s (%d)\n", ok ? "ok" : "bad", rc);
+        fflush(stdout);
+        if (v) PMIX_VALUE_RELEASE(v);
     } else if (strcmp(mode, "default-handler") == 0) {
         rc = PMIx_Register_event_handler(NULL, 0, NULL, 0, die_on_any_event, NULL, NULL);
         if (rc < 0) {

@@ -5,6 +5,7 @@ reads them), then as one message of a libzmq DEALER without a session, then (the
 corpus: type, NUL, body) as an envelope of that type from a tool's session. Prints how many
 inputs went each way; the caller checks that the broker still serves.
 usage: malformed.py IPC_PATH [TCP_HOST:PORT] CORPUS_DIR..."""
+import json
 import os
 import socket
 import sys
@@ -12,7 +13,6 @@ import sys
 import msgpack
 import zmq
 
-PROTOCOL = 1
 
 
 def raw(path, data, family=socket.AF_UNIX):
@@ -38,12 +38,15 @@ def main():
     for d in dirs:
         for root, _, names in os.walk(d):
             files += [os.path.join(root, n) for n in sorted(names)]
+    # The broker's protocol version, from its rendezvous file beside its socket.
+    with open(os.path.join(os.path.dirname(ipc), "broker.json")) as f:
+        protocol = json.load(f)["protocol"]
     ctx = zmq.Context()
     counts = {"raw": 0, "tcp": 0, "message": 0, "typed": 0}
     tool = ctx.socket(zmq.DEALER)
     tool.setsockopt(zmq.LINGER, 0)
     tool.connect("ipc://" + ipc)
-    hello = {"v": PROTOCOL, "t": "session.hello", "id": 1,
+    hello = {"v": protocol, "t": "session.hello", "id": 1,
              "body": {"role": "tool", "nspace": "", "rank": 0, "pid": os.getpid(), "secret": ""}}
     tool.send(msgpack.packb(hello))
     if not tool.poll(10000):
@@ -66,7 +69,7 @@ def main():
         counts["message"] += 1
         if b"\0" in data and "/messages" in f:
             name, body = data.split(b"\0", 1)
-            env = msgpack.packb({"v": PROTOCOL, "t": name.decode("latin-1"), "id": 100 + i})
+            env = msgpack.packb({"v": protocol, "t": name.decode("latin-1"), "id": 100 + i})
             # The envelope's body is the corpus's bytes as they are: a map of 4, body last.
             env = b"\x84" + env[1:] + msgpack.packb("body") + body
             tool.send(env)

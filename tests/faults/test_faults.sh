@@ -2,9 +2,9 @@
 # Fault injection: kill -9 of a rank, the broker, `zpmix run` and a tool in each phase of a job;
 # the broker stopped (SIGSTOP) for longer than the timeouts; the session directory's disk full;
 # too few file descriptors; every malformed input the fuzzers know, over the broker's real
-# sockets. Attacks: events a rank forges to end another job; another user's directory, broker or
-# socket where ours is looked for. Each case asserts a status within a deadline and that no
-# process and no file is left
+# sockets. Attacks: tcp peers that claim huge frames before they authenticate; events a rank
+# forges to end another job; another user's directory, broker or socket where ours is looked
+# for. Each case asserts a status within a deadline and that no process and no file is left
 # (every process of the suite has the suite's directory in its command line). Where mpirun
 # (Open MPI) is installed, the key cases run under it too, in the same run, and a table of both
 # is printed at the end (docs/reliability.md has one such run).
@@ -165,6 +165,29 @@ check "malformed input: sent" yes "$(grep -q 'raw=' <<<"$sent" && echo yes || ec
 check "malformed input: the broker lives and serves" yes "$(kill -0 "$broker" && job_ok && echo yes)"
 row "every fuzz corpus input over ipc and tcp" "$sent; broker serves" ""
 
+# Memory before authentication: 30 tcp connections each announce a 60 MiB frame and send it
+# without ever authenticating (preauth.py, which stops at +256 MiB); then the same after a valid
+# CURVE HELLO (the broker's public key is no secret), as its INITIATE. A frame over 64 KiB is
+# refused at its header: the broker stays within 32 MiB of where it was, and serves.
+mib_below() { awk -v g="$1" -v m="$2" 'BEGIN { print (g < m) ? "yes" : g " MiB" }'; }
+closed_fast() {  # closed_fast OUTPUT: every connection closed, within a second of its claim
+    local n total ms
+    read -r n total ms < <(sed -n 's/.*closed \([0-9]*\)\/\([0-9]*\) in \([0-9]*\) ms.*/\1 \2 \3/p' <<<"$1")
+    [ -n "${n:-}" ] && [ "$n" = "$total" ] && [ "$ms" -lt 1000 ] && echo yes || echo "$1"
+}
+pre=$(/usr/bin/python3 "$faults_dir/preauth.py" "$tcp" "$broker" --conns 30 --claim-mib 60 --stop-at-mib 256 2>&1)
+echo "pre-auth memory: $pre"
+check "pre-auth memory: the broker grew less than 32 MiB" yes "$(mib_below "$(awk '{print $2}' <<<"$pre")" 32)"
+check "pre-auth memory: each claim refused at once" yes "$(closed_fast "$pre")"
+public=$(awk '{print $1}' "$bdir/tcp.key")
+pre2=$(/usr/bin/python3 "$faults_dir/preauth.py" "$tcp" "$broker" --conns 30 --claim-mib 60 --stop-at-mib 256 --after-hello "$public" 2>&1)
+echo "pre-auth memory after a HELLO: $pre2"
+check "pre-auth memory after a HELLO: the broker grew less than 32 MiB" yes "$(mib_below "$(awk '{print $2}' <<<"$pre2")" 32)"
+check "pre-auth memory after a HELLO: each claim refused at once" yes "$(closed_fast "$pre2")"
+check "pre-auth memory after a HELLO: the broker answered each HELLO" "welcomed 30" "$(grep -o 'welcomed [0-9]*' <<<"$pre2")"
+check "pre-auth memory: the broker serves" yes "$(job_ok && echo yes)"
+row "30 tcp connections claiming a 60 MiB frame before CURVE (and after its HELLO)" "broker $(awk '{print $1, $2, $3}' <<<"$pre"); after HELLO $(awk '{print $1, $2, $3}' <<<"$pre2"); $(grep -o 'closed [0-9/]* in [0-9]* ms' <<<"$pre"); serves" ""
+
 # Forged events across jobs: job B's ranks end on any event (faults_prog default-handler, as Open
 # MPI's default handler does); a rank of job A notifies what would end B (PMIX_ERR_PROC_ABORTED
 # to CUSTOM {B:*} and to GLOBAL, with B's rank 0 as source and affected process;
@@ -234,6 +257,30 @@ t0=$(now_ms)
 kill -TERM "$broker"
 finish "standalone broker stopped" "$broker" 30
 check "standalone broker stopped: nothing of it in its directory" "" "$(ls -A "$bdir")"
+
+# The tree's port, which every job across nodes opens on all interfaces: a job on two "nodes"
+# (brokers on this machine, local_agent), the same claims on the root's tree port, measured on
+# `zpmix run` (the root); the job still ends 0.
+FAULT_GO=$work/tr.go "$zpmix" run -q --rsh-agent "$faults_dir/../tree/local_agent" -H n1,n2 -n 2 \
+    "$prog" hold >"$work/tr.out" 2>"$work/tr.err" &
+trun=$!
+until_true 60 has_lines "$work/tr.out" '^ready' 2
+tree_tcp=$(for p in $(pgrep -P "$trun"); do tr '\0' ' ' <"/proc/$p/cmdline"; echo; done |
+    grep -o -- '--parent [^ ]*' | head -1 | cut -d' ' -f2 | tr ',' '\n' | grep 127.0.0.1 | sed 's#tcp://##')
+pre3=$(/usr/bin/python3 "$faults_dir/preauth.py" "$tree_tcp" "$trun" --conns 30 --claim-mib 60 --stop-at-mib 256 2>&1)
+echo "pre-auth memory on the tree port ($tree_tcp): $pre3"
+check "pre-auth memory, tree port: the root grew less than 32 MiB" yes "$(mib_below "$(awk '{print $2}' <<<"$pre3")" 32)"
+check "pre-auth memory, tree port: each claim refused at once" yes "$(closed_fast "$pre3")"
+touch "$work/tr.go"
+t0=$(now_ms)
+finish "pre-auth memory, tree port" "$trun" 60
+check "pre-auth memory, tree port: the job ends 0" "0 2" "$st $(lines "$work/tr.out" '^fence 0')"
+row "the same claims on the root's tree port (a job on two brokers)" "root $(awk '{print $1, $2, $3}' <<<"$pre3"); job exit $st" ""
+# What crosses the tree is in pieces of 64 KiB and whole again at the other end: 4 MiB per rank.
+t0=$(now_ms)
+"$zpmix" run -q --rsh-agent "$faults_dir/../tree/local_agent" -H n1,n2 -n 2 "$prog" big >"$work/tb.out" 2>"$work/tb.err" &
+finish "4 MiB across the tree" "$!" 60
+check "4 MiB across the tree: each rank reads the other's whole" "0 2" "$st $(lines "$work/tb.out" '^big ok')"
 
 # --- another user ------------------------------------------------------------------------------------
 # Her directory where ours is looked for (/dev/shm/zpmix-<uid> with XDG_RUNTIME_DIR unset), her
