@@ -79,6 +79,27 @@ void make_private_dir(const std::string &dir, spdlog::logger &log) {
     check_trusted_dir(dir);
 }
 
+// The soft descriptor limit up to the hard one, as servers do: every connection, rank and pipe
+// is a descriptor, and tcp peers that never authenticate hold some (TcpGate keeps a reserve).
+// Ranks get their caller's limits back (msg::Caller), not these.
+void raise_descriptor_limit(spdlog::logger &log) {
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+    const rlim_t was = rl.rlim_cur;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) rl.rlim_cur = was;
+    }
+    auto text = [](rlim_t v) {
+        return v == RLIM_INFINITY ? std::string("unlimited") : std::to_string(v);
+    };
+    log.info("descriptors: soft limit {} (was {}), hard {}{}", text(rl.rlim_cur), text(was),
+             text(rl.rlim_max),
+             rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 4096
+                 ? " (few for a broker that serves many: raise the hard limit, LimitNOFILE)"
+                 : "");
+}
+
 // "ipc:<uid>:<pid>" or "tcp", as the ZAP handler vouched for the connection.
 PeerCredentials credentials_of(const char *user_id) {
     PeerCredentials p;
@@ -103,6 +124,7 @@ Broker::Broker(Config config)
       brokers_(node_) {
     static std::atomic<unsigned> embedded_count{0};
     log_ = spdlog::default_logger()->clone("broker");
+    raise_descriptor_limit(*log_);
     if (config_.run_dir.empty()) {
         const std::string base = default_base_dir();
         make_private_dir(base, *log_);
@@ -174,6 +196,10 @@ Broker::Broker(Config config)
                 .max_unauthenticated = config_.tcp_max_unauthenticated,
                 .max_per_address = config_.tcp_max_unauthenticated_per_address,
                 .handshake_timeout = std::chrono::milliseconds(config_.tcp_handshake_timeout_ms)});
+        // Out of descriptors on ipc: the local clients come first.
+        for (ZmtpListener *l : {router_.get(), xpub_.get()})
+            l->on_out_of_descriptors(
+                [this] { return tcp_gate_->shed_all("the ipc listeners are out of descriptors"); });
     }
     add_standard_actors();
 }

@@ -4,7 +4,8 @@
 // both on ipc and spoken by the broker itself (ZmtpListener), admitting only the broker's uid;
 // optionally libzmq's ROUTER on tcp, whose ZAP handler marks its peers as remote. On tcp a frame
 // is at most zmtp::kTcpFrameLimit (larger messages come in pieces, rejoined here) and a TcpGate
-// bounds the connections that have not authenticated.
+// bounds the connections that have not authenticated. At start the soft descriptor limit is
+// raised to the hard one, as servers do (the ranks get their caller's limits).
 //
 //   Broker b(config);                    // nothing is bound yet
 //   b.add_actor<MyActor>(args...);       // optional, before start()

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -18,12 +19,20 @@ namespace zpmix {
 
 namespace {
 
+constexpr std::size_t kMinReserve = 128;
 constexpr int kEventsPerWake = 256;  // then the reactor's other work gets its turn
 constexpr auto kSweepEvery = std::chrono::seconds(1);
 constexpr auto kEndedEvery = std::chrono::seconds(10);  // the count of those that never got in
-constexpr int kEvents = ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED |
+constexpr int kEvents = ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_ACCEPT_FAILED | ZMQ_EVENT_DISCONNECTED |
                         ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                         ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+
+// The soft descriptor limit (1024 when it cannot be read; 2^20 when unlimited).
+std::size_t soft_limit() {
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1024;
+    return rl.rlim_cur == RLIM_INFINITY ? std::size_t{1} << 20 : rl.rlim_cur;
+}
 
 // The port of a "tcp://host:port" endpoint; 0 if none.
 int port_of(const std::string &endpoint) {
@@ -60,7 +69,11 @@ ino_t inode_of(int fd) {
 }  // namespace
 
 TcpGate::TcpGate(Reactor &reactor, zmq::context_t &ctx, spdlog::logger &log, Settings settings)
-    : reactor_(reactor), ctx_(ctx), log_(log), s_(std::move(settings)) {}
+    : reactor_(reactor), ctx_(ctx), log_(log), s_(std::move(settings)) {
+    const std::size_t soft = soft_limit();
+    const std::size_t reserve = s_.reserve ? s_.reserve : std::max(kMinReserve, soft / 4);
+    ceiling_ = soft > reserve ? soft - reserve : soft / 2;
+}
 
 TcpGate::~TcpGate() {
     close();
@@ -120,6 +133,11 @@ void TcpGate::on_events(std::size_t socket) {
             case ZMQ_EVENT_DISCONNECTED:
                 gone(socket, static_cast<int>(value));
                 break;
+            case ZMQ_EVENT_ACCEPT_FAILED:
+                if (value == EMFILE || value == ENFILE)
+                    shed_all(std::string("out of descriptors: ") +
+                             strerror(static_cast<int>(value)));
+                break;
             case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
                 refused(
                     value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
@@ -154,6 +172,11 @@ void TcpGate::accepted(std::size_t socket, int fd) {
     auto it = conns_.emplace(fd, Conn{socket, inode, address, Reactor::Clock::now(), false}).first;
     ++unauthenticated_;
     const std::size_t from_there = ++pending_[address];
+    if (static_cast<std::size_t>(fd) >= ceiling_) {
+        shed_all(fmt::format("descriptor {} reached the reserve kept for local clients (from {})",
+                             fd, ceiling_));
+        return;
+    }
     if (from_there > s_.max_per_address)
         return shed(it, fmt::format("over {} unauthenticated connections from {}",
                                     s_.max_per_address, address));
@@ -177,6 +200,19 @@ void TcpGate::authenticated(int fd) {
     c.authenticated = true;
     --unauthenticated_;
     if (--pending_[c.address] == 0) pending_.erase(c.address);
+}
+
+std::size_t TcpGate::shed_all(const std::string &why) {
+    std::size_t n = 0;
+    for (auto it = conns_.begin(); it != conns_.end();) {
+        auto next = std::next(it);
+        if (!it->second.authenticated) {
+            shed(it, why);
+            ++n;
+        }
+        it = next;
+    }
+    return n;
 }
 
 void TcpGate::shed(std::map<int, Conn>::iterator it, const std::string &why) {

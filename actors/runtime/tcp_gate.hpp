@@ -1,7 +1,7 @@
 #pragma once
 // TcpGate: bounds what peers that have not authenticated hold of a broker's tcp listeners (libzmq
 // sockets with CURVE: the broker's ROUTER and events XPUB, the tree link's ROUTER), in memory and
-// in connections. libzmq accepts every connection and has no hook before the handshake, so
+// in file descriptors. libzmq accepts every connection and has no hook before the handshake, so
 // the gate watches each socket's monitor and sheds connections with shutdown(2) (libzmq then
 // reads their end and closes them itself; a descriptor is never closed under it).
 //
@@ -13,6 +13,10 @@
 // - Unauthenticated connections are capped per address (`max_per_address`: the new one is shed)
 //   and in total (`max_unauthenticated`: the oldest is shed, so that a slow one cannot hold out a
 //   new one).
+// - Descriptors: an accepted descriptor at or above the ceiling (the soft RLIMIT_NOFILE less a
+//   reserve of max(128, soft/4) for local clients and the broker's own work) means the reserve
+//   is being eaten: every unauthenticated connection is shed. So is it when libzmq fails to
+//   accept for want of descriptors, or the owner says so (shed_all).
 // - Refusals and sheds are logged at most 10 lines every 10 s (LogThrottle); connections libzmq
 //   dropped before they authenticated (a frame over the limit among them) are counted in a line
 //   at most every 10 s.
@@ -44,6 +48,8 @@ class TcpGate {
         std::size_t max_unauthenticated = 256;
         std::size_t max_per_address = 128;
         std::chrono::milliseconds handshake_timeout{5000};
+        // Descriptors kept from tcp peers that have not authenticated: 0 for max(128, soft/4).
+        std::size_t reserve = 0;
     };
     struct Stats {
         std::size_t unauthenticated = 0;  // now
@@ -60,10 +66,13 @@ class TcpGate {
     void watch(zmq::socket_t &socket);
     // A message came over the connection of descriptor `fd` (its ZMQ_SRCFD): it authenticated.
     void authenticated(int fd);
+    // Sheds every unauthenticated connection (the process is out of descriptors); how many.
+    std::size_t shed_all(const std::string &why);
     // Stops watching: before the sockets close.
     void close();
 
     Stats stats() const;
+    std::size_t ceiling() const { return ceiling_; }
 
   private:
     struct Conn {
@@ -83,6 +92,7 @@ class TcpGate {
     zmq::context_t &ctx_;
     spdlog::logger &log_;  // outlives the gate
     Settings s_;
+    std::size_t ceiling_ = 0;  // an accepted descriptor this high eats the reserve
     std::vector<std::unique_ptr<Monitor>> monitors_;
     std::map<int, Conn> conns_;                   // by descriptor
     std::map<std::string, std::size_t> pending_;  // unauthenticated, by address
