@@ -17,9 +17,10 @@
 //   reserve of max(128, soft/4) for local clients and the broker's own work) means the reserve
 //   is being eaten: every unauthenticated connection is shed. So is it when libzmq fails to
 //   accept for want of descriptors, or the owner says so (shed_all).
-// - Refusals and sheds are logged at most 10 lines every 10 s (LogThrottle); connections libzmq
-//   dropped before they authenticated (a frame over the limit among them) are counted in a line
-//   at most every 10 s.
+// - Sheds and refused credentials (CURVE, ZAP) are logged at most 10 lines every 10 s
+//   (LogThrottle); connections libzmq dropped before they authenticated (a frame over the limit,
+//   a handshake left unfinished, a probe of the port) are counted in an info line every 10 s at
+//   most.
 // Limits: events arrive after the fact (libzmq's I/O thread accepts while the reactor catches
 // up), so a burst can exceed the caps for as long as the monitor lags; descriptors are told apart
 // by their socket's inode, so a descriptor reused meanwhile is never shut down by mistake unless
