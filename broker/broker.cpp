@@ -50,18 +50,54 @@ std::string hostname() {
     return buf;
 }
 
-void make_private_dir(const std::string &dir) {
+// Makes `dir` (mode 0700), or takes it if it is a real directory of ours under trusted ancestors
+// (rendezvous.hpp). One of ours that others could write is made private, unless it holds what
+// another user put there (UntrustedPath, as for any other failed check).
+void make_private_dir(const std::string &dir, spdlog::logger &log) {
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
         throw std::system_error(errno, std::generic_category(), "mkdir " + dir);
     struct stat st {};
     if (::lstat(dir.c_str(), &st) != 0)
         throw std::system_error(errno, std::generic_category(), "stat " + dir);
-    if (!S_ISDIR(st.st_mode)) throw std::runtime_error(dir + " is not a directory");
-    if (st.st_uid != ::getuid())
-        throw std::runtime_error(dir + " belongs to uid " + std::to_string(st.st_uid) +
-                                 ", not to us (uid " + std::to_string(::getuid()) + ")");
-    if ((st.st_mode & 0777) != 0700 && ::chmod(dir.c_str(), 0700) != 0)
-        throw std::system_error(errno, std::generic_category(), "chmod " + dir);
+    if (S_ISDIR(st.st_mode) && st.st_uid == ::getuid() && (st.st_mode & 077) != 0) {
+        if (st.st_mode & 022) {
+            std::error_code ec;
+            for (const auto &entry : fs::directory_iterator(dir, ec)) {
+                struct stat e {};
+                if (::lstat(entry.path().c_str(), &e) == 0 && e.st_uid != ::getuid())
+                    throw UntrustedPath(fmt::format(
+                        "refusing {}: others could write it (mode {:04o}) and {} belongs to uid "
+                        "{}; remove it, or set XDG_RUNTIME_DIR to a private directory",
+                        dir, st.st_mode & 07777, entry.path().string(), e.st_uid));
+            }
+            log.warn("{} was mode {:04o}, which others could write: made private (0700)", dir,
+                     st.st_mode & 07777);
+        }
+        if (::chmod(dir.c_str(), 0700) != 0)
+            throw std::system_error(errno, std::generic_category(), "chmod " + dir);
+    }
+    check_trusted_dir(dir);
+}
+
+// The soft descriptor limit up to the hard one, as servers do: every connection, rank and pipe
+// is a descriptor, and tcp peers that never authenticate hold some (TcpGate keeps a reserve).
+// Ranks get their caller's limits back (msg::Caller), not these.
+void raise_descriptor_limit(spdlog::logger &log) {
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+    const rlim_t was = rl.rlim_cur;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) rl.rlim_cur = was;
+    }
+    auto text = [](rlim_t v) {
+        return v == RLIM_INFINITY ? std::string("unlimited") : std::to_string(v);
+    };
+    log.info("descriptors: soft limit {} (was {}), hard {}{}", text(rl.rlim_cur), text(was),
+             text(rl.rlim_max),
+             rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 4096
+                 ? " (few for a broker that serves many: raise the hard limit, LimitNOFILE)"
+                 : "");
 }
 
 // "ipc:<uid>:<pid>" or "tcp", as the ZAP handler vouched for the connection.
@@ -88,9 +124,10 @@ Broker::Broker(Config config)
       brokers_(node_) {
     static std::atomic<unsigned> embedded_count{0};
     log_ = spdlog::default_logger()->clone("broker");
+    raise_descriptor_limit(*log_);
     if (config_.run_dir.empty()) {
         const std::string base = default_base_dir();
-        make_private_dir(base);
+        make_private_dir(base, *log_);
         run_dir_ =
             base + "/broker-" + std::to_string(::getpid()) + "-" + std::to_string(embedded_count++);
         fs::remove_all(run_dir_);  // a leftover of an earlier process that had our pid
@@ -99,7 +136,7 @@ Broker::Broker(Config config)
         run_dir_ = fs::absolute(config_.run_dir).lexically_normal().string();
         if (run_dir_.size() > 1 && run_dir_.back() == '/') run_dir_.pop_back();
     }
-    make_private_dir(run_dir_);
+    make_private_dir(run_dir_, *log_);
     if (private_run_dir_) lock_fd_ = lock_run_dir(run_dir_);  // ours from here on
     for (const std::string &base : stale_dir_bases()) remove_stale_run_dirs(base, *log_);
     if (private_run_dir_)
@@ -145,12 +182,25 @@ Broker::Broker(Config config)
                                          .sndhwm = static_cast<std::size_t>(config_.event_sndhwm),
                                          .max_output = config_.max_peer_output_bytes,
                                          .max_peers = max_peers});
-    if (!config_.tcp.empty())
+    if (!config_.tcp.empty()) {
         tcp_xpub_ = std::make_unique<TcpPublisher>(
             reactor_, ctx_,
             TcpPublisher::Settings{.sndhwm = config_.event_sndhwm,
                                    .heartbeat_ivl_ms = config_.tcp_heartbeat_ivl_ms,
-                                   .heartbeat_timeout_ms = config_.tcp_heartbeat_timeout_ms});
+                                   .heartbeat_timeout_ms = config_.tcp_heartbeat_timeout_ms,
+                                   .handshake_timeout_ms = config_.tcp_handshake_timeout_ms});
+        tcp_gate_ = std::make_unique<TcpGate>(
+            reactor_, ctx_, *log_,
+            TcpGate::Settings{
+                .name = "tcp",
+                .max_unauthenticated = config_.tcp_max_unauthenticated,
+                .max_per_address = config_.tcp_max_unauthenticated_per_address,
+                .handshake_timeout = std::chrono::milliseconds(config_.tcp_handshake_timeout_ms)});
+        // Out of descriptors on ipc: the local clients come first.
+        for (ZmtpListener *l : {router_.get(), xpub_.get()})
+            l->on_out_of_descriptors(
+                [this] { return tcp_gate_->shed_all("the ipc listeners are out of descriptors"); });
+    }
     add_standard_actors();
 }
 
@@ -285,8 +335,10 @@ void Broker::start() {
         tcp_router_.set(zmq::sockopt::curve_server, 1);
         tcp_router_.set(zmq::sockopt::curve_secretkey, tcp_keys_.secret_key);
         tcp_router_.set(zmq::sockopt::zap_domain, "zpmix");
-        tcp_router_.set(zmq::sockopt::maxmsgsize,
-                        static_cast<std::int64_t>(config_.max_message_bytes));
+        // No frame over kTcpFrameLimit, the handshake's included: a peer that has not
+        // authenticated makes the broker hold little (TcpGate bounds how many); larger messages
+        // come in pieces (on_tcp_router).
+        tcp_router_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(zmtp::kTcpFrameLimit));
         tcp_router_.set(zmq::sockopt::router_mandatory, 1);
         tcp_router_.set(zmq::sockopt::sndhwm, 100000);
         tcp_router_.set(zmq::sockopt::rcvhwm, 100000);
@@ -295,14 +347,9 @@ void Broker::start() {
         tcp_router_.set(zmq::sockopt::heartbeat_ivl, config_.tcp_heartbeat_ivl_ms);
         tcp_router_.set(zmq::sockopt::heartbeat_timeout, config_.tcp_heartbeat_timeout_ms);
         tcp_router_.set(zmq::sockopt::heartbeat_ttl, config_.tcp_heartbeat_timeout_ms);
-        tcp_router_.set(zmq::sockopt::handshake_ivl, config_.tcp_heartbeat_timeout_ms);
-        tcp_monitor_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
-        tcp_monitor_.set(zmq::sockopt::linger, 0);
-        if (zmq_socket_monitor(
-                tcp_router_.handle(), "inproc://zpmix-tcp-monitor",
-                ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0)
-            throw zmq::error_t();
-        tcp_monitor_.connect("inproc://zpmix-tcp-monitor");
+        tcp_router_.set(zmq::sockopt::handshake_ivl, config_.tcp_handshake_timeout_ms);
+        tcp_gate_->watch(tcp_router_);
+        tcp_gate_->watch(tcp_xpub_->socket());
         tcp_router_.bind(config_.tcp);
         tcp_uri_ = tcp_router_.get(zmq::sockopt::last_endpoint);
         registry_->set_tcp_events_uri(tcp_xpub_->bind(config_.tcp, tcp_keys_.secret_key));
@@ -323,7 +370,6 @@ void Broker::start() {
     if (tcp_router_) {
         reactor_.watch(zap_, [this] { on_zap(); });
         reactor_.watch(tcp_router_, [this] { on_tcp_router(); });
-        reactor_.watch(tcp_monitor_, [this] { on_tcp_monitor(); });
     }
     if (signal_fd_ >= 0) {
         reactor_.watch_fd(signal_fd_, [this] {
@@ -396,9 +442,8 @@ void Broker::cleanup() {
         xpub_->close();
         if (tcp_router_) {
             tcp_router_.set(zmq::sockopt::linger, 200);
-            zmq_socket_monitor(tcp_router_.handle(), nullptr, 0);
+            tcp_gate_->close();
             tcp_router_.close();
-            tcp_monitor_.close();
             tcp_xpub_->close();
             zap_.close();
         }
@@ -439,7 +484,10 @@ void Broker::on_zap() {
             std::memcmp(req[6].data(), ours->data(), 32) == 0) {
             user_id = "tcp";
         } else {
-            note_tcp_refusal("from " + address + ": its CURVE key is not the broker's");
+            std::uint64_t left_out = 0;
+            if (tcp_refusals_.allow(left_out))
+                log_->warn("refused a tcp connection from {}: its CURVE key is not the broker's{}",
+                           address, LogThrottle::suffix(left_out));
             status = "400";
             text = "not the broker's key";
         }
@@ -467,10 +515,10 @@ void Broker::on_zap() {
 
 void Broker::load_tcp_keys() {
     if (!config_.tcp_key_file.empty()) {
-        std::ifstream in(config_.tcp_key_file);
-        std::stringstream text;
-        text << in.rdbuf();
-        auto keys = in ? CurveKeypair::parse(text.str()) : std::nullopt;
+        // The operator's credential over tcp: root's or ours, mode 0600.
+        const auto text =
+            read_trusted_file(config_.tcp_key_file, FileTrust{.secret = true, .root_ok = true});
+        auto keys = text ? CurveKeypair::parse(*text) : std::nullopt;
         if (!keys)
             throw std::runtime_error("[broker] tcp_key_file " + config_.tcp_key_file +
                                      ": not a file of \"PUBLIC SECRET\" (40-character Z85 keys)");
@@ -493,63 +541,38 @@ void Broker::load_tcp_keys() {
     log_->info("tcp clients need the keypair in {} (as $ZPMIX_TCP_KEYS)", path);
 }
 
-void Broker::note_tcp_refusal(const std::string &why) {
-    // At most 10 lines every 10 s, the last of them with the count left unlogged.
-    const auto now = std::chrono::steady_clock::now();
-    if (now - tcp_refusal_logged_ >= std::chrono::seconds(10)) {
-        tcp_refusal_logged_ = now;
-        tcp_refusals_logged_ = 0;
-    }
-    if (tcp_refusals_logged_ >= 10) {
-        ++tcp_refusals_unlogged_;
-        return;
-    }
-    ++tcp_refusals_logged_;
-    log_->warn("refused a tcp connection {}{}", why,
-               tcp_refusals_unlogged_ == 0
-                   ? std::string()
-                   : fmt::format(" ({} more refused unlogged before)", tcp_refusals_unlogged_));
-    tcp_refusals_unlogged_ = 0;
-}
-
-void Broker::on_tcp_monitor() {
-    // Each event: 6 bytes (event, value) and the endpoint.
-    for (int n = 0; n < 256; ++n) {
-        std::vector<zmq::message_t> parts = next_message(tcp_monitor_);
-        if (parts.empty()) return;
-        if (parts[0].size() < 6) continue;
-        std::uint16_t event = 0;
-        std::uint32_t value = 0;
-        std::memcpy(&event, parts[0].data(), 2);
-        std::memcpy(&value, static_cast<const char *>(parts[0].data()) + 2, 4);
-        note_tcp_refusal(fmt::format(
-            "on {}: {}", parts.size() > 1 ? parts[1].to_string() : tcp_uri_,
-            value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
-                ? std::string("it does not speak CURVE (a client needs $ZPMIX_TCP_KEYS)")
-                : fmt::format("its CURVE handshake failed (error 0x{:x}: not the broker's keys?)",
-                              value)));
-    }
-}
-
 void Broker::on_tcp_router() {
     // A bounded batch per wake-up, so that timers and other sockets get their turn.
     for (int n = 0; n < 256; ++n) {
         std::vector<zmq::message_t> parts = next_message(tcp_router_);
         if (parts.empty()) return;
+        if (parts.size() < 2) continue;
         const std::string peer = parts[0].to_string();
+        // Its first message: the connection authenticated (CURVE and ZAP let it through).
+        if (const int fd = zmq_msg_get(parts[1].handle(), ZMQ_SRCFD); fd >= 0)
+            tcp_gate_->authenticated(fd);
         if (bus_.find(peer)) {
             log_->warn("dropped a message from a peer whose routing id names actor '{}'", peer);
             continue;
         }
-        std::vector<std::string_view> frames;
-        for (std::size_t i = 1; i < parts.size(); ++i)
-            frames.emplace_back(static_cast<const char *>(parts[i].data()), parts[i].size());
         const char *user_id = nullptr;
         try {
-            if (parts.size() > 1) user_id = parts[1].gets("User-Id");
+            user_id = parts[1].gets("User-Id");
         } catch (const zmq::error_t &) {
         }
-        dispatcher_->route(peer, frames, credentials_of(user_id));
+        const PeerCredentials cred = credentials_of(user_id);
+        // One message in pieces of the tcp frame limit (zmq_frames.hpp): one frame again.
+        auto whole = joined(parts, 1, config_.max_message_bytes);
+        if (!whole) {
+            log_->warn(
+                "dropped a message of peer {} over the limit of {} bytes (max_message_bytes)",
+                peer_name(peer), config_.max_message_bytes);
+            dispatcher_->route(peer, {}, cred);  // refused with a reason, as a bad frame count
+            continue;
+        }
+        const std::vector<std::string_view> frames{
+            {static_cast<const char *>(whole->data()), whole->size()}};
+        dispatcher_->route(peer, frames, cred);
     }
 }
 

@@ -2,7 +2,10 @@
 // A node's broker: its actors (add_standard_actors()) on one reactor thread, the launcher on a
 // reactor thread of its own; a ROUTER for clients, tools and launchers and an XPUB for events,
 // both on ipc and spoken by the broker itself (ZmtpListener), admitting only the broker's uid;
-// optionally libzmq's ROUTER on tcp, whose ZAP handler marks its peers as remote.
+// optionally libzmq's ROUTER on tcp, whose ZAP handler marks its peers as remote. On tcp a frame
+// is at most zmtp::kTcpFrameLimit (larger messages come in pieces, rejoined here) and a TcpGate
+// bounds the connections that have not authenticated. At start the soft descriptor limit is
+// raised to the hard one, as servers do (the ranks get their caller's limits).
 //
 //   Broker b(config);                    // nothing is bound yet
 //   b.add_actor<MyActor>(args...);       // optional, before start()
@@ -23,6 +26,8 @@
 #include "actors/registry/namespace_table.hpp"
 #include "actors/runtime/actor.hpp"
 #include "actors/runtime/curve_keys.hpp"
+#include "actors/runtime/log_throttle.hpp"
+#include "actors/runtime/tcp_gate.hpp"
 #include "actors/tree/broker_map.hpp"
 #include "broker/config.hpp"
 #include "broker/tcp_publisher.hpp"
@@ -101,7 +106,6 @@ class Broker {
     void prepare_run_dir();
     void on_tcp_router();
     void on_zap();
-    void on_tcp_monitor();
     void load_tcp_keys();
     void send_to_peer(const std::string &peer, zmq::message_t msg);
     void begin_shutdown();  // reactor thread
@@ -116,11 +120,7 @@ class Broker {
     std::string uri_, events_uri_, tcp_uri_;
     CurveKeypair tcp_keys_;
     bool wrote_tcp_key_ = false;  // <run_dir>/tcp.key is ours to remove
-    zmq::socket_t tcp_monitor_;   // the tcp listener's failed handshakes, to log them
-    // tcp refusals are logged at most every 10 s, with the count since the last line.
-    std::chrono::steady_clock::time_point tcp_refusal_logged_{};
-    std::uint64_t tcp_refusals_logged_ = 0, tcp_refusals_unlogged_ = 0;
-    void note_tcp_refusal(const std::string &why);
+    LogThrottle tcp_refusals_;    // of tcp peers' credentials (ZAP)
     std::shared_ptr<spdlog::logger> log_;
     std::uint32_t uid_;
 
@@ -142,6 +142,9 @@ class Broker {
     zmq::context_t ctx_;
     zmq::socket_t zap_, tcp_router_;          // only with config.tcp
     std::unique_ptr<TcpPublisher> tcp_xpub_;  // only with config.tcp: events for tcp peers
+    // With config.tcp: what tcp peers that have not authenticated may hold (after ctx_: its
+    // monitors close first).
+    std::unique_ptr<TcpGate> tcp_gate_;
     Registry *registry_ = nullptr;
     int signal_fd_ = -1;
 

@@ -35,6 +35,11 @@ struct Config {
     // tcp: a ZMTP PING every ivl (0: none); a peer silent for timeout is dropped.
     int tcp_heartbeat_ivl_ms = 5000;
     int tcp_heartbeat_timeout_ms = 30000;
+    // tcp, before a peer authenticates (TcpGate): the time its handshake may take, and how many
+    // such connections at once, in all and from one address.
+    int tcp_handshake_timeout_ms = 5000;
+    std::size_t tcp_max_unauthenticated = 256;
+    std::size_t tcp_max_unauthenticated_per_address = 128;
     std::string log_level = "info";  // trace | debug | info | warn | error | off
     int kill_grace_ms = 2000;        // SIGTERM to SIGKILL when a job is terminated
     // How long a PMIx_Get without PMIX_TIMEOUT waits for data that may still come (0: no limit).

@@ -44,10 +44,12 @@ bool run_dir_abandoned(const std::string &dir, long pid_in_name) {
 std::vector<std::string> stale_dir_bases() {
     std::vector<std::string> out;
     for (std::string dir : {default_base_dir(), "/dev/shm/zpmix-" + std::to_string(::getuid())}) {
-        struct stat st {};
-        // Only a real directory of ours: never follow a link another user planted.
-        if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
+        // Only a trusted directory of ours: never follow a link another user planted.
+        try {
+            check_trusted_dir(dir);
+        } catch (const std::exception &) {
             continue;
+        }
         if (out.empty() || out.front() != dir) out.push_back(std::move(dir));
     }
     return out;
@@ -57,7 +59,10 @@ void remove_stale_run_dirs(const std::string &base, spdlog::logger &log) {
     std::error_code ec;
     for (const auto &entry : fs::directory_iterator(base, ec)) {
         const std::string name = entry.path().filename();
-        if (!name.starts_with("broker-") || !entry.is_directory(ec) || entry.is_symlink(ec))
+        struct stat st {};
+        // Our own directories only: what another user put there is not ours to remove.
+        if (!name.starts_with("broker-") || ::lstat(entry.path().c_str(), &st) != 0 ||
+            !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
             continue;
         const long pid = std::strtol(name.c_str() + 7, nullptr, 10);
         if (!run_dir_abandoned(entry.path(), pid)) continue;

@@ -1,5 +1,7 @@
 #include "broker/tcp_publisher.hpp"
 
+#include "actors/runtime/zmtp_wire.hpp"
+
 namespace zpmix {
 
 TcpPublisher::TcpPublisher(Reactor &reactor, zmq::context_t &ctx, Settings settings)
@@ -11,12 +13,12 @@ std::string TcpPublisher::bind(const std::string &tcp, const std::string &secret
     xpub_.set(zmq::sockopt::curve_secretkey, secret_key);
     xpub_.set(zmq::sockopt::zap_domain, "zpmix");
     xpub_.set(zmq::sockopt::sndhwm, settings_.sndhwm);
-    xpub_.set(zmq::sockopt::maxmsgsize, std::int64_t{64 * 1024});  // subscriptions only come in
+    xpub_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(zmtp::kTcpFrameLimit));
     // Every (un)subscription, repeated ones too: a registration's sync topic must be seen.
     xpub_.set(zmq::sockopt::xpub_verboser, 1);
     xpub_.set(zmq::sockopt::heartbeat_ivl, settings_.heartbeat_ivl_ms);
     xpub_.set(zmq::sockopt::heartbeat_timeout, settings_.heartbeat_timeout_ms);
-    xpub_.set(zmq::sockopt::handshake_ivl, settings_.heartbeat_timeout_ms);
+    xpub_.set(zmq::sockopt::handshake_ivl, settings_.handshake_timeout_ms);
     const auto colon = tcp.rfind(':');
     xpub_.bind((colon == std::string::npos ? tcp : tcp.substr(0, colon)) + ":*");
     reactor_.watch(xpub_, [this] { on_readable(); });

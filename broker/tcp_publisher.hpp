@@ -6,7 +6,8 @@
 //
 // Limits: libzmq drops a slow subscriber's events at the high-water mark without saying so
 // (publish() counts none); their stream numbers show the gap and the library asks for the events
-// again, as after any drop. A subscriber that stops answering heartbeats is dropped.
+// again, as after any drop. A subscriber that stops answering heartbeats is dropped. Only
+// subscriptions come in: no frame over zmtp::kTcpFrameLimit.
 #include <string>
 
 #include <zmq.hpp>
@@ -21,6 +22,7 @@ class TcpPublisher : public TopicPublisher {
     struct Settings {
         int sndhwm = 100000;  // messages per subscriber
         int heartbeat_ivl_ms = 5000, heartbeat_timeout_ms = 30000;
+        int handshake_timeout_ms = 5000;  // ZMQ_HANDSHAKE_IVL
     };
     TcpPublisher(Reactor &reactor, zmq::context_t &ctx, Settings settings);
 
@@ -30,6 +32,8 @@ class TcpPublisher : public TopicPublisher {
     std::string bind(const std::string &tcp, const std::string &secret_key);
     // After the reactor stopped.
     void close();
+    // For a TcpGate to watch, before bind().
+    zmq::socket_t &socket() { return xpub_; }
 
     std::size_t publish(std::string_view topic, std::string_view body) override;
     void on_subscription(SubscriptionFn fn) override { on_subscription_ = std::move(fn); }

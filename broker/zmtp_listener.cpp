@@ -142,6 +142,9 @@ void ZmtpListener::accept_peers() {
 }
 
 void ZmtpListener::out_of_descriptors(int err) {
+    // Descriptors being freed (libzmq closes what TcpGate shut down as it reads the end): the
+    // connections wait in the backlog a moment, rather than being turned away.
+    if (on_out_of_descriptors_ && on_out_of_descriptors_() > 0) return pause_accepting(kShedPause);
     note_refusal(std::string("out of file descriptors: ") + strerror(err));
     if (spare_fd_ >= 0) {
         ::close(std::exchange(spare_fd_, -1));
@@ -163,8 +166,12 @@ void ZmtpListener::out_of_descriptors(int err) {
         spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (fd >= 0 && spare_fd_ >= 0) return;  // called again while more connections wait
     }
+    pause_accepting(kAcceptPause);
+}
+
+void ZmtpListener::pause_accepting(std::chrono::milliseconds pause) {
     reactor_.unwatch_fd(listen_fd_);
-    accept_pause_ = reactor_.after(kAcceptPause, [this] {
+    accept_pause_ = reactor_.after(pause, [this] {
         accept_pause_ = 0;
         if (spare_fd_ < 0) spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
         reactor_.watch_fd(listen_fd_, [this] { accept_peers(); });

@@ -81,6 +81,12 @@ class ZmtpListener : public TopicPublisher {
     void on_message(MessageFn fn) { on_message_ = std::move(fn); }
     void on_subscription(SubscriptionFn fn) override { on_subscription_ = std::move(fn); }
     void on_disconnect(DisconnectFn fn) { on_disconnect_ = std::move(fn); }
+    // Called when accepting fails for want of descriptors: it frees some (the broker sheds the
+    // tcp peers that have not authenticated, TcpGate) and says how many are on their way; if
+    // any, the connections wait a moment in the backlog instead of being turned away.
+    void on_out_of_descriptors(std::function<std::size_t()> fn) {
+        on_out_of_descriptors_ = std::move(fn);
+    }
 
     // Router: one single-frame message to a peer.
     Sent send(const std::string &peer, std::string_view body);
@@ -124,6 +130,7 @@ class ZmtpListener : public TopicPublisher {
     MessageFn on_message_;
     SubscriptionFn on_subscription_;
     DisconnectFn on_disconnect_;
+    std::function<std::size_t()> on_out_of_descriptors_;
     std::shared_ptr<spdlog::logger> log_;
 
     // Accepting without descriptors: a connection left in the backlog keeps the listening socket
@@ -131,6 +138,8 @@ class ZmtpListener : public TopicPublisher {
     // each time). One descriptor is kept spare to accept such a connection and turn it away with
     // the reason; without it, accepting pauses for kAcceptPause.
     static constexpr std::chrono::milliseconds kAcceptPause{100};
+    // When on_out_of_descriptors freed some: long enough for libzmq to close them.
+    static constexpr std::chrono::milliseconds kShedPause{20};
     int spare_fd_ = -1;
     Reactor::TimerId accept_pause_ = 0;
     // Refusals are logged at most every 10 s, with the count since the last line.
@@ -139,6 +148,7 @@ class ZmtpListener : public TopicPublisher {
 
     void accept_peers();
     void out_of_descriptors(int err);
+    void pause_accepting(std::chrono::milliseconds pause);
     void note_refusal(const std::string &why);
     void on_readable(Peer &p);
     void parse(Peer &p);

@@ -11,10 +11,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
+#include "actors/protocol/rendezvous.hpp"
 #include "actors/runtime/zmtp_wire.hpp"
 
 namespace zpmix::client {
@@ -23,6 +26,7 @@ namespace {
 
 using zmtp::kCommand;
 using zmtp::kMore;
+constexpr std::size_t kPiece = zmtp::kTcpFrameBytes;  // the most of a message one box carries
 
 int ms_until(ZmtpConnection::Clock::time_point deadline) {
     // Rounded up: a wait that ends finds its deadline passed.
@@ -96,6 +100,12 @@ int connect_to(const std::string &uri, ZmtpConnection::Clock::time_point deadlin
         ::close(fd);
         throw ZmtpError("cannot connect to " + uri + ": " + why);
     }
+    // Before a byte is written: another user's process listening there gets nothing of ours.
+    if (uri.starts_with("ipc://"))
+        if (const std::string problem = ipc_peer_problem(fd); !problem.empty()) {
+            ::close(fd);
+            throw ZmtpError("refusing " + uri.substr(6) + ": " + problem, true);
+        }
     return fd;
 }
 
@@ -195,14 +205,21 @@ void ZmtpConnection::send_handshake(Role role) {
 ZmtpConnection::Write ZmtpConnection::write_all(const iovec *iov_in, int n,
                                                 Clock::time_point deadline) {
     if (write_broken_) return Write::lost;
-    iovec iov[8];
-    std::memcpy(iov, iov_in, sizeof(iovec) * static_cast<std::size_t>(n));
+    iovec small[8];
+    std::vector<iovec> many;  // a message in many frames (tcp)
+    iovec *iov = small;
+    if (n <= 8) {
+        std::memcpy(small, iov_in, sizeof(iovec) * static_cast<std::size_t>(n));
+    } else {
+        many.assign(iov_in, iov_in + n);
+        iov = many.data();
+    }
     iovec *cur = iov;
     bool partial = false;
     while (n > 0) {
         msghdr m{};
         m.msg_iov = cur;
-        m.msg_iovlen = static_cast<std::size_t>(n);
+        m.msg_iovlen = static_cast<std::size_t>(std::min(n, UIO_MAXIOV));
         const ssize_t sent = ::sendmsg(fd_, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (sent < 0) {
             if (errno == EINTR) continue;
@@ -279,20 +296,31 @@ void ZmtpConnection::ping() {
 ZmtpConnection::Write ZmtpConnection::write_sealed(std::initializer_list<std::string_view> frames,
                                                    unsigned char flags,
                                                    Clock::time_point deadline) {
-    std::string sealed[4];
-    unsigned char headers[4][zmtp::kMaxHeader];
-    iovec iov[8];
-    int n = 0;
-    std::size_t i = 0;
+    // A frame over kTcpFrameBytes goes as several, each its own box: the broker's libzmq takes
+    // no larger frame (zmtp_wire.hpp), and rejoins them.
+    std::size_t boxes = 0;
+    for (auto f : frames) boxes += std::max<std::size_t>(1, (f.size() + kPiece - 1) / kPiece);
+    std::vector<std::string> sealed(boxes);
+    std::vector<std::array<unsigned char, zmtp::kMaxHeader>> headers(boxes);
+    std::vector<iovec> iov;
+    iov.reserve(2 * boxes);
+    std::size_t b = 0, i = 0;
     for (auto f : frames) {
-        const bool more = i + 1 < frames.size();
-        sealed[i] = curve_->seal(flags | (more ? CurveClient::kMore : 0), f);
-        // A MESSAGE travels in a data frame; the frame's own flags are inside the box.
-        iov[n++] = {headers[i], zmtp::put_header(headers[i], 0, sealed[i].size())};
-        iov[n++] = {sealed[i].data(), sealed[i].size()};
-        ++i;
+        const bool last_frame = ++i == frames.size();
+        std::size_t at = 0;
+        do {
+            const std::string_view piece = f.substr(at, kPiece);
+            at += piece.size();
+            const bool more = !last_frame || at < f.size();
+            sealed[b] = curve_->seal(flags | (more ? CurveClient::kMore : 0), piece);
+            // A MESSAGE travels in a data frame; the frame's own flags are inside the box.
+            iov.push_back(
+                {headers[b].data(), zmtp::put_header(headers[b].data(), 0, sealed[b].size())});
+            iov.push_back({sealed[b].data(), sealed[b].size()});
+            ++b;
+        } while (at < f.size());
     }
-    return write_all(iov, n, deadline);
+    return write_all(iov.data(), static_cast<int>(iov.size()), deadline);
 }
 
 bool ZmtpConnection::write_command(const std::string &body) {

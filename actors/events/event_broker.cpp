@@ -54,6 +54,7 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, const NamespaceTable &names
     on(&EventBroker::relayed, Access::internal);
     on(&EventBroker::tree_lost, Access::internal);
     on(&EventBroker::job_lifecycle, Access::internal);
+    on(&EventBroker::jobs_related, Access::internal);
     for (TopicPublisher *p : publishers_)
         p->on_subscription([this](bool on, std::string_view topic) { on_subscription(on, topic); });
 }
@@ -70,10 +71,21 @@ void EventBroker::notify(const Envelope &env, msg::NotifyEvent &m) {
         if (env.id != 0) reply_error(env, PMIX_ERR_BAD_PARAM, why);
         return;
     }
+    // A client's (a rank's): its own source (Actor::on refused another), its rights.
+    const bool client = env.session && env.session->is_client();
+    if (client)
+        if (const std::string why = rights_.refusal(*env.session, m.event); !why.empty()) {
+            std::uint64_t left_out = 0;
+            if (refusals_.allow(left_out))
+                log().warn("refused an event of {}:{} (pid {}): {}{}", env.session->nspace,
+                           env.session->rank, env.peer.pid, why, LogThrottle::suffix(left_out));
+            if (env.id != 0) reply_error(env, PMIX_ERR_NO_PERMISSIONS, why);
+            return;
+        }
     if (m.event.timestamp == 0) m.event.timestamp = unix_time_s();
     const msg::Proc source = m.event.source;
     const bool checkpointed = m.event.status == PMIX_JCTRL_CHECKPOINT_COMPLETE;
-    const std::int32_t status = publish(std::move(m.event), !m.do_not_cache);
+    const std::int32_t status = publish(std::move(m.event), !m.do_not_cache, client);
     // Job control waits for these (PMIx_Job_control's checkpoint requests).
     if (status == PMIX_SUCCESS && checkpointed) broadcast(msg::CheckpointCompleted{source});
     // Request id 0: the notifier checked the range itself and wants no answer (msg::routable).
@@ -121,7 +133,9 @@ void EventBroker::complete_register(const Envelope &req, const msg::EventRegiste
         auto it = heads_.find(stream);
         out.heads[stream] = it == heads_.end() ? 0 : it->second;
     }
-    out.replay = cache_.of_streams(m.streams);
+    // A client hears the cached events its job may (a monitor or tool: every one).
+    out.replay = cache_.of_streams(
+        m.streams, req.session && req.session->is_client() ? m.proc.nspace : std::string());
     // A client that registers is a local process of its job, even if no launcher registered its
     // namespace here (a singleton, or a job launched by another broker).
     if (!m.proc.nspace.empty() && m.proc.nspace != opts_.self.nspace &&
@@ -210,6 +224,11 @@ void EventBroker::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
             publish_on(msg::topic::proc(w), std::move(e), true);
         }
     cache_.forget({m.nspace, kWildcard});
+    rights_.forget(m.nspace);
+}
+
+void EventBroker::jobs_related(const Envelope &, msg::JobsRelated &m) {
+    rights_.relate(m.nspaces);
 }
 
 void EventBroker::abort_job(const Envelope &, msg::AbortJob &m) {
@@ -350,7 +369,7 @@ std::vector<std::string> EventBroker::prefixes_of(const msg::Event &ev, std::str
     return {};
 }
 
-std::int32_t EventBroker::publish(msg::Event ev, bool cache) {
+std::int32_t EventBroker::publish(msg::Event ev, bool cache, bool from_client) {
     std::string error;
     const auto prefixes = prefixes_of(ev, error);
     if (prefixes.empty()) return PMIX_ERR_BAD_PARAM;
@@ -358,7 +377,7 @@ std::int32_t EventBroker::publish(msg::Event ev, bool cache) {
         log().info("event {} for the resource manager from {}:{}: {}", ev.status, ev.source.nspace,
                    ev.source.rank, ev.text);
     if (static_cast<msg::Range>(ev.range) != msg::Range::custom) {
-        for (const auto &prefix : prefixes) publish_on(prefix, ev, cache);
+        for (const auto &prefix : prefixes) publish_on(prefix, ev, cache, true, from_client);
         return PMIX_SUCCESS;
     }
     // A custom range: each member's stream gets the event naming that member alone, so the work
@@ -414,12 +433,23 @@ std::set<msg::Proc> EventBroker::recipients(const std::string &prefix) const {
     return out;
 }
 
-void EventBroker::relayed(const Envelope &, msg::EventRelay &m) {
-    if (opts_.brokers && m.origin == opts_.brokers->view()->rank) return;  // ours, back
-    publish_on(m.prefix, std::move(m.event), m.cache, false);
+std::set<std::string> EventBroker::replay_to(const std::string &prefix, const msg::Event &ev,
+                                             bool from_client) const {
+    std::set<std::string> out;
+    if (!from_client || prefix.starts_with("ev/n/") || prefix.starts_with("ev/p/")) return out;
+    for (const auto &[ns, job] : *namespaces_.snapshot()) out.insert(ns);
+    for (const auto &p : strangers_) out.insert(p.nspace);
+    out.insert(ev.source.nspace);
+    return out;
 }
 
-void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cache, bool relay) {
+void EventBroker::relayed(const Envelope &, msg::EventRelay &m) {
+    if (opts_.brokers && m.origin == opts_.brokers->view()->rank) return;  // ours, back
+    publish_on(m.prefix, std::move(m.event), m.cache, false, m.from_client);
+}
+
+void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cache, bool relay,
+                             bool from_client) {
     if (ev.time_us == 0)
         ev.time_us = unix_time_us();  // a relayed event keeps its first broker's time
     // Ranks stopped at exec cannot hear it: their launcher continues them.
@@ -430,7 +460,7 @@ void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cach
     if (relay && opts_.brokers && !prefix.starts_with("ev/node/")) {
         const auto view = opts_.brokers->view();
         if (!view->alone())
-            send(every_broker(name()), msg::EventRelay{prefix, ev, cache, view->rank});
+            send(every_broker(name()), msg::EventRelay{prefix, ev, cache, view->rank, from_client});
     }
     ev.stream = msg::topic::stream(prefix, ev.enviro);
     ev.seq = ++heads_[ev.stream];
@@ -449,7 +479,7 @@ void EventBroker::publish_on(const std::string &prefix, msg::Event ev, bool cach
         replay_.push_back({topic, ev});
         if (replay_.size() > opts_.replay_size) replay_.pop_front();
     }
-    if (cache) cache_.add(ev, std::move(awaiting));
+    if (cache) cache_.add(ev, std::move(awaiting), replay_to(prefix, ev, from_client));
     if (opts_.test_drop_every != 0 && ev.seq % opts_.test_drop_every == 0) {
         log().debug("test: not sending {}#{}", ev.stream, ev.seq);
         return;

@@ -17,6 +17,10 @@
 // cached until each of the job's local ranks still running (the namespace table's) has it.
 // PMIX_DEBUGGER_RELEASE, published here or relayed, is also told to the launcher
 // (msg::DebuggerReleased), which continues the ranks it stopped at exec.
+// Clients: a client's event is published only if it may notify it (NotifyRights: runtime codes
+// are the runtime's, a custom range names related jobs only); else PMIX_ERR_NO_PERMISSIONS and a
+// rate-limited log line. Its cached copy on a stream of every job (global, session, node) is
+// replayed only to the jobs there when it was published, not to every job started later.
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -28,12 +32,14 @@
 #include <vector>
 
 #include "actors/events/event_cache.hpp"
+#include "actors/events/notify_rights.hpp"
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
 #include "actors/protocol/tree.hpp"
 #include "actors/registry/namespace_table.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/log_throttle.hpp"
 #include "actors/runtime/topic_publisher.hpp"
 #include "actors/tree/broker_map.hpp"
 
@@ -91,6 +97,8 @@ class EventBroker : public Actor {
     std::deque<msg::PublishedEvent> replay_;  // the last replay_size published, for monitors
     std::map<std::int32_t, std::uint64_t> published_;  // by code, for `zpmix exporter`
     std::uint64_t dropped_ = 0;  // copies subscribers lost at their high-water mark
+    NotifyRights rights_{namespaces_};
+    LogThrottle refusals_;  // of clients' events
 
     void notify(const Envelope &env, msg::NotifyEvent &m);
     void register_handler(const Envelope &env, msg::EventRegister &m);
@@ -106,13 +114,21 @@ class EventBroker : public Actor {
     void abort_job(const Envelope &env, msg::AbortJob &m);
     void relayed(const Envelope &env, msg::EventRelay &m);
     void job_lifecycle(const Envelope &env, msg::JobLifecycle &m);
+    void jobs_related(const Envelope &env, msg::JobsRelated &m);
 
     void on_subscription(bool subscribe, std::string_view topic);
     void complete_register(const Envelope &req, const msg::EventRegister &m);
-    // Publishes ev to each of the range prefixes; returns PMIx status.
-    std::int32_t publish(msg::Event ev, bool cache);
+    // Publishes ev to each of the range prefixes; returns PMIx status. `from_client`: a client's
+    // (a rank's) event, whose cached copy on a stream of every job is replayed only to the jobs
+    // there now.
+    std::int32_t publish(msg::Event ev, bool cache, bool from_client = false);
     // relay: also to the other brokers (an event relayed here is not sent on again).
-    void publish_on(const std::string &prefix, msg::Event ev, bool cache, bool relay = true);
+    void publish_on(const std::string &prefix, msg::Event ev, bool cache, bool relay = true,
+                    bool from_client = false);
+    // The namespaces a client's event on `prefix` may be replayed to: empty for any (a stream of
+    // one job, or an event of the runtime's).
+    std::set<std::string> replay_to(const std::string &prefix, const msg::Event &ev,
+                                    bool from_client) const;
     std::vector<std::string> prefixes_of(const msg::Event &ev, std::string &error) const;
     std::set<msg::Proc> recipients(const std::string &prefix) const;
 };

@@ -4,9 +4,10 @@
 
 namespace zpmix {
 
-void EventCache::add(const msg::Event &ev, std::set<msg::Proc> awaiting) {
+void EventCache::add(const msg::Event &ev, std::set<msg::Proc> awaiting,
+                     std::set<std::string> replay_to) {
     const std::uint64_t order = next_order_++;
-    entries_.emplace(order, Entry{ev, std::move(awaiting), true});
+    entries_.emplace(order, Entry{ev, std::move(awaiting), std::move(replay_to), true});
     index_[ev.stream][ev.seq] = order;
     ring_.push_back(order);
     while (ring_.size() > ring_size_) {
@@ -35,7 +36,8 @@ std::vector<msg::Event> EventCache::range(const std::string &stream, std::uint64
     return out;
 }
 
-std::vector<msg::Event> EventCache::of_streams(const std::vector<std::string> &streams) const {
+std::vector<msg::Event> EventCache::of_streams(const std::vector<std::string> &streams,
+                                               const std::string &who) const {
     std::vector<std::uint64_t> orders;
     for (const auto &stream : streams) {
         auto s = index_.find(stream);
@@ -46,7 +48,10 @@ std::vector<msg::Event> EventCache::of_streams(const std::vector<std::string> &s
     orders.erase(std::unique(orders.begin(), orders.end()), orders.end());
     std::vector<msg::Event> out;
     out.reserve(orders.size());
-    for (auto order : orders) out.push_back(entries_.at(order).event);
+    for (auto order : orders) {
+        const Entry &e = entries_.at(order);
+        if (who.empty() || e.replay_to.empty() || e.replay_to.contains(who)) out.push_back(e.event);
+    }
     return out;
 }
 

@@ -19,14 +19,18 @@ class EventCache {
     explicit EventCache(std::size_t ring_size) : ring_size_(ring_size) {}
 
     // Keeps `ev` (numbered already); `awaiting` are the local processes that must acknowledge it
-    // before it may leave the cache once it falls out of the ring.
-    void add(const msg::Event &ev, std::set<msg::Proc> awaiting);
+    // before it may leave the cache once it falls out of the ring; `replay_to`, when not empty,
+    // the only namespaces whose late registrants it is replayed to.
+    void add(const msg::Event &ev, std::set<msg::Proc> awaiting,
+             std::set<std::string> replay_to = {});
 
     // The cached events of `stream` numbered from..to, in order.
     std::vector<msg::Event> range(const std::string &stream, std::uint64_t from,
                                   std::uint64_t to) const;
-    // The cached events of any of `streams`, oldest first.
-    std::vector<msg::Event> of_streams(const std::vector<std::string> &streams) const;
+    // The cached events of any of `streams`, oldest first, that a registrant of namespace `who`
+    // may be replayed (empty `who`: every one).
+    std::vector<msg::Event> of_streams(const std::vector<std::string> &streams,
+                                       const std::string &who = {}) const;
 
     // `proc` has every event of `stream` up to `upto`.
     void ack(const msg::Proc &proc, const std::string &stream, std::uint64_t upto);
@@ -40,6 +44,7 @@ class EventCache {
     struct Entry {
         msg::Event event;
         std::set<msg::Proc> awaiting;
+        std::set<std::string> replay_to;  // empty: any namespace
         bool in_ring = true;
     };
     void drop_if_done(std::map<std::uint64_t, Entry>::iterator it);

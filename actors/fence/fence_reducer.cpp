@@ -11,6 +11,7 @@
 
 #include <pmix_common.h>
 
+#include "actors/protocol/events.hpp"  // JobsRelated
 #include "actors/protocol/shm/fence_segment.hpp"
 
 namespace zpmix {
@@ -316,12 +317,21 @@ void FenceReducer::finish(const std::string &key, std::int32_t status,
     if (segment) d = store_.deliver(key, f.set, f.fence_id, f.count.participants(), *segment);
     d.key = key;
     d.status = status;
+    if (status == PMIX_SUCCESS) relate_jobs(f.count.participants());
     zmq::message_t done = encode(msg::FenceDone::type, 0, d, name());
     for (const auto &route : f.routes) {
         zmq::message_t copy;
         copy.copy(done);
         bus().send(route, std::move(copy));
     }
+}
+
+// A fence (or PMIx_Connect) across jobs: a client of one may name the others in a custom range
+// (event_rights.hpp).
+void FenceReducer::relate_jobs(const std::vector<msg::Proc> &participants) {
+    std::set<std::string> jobs;
+    for (const auto &p : participants) jobs.insert(p.nspace);
+    if (jobs.size() > 1) broadcast(msg::JobsRelated{{jobs.begin(), jobs.end()}});
 }
 
 // ---- The tree's side: fences over several nodes -------------------------------------------

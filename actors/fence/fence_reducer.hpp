@@ -119,6 +119,7 @@ class FenceReducer : public Actor {
     void fail(const std::string &key, std::int32_t status);
     // Sends every local contributor its FenceDone and forgets the fence; with a collecting
     // fence's `segment`.
+    void relate_jobs(const std::vector<msg::Proc> &participants);
     void finish(const std::string &key, std::int32_t status,
                 const FenceSegmentWriter *segment = nullptr);
 

@@ -167,6 +167,7 @@ void GroupTracker::form(const std::string &grp) {
     if (!inv.out.empty())
         tell(PMIX_GROUP_MEMBERSHIP_UPDATE, inv.leader, g.members, grp, nullptr, &g.members);
     log().debug("group {} formed by invitation: {} members", grp, g.members.size());
+    relate_jobs(g.members);
     groups_[grp] = std::move(g);
     for (const auto &[p, call] : inv.waiting) {
         done.status = p == inv.leader && !inv.out.empty() ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_SUCCESS;
@@ -352,6 +353,7 @@ void GroupTracker::answer_relayed(std::uint64_t id, std::int32_t status, const s
                 if (c.leader) leader = c.proc;
             Group g{std::move(*members), {}, done->context_id, done->notify_termination, leader};
             g.set = normalise(g.members, *namespaces_.snapshot()).set;
+            relate_jobs(g.members);
             groups_[r.grp] = std::move(g);
         }
     }

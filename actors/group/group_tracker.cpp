@@ -256,6 +256,7 @@ void GroupTracker::finish(const std::string &key, std::int32_t status,
             for (const auto &c : all)
                 if (c.leader) g.leader = c.proc;
             done.membership = msg::to_runs(g.members);
+            relate_jobs(g.members);
             groups_[op.grp] = std::move(g);
             done.context_id = assign || op.assign ? context_id : 0;
             done.contributions = std::move(all);
@@ -264,6 +265,14 @@ void GroupTracker::finish(const std::string &key, std::int32_t status,
     log().debug("group {}: status {}", key, status);
     for (const auto &[route, id] : op.waiting)
         bus().send(route, encode(msg::GroupDone::type, id, done, name()));
+}
+
+// A group of several jobs' processes: a client of one may name the others in a custom range
+// (event_rights.hpp).
+void GroupTracker::relate_jobs(const std::vector<msg::Proc> &members) {
+    std::set<std::string> jobs;
+    for (const auto &p : members) jobs.insert(p.nspace);
+    if (jobs.size() > 1) broadcast(msg::JobsRelated{{jobs.begin(), jobs.end()}});
 }
 
 void GroupTracker::proc_ended(const Envelope &, msg::ProcEnded &m) {

@@ -171,6 +171,7 @@ class GroupTracker : public Actor {
     // aborts once no answer is awaited.
     void settle(const std::string &grp);
     void form(const std::string &grp);
+    void relate_jobs(const std::vector<msg::Proc> &members);
     void leader_failed(const std::string &grp, Invitation &inv);
     void select_leader(const std::string &grp, Invitation &inv, const msg::Proc &p);
     void abort_invitation(const std::string &grp, std::string_view why);

@@ -113,7 +113,19 @@ struct EventRelay {
     Event event;
     bool cache = true;
     std::uint32_t origin = 0;  // the broker that published it first
-    ZPMIX_MSG_MAP(prefix, event, cache, origin);
+    // A client's (a rank's) event: its cached copy on a stream of every job is replayed only to
+    // the jobs there when it was published.
+    bool from_client = false;
+    ZPMIX_MSG_MAP(prefix, event, cache, origin, from_client);
+};
+
+// fence, group -> events, one-way: processes of these jobs took part together in a collective (a
+// fence or PMIx_Connect across jobs, a group's construction), so a client of one may name
+// processes of the others in a custom range (event_rights.hpp), until they end.
+struct JobsRelated {
+    static constexpr const char *type = "ev.related";
+    std::vector<std::string> nspaces;
+    ZPMIX_MSG_MAP(nspaces);
 };
 
 // Client -> events: a handler registration. The client has subscribed its SUB socket to

@@ -41,6 +41,18 @@ void Registry::hello(const Envelope &env, msg::Hello &m) {
             return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "a launcher must connect over ipc");
         }
         if (env.peer.tcp) log().info("a tool connected over tcp (its pid {} there)", m.pid);
+        // A rank acts for itself (a client's rights, event_rights.hpp): its own process may not
+        // act for the runtime as a tool or a launcher does.
+        if (auto rank = launched_rank_of(env.peer.pid)) {
+            std::uint64_t left_out = 0;
+            if (refusals_.allow(left_out))
+                log().warn("refused a {} session to pid {}: it is rank {} of {}{}", m.role,
+                           env.peer.pid, rank->rank, rank->nspace, LogThrottle::suffix(left_out));
+            return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
+                               fmt::format("this process is rank {} of {}: a rank's process may "
+                                           "not open a {} session",
+                                           rank->rank, rank->nspace, m.role));
+        }
     } else if (m.role == "client") {
         const auto ns = table_.find(m.nspace);
         // Over tcp, an unknown namespace and a wrong secret get the same answer: a stranger
@@ -85,6 +97,14 @@ void Registry::hello(const Envelope &env, msg::Hello &m) {
     const char *data = static_cast<const char *>(bytes.data());
     send("broker", msg::SessionOpen{env.from, m.role, m.nspace, m.rank,
                                     msg::Blob(data, data + bytes.size())});
+}
+
+std::optional<msg::Proc> Registry::launched_rank_of(std::int64_t pid) const {
+    if (pid <= 0) return std::nullopt;  // unknown (tcp, an actor)
+    for (const auto &[nspace, rec] : *table_.snapshot())
+        for (std::uint32_t r = 0; r < rec->size(); ++r)
+            if (rec->pids[r] == pid && !rec->ended(r)) return msg::Proc{nspace, r};
+    return std::nullopt;
 }
 
 // Before the reply, so that the launcher knows it before it can see the rank end.

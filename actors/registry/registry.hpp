@@ -9,8 +9,11 @@
 // job's end (ns.proc_ended, ns.ended) only after the table says so. A client that claims a rank
 // this broker launched must be that rank's process or run by it (LaunchedRanks): an impostor of
 // the same uid gets no session, so every later message of a client session is its own rank's.
+// Nor may a launched rank's own process open a tool or launcher session (which act for the
+// runtime, free of a client's rules): a rank is a client.
 // The ranks of a lost broker's node (tree.lost) end here as if they had exited, without a status
 // (ProcEnded.lost_with): what reacts to an end reacts to them on every broker.
+#include <optional>
 #include <string>
 
 #include "actors/protocol/job.hpp"
@@ -19,6 +22,7 @@
 #include "actors/registry/launched_ranks.hpp"
 #include "actors/registry/namespace_table.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/log_throttle.hpp"
 
 namespace zpmix {
 
@@ -36,6 +40,7 @@ class Registry : public Actor {
     std::string events_uri_, tcp_events_uri_;
     std::uint64_t max_message_;  // told in the Welcome: a client refuses a larger commit itself
     LaunchedRanks ranks_;        // a client claiming a launched rank must be its process
+    LogThrottle refusals_;       // of tool and launcher sessions to ranks' processes
 
     void hello(const Envelope &env, msg::Hello &m);
     void abort(const Envelope &env, msg::Abort &m);
@@ -46,6 +51,8 @@ class Registry : public Actor {
     void proc_exit(const Envelope &env, msg::ProcExit &m);
     void deregister_namespace(const Envelope &env, msg::DeregisterNamespace &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
+    // The launched rank (still running) whose process `pid` is, if any.
+    std::optional<msg::Proc> launched_rank_of(std::int64_t pid) const;
 };
 
 }  // namespace zpmix

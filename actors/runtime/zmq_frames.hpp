@@ -1,12 +1,18 @@
 #pragma once
 // What the broker's libzmq sockets share (its tcp listener, the tree link): reading one whole
-// message without waiting, and ZAP's (RFC 27) reply. What a ZAP handler admits is its own.
+// message without waiting, a message sent and rejoined in pieces of the tcp frame limit, and
+// ZAP's (RFC 27) reply. What a ZAP handler admits is its own.
+#include <algorithm>
+#include <cstring>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
+
+#include "actors/runtime/zmtp_wire.hpp"
 
 namespace zpmix {
 
@@ -15,6 +21,41 @@ inline std::vector<zmq::message_t> next_message(zmq::socket_t &s) {
     std::vector<zmq::message_t> parts;
     (void)zmq::recv_multipart(s, std::back_inserter(parts), zmq::recv_flags::dontwait);
     return parts;
+}
+
+// tcp: one piece of `bytes` per frame, each at most zmtp::kTcpFrameBytes (the largest frame the
+// broker's tcp sockets take), sent as the rest of the message begun by the caller (`more`: and
+// more frames follow). Throws zmq::error_t as send does; false when it would block (dontwait).
+inline bool send_in_pieces(zmq::socket_t &s, const void *bytes, std::size_t size,
+                           zmq::send_flags flags = zmq::send_flags::none, bool more = false) {
+    const char *p = static_cast<const char *>(bytes);
+    std::size_t at = 0;
+    do {
+        const std::size_t n = std::min(zmtp::kTcpFrameBytes, size - at);
+        const bool last = at + n == size;
+        if (!s.send(zmq::const_buffer(p + at, n),
+                    (!last || more) ? flags | zmq::send_flags::sndmore : flags))
+            return false;
+        at += n;
+    } while (at < size);
+    return true;
+}
+
+// The frames from `first` on as one buffer: what send_in_pieces sent; nullopt when it would be
+// over `limit` bytes.
+inline std::optional<zmq::message_t> joined(std::vector<zmq::message_t> &parts, std::size_t first,
+                                            std::size_t limit) {
+    if (parts.size() == first + 1) return std::move(parts[first]);
+    std::size_t size = 0;
+    for (std::size_t i = first; i < parts.size(); ++i) size += parts[i].size();
+    if (size > limit) return std::nullopt;
+    zmq::message_t out(size);
+    char *to = static_cast<char *>(out.data());
+    for (std::size_t i = first; i < parts.size(); ++i) {
+        if (parts[i].size() != 0) std::memcpy(to, parts[i].data(), parts[i].size());
+        to += parts[i].size();
+    }
+    return out;
 }
 
 namespace zap {

@@ -17,6 +17,13 @@ inline constexpr unsigned char kMore = 0x01, kLong = 0x02, kCommand = 0x04;
 inline constexpr std::size_t kGreetingSize = 64;
 inline constexpr std::size_t kMaxHeader = 9;
 
+// tcp: the largest frame the broker's libzmq sockets take (ZMQ_MAXMSGSIZE, which binds the
+// handshake's frames as much as the messages'), so that a peer that has not authenticated can
+// make it hold little. A larger message travels as several frames of at most kTcpFrameBytes of
+// its bytes, rejoined by the receiver; kTcpFrameLimit adds what CURVE wraps around each.
+inline constexpr std::size_t kTcpFrameBytes = 64 * 1024;
+inline constexpr std::size_t kTcpFrameLimit = kTcpFrameBytes + 256;
+
 // Our greeting: signature, version 3.0, the mechanism (NULL, or CURVE on tcp), as-server 0,
 // filler.
 inline void greeting(char (&g)[kGreetingSize], std::string_view mechanism = "NULL") {

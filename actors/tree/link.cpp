@@ -21,6 +21,8 @@ namespace zpmix::tree {
 namespace {
 
 constexpr Rank kEveryone = 0xffffffffu;
+// A child's CURVE handshake with its parent's ROUTER (ZMQ_HANDSHAKE_IVL there).
+constexpr std::chrono::milliseconds kHandshakeTimeout{10000};
 
 using Beat = msg::TreeBeat;
 using Hop = msg::TreeHop;
@@ -158,7 +160,9 @@ void TreeLink::open() {
     zap_.bind("inproc://zeromq.zap.01");
     const auto secure = [&](zmq::socket_t &s) {
         s.set(zmq::sockopt::linger, 0);
-        s.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(s_.max_message));
+        // Larger messages go in pieces (send_pieces): a peer that has not authenticated makes
+        // this broker hold little.
+        s.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(zmtp::kTcpFrameLimit));
         s.set(zmq::sockopt::sndhwm, 0);  // a broker's messages are never dropped
         s.set(zmq::sockopt::rcvhwm, 0);
     };
@@ -171,6 +175,16 @@ void TreeLink::open() {
         down_.set(zmq::sockopt::curve_server, 1);
         down_.set(zmq::sockopt::curve_secretkey, s_.secret_key);
         down_.set(zmq::sockopt::zap_domain, "zpmix-tree");
+        down_.set(zmq::sockopt::handshake_ivl, static_cast<int>(kHandshakeTimeout.count()));
+        // Children connect from their nodes, or all from one (brokers on one host, as in tests):
+        // a parent's children may be unauthenticated at once from one address.
+        gate_ = std::make_unique<TcpGate>(
+            reactor(), ctx_, log(),
+            TcpGate::Settings{.name = "tree",
+                              .max_unauthenticated = std::max<std::size_t>(16, 2 * s_.radix),
+                              .max_per_address = std::max<std::size_t>(8, s_.radix),
+                              .handshake_timeout = kHandshakeTimeout});
+        gate_->watch(down_);
         std::string ip = "0.0.0.0";
         if (!s_.tcp_if.empty()) {
             ip = interface_address(s_.tcp_if);
@@ -298,7 +312,10 @@ void TreeLink::on_zap() {
         zmq_z85_encode(z85, static_cast<const std::uint8_t *>(req[6].data()), 32);
         if (s_.public_key == z85) status = "200", text = "OK";
     }
-    if (status != "200") log().warn("refused a tree connection from {}", req[3].to_string());
+    std::uint64_t left_out = 0;
+    if (status != "200" && refusals_.allow(left_out))
+        log().warn("refused a tree connection from {}: not the allocation's key{}",
+                   req[3].to_string(), LogThrottle::suffix(left_out));
     zap::reply(zap_, req[1], status, text, "broker");
 }
 
@@ -316,6 +333,8 @@ void TreeLink::on_down() {
 
 void TreeLink::from_child(std::vector<zmq::message_t> &parts) {
     const std::string rid = parts[0].to_string();
+    if (const int fd = zmq_msg_get(parts[1].handle(), ZMQ_SRCFD); fd >= 0 && gate_)
+        gate_->authenticated(fd);
     const Envelope env = decode(parts[1], DecodeLimits{.max_message = s_.max_message});
     if (env.type == Hello::type) {
         const auto h = env.as<Hello>();
@@ -343,7 +362,11 @@ void TreeLink::from_child(std::vector<zmq::message_t> &parts) {
     child->second.last_heard = Reactor::Clock::now();
     if (env.type == Hop::type && parts.size() >= 3) {
         const auto h = env.as<Hop>();
-        route(h.to, h.from, h.address, parts[2], false);
+        auto payload = zpmix::joined(parts, 2, s_.max_message);
+        if (!payload)
+            return log().warn("dropped a message from broker {} over {} bytes", child->first,
+                              s_.max_message);
+        route(h.to, h.from, h.address, *payload, false);
     }
 }
 
@@ -377,7 +400,10 @@ void TreeLink::from_parent(std::vector<zmq::message_t> &parts) {
         parent_gone({});
     } else if (env.type == Hop::type && parts.size() >= 2) {
         const auto h = env.as<Hop>();
-        route(h.to, h.from, h.address, parts[1], true);
+        auto payload = zpmix::joined(parts, 1, s_.max_message);
+        if (!payload)
+            return log().warn("dropped a message from the parent over {} bytes", s_.max_message);
+        route(h.to, h.from, h.address, *payload, true);
     }
 }
 
@@ -497,9 +523,7 @@ void TreeLink::send_down(Rank child, const std::vector<zmq::message_t *> &frames
     if (it == children_.end()) return;
     try {
         down_.send(zmq::buffer(it->second.rid), zmq::send_flags::sndmore);
-        for (std::size_t i = 0; i < frames.size(); ++i)
-            down_.send(*frames[i],
-                       i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+        send_pieces(down_, frames);
     } catch (const zmq::error_t &e) {  // EHOSTUNREACH: its connection is gone
         // Later: the caller may be going through children_.
         reactor().post([this, child, why = std::string(e.what())] { child_lost(child, why); });
@@ -508,9 +532,19 @@ void TreeLink::send_down(Rank child, const std::vector<zmq::message_t *> &frames
 
 void TreeLink::send_up(const std::vector<zmq::message_t *> &frames) {
     if (!up_ || parent_lost_) return;
-    for (std::size_t i = 0; i < frames.size(); ++i)
-        up_.send(*frames[i],
-                 i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    send_pieces(up_, frames);
+}
+
+// The frames as one message, each in pieces of at most zmtp::kTcpFrameBytes (the largest frame
+// a broker's tree socket takes); only a Hop's payload is ever that large, and comes last.
+void TreeLink::send_pieces(zmq::socket_t &s, const std::vector<zmq::message_t *> &frames) {
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        const bool more = i + 1 < frames.size();
+        if (frames[i]->size() > zmtp::kTcpFrameBytes)
+            send_in_pieces(s, frames[i]->data(), frames[i]->size(), zmq::send_flags::none, more);
+        else
+            s.send(*frames[i], more ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    }
 }
 
 void TreeLink::child_lost(Rank child, const std::string &why) {
@@ -570,6 +604,7 @@ void TreeLink::close() {
     boot_.reset();
     // The children's Stop must leave before the socket goes (bounded: a dead child takes none).
     if (down_) down_.set(zmq::sockopt::linger, 1000);
+    if (gate_) gate_->close();
     for (zmq::socket_t *s : {&up_, &down_, &zap_})
         if (*s) s->close();
     ctx_.close();

@@ -4,7 +4,9 @@
 // (actors/runtime/address.hpp), boots the tree at the root (boot.hpp) and watches its neighbours.
 // Wire: a DEALER to the parent's ROUTER over TCP with CURVE (one keypair per allocation, admitted
 // by a ZAP handler); frames "H" hello, answered "W" or "X" (why not), "B" heartbeat, "S" shutdown,
-// "M" an envelope. The whole story: docs/tree.md.
+// "M" an envelope. No frame is over zmtp::kTcpFrameLimit: a larger envelope goes in pieces,
+// rejoined by the next broker, and a TcpGate bounds the connections that have not authenticated
+// on the listening ROUTER. The whole story: docs/tree.md.
 //
 // Invariants and limits:
 // - FIFO per pair of neighbours, delivered with env.from = "@<sender>/<from>" and a broker
@@ -29,6 +31,8 @@
 
 #include "actors/protocol/tree.hpp"
 #include "actors/runtime/actor.hpp"
+#include "actors/runtime/log_throttle.hpp"
+#include "actors/runtime/tcp_gate.hpp"
 #include "actors/tree/boot.hpp"
 #include "actors/tree/broker_map.hpp"
 #include "actors/tree/topology.hpp"
@@ -83,6 +87,8 @@ class TreeLink : public Actor {
     std::shared_ptr<const PeerSession> session_;     // attached to every message from a broker
     zmq::context_t ctx_;
     zmq::socket_t zap_, down_, up_;
+    std::unique_ptr<TcpGate> gate_;  // on down_ (after ctx_: its monitor closes first)
+    LogThrottle refusals_;           // of connections without the allocation's key
     std::vector<std::string> addresses_;
     std::map<Rank, Child> children_;  // joined children, by rank
     std::set<Rank> lost_;             // brokers known lost (told to the actors once)
@@ -107,8 +113,9 @@ class TreeLink : public Actor {
     // A bounded batch of frames per wake-up; a malformed one is dropped with a log line.
     void on_down();
     void on_up();
-    void from_child(std::vector<zmq::message_t> &parts);   // [routing id, frame, payload?]
-    void from_parent(std::vector<zmq::message_t> &parts);  // [frame, payload?]
+    void from_child(std::vector<zmq::message_t> &parts);   // [routing id, frame, payload...]
+    void from_parent(std::vector<zmq::message_t> &parts);  // [frame, payload...]
+    void send_pieces(zmq::socket_t &s, const std::vector<zmq::message_t *> &frames);
     void beat();
     // A message for `to` ("@<rank>/<address>" or "@*/<address>"), from an actor of this broker.
     void send_remote(const std::string &to, zmq::message_t msg);

@@ -22,6 +22,7 @@ broker keeps it until its local recipients acknowledge it).
 """
 import json
 import os
+import stat
 
 import msgpack
 import zmq
@@ -33,8 +34,19 @@ SCHEMA_VERSION = 1
 
 
 def events_uri(run_dir):
-    """The events URI a broker announces in <run_dir>/broker.json."""
-    with open(os.path.join(run_dir, "broker.json")) as f:
+    """The events URI a broker announces in <run_dir>/broker.json. The directory and the file
+    must be this user's and writable by no one else (PermissionError otherwise), as zpmix
+    itself requires: anyone can make a directory in /dev/shm or /tmp first."""
+    st = os.lstat(run_dir)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise PermissionError(f"refusing {run_dir}: not a directory of this user that only it "
+                              f"can write (owner {st.st_uid}, mode {st.st_mode & 0o7777:04o})")
+    fd = os.open(os.path.join(run_dir, "broker.json"), os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd) as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+            raise PermissionError(f"refusing {run_dir}/broker.json: not a file of this user "
+                                  f"that only it can write")
         return json.load(f)["events_uri"]
 
 

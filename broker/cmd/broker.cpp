@@ -142,16 +142,15 @@ void join_standing_tree(const BrokerOptions &o, Config &config) {
     const auto it = std::find_if(hosts.begin(), hosts.end(),
                                  [&](const std::string &h) { return alloc::is_this_host(h, me); });
     if (it == hosts.end()) throw ConfigError("this node (" + me + ") is not one of [tree] hosts");
-    struct stat st {};
-    if (::stat(config.tree_key_file.c_str(), &st) != 0)
-        throw ConfigError("[tree] key_file " + config.tree_key_file + ": " + strerror(errno));
-    if (st.st_mode & 077)
-        throw ConfigError("[tree] key_file " + config.tree_key_file +
-                          " may be read by others: it must be mode 0600 (chmod 600)");
-    std::ifstream in(config.tree_key_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    const auto keys = CurveKeypair::parse(text.str());
+    std::optional<std::string> text;
+    try {  // root's or ours, mode 0600
+        text = read_trusted_file(config.tree_key_file, FileTrust{.secret = true, .root_ok = true});
+    } catch (const std::exception &e) {
+        throw ConfigError("[tree] key_file: " + std::string(e.what()) +
+                          " (it must be mode 0600: chmod 600)");
+    }
+    if (!text) throw ConfigError("[tree] key_file " + config.tree_key_file + ": no such file");
+    const auto keys = CurveKeypair::parse(*text);
     if (!keys)
         throw ConfigError("[tree] key_file " + config.tree_key_file +
                           ": not \"PUBLIC SECRET\" (40-character Z85 keys)");

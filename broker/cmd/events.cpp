@@ -286,6 +286,7 @@ int run_events(EventsOptions o) {
         for (const auto &t : o.topics) sub.set(zmq::sockopt::subscribe, t);
         const std::string sync = fmt::format("events.{}", ::getpid());
         sub.set(zmq::sockopt::subscribe, msg::topic::sync(sync));
+        check_ipc_endpoint(session->welcome().events_uri);
         sub.connect(session->welcome().events_uri);
         session->ask<msg::EventRegistered>(msg::EventRegister{{}, sync, {}});
         sub.set(zmq::sockopt::unsubscribe, msg::topic::sync(sync));

@@ -21,6 +21,7 @@
 #include "actors/protocol/session.hpp"
 #include "actors/runtime/curve_keys.hpp"
 #include "actors/runtime/envelope.hpp"
+#include "actors/runtime/zmq_frames.hpp"
 #include "broker/cmd/pmix_tool.hpp"
 #include "broker/config.hpp"
 
@@ -28,7 +29,8 @@ namespace zpmix::cli {
 
 class ToolSession {
   public:
-    // Throws std::runtime_error when no broker is found or it does not welcome us.
+    // Throws std::runtime_error when no broker is found or it does not welcome us, UntrustedPath
+    // (one) when what was found is not this user's.
     explicit ToolSession(std::string uri, std::chrono::milliseconds timeout) : timeout_(timeout) {
         if (uri.empty()) {
             auto found = find_broker(default_base_dir());
@@ -37,6 +39,7 @@ class ToolSession {
                                          " (start `zpmix broker`, or give --broker URI)");
             uri = found->uri;
         }
+        check_ipc_endpoint(uri);  // another user's socket gets nothing of ours
         dealer_.set(zmq::sockopt::linger, 0);
         if (uri.starts_with("tcp://"))  // the broker's CURVE keypair, as its tcp.key holds it
             if (const char *k = ::getenv("ZPMIX_TCP_KEYS"); k && *k) {
@@ -44,6 +47,7 @@ class ToolSession {
                 if (!keys) throw std::runtime_error("$ZPMIX_TCP_KEYS is not \"PUBLIC SECRET\"");
                 keys->apply_to_client(dealer_);
             }
+        tcp_ = uri.starts_with("tcp://");
         dealer_.connect(uri);
         msg::Hello hello;
         hello.role = "tool";
@@ -64,7 +68,11 @@ class ToolSession {
     template <class M>
     std::uint64_t send(const M &m) {
         const std::uint64_t id = ++next_id_;
-        dealer_.send(encode(M::type, id, m), zmq::send_flags::none);
+        const zmq::message_t bytes = encode(M::type, id, m);
+        if (tcp_)  // in frames the broker's tcp socket takes (zmtp_wire.hpp)
+            send_in_pieces(dealer_, bytes.data(), bytes.size());
+        else
+            dealer_.send(zmq::const_buffer(bytes.data(), bytes.size()), zmq::send_flags::none);
         in_flight_.insert(id);
         return id;
     }
@@ -101,6 +109,7 @@ class ToolSession {
 
   private:
     std::chrono::milliseconds timeout_;
+    bool tcp_ = false;
     msg::Welcome welcome_;
     zmq::context_t ctx_;
     zmq::socket_t dealer_{ctx_, zmq::socket_type::dealer};

@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "actors/protocol/event_rights.hpp"
+
 namespace zpmix::client {
 
 namespace {
@@ -260,10 +262,23 @@ void ClientEvents::deregister(std::size_t id, OpDone done) {
 // --- notification ------------------------------------------------------------------------------
 
 void ClientEvents::notify(msg::Event ev, bool do_not_cache, OpDone done) {
-    if (ev.range == PMIX_RANGE_CUSTOM && ev.custom_range.size() > kAnsweredCustomRange && sub_ &&
-        msg::routable(ev)) {
+    // What a client may not notify at all is refused here: the one-way send below would never
+    // hear the broker's refusal. Releasing a debug target (debugger daemons) and custom ranges
+    // naming other jobs are the broker's to judge (event_rights.hpp): they are answered.
+    bool answered = false;
+    if (!id_.tool && sub_ && ev.range != PMIX_RANGE_PROC_LOCAL) {
+        const bool custom = ev.range == PMIX_RANGE_CUSTOM;
+        if (auto why = msg::client_may_not_notify(ev.status, ev.range, custom); !why.empty()) {
+            spdlog::error("pmix client: PMIx_Notify_event: {}", why);
+            return session_.post([done = std::move(done)] { done(PMIX_ERR_NO_PERMISSIONS); });
+        }
+        answered = msg::runtime_only(ev.status);
+        for (const auto &p : ev.custom_range) answered = answered || p.nspace != id_.me.nspace;
+    }
+    if (ev.range == PMIX_RANGE_CUSTOM && sub_ && msg::routable(ev) &&
+        (answered || ev.custom_range.size() > kAnsweredCustomRange)) {
         // A range this large may be over the broker's limit ([events] max_custom_range): its
-        // answer says so.
+        // answer says so; as it says whether a range naming other jobs is allowed.
         session_.request(
             msg::NotifyEvent{std::move(ev), do_not_cache}, kAnsweredNotifyTimeoutMs,
             [done = std::move(done)](pmix_status_t status, const Envelope *) { done(status); });

@@ -32,6 +32,7 @@ class ClientEvents {
         msg::JobInfo job;        // for the LOCAL source range
         std::string events_uri;  // empty: no broker (a singleton)
         std::string broker;      // the broker's name: the source of runtime events
+        bool tool = false;       // a tool acts for the runtime: no client rule binds its events
     };
     ClientEvents(Session &session, Identity id);
     ~ClientEvents();  // not on the progress thread

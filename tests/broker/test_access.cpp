@@ -3,14 +3,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include <pmix_common.h>
+#include <zmq_addon.hpp>
 
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/fence.hpp"
@@ -20,6 +23,7 @@
 #include "actors/protocol/query.hpp"
 #include "actors/protocol/session.hpp"
 #include "actors/runtime/curve_keys.hpp"
+#include "actors/runtime/zmq_frames.hpp"
 #include "broker/broker.hpp"
 #include "support/process.hpp"
 
@@ -47,6 +51,24 @@ class Registrar : public Actor {
             for (std::uint32_t r = 0; r < 2; ++r) j.procs[r].rank = r;
             broadcast(msg::RegisterNamespace{std::move(j), std::string(ns) + "-secret"});
         }
+    }
+};
+
+// Registers a namespace when told (from the test's thread), as the launcher would for a job
+// started later; `parent`: a job PMIx_Spawn started.
+class LateRegistrar : public Actor {
+  public:
+    LateRegistrar(Reactor &r, Bus &b) : Actor("late-registrar", r, b) {}
+    void add(std::string ns, msg::Proc parent = {}) {
+        reactor().post([this, ns = std::move(ns), parent] {
+            msg::JobInfo j;
+            j.nspace = ns;
+            j.size = 2;
+            j.procs.resize(2);
+            for (std::uint32_t r = 0; r < 2; ++r) j.procs[r].rank = r;
+            j.parent = parent;
+            broadcast(msg::RegisterNamespace{std::move(j), ns + "-secret"});
+        });
     }
 };
 
@@ -179,8 +201,11 @@ struct Fixture {
     std::vector<std::unique_ptr<Peer>> victim;
     std::uint64_t fences = 0;
 
+    LateRegistrar *late = nullptr;
+
     Fixture() {
         broker.add_actor<Registrar>();
+        late = &broker.add_actor<LateRegistrar>();
         broker.start();
         for (std::uint32_t r = 0; r < 2; ++r) {
             victim.push_back(std::make_unique<Peer>(broker.uri()));
@@ -388,6 +413,163 @@ BOOST_AUTO_TEST_CASE(a_huge_custom_range_neither_stalls_nor_loses_the_broker) {
     auto published = notifier.answer(at);
     BOOST_REQUIRE(published);
     BOOST_TEST(published->type == msg::Ok::type);
+}
+
+// tcp takes no frame over 64 KiB (zmtp::kTcpFrameLimit), the handshake's included, so that a
+// peer that has not authenticated makes the broker hold little: a message over it comes in
+// pieces (send_in_pieces), which the broker rejoins; one frame over it ends the connection.
+BOOST_AUTO_TEST_CASE(a_tcp_message_over_64_KiB_comes_in_pieces) {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_map(1);
+    pk.pack("big");
+    pk.pack_array(2);
+    pk.pack(static_cast<std::uint16_t>(PMIX_STRING));
+    pk.pack(std::string(std::size_t{4} << 20, 'x'));
+    const msg::Blob big(buf.data(), buf.data() + buf.size());
+    const msg::Commit commit{{"other", 0}, {}, {}, big};
+    Peer pieces(broker.tcp_uri(), broker.tcp_keys());
+    pieces.hello("other", 0, "other-secret");
+    const zmq::message_t bytes = encode(msg::Commit::type, pieces.next_id++, commit);
+    BOOST_REQUIRE(bytes.size() > zmtp::kTcpFrameLimit);
+    BOOST_REQUIRE(send_in_pieces(pieces.s, bytes.data(), bytes.size()));
+    msg::ModexGet get;
+    get.proc = {"other", 0};
+    get.key = "big";
+    get.commits = 1;
+    get.reader = {"other", 0};
+    auto env = pieces.answer(pieces.send(get));
+    BOOST_REQUIRE(env);
+    BOOST_REQUIRE_EQUAL(env->type, msg::ModexData::type);
+    const auto data = env->as<msg::ModexData>().data;
+    BOOST_REQUIRE(!data.blobs.empty());
+    BOOST_TEST((data.blobs.back() == big), "the 4 MiB commit came back changed");
+
+    // Rank 1's commit in one frame: never taken (its connection ends), so its data never comes.
+    Peer whole(broker.tcp_uri(), broker.tcp_keys());
+    whole.hello("other", 1, "other-secret");
+    const zmq::message_t one =
+        encode(msg::Commit::type, whole.next_id++, msg::Commit{{"other", 1}, {}, {}, big});
+    whole.s.send(zmq::const_buffer(one.data(), one.size()), zmq::send_flags::none);
+    get.proc = {"other", 1};
+    get.timeout_ms = 1000;
+    auto none = pieces.answer(pieces.send(get));
+    BOOST_REQUIRE(none);
+    BOOST_TEST(none->type == msg::ErrorReply::type, "rank 1's one-frame commit was taken");
+    victim_fences_and_reads();
+}
+
+// A client (a rank) notifies as itself (Actor::on refuses another source), never the runtime's
+// codes beyond its own process, and names only processes of its own or related jobs in a custom
+// range (event_rights.hpp): over ipc and over tcp, each forbidden notification is refused with
+// PMIX_ERR_NO_PERMISSIONS and reaches no subscriber; a one-way one (id 0) too. What it may send
+// goes out. Its cached GLOBAL event is replayed to a job that was there, not to one started later.
+BOOST_AUTO_TEST_CASE(a_client_notifies_neither_runtime_events_nor_other_jobs) {
+    late->add("kid", {"other", 0});  // a job "other" spawned
+    zmq::context_t ctx;
+    zmq::socket_t sub(ctx, zmq::socket_type::sub);
+    sub.set(zmq::sockopt::linger, 0);
+    sub.set(zmq::sockopt::subscribe, "ev/");
+    sub.connect(broker.events_uri());
+    auto event = [](std::int32_t code, msg::Range range, std::vector<msg::Proc> members = {},
+                    msg::Proc source = {"other", 0}) {
+        msg::NotifyEvent n;
+        n.event.status = code;
+        n.event.source = std::move(source);
+        n.event.range = static_cast<std::uint8_t>(range);
+        n.event.custom_range = std::move(members);
+        n.event.affected = {{"victim", 0}};
+        return n;
+    };
+    // The codes published since the last call, up to (and with) `marker`, within a deadline.
+    auto seen_until = [&](std::int32_t marker) {
+        std::vector<std::int32_t> codes;
+        const auto deadline = std::chrono::steady_clock::now() + 5s;
+        while (std::chrono::steady_clock::now() < deadline) {
+            zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
+            if (zmq::poll(&item, 1, 100ms) == 0) continue;
+            std::vector<zmq::message_t> parts;
+            (void)zmq::recv_multipart(sub, std::back_inserter(parts));
+            if (parts.size() != 2) continue;
+            codes.push_back(decode(parts[1]).as<msg::Event>().status);
+            if (codes.back() == marker) break;
+        }
+        return codes;
+    };
+    for (const std::string &uri : {broker.uri(), broker.tcp_uri()}) {
+        BOOST_TEST_CONTEXT(uri) {
+            Peer other(uri, uri == broker.uri() ? "" : broker.tcp_keys());
+            other.hello("other", 0, "other-secret");
+            // The subscriber is in before anything is asserted: a marker it sees.
+            const std::int32_t start = -4100;
+            for (int i = 0; i < 50; ++i) {
+                other.answer(other.send(event(start, msg::Range::global)));
+                auto codes = seen_until(start);
+                if (!codes.empty() && codes.back() == start) break;
+            }
+            for (auto &[what, n] : std::vector<std::pair<std::string, msg::NotifyEvent>>{
+                     {"PROC_ABORTED to {victim:*}",
+                      event(PMIX_ERR_PROC_ABORTED, msg::Range::custom, {{"victim", W}})},
+                     {"PROC_ABORTED to all", event(PMIX_ERR_PROC_ABORTED, msg::Range::global)},
+                     {"PROC_TERMINATED to its job",
+                      event(PMIX_EVENT_PROC_TERMINATED, msg::Range::nspace)},
+                     {"DEBUGGER_RELEASE of the victim",
+                      event(PMIX_DEBUGGER_RELEASE, msg::Range::custom, {{"victim", W}})},
+                     {"a group's update to itself",
+                      event(PMIX_GROUP_MEMBERSHIP_UPDATE, msg::Range::nspace)},
+                     {"node down to all", event(PMIX_EVENT_NODE_DOWN, msg::Range::session)},
+                     {"a user code to {victim:0}",
+                      event(-501, msg::Range::custom, {{"other", 1}, {"victim", 0}})},
+                     {"a forged source", event(-501, msg::Range::nspace, {}, {"victim", 0})}}) {
+                BOOST_TEST_CONTEXT(what) {
+                    BOOST_TEST(other.refusal(other.send(n)) == PMIX_ERR_NO_PERMISSIONS);
+                }
+            }
+            // One-way (request id 0, as libpmix sends what it checked itself): no answer, and
+            // nothing published; the allowed ones behind it are.
+            auto one_way = [&](msg::NotifyEvent n) {
+                other.s.send(encode(msg::NotifyEvent::type, 0, n), zmq::send_flags::none);
+            };
+            one_way(event(PMIX_ERR_PROC_ABORTED, msg::Range::global));
+            one_way(event(PMIX_ERR_PROC_ABORTED, msg::Range::custom, {{"victim", W}}));
+            BOOST_TEST(other.refusal(other.send(event(-501, msg::Range::global))) == 0);
+            BOOST_TEST(other.refusal(
+                           other.send(event(PMIX_JCTRL_CHECKPOINT_COMPLETE, msg::Range::rm))) == 0);
+            BOOST_TEST(other.refusal(other.send(
+                           event(-502, msg::Range::custom, {{"other", 1}, {"kid", W}}))) == 0);
+            const std::int32_t end = -4101;
+            BOOST_TEST(other.refusal(other.send(event(end, msg::Range::global))) == 0);
+            const auto codes = seen_until(end);
+            BOOST_TEST(std::count(codes.begin(), codes.end(), PMIX_ERR_PROC_ABORTED) == 0);
+            BOOST_TEST(std::count(codes.begin(), codes.end(), PMIX_DEBUGGER_RELEASE) == 0);
+            BOOST_TEST(std::count(codes.begin(), codes.end(), -501) == 1);
+            BOOST_TEST(std::count(codes.begin(), codes.end(), -502) >= 1);
+            BOOST_TEST(std::count(codes.begin(), codes.end(), end) == 1);
+        }
+    }
+    // Replay: the victim was there when "other" sent -501 to GLOBAL; "later" was not.
+    late->add("later");
+    auto replayed = [&](const std::string &ns, std::uint32_t rank) {
+        Peer p(broker.uri());
+        std::uint64_t id = 0;
+        for (int i = 0; i < 100; ++i) {  // "later" is registered by the registry's turn
+            id = p.send(msg::Hello{"client", ns, rank, ::getpid(), ns + "-secret"});
+            auto env = p.answer(id);
+            if (env && env->type == msg::Welcome::type) break;
+            std::this_thread::sleep_for(10ms);
+        }
+        auto env = p.answer(p.send(msg::EventRegister{{ns, rank}, "", {"ev/g/j/"}}));
+        BOOST_REQUIRE(env);
+        BOOST_REQUIRE_EQUAL(env->type, msg::EventRegistered::type);
+        std::vector<std::int32_t> codes;
+        for (const auto &e : env->as<msg::EventRegistered>().replay) codes.push_back(e.status);
+        return codes;
+    };
+    const auto victims = replayed("victim", 1);
+    BOOST_TEST(std::count(victims.begin(), victims.end(), -501) == 2);
+    const auto laters = replayed("later", 0);
+    BOOST_TEST(std::count(laters.begin(), laters.end(), -501) == 0);
+    BOOST_TEST(std::count(laters.begin(), laters.end(), PMIX_ERR_PROC_ABORTED) == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -187,6 +187,85 @@ BOOST_AUTO_TEST_CASE(stale_rendezvous_reclaimed_live_one_refused) {
     BOOST_TEST(!fs::exists(rendezvous_path(dir)));
 }
 
+// What zpmix trusts (rendezvous.hpp): directories and files of this user that no one else can
+// change; the rendezvous file agreeing with its place. Each refusal names the path.
+BOOST_AUTO_TEST_CASE(untrusted_directories_and_files_are_refused) {
+    zpmix::test::capture_log();
+    TempDir tmp;
+    const std::string dir = tmp.path + "/run";
+    auto refused = [](const std::string &path, const std::string &why) {
+        try {
+            check_trusted_dir(path);
+        } catch (const UntrustedPath &e) {
+            const std::string what = e.what();
+            BOOST_TEST_CONTEXT(what) {
+                BOOST_TEST(what.find(path) != std::string::npos);
+                BOOST_TEST(what.find(why) != std::string::npos);
+            }
+            return true;
+        }
+        return false;
+    };
+    fs::create_directory(dir);
+    for (mode_t ok : {0700, 0755, 0750}) {
+        ::chmod(dir.c_str(), ok);
+        BOOST_CHECK_NO_THROW(check_trusted_dir(dir));
+    }
+    ::chmod(dir.c_str(), 0775);
+    BOOST_TEST(refused(dir, "mode 0775"));
+    ::chmod(dir.c_str(), 0777);
+    BOOST_TEST(refused(dir, "mode 0777"));
+    ::chmod(dir.c_str(), 0700);
+    fs::create_directory_symlink(dir, tmp.path + "/link");
+    BOOST_TEST(refused(tmp.path + "/link", "symbolic link"));
+    // An ancestor others can write: refused unless it is sticky (as /tmp).
+    ::chmod(tmp.path.c_str(), 0777);
+    BOOST_TEST(refused(dir, "is not sticky"));
+    ::chmod(tmp.path.c_str(), 01777);
+    BOOST_CHECK_NO_THROW(check_trusted_dir(dir));
+    ::chmod(tmp.path.c_str(), 0700);
+    if (::getuid() == 0) {  // another owner: only root can make one
+        BOOST_REQUIRE(::chown(dir.c_str(), 65534, 65534) == 0);
+        BOOST_TEST(refused(dir, "belongs to uid 65534"));
+        BOOST_TEST(::chown(dir.c_str(), 0, 0) == 0);
+        ::chmod(tmp.path.c_str(), 0755);
+        BOOST_REQUIRE(::chown(tmp.path.c_str(), 65534, 65534) == 0);
+        BOOST_TEST(refused(dir, "belongs to uid 65534, neither root nor this user"));
+        BOOST_TEST(::chown(tmp.path.c_str(), 0, 0) == 0);
+    }
+
+    // The rendezvous file: ours, mode 0600, naming this user and the sockets beside it.
+    const std::string rdv = rendezvous_path(dir);
+    const auto self = static_cast<std::int64_t>(::getpid());
+    const auto uid = static_cast<std::int64_t>(::getuid());
+    write_rendezvous(rdv, {"ipc://" + dir + "/broker.sock", "ipc://" + dir + "/events.sock", "",
+                           self, uid, 1, "h"});
+    BOOST_TEST(find_broker(dir)->pid == self);
+    BOOST_TEST(find_brokers(dir).size() == 1u);
+    ::chmod(rdv.c_str(), 0622);
+    BOOST_CHECK_THROW(find_broker(dir), UntrustedPath);
+    ::chmod(rdv.c_str(), 0600);
+    write_rendezvous(rdv, {"ipc:///elsewhere/broker.sock", "", "", self, uid, 1, "h"});
+    BOOST_CHECK_THROW(find_broker(dir), UntrustedPath);
+    write_rendezvous(rdv, {"ipc://" + dir + "/broker.sock", "", "", self, uid + 1, 1, "h"});
+    BOOST_CHECK_THROW(find_broker(dir), UntrustedPath);
+    fs::remove(rdv);
+    { std::ofstream(tmp.path + "/other.json") << "{}"; }
+    fs::create_symlink(tmp.path + "/other.json", rdv);
+    BOOST_CHECK_THROW(find_broker(dir), UntrustedPath);
+    fs::remove(rdv);
+    BOOST_TEST(!find_broker(dir));                    // nothing there: no broker
+    BOOST_TEST(!find_broker(tmp.path + "/missing"));  // nor when the directory is missing
+    // A directory of ours others could write, with nothing of theirs in it, is made private.
+    ::chmod(dir.c_str(), 0777);
+    {
+        Broker b(config_in(dir));
+        struct stat st {};
+        BOOST_REQUIRE(::stat(dir.c_str(), &st) == 0);
+        BOOST_TEST((st.st_mode & 0777) == 0700u);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(hello_and_welcome) {
     zpmix::test::capture_log();
     TempDir tmp;

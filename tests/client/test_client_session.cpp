@@ -419,6 +419,41 @@ BOOST_AUTO_TEST_CASE(tcp_clients_connect_and_need_the_job_secret) {
                PMIX_ERR_NO_PERMISSIONS);
 }
 
+// Over tcp no frame is over 64 KiB (the broker's ZMQ_MAXMSGSIZE): libpmix seals a larger
+// message in pieces, which the broker rejoins; its 4 MiB answer comes back whole.
+BOOST_AUTO_TEST_CASE(tcp_clients_send_large_messages_in_pieces) {
+    TwoRankBroker b("tcp://127.0.0.1:*", "s3cret");
+    Broker &broker = *b.broker;
+    const auto keys = CurveKeypair::parse(broker.tcp_keys());
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_map(1);
+    pk.pack("big");
+    pk.pack_array(2);
+    pk.pack(static_cast<std::uint16_t>(PMIX_STRING));
+    pk.pack(std::string(std::size_t{4} << 20, 'y'));
+    const msg::Blob big(buf.data(), buf.data() + buf.size());
+    ClientStore store0, store1;
+    Session writer(store0, broker.tcp_uri(), 5000, false, keys);
+    Session reader(store1, broker.tcp_uri(), 5000, false, keys);
+    for (std::uint32_t r = 0; r < 2; ++r) {
+        msg::Hello h = hello(r);
+        h.secret = "s3cret";
+        BOOST_REQUIRE((r == 0 ? writer : reader).call(h, 5000).status == PMIX_SUCCESS);
+    }
+    BOOST_REQUIRE(writer.notify(msg::Commit{{"ns", 0}, {}, {}, big}));
+    msg::ModexGet get;
+    get.proc = {"ns", 0};
+    get.key = "big";
+    get.commits = 1;
+    get.reader = {"ns", 1};
+    auto got = reader.call(get, 10000);
+    BOOST_REQUIRE(got.status == PMIX_SUCCESS);
+    const auto data = got.env.as<msg::ModexData>().data;
+    BOOST_REQUIRE(!data.blobs.empty());
+    BOOST_TEST((data.blobs.back() == big), "the 4 MiB commit came back changed");
+}
+
 // A tcp relay that keeps a copy of every byte either way: what an eavesdropper on the network
 // would see.
 struct Sniffer {

@@ -769,11 +769,12 @@ BOOST_AUTO_TEST_CASE(a_deregistered_namespace_leaves_nothing_behind) {
     Session a(broker.uri(), {"ns", 0});
     a.send(msg::Commit{{"ns", 0}, {}, {}, blob({{"card", 1}})});
     a.expect<msg::Ok>();
-    // Broadcast on the broker's thread, then wait until its queue has run past the delivery.
+    // Broadcast on the broker's thread, then wait until its queue has run past the delivery
+    // and past what the registry broadcasts in turn (NamespaceEnded, which ends the sessions).
     std::promise<void> settled;
     broker.reactor().post([&] {
         deregister("ns");
-        broker.reactor().post([&] { settled.set_value(); });
+        broker.reactor().post([&] { broker.reactor().post([&] { settled.set_value(); }); });
     });
     BOOST_REQUIRE(settled.get_future().wait_for(5s) == std::future_status::ready);
     // The namespace's sessions ended with it.

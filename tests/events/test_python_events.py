@@ -14,11 +14,13 @@ sys.path.insert(0, sys.argv[2])
 from zpmix_events import SCHEMA_VERSION, EventSubscriber, events_uri  # noqa: E402
 
 
-# "v" here is the internal protocol's version (ZPMIX_PROTOCOL_VERSION, argv[3]), which a tool
-# speaks.
+# "v" here is the internal protocol's version (ZPMIX_PROTOCOL_VERSION, the third argument), which
+# a tool speaks.
+PROTOCOL = int(sys.argv[3])
+
+
 def envelope(t, rid, body):
-    return msgpack.packb({"v": int(sys.argv[3]), "t": t, "id": rid, "body": body},
-                         use_bin_type=True)
+    return msgpack.packb({"v": PROTOCOL, "t": t, "id": rid, "body": body}, use_bin_type=True)
 
 
 def main():

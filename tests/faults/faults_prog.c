@@ -12,9 +12,22 @@
  *          ("get <status>", also appended to the file $FAULT_REPORT as "get <status> <ms>": that
  *          line must not depend on the broker forwarding output); then fences ("fence <status>")
  *   ok     init, put, commit, fence, get of the next rank's key, finalize: "done"
+ *   big    each rank puts 4 MiB (its rank in every byte), fences collecting the data, gets the
+ *          other rank's and checks every byte: "big ok" (across nodes its data crosses the tree
+ *          in pieces of 64 KiB)
+ *   default-handler  a default event handler (no codes) that, as Open MPI's does, ends the
+ *          process on any event it gets ("event <code> from <ns>:<rank>", exit 42); prints
+ *          "ready <pid> <nspace>", waits for the file $FAULT_GO, finalizes: "done"
+ *   forge NS  another job's rank forging what would end job NS (its default handlers): prints
+ *          "forge <what> <status>" for PMIX_ERR_PROC_ABORTED with NS's rank 0 as the source and
+ *          affected process to CUSTOM {NS:*} ("custom") and to GLOBAL ("global"),
+ *          PMIX_DEBUGGER_RELEASE to CUSTOM {NS:*} ("release"), a user code (-501) to CUSTOM
+ *          {NS:0} ("other-job"); then, once the file $FAULT_GO exists, -501 to GLOBAL
+ *          ("global-user"), which is allowed and cached
  * Every line is flushed at once: the suite waits on them. */
 #include <pmix.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +49,40 @@ static int fence(int timeout_s) {
     printf("fence %d\n", rc);
     fflush(stdout);
     return rc;
+}
+
+static void die_on_any_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                             pmix_info_t info[], size_t ninfo, pmix_info_t results[],
+                             size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                             void *cbdata) {
+    (void)id;
+    (void)info;
+    (void)ninfo;
+    (void)results;
+    (void)nresults;
+    (void)cbfunc;
+    (void)cbdata;
+    printf("event %d from %s:%u\n", status, source ? source->nspace : "?",
+           source ? source->rank : 0);
+    fflush(stdout);
+    _exit(42);
+}
+
+/* PMIx_Notify_event of code to range (custom: `target`), source and affected process NS:0. */
+static void forge(const char *what, pmix_status_t code, pmix_data_range_t range, const char *ns,
+                  pmix_rank_t target) {
+    pmix_proc_t victim, members;
+    PMIX_LOAD_PROCID(&victim, ns, 0);
+    PMIX_LOAD_PROCID(&members, ns, target);
+    pmix_info_t info[2];
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_AFFECTED_PROC, &victim, PMIX_PROC);
+    PMIX_INFO_LOAD(&info[1], PMIX_EVENT_CUSTOM_RANGE, &members, PMIX_PROC);
+    const pmix_status_t rc = PMIx_Notify_event(code, &victim, range, info,
+                                               range == PMIX_RANGE_CUSTOM ? 2 : 1, NULL, NULL);
+    printf("forge %s %d\n", what, rc);
+    fflush(stdout);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
 }
 
 static void wait_for_file(const char *path) {
@@ -134,6 +181,49 @@ int main(int argc, char **argv) {
             }
         }
         fence(t ? atoi(t) : 0);
+    } else if (strcmp(mode, "big") == 0) {
+        const size_t size = (size_t)4 << 20;
+        char *mine = malloc(size + 1);
+        memset(mine, 'a' + rank % 26, size);
+        mine[size] = '\0';
+        pmix_value_t val;
+        PMIX_VALUE_LOAD(&val, mine, PMIX_STRING);
+        PMIx_Put(PMIX_GLOBAL, "fault.big", &val);
+        PMIX_VALUE_DESTRUCT(&val);
+        free(mine);
+        PMIx_Commit();
+        pmix_info_t collect;
+        bool yes = true;
+        PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+        rc = PMIx_Fence(NULL, 0, &collect, 1);
+        pmix_proc_t peer;
+        PMIX_LOAD_PROCID(&peer, me.nspace, rank == 0 ? 1 : 0);
+        pmix_value_t *v = NULL;
+        if (rc == PMIX_SUCCESS) rc = PMIx_Get(&peer, "fault.big", NULL, 0, &v);
+        int ok = rc == PMIX_SUCCESS && v->type == PMIX_STRING && strlen(v->data.string) == size;
+        for (size_t i = 0; ok && i < size; ++i) ok = v->data.string[i] == 'a' + (int)peer.rank % 26;
+        printf("big %s (%d)\n", ok ? "ok" : "bad", rc);
+        fflush(stdout);
+        if (v) PMIX_VALUE_RELEASE(v);
+    } else if (strcmp(mode, "default-handler") == 0) {
+        rc = PMIx_Register_event_handler(NULL, 0, NULL, 0, die_on_any_event, NULL, NULL);
+        if (rc < 0) {
+            printf("register %d\n", rc);
+            return 1;
+        }
+        printf("ready %d %s\n", (int)getpid(), me.nspace);
+        fflush(stdout);
+        const char *go = getenv("FAULT_GO");
+        if (go) wait_for_file(go);
+        printf("done\n");
+    } else if (strcmp(mode, "forge") == 0 && argc > 2) {
+        forge("custom", PMIX_ERR_PROC_ABORTED, PMIX_RANGE_CUSTOM, argv[2], PMIX_RANK_WILDCARD);
+        forge("global", PMIX_ERR_PROC_ABORTED, PMIX_RANGE_GLOBAL, argv[2], 0);
+        forge("release", PMIX_DEBUGGER_RELEASE, PMIX_RANGE_CUSTOM, argv[2], PMIX_RANK_WILDCARD);
+        forge("other-job", -501, PMIX_RANGE_CUSTOM, argv[2], 0);
+        const char *go = getenv("FAULT_GO");
+        if (go) wait_for_file(go);
+        forge("global-user", -501, PMIX_RANGE_GLOBAL, argv[2], 0);
     } else if (strcmp(mode, "ok") == 0) {
         pmix_value_t val;
         PMIX_VALUE_LOAD(&val, &rank, PMIX_INT);

@@ -13,7 +13,6 @@ import sys
 import msgpack
 import zmq
 
-PROTOCOL = None  # the broker's (its rendezvous file says), read in main
 
 
 def raw(path, data, family=socket.AF_UNIX):
@@ -32,22 +31,22 @@ def raw(path, data, family=socket.AF_UNIX):
 
 
 def main():
-    global PROTOCOL
     ipc = sys.argv[1]
-    with open(os.path.join(os.path.dirname(ipc), "broker.json")) as f:
-        PROTOCOL = json.load(f)["protocol"]
     tcp = sys.argv[2] if ":" in sys.argv[2] else None
     dirs = sys.argv[3:] if tcp else sys.argv[2:]
     files = []
     for d in dirs:
         for root, _, names in os.walk(d):
             files += [os.path.join(root, n) for n in sorted(names)]
+    # The broker's protocol version, from its rendezvous file beside its socket.
+    with open(os.path.join(os.path.dirname(ipc), "broker.json")) as f:
+        protocol = json.load(f)["protocol"]
     ctx = zmq.Context()
     counts = {"raw": 0, "tcp": 0, "message": 0, "typed": 0}
     tool = ctx.socket(zmq.DEALER)
     tool.setsockopt(zmq.LINGER, 0)
     tool.connect("ipc://" + ipc)
-    hello = {"v": PROTOCOL, "t": "session.hello", "id": 1,
+    hello = {"v": protocol, "t": "session.hello", "id": 1,
              "body": {"role": "tool", "nspace": "", "rank": 0, "pid": os.getpid(), "secret": ""}}
     tool.send(msgpack.packb(hello))
     if not tool.poll(10000):
@@ -70,7 +69,7 @@ def main():
         counts["message"] += 1
         if b"\0" in data and "/messages" in f:
             name, body = data.split(b"\0", 1)
-            env = msgpack.packb({"v": PROTOCOL, "t": name.decode("latin-1"), "id": 100 + i})
+            env = msgpack.packb({"v": protocol, "t": name.decode("latin-1"), "id": 100 + i})
             # The envelope's body is the corpus's bytes as they are: a map of 4, body last.
             env = b"\x84" + env[1:] + msgpack.packb("body") + body
             tool.send(env)

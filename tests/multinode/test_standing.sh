@@ -151,7 +151,7 @@ check "nothing left in the run directories" "" "$(ls "$work/xdg.$a/zpmix" "$work
 chmod 640 "$work/tree.key"
 err=$(on "$a" "$zpmix" broker --config "$conf" --run-dir "$work/xdg.$a/zpmix" 2>&1)
 check "a key file others may read: refused" yes \
-    "$(grep -q "may be read by others: it must be mode 0600" <<<"$err" && echo yes || echo "$err")"
+    "$(grep -q "others can read or write it (mode 0640).*it must be mode 0600" <<<"$err" && echo yes || echo "$err")"
 chmod 600 "$work/tree.key"
 err=$(XDG_RUNTIME_DIR=$work/xdg.$a timeout 60 "$zpmix" broker --config "$conf" \
     --run-dir "$work/xdg.$a/zpmix" 2>&1)

@@ -5,6 +5,9 @@
  *                           MPI_Abort(MPI_COMM_WORLD, CODE) while the others wait in a barrier
  *   mpi_prog kill R         the same, but rank R kills itself with SIGKILL
  *   mpi_prog init           MPI_Init and MPI_Finalize only (the benchmark)
+ *   mpi_prog wait FILE      every rank prints "ready <pid> <PMIX_NAMESPACE>", waits (60 s at
+ *                           most) for FILE, then a barrier: a job that lives until told (Open
+ *                           MPI's default event handler aborts it on any PMIx event meanwhile)
  *   mpi_prog topology       before MPI_Init, waits (20 s at most) for the node's topology file
  *                           in its broker's session directory (the directory of ZPMIX_URI's
  *                           socket, then session/topology.xml), which only the broker can have
@@ -126,9 +129,17 @@ int main(int argc, char **argv) {
         MPI_Barrier(MPI_COMM_WORLD);
         fprintf(stderr, "rank %d: passed the barrier after a death\n", rank);
         rc = 1;
+    } else if (strcmp(mode, "wait") == 0 && argc > 2) {
+        const char *ns = getenv("PMIX_NAMESPACE");
+        printf("ready %d %s\n", (int)getpid(), ns ? ns : "?");
+        fflush(stdout);
+        for (int waited_ms = 0; waited_ms < 60000 && access(argv[2], F_OK) != 0; waited_ms += 10)
+            poll(NULL, 0, 10);
+        MPI_Barrier(MPI_COMM_WORLD);
     } else if (strcmp(mode, "init") != 0 && strcmp(mode, "topology") != 0) {
         fprintf(stderr,
-                "usage: %s [check [SIZE] | abort RANK CODE | kill RANK | init | topology]\n",
+                "usage: %s [check [SIZE] | abort RANK CODE | kill RANK | init | topology | "
+                "wait FILE]\n",
                 argv[0]);
         rc = 2;
     }

@@ -162,6 +162,10 @@ pmix_status_t init_client(Process &c, const char *uri, const Directives &d) {
     } catch (const client::ZmtpError &e) {
         if (!e.refused) return PMIX_ERR_UNREACH;
         const std::string what = e.what();
+        if (what.starts_with("refusing ")) {  // we did: not this user's broker
+            spdlog::error("pmix client: PMIx_Init: {}", what);
+            return PMIX_ERR_NO_PERMISSIONS;
+        }
         const auto colon = what.find(": ");
         return refused(colon == std::string::npos ? "" : what.substr(colon + 2));
     }

@@ -36,11 +36,11 @@ std::shared_ptr<ClientEvents> events() {
 }  // namespace
 
 pmix_status_t events_start(client::Session &session, const pmix_proc_t &me, const msg::JobInfo &job,
-                           const std::string &events_uri, const std::string &broker) {
+                           const std::string &events_uri, const std::string &broker, bool tool) {
     std::shared_ptr<ClientEvents> ev;
     try {
         ev = std::make_shared<ClientEvents>(
-            session, ClientEvents::Identity{client::to_msg(me), job, events_uri, broker});
+            session, ClientEvents::Identity{client::to_msg(me), job, events_uri, broker, tool});
     } catch (const client::ZmtpError &e) {
         spdlog::error("pmix client: cannot subscribe to the broker's events: {}", e.what());
         return e.refused ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_UNREACH;

@@ -11,9 +11,11 @@
 namespace zpmix::c {
 
 // After a successful PMIx_Init (events_uri empty for a singleton), and before the session goes.
-// Connects to the broker's event publisher; fails when it cannot.
+// Connects to the broker's event publisher; fails when it cannot. `tool`: PMIx_tool_init's (its
+// notifications are not bound by a client's rules, event_rights.hpp).
 pmix_status_t events_start(client::Session &session, const pmix_proc_t &me, const msg::JobInfo &job,
-                           const std::string &events_uri, const std::string &broker);
+                           const std::string &events_uri, const std::string &broker,
+                           bool tool = false);
 void events_stop();
 // PMIx_Init with PMIX_PROGRAMMING_MODEL: PMIX_MODEL_DECLARED to this process's handlers.
 void events_model_declared(const pmix_info_t info[], size_t ninfo);

@@ -166,7 +166,11 @@ pmix_status_t open_session(Tool &t, const std::string &uri, std::uint32_t timeou
                                                            uri.starts_with("ipc://"), keys);
         } catch (const client::ZmtpError &e) {
             if (e.refused) {
-                const std::string what = e.what();  // "the broker refused the connection: WHY"
+                const std::string what = e.what();    // "the broker refused the connection: WHY"
+                if (what.starts_with("refusing ")) {  // we did: not this user's broker
+                    spdlog::error("pmix tool: {}", what);
+                    return PMIX_ERR_NO_PERMISSIONS;
+                }
                 const auto colon = what.find(": ");
                 return refused(colon == std::string::npos ? what : what.substr(colon + 2));
             }
@@ -205,8 +209,20 @@ bool runs_job(Tool &t, const std::string &uri, const std::string &nspace,
     return s->session->call(msg::JobInfoQuery{nspace}, timeout_ms).status == PMIX_SUCCESS;
 }
 
-// The broker's address, from the target and the rendezvous files.
+pmix_status_t find_trusted(Tool &t, const Target &target, std::string &uri);
+
+// The broker's address, from the target and the rendezvous files; PMIX_ERR_NO_PERMISSIONS when
+// what was found there is not this user's alone (rendezvous.hpp).
 pmix_status_t find(Tool &t, const Target &target, std::string &uri) {
+    try {
+        return find_trusted(t, target, uri);
+    } catch (const UntrustedPath &e) {
+        spdlog::error("pmix tool: {}", e.what());
+        return PMIX_ERR_NO_PERMISSIONS;
+    }
+}
+
+pmix_status_t find_trusted(Tool &t, const Target &target, std::string &uri) {
     if (!target.uri.empty()) {
         uri = target.uri;
         return PMIX_SUCCESS;
@@ -283,7 +299,8 @@ pmix_status_t connect(Tool &t, const pmix_info_t info[], size_t ninfo, bool prim
         job.nspace = process().me.nspace;
         job.size = 1;
         if (pmix_status_t rc =
-                events_start(*s->session, process().me, job, welcome.events_uri, welcome.broker);
+                events_start(*s->session, process().me, job, welcome.events_uri, welcome.broker,
+                             true);
             rc != PMIX_SUCCESS)
             return rc;
         t.events = s.get();

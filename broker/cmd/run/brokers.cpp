@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 #include <zmq.h>
@@ -87,10 +88,10 @@ alloc::Result<JobBroker> start_tree(const RunOptions &o, const Spread &spread) {
     return {std::move(b), {}};
 }
 
-// This node's standalone broker, else one embedded here.
-alloc::Result<JobBroker> this_node_broker() {
+// This node's standalone broker (`found`), else one embedded here.
+alloc::Result<JobBroker> this_node_broker(const std::optional<RendezvousInfo> &found) {
     JobBroker b;
-    if (auto found = find_broker(default_base_dir())) {
+    if (found) {
         b.uri = found->uri;
         spdlog::debug("using the broker (pid {}) at {}", found->pid, b.uri);
         return {std::move(b), {}};
@@ -110,14 +111,24 @@ alloc::Result<JobBroker> this_node_broker() {
 }  // namespace
 
 alloc::Result<JobBroker> job_broker(const RunOptions &o, Layout &layout) {
-    if (!o.broker.empty()) return {JobBroker{o.broker, nullptr}, {}};
-    if (auto standing = find_broker(default_base_dir()); standing)
-        if (layout.on_standing_tree(*standing)) {
-            spdlog::debug("the standing tree's broker (pid {}) runs the job", standing->pid);
-            return {JobBroker{standing->uri, nullptr}, {}};
+    // The standalone broker of this user's base directory, if any. A directory or file there that
+    // another user could have made is refused, before anything of ours goes anywhere.
+    std::optional<RendezvousInfo> standalone;
+    try {
+        if (!o.broker.empty()) {
+            check_ipc_endpoint(o.broker);
+            return {JobBroker{o.broker, nullptr}, {}};
         }
+        standalone = find_broker(default_base_dir());
+    } catch (const UntrustedPath &e) {
+        return {{}, e.what()};
+    }
+    if (standalone && layout.on_standing_tree(*standalone)) {
+        spdlog::debug("the standing tree's broker (pid {}) runs the job", standalone->pid);
+        return {JobBroker{standalone->uri, nullptr}, {}};
+    }
     if (layout.across()) return start_tree(o, layout.spread);
-    return this_node_broker();
+    return this_node_broker(standalone);
 }
 
 }  // namespace zpmix::cli::run

@@ -8,10 +8,12 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "actors/protocol/rendezvous.hpp"
 #include "actors/protocol/session.hpp"
 
 namespace zpmix::cli::run {
@@ -40,11 +42,34 @@ Session::Session(const std::string &uri, int signal_fd) : signal_fd_(signal_fd) 
     dealer_.set(zmq::sockopt::linger, 0);
     dealer_.set(zmq::sockopt::heartbeat_ivl, 2000);
     dealer_.set(zmq::sockopt::heartbeat_timeout, 6000);
+    const bool ipc = uri.starts_with("ipc://");
+    tcp_ = uri.starts_with("tcp://");
     zmq_socket_monitor(dealer_.handle(), "inproc://zpmix-run-monitor",
                        ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH);
+                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                           (ipc ? ZMQ_EVENT_CONNECTED : 0));
     monitor_.connect("inproc://zpmix-run-monitor");
     dealer_.connect(uri);
+    if (ipc) check_peer();
+}
+
+void Session::check_peer() {
+    zmq::pollitem_t item{monitor_.handle(), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, std::chrono::milliseconds(10000)) == 0) return;
+    zmq::message_t ev, addr;
+    (void)monitor_.recv(ev);
+    if (ev.more()) (void)monitor_.recv(addr);
+    std::uint16_t event = 0;
+    std::uint32_t fd = 0;
+    if (ev.size() >= 6) {
+        std::memcpy(&event, ev.data(), 2);
+        std::memcpy(&fd, static_cast<const char *>(ev.data()) + 2, 4);
+    }
+    if (event != ZMQ_EVENT_CONNECTED) {
+        early_loss_ = event;
+        return;
+    }
+    untrusted_peer_ = ipc_peer_problem(static_cast<int>(fd));
 }
 
 Session::Event Session::next(Envelope &env, int &sig, std::chrono::milliseconds timeout) {
@@ -54,6 +79,10 @@ Session::Event Session::next(Envelope &env, int &sig, std::chrono::milliseconds 
                                {nullptr, written_fd_, ZMQ_POLLIN, 0},
                                {nullptr, input_fd_, ZMQ_POLLIN, 0}};
     for (;;) {
+        if (early_loss_) {
+            refused_ = std::exchange(early_loss_, 0) != ZMQ_EVENT_DISCONNECTED;
+            return Event::lost;
+        }
         const int rc = zmq::poll(items, input_fd_ >= 0 ? 5 : 4, timeout);
         if (rc == 0) return Event::timeout;
         // What was written is acknowledged first: the launchers wait for it, and a busy stream of
@@ -83,6 +112,7 @@ Session::Event Session::next(Envelope &env, int &sig, std::chrono::milliseconds 
             if (ev.more()) (void)monitor_.recv(addr);
             std::uint16_t event = 0;
             if (ev.size() >= sizeof event) std::memcpy(&event, ev.data(), sizeof event);
+            if (event == ZMQ_EVENT_CONNECTED) continue;  // a reconnection
             refused_ = event != ZMQ_EVENT_DISCONNECTED;
             return Event::lost;
         }
@@ -94,6 +124,8 @@ Session::Event Session::next(Envelope &env, int &sig, std::chrono::milliseconds 
 
 std::optional<int> Relay::launch(const msg::Launch &launch, const Layout &layout,
                                  bool oversubscribe) {
+    if (!session_.untrusted_peer().empty())
+        return fail("refusing the broker at " + uri_ + ": " + session_.untrusted_peer());
     msg::Hello hello;
     hello.role = "launcher";
     hello.pid = ::getpid();

@@ -29,6 +29,7 @@
 
 #include "actors/protocol/job.hpp"
 #include "actors/runtime/envelope.hpp"
+#include "actors/runtime/zmq_frames.hpp"
 #include "broker/cmd/run/layout.hpp"
 #include "broker/cmd/run/output.hpp"
 
@@ -51,7 +52,11 @@ class Session {
 
     template <class M>
     void send(const M &m) {
-        dealer_.send(encode(M::type, ++next_id_, m), zmq::send_flags::none);
+        const zmq::message_t bytes = encode(M::type, ++next_id_, m);
+        if (tcp_)  // in frames the broker's tcp socket takes (zmtp_wire.hpp)
+            send_in_pieces(dealer_, bytes.data(), bytes.size());
+        else
+            dealer_.send(zmq::const_buffer(bytes.data(), bytes.size()), zmq::send_flags::none);
     }
 
     // Polls fd (our stdin) for input too while it is >= 0.
@@ -65,8 +70,18 @@ class Session {
     Event next(Envelope &env, int &sig, std::chrono::milliseconds timeout);
 
     bool refused() const { return refused_; }
+    // Why the process at the other end of the ipc connection is not to be trusted with our
+    // environment (another user's); empty when it is ours, or the connection failed (lost).
+    const std::string &untrusted_peer() const { return untrusted_peer_; }
 
   private:
+    // Waits for the ipc connection (bounded) and reads the credentials of its very socket, before
+    // anything is sent on it; a failure to connect is left for next() to report.
+    void check_peer();
+    std::string untrusted_peer_;
+    bool tcp_ = false;
+    std::uint16_t early_loss_ = 0;  // a monitor event check_peer() read that next() reports
+
     zmq::context_t ctx_;
     zmq::socket_t dealer_{ctx_, zmq::socket_type::dealer};
     bool refused_ = false;
