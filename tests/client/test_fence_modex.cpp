@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <map>
 #include <optional>
@@ -39,11 +40,28 @@ constexpr std::uint32_t W = msg::kWildcardRank;
 
 using test::TempDir;  // support/process.hpp
 
-// Registers namespaces with the broker's actors as the launcher would.
+// Registers namespaces with the broker's actors as the launcher would, and tells when every actor
+// has handled the registry's word that a namespace ended (ns.ended, which the registry broadcasts
+// on a deregistration: a second hop).
 class Registrar : public Actor {
   public:
     Registrar(Reactor &r, Bus &b, std::vector<msg::JobInfo> jobs) : Actor("registrar", r, b) {
+        on(&Registrar::namespace_ended, Access::internal);
         for (auto &job : jobs) broadcast(msg::RegisterNamespace{std::move(job), "secret"});
+    }
+    // On the reactor's thread: `then` runs once every actor has handled the end of `nspace`.
+    void when_ended(std::string nspace, std::function<void()> then) {
+        waiting_.emplace(std::move(nspace), std::move(then));
+    }
+
+  private:
+    std::multimap<std::string, std::function<void()>> waiting_;
+
+    // The broadcast queued every actor's delivery at once: what this posts runs after them all.
+    void namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
+        auto [from, to] = waiting_.equal_range(m.nspace);
+        for (auto it = from; it != to; ++it) reactor().post(std::move(it->second));
+        waiting_.erase(from, to);
     }
 };
 
@@ -214,6 +232,7 @@ std::string collect_same_answer(std::vector<std::unique_ptr<Session>> &s) {
 struct Fixture {
     TempDir tmp;
     std::string session_dir = tmp.path + "/session";
+    Registrar *registrar = nullptr;
     Broker broker{[this] {
         Config c;
         c.run_dir = tmp.path + "/run";
@@ -222,7 +241,7 @@ struct Fixture {
     }()};
     Fixture() {
         fs::create_directories(session_dir);
-        broker.add_actor<Registrar>(
+        registrar = &broker.add_actor<Registrar>(
             std::vector<msg::JobInfo>{job("ns", 3, session_dir), job("ns2", 3, session_dir),
                                       job("nodir", 3, tmp.path + "/no/such/dir")});
         broker.start();
@@ -231,6 +250,16 @@ struct Fixture {
         broker.bus().broadcast(
             msg::DeregisterNamespace::type,
             encode(msg::DeregisterNamespace::type, 0, msg::DeregisterNamespace{ns}));
+    }
+    // Deregisters a namespace as the launcher does, and waits until every actor has handled its
+    // end.
+    void deregister_everywhere(const std::string &ns) {
+        std::promise<void> ended;
+        broker.reactor().post([&] {
+            registrar->when_ended(ns, [&] { ended.set_value(); });
+            deregister(ns);
+        });
+        BOOST_REQUIRE(ended.get_future().wait_for(5s) == std::future_status::ready);
     }
     // Cards of this size make segments of which a set's first arena (kArenaMin) holds five.
     static constexpr std::size_t kFillingCard = 64 * 1024;
@@ -769,13 +798,7 @@ BOOST_AUTO_TEST_CASE(a_deregistered_namespace_leaves_nothing_behind) {
     Session a(broker.uri(), {"ns", 0});
     a.send(msg::Commit{{"ns", 0}, {}, {}, blob({{"card", 1}})});
     a.expect<msg::Ok>();
-    // Broadcast on the broker's thread, then wait until its queue has run past the delivery.
-    std::promise<void> settled;
-    broker.reactor().post([&] {
-        deregister("ns");
-        broker.reactor().post([&] { settled.set_value(); });
-    });
-    BOOST_REQUIRE(settled.get_future().wait_for(5s) == std::future_status::ready);
+    deregister_everywhere("ns");
     // The namespace's sessions ended with it.
     a.send(msg::ModexGet{{"ns", 0}, "card", 100, {}});
     BOOST_TEST(a.expect_error() == PMIX_ERR_NO_PERMISSIONS);
