@@ -79,8 +79,10 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     const std::string key = set + '#' + std::to_string(m.fence_id);
     // A participant that cannot exist fails the fence at once for each contributor: a rank its
     // job does not have, a namespace this broker does not know (the contributor's own may be
-    // unregistered: a singleton). Checked by the first only: the others name the same set. The
-    // first also finds the brokers hosting participants, when there is a tree.
+    // unregistered: a singleton). One of a job that ended here and is gone already ended before
+    // contributing, as it would have while its job was still registered. Checked by the first
+    // only: the others name the same set. The first also finds the brokers hosting
+    // participants, when there is a tree.
     std::vector<std::uint32_t> brokers;
     long here = 0;  // participants on this node, over several nodes
     auto known = fences_.find(key);
@@ -88,6 +90,10 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
         const auto snapshot = namespaces_.snapshot();
         for (const auto &p : participants) {
             auto ns = snapshot->find(p.nspace);
+            if (ns == snapshot->end() && p.nspace != m.proc.nspace &&
+                namespaces_.job_ended(p.nspace))
+                return reply_error(env, PMIX_ERR_PROC_TERM_WO_SYNC,
+                                   "the job '" + p.nspace + "' among the participants ended");
             if (ns == snapshot->end() && p.nspace != m.proc.nspace)
                 return reply_error(env, PMIX_ERR_NOT_FOUND,
                                    "unknown namespace '" + p.nspace + "' among the participants");

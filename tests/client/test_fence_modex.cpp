@@ -773,6 +773,24 @@ BOOST_AUTO_TEST_CASE(participant_exit_fails_the_fence_for_the_others) {
     BOOST_TEST(a.expect<msg::FenceDone>().status == PMIX_ERR_PROC_TERM_WO_SYNC);
 }
 
+// A fence naming a job that ended and is gone from the broker fails as it did while that job was
+// still registered (PMIX_ERR_PROC_TERM_WO_SYNC): its status does not hang on whether it came before
+// or after the job's deregistration. A namespace the broker never knew is PMIX_ERR_NOT_FOUND.
+BOOST_AUTO_TEST_CASE(a_fence_naming_a_job_that_ended_and_is_gone_fails_as_ended) {
+    Session a(broker.uri(), {"ns", 0});
+    deregister_everywhere("ns2");
+    a.send(contribution({{"ns", W}, {"ns2", W}}, {"ns", 0}));
+    BOOST_TEST(a.expect_error() == PMIX_ERR_PROC_TERM_WO_SYNC);
+    a.send(contribution({{"ns", 0}, {"ns2", 1}}, {"ns", 0}));
+    BOOST_TEST(a.expect_error() == PMIX_ERR_PROC_TERM_WO_SYNC);
+    a.send(contribution({{"ns", W}, {"never", W}}, {"ns", 0}));
+    BOOST_TEST(a.expect_error() == PMIX_ERR_NOT_FOUND);
+    // Registered again, it is a new job, whose fences wait for its ranks.
+    register_everywhere(job("ns2", 3, session_dir));
+    a.send(contribution({{"ns", 0}, {"ns2", 1}}, {"ns", 0}, false, 0, 100));
+    BOOST_TEST(a.expect<msg::FenceDone>().status == PMIX_ERR_TIMEOUT);
+}
+
 BOOST_AUTO_TEST_CASE(direct_modex_waits_for_the_commit) {
     Session a(broker.uri(), {"ns", 0}), b(broker.uri(), {"ns", 1});
     a.send(msg::ModexGet{{"ns", 1}, "card", 0, {}});
