@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <filesystem>
 #include <iterator>
 #include <set>
 #include <string_view>
@@ -278,17 +277,18 @@ void FenceReducer::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
 }
 
 // The job's fence board, mapped on first use; nullptr when it has none (or it cannot be mapped:
-// then its ranks cannot map it either, and fail PMIx_Init). A board already removed is a job
-// whose ranks here are all over (the launcher removes its directory then, and the ranks' ends
-// may reach this actor later): no one can wait on it.
+// then its ranks cannot map it either, and fail PMIx_Init). A board no longer there is a job whose
+// ranks here are all over (the launcher removes its directory then, on its own thread, and the
+// ranks' ends may reach this actor later): no one can wait on it. Opened without looking first,
+// as the file may go between a look and the open.
 FenceBoard *FenceReducer::board_of(const std::string &nspace) {
     if (auto b = boards_.find(nspace); b != boards_.end()) return b->second.get();
     const auto ns = namespaces_.find(nspace);
     if (!ns || ns->job->fence_board.empty()) return nullptr;
-    std::error_code ec;
-    if (!std::filesystem::exists(ns->job->fence_board, ec)) return nullptr;
     std::string error;
-    auto board = FenceBoard::open(ns->job->fence_board, error);
+    bool missing = false;
+    auto board = FenceBoard::open(ns->job->fence_board, error, &missing);
+    if (missing) return nullptr;
     if (!board) log().error("{}: {}", nspace, error);
     return (boards_[nspace] = std::move(board)).get();
 }
