@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <filesystem>
 #include <iterator>
 #include <set>
 #include <string_view>
@@ -80,8 +79,10 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     const std::string key = set + '#' + std::to_string(m.fence_id);
     // A participant that cannot exist fails the fence at once for each contributor: a rank its
     // job does not have, a namespace this broker does not know (the contributor's own may be
-    // unregistered: a singleton). Checked by the first only: the others name the same set. The
-    // first also finds the brokers hosting participants, when there is a tree.
+    // unregistered: a singleton). One of a job that ended here and is gone already ended before
+    // contributing, as it would have while its job was still registered. Checked by the first
+    // only: the others name the same set. The first also finds the brokers hosting
+    // participants, when there is a tree.
     std::vector<std::uint32_t> brokers;
     long here = 0;  // participants on this node, over several nodes
     auto known = fences_.find(key);
@@ -89,6 +90,10 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
         const auto snapshot = namespaces_.snapshot();
         for (const auto &p : participants) {
             auto ns = snapshot->find(p.nspace);
+            if (ns == snapshot->end() && p.nspace != m.proc.nspace &&
+                namespaces_.job_ended(p.nspace))
+                return reply_error(env, PMIX_ERR_PROC_TERM_WO_SYNC,
+                                   "the job '" + p.nspace + "' among the participants ended");
             if (ns == snapshot->end() && p.nspace != m.proc.nspace)
                 return reply_error(env, PMIX_ERR_NOT_FOUND,
                                    "unknown namespace '" + p.nspace + "' among the participants");
@@ -273,17 +278,18 @@ void FenceReducer::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
 }
 
 // The job's fence board, mapped on first use; nullptr when it has none (or it cannot be mapped:
-// then its ranks cannot map it either, and fail PMIx_Init). A board already removed is a job
-// whose ranks here are all over (the launcher removes its directory then, and the ranks' ends
-// may reach this actor later): no one can wait on it.
+// then its ranks cannot map it either, and fail PMIx_Init). A board no longer there is a job whose
+// ranks here are all over (the launcher removes its directory then, on its own thread, and the
+// ranks' ends may reach this actor later): no one can wait on it. Opened without looking first,
+// as the file may go between a look and the open.
 FenceBoard *FenceReducer::board_of(const std::string &nspace) {
     if (auto b = boards_.find(nspace); b != boards_.end()) return b->second.get();
     const auto ns = namespaces_.find(nspace);
     if (!ns || ns->job->fence_board.empty()) return nullptr;
-    std::error_code ec;
-    if (!std::filesystem::exists(ns->job->fence_board, ec)) return nullptr;
     std::string error;
-    auto board = FenceBoard::open(ns->job->fence_board, error);
+    bool missing = false;
+    auto board = FenceBoard::open(ns->job->fence_board, error, &missing);
+    if (missing) return nullptr;
     if (!board) log().error("{}: {}", nspace, error);
     return (boards_[nspace] = std::move(board)).get();
 }

@@ -10,7 +10,8 @@
 // Invariants and limits:
 // - A client contributes only as itself, and once per fence (PMIX_ERR_EXISTS).
 // - A participant that ends before contributing fails the fence (PMIX_ERR_PROC_TERM_WO_SYNC), also
-//   when it ended before the fence began; over several nodes its broker tells the root
+//   when it ended before the fence began, even when its job is gone from this broker already (the
+//   last NamespaceTable::kEndedKept jobs that ended); over several nodes its broker tells the root
 //   (msg::FenceProcEnded), one message per rank's end.
 // - PMIX_ERR_TIMEOUT when any broker's contributors' timeout passes first; PMIX_ERR_UNREACH when a
 //   broker the fence waits on is lost; PMIX_ERR_NOT_FOUND for a namespace or node the tree does

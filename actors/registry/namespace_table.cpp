@@ -26,13 +26,27 @@ NamespaceTable::Record NamespaceTable::find(std::string_view nspace) const {
     return it == snap->end() ? nullptr : it->second;
 }
 
+bool NamespaceTable::job_ended(std::string_view nspace) const {
+    std::lock_guard lock(mu_);
+    return ended_set_.contains(nspace);
+}
+
+// Also keeps the ended jobs, in the same step: a reader never finds a namespace neither
+// registered nor ended in between.
 void NamespaceTable::replace(const std::string &nspace, Record record) {
     std::lock_guard lock(mu_);
     auto next = std::make_shared<Snapshot>(*current_);
-    if (record)
+    if (record) {
+        if (ended_set_.erase(nspace)) std::erase(ended_, nspace);  // registered again
         (*next)[nspace] = std::move(record);
-    else
+    } else {
         next->erase(nspace);
+        if (ended_set_.insert(nspace).second) ended_.push_back(nspace);
+        if (ended_.size() > kEndedKept) {
+            ended_set_.erase(ended_.front());
+            ended_.pop_front();
+        }
+    }
     current_ = std::move(next);
 }
 

@@ -9,11 +9,14 @@
 // any thread. What happens when a rank or a job ends (fail its fences, publish its event, drop
 // its data) is not read from here: the registry tells the actors that react, after the table
 // says so (ns.proc_ended, ns.ended).
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +54,11 @@ class NamespaceTable {
 
     std::shared_ptr<const Snapshot> snapshot() const;
     Record find(std::string_view nspace) const;  // null when not registered
+    // Whether `nspace` was registered here and removed since, not registered again: a job that
+    // ended (one of the last kEndedKept). A collective naming it learns that its processes
+    // ended, not that it never existed, whenever the collective comes.
+    bool job_ended(std::string_view nspace) const;
+    static constexpr std::size_t kEndedKept = 1024;
 
     // The registry's changes. Each replaces the snapshot; a change naming an unknown namespace
     // or rank changes nothing and returns false.
@@ -61,8 +69,10 @@ class NamespaceTable {
     bool remove(const std::string &nspace);
 
   private:
-    mutable std::mutex mu_;  // guards the pointer only: what it points to never changes
-    std::shared_ptr<const Snapshot> current_;
+    mutable std::mutex mu_;                    // guards the pointer and the ended jobs
+    std::shared_ptr<const Snapshot> current_;  // what it points to never changes
+    std::deque<std::string> ended_;            // removed namespaces, the oldest first
+    std::set<std::string, std::less<>> ended_set_;
 
     void replace(const std::string &nspace, Record record);  // null record: erase
     bool change(const std::string &nspace, std::uint32_t rank,

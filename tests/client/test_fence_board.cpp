@@ -182,12 +182,15 @@ BOOST_AUTO_TEST_CASE(cards_too_big_for_the_board_are_marked) {
 BOOST_AUTO_TEST_CASE(what_is_not_a_board_is_not_mapped) {
     Board board(2);
     std::string error;
-    BOOST_TEST(!FenceBoard::open(board.dir + "/none", error));
+    bool missing = false;
+    BOOST_TEST(!FenceBoard::open(board.dir + "/none", error, &missing));
     BOOST_TEST(error.find("none") != std::string::npos);
+    BOOST_TEST(missing);  // no file at all: a job's board its launcher removed
     std::ofstream(board.dir + "/junk") << "not a board";
     error.clear();
-    BOOST_TEST(!FenceBoard::open(board.dir + "/junk", error));
+    BOOST_TEST(!FenceBoard::open(board.dir + "/junk", error, &missing));
     BOOST_TEST(error.find("not a fence board") != std::string::npos);
+    BOOST_TEST(!missing);
     BOOST_TEST(FenceBoard::create(board.path, 2) != "");  // never over an existing one
 }
 

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <future>
 #include <map>
 #include <optional>
@@ -26,6 +28,7 @@
 #include "actors/protocol/shm/segment_arena.hpp"
 #include "actors/registry/launched_ranks.hpp"
 #include "broker/broker.hpp"
+#include "support/log_capture.hpp"
 #include "support/process.hpp"
 
 // The broker's ModexStore and FenceReducer, driven by raw client sessions over the real ROUTER.
@@ -39,12 +42,35 @@ constexpr std::uint32_t W = msg::kWildcardRank;
 
 using test::TempDir;  // support/process.hpp
 
-// Registers namespaces with the broker's actors as the launcher would.
+// Registers namespaces with the broker's actors as the launcher would, and tells when every actor
+// has handled the registry's word that a namespace or a rank ended (ns.ended, ns.proc_ended, which
+// the registry broadcasts on a deregistration or a ProcExit: a second hop).
 class Registrar : public Actor {
   public:
     Registrar(Reactor &r, Bus &b, std::vector<msg::JobInfo> jobs) : Actor("registrar", r, b) {
+        on(&Registrar::namespace_ended, Access::internal);
+        on(&Registrar::proc_ended, Access::internal);
         for (auto &job : jobs) broadcast(msg::RegisterNamespace{std::move(job), "secret"});
     }
+    // On the reactor's thread: `then` runs once every actor has handled the end of `nspace`
+    // (message type msg::NamespaceEnded::type), or of a rank of it (msg::ProcEnded::type).
+    void when(std::string type, std::string nspace, std::function<void()> then) {
+        waiting_.emplace(std::pair{std::move(type), std::move(nspace)}, std::move(then));
+    }
+
+  private:
+    std::multimap<std::pair<std::string, std::string>, std::function<void()>> waiting_;
+
+    // The broadcast queued every actor's delivery at once: what this posts runs after them all.
+    void handled(std::string type, const std::string &nspace) {
+        auto [from, to] = waiting_.equal_range({std::move(type), nspace});
+        for (auto it = from; it != to; ++it) reactor().post(std::move(it->second));
+        waiting_.erase(from, to);
+    }
+    void namespace_ended(const Envelope &env, msg::NamespaceEnded &m) {
+        handled(env.type, m.nspace);
+    }
+    void proc_ended(const Envelope &env, msg::ProcEnded &m) { handled(env.type, m.nspace); }
 };
 
 msg::JobInfo job(const std::string &ns, std::uint32_t size, const std::string &session_dir = "") {
@@ -214,6 +240,7 @@ std::string collect_same_answer(std::vector<std::unique_ptr<Session>> &s) {
 struct Fixture {
     TempDir tmp;
     std::string session_dir = tmp.path + "/session";
+    Registrar *registrar = nullptr;
     Broker broker{[this] {
         Config c;
         c.run_dir = tmp.path + "/run";
@@ -222,7 +249,7 @@ struct Fixture {
     }()};
     Fixture() {
         fs::create_directories(session_dir);
-        broker.add_actor<Registrar>(
+        registrar = &broker.add_actor<Registrar>(
             std::vector<msg::JobInfo>{job("ns", 3, session_dir), job("ns2", 3, session_dir),
                                       job("nodir", 3, tmp.path + "/no/such/dir")});
         broker.start();
@@ -231,6 +258,25 @@ struct Fixture {
         broker.bus().broadcast(
             msg::DeregisterNamespace::type,
             encode(msg::DeregisterNamespace::type, 0, msg::DeregisterNamespace{ns}));
+    }
+    // Deregisters a namespace as the launcher does, and waits until every actor has handled its
+    // end.
+    void deregister_everywhere(const std::string &ns) {
+        std::promise<void> ended;
+        broker.reactor().post([&] {
+            registrar->when(msg::NamespaceEnded::type, ns, [&] { ended.set_value(); });
+            deregister(ns);
+        });
+        BOOST_REQUIRE(ended.get_future().wait_for(5s) == std::future_status::ready);
+    }
+    // Reports a rank's exit as the launcher does, and waits until every actor has handled its end.
+    void proc_exit_everywhere(const std::string &ns, std::uint32_t rank) {
+        std::promise<void> ended;
+        broker.reactor().post([&] {
+            registrar->when(msg::ProcEnded::type, ns, [&] { ended.set_value(); });
+            proc_exit(ns, rank);
+        });
+        BOOST_REQUIRE(ended.get_future().wait_for(5s) == std::future_status::ready);
     }
     // Cards of this size make segments of which a set's first arena (kArenaMin) holds five.
     static constexpr std::size_t kFillingCard = 64 * 1024;
@@ -744,6 +790,24 @@ BOOST_AUTO_TEST_CASE(participant_exit_fails_the_fence_for_the_others) {
     BOOST_TEST(a.expect<msg::FenceDone>().status == PMIX_ERR_PROC_TERM_WO_SYNC);
 }
 
+// A fence naming a job that ended and is gone from the broker fails as it did while that job was
+// still registered (PMIX_ERR_PROC_TERM_WO_SYNC): its status does not hang on whether it came before
+// or after the job's deregistration. A namespace the broker never knew is PMIX_ERR_NOT_FOUND.
+BOOST_AUTO_TEST_CASE(a_fence_naming_a_job_that_ended_and_is_gone_fails_as_ended) {
+    Session a(broker.uri(), {"ns", 0});
+    deregister_everywhere("ns2");
+    a.send(contribution({{"ns", W}, {"ns2", W}}, {"ns", 0}));
+    BOOST_TEST(a.expect_error() == PMIX_ERR_PROC_TERM_WO_SYNC);
+    a.send(contribution({{"ns", 0}, {"ns2", 1}}, {"ns", 0}));
+    BOOST_TEST(a.expect_error() == PMIX_ERR_PROC_TERM_WO_SYNC);
+    a.send(contribution({{"ns", W}, {"never", W}}, {"ns", 0}));
+    BOOST_TEST(a.expect_error() == PMIX_ERR_NOT_FOUND);
+    // Registered again, it is a new job, whose fences wait for its ranks.
+    register_everywhere(job("ns2", 3, session_dir));
+    a.send(contribution({{"ns", 0}, {"ns2", 1}}, {"ns", 0}, false, 0, 100));
+    BOOST_TEST(a.expect<msg::FenceDone>().status == PMIX_ERR_TIMEOUT);
+}
+
 BOOST_AUTO_TEST_CASE(direct_modex_waits_for_the_commit) {
     Session a(broker.uri(), {"ns", 0}), b(broker.uri(), {"ns", 1});
     a.send(msg::ModexGet{{"ns", 1}, "card", 0, {}});
@@ -769,14 +833,7 @@ BOOST_AUTO_TEST_CASE(a_deregistered_namespace_leaves_nothing_behind) {
     Session a(broker.uri(), {"ns", 0});
     a.send(msg::Commit{{"ns", 0}, {}, {}, blob({{"card", 1}})});
     a.expect<msg::Ok>();
-    // Broadcast on the broker's thread, then wait until its queue has run past the delivery
-    // and past what the registry broadcasts in turn (NamespaceEnded, which ends the sessions).
-    std::promise<void> settled;
-    broker.reactor().post([&] {
-        deregister("ns");
-        broker.reactor().post([&] { broker.reactor().post([&] { settled.set_value(); }); });
-    });
-    BOOST_REQUIRE(settled.get_future().wait_for(5s) == std::future_status::ready);
+    deregister_everywhere("ns");
     // The namespace's sessions ended with it.
     a.send(msg::ModexGet{{"ns", 0}, "card", 100, {}});
     BOOST_TEST(a.expect_error() == PMIX_ERR_NO_PERMISSIONS);
@@ -902,4 +959,30 @@ BOOST_AUTO_TEST_CASE(a_stopping_broker_removes_its_segments_and_arenas) {
     }
     BOOST_TEST(!exists(segment));
     BOOST_TEST(!exists(arena));
+}
+
+// A job's board the launcher removed (its ranks here all ended) when a rank's end reaches the
+// reducer is no one's to mark, and nothing to report: the reducer opens it without looking first,
+// as the file may go between a look and the open. A board that is there but is no board is still
+// reported.
+BOOST_AUTO_TEST_CASE(a_board_gone_when_a_rank_ends_is_not_an_error) {
+    const auto log = test::capture_log();  // before the broker's actors clone the logger
+    Fixture f;
+    const std::string dir = f.session_dir + "/gone";
+    fs::create_directories(dir);
+    BOOST_REQUIRE_EQUAL(FenceBoard::create(dir + "/fence-board", 3), "");
+    msg::JobInfo gone = job("gone", 3, f.session_dir);
+    gone.fence_board = dir + "/fence-board";
+    f.register_everywhere(gone);
+    fs::remove_all(dir);  // as the launcher does once the job's ranks here are over
+    for (std::uint32_t r = 0; r < 3; ++r) f.proc_exit_everywhere("gone", r);
+    BOOST_TEST(!log->contains("gone: "));
+
+    const std::string junk = f.session_dir + "/junk";
+    { std::ofstream(junk) << "not a board"; }
+    msg::JobInfo bad = job("bad", 3, f.session_dir);
+    bad.fence_board = junk;
+    f.register_everywhere(bad);
+    f.proc_exit_everywhere("bad", 0);
+    BOOST_TEST(log->contains("bad: " + junk + ": not a fence board"));
 }

@@ -16,6 +16,12 @@
 # netns_down removes everything the run made; netns_up registers it on EXIT, INT, TERM, HUP and PIPE.
 # Daemons a run starts outside the nodes (slurm.sh's) go, one pid a line, in $ZPMIX_NETNS_DIR/pids:
 # netns_down ends them too.
+#
+# Runs at once never clash: a run's id (its interfaces' and nodes' names) is its state directory's
+# name, taken by mkdir and held until everything named by it is gone (the directory goes last). A
+# run killed without its traps is removed by a later run's netns_up once its owner is dead; the
+# owner is a pid with its start time, so that a reused pid is not taken for it. Only one run removes
+# a dead one: it takes the run over under the lock first (the owner becomes itself).
 # Without the privilege to make namespaces, netns_up exits 77 (ctest's SKIP_RETURN_CODE).
 
 ZPMIX_NETNS_BASE=${ZPMIX_NETNS_BASE:-/run/zpmix-netns}
@@ -54,13 +60,57 @@ netns_claim_subnet_() {
     return 1
 }
 
+# "PID START" of a live process (START: its start time, field 22 of /proc/PID/stat, in clock
+# ticks since boot), which a later process with the same pid does not share.
+netns_proc_id_() {
+    local stat fields
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    read -r -a fields <<<"${stat##*) }"  # the fields after the command name (field 3 on)
+    echo "$1 ${fields[19]}"
+}
+
+# Whether the owner of run directory $1 lives: its pid in "owner" (all an older netns.sh reads),
+# its start time in "owner.start" (written first). An owner not written yet is a run starting.
+netns_owner_alive_() {
+    local pid start=""
+    [ -f "$1/owner" ] || return 0
+    read -r pid <"$1/owner" 2>/dev/null
+    [ -n "${pid:-}" ] || return 0
+    [ -f "$1/owner.start" ] && read -r start <"$1/owner.start" 2>/dev/null
+    [ -n "$start" ] || { kill -0 "$pid" 2>/dev/null; return; }
+    [ "$(netns_proc_id_ "$pid")" = "$pid $start" ]
+}
+
+# Makes the shell $1 (a pid) the owner of run directory $2.
+netns_set_owner_() {
+    local id
+    id=$(netns_proc_id_ "$1") || return 1
+    echo "${id#* }" >"$2/owner.start.new" && mv -f "$2/owner.start.new" "$2/owner.start" &&
+        echo "$1" >"$2/owner.new" && mv -f "$2/owner.new" "$2/owner"
+}
+
+# Takes over run directory $1, under the lock, if its owner is dead: the owner becomes this shell,
+# so that no other run removes it too, and the run's id stays taken until it is gone.
+netns_take_over_() {
+    local dir=$1 lock taken=1
+    exec {lock}>"$ZPMIX_NETNS_BASE/.lock"
+    flock -w 30 "$lock" || { exec {lock}>&-; return 1; }
+    if [ -d "$dir" ] && ! netns_owner_alive_ "$dir"; then
+        netns_set_owner_ "$BASHPID" "$dir" && taken=0
+    fi
+    exec {lock}>&-
+    return $taken
+}
+
 # What runs killed without their traps (SIGKILL, a ctest timeout) left: their owner is gone.
 netns_reap_stale_() {
     local d owner
     for d in "$ZPMIX_NETNS_BASE"/*/; do
         d=${d%/}
-        [ -f "$d/owner" ] && owner=$(cat "$d/owner") && [ -n "$owner" ] || continue
-        kill -0 "$owner" 2>/dev/null && continue
+        [ "$d" != "$ZPMIX_NETNS_DIR" ] && [ "${d##*/}" != hosts ] || continue
+        netns_owner_alive_ "$d" && continue
+        owner=$(cat "$d/owner" 2>/dev/null)
+        netns_take_over_ "$d" || continue
         echo "netns_up: removing run ${d##*/}, left by process $owner" >&2
         (ZPMIX_NETNS_DIR=$d netns_down)
     done
@@ -75,16 +125,19 @@ netns_up() {
         command -v "$c" >/dev/null || netns_skip "$c not found (Debian: iproute2, util-linux)"
     done
     mkdir -p "$ZPMIX_NETNS_BASE/hosts" || netns_skip "cannot create $ZPMIX_NETNS_BASE"
+    # An id no run holds (its directory), of which no interface is left either.
     for ((i = 0; i < 100; i++)); do
         id=$(printf '%05x' $(((RANDOM << 5 ^ $$ ^ RANDOM) & 0xfffff)))
-        mkdir "$ZPMIX_NETNS_BASE/$id" 2>/dev/null && break
+        mkdir "$ZPMIX_NETNS_BASE/$id" 2>/dev/null || { id=""; continue; }
+        ip -o link show 2>/dev/null | grep -q "z[bvp]$id" || break
+        rmdir "$ZPMIX_NETNS_BASE/$id"
         id=""
     done
     [ -n "$id" ] || { echo "netns_up: no free run id in $ZPMIX_NETNS_BASE" >&2; exit 1; }
     dir="$ZPMIX_NETNS_BASE/$id"
-    echo "$BASHPID" >"$dir/owner"
-    netns_reap_stale_
+    netns_set_owner_ "$BASHPID" "$dir" || exit 1
     export ZPMIX_NETNS_DIR=$dir ZPMIX_NETNS_AGENT
+    netns_reap_stale_
     mkdir "$dir/uts" "$dir/addr"
     trap netns_down EXIT
     trap 'netns_down; exit 130' INT

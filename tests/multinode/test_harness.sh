@@ -75,15 +75,31 @@ check "no link left" "" "$(ip -o link | grep -E "z[bvp]$id")"
 check "no state dir left" "no" "$([ -e "$dir" ] && echo yes || echo no)"
 check "no host map left" "" "$(ls "$ZPMIX_NETNS_BASE/hosts" | grep "z${id}n")"
 check "no UTS mount left" "" "$(grep "$dir" /proc/self/mountinfo)"
-check "no address left" "" "$(ip -4 -o addr show | grep "${ZPMIX_NETNS_BRIDGE_ADDR}/")"
+# (By its links' names: the subnet it gave back may be a run's that started meanwhile.)
+check "no address left" "" "$(ip -4 -o addr show | grep -E "^[0-9]+: z[bv]$id")"
 
-# A run killed without its traps (SIGKILL) is removed by the next run's netns_up.
-killed=$(bash -c 'source "$1"; netns_up 1; echo "$ZPMIX_NETNS_DIR ${NETNS_NODES[0]}"; kill -KILL $$' \
-    _ "$here/netns.sh" 2>/dev/null)
-read -r killed_dir killed_node <<<"$killed"
+# A run killed without its traps (SIGKILL) is removed by the next run's netns_up. Its owner
+# becomes a sleep (exec keeps the pid and drops the traps), killed while this holds the lock under
+# which a run takes a dead one over: no run started meanwhile removes it before it is looked at.
+up=$(mktemp)
+bash -c 'source "$1"; netns_up 1; echo "$ZPMIX_NETNS_DIR ${NETNS_NODES[0]}" >"$2"; exec sleep 600' \
+    _ "$here/netns.sh" "$up" 2>/dev/null &
+owner=$!
+wait_for_file "$up" 60
+read -r killed_dir killed_node <"$up"
+rm -f "$up"
 check "the killed run was up" yes "$([ -n "$killed_node" ] && echo yes)"
+exec {lock}>"$ZPMIX_NETNS_BASE/.lock"
+flock -w 30 "$lock"
+kill -KILL "$owner"
+wait "$owner" 2>/dev/null
 check "a killed run leaves its namespace" "$killed_node" "$(ip netns list | grep -o "^$killed_node")"
+exec {lock}>&-
 netns_up 1
+# Removed by this netns_up, or by a run's that started meanwhile and may still be at it.
+gone() { ! ip netns list | grep -q "^$killed_node" && [ ! -e "$killed_dir" ]; }
+deadline=$((SECONDS + 30))
+until gone || ((SECONDS > deadline)); do sleep 0.05; done
 check "the next run removed it" "" "$(ip netns list | grep "^$killed_node")"
 check "and its state dir" "no" "$([ -e "$killed_dir" ] && echo yes || echo no)"
 netns_down

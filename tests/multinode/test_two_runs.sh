@@ -44,7 +44,13 @@ if [ "$fails" -eq 0 ]; then
     [ "$nodes_a1" != "$nodes_b1" ] && check "different names" yes yes || check "different names" "$nodes_a1 != $nodes_b1" same
     for d in "$dir_a" "$dir_b"; do check "state dir $d removed" no "$([ -e "$d" ] && echo yes || echo no)"; done
     check "no namespace left" "" "$(ip netns list | grep -E "^($nodes_a1|$nodes_a2|$nodes_b1|$nodes_b2)( |$)")"
-    for s in "$subnet_a" "$subnet_b"; do check "no address on $s left" "" "$(ip -4 -o addr show | grep "${s%.0/24}\.")"; done
+    # What is left is told by the runs' own names: a subnet a run gave back may be another run's
+    # already (one started meanwhile, by a test running beside this one).
+    for d in "$dir_a" "$dir_b"; do
+        id=${d##*/}
+        check "no link of run $id left" "" "$(ip -o link show | grep -E "z[bvp]$id")"
+        check "no address of run $id left" "" "$(ip -4 -o addr show | grep -E "^[0-9]+: z[bv]$id")"
+    done
 fi
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed" >&2; exit 1; }
 echo "all checks passed"

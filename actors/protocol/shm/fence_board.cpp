@@ -139,10 +139,13 @@ std::string FenceBoard::create(const std::string &path, std::uint32_t ranks) {
     return {};
 }
 
-std::unique_ptr<FenceBoard> FenceBoard::open(const std::string &path, std::string &error) {
+std::unique_ptr<FenceBoard> FenceBoard::open(const std::string &path, std::string &error,
+                                             bool *missing) {
     const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    const int err = errno;
+    if (missing) *missing = fd < 0 && err == ENOENT;
     if (fd < 0) {
-        error = path + ": " + std::strerror(errno);
+        error = path + ": " + std::strerror(err);
         return nullptr;
     }
     struct stat st {};
@@ -156,10 +159,10 @@ std::unique_ptr<FenceBoard> FenceBoard::open(const std::string &path, std::strin
         return nullptr;
     }
     void *map = ::mmap(nullptr, board_size(h.ranks), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    const int err = errno;
+    const int map_err = errno;
     ::close(fd);
     if (map == MAP_FAILED) {
-        error = path + ": " + std::strerror(err);
+        error = path + ": " + std::strerror(map_err);
         return nullptr;
     }
     std::unique_ptr<FenceBoard> b(new FenceBoard);

@@ -38,8 +38,10 @@ class FenceBoard {
 
     // Creates the board of a job of `ranks` ranks at `path` (a new file). An error text, or empty.
     static std::string create(const std::string &path, std::uint32_t ranks);
-    // Maps the board at `path`; nullptr and an error text when it is missing or malformed.
-    static std::unique_ptr<FenceBoard> open(const std::string &path, std::string &error);
+    // Maps the board at `path`; nullptr and an error text when it is missing or malformed, and
+    // then `missing` (when given) says whether there was no file at all.
+    static std::unique_ptr<FenceBoard> open(const std::string &path, std::string &error,
+                                            bool *missing = nullptr);
     ~FenceBoard();
     FenceBoard(const FenceBoard &) = delete;
     FenceBoard &operator=(const FenceBoard &) = delete;

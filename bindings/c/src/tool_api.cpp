@@ -298,9 +298,8 @@ pmix_status_t connect(Tool &t, const pmix_info_t info[], size_t ninfo, bool prim
         msg::JobInfo job;
         job.nspace = process().me.nspace;
         job.size = 1;
-        if (pmix_status_t rc =
-                events_start(*s->session, process().me, job, welcome.events_uri, welcome.broker,
-                             true);
+        if (pmix_status_t rc = events_start(*s->session, process().me, job, welcome.events_uri,
+                                            welcome.broker, true);
             rc != PMIX_SUCCESS)
             return rc;
         t.events = s.get();
