@@ -124,10 +124,12 @@ Broker::Broker(Config config)
       brokers_(node_) {
     static std::atomic<unsigned> embedded_count{0};
     log_ = spdlog::default_logger()->clone("broker");
-    raise_descriptor_limit(*log_);
+    if (!config_.hosted) raise_descriptor_limit(*log_);  // a host's process is its own
     if (config_.run_dir.empty()) {
-        const std::string base = default_base_dir();
-        make_private_dir(base, *log_);
+        // A host's directory is the host's to trust; ours must be private.
+        const std::string base =
+            config_.run_dir_base.empty() ? default_base_dir() : config_.run_dir_base;
+        if (config_.run_dir_base.empty()) make_private_dir(base, *log_);
         run_dir_ =
             base + "/broker-" + std::to_string(::getpid()) + "-" + std::to_string(embedded_count++);
         fs::remove_all(run_dir_);  // a leftover of an earlier process that had our pid
@@ -137,6 +139,12 @@ Broker::Broker(Config config)
         if (run_dir_.size() > 1 && run_dir_.back() == '/') run_dir_.pop_back();
     }
     make_private_dir(run_dir_, *log_);
+    // A host's clients of another user reach the broker through its directory and sockets.
+    if (config_.client_uid >= 0 && config_.client_uid != static_cast<std::int64_t>(uid_) &&
+        ::chown(run_dir_.c_str(), static_cast<uid_t>(config_.client_uid), -1) != 0)
+        throw std::system_error(
+            errno, std::generic_category(),
+            "cannot give " + run_dir_ + " to uid " + std::to_string(config_.client_uid));
     if (private_run_dir_) lock_fd_ = lock_run_dir(run_dir_);  // ours from here on
     for (const std::string &base : stale_dir_bases()) remove_stale_run_dirs(base, *log_);
     if (private_run_dir_)
@@ -170,6 +178,7 @@ Broker::Broker(Config config)
         reactor_, ZmtpListener::Settings{.path = uri_.substr(6),
                                          .kind = ZmtpListener::Kind::router,
                                          .uid = uid_,
+                                         .also_uid = config_.client_uid,
                                          .max_message = config_.max_message_bytes,
                                          .max_output = config_.max_peer_output_bytes,
                                          .max_peers = max_peers});
@@ -178,6 +187,7 @@ Broker::Broker(Config config)
         reactor_, ZmtpListener::Settings{.path = events_uri_.substr(6),
                                          .kind = ZmtpListener::Kind::publisher,
                                          .uid = uid_,
+                                         .also_uid = config_.client_uid,
                                          .max_message = config_.max_message_bytes,
                                          .sndhwm = static_cast<std::size_t>(config_.event_sndhwm),
                                          .max_output = config_.max_peer_output_bytes,
@@ -324,6 +334,12 @@ void Broker::start() {
 
     router_->listen();
     xpub_->listen();
+    if (config_.client_uid >= 0 && config_.client_uid != static_cast<std::int64_t>(uid_))
+        for (const std::string &uri : {uri_, events_uri_})
+            if (::chown(uri.substr(6).c_str(), static_cast<uid_t>(config_.client_uid), -1) != 0)
+                throw std::system_error(errno, std::generic_category(),
+                                        "cannot give " + uri.substr(6) + " to uid " +
+                                            std::to_string(config_.client_uid));
     if (!config_.tcp.empty()) {
         load_tcp_keys();
         zap_ = zmq::socket_t(ctx_, zmq::socket_type::rep);

@@ -88,6 +88,14 @@ struct Config {
     bool tree_standing = false;  // this broker is a member of the standing tree of tree_hosts
     // Not a file key: whether the broker itself stops on SIGTERM/SIGINT (a standalone broker).
     bool handle_signals = false;
+    // Not file keys: a broker embedded in a resource manager's process by the server library
+    // (bindings/c/src/server/): it leaves the process's limits alone; its private run directory
+    // goes under run_dir_base (the host's; "": this user's runtime directory); its clients may be
+    // processes of client_uid too (the job's user, when the host runs as another), for whom its
+    // run directory and sockets are made.
+    bool hosted = false;
+    std::string run_dir_base;
+    std::int64_t client_uid = -1;
 };
 
 struct ConfigError : std::runtime_error {

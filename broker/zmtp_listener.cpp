@@ -121,7 +121,8 @@ void ZmtpListener::accept_peers() {
         // (our own clients pipeline their first request behind it).
         char g[zmtp::kGreetingSize];
         zmtp::greeting(g);
-        const bool own_uid = p.cred.uid == settings_.uid;
+        const bool own_uid = p.cred.uid == settings_.uid ||
+                             (settings_.also_uid >= 0 && p.cred.uid == settings_.also_uid);
         const bool room = settings_.max_peers == 0 || peers_.size() <= settings_.max_peers;
         const std::string cmd =
             !own_uid ? zmtp::error("wrong uid")

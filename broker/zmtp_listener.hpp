@@ -10,7 +10,8 @@
 // and writes the kernel's sockets itself (docs/transport.md).
 //
 // Admission: the kernel's credentials of the connecting process (SO_PEERCRED); only the
-// broker's own uid is let in, others get a ZMTP ERROR and are closed.
+// broker's own uid (and a host's clients' uid, `also_uid`) is let in, others get a ZMTP ERROR and
+// are closed.
 // Sending never blocks: output the kernel does not take is queued per peer, up to `max_output`
 // bytes, beyond which the peer is disconnected (it is not reading). A router never drops a
 // message for a slow peer: what may pile up for it is bounded by its senders (a job's output by
@@ -47,7 +48,8 @@ class ZmtpListener : public TopicPublisher {
     struct Settings {
         std::string path;  // the Unix socket's path: made by listen(), removed by close()
         Kind kind = Kind::router;
-        std::int64_t uid = 0;                             // the only uid admitted
+        std::int64_t uid = 0;        // the uid admitted
+        std::int64_t also_uid = -1;  // and this one (a host's clients' user), if set
         std::size_t max_message = std::size_t{64} << 20;  // a larger message ends the connection
         std::size_t sndhwm = 100000;  // a publisher's: messages queued for one subscriber beyond
                                       // which events to it drop

@@ -3,6 +3,7 @@
 #include "client/values/pmix_objects.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -212,6 +213,27 @@ bool ClientStore::has_job(std::string_view nspace) const {
     return ns != namespaces_.end() && ns->second.has_job;
 }
 
+namespace {
+// Infos encoded by the value codec into `m` (a host's registration); what does not decode is
+// logged and left out.
+void add_host_infos(ValueMap &m, const msg::Blob &blob) {
+    if (blob.empty()) return;
+    pmix_info_t *infos = nullptr;
+    std::size_t n = 0;
+    if (c::decode_infos(blob.data(), blob.size(), &infos, &n) != PMIX_SUCCESS) {
+        spdlog::warn("pmix client: the host's job information does not decode");
+        return;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        StoredValue sv;
+        if (c::value_xfer(&sv.v, &infos[i].value) == PMIX_SUCCESS)
+            m.insert_or_assign(std::string(infos[i].key, strnlen(infos[i].key, PMIX_MAX_KEYLEN)),
+                               std::move(sv));
+    }
+    c::array_free(PMIX_INFO, infos, n);
+}
+}  // namespace
+
 ClientStore::Namespace ClientStore::make_namespace(const msg::JobInfo &job, std::uint32_t my_node) {
     Namespace ns;
     ns.has_job = true;
@@ -282,6 +304,14 @@ ClientStore::Namespace ClientStore::make_namespace(const msg::JobInfo &job, std:
             names.push_back(const_cast<char *>(name.c_str()));
         pmix_data_array_t arr{PMIX_STRING, names.size(), names.data()};
         set(m, PMIX_PSET_NAMES, &arr, PMIX_DATA_ARRAY);
+    }
+    // A host's own keys, job-level and per rank (they win over what was computed above).
+    add_host_infos(m, job.job_infos);
+    for (const auto &[rank, blob] : job.proc_infos) {
+        char *end = nullptr;
+        const unsigned long r = std::strtoul(rank.c_str(), &end, 10);
+        if (end != rank.c_str() && *end == '\0')
+            add_host_infos(ns.host_procs[static_cast<std::uint32_t>(r)], blob);
     }
     return ns;
 }
@@ -367,6 +397,11 @@ pmix_status_t ClientStore::get(std::string_view nspace, std::uint32_t rank, std:
                 return *out ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
             }
         }
+        if (auto h = n.host_procs.find(rank); h != n.host_procs.end())
+            if (auto v = h->second.find(key); v != h->second.end()) {
+                *out = copy_of(v->second.v);
+                return *out ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+            }
         if (rank != PMIX_RANK_WILDCARD && n.has_job && rank < n.job.procs.size() &&
             kProcKeys.contains(key)) {
             pmix_value_t *v = nullptr;
@@ -384,6 +419,42 @@ pmix_status_t ClientStore::get(std::string_view nspace, std::uint32_t rank, std:
             return *out ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
         }
         return PMIX_ERR_NOT_FOUND;
+    });
+}
+
+pmix_status_t ClientStore::get_all(std::string_view nspace, std::uint32_t rank,
+                                   pmix_value_t **out) {
+    return read(nspace, rank, [&](const Namespace &, const Proc *proc) {
+        if (!proc || proc->values.empty()) return PMIX_ERR_NOT_FOUND;
+        const std::size_t n = proc->values.size();
+        auto *infos = static_cast<pmix_info_t *>(c::array_create(PMIX_INFO, n));
+        auto *v = static_cast<pmix_value_t *>(c::array_create(PMIX_VALUE, 1));
+        if (infos == nullptr || v == nullptr) {
+            if (infos) c::array_free(PMIX_INFO, infos, n);
+            if (v) c::array_free(PMIX_VALUE, v, 1);
+            return PMIX_ERR_NOMEM;
+        }
+        std::size_t i = 0;
+        for (const auto &[key, sv] : proc->values) {
+            PMIX_LOAD_KEY(infos[i].key, key.c_str());
+            if (pmix_status_t rc = c::value_xfer(&infos[i].value, &sv.v); rc != PMIX_SUCCESS) {
+                c::array_free(PMIX_INFO, infos, n);
+                c::array_free(PMIX_VALUE, v, 1);
+                return rc;
+            }
+            ++i;
+        }
+        auto *arr = static_cast<pmix_data_array_t *>(std::calloc(1, sizeof(pmix_data_array_t)));
+        if (arr == nullptr) {
+            c::array_free(PMIX_INFO, infos, n);
+            c::array_free(PMIX_VALUE, v, 1);
+            return PMIX_ERR_NOMEM;
+        }
+        *arr = pmix_data_array_t{PMIX_INFO, n, infos};
+        v->type = PMIX_DATA_ARRAY;
+        v->data.darray = arr;
+        *out = v;
+        return PMIX_SUCCESS;
     });
 }
 

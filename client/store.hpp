@@ -72,6 +72,9 @@ class ClientStore {
     // this first read) is malformed.
     pmix_status_t get(std::string_view nspace, std::uint32_t rank, std::string_view key,
                       pmix_value_t **out);
+    // Everything here that the process put (or PMIx_Store_internal stored for it), as one
+    // PMIX_DATA_ARRAY of PMIX_INFO: PMIx_Get with a NULL key. PMIX_ERR_NOT_FOUND when nothing is.
+    pmix_status_t get_all(std::string_view nspace, std::uint32_t rank, pmix_value_t **out);
     // The same for a process's data put with `scope` only (PMIX_DATA_SCOPE).
     pmix_status_t get_scoped(std::string_view nspace, std::uint32_t rank, std::string_view key,
                              pmix_scope_t scope, pmix_value_t **out);
@@ -116,6 +119,8 @@ class ClientStore {
         std::uint32_t my_node = 0;
         ValueMap job_values;
         std::unordered_map<std::uint32_t, Proc> procs;
+        // What a host registered for each rank (JobInfo.proc_infos), job information.
+        std::unordered_map<std::uint32_t, ValueMap> host_procs;
     };
     using Namespaces = std::unordered_map<std::string, Namespace, StringHash, std::equal_to<>>;
 

@@ -34,6 +34,38 @@ long on_node(const std::vector<msg::Proc> &participants, const NamespaceTable::S
     return n;
 }
 
+// Whether `participants` include a process of a hosted job (a host's, NamespaceRecord::hosted)
+// that runs on another node than `node`: the host's nodes are not the tree's.
+bool across_host(const std::vector<msg::Proc> &participants,
+                 const NamespaceTable::Snapshot &namespaces, const std::string &node) {
+    for (const auto &p : participants) {
+        auto ns = namespaces.find(p.nspace);
+        if (ns == namespaces.end() || !ns->second->hosted) continue;
+        const auto &procs = ns->second->job->procs;
+        if (p.rank != msg::kWildcardRank) {
+            if (p.rank < procs.size() && procs[p.rank].hostname != node) return true;
+        } else if (std::any_of(procs.begin(), procs.end(),
+                               [&](const msg::ProcInfo &i) { return i.hostname != node; })) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// This node's number among the nodes of the first hosted job of `participants` (the same job on
+// every node: participants are in canonical order); past them when it is not one of them.
+std::uint32_t node_index(const std::vector<msg::Proc> &participants,
+                         const NamespaceTable::Snapshot &namespaces, const std::string &node) {
+    for (const auto &p : participants) {
+        auto ns = namespaces.find(p.nspace);
+        if (ns == namespaces.end() || !ns->second->hosted) continue;
+        const auto &nodes = ns->second->job->nodes;
+        const auto at = std::find(nodes.begin(), nodes.end(), node);
+        return static_cast<std::uint32_t>(at - nodes.begin());
+    }
+    return 0;
+}
+
 }  // namespace
 
 FenceReducer::FenceReducer(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
@@ -67,6 +99,7 @@ FenceReducer::FenceReducer(Reactor &reactor, Bus &bus, const NamespaceTable &nam
     on(&FenceReducer::tree_lost, Access::internal);
     on(&FenceReducer::tree_joined, Access::internal);
     on(&FenceReducer::proc_ended_elsewhere, Access::internal);
+    on(&FenceReducer::host_done, Access::internal);
 }
 
 void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
@@ -84,7 +117,8 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     // only: the others name the same set. The first also finds the brokers hosting
     // participants, when there is a tree.
     std::vector<std::uint32_t> brokers;
-    long here = 0;  // participants on this node, over several nodes
+    bool host = false;  // over several of a host's nodes
+    long here = 0;      // participants on this node, over several nodes
     auto known = fences_.find(key);
     if (known == fences_.end()) {
         const auto snapshot = namespaces_.snapshot();
@@ -102,7 +136,14 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
                 return reply_error(env, PMIX_ERR_BAD_PARAM,
                                    p.nspace + " has no rank " + std::to_string(p.rank));
         }
-        if (const auto view = brokers_.view(); !view->alone()) {
+        if (const auto view = brokers_.view();
+            view->alone() && across_host(participants, *snapshot, view->node())) {
+            host = true;
+            here = on_node(participants, *snapshot, view->node());
+            if (on_node({m.proc}, *snapshot, view->node()) != 1)
+                return reply_error(env, PMIX_ERR_BAD_PARAM,
+                                   "the contributor does not run on this node");
+        } else if (!view->alone()) {
             const std::vector<std::uint32_t> self{view->rank};
             auto hosts = tree::hosting_brokers(participants, *snapshot, *view);
             if (!hosts && tree::hosting_brokers(participants, *snapshot, *view, view->rank) != self)
@@ -139,6 +180,13 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     Fence &f = it->second;
     if (created && !brokers.empty()) {
         f.brokers = std::move(brokers);
+        f.count.expect(here);
+    }
+    if (created && host) {
+        f.host = true;
+        f.self =
+            node_index(f.count.participants(), *namespaces_.snapshot(), brokers_.view()->node());
+        f.timeout_ms = m.timeout_ms;
         f.count.expect(here);
     }
     if (created && m.timeout_ms > 0)
@@ -193,10 +241,10 @@ void FenceReducer::maybe_complete(const std::string &key, Fence &f) {
     // may take this fence's.
     store_.release(f.set, std::min(f.done_through, f.fence_id));
     f.gathering = true;
-    const bool tree = !f.brokers.empty();
+    const bool tree = !f.brokers.empty() || f.host;
     if (!f.collect) {
         if (!tree) return finish(key, PMIX_SUCCESS);
-        return contribute_part(key, msg::FencePart{tree_.gather().rank(), false, {}});
+        return contribute_part(key, msg::FencePart{part_id(f), false, {}});
     }
     const std::uint64_t id = next_request_++;
     collecting_.emplace(id, Collecting{key, tree});
@@ -210,8 +258,7 @@ void FenceReducer::collected(const Envelope &env, msg::ModexCollected &m) {
     auto f = fences_.find(c.key);
     if (f == fences_.end()) return;
     if (c.part)
-        return contribute_part(c.key,
-                               msg::FencePart{tree_.gather().rank(), true, std::move(m.data)});
+        return contribute_part(c.key, msg::FencePart{part_id(f->second), true, std::move(m.data)});
     std::move(f->second.others.begin(), f->second.others.end(), std::back_inserter(m.data));
     const FenceSegmentWriter segment(m.data);
     finish(c.key, PMIX_SUCCESS, &segment);
@@ -297,7 +344,7 @@ FenceBoard *FenceReducer::board_of(const std::string &nspace) {
 void FenceReducer::fail(const std::string &key, std::int32_t status) {
     auto f = fences_.find(key);
     if (f == fences_.end()) return;
-    if (f->second.brokers.empty()) return finish(key, status);
+    if (f->second.brokers.empty()) return finish(key, status);  // here, or the host's
     tree_.fail(key, status);  // the root's verdict comes back through verdict()
 }
 
@@ -343,8 +390,33 @@ void FenceReducer::relate_jobs(const std::vector<msg::Proc> &participants) {
 // ---- The tree's side: fences over several nodes -------------------------------------------
 
 void FenceReducer::contribute_part(const std::string &key, const msg::FencePart &part) {
+    auto f = fences_.find(key);
+    if (f == fences_.end()) return;
+    if (f->second.host) {
+        // One bin: the host concatenates the nodes' parts, and each must say where it ends.
+        msgpack::sbuffer packed, bin;
+        msgpack::pack(packed, part);
+        msgpack::packer<msgpack::sbuffer>(bin).pack_bin(static_cast<std::uint32_t>(packed.size()));
+        bin.write(packed.data(), packed.size());
+        send("host",
+             msg::HostFence{key, f->second.count.participants(), f->second.collect,
+                            msg::Blob(bin.data(), bin.data() + bin.size()), f->second.timeout_ms});
+        return;
+    }
     // Refused: the fence is over on the tree (it failed before these contributors came).
     if (!tree_.contribute(key, part)) finish(key, PMIX_ERROR);
+}
+
+std::uint32_t FenceReducer::part_id(const Fence &f) {
+    if (!f.host) return tree_.gather().rank();
+    return f.self;
+}
+
+// The host's fence_nb answered: its verdict, as the tree's would be.
+void FenceReducer::host_done(const Envelope &, msg::HostFenceDone &m) {
+    auto f = fences_.find(m.key);
+    if (f == fences_.end() || !f->second.host) return;  // failed here meanwhile
+    verdict(m.key, m.status, tree::Bytes(m.result.begin(), m.result.end()));
 }
 
 std::optional<std::vector<std::uint32_t>> FenceReducer::hosts(const std::string &key,
@@ -365,9 +437,10 @@ void FenceReducer::verdict(const std::string &key, std::int32_t status, const tr
     auto parts = tree_.parts_of<msg::FencePart>(key, result);
     if (!parts) return finish(key, PMIX_ERR_UNPACK_FAILURE);
     bool collect = false;
+    const std::uint32_t self = part_id(f);
     for (auto &part : *parts) {
         collect = collect || part.collect;
-        if (part.broker != tree_.gather().rank())
+        if (part.broker != self)
             std::move(part.data.begin(), part.data.end(), std::back_inserter(f.others));
     }
     if (!collect) return finish(key, PMIX_SUCCESS);

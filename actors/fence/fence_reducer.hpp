@@ -21,6 +21,10 @@
 //   PMIX_ERROR).
 // - A set's segments are freed below the least `done_through` of its local participants, once
 //   every one has contributed to a later fence over the set.
+// - Under a host (the server library): a fence over a hosted job whose ranks run on other nodes of
+//   the host's goes, once this node's participants are in, to the host's fence_nb (msg::HostFence)
+//   as one part, and the host's answer is its verdict. A failure here ends it here only: the
+//   other nodes' participants are the host's to release.
 // - A job whose ranks all run on this node fences its namespace on its fence board, without this
 //   actor: the reducer marks the board when a rank ends, and refuses (failing the board) a
 //   contribution over that namespace by message.
@@ -36,6 +40,7 @@
 #include "actors/fence/fence_count.hpp"
 #include "actors/fence/segment_store.hpp"
 #include "actors/protocol/fence.hpp"
+#include "actors/protocol/host.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/shm/fence_board.hpp"
 #include "actors/protocol/tree.hpp"
@@ -67,6 +72,11 @@ class FenceReducer : public Actor {
         // on this node.
         std::vector<std::uint32_t> brokers;
         std::vector<msg::ProcData> others;  // the verdict's data of the other nodes
+        // Over several of a host's nodes (the server library): the host's fence_nb gathers the
+        // nodes' parts; `self` names this node's part among them.
+        bool host = false;
+        std::uint32_t self = 0;
+        std::uint32_t timeout_ms = 0;  // its contributors', for the host
         Reactor::Clock::time_point started = Reactor::Clock::now();  // its first contribution here
     };
     // What a ModexCollect asked of modex is for.
@@ -105,6 +115,7 @@ class FenceReducer : public Actor {
     void tree_lost(const Envelope &env, msg::TreeLost &m);
     void tree_joined(const Envelope &env, msg::TreeJoined &m);
     void proc_ended_elsewhere(const Envelope &env, msg::FenceProcEnded &m);
+    void host_done(const Envelope &env, msg::HostFenceDone &m);
     // At the root: fails every pending fence the rank ended before contributing to.
     void ended(const msg::FenceProcEnded &m);
     // A rank of `participants` (fence `key`'s) that ended, at the root's knowledge, before
@@ -127,6 +138,8 @@ class FenceReducer : public Actor {
     // The tree's side: this node's part handed to the Gather, the brokers hosting a key's
     // participants (its plan) and its verdict.
     void contribute_part(const std::string &key, const msg::FencePart &part);
+    // This node's part's name in a fence: its broker rank on the tree, its node's for a host.
+    std::uint32_t part_id(const Fence &f);
     std::optional<std::vector<std::uint32_t>> hosts(const std::string &key,
                                                     const BrokerView &view) const;
     void verdict(const std::string &key, std::int32_t status, const tree::Bytes &result);

@@ -37,11 +37,12 @@ class Placement {
                       std::vector<Rank> &ranks);
     // The loaded topology (for binding a thread to a placed set); loads it if needed.
     hwloc_topology_t topology();
+    // The PMIx locality string of a cpuset ("NM0:SK0:L3s0:L2s1:L1s1:CRs1:HTs2-3"), read back by
+    // PMIx_Get_relative_locality. The topology must be loaded.
+    std::string locality_of(hwloc_const_bitmap_t set) const;
 
   private:
     hwloc_topology_t topo_ = nullptr;
-
-    std::string locality_of(hwloc_const_bitmap_t set) const;
 };
 
 }  // namespace zpmix

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <pmix_common.h>
 
+#include "actors/protocol/host.hpp"
+
 #include "actors/tree/topology.hpp"
 
 namespace zpmix {
@@ -145,8 +147,15 @@ void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
     const auto view = brokers_.view();
     const std::string &owner = host_of(*snapshot, m.proc, view->node());
     const auto wait = m.timeout_ms > 0 ? std::chrono::milliseconds(m.timeout_ms) : default_wait_;
-    // Over the tree the reader is on the asking broker's node, never on this one.
-    const bool from_broker = env.session && env.session->role == PeerSession::Role::broker;
+    // Over the tree the reader is on the asking broker's node, never on this one; so is it for
+    // a Get the host asks for another of its nodes (PMIx_server_dmodex_request).
+    const bool from_broker =
+        (env.session && env.session->role == PeerSession::Role::broker) || env.from == "host";
+    if (!from_broker && view->alone() && owner != view->node()) {
+        // A host's job (the server library): the host's direct_modex brings it from its node.
+        if (auto job = snapshot->find(m.proc.nspace); job != snapshot->end() && job->second->hosted)
+            return relay(env, m, kHost, wait);
+    }
     if (!from_broker && !view->alone() && owner != view->node()) {
         const auto broker = view->broker_of(owner);
         if (!broker)
@@ -217,6 +226,7 @@ void ModexStore::relay(const Envelope &env, msg::ModexGet &m, std::uint32_t brok
         });
     }
     relays_.emplace(id, std::move(r));
+    if (broker == kHost) return send("host", msg::HostDirectModex{m.proc, m.timeout_ms}, id);
     send(remote_address(broker, name()), m, id);
 }
 

@@ -16,6 +16,11 @@
 // default), and fails with PMIX_ERR_UNREACH when that broker is lost (msg::TreeLost). Nothing of
 // another node's data is kept here. A Get that came over the tree is never relayed again.
 //
+// Under a host (the server library): a Get for a process of a hosted job on another of the
+// host's nodes goes to the host's direct_modex (msg::HostDirectModex), bounded and answered as a
+// relay; a Get the host asks for (PMIx_server_dmodex_request, from the `host` actor) is answered
+// as for a reader on another node.
+//
 // Publish/lookup: one directory per broker for ranges within its node (PROC_LOCAL, LOCAL); the
 // root's for every other range, to which the other brokers relay those requests.
 //
@@ -66,9 +71,10 @@ class ModexStore : public Actor {
         msg::Blob value;
     };
     // A Get relayed to the owner's broker, until its answer.
+    static constexpr std::uint32_t kHost = UINT32_MAX;  // a relay to the host, not a broker
     struct Relay {
-        Envelope req;  // the client's from + id
-        std::uint32_t broker = 0;
+        Envelope req;              // the client's from + id
+        std::uint32_t broker = 0;  // or kHost
         Reactor::TimerId timer = 0;
     };
     struct LookupWaiter {

@@ -52,9 +52,15 @@ struct JobInfo {
     bool stop_on_exec = false;
     Proc debug_target = {};
     std::string program;  // its first app's program, for operators (`zpmix ps`)
+    // What a host (a resource manager that embeds the server library) registered beyond the
+    // fields above, as client/values/value_codec.hpp encodes an info array: job-level keys (with
+    // this node's node-level ones), and each rank's. Clients answer Gets of them as of any job
+    // information; the broker never reads them.
+    Blob job_infos = {};
+    std::map<std::string, Blob> proc_infos = {};  // by rank, in decimal
     ZPMIX_MSG_MAP(nspace, size, univ_size, max_procs, num_apps, session_tmpdir, nsdir, nodes, procs,
                   psets, parent, fence_board, recoverable, stop_in_init, stop_in_app, stop_on_exec,
-                  debug_target, program);
+                  debug_target, program, job_infos, proc_infos);
 };
 
 // What `zpmix run` runs in, which its ranks get (as mpirun's and srun's do) from a broker that is
@@ -434,7 +440,8 @@ struct RegisterNamespace {
     JobInfo job;
     std::string secret;
     std::vector<Proc> notify_completion = {};  // who gets PMIX_EVENT_JOB_END when it ends
-    ZPMIX_MSG_MAP(job, secret, notify_completion);
+    bool hosted = false;                       // a host registered it (NamespaceRecord::hosted)
+    ZPMIX_MSG_MAP(job, secret, notify_completion, hosted);
 };
 struct RankSpawned {
     static constexpr const char *type = "ns.spawned";

@@ -51,8 +51,9 @@ void NamespaceTable::replace(const std::string &nspace, Record record) {
 }
 
 void NamespaceTable::add(msg::JobInfo job, std::string secret,
-                         std::vector<msg::Proc> notify_completion) {
+                         std::vector<msg::Proc> notify_completion, bool hosted) {
     auto r = std::make_shared<NamespaceRecord>();
+    r->hosted = hosted;
     for (const auto &p : job.procs) r->pids.push_back(p.pid);
     r->ends.assign(job.procs.size(), {});
     const std::string nspace = job.nspace;

@@ -38,6 +38,10 @@ struct NamespaceRecord {
     std::vector<std::int64_t> pids;            // by rank; 0 until the rank is spawned
     std::vector<End> ends;                     // by rank
     std::int64_t registered_us = 0;            // when first registered here (Unix epoch)
+    // A namespace a host registered (the PMIx server library, actors/protocol/host.hpp): its
+    // ranks are the clients the host registered (the registry keeps them), each a process of the
+    // uid the host named that proves the job's secret; the broker knows no pid of theirs.
+    bool hosted = false;
 
     std::uint32_t size() const { return static_cast<std::uint32_t>(pids.size()); }
     bool ended(std::uint32_t rank) const { return rank < ends.size() && ends[rank].ended; }
@@ -62,7 +66,8 @@ class NamespaceTable {
 
     // The registry's changes. Each replaces the snapshot; a change naming an unknown namespace
     // or rank changes nothing and returns false.
-    void add(msg::JobInfo job, std::string secret, std::vector<msg::Proc> notify_completion);
+    void add(msg::JobInfo job, std::string secret, std::vector<msg::Proc> notify_completion,
+             bool hosted = false);
     bool spawned(const std::string &nspace, std::uint32_t rank, std::int64_t pid);
     bool ended(const std::string &nspace, std::uint32_t rank, std::int32_t exit_code,
                std::int32_t signal);

@@ -1,5 +1,7 @@
 #include "actors/registry/registry.hpp"
 
+#include <unistd.h>
+
 #include <set>
 
 #include <pmix_common.h>
@@ -25,6 +27,9 @@ Registry::Registry(Reactor &reactor, Bus &bus, NamespaceTable &table, std::strin
     on(&Registry::proc_exit, Access::internal);
     on(&Registry::deregister_namespace, Access::internal);
     on(&Registry::tree_lost, Access::internal);
+    on(&Registry::register_client, Access::internal);
+    on(&Registry::deregister_client, Access::internal);
+    on(&Registry::session_closed, Access::internal);
 }
 
 void Registry::hello(const Envelope &env, msg::Hello &m) {
@@ -36,6 +41,16 @@ void Registry::hello(const Envelope &env, msg::Hello &m) {
         // keypair (its CURVE handshake proved it): the operator's credential there, as for
         // `zpmix ctl --broker tcp://`. A launcher starts processes with its caller's environment
         // and is watched by pid: on this node only.
+        // Over ipc a broker may also admit a host's clients of another user (the server
+        // library): they are clients, never tools or launchers, which act for the runtime.
+        if (!env.peer.tcp && env.peer.uid >= 0 &&
+            env.peer.uid != static_cast<std::int64_t>(::getuid())) {
+            log().warn(
+                "refused a {} of uid {} (pid {}): only the broker's uid acts for the runtime",
+                m.role, env.peer.uid, env.peer.pid);
+            return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
+                               "a tool or launcher must run as the broker's user");
+        }
         if (env.peer.tcp && m.role == "launcher") {
             log().warn("refused a launcher over tcp (pid {})", m.pid);
             return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "a launcher must connect over ipc");
@@ -72,6 +87,10 @@ void Registry::hello(const Envelope &env, msg::Hello &m) {
         if (m.rank >= ns->size())
             return reply_error(env, PMIX_ERR_BAD_PARAM,
                                "rank " + std::to_string(m.rank) + " is not in " + m.nspace);
+        if (ns->hosted) {
+            welcome.job = ns->job_with_pids();
+            return hosted_hello(env, m, *ns, welcome);
+        }
         // A process of this node that claims a rank this broker launched must be that rank's
         // process (or run by it): a same-uid impostor gets no session at all.
         switch (ranks_.may_act_as(env.peer, ns.get(), m.rank)) {
@@ -111,6 +130,13 @@ std::optional<msg::Proc> Registry::launched_rank_of(std::int64_t pid) const {
 void Registry::finalize(const Envelope &env, msg::Finalize &) {
     if (!env.session || !env.session->is_client())
         return reply_error(env, PMIX_ERR_BAD_PARAM, "finalize needs a client");
+    if (auto ns = hosted_.find(env.session->nspace); ns != hosted_.end()) {
+        if (auto c = ns->second.find(env.session->rank); c != ns->second.end()) {
+            c->second.finalized = true;
+            send("host", msg::HostClientEnded{{env.session->nspace, env.session->rank}, true});
+        }
+        return reply(env, msg::Ok{});
+    }
     send("launcher", msg::RankState{env.session->nspace, env.session->rank, true});
     reply(env, msg::Ok{});
 }
@@ -132,6 +158,14 @@ void Registry::abort(const Envelope &env, msg::Abort &m) {
     }
     log().info("{}.{} calls PMIx_Abort (status {}) for {}", s.nspace, s.rank, m.status,
                m.procs.empty() ? "its namespace" : std::to_string(m.procs.size()) + " proc(s)");
+    // A hosted job's processes are the host's to end: its abort upcall answers.
+    if (const auto ns = table_.find(s.nspace); ns && ns->hosted)
+        return send("host", msg::HostAbort{{s.nspace, s.rank},
+                                           m.status,
+                                           std::move(m.message),
+                                           std::move(m.procs),
+                                           env.from,
+                                           env.id});
     // launcher, events
     broadcast(msg::AbortJob{s.nspace, s.rank, m.status, m.message, std::move(m.procs)});
     reply(env, msg::Ok{});
@@ -153,7 +187,7 @@ void Registry::job_info(const Envelope &env, msg::JobInfoQuery &m) {
 
 void Registry::register_namespace(const Envelope &, msg::RegisterNamespace &m) {
     const std::string nspace = m.job.nspace;
-    table_.add(std::move(m.job), std::move(m.secret), std::move(m.notify_completion));
+    table_.add(std::move(m.job), std::move(m.secret), std::move(m.notify_completion), m.hosted);
     log().debug("namespace {} registered", nspace);
 }
 
@@ -195,6 +229,10 @@ void Registry::deregister_namespace(const Envelope &, msg::DeregisterNamespace &
         broadcast(finished);
     }
     table_.remove(m.nspace);
+    if (auto h = hosted_.find(m.nspace); h != hosted_.end()) {
+        for (const auto &[rank, c] : h->second) hosted_peers_.erase(c.peer);
+        hosted_.erase(h);
+    }
     log().debug("namespace {} deregistered", m.nspace);
     broadcast(msg::NamespaceEnded{m.nspace, m.ran, m.status, std::move(m.message),
                                   ns->notify_completion});

@@ -13,9 +13,15 @@
 // runtime, free of a client's rules): a rank is a client.
 // The ranks of a lost broker's node (tree.lost) end here as if they had exited, without a status
 // (ProcEnded.lost_with): what reacts to an end reacts to them on every broker.
+// Under a host (the server library, hosted_clients.cpp): the host registers namespaces and their
+// clients; a client is the process of the uid the host named that proves its job's secret, its
+// connection goes to the host's client_connected upcall before its Welcome, its Finalize, end
+// (its connection gone) and PMIx_Abort go to the host, and its end is what the broker sees of it.
+#include <map>
 #include <optional>
 #include <string>
 
+#include "actors/protocol/host.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/session.hpp"
 #include "actors/protocol/tree.hpp"
@@ -41,6 +47,15 @@ class Registry : public Actor {
     std::uint64_t max_message_;  // told in the Welcome: a client refuses a larger commit itself
     LaunchedRanks ranks_;        // a client claiming a launched rank must be its process
     LogThrottle refusals_;       // of tool and launcher sessions to ranks' processes
+    // Hosted namespaces: the clients the host registered (uid by rank), kept from before their
+    // namespace is (hosts register clients first), and the sessions of those connected.
+    struct HostedClient {
+        std::uint32_t uid = 0;
+        bool finalized = false;
+        std::string peer;  // its session's routing id, once connected
+    };
+    std::map<std::string, std::map<std::uint32_t, HostedClient>> hosted_;
+    std::map<std::string, msg::Proc> hosted_peers_;  // routing id -> the client it is
 
     void hello(const Envelope &env, msg::Hello &m);
     void abort(const Envelope &env, msg::Abort &m);
@@ -51,6 +66,13 @@ class Registry : public Actor {
     void proc_exit(const Envelope &env, msg::ProcExit &m);
     void deregister_namespace(const Envelope &env, msg::DeregisterNamespace &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
+    // hosted_clients.cpp
+    void register_client(const Envelope &env, msg::RegisterClient &m);
+    void deregister_client(const Envelope &env, msg::DeregisterClient &m);
+    void session_closed(const Envelope &env, msg::SessionClosed &m);
+    // A hosted client's Hello: checked here (refused with a log line), then to the host.
+    void hosted_hello(const Envelope &env, const msg::Hello &m, const NamespaceRecord &ns,
+                      const msg::Welcome &welcome);
     // The launched rank (still running) whose process `pid` is, if any.
     std::optional<msg::Proc> launched_rank_of(std::int64_t pid) const;
 };

@@ -7,6 +7,7 @@
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/group.hpp"
+#include "actors/protocol/host.hpp"
 #include "actors/protocol/iof.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
@@ -44,7 +45,9 @@ using Messages = std::tuple<
     m::GroupDown, m::GroupList, m::GroupListed, m::GroupInvite, m::GroupJoin, m::GroupLeave,
     m::GroupLeft, m::GroupWatch, m::GroupUnwatch, m::GroupInviteeEnded, m::GroupLeaderAnswer,
     m::SessionClosed, m::IofPull, m::IofPulled, m::IofDeliver, m::IofAck, m::IofDeregister,
-    m::IofKeep, m::IofPush, m::StoppedInInit, m::DebuggerReleased, m::JobFinished>;
+    m::IofKeep, m::IofPush, m::StoppedInInit, m::DebuggerReleased, m::JobFinished,
+    m::RegisterClient, m::DeregisterClient, m::HostClientConnected, m::HostClientEnded,
+    m::HostAbort, m::HostFence, m::HostFenceDone, m::HostDirectModex>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
 static_assert(std::tuple_size_v<Messages> == ZPMIX_MESSAGE_TYPES,
               "a message type of actors/protocol/*.hpp is missing from the list");

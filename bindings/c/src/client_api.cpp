@@ -126,13 +126,10 @@ pmix_status_t init_singleton(Process &c) {
     return PMIX_SUCCESS;
 }
 
-pmix_status_t init_client(Process &c, const char *uri, const Directives &d) {
-    const char *ns = getenv("PMIX_NAMESPACE");
-    const char *rank = getenv("PMIX_RANK");
-    if (ns == nullptr || rank == nullptr) return PMIX_ERR_INIT;
-    const char *secret = getenv("ZPMIX_SECRET");
-    msg::Hello hello{"client", ns, static_cast<std::uint32_t>(strtoul(rank, nullptr, 10)), getpid(),
-                     secret ? secret : ""};
+// Connects to the broker at `uri` as rank `rank` of `ns`, proving it with the job's secret.
+pmix_status_t init_client(Process &c, const char *uri, const std::string &ns, std::uint32_t rank,
+                          const std::string &secret, const Directives &d) {
+    msg::Hello hello{"client", ns, rank, getpid(), secret};
     const std::uint32_t timeout_ms = d.timeout_ms ? d.timeout_ms : kInitTimeoutMs;
     // On ipc the broker speaks ZMTP itself: the Hello may follow the handshake at once, saving
     // PMIx_Init a round trip. On tcp, libzmq's ROUTER with a ZAP handler would drop it.
@@ -196,7 +193,7 @@ pmix_status_t init_client(Process &c, const char *uri, const Directives &d) {
         return status;
     }
     c.store->set_job(welcome.job, hello.rank);
-    PMIX_LOAD_PROCID(&c.me, ns, hello.rank);
+    PMIX_LOAD_PROCID(&c.me, ns.c_str(), hello.rank);
     c.job_size = welcome.job.size;
     c.max_message = welcome.max_message;
     c.stop_in_init = welcome.job.stop_in_init;
@@ -628,6 +625,23 @@ bool has_fence_board() {
     return ready() && process().node_fence != nullptr;
 }
 
+pmix_status_t init_as(const std::string &uri, const std::string &nspace, std::uint32_t rank,
+                      const std::string &secret) {
+    Process &c = process();
+    std::lock_guard lock(c.init_mu);
+    if (c.refs > 0) return PMIX_ERR_INIT;  // a client already: it cannot be another one too
+    c.store = std::make_unique<ClientStore>();
+    c.fence_seq.clear();
+    if (pmix_status_t rc = init_client(c, uri.c_str(), nspace, rank, secret, Directives{});
+        rc != PMIX_SUCCESS) {
+        c.store.reset();
+        return rc;
+    }
+    c.refs = 1;
+    c.initialized.store(true, std::memory_order_release);
+    return PMIX_SUCCESS;
+}
+
 }  // namespace zpmix::c
 
 extern "C" {
@@ -644,9 +658,15 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     c.store = std::make_unique<ClientStore>();
     c.fence_seq.clear();
     const char *uri = getenv("ZPMIX_URI");
-    const pmix_status_t rc = (uri == nullptr || uri[0] == '\0')
-                                 ? init_singleton(c)
-                                 : init_client(c, uri, parse(info, ninfo));
+    const char *ns = getenv("PMIX_NAMESPACE");
+    const char *rank = getenv("PMIX_RANK");
+    const char *secret = getenv("ZPMIX_SECRET");
+    const pmix_status_t rc =
+        (uri == nullptr || uri[0] == '\0') ? init_singleton(c)
+        : (ns == nullptr || rank == nullptr)
+            ? PMIX_ERR_INIT
+            : init_client(c, uri, ns, static_cast<std::uint32_t>(strtoul(rank, nullptr, 10)),
+                          secret ? secret : "", parse(info, ninfo));
     if (rc != PMIX_SUCCESS) {
         c.store.reset();
         return rc;
@@ -835,10 +855,13 @@ PMIX_EXPORT pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t procs[], size_t n
 PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
                                    const pmix_info_t info[], size_t ninfo, pmix_value_t **val) {
     if (!ready()) return PMIX_ERR_INIT;
-    if (bad_key(key) || val == nullptr) return PMIX_ERR_BAD_PARAM;
+    if (val == nullptr) return PMIX_ERR_BAD_PARAM;
     Process &c = process();
     const pmix_proc_t &p = proc ? *proc : c.me;
     *val = nullptr;
+    // No key: everything the process posted that is here (as a host's own daemons read theirs).
+    if (key == nullptr) return c.store->get_all(nspace_of(p), p.rank, val);
+    if (bad_key(key)) return PMIX_ERR_BAD_PARAM;
     if (asks_psets(c, key)) {
         auto reply = c.session->call(msg::PsetQuery{to_msg(p)}, parse(info, ninfo).timeout_ms);
         return reply.status != PMIX_SUCCESS ? reply.status : pset_names(reply.env, val);

@@ -47,6 +47,11 @@ struct Process {
 
 Process &process();
 
+// PMIx_Init for a process that is told who it is instead of reading its environment: the server
+// library's host, a client of the broker it embeds (client_api.cpp). PMIx_Finalize undoes it.
+pmix_status_t init_as(const std::string &uri, const std::string &nspace, std::uint32_t rank,
+                      const std::string &secret);
+
 // After a successful PMIx_Init or PMIx_tool_init (`me` set), and before the session goes.
 void attach(client::Session &session);
 void detach();

@@ -1,0 +1,69 @@
+#include "server/completions.hpp"
+
+#include <mutex>
+#include <unordered_map>
+
+#include <spdlog/spdlog.h>
+
+namespace zpmix::server {
+
+namespace {
+
+struct Expected {
+    Reactor *reactor;
+    Completion done;
+};
+
+std::mutex mu;
+std::unordered_map<std::uint64_t, Expected> expected;
+std::uint64_t next_id = 1;
+
+void complete(void *cbdata, pmix_status_t status, std::string data, const char *what) {
+    const auto id = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(cbdata));
+    // Posted under the lock: give_up_all(), which the server's finalize takes before its reactor
+    // goes, waits for it.
+    std::lock_guard lock(mu);
+    auto it = expected.find(id);
+    if (it == expected.end()) {
+        spdlog::warn(
+            "pmix server: the host called a {} callback that is not expected (called twice, after "
+            "its timeout or after PMIx_server_finalize): ignored",
+            what);
+        return;
+    }
+    it->second.reactor->post([done = std::move(it->second.done), status,
+                              data = std::move(data)]() mutable { done(status, std::move(data)); });
+    expected.erase(it);
+}
+
+}  // namespace
+
+void *expect(Reactor &reactor, Completion done) {
+    std::lock_guard lock(mu);
+    const std::uint64_t id = next_id++;
+    expected.emplace(id, Expected{&reactor, std::move(done)});
+    return reinterpret_cast<void *>(static_cast<std::uintptr_t>(id));
+}
+
+bool give_up(void *cbdata) {
+    std::lock_guard lock(mu);
+    return expected.erase(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(cbdata))) > 0;
+}
+
+void give_up_all() {
+    std::lock_guard lock(mu);
+    expected.clear();
+}
+
+void op_done(pmix_status_t status, void *cbdata) {
+    complete(cbdata, status, {}, "operation");
+}
+
+void modex_done(pmix_status_t status, const char *data, size_t ndata, void *cbdata,
+                pmix_release_cbfunc_t release, void *release_cbdata) {
+    std::string bytes = data && ndata ? std::string(data, ndata) : std::string();
+    if (release) release(release_cbdata);  // the bytes are copied: the host may free its own
+    complete(cbdata, status, std::move(bytes), "modex");
+}
+
+}  // namespace zpmix::server

@@ -1,0 +1,83 @@
+#pragma once
+// HostModule (`host`): a resource manager's pmix_server_module_t as an actor of the broker that
+// PMIx_server_init embeds in it. What the broker serves through its tree or its launcher under
+// `zpmix run` comes here instead and goes to the host's upcall: a client's connection
+// (client_connected2, else client_connected), its finalize (client_finalized) and its abort.
+//
+// Invariants and limits:
+// - Upcalls run on the broker's thread. The host may call their callbacks from any thread,
+//   before or after the upcall returns, and may call back into the library from inside an
+//   upcall; a callback called twice, late or after finalize is logged and ignored
+//   (completions.hpp).
+// - An upcall the host left NULL is PMIX_ERR_NOT_SUPPORTED to the client at once, never a wait;
+//   one that never calls back is bounded (kUpcallTimeout: PMIX_ERR_TIMEOUT to the client).
+// - client_connected is called without a callback, as OpenPMIx does (hosts such as Slurm's
+//   return PMIX_SUCCESS and never call back): its return accepts (PMIX_SUCCESS,
+//   PMIX_OPERATION_SUCCEEDED) or refuses the client.
+// - A client's server_object is the one the host registered it with (set_client).
+// - fence_nb gets this node's part of a fence (one self-delimiting msgpack bin) and answers the
+//   concatenation of every node's, in any order, which goes back to `fence` as its verdict. The
+//   info array carries PMIX_COLLECT_DATA only when data is collected (Slurm reads its presence)
+//   and the contributors' PMIX_TIMEOUT; the wait is bounded by that, else kUpcallTimeout.
+// - direct_modex answers the bytes the owner's node's PMIx_server_dmodex_request gave its host: a
+//   packed msg::ProcData, the process's data as a reader on another node sees it.
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "actors/protocol/host.hpp"
+#include "actors/protocol/modex.hpp"
+#include "actors/runtime/actor.hpp"
+#include "pmix_server.h"
+
+namespace zpmix::server {
+
+class HostModule : public Actor {
+  public:
+    static constexpr auto kUpcallTimeout = std::chrono::seconds(300);  // Slurm's PMIxTimeout
+
+    HostModule(Reactor &reactor, Bus &bus, const pmix_server_module_t &module);
+
+    // Reactor thread: the host registered (or forgot, with nullptr and `forget`) a client.
+    void set_client(const msg::Proc &proc, void *server_object, bool forget = false);
+    // Reactor thread: PMIx_server_dmodex_request.
+    void dmodex_request(const msg::Proc &proc, pmix_dmodex_response_fn_t cbfunc, void *cbdata);
+    // Reactor thread: a message of the host's (a registration) to one of the broker's actors.
+    template <class Msg>
+    void tell(const std::string &to, const Msg &m) {
+        send(to, m);
+    }
+
+  private:
+    pmix_server_module_t module_;
+    std::map<msg::Proc, void *> objects_;  // each registered client's server_object
+
+    void connected(const Envelope &env, msg::HostClientConnected &m);
+    void client_ended(const Envelope &env, msg::HostClientEnded &m);
+    void abort(const Envelope &env, msg::HostAbort &m);
+    void fence(const Envelope &env, msg::HostFence &m);
+    void direct_modex(const Envelope &env, msg::HostDirectModex &m);
+    // modex's answers to dmodex_request
+    void modex_data(const Envelope &env, msg::ModexData &m);
+    void modex_error(const Envelope &env, msg::ErrorReply &m);  // or another request's refusal
+    void done(const Envelope &env, msg::Ok &m);
+
+    // PMIx_server_dmodex_request: what a process of this node committed, for another node, to
+    // the host's callback (the bytes direct_modex gets on that node).
+    struct DmodexRequest {
+        pmix_dmodex_response_fn_t cbfunc;
+        void *cbdata;
+    };
+    std::map<std::uint64_t, DmodexRequest> dmodex_requests_;
+    std::uint64_t next_request_ = 1;
+
+    void *object_of(const msg::Proc &p) const;
+    // Waits for an op_cbfunc of the host: then answers `peer` (Ok, or its status) under `id`,
+    // bounded by kUpcallTimeout. Returns the cbdata for the upcall.
+    void *answer_when_done(const std::string &what, std::string peer, std::uint64_t id);
+    // An upcall returned: PMIX_SUCCESS waits for its callback; anything else is the answer now.
+    void returned(pmix_status_t rc, void *cbdata, const std::string &what, const std::string &peer,
+                  std::uint64_t id);
+};
+
+}  // namespace zpmix::server

@@ -1,0 +1,27 @@
+#pragma once
+// What a host registers of a namespace (PMIx_server_register_nspace's info array), as the
+// broker's job information: the nodes (PMIX_NODE_MAP), each rank's node (PMIX_PROC_MAP), each
+// rank's placement (PMIX_PROC_DATA, or computed: local and node ranks in node order), sizes and
+// directories; and every key zpmix has no field for, kept as the host gave it for the clients'
+// Gets (JobInfo.job_infos and proc_infos). The maps are PMIx_generate_regex/_ppn's (maps.hpp).
+//
+// Limits: node-level arrays (PMIX_NODE_INFO_ARRAY) are read for this node only (`this_node`):
+// their keys become job-level keys of its clients; app-level arrays (PMIX_APP_INFO_ARRAY) for the
+// app numbers, their keys kept job-level for app 0.
+#include <string>
+
+#include "actors/protocol/job.hpp"
+#include "pmix_common.h"
+
+namespace zpmix::server {
+
+struct JobRegistration {
+    msg::JobInfo job;
+    bool no_data = false;  // PMIX_REGISTER_NODATA: the host's own namespace, nothing in it
+    std::string error;     // why the info array cannot be a job; empty when it can
+};
+
+JobRegistration job_from_infos(const std::string &nspace, int nlocalprocs, const pmix_info_t info[],
+                               std::size_t ninfo, const std::string &this_node);
+
+}  // namespace zpmix::server

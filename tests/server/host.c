@@ -1,0 +1,579 @@
+/* A small resource manager that embeds a PMIx server library through pmix_server.h (and pmix.h
+ * for its strings) only, as OpenPMIx's examples/server.c, Slurm's mpi/pmix and flux-pmix do. It
+ * registers one namespace, sets each local client up (PMIx_server_setup_fork,
+ * PMIx_server_register_client with a server_object of its own), starts the clients, answers their
+ * upcalls and reports each on stdout as "nodeK: upcall <name> <rank> ..." lines, which the tests
+ * read.
+ *
+ *   server_host [options] -n N program [args...]
+ *     --nodes 2          two "nodes": this process and a child of it, each a host with its own
+ *                        server (PMIX_HOSTNAME node0, node1) and half of the ranks, joined by a
+ *                        socket that carries fence_nb's parts and direct_modex's requests, as a
+ *                        resource manager's daemons do
+ *     --null-upcalls     every upcall NULL (what the library must refuse, never hang on)
+ *     --refuse-rank R    client_connected refuses rank R
+ *     --late-callbacks   callbacks come from another thread, after the upcall returned
+ *     --nodata           register the host's own namespace with PMIX_REGISTER_NODATA first, as
+ *                        mpirun does
+ *
+ * Exit: 0 when every child exited 0; the children's first non-zero status otherwise; 99 when
+ * the host itself failed. Every wait is bounded (alarm). */
+#include <pmix.h>
+#include <pmix_server.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define MAX_RANKS 64
+
+struct child {
+    int rank;
+    pid_t pid;
+};
+
+static struct child children[MAX_RANKS]; /* by rank; only this node's are started */
+static int nranks, nnodes = 1, node;     /* node: which one this process is */
+static int refuse_rank = -1;
+static bool late_callbacks;
+static pmix_nspace_t nspace = "host-job";
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static int link_fd = -1;      /* to the other node */
+static pid_t other_host = -1; /* node0: node1's process, a child of this one too */
+static int other_status = -1;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    pthread_mutex_lock(&mu);
+    printf("node%d: ", node);
+    vprintf(fmt, ap);
+    fflush(stdout);
+    pthread_mutex_unlock(&mu);
+    va_end(ap);
+}
+
+static void die(const char *what, pmix_status_t rc) {
+    fprintf(stderr, "server_host node%d: %s: %s\n", node, what, PMIx_Error_string(rc));
+    exit(99);
+}
+
+/* The node a rank runs on: the first half of the ranks on node0. */
+static int node_of(int rank) {
+    return nnodes == 1 ? 0 : rank >= (nranks + 1) / 2;
+}
+
+/* Which child a server_object is: the library must hand back what register_client got. */
+static struct child *child_of(const pmix_proc_t *proc, void *server_object) {
+    struct child *c = server_object;
+    if (c < children || c >= children + nranks || c->rank != (int)proc->rank) {
+        say("upcall bad-server-object %u\n", proc->rank);
+        return NULL;
+    }
+    return c;
+}
+
+/* ------------------------------------------------------------------ the link between nodes */
+
+/* A message on the link: a type, a request id, a status and bytes. */
+struct frame {
+    char type; /* 'F' a fence part, 'D' a direct-modex request (bytes: the rank), 'R' its answer */
+    uint32_t id;
+    int32_t status;
+    uint32_t len;
+};
+
+static void link_send(char type, uint32_t id, int32_t status, const void *data, uint32_t len) {
+    struct frame f = {type, id, status, len};
+    pthread_mutex_lock(&mu);
+    if (write(link_fd, &f, sizeof f) != sizeof f ||
+        (len && write(link_fd, data, len) != (ssize_t)len)) {
+        pthread_mutex_unlock(&mu);
+        die("link write", PMIX_ERR_UNREACH);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+static bool read_all(void *buf, size_t n) {
+    char *p = buf;
+    while (n > 0) {
+        ssize_t got = read(link_fd, p, n);
+        if (got <= 0) return false;
+        p += got;
+        n -= (size_t)got;
+    }
+    return true;
+}
+
+/* Fences: the other node's parts that came before ours went out, and our fence_nb calls waiting
+ * for the other's part; paired in order (both nodes fence in the same order). */
+struct part {
+    char *data;
+    size_t len;
+};
+static struct part remote_parts[16];
+static int remote_in, remote_out;
+struct waiting_fence {
+    pmix_modex_cbfunc_t cbfunc;
+    void *cbdata;
+    char *mine;
+    size_t len;
+};
+static struct waiting_fence waiting[16];
+static int waiting_in, waiting_out;
+static int fences;
+
+/* Both parts are here: the library gets them concatenated, the other node's first on node0 and
+ * last on node1 (any order must do). */
+static void complete_fence(struct waiting_fence w, struct part r) {
+    size_t n = w.len + r.len;
+    char *all = malloc(n ? n : 1);
+    if (node == 0) {
+        memcpy(all, r.data, r.len);
+        memcpy(all + r.len, w.mine, w.len);
+    } else {
+        memcpy(all, w.mine, w.len);
+        memcpy(all + w.len, r.data, r.len);
+    }
+    free(w.mine);
+    free(r.data);
+    w.cbfunc(PMIX_SUCCESS, all, n, w.cbdata, free, all);
+}
+
+static void *call_fence_back(void *arg) {
+    struct waiting_fence *w = arg;
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    char *copy = w->len ? malloc(w->len) : NULL;
+    if (w->len) memcpy(copy, w->mine, w->len);
+    w->cbfunc(PMIX_SUCCESS, copy, w->len, w->cbdata, free, copy);
+    free(w->mine);
+    free(w);
+    return NULL;
+}
+
+/* Direct modex: our requests waiting for the other node's answer, by id. */
+struct dmodex_wait {
+    pmix_modex_cbfunc_t cbfunc;
+    void *cbdata;
+};
+static struct dmodex_wait dmodex[256];
+static uint32_t next_dmodex;
+static int dmodex_served;
+
+/* The library answered the other node's request (PMIx_server_dmodex_request). */
+static void dmodex_answered(pmix_status_t status, char *data, size_t sz, void *cbdata) {
+    uint32_t id = (uint32_t)(uintptr_t)cbdata;
+    link_send('R', id, status, data, (uint32_t)sz);
+}
+
+static void *link_reader(void *arg) {
+    (void)arg;
+    struct frame f;
+    while (read_all(&f, sizeof f)) {
+        char *data = f.len ? malloc(f.len) : NULL;
+        if (f.len && !read_all(data, f.len)) break;
+        if (f.type == 'F') {
+            pthread_mutex_lock(&mu);
+            struct part r = {data, f.len};
+            if (waiting_out < waiting_in) {
+                struct waiting_fence w = waiting[waiting_out++ % 16];
+                pthread_mutex_unlock(&mu);
+                complete_fence(w, r);
+            } else {
+                remote_parts[remote_in++ % 16] = r;
+                pthread_mutex_unlock(&mu);
+            }
+        } else if (f.type == 'D') {
+            pmix_proc_t proc;
+            uint32_t rank;
+            memcpy(&rank, data, sizeof rank);
+            free(data);
+            PMIX_LOAD_PROCID(&proc, nspace, rank);
+            pthread_mutex_lock(&mu);
+            ++dmodex_served;
+            pthread_mutex_unlock(&mu);
+            pmix_status_t rc =
+                PMIx_server_dmodex_request(&proc, dmodex_answered, (void *)(uintptr_t)f.id);
+            if (rc != PMIX_SUCCESS) link_send('R', f.id, rc, NULL, 0);
+        } else if (f.type == 'R') {
+            pthread_mutex_lock(&mu);
+            struct dmodex_wait w = dmodex[f.id % 256];
+            pthread_mutex_unlock(&mu);
+            w.cbfunc(f.status, data, f.len, w.cbdata, free, data);
+        }
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ upcalls */
+
+static pmix_status_t client_connected(const pmix_proc_t *proc, void *server_object,
+                                      pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    (void)cbfunc;
+    (void)cbdata;
+    if (!child_of(proc, server_object)) return PMIX_ERR_BAD_PARAM;
+    if ((int)proc->rank == refuse_rank) {
+        say("upcall client_connected %u refused\n", proc->rank);
+        return PMIX_ERR_NO_PERMISSIONS;
+    }
+    say("upcall client_connected %u %s\n", proc->rank, proc->nspace);
+    return PMIX_SUCCESS; /* as Slurm's: no callback */
+}
+
+struct later {
+    pmix_op_cbfunc_t cbfunc;
+    void *cbdata;
+    pmix_status_t status;
+};
+
+static void *call_back_later(void *arg) {
+    struct later *l = arg;
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL); /* a host's own thread, some time after the upcall returned */
+    l->cbfunc(l->status, l->cbdata);
+    free(l);
+    return NULL;
+}
+
+static pmix_status_t complete(pmix_status_t status, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    if (!cbfunc || !late_callbacks)
+        return status == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : status;
+    struct later *l = malloc(sizeof *l);
+    *l = (struct later){cbfunc, cbdata, status};
+    pthread_t t;
+    pthread_create(&t, NULL, call_back_later, l);
+    pthread_detach(t);
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t client_finalized(const pmix_proc_t *proc, void *server_object,
+                                      pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    if (!child_of(proc, server_object)) return PMIX_ERR_BAD_PARAM;
+    say("upcall client_finalized %u\n", proc->rank);
+    return complete(PMIX_SUCCESS, cbfunc, cbdata);
+}
+
+static pmix_status_t abort_fn(const pmix_proc_t *proc, void *server_object, int status,
+                              const char msg[], pmix_proc_t procs[], size_t nprocs,
+                              pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    (void)procs;
+    if (!child_of(proc, server_object)) return PMIX_ERR_BAD_PARAM;
+    say("upcall abort %u status %d nprocs %zu msg %s\n", proc->rank, status, nprocs,
+        msg ? msg : "(none)");
+    /* As mpirun does: the job ends. */
+    for (int i = 0; i < nranks; ++i)
+        if (children[i].pid > 0 && i != (int)proc->rank) kill(children[i].pid, SIGTERM);
+    return complete(PMIX_SUCCESS, cbfunc, cbdata);
+}
+
+static pmix_status_t fence_nb(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                              size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
+                              void *cbdata) {
+    bool collect = false;
+    for (size_t i = 0; i < ninfo; ++i)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_COLLECT_DATA)) collect = PMIX_INFO_TRUE(&info[i]);
+    pthread_mutex_lock(&mu);
+    ++fences;
+    pthread_mutex_unlock(&mu);
+    say("upcall fence_nb nprocs %zu rank %d collect %d\n", nprocs, nprocs ? (int)procs[0].rank : -1,
+        collect);
+    /* The library's buffer is ours (malloc'd), as mpirun takes it. */
+    struct waiting_fence w = {cbfunc, cbdata, data, ndata};
+    if (nnodes == 1) {
+        if (late_callbacks) {
+            struct waiting_fence *l = malloc(sizeof *l);
+            *l = w;
+            pthread_t t;
+            pthread_create(&t, NULL, call_fence_back, l);
+            pthread_detach(t);
+            return PMIX_SUCCESS;
+        }
+        /* From inside the upcall, as OpenPMIx's examples/server.c does. */
+        cbfunc(PMIX_SUCCESS, w.mine, ndata, cbdata, free, w.mine);
+        return PMIX_SUCCESS;
+    }
+    link_send('F', 0, 0, data, (uint32_t)ndata);
+    pthread_mutex_lock(&mu);
+    if (remote_out < remote_in) {
+        struct part r = remote_parts[remote_out++ % 16];
+        pthread_mutex_unlock(&mu);
+        complete_fence(w, r);
+    } else {
+        waiting[waiting_in++ % 16] = w;
+        pthread_mutex_unlock(&mu);
+    }
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t direct_modex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+                                  pmix_modex_cbfunc_t cbfunc, void *cbdata) {
+    (void)info;
+    (void)ninfo;
+    say("upcall direct_modex %u\n", proc->rank);
+    if (nnodes == 1 || node_of((int)proc->rank) == node) return PMIX_ERR_NOT_FOUND;
+    pthread_mutex_lock(&mu);
+    uint32_t id = next_dmodex++;
+    dmodex[id % 256] = (struct dmodex_wait){cbfunc, cbdata};
+    pthread_mutex_unlock(&mu);
+    uint32_t rank = proc->rank;
+    link_send('D', id, 0, &rank, sizeof rank);
+    return PMIX_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ registration */
+
+static void load_string(pmix_info_t *i, const char *key, const char *value) {
+    PMIX_INFO_LOAD(i, key, value, PMIX_STRING);
+}
+
+static void load_u32(pmix_info_t *i, const char *key, uint32_t value) {
+    PMIX_INFO_LOAD(i, key, &value, PMIX_UINT32);
+}
+
+static void load_u16(pmix_info_t *i, const char *key, uint16_t value) {
+    PMIX_INFO_LOAD(i, key, &value, PMIX_UINT16);
+}
+
+static void load_rank(pmix_info_t *i, const char *key, pmix_rank_t value) {
+    PMIX_INFO_LOAD(i, key, &value, PMIX_PROC_RANK);
+}
+
+static void done_cb(pmix_status_t status, void *cbdata) {
+    volatile int *flag = cbdata;
+    *flag = status == PMIX_SUCCESS ? 1 : -1;
+}
+
+static void wait_flag(volatile int *flag, const char *what) {
+    for (int ms = 0; *flag == 0; ++ms) {
+        if (ms > 10000) die(what, PMIX_ERR_TIMEOUT);
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (*flag < 0) die(what, PMIX_ERROR);
+}
+
+static const char *node_name(int n) {
+    static char host[256];
+    if (nnodes > 1) return n == 0 ? "node0" : "node1";
+    gethostname(host, sizeof host - 1);
+    return host;
+}
+
+static void register_job(void) {
+    char nodes[600], ranks[MAX_RANKS * 4 + 8] = "", peers[MAX_RANKS * 4 + 8] = "";
+    char *regex = NULL, *ppn = NULL;
+    uint32_t local = 0;
+    if (nnodes == 1)
+        snprintf(nodes, sizeof nodes, "%s", node_name(0));
+    else
+        snprintf(nodes, sizeof nodes, "%s,%s", node_name(0), node_name(1));
+    for (int r = 0; r < nranks; ++r) {
+        if (r > 0) strcat(ranks, node_of(r) != node_of(r - 1) ? ";" : ",");
+        snprintf(ranks + strlen(ranks), sizeof ranks - strlen(ranks), "%d", r);
+        if (node_of(r) == node) {
+            snprintf(peers + strlen(peers), sizeof peers - strlen(peers), local ? ",%d" : "%d", r);
+            ++local;
+        }
+    }
+    pmix_status_t rc = PMIx_generate_regex(nodes, &regex);
+    if (rc != PMIX_SUCCESS) die("PMIx_generate_regex", rc);
+    if ((rc = PMIx_generate_ppn(ranks, &ppn)) != PMIX_SUCCESS) die("PMIx_generate_ppn", rc);
+
+    size_t ninfo = 9 + (size_t)nranks;
+    pmix_info_t *info;
+    PMIX_INFO_CREATE(info, ninfo);
+    load_u32(&info[0], PMIX_JOB_SIZE, (uint32_t)nranks);
+    load_u32(&info[1], PMIX_UNIV_SIZE, (uint32_t)nranks);
+    load_u32(&info[2], PMIX_LOCAL_SIZE, local);
+    load_string(&info[3], PMIX_NODE_MAP, regex);
+    load_string(&info[4], PMIX_PROC_MAP, ppn);
+    load_string(&info[5], PMIX_LOCAL_PEERS, peers);
+    load_string(&info[6], "host.greeting", "hello from the host");
+    load_u32(&info[7], PMIX_MAX_PROCS, (uint32_t)nranks);
+    load_string(&info[8], PMIX_JOBID, "host-job-1");
+    for (int r = 0, first = 0; r < nranks; ++r) {
+        if (r > 0 && node_of(r) != node_of(r - 1)) first = r;
+        pmix_data_array_t *arr;
+        PMIX_DATA_ARRAY_CREATE(arr, 5, PMIX_INFO);
+        pmix_info_t *pi = arr->array;
+        load_rank(&pi[0], PMIX_RANK, (pmix_rank_t)r);
+        load_u16(&pi[1], PMIX_LOCAL_RANK, (uint16_t)(r - first));
+        load_u16(&pi[2], PMIX_NODE_RANK, (uint16_t)(r - first));
+        load_u32(&pi[3], PMIX_NODEID, (uint32_t)node_of(r));
+        char word[32];
+        snprintf(word, sizeof word, "proc-%d", r);
+        load_string(&pi[4], "host.word", word);
+        PMIX_INFO_LOAD(&info[9 + r], PMIX_PROC_DATA, arr, PMIX_DATA_ARRAY);
+        PMIX_DATA_ARRAY_FREE(arr);
+    }
+    volatile int flag = 0;
+    rc = PMIx_server_register_nspace(nspace, (int)local, info, ninfo, done_cb, (void *)&flag);
+    if (rc != PMIX_SUCCESS) die("PMIx_server_register_nspace", rc);
+    wait_flag(&flag, "register_nspace callback");
+    PMIX_INFO_FREE(info, ninfo);
+    free(regex);
+    free(ppn);
+}
+
+static void on_alarm(int sig) {
+    (void)sig;
+    const char msg[] = "server_host: timed out\n";
+    if (write(2, msg, sizeof msg - 1) < 0) _exit(99);
+    for (int i = 0; i < nranks; ++i)
+        if (children[i].pid > 0) kill(children[i].pid, SIGKILL);
+    _exit(99);
+}
+
+/* One node's host: its server, its clients, until they all ended. */
+static int run_node(bool null_upcalls, bool nodata, char **argv) {
+    pmix_server_module_t module;
+    memset(&module, 0, sizeof module);
+    if (!null_upcalls) {
+        module.client_connected = client_connected;
+        module.client_finalized = client_finalized;
+        module.abort = abort_fn;
+        module.fence_nb = fence_nb;
+        module.direct_modex = direct_modex;
+    }
+    char tmpdir[] = "/tmp/server-host-XXXXXX";
+    if (!mkdtemp(tmpdir)) die("mkdtemp", PMIX_ERROR);
+    pmix_info_t init[2];
+    load_string(&init[0], PMIX_SERVER_TMPDIR, tmpdir);
+    load_string(&init[1], PMIX_HOSTNAME, node_name(node));
+    pmix_status_t rc = PMIx_server_init(&module, init, nnodes > 1 ? 2 : 1);
+    if (rc != PMIX_SUCCESS) die("PMIx_server_init", rc);
+    say("host library %s\n", PMIx_Get_version());
+    pthread_t reader;
+    if (nnodes > 1) pthread_create(&reader, NULL, link_reader, NULL);
+
+    if (nodata) {
+        pmix_info_t nd;
+        bool yes = true;
+        pmix_nspace_t own = "host-own";
+        PMIX_INFO_LOAD(&nd, PMIX_REGISTER_NODATA, &yes, PMIX_BOOL);
+        rc = PMIx_server_register_nspace(own, 1, &nd, 1, NULL, NULL);
+        if (rc != PMIX_OPERATION_SUCCEEDED) die("register_nspace NODATA", rc);
+    }
+    register_job();
+
+    int started = 0;
+    for (int r = 0; r < nranks; ++r) {
+        children[r].rank = r;
+        if (node_of(r) != node) continue;
+        pmix_proc_t proc;
+        PMIX_LOAD_PROCID(&proc, nspace, (pmix_rank_t)r);
+        /* flux-pmix's way: a NULL callback means "done when it returns" */
+        rc = PMIx_server_register_client(&proc, getuid(), getgid(), &children[r], NULL, NULL);
+        if (rc != PMIX_OPERATION_SUCCEEDED) die("PMIx_server_register_client", rc);
+        size_t nenv = 0;
+        while (environ[nenv]) ++nenv;
+        char **env = calloc(nenv + 1, sizeof *env);
+        for (size_t e = 0; e < nenv; ++e) env[e] = strdup(environ[e]);
+        if ((rc = PMIx_server_setup_fork(&proc, &env)) != PMIX_SUCCESS)
+            die("PMIx_server_setup_fork", rc);
+        pid_t pid = fork();
+        if (pid == 0) {
+            execve(argv[0], argv, env);
+            perror("execve");
+            _exit(127);
+        }
+        children[r].pid = pid;
+        ++started;
+        for (char **e = env; *e; ++e) free(*e);
+        free(env);
+    }
+
+    int status_out = 0;
+    for (int left = started; left > 0; --left) {
+        int st;
+        pid_t pid;
+        while ((pid = wait(&st)) < 0 && errno == EINTR) {
+        }
+        if (pid < 0) die("wait", PMIX_ERROR);
+        if (pid == other_host) { /* node1's host, before this node's clients ended */
+            other_status = st;
+            ++left;
+            continue;
+        }
+        for (int r = 0; r < nranks; ++r)
+            if (children[r].pid == pid) {
+                int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                say("child %d exit %d\n", r, code);
+                if (code != 0 && status_out == 0) status_out = code;
+                pmix_proc_t proc;
+                PMIX_LOAD_PROCID(&proc, nspace, (pmix_rank_t)r);
+                volatile int flag = 0;
+                PMIx_server_deregister_client(&proc, done_cb, (void *)&flag);
+                wait_flag(&flag, "deregister_client callback");
+            }
+    }
+    volatile int flag = 0;
+    PMIx_server_deregister_nspace(nspace, done_cb, (void *)&flag);
+    wait_flag(&flag, "deregister_nspace callback");
+    say("host fences %d dmodex-served %d\n", fences, dmodex_served);
+    if ((rc = PMIx_server_finalize()) != PMIX_SUCCESS) die("PMIx_server_finalize", rc);
+    /* The library's files are gone with it: only what the host made remains. */
+    if (rmdir(tmpdir) != 0) {
+        fprintf(stderr, "server_host: %s is not empty after PMIx_server_finalize\n", tmpdir);
+        return 99;
+    }
+    return status_out;
+}
+
+int main(int argc, char **argv) {
+    bool null_upcalls = false, nodata = false;
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; ++i) {
+        if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
+            nranks = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc)
+            nnodes = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--null-upcalls") == 0)
+            null_upcalls = true;
+        else if (strcmp(argv[i], "--refuse-rank") == 0 && i + 1 < argc)
+            refuse_rank = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--late-callbacks") == 0)
+            late_callbacks = true;
+        else if (strcmp(argv[i], "--nodata") == 0)
+            nodata = true;
+        else
+            break;
+    }
+    if (nranks < 1 || nranks > MAX_RANKS || nnodes < 1 || nnodes > 2 || i >= argc ||
+        nranks < nnodes) {
+        fprintf(stderr, "usage: server_host [options] -n N program [args...]\n");
+        return 2;
+    }
+    signal(SIGALRM, on_alarm);
+    alarm(60);
+    if (nnodes == 1) return run_node(null_upcalls, nodata, argv + i);
+
+    int fds[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) die("socketpair", PMIX_ERROR);
+    fflush(stdout);
+    pid_t other = fork();
+    if (other < 0) die("fork", PMIX_ERROR);
+    node = other == 0 ? 1 : 0;
+    other_host = other == 0 ? -1 : other;
+    link_fd = fds[node];
+    close(fds[1 - node]);
+    int rc = run_node(null_upcalls, nodata, argv + i);
+    if (node == 1) return rc;
+    int st = other_status;
+    if (st == -1 && waitpid(other, &st, 0) != other) die("waitpid node1", PMIX_ERROR);
+    int rc1 = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return rc != 0 ? rc : rc1;
+}

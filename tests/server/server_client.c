@@ -1,0 +1,179 @@
+/* A client of the server-library tests (tests/server): standard API only.
+ *   server_client check      job information the host registered, a fence with data, Finalize
+ *   server_client abort R    rank R calls PMIx_Abort(7); the others wait in a fence
+ *   server_client refused R  rank R's PMIx_Init must fail (the host refuses it); others only
+ *                            Init and Finalize (a fence would fail: rank R ended)
+ *   server_client impostor   a forked copy with a wrong job secret is refused; then Init, Finalize
+ *   server_client dmodex     each rank reads every other's committed key without a fence
+ *   server_client vanish     rank 0 exits without PMIx_Finalize (an abnormal end), others finish
+ * Prints "rank R ok" when its scenario held; what went wrong on stderr. */
+#include <pmix.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static pmix_proc_t me;
+static int failures;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "rank %u: %s:%d: %s\n", me.rank, __FILE__, __LINE__, #cond); \
+            ++failures;                                                                  \
+        }                                                                                \
+    } while (0)
+#define CHECK_RC(expr)                                                                       \
+    do {                                                                                     \
+        pmix_status_t rc_ = (expr);                                                          \
+        if (rc_ != PMIX_SUCCESS) {                                                           \
+            fprintf(stderr, "rank %u: %s:%d: %s = %s\n", me.rank, __FILE__, __LINE__, #expr, \
+                    PMIx_Error_string(rc_));                                                 \
+            ++failures;                                                                      \
+        }                                                                                    \
+    } while (0)
+
+static pmix_value_t *get(const char *nspace, pmix_rank_t rank, const char *key) {
+    pmix_proc_t p;
+    pmix_value_t *v = NULL;
+    PMIX_LOAD_PROCID(&p, nspace, rank);
+    pmix_status_t rc = PMIx_Get(&p, key, NULL, 0, &v);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "rank %u: Get(%s.%d, %s) = %s\n", me.rank, nspace, (int)rank, key,
+                PMIx_Error_string(rc));
+        ++failures;
+        return NULL;
+    }
+    return v;
+}
+
+static void check_job(void) {
+    pmix_value_t *v = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
+    uint32_t size = v ? v->data.uint32 : 0;
+    CHECK(v && v->type == PMIX_UINT32 && size >= 1);
+    PMIX_VALUE_RELEASE(v);
+    const char *want_size = getenv("EXPECT_SIZE");
+    if (want_size) CHECK(size == (uint32_t)atoi(want_size));
+
+    v = get(me.nspace, PMIX_RANK_WILDCARD, "host.greeting");
+    CHECK(v && v->type == PMIX_STRING && strcmp(v->data.string, "hello from the host") == 0);
+    if (v) PMIX_VALUE_RELEASE(v);
+
+    char word[32];
+    snprintf(word, sizeof word, "proc-%u", me.rank);
+    v = get(me.nspace, me.rank, "host.word");
+    CHECK(v && v->type == PMIX_STRING && strcmp(v->data.string, word) == 0);
+    if (v) PMIX_VALUE_RELEASE(v);
+
+    v = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE);
+    uint32_t local_size = v ? v->data.uint32 : 0;
+    CHECK(v && local_size >= 1 && local_size <= size);
+    if (v) PMIX_VALUE_RELEASE(v);
+
+    v = get(me.nspace, me.rank, PMIX_LOCAL_RANK);
+    CHECK(v && v->type == PMIX_UINT16 && v->data.uint16 < local_size);
+    if (v) PMIX_VALUE_RELEASE(v);
+
+    /* A modex: each rank's value reaches every other after a collecting fence. */
+    pmix_value_t mine;
+    char card[64];
+    snprintf(card, sizeof card, "card-of-%u", me.rank);
+    PMIX_VALUE_LOAD(&mine, card, PMIX_STRING);
+    CHECK_RC(PMIx_Put(PMIX_GLOBAL, "test.card", &mine));
+    PMIX_VALUE_DESTRUCT(&mine);
+    CHECK_RC(PMIx_Commit());
+    pmix_info_t collect;
+    bool yes = true;
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    CHECK_RC(PMIx_Fence(&all, 1, &collect, 1));
+    for (uint32_t r = 0; r < size; ++r) {
+        snprintf(card, sizeof card, "card-of-%u", r);
+        v = get(me.nspace, r, "test.card");
+        CHECK(v && v->type == PMIX_STRING && strcmp(v->data.string, card) == 0);
+        if (v) PMIX_VALUE_RELEASE(v);
+    }
+    CHECK_RC(PMIx_Fence(&all, 1, NULL, 0)); /* a barrier, as MPI_Init's second fence */
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "check";
+    if (strcmp(mode, "impostor") == 0) {
+        /* A process with the rank's environment but not its job's secret. */
+        pid_t pid = fork();
+        if (pid == 0) {
+            setenv("ZPMIX_SECRET", "not-the-secret", 1);
+            pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+            printf("impostor %s: %s\n", rc == PMIX_SUCCESS ? "accepted" : "refused",
+                   PMIx_Error_string(rc));
+            fflush(stdout);
+            _exit(rc == PMIX_SUCCESS ? 1 : 0);
+        }
+        int st = 0;
+        if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
+    }
+    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+    const char *env_rank = getenv("PMIX_RANK");
+    if (strcmp(mode, "refused") == 0 && argc > 2 && env_rank && atoi(env_rank) != atoi(argv[2]))
+        mode = "plain";
+    if (strcmp(mode, "refused") == 0) {
+        if (rc == PMIX_SUCCESS) {
+            fprintf(stderr, "rank %u: PMIx_Init succeeded though the host refuses\n", me.rank);
+            PMIx_Finalize(NULL, 0);
+            return 1;
+        }
+        printf("init refused: %s\n", PMIx_Error_string(rc));
+        return 0;
+    }
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "PMIx_Init: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    if (strcmp(mode, "check") == 0) {
+        check_job();
+    } else if (strcmp(mode, "abort") == 0 && argc > 2) {
+        if (me.rank == (pmix_rank_t)atoi(argv[2])) {
+            rc = PMIx_Abort(7, "rank aborts on purpose", NULL, 0);
+            fprintf(stderr, "rank %u: PMIx_Abort returned %s\n", me.rank, PMIx_Error_string(rc));
+            return 3;
+        }
+        pmix_proc_t all;
+        PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+        PMIx_Fence(&all, 1, NULL, 0); /* never completes: the host ends us */
+        return 4;
+    } else if (strcmp(mode, "dmodex") == 0) {
+        /* No fence: each rank's Get of another's key waits for its commit, brought by direct
+         * modex (from the other node through the host). */
+        pmix_value_t *v = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
+        uint32_t size = v ? v->data.uint32 : 0;
+        if (v) PMIX_VALUE_RELEASE(v);
+        pmix_value_t mine;
+        char card[64];
+        snprintf(card, sizeof card, "card-of-%u", me.rank);
+        PMIX_VALUE_LOAD(&mine, card, PMIX_STRING);
+        CHECK_RC(PMIx_Put(PMIX_GLOBAL, "test.card", &mine));
+        PMIX_VALUE_DESTRUCT(&mine);
+        CHECK_RC(PMIx_Commit());
+        for (uint32_t r = 0; r < size; ++r) {
+            snprintf(card, sizeof card, "card-of-%u", r);
+            v = get(me.nspace, r, "test.card");
+            CHECK(v && v->type == PMIX_STRING && strcmp(v->data.string, card) == 0);
+            if (v) PMIX_VALUE_RELEASE(v);
+        }
+        pmix_proc_t all;
+        PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+        CHECK_RC(PMIx_Fence(&all, 1, NULL, 0));
+    } else if (strcmp(mode, "vanish") == 0) {
+        if (me.rank == 0) _exit(0);
+    } else if (strcmp(mode, "impostor") == 0 || strcmp(mode, "plain") == 0) {
+    } else {
+        fprintf(stderr, "server_client: unknown mode %s\n", mode);
+        return 2;
+    }
+    CHECK_RC(PMIx_Finalize(NULL, 0));
+    if (failures == 0) printf("rank %u ok\n", me.rank);
+    return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,157 @@
+#define BOOST_TEST_MODULE server
+#include <boost/test/unit_test.hpp>
+
+#include <regex>
+
+#include "support/process.hpp"
+
+// Integration: zpmix as the PMIx server library of a host written on pmix_server.h alone
+// (server_host), running standard-API clients (server_client): registration, the upcalls on the
+// wire-up path, fences and direct modex across two hosts' nodes, NULL upcalls, late callbacks,
+// refusals, aborts, and nothing left behind.
+namespace {
+
+using namespace zpmix::test;
+
+const std::string kTests = std::string(ZPMIX_BIN_DIR) + "/../tests";
+const std::string kHost = kTests + "/server_host";
+const std::string kClient = kTests + "/server_client";
+
+struct HostRun {
+    explicit HostRun(std::vector<std::string> args, std::vector<std::string> env = {})
+        : child(with_host(std::move(args)), with_tmp(std::move(env))) {}
+    static std::vector<std::string> with_host(std::vector<std::string> args) {
+        args.insert(args.begin(), kHost);
+        return args;
+    }
+    std::vector<std::string> with_tmp(std::vector<std::string> env) {
+        env.push_back("XDG_RUNTIME_DIR=" + tmp.path);
+        return env;
+    }
+    int exit_code() { return child.exit_code(60s); }
+    std::size_t count(const std::string &what) const {
+        return zpmix::test::count(child.out(), what);
+    }
+    TempDir tmp{"zpmix-server"};
+    Child child;
+};
+
+// Nothing of the host's servers is left in /tmp (each host removes its own PMIX_SERVER_TMPDIR,
+// which must be empty by then, or it exits 99).
+BOOST_AUTO_TEST_CASE(one_node_wire_up) {
+    HostRun h({"-n", "3", kClient, "check"}, {"EXPECT_SIZE=3"});
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.count("rank "), 3u);
+    BOOST_CHECK_EQUAL(h.count(" ok"), 3u);
+    // Each client's connection and finalize reached the host, with its own server_object.
+    BOOST_CHECK_EQUAL(h.count("upcall client_connected"), 3u);
+    BOOST_CHECK_EQUAL(h.count("upcall client_finalized"), 3u);
+    BOOST_CHECK_EQUAL(h.count("bad-server-object"), 0u);
+    // A fence over one node never leaves it.
+    BOOST_CHECK_EQUAL(h.count("upcall fence_nb"), 0u);
+    BOOST_CHECK(h.child.out().find("host library zpmix") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(own_namespace_registered_without_data_as_mpirun_does) {
+    HostRun h({"--nodata", "-n", "2", kClient, "check"}, {"EXPECT_SIZE=2"});
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.count(" ok"), 2u);
+}
+
+// Two hosts' nodes: fences go through fence_nb (the host concatenates the nodes' parts in
+// opposite orders on the two nodes), and each node's clients read the other's data.
+BOOST_AUTO_TEST_CASE(fence_across_nodes_through_fence_nb) {
+    HostRun h({"--nodes", "2", "-n", "4", kClient, "check"}, {"EXPECT_SIZE=4"});
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.count(" ok"), 4u);
+    // One fence_nb per node per fence (the collecting one and the barrier), the node's
+    // contributions reduced first.
+    BOOST_CHECK_EQUAL(h.count("node0: upcall fence_nb"), 2u);
+    BOOST_CHECK_EQUAL(h.count("node1: upcall fence_nb"), 2u);
+    BOOST_CHECK_EQUAL(h.count("collect 1"), 2u);
+}
+
+BOOST_AUTO_TEST_CASE(direct_modex_across_nodes) {
+    HostRun h({"--nodes", "2", "-n", "4", kClient, "dmodex"});
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.count(" ok"), 4u);
+    // Each client read the two ranks of the other node through its host: 4 requests served on
+    // each node, none for a rank of the asker's own node.
+    BOOST_CHECK_EQUAL(h.count("dmodex-served 4"), 2u);
+    BOOST_CHECK_EQUAL(h.count("upcall direct_modex"), 8u);
+}
+
+// A host that provides no upcall: one node works without any; across nodes a fence is
+// PMIX_ERR_NOT_SUPPORTED at once, never a hang.
+BOOST_AUTO_TEST_CASE(null_upcalls) {
+    {
+        HostRun h({"--null-upcalls", "-n", "2", kClient, "check"}, {"EXPECT_SIZE=2"});
+        BOOST_CHECK_EQUAL(h.exit_code(), 0);
+        BOOST_TEST_INFO("stderr: " << h.child.err());
+        BOOST_CHECK_EQUAL(h.count(" ok"), 2u);
+    }
+    HostRun h({"--null-upcalls", "--nodes", "2", "-n", "2", kClient, "check"});
+    BOOST_CHECK_EQUAL(h.exit_code(), 1);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(
+        count(h.child.err(), "PMIx_Fence(&all, 1, &collect, 1) = PMIX_ERR_NOT_SUPPORTED"), 2u);
+    // Without direct_modex, the other node's data cannot come either: said at once.
+    BOOST_CHECK(h.child.err().find("PMIX_ERR_NOT_SUPPORTED") != std::string::npos);
+}
+
+// Callbacks from the host's own thread after the upcall returned.
+BOOST_AUTO_TEST_CASE(late_callbacks) {
+    HostRun h({"--late-callbacks", "-n", "2", kClient, "abort", "0"});
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_NE(h.exit_code(), 0);
+    BOOST_CHECK_EQUAL(h.count("upcall abort 0 status 7 nprocs 0 msg rank aborts on purpose"), 1u);
+    // PMIx_Abort returned once the host's callback came.
+    BOOST_CHECK(h.child.err().find("rank 0: PMIx_Abort returned PMIX_SUCCESS") !=
+                std::string::npos);
+    HostRun f({"--late-callbacks", "--nodes", "2", "-n", "2", kClient, "check"});
+    BOOST_CHECK_EQUAL(f.exit_code(), 0);
+    BOOST_CHECK_EQUAL(f.count(" ok"), 2u);
+}
+
+BOOST_AUTO_TEST_CASE(abort_reaches_the_host) {
+    HostRun h({"-n", "3", kClient, "abort", "1"});
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_NE(h.exit_code(), 0);
+    BOOST_CHECK_EQUAL(h.count("upcall abort 1 status 7"), 1u);
+    BOOST_CHECK_EQUAL(h.count("child 1 exit 3"), 1u);
+}
+
+// client_connected refuses a client: its PMIx_Init fails with the host's status; the other
+// goes on.
+BOOST_AUTO_TEST_CASE(host_refuses_a_client) {
+    HostRun h({"--refuse-rank", "1", "-n", "2", kClient, "refused", "1"});
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_CHECK_EQUAL(h.count("init refused: PMIX_ERR_NO_PERMISSIONS"), 1u);
+    BOOST_CHECK_EQUAL(h.count("rank 0 ok"), 1u);
+    BOOST_CHECK((h.child.out() + h.child.err()).find("the resource manager refused this client") !=
+                std::string::npos);
+}
+
+// A client that exits without PMIx_Finalize: no client_finalized for it, the rest finish.
+BOOST_AUTO_TEST_CASE(client_vanishes) {
+    HostRun h({"-n", "2", kClient, "vanish"});
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_CHECK_EQUAL(h.count("upcall client_finalized 1"), 1u);
+    BOOST_CHECK_EQUAL(h.count("upcall client_finalized 0"), 0u);
+}
+
+// A process that is not the registered client cannot be it: the wrong secret is refused.
+BOOST_AUTO_TEST_CASE(impostor_without_the_secret_is_refused) {
+    HostRun h({"-n", "1", kClient, "impostor"});
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_CHECK_EQUAL(h.count("impostor refused: PMIX_ERR_NO_PERMISSIONS"), 1u);
+}
+
+}  // namespace

@@ -1,0 +1,101 @@
+#define BOOST_TEST_MODULE server_mpirun
+#include <boost/test/unit_test.hpp>
+
+#include <fstream>
+#include <regex>
+
+#include "support/process.hpp"
+
+// Integration: Debian's Open MPI mpirun, unchanged, hosting zpmix as its PMIx server library:
+// its ext3x component links libpmix.so.2, so zpmix's directory first on LD_LIBRARY_PATH makes
+// mpirun, and the ranks it starts, load zpmix's. Each test checks that they really did.
+namespace {
+
+using namespace zpmix::test;
+
+const std::string kMpirun = ZPMIX_MPIRUN;
+const std::string kMpiProg = ZPMIX_MPI_PROG;
+const std::string kLib = std::string(ZPMIX_LIB_DIR) + "/libpmix.so.2";
+
+// mpirun ARGS on this node, as root in a container: Open MPI's two variables, no InfiniBand
+// probing, tcp on loopback only (the multinode tests add and remove interfaces).
+class Mpirun {
+  public:
+    explicit Mpirun(std::vector<std::string> args) : child_(with_mpirun(std::move(args)), env()) {}
+    Child &child() { return child_; }
+    int exit_code() { return child_.exit_code(60s); }
+
+  private:
+    static std::vector<std::string> with_mpirun(std::vector<std::string> args) {
+        args.insert(args.begin(), {kMpirun, "--allow-run-as-root", "--mca", "btl", "self,vader,tcp",
+                                   "--mca", "btl_tcp_if_include", "lo"});
+        return args;
+    }
+    std::vector<std::string> env() const {
+        const char *old = std::getenv("LD_LIBRARY_PATH");
+        return {
+            "LD_LIBRARY_PATH=" + std::string(ZPMIX_LIB_DIR) + (old ? ":" + std::string(old) : ""),
+            "TMPDIR=" + tmp_.path, "OMPI_MCA_orte_tmpdir_base=" + tmp_.path};
+    }
+    TempDir tmp_{"zpmix-mpirun"};
+    Child child_;
+};
+
+// Whether process `pid` has zpmix's libpmix.so.2 mapped (and no other libpmix).
+bool maps_zpmix(pid_t pid) {
+    const std::string maps = slurp("/proc/" + std::to_string(pid) + "/maps");
+    const auto real = std::filesystem::canonical(kLib).string();
+    bool ours = false, other = false;
+    std::istringstream in(maps);
+    for (std::string line; std::getline(in, line);) {
+        if (line.find("libpmix.so") == std::string::npos) continue;
+        (line.find(real) != std::string::npos ? ours : other) = true;
+    }
+    return ours && !other;
+}
+
+BOOST_AUTO_TEST_CASE(mpirun_loads_zpmix_and_its_ranks_run) {
+    TempDir dir{"zpmix-mpirun-go"};
+    const std::string go = dir.path + "/go";
+    Mpirun m({"-n", "2", kMpiProg, "wait", go});
+    // Both ranks are up (past MPI_Init: its modex fence and barrier, through zpmix's server).
+    BOOST_REQUIRE_MESSAGE(
+        m.child().read_until([](const std::string &out) { return count(out, "ready ") == 2; }, 60s),
+        "stdout: " + m.child().out() + "\nstderr: " + m.child().err());
+    BOOST_CHECK_MESSAGE(maps_zpmix(m.child().pid()), "mpirun did not load " + kLib);
+    static const std::regex ready(R"(ready (\d+) )");
+    const std::string out = m.child().out();
+    int ranks = 0;
+    for (std::sregex_iterator it(out.begin(), out.end(), ready), end; it != end; ++it, ++ranks)
+        BOOST_CHECK_MESSAGE(maps_zpmix(std::stoi((*it)[1])), "a rank did not load " + kLib);
+    BOOST_CHECK_EQUAL(ranks, 2);
+    std::ofstream(go).put('\n');
+    BOOST_CHECK_EQUAL(m.exit_code(), 0);
+}
+
+BOOST_AUTO_TEST_CASE(collectives_under_mpirun) {
+    Mpirun m({"--oversubscribe", "-n", "4", kMpiProg, "check", "4"});
+    BOOST_CHECK_EQUAL(m.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << m.child().out() << "\nstderr: " << m.child().err());
+    BOOST_CHECK_EQUAL(count(m.child().out(), " ok\n"), 4u);
+}
+
+// MPI_Abort goes to mpirun through the abort upcall: the job ends with the code, and the other
+// rank never passes its barrier.
+BOOST_AUTO_TEST_CASE(mpi_abort_under_mpirun) {
+    Mpirun m({"-n", "2", kMpiProg, "abort", "1", "5"});
+    const int code = m.exit_code();
+    BOOST_TEST_INFO("stdout: " << m.child().out() << "\nstderr: " << m.child().err());
+    BOOST_CHECK_EQUAL(code, 5);
+    BOOST_CHECK_EQUAL(count(m.child().err(), "passed the barrier"), 0u);
+}
+
+// A plain PMIx client under mpirun: the job information mpirun registers reaches it.
+BOOST_AUTO_TEST_CASE(pmix_client_under_mpirun) {
+    Mpirun m({"-n", "2", std::string(ZPMIX_BIN_DIR) + "/../tests/server_client", "dmodex"});
+    BOOST_CHECK_EQUAL(m.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << m.child().out() << "\nstderr: " << m.child().err());
+    BOOST_CHECK_EQUAL(count(m.child().out(), " ok\n"), 2u);
+}
+
+}  // namespace
