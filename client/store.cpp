@@ -436,7 +436,7 @@ pmix_status_t ClientStore::get_all(std::string_view nspace, std::uint32_t rank,
         }
         std::size_t i = 0;
         for (const auto &[key, sv] : proc->values) {
-            PMIX_LOAD_KEY(infos[i].key, key.c_str());
+            key.copy(infos[i].key, PMIX_MAX_KEYLEN);  // the array is zeroed: terminated
             if (pmix_status_t rc = c::value_xfer(&infos[i].value, &sv.v); rc != PMIX_SUCCESS) {
                 c::array_free(PMIX_INFO, infos, n);
                 c::array_free(PMIX_VALUE, v, 1);

@@ -103,6 +103,7 @@ FenceReducer::FenceReducer(Reactor &reactor, Bus &bus, const NamespaceTable &nam
 }
 
 void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
+    log().trace("fence contribution of {}.{} (fence {})", m.proc.nspace, m.proc.rank, m.fence_id);
     auto participants = msg::canonical_participants(std::move(m.participants));
     if (participants.empty() || !FenceCount::includes(participants, m.proc)) {
         reply_error(env, PMIX_ERR_BAD_PARAM, "the contributor is not among the participants");
@@ -398,6 +399,7 @@ void FenceReducer::contribute_part(const std::string &key, const msg::FencePart 
         msgpack::pack(packed, part);
         msgpack::packer<msgpack::sbuffer>(bin).pack_bin(static_cast<std::uint32_t>(packed.size()));
         bin.write(packed.data(), packed.size());
+        log().debug("fence {}: this node's part ({} bytes) to the host", key, bin.size());
         send("host",
              msg::HostFence{key, f->second.count.participants(), f->second.collect,
                             msg::Blob(bin.data(), bin.data() + bin.size()), f->second.timeout_ms});
@@ -416,6 +418,8 @@ std::uint32_t FenceReducer::part_id(const Fence &f) {
 void FenceReducer::host_done(const Envelope &, msg::HostFenceDone &m) {
     auto f = fences_.find(m.key);
     if (f == fences_.end() || !f->second.host) return;  // failed here meanwhile
+    log().debug("fence {}: the host's verdict, status {} ({} bytes)", m.key, m.status,
+                m.result.size());
     verdict(m.key, m.status, tree::Bytes(m.result.begin(), m.result.end()));
 }
 

@@ -4,6 +4,7 @@
  *   server_client refused R  rank R's PMIx_Init must fail (the host refuses it); others only
  *                            Init and Finalize (a fence would fail: rank R ended)
  *   server_client impostor   a forked copy with a wrong job secret is refused; then Init, Finalize
+ *   server_client fence      a fence with data, each rank's value read by all, a barrier
  *   server_client dmodex     each rank reads every other's committed key without a fence
  *   server_client vanish     rank 0 exits without PMIx_Finalize (an abnormal end), others finish
  * Prints "rank R ok" when its scenario held; what went wrong on stderr. */
@@ -49,6 +50,8 @@ static pmix_value_t *get(const char *nspace, pmix_rank_t rank, const char *key) 
     return v;
 }
 
+static void fence_and_read(uint32_t size);
+
 static void check_job(void) {
     pmix_value_t *v = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
     uint32_t size = v ? v->data.uint32 : 0;
@@ -76,7 +79,12 @@ static void check_job(void) {
     CHECK(v && v->type == PMIX_UINT16 && v->data.uint16 < local_size);
     if (v) PMIX_VALUE_RELEASE(v);
 
-    /* A modex: each rank's value reaches every other after a collecting fence. */
+    fence_and_read(size);
+}
+
+/* A modex: each rank's value reaches every other after a collecting fence; then a barrier. */
+static void fence_and_read(uint32_t size) {
+    pmix_value_t *v;
     pmix_value_t mine;
     char card[64];
     snprintf(card, sizeof card, "card-of-%u", me.rank);
@@ -144,6 +152,11 @@ int main(int argc, char **argv) {
         PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
         PMIx_Fence(&all, 1, NULL, 0); /* never completes: the host ends us */
         return 4;
+    } else if (strcmp(mode, "fence") == 0) {
+        pmix_value_t *v = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
+        uint32_t size = v ? v->data.uint32 : 0;
+        if (v) PMIX_VALUE_RELEASE(v);
+        fence_and_read(size);
     } else if (strcmp(mode, "dmodex") == 0) {
         /* No fence: each rank's Get of another's key waits for its commit, brought by direct
          * modex (from the other node through the host). */

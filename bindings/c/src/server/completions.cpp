@@ -1,6 +1,7 @@
 #include "server/completions.hpp"
 
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include <spdlog/spdlog.h>
@@ -18,7 +19,18 @@ std::mutex mu;
 std::unordered_map<std::uint64_t, Expected> expected;
 std::uint64_t next_id = 1;
 
-void complete(void *cbdata, pmix_status_t status, std::string data, const char *what) {
+// The host's release of the bytes it lent: never from inside its own callback, which may hold
+// the lock its release takes (Slurm's ring collective does), but after it, on our thread.
+struct Release {
+    pmix_release_cbfunc_t fn = nullptr;
+    void *cbdata = nullptr;
+    void operator()() const {
+        if (fn) fn(cbdata);
+    }
+};
+
+void complete(void *cbdata, pmix_status_t status, std::string data, const char *what,
+              Release release = {}) {
     const auto id = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(cbdata));
     // Posted under the lock: give_up_all(), which the server's finalize takes before its reactor
     // goes, waits for it.
@@ -29,10 +41,14 @@ void complete(void *cbdata, pmix_status_t status, std::string data, const char *
             "pmix server: the host called a {} callback that is not expected (called twice, after "
             "its timeout or after PMIx_server_finalize): ignored",
             what);
+        if (release.fn) std::thread(release).detach();
         return;
     }
-    it->second.reactor->post([done = std::move(it->second.done), status,
-                              data = std::move(data)]() mutable { done(status, std::move(data)); });
+    it->second.reactor->post(
+        [done = std::move(it->second.done), status, data = std::move(data), release]() mutable {
+            release();
+            done(status, std::move(data));
+        });
     expected.erase(it);
 }
 
@@ -62,8 +78,7 @@ void op_done(pmix_status_t status, void *cbdata) {
 void modex_done(pmix_status_t status, const char *data, size_t ndata, void *cbdata,
                 pmix_release_cbfunc_t release, void *release_cbdata) {
     std::string bytes = data && ndata ? std::string(data, ndata) : std::string();
-    if (release) release(release_cbdata);  // the bytes are copied: the host may free its own
-    complete(cbdata, status, std::move(bytes), "modex");
+    complete(cbdata, status, std::move(bytes), "modex", Release{release, release_cbdata});
 }
 
 }  // namespace zpmix::server

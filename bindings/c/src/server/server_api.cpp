@@ -22,6 +22,7 @@
 #include <mutex>
 #include <string>
 
+#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 
 #include "actors/launcher/rank_environment.hpp"
@@ -103,6 +104,8 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
         config.run_dir_base = string_info(info, ninfo, PMIX_SERVER_TMPDIR);
         if (config.run_dir_base.empty())
             config.run_dir_base = string_info(info, ninfo, PMIX_SYSTEM_TMPDIR);
+        while (config.run_dir_base.size() > 1 && config.run_dir_base.back() == '/')
+            config.run_dir_base.pop_back();
         if (flag_info(info, ninfo, PMIX_SERVER_TOOL_SUPPORT) ||
             flag_info(info, ninfo, PMIX_SERVER_SYSTEM_SUPPORT))
             config.run_dir_base.clear();
@@ -112,7 +115,14 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
         config.hosted = true;
         config.node = string_info(info, ninfo, PMIX_HOSTNAME);  // "": the host name
         config.handle_signals = false;
-        // The host's stderr is the host's: only what it should see, unless configured.
+        // The host's stderr is the host's (and often nowhere, as slurmstepd's): only warnings
+        // there, unless configured; [log] file takes the library's log instead.
+        if (!config.log_file.empty()) {
+            auto logger = spdlog::basic_logger_mt("zpmix-server", config.log_file);
+            logger->set_pattern("%H:%M:%S.%e zpmix-server[%P] %n %l: %v");
+            logger->flush_on(spdlog::level::trace);
+            spdlog::set_default_logger(logger);
+        }
         apply_log_level(std::getenv("ZPMIX_CONFIG") ? config.log_level : "warn");
         c->write_timeout_ms = config.client_write_timeout_ms;
         c->group_timeout_ms = config.group_timeout_ms;
