@@ -236,7 +236,8 @@ void Broker::add_standard_actors() {
                                         .brokers = &brokers_,
                                         .test_drop_every = config_.event_test_drop_every,
                                         .max_custom_range = config_.event_max_custom_range,
-                                        .replay_size = config_.event_replay_size});
+                                        .replay_size = config_.event_replay_size,
+                                        .to_host = config_.hosted});
     add_actor<JobControl>(
         namespaces_, brokers_,
         JobControl::Settings{.broker = name_,

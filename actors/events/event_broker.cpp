@@ -7,6 +7,7 @@
 
 #include <pmix_common.h>
 
+#include "actors/protocol/host.hpp"
 #include "actors/runtime/unix_time.hpp"
 
 namespace zpmix {
@@ -83,6 +84,9 @@ void EventBroker::notify(const Envelope &env, msg::NotifyEvent &m) {
             return;
         }
     if (m.event.timestamp == 0) m.event.timestamp = unix_time_s();
+    const auto range = static_cast<msg::Range>(m.event.range);
+    if (client && opts_.to_host && range != msg::Range::local && range != msg::Range::proc_local)
+        send("host", msg::HostNotify{m.event});
     const msg::Proc source = m.event.source;
     const bool checkpointed = m.event.status == PMIX_JCTRL_CHECKPOINT_COMPLETE;
     const std::int32_t status = publish(std::move(m.event), !m.do_not_cache, client);

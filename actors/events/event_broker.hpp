@@ -65,6 +65,9 @@ struct EventOptions {
     // [events] replay_size: the most recent events kept for monitors' EventsSince, whatever their
     // topic or caching (0: none kept, every request answered with a gap).
     std::size_t replay_size = 4096;
+    // Under a host (the server library): a client's event whose range reaches beyond this node
+    // also goes to the host's notify_event (msg::HostNotify), which carries it to its other nodes.
+    bool to_host = false;
 };
 
 class EventBroker : public Actor {

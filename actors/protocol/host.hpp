@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "actors/protocol/common.hpp"
+#include "actors/protocol/events.hpp"
 #include "actors/protocol/map.hpp"
 #include "actors/protocol/session.hpp"
 
@@ -92,6 +93,15 @@ struct HostDirectModex {
     Proc proc;
     std::uint32_t timeout_ms = 0;
     ZPMIX_MSG_MAP(proc, timeout_ms);
+};
+
+// events -> host: a client's event whose range reaches beyond this node (notify_event): the host
+// carries it to its other nodes, whose hosts hand it to their libraries (PMIx_Notify_event, which
+// in a host's process publishes it with the source it names).
+struct HostNotify {
+    static constexpr const char *type = "host.notify";
+    Event event;
+    ZPMIX_MSG_MAP(event);
 };
 
 }  // namespace zpmix::msg

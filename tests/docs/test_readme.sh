@@ -28,6 +28,7 @@ declare -A what=(
     ['build/bin/zpmix run --hostfile hosts -N 2 ./app               # Open MPI'"'"'s hostfile format']="tests/multinode"
     ['build/bin/zpmix run --rsh-agent "ssh -o BatchMode=yes" -H n1,n2 ./app']="tests/multinode"
     ['salloc -N 4 build/bin/zpmix run ./app                          # Slurm: its nodes, slots and srun']="tests/multinode/test_slurm.sh"
+    ['LD_LIBRARY_PATH=$(pkg-config --variable=libdir zpmix) mpirun -x LD_LIBRARY_PATH -n 4 ./mpi_program']="tests/server/test_server_mpirun.cpp, tests/multinode/test_server_mpirun.sh"
     ['salloc -N 2 --ntasks-per-node=4 build/bin/zpmix run ./app      # 8 ranks, brokers started by srun']="tests/multinode/test_slurm.sh"
     ['sbatch -N 8 --ntasks-per-node=2 --wrap "$PWD/build/bin/zpmix run $PWD/app"  # from the batch node']="tests/multinode/test_slurm.sh"
     ['zpmix keygen /etc/zpmix/tree.key     # once; the same file (mode 0600) on every node']="tests/multinode/test_standing.sh (a site's paths)"

@@ -13,11 +13,13 @@
  *     --null-upcalls     every upcall NULL (what the library must refuse, never hang on)
  *     --refuse-rank R    client_connected refuses rank R
  *     --late-callbacks   callbacks come from another thread, after the upcall returned
+ *     --double-callbacks client_finalized and abort call their callback twice (a buggy host)
  *     --nodata           register the host's own namespace with PMIX_REGISTER_NODATA first, as
  *                        mpirun does
  *
  * Exit: 0 when every child exited 0; the children's first non-zero status otherwise; 99 when
- * the host itself failed. Every wait is bounded (alarm). */
+ * the host itself failed (also when a server call before PMIx_server_init or after
+ * PMIx_server_finalize does not return PMIX_ERR_INIT). Every wait is bounded (alarm). */
 #include <pmix.h>
 #include <pmix_server.h>
 
@@ -46,7 +48,7 @@ struct child {
 static struct child children[MAX_RANKS]; /* by rank; only this node's are started */
 static int nranks, nnodes = 1, node;     /* node: which one this process is */
 static int refuse_rank = -1;
-static bool late_callbacks;
+static bool late_callbacks, double_callbacks;
 static pmix_nspace_t nspace = "host-job";
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int link_fd = -1;      /* to the other node */
@@ -89,7 +91,8 @@ static struct child *child_of(const pmix_proc_t *proc, void *server_object) {
 
 /* A message on the link: a type, a request id, a status and bytes. */
 struct frame {
-    char type; /* 'F' a fence part, 'D' a direct-modex request (bytes: the rank), 'R' its answer */
+    char type; /* 'F' a fence part, 'D' a direct-modex request (bytes: the rank), 'R' its answer,
+                  'E' an event (id: its source's rank; status: its code; bytes: its range) */
     uint32_t id;
     int32_t status;
     uint32_t len;
@@ -208,6 +211,15 @@ static void *link_reader(void *arg) {
             pmix_status_t rc =
                 PMIx_server_dmodex_request(&proc, dmodex_answered, (void *)(uintptr_t)f.id);
             if (rc != PMIX_SUCCESS) link_send('R', f.id, rc, NULL, 0);
+        } else if (f.type == 'E') { /* the other node's client's event, for ours */
+            int32_t range;
+            memcpy(&range, data, sizeof range);
+            free(data);
+            pmix_proc_t source;
+            PMIX_LOAD_PROCID(&source, nspace, f.id);
+            pmix_status_t rc =
+                PMIx_Notify_event(f.status, &source, (pmix_data_range_t)range, NULL, 0, NULL, NULL);
+            say("relayed event %d from %u: %s\n", f.status, f.id, PMIx_Error_string(rc));
         } else if (f.type == 'R') {
             pthread_mutex_lock(&mu);
             struct dmodex_wait w = dmodex[f.id % 256];
@@ -249,6 +261,11 @@ static void *call_back_later(void *arg) {
 }
 
 static pmix_status_t complete(pmix_status_t status, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    if (cbfunc && double_callbacks) { /* a buggy host: the second must be ignored */
+        cbfunc(status, cbdata);
+        cbfunc(status, cbdata);
+        return PMIX_SUCCESS;
+    }
     if (!cbfunc || !late_callbacks)
         return status == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : status;
     struct later *l = malloc(sizeof *l);
@@ -316,6 +333,20 @@ static pmix_status_t fence_nb(const pmix_proc_t procs[], size_t nprocs, const pm
         pthread_mutex_unlock(&mu);
     }
     return PMIX_SUCCESS;
+}
+
+/* A client's event for beyond this node: to the other node, whose host publishes it there. */
+static pmix_status_t notify_event(pmix_status_t code, const pmix_proc_t *source,
+                                  pmix_data_range_t range, pmix_info_t info[], size_t ninfo,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    (void)info;
+    (void)ninfo;
+    say("upcall notify_event %d from %u range %d\n", code, source->rank, (int)range);
+    if (nnodes > 1) {
+        int32_t r = (int32_t)range;
+        link_send('E', source->rank, code, &r, sizeof r);
+    }
+    return complete(PMIX_SUCCESS, cbfunc, cbdata);
 }
 
 static pmix_status_t direct_modex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
@@ -447,13 +478,18 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
         module.abort = abort_fn;
         module.fence_nb = fence_nb;
         module.direct_modex = direct_modex;
+        module.notify_event = notify_event;
     }
     char tmpdir[] = "/tmp/server-host-XXXXXX";
     if (!mkdtemp(tmpdir)) die("mkdtemp", PMIX_ERROR);
     pmix_info_t init[2];
     load_string(&init[0], PMIX_SERVER_TMPDIR, tmpdir);
     load_string(&init[1], PMIX_HOSTNAME, node_name(node));
-    pmix_status_t rc = PMIx_server_init(&module, init, nnodes > 1 ? 2 : 1);
+    pmix_proc_t early;
+    PMIX_LOAD_PROCID(&early, nspace, 0);
+    pmix_status_t rc = PMIx_server_register_client(&early, getuid(), getgid(), NULL, NULL, NULL);
+    if (rc != PMIX_ERR_INIT) die("register_client before PMIx_server_init", rc);
+    rc = PMIx_server_init(&module, init, nnodes > 1 ? 2 : 1);
     if (rc != PMIX_SUCCESS) die("PMIx_server_init", rc);
     say("host library %s\n", PMIx_Get_version());
     pthread_t reader;
@@ -525,6 +561,9 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
     wait_flag(&flag, "deregister_nspace callback");
     say("host fences %d dmodex-served %d\n", fences, dmodex_served);
     if ((rc = PMIx_server_finalize()) != PMIX_SUCCESS) die("PMIx_server_finalize", rc);
+    rc = PMIx_server_register_nspace(nspace, 1, NULL, 0, NULL, NULL);
+    if (rc != PMIX_ERR_INIT) die("register_nspace after PMIx_server_finalize", rc);
+    if ((rc = PMIx_server_finalize()) != PMIX_ERR_INIT) die("a second PMIx_server_finalize", rc);
     /* The library's files are gone with it: only what the host made remains. */
     if (rmdir(tmpdir) != 0) {
         fprintf(stderr, "server_host: %s is not empty after PMIx_server_finalize\n", tmpdir);
@@ -547,6 +586,8 @@ int main(int argc, char **argv) {
             refuse_rank = atoi(argv[++i]);
         else if (strcmp(argv[i], "--late-callbacks") == 0)
             late_callbacks = true;
+        else if (strcmp(argv[i], "--double-callbacks") == 0)
+            double_callbacks = true;
         else if (strcmp(argv[i], "--nodata") == 0)
             nodata = true;
         else

@@ -6,6 +6,7 @@
  *   server_client impostor   a forked copy with a wrong job secret is refused; then Init, Finalize
  *   server_client fence      a fence with data, each rank's value read by all, a barrier
  *   server_client dmodex     each rank reads every other's committed key without a fence
+ *   server_client event      rank 0 notifies its namespace; the others' handlers hear it
  *   server_client vanish     rank 0 exits without PMIx_Finalize (an abnormal end), others finish
  * Prints "rank R ok" when its scenario held; what went wrong on stderr. */
 #include <pmix.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static pmix_proc_t me;
@@ -35,6 +37,21 @@ static int failures;
             ++failures;                                                                      \
         }                                                                                    \
     } while (0)
+
+static volatile int heard_from = -1; /* the source rank of the event heard */
+
+static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                     size_t ninfo, pmix_info_t results[], size_t nresults,
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id;
+    (void)status;
+    (void)info;
+    (void)ninfo;
+    (void)results;
+    (void)nresults;
+    heard_from = (int)source->rank;
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
 
 static pmix_value_t *get(const char *nspace, pmix_rank_t rank, const char *key) {
     pmix_proc_t p;
@@ -157,6 +174,25 @@ int main(int argc, char **argv) {
         uint32_t size = v ? v->data.uint32 : 0;
         if (v) PMIX_VALUE_RELEASE(v);
         fence_and_read(size);
+    } else if (strcmp(mode, "event") == 0) {
+        /* Rank 0 notifies its namespace; every other rank's handler hears it, with rank 0 as the
+         * source, whichever node it runs on. */
+        pmix_status_t code = PMIX_EXTERNAL_ERR_BASE - 77;
+        /* Without a callback, the handler's reference is the return value. */
+        CHECK(PMIx_Register_event_handler(&code, 1, NULL, 0, on_event, NULL, NULL) >= 0);
+        pmix_proc_t all;
+        PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+        CHECK_RC(PMIx_Fence(&all, 1, NULL, 0)); /* every handler is registered */
+        if (me.rank == 0) {
+            CHECK_RC(PMIx_Notify_event(code, &me, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL));
+        } else {
+            for (int ms = 0; heard_from < 0 && ms < 10000; ++ms) {
+                struct timespec ts = {0, 1000 * 1000};
+                nanosleep(&ts, NULL);
+            }
+            CHECK(heard_from == 0);
+        }
+        CHECK_RC(PMIx_Fence(&all, 1, NULL, 0));
     } else if (strcmp(mode, "dmodex") == 0) {
         /* No fence: each rank's Get of another's key waits for its commit, brought by direct
          * modex (from the other node through the host). */

@@ -85,6 +85,19 @@ BOOST_AUTO_TEST_CASE(direct_modex_across_nodes) {
     BOOST_CHECK_EQUAL(h.count("upcall direct_modex"), 8u);
 }
 
+// A client's event for its namespace reaches the other node through notify_event, and that
+// node's host publishes it there with its source (PMIx_Notify_event in a host's process).
+BOOST_AUTO_TEST_CASE(event_across_nodes_through_notify_event) {
+    HostRun h({"--nodes", "2", "-n", "4", kClient, "event"});
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.count(" ok"), 4u);
+    BOOST_CHECK_EQUAL(h.count("node0: upcall notify_event -3077 from 0"), 1u);
+    BOOST_CHECK_EQUAL(h.count("node1: relayed event -3077 from 0: PMIX_SUCCESS"), 1u);
+    // Only the notifier's node sends it out: the relayed copy stays where it was relayed to.
+    BOOST_CHECK_EQUAL(h.count("node1: upcall notify_event"), 0u);
+}
+
 // A host that provides no upcall: one node works without any; across nodes a fence is
 // PMIX_ERR_NOT_SUPPORTED at once, never a hang.
 BOOST_AUTO_TEST_CASE(null_upcalls) {
@@ -115,6 +128,17 @@ BOOST_AUTO_TEST_CASE(late_callbacks) {
     HostRun f({"--late-callbacks", "--nodes", "2", "-n", "2", kClient, "check"});
     BOOST_CHECK_EQUAL(f.exit_code(), 0);
     BOOST_CHECK_EQUAL(f.count(" ok"), 2u);
+}
+
+// A host that calls a callback twice: the second is logged and ignored, nothing breaks.
+BOOST_AUTO_TEST_CASE(callbacks_called_twice) {
+    HostRun h({"--double-callbacks", "-n", "2", kClient, "abort", "1"});
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_NE(h.exit_code(), 99);
+    BOOST_CHECK_EQUAL(h.count("upcall abort 1 status 7"), 1u);
+    BOOST_CHECK(h.child.err().find("rank 1: PMIx_Abort returned PMIX_SUCCESS") !=
+                std::string::npos);
+    BOOST_CHECK((h.child.out() + h.child.err()).find("where nothing waits") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(abort_reaches_the_host) {

@@ -157,11 +157,24 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
     msg::Event wire;
     bool no_cache = false;
     const pmix_proc_t me = process().me;  // written once, before init returned
-    // A client notifies as itself (a source naming another process would be a forgery).
-    (void)source;
-    if (pmix_status_t rc = LocalEvent::to_wire(status, me, range, info, ninfo, wire, no_cache);
+    // A host (the server library in this process) relays other nodes' events with their source;
+    // a client notifies as itself (a source naming another process would be a forgery).
+    const auto host = host_notify();
+    const pmix_proc_t &from = host && source ? *source : me;
+    if (pmix_status_t rc = LocalEvent::to_wire(status, from, range, info, ninfo, wire, no_cache);
         rc != PMIX_SUCCESS)
         return rc;
+    if (host) {
+        if (wire.timestamp == 0) wire.timestamp = static_cast<std::int64_t>(std::time(nullptr));
+        if (cbfunc == nullptr) {
+            std::promise<pmix_status_t> done;
+            auto f = done.get_future();
+            host(std::move(wire), no_cache, [&done](pmix_status_t s) { done.set_value(s); });
+            return f.get();
+        }
+        host(std::move(wire), no_cache, [cbfunc, cbdata](pmix_status_t s) { cbfunc(s, cbdata); });
+        return PMIX_SUCCESS;
+    }
     if (!expand_groups(wire.custom_range)) return PMIX_ERR_BAD_PARAM;  // a group: its members
     if (wire.timestamp == 0) wire.timestamp = static_cast<std::int64_t>(std::time(nullptr));
     if (cbfunc != nullptr) {

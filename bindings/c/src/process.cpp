@@ -19,4 +19,19 @@ void detach() {
     p.attached = nullptr;
 }
 
+namespace {
+std::mutex host_notify_mu;
+HostNotify host_notify_fn;
+}  // namespace
+
+void set_host_notify(HostNotify fn) {
+    std::lock_guard lock(host_notify_mu);
+    host_notify_fn = std::move(fn);
+}
+
+HostNotify host_notify() {
+    std::lock_guard lock(host_notify_mu);
+    return host_notify_fn;
+}
+
 }  // namespace zpmix::c

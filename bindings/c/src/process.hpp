@@ -10,6 +10,7 @@
 // (with_client reads it after seeing the session), and read freely once `initialized`.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,6 +47,14 @@ struct Process {
 };
 
 Process &process();
+
+// The server library's, while it runs in this process: PMIx_Notify_event of the host publishes
+// through its broker with the source the host names (a host relays its other nodes' events), and
+// `done` follows. Set by PMIx_server_init, cleared by PMIx_server_finalize.
+using HostNotify = std::function<void(msg::Event event, bool do_not_cache,
+                                      std::function<void(pmix_status_t)> done)>;
+void set_host_notify(HostNotify fn);
+HostNotify host_notify();
 
 // PMIx_Init for a process that is told who it is instead of reading its environment: the server
 // library's host, a client of the broker it embeds (client_api.cpp). PMIx_Finalize undoes it.

@@ -38,8 +38,8 @@ void complete(void *cbdata, pmix_status_t status, std::string data, const char *
     auto it = expected.find(id);
     if (it == expected.end()) {
         spdlog::warn(
-            "pmix server: the host called a {} callback that is not expected (called twice, after "
-            "its timeout or after PMIx_server_finalize): ignored",
+            "pmix server: the host called back ({} callback) where nothing waits: a second call, "
+            "one after its timeout, or after PMIx_server_finalize; ignored",
             what);
         if (release.fn) std::thread(release).detach();
         return;

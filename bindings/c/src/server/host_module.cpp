@@ -8,6 +8,7 @@
 
 #include <msgpack.hpp>
 
+#include "client/events/local_event.hpp"
 #include "pmix.h"
 #include "server/completions.hpp"
 
@@ -52,6 +53,7 @@ HostModule::HostModule(Reactor &reactor, Bus &bus, const pmix_server_module_t &m
     on(&HostModule::abort, Access::internal);
     on(&HostModule::fence, Access::internal);
     on(&HostModule::direct_modex, Access::internal);
+    on(&HostModule::notify, Access::internal);
     on(&HostModule::modex_data, Access::internal);
     on(&HostModule::modex_error, Access::internal);
     on(&HostModule::done, Access::internal);
@@ -207,6 +209,23 @@ void HostModule::direct_modex(const Envelope &env, msg::HostDirectModex &m) {
     reactor().cancel(*timer);
     fail(rc == PMIX_OPERATION_SUCCEEDED ? PMIX_ERR_NOT_FOUND : rc,
          "the resource manager's direct modex failed");
+}
+
+void HostModule::notify(const Envelope &, msg::HostNotify &m) {
+    if (!module_.notify_event) return;  // the event stays on this node
+    std::shared_ptr<client::LocalEvent> ev;
+    try {
+        ev = client::LocalEvent::from_wire(m.event);
+    } catch (const std::exception &e) {
+        return log().warn("an event for the host does not decode: {}", e.what());
+    }
+    // The event lives until the host called back (or gave up): it holds the infos lent.
+    void *cbdata = expect(reactor(), [ev](pmix_status_t, std::string) {});
+    const pmix_status_t rc = module_.notify_event(ev->status, &ev->source, ev->range, ev->info,
+                                                  ev->ninfo, op_done, cbdata);
+    if (rc != PMIX_SUCCESS && give_up(cbdata) && rc != PMIX_OPERATION_SUCCEEDED)
+        log().info("the host's notify_event refused event {}: {}", ev->status,
+                   PMIx_Error_string(rc));
 }
 
 void HostModule::dmodex_request(const msg::Proc &proc, pmix_dmodex_response_fn_t cbfunc,

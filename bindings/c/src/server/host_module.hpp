@@ -19,6 +19,9 @@
 //   concatenation of every node's, in any order, which goes back to `fence` as its verdict. The
 //   info array carries PMIX_COLLECT_DATA only when data is collected (Slurm reads its presence)
 //   and the contributors' PMIX_TIMEOUT; the wait is bounded by that, else kUpcallTimeout.
+// - notify_event gets a client's event whose range reaches beyond this node, as its handlers
+//   would see it (status, source, range, the infos with the event's standard fields); without
+//   the upcall it stays on this node.
 // - direct_modex answers the bytes the owner's node's PMIx_server_dmodex_request gave its host: a
 //   packed msg::ProcData, the process's data as a reader on another node sees it.
 #include <chrono>
@@ -57,6 +60,7 @@ class HostModule : public Actor {
     void abort(const Envelope &env, msg::HostAbort &m);
     void fence(const Envelope &env, msg::HostFence &m);
     void direct_modex(const Envelope &env, msg::HostDirectModex &m);
+    void notify(const Envelope &env, msg::HostNotify &m);
     // modex's answers to dmodex_request
     void modex_data(const Envelope &env, msg::ModexData &m);
     void modex_error(const Envelope &env, msg::ErrorReply &m);  // or another request's refusal

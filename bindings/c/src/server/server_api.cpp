@@ -26,6 +26,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/launcher/rank_environment.hpp"
+#include "actors/protocol/events.hpp"
 #include "actors/protocol/host.hpp"
 #include "actors/protocol/job.hpp"
 #include "broker/broker.hpp"
@@ -164,6 +165,18 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
     s.core = c;
     s.refs = 1;
     lock.unlock();
+    // The host's PMIx_Notify_event: published by the broker with the source the host names.
+    c::set_host_notify(
+        [c](msg::Event event, bool no_cache, std::function<void(pmix_status_t)> done) {
+            HostModule *h = c->host;
+            auto publish = [h, event = std::move(event), no_cache, done]() mutable {
+                h->tell("events", msg::NotifyEvent{std::move(event), no_cache});
+                done(PMIX_SUCCESS);
+            };
+            // From an upcall (the broker's thread): at once, as the caller may wait for it there.
+            if (c->broker->reactor().on_reactor_thread()) return publish();
+            c->broker->reactor().post(std::move(publish));
+        });
     if (const pmix_status_t rc = c::init_as(c->uri, nspace, rank, secret); rc != PMIX_SUCCESS) {
         spdlog::error("pmix server: PMIx_server_init: the server cannot reach its broker: {}",
                       PMIx_Error_string(rc));
@@ -183,6 +196,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_finalize(void) {
         c = std::move(s.core);
         s.secrets.clear();
     }
+    c::set_host_notify(nullptr);
     (void)PMIx_Finalize(nullptr, 0);  // the host's own client session
     give_up_all();                    // the host's late callbacks find nothing from here on
     c->broker->stop();
