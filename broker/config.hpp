@@ -61,6 +61,10 @@ struct Config {
     std::string log_format = "text";  // format: the process's own log, "text" or "json" lines
     std::string log_file;             // file: append the process's log here, not to stderr
     bool log_syslog = false;          // syslog: send it to syslog_socket, not to stderr
+    // peer_lines, peer_interval_ms: what one peer's messages and connections may make the broker
+    // log (refusals, malformed messages): lines per interval; the rest is counted (PeerLogLimit).
+    unsigned log_peer_lines = 10;
+    int log_peer_interval_ms = 10000;
     // [tree]: the brokers of a job spanning nodes (actors/tree/link.hpp).
     std::uint32_t tree_radix = 32;       // radix: children per broker
     int tree_heartbeat_ms = 1000;        // heartbeat_ms

@@ -22,7 +22,6 @@
 #include "actors/registry/launched_ranks.hpp"
 #include "actors/registry/namespace_table.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/runtime/log_throttle.hpp"
 
 namespace zpmix {
 
@@ -40,7 +39,6 @@ class Registry : public Actor {
     std::string events_uri_, tcp_events_uri_;
     std::uint64_t max_message_;  // told in the Welcome: a client refuses a larger commit itself
     LaunchedRanks ranks_;        // a client claiming a launched rank must be its process
-    LogThrottle refusals_;       // of tool and launcher sessions to ranks' processes
 
     void hello(const Envelope &env, msg::Hello &m);
     void abort(const Envelope &env, msg::Abort &m);

@@ -254,6 +254,37 @@ if [ -n "$mpi_prog_src" ] && [ -x "$mpi_prog_src" ]; then
     extra_mpi_rows+=("zpmix|a rank of another job forges PMIX_ERR_PROC_ABORTED for an Open MPI job|refused; Open MPI job exit $st_b, a later one exit $st_c")
 fi
 
+# A log flood: a rank sends, as fast as it can for 12 s, messages the broker refuses or cannot
+# read (not msgpack, an internal type, an unknown type, a body that does not decode, a commit for
+# another rank) and, every 100, a connection with a bad greeting and one whose Hello names no
+# job (log_flood.py): each used to write a line. What one peer (a process, by its pid) makes the
+# broker log is 10 lines every 10 s; the lines left out are counted on its next line or in a line
+# of their own. Asserted: the log grows by a bounded number of lines, it says how many were left
+# out, and the rank's own request is still answered.
+log_lines0=$(wc -l <"$work/broker.err")
+log_bytes0=$(wc -c <"$work/broker.err")
+timeout 60 "$zpmix" run --broker "$broker_uri" -n 1 /usr/bin/python3 "$faults_dir/log_flood.py" "$protocol" 12 >"$work/lf.out" 2>"$work/lf.err"
+st=$?
+flood_lines=$(($(wc -l <"$work/broker.err") - log_lines0))
+flood_bytes=$(($(wc -c <"$work/broker.err") - log_bytes0))
+flood_sent=$(grep -m1 '^sent' "$work/lf.out")
+suppressed=$(tail -n +"$((log_lines0 + 1))" "$work/broker.err" | sed -n 's/.*(\([0-9]*\) more suppressed).*/\1/p; s/.*: \([0-9]*\) more log lines it caused were suppressed.*/\1/p' | sort -n | tail -1)
+echo "log flood: $flood_sent; the broker's log grew $flood_lines lines ($flood_bytes bytes); at most ${suppressed:-0} suppressed said at once"
+check "log flood: the rank is served, then ends 0" "0 served 0" "$st $(grep '^served' "$work/lf.out")"
+check "log flood: the rank sent much" yes "$(awk '/^sent/ {print ($2 >= 10000) ? "yes" : $0}' "$work/lf.out")"
+# 10 lines per 10 s from its pid (twice: 12 s), 10 of the launcher's own, the count lines.
+check "log flood: the broker's log grew at most 40 lines" yes "$([ "$flood_lines" -le 40 ] && echo yes || echo "$flood_lines lines")"
+check "log flood: the log says how many lines were left out" yes "$([ "${suppressed:-0}" -ge 1000 ] && echo yes || echo "largest count ${suppressed:-none}")"
+row "a rank floods the broker with malformed and refused messages and bad connections for 12 s (log_flood.py)" "$flood_sent; the log grew $flood_lines lines ($flood_bytes bytes), saying ${suppressed:-0} more were suppressed; the rank is served" ""
+if command -v mpirun >/dev/null && [ -n "$mpi_prog_src" ] && [ -x "$mpi_prog_src" ]; then
+    # mpirun's PMIx server is reached over tcp: bad connections to it, as many as it takes.
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader timeout 60 \
+        mpirun -n 1 /usr/bin/python3 "$faults_dir/log_flood.py" "$protocol" 12 >"$work/mlf.out" 2>"$work/mlf.err"
+    mst=$?
+    extra_mpi_rows+=("mpirun|a rank floods its PMIx server with bad connections for 12 s|$(grep -m1 '^sent' "$work/mlf.out"); mpirun wrote $(wc -l <"$work/mlf.err") lines ($(wc -c <"$work/mlf.err") bytes), exit $mst")
+    extra_mpi_rows+=("zpmix|a rank floods its broker with malformed messages and bad connections for 12 s|$flood_sent; the log grew $flood_lines lines ($flood_bytes bytes), with the count of those left out")
+fi
+
 t0=$(now_ms)
 kill -TERM "$broker"
 finish "standalone broker stopped" "$broker" 30
