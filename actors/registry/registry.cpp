@@ -41,6 +41,16 @@ void Registry::hello(const Envelope &env, msg::Hello &m) {
             return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "a launcher must connect over ipc");
         }
         if (env.peer.tcp) log().info("a tool connected over tcp (its pid {} there)", m.pid);
+        // The kernel names no pid for a process outside the broker's pid namespace: no launcher
+        // the broker cannot watch. Such a tool is no rank of ours (ranks run inside it).
+        if (env.peer.ipc && env.peer.pid <= 0 && m.role == "launcher") {
+            warn_peer(env,
+                      "refused a launcher outside the broker's pid namespace (its pid {} there)",
+                      m.pid);
+            return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
+                               "a launcher must run in the broker's pid namespace (it is watched "
+                               "by its pid)");
+        }
         // A rank acts for itself (a client's rights, event_rights.hpp): its own process may not
         // act for the runtime as a tool or a launcher does.
         if (auto rank = launched_rank_of(env.peer.pid)) {
@@ -79,6 +89,17 @@ void Registry::hello(const Envelope &env, msg::Hello &m) {
                 return ranks_.after_next_spawn(m.nspace,
                                                [this, env, m]() mutable { hello(env, m); });
             case LaunchedRanks::Verdict::refused:
+                if (env.peer.ipc && env.peer.pid <= 0) {
+                    warn_peer(
+                        env,
+                        "refused a process outside the broker's pid namespace (its pid {} there) "
+                        "claiming {}:{}: the kernel gives no pid for it, nothing can be checked",
+                        m.pid, m.nspace, m.rank);
+                    return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
+                                       "this process runs outside the broker's pid namespace: "
+                                       "it cannot be checked to be rank " +
+                                           std::to_string(m.rank) + " of " + m.nspace);
+                }
                 warn_peer(env, "refused pid {}: it says it is {}:{}, which is pid {}", env.peer.pid,
                           m.nspace, m.rank, ns->pids[m.rank]);
                 return reply_error(

@@ -24,6 +24,8 @@
  *          PMIX_DEBUGGER_RELEASE to CUSTOM {NS:*} ("release"), a user code (-501) to CUSTOM
  *          {NS:0} ("other-job"); then, once the file $FAULT_GO exists, -501 to GLOBAL
  *          ("global-user"), which is allowed and cached
+ *   impostor  run with a copy of a rank's environment by a process that is not that rank:
+ *          PMIx_Init as it ("init <status>"), then PMIx_Abort of its job ("abort <status>")
  * Every line is flushed at once: the suite waits on them. */
 #include <pmix.h>
 #include <signal.h>
@@ -224,6 +226,12 @@ int main(int argc, char **argv) {
         const char *go = getenv("FAULT_GO");
         if (go) wait_for_file(go);
         forge("global-user", -501, PMIX_RANGE_GLOBAL, argv[2], 0);
+    } else if (strcmp(mode, "impostor") == 0) {
+        printf("init 0\n");
+        fflush(stdout);
+        rc = PMIx_Abort(3, "an impostor aborts the job", NULL, 0);
+        printf("abort %d\n", rc);
+        fflush(stdout);
     } else if (strcmp(mode, "ok") == 0) {
         pmix_value_t val;
         PMIX_VALUE_LOAD(&val, &rank, PMIX_INT);

@@ -421,6 +421,57 @@ else
     row "another user's directory, broker or socket" "skipped: needs root and unshare -m" ""
 fi
 
+# --- an impostor from another pid namespace --------------------------------------------------------
+# A job whose `zpmix run` (and so its broker and ranks) runs in a pid namespace of its own
+# (unshare --pid), as a container's would; a process outside it, given a copy of rank 0's
+# environment, connects as rank 0 and would abort the job. The broker's kernel gives no pid for a
+# peer outside its pid namespace (SO_PEERCRED says 0): such a peer cannot be checked to be the
+# rank, and is refused. So is one from a pid namespace inside the job's (the kernel names its
+# pid, which is not rank 0's). The job ends 0. (root only: unshare --pid.)
+if [ "$(id -u)" = 0 ] && unshare --pid --fork --mount-proc true 2>/dev/null; then
+    FAULT_GO=$work/pn.go unshare --pid --fork --mount-proc "$zpmix" run -n 2 "$prog" hold >"$work/pn.out" 2>"$work/pn.err" &
+    prun=$!
+    until_true 30 has_lines "$work/pn.out" '^ready' 2
+    # Rank 0's process as this namespace sees it: the copy of its environment is the impostor's.
+    rank0=$(for p in $(pgrep -f -- "^$prog hold"); do tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'PMIX_RANK=0' && echo "$p"; done | head -1)
+    mapfile -t rank0_env < <(tr '\0' '\n' <"/proc/$rank0/environ")
+    t0=$(now_ms)
+    env -i "${rank0_env[@]}" timeout 20 "$prog" impostor >"$work/pn.imp" 2>&1
+    imp_ms=$(($(now_ms) - t0))
+    env -i "${rank0_env[@]}" timeout 20 unshare --pid --fork "$prog" impostor >"$work/pn.imp2" 2>&1
+    touch "$work/pn.go"
+    t0=$(now_ms)
+    finish "an impostor from another pid namespace" "$prun" 60
+    check "impostor outside the broker's pid namespace: PMIx_Init refused" "init $PMIX_ERR_NO_PERMISSIONS" "$(grep '^init' "$work/pn.imp")"
+    check "impostor outside the broker's pid namespace: it says why" yes "$(grep -q "outside the broker's pid namespace" "$work/pn.imp" && echo yes || head -3 "$work/pn.imp")"
+    check "impostor outside the broker's pid namespace: the broker logs it" yes "$(grep -q "refused a process outside the broker's pid namespace (its pid [0-9]* there) claiming .*:0" "$work/pn.err" && echo yes || grep -i refused "$work/pn.err" | head -3)"
+    check "impostor in a pid namespace of its own: PMIx_Init refused" "init $PMIX_ERR_NO_PERMISSIONS" "$(grep '^init' "$work/pn.imp2")"
+    check "impostor: the job ends 0, both ranks' fences done" "0 2" "$st $(lines "$work/pn.out" '^fence 0')"
+    row "a process outside the broker's pid namespace (the job under unshare --pid) with a copy of rank 0's environment: PMIx_Init, then PMIx_Abort" "PMIx_Init PMIX_ERR_NO_PERMISSIONS after $imp_ms ms, \"$(grep -o "this process runs outside[^:]*" "$work/pn.imp" | head -1)\"; the same from a pid namespace of its own; the job exit $st" ""
+    faults_openpmix=$(dirname "$2")/faults_prog_openpmix
+    if command -v mpirun >/dev/null && [ -x "$faults_openpmix" ]; then
+        # The same under mpirun (its ranks built against Debian's OpenPMIx, as mpirun's server is).
+        cp "$faults_openpmix" "$work/fault_prog_openpmix"
+        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader FAULT_GO=$work/pm.go \
+            unshare --pid --fork --mount-proc mpirun --oversubscribe -n 2 "$work/fault_prog_openpmix" hold >"$work/pm.out" 2>"$work/pm.err" &
+        mrun=$!
+        until_true 60 has_lines "$work/pm.out" '^ready' 2
+        rank0=$(for p in $(pgrep -f -- "^$work/fault_prog_openpmix hold"); do tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'PMIX_RANK=0' && echo "$p"; done | head -1)
+        mapfile -t rank0_env < <(tr '\0' '\n' <"/proc/$rank0/environ")
+        env -i "${rank0_env[@]}" timeout 20 "$work/fault_prog_openpmix" impostor >"$work/pm.imp" 2>&1
+        touch "$work/pm.go"
+        until_true 60 dead "$mrun"
+        wait "$mrun"
+        mst=$?
+        until_true 10 nothing_left
+        extra_mpi_rows+=("mpirun|a process outside its pid namespace with a copy of rank 0's environment: PMIx_Init, PMIx_Abort|$(grep '^init' "$work/pm.imp"), $(grep '^abort' "$work/pm.imp"): the job exit $mst, $(lines "$work/pm.out" '^fence 0') of 2 fences done")
+        extra_mpi_rows+=("zpmix|the same|refused at PMIx_Init (PMIX_ERR_NO_PERMISSIONS, and a log line); the job exit $st, 2 of 2 fences done")
+    fi
+else
+    echo "impostor from another pid namespace: skipped (needs root and unshare --pid)"
+    row "an impostor from another pid namespace" "skipped: needs root and unshare --pid" ""
+fi
+
 # --- resources ---------------------------------------------------------------------------------------
 # The session directory's file system full: a 1 MiB tmpfs in a private mount namespace.
 if unshare -m --propagation private true 2>/dev/null; then
