@@ -204,7 +204,9 @@ Broker::Broker(Config config)
                 .name = "tcp",
                 .max_unauthenticated = config_.tcp_max_unauthenticated,
                 .max_per_address = config_.tcp_max_unauthenticated_per_address,
-                .handshake_timeout = std::chrono::milliseconds(config_.tcp_handshake_timeout_ms)});
+                .handshake_timeout = std::chrono::milliseconds(config_.tcp_handshake_timeout_ms),
+                .failures_burst = config_.tcp_failed_handshakes_burst,
+                .failures_per_minute = config_.tcp_failed_handshakes_per_minute});
         // Out of descriptors on ipc: the local clients come first.
         for (ZmtpListener *l : {router_.get(), xpub_.get()})
             l->on_out_of_descriptors(
@@ -269,6 +271,8 @@ void Broker::add_standard_actors() {
         t.max_message = config_.max_message_bytes;
         t.standing = config_.tree_standing;
         t.port = config_.tree_port;
+        t.failures_burst = config_.tcp_failed_handshakes_burst;
+        t.failures_per_minute = config_.tcp_failed_handshakes_per_minute;
         link_ = &add_actor<tree::TreeLink>(std::move(t), brokers_, [this](bool lost) {
             (lost ? lost_parent_ : parent_stopped_) = true;
             begin_shutdown();
@@ -501,6 +505,7 @@ void Broker::on_zap() {
                            address, LogThrottle::suffix(left_out));
             status = "400";
             text = "not the broker's key";
+            if (tcp_gate_) tcp_gate_->refused_credentials(address);  // its failures are limited
         }
     } else {
         const auto gid_colon = address.rfind(':', last - 1);

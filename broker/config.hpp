@@ -40,6 +40,10 @@ struct Config {
     int tcp_handshake_timeout_ms = 5000;
     std::size_t tcp_max_unauthenticated = 256;
     std::size_t tcp_max_unauthenticated_per_address = 128;
+    // Failed handshakes (a wrong key, refused credentials) from one address, on every tcp port of
+    // the broker (its own and the tree's): this many at once, then these a minute (TcpGate).
+    unsigned tcp_failed_handshakes_burst = 16;
+    unsigned tcp_failed_handshakes_per_minute = 60;
     std::string log_level = "info";  // trace | debug | info | warn | error | off
     int kill_grace_ms = 2000;        // SIGTERM to SIGKILL when a job is terminated
     // How long a PMIx_Get without PMIX_TIMEOUT waits for data that may still come (0: no limit).

@@ -183,7 +183,9 @@ void TreeLink::open() {
             TcpGate::Settings{.name = "tree",
                               .max_unauthenticated = std::max<std::size_t>(16, 2 * s_.radix),
                               .max_per_address = std::max<std::size_t>(8, s_.radix),
-                              .handshake_timeout = kHandshakeTimeout});
+                              .handshake_timeout = kHandshakeTimeout,
+                              .failures_burst = s_.failures_burst,
+                              .failures_per_minute = s_.failures_per_minute});
         gate_->watch(down_);
         std::string ip = "0.0.0.0";
         if (!s_.tcp_if.empty()) {
@@ -312,6 +314,7 @@ void TreeLink::on_zap() {
         zmq_z85_encode(z85, static_cast<const std::uint8_t *>(req[6].data()), 32);
         if (s_.public_key == z85) status = "200", text = "OK";
     }
+    if (status != "200" && gate_) gate_->refused_credentials(req[3].to_string());
     std::uint64_t left_out = 0;
     if (status != "200" && refusals_.allow(left_out))
         log().warn("refused a tree connection from {}: not the allocation's key{}",
