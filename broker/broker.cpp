@@ -100,13 +100,16 @@ void raise_descriptor_limit(spdlog::logger &log) {
                  : "");
 }
 
-// "ipc:<uid>:<pid>" or "tcp", as the ZAP handler vouched for the connection.
-PeerCredentials credentials_of(const char *user_id) {
+// "ipc:<uid>:<pid>" or "tcp", as the ZAP handler vouched for the connection; a tcp peer's
+// address as libzmq saw it.
+PeerCredentials credentials_of(const char *user_id, const char *address) {
     PeerCredentials p;
     const std::string_view u = user_id ? user_id : "";
     if (u == "tcp") {
         p.tcp = true;
+        if (address) p.address = address;
     } else if (u.starts_with("ipc:")) {
+        p.ipc = true;
         const char *s = u.data() + 4;
         char *end = nullptr;
         p.uid = std::strtoll(s, &end, 10);
@@ -125,6 +128,10 @@ Broker::Broker(Config config)
     static std::atomic<unsigned> embedded_count{0};
     log_ = spdlog::default_logger()->clone("broker");
     if (!config_.hosted) raise_descriptor_limit(*log_);  // a host's process is its own
+    bus_.peer_log().configure(
+        {.lines = config_.log_peer_lines,
+         .overall = 20 * config_.log_peer_lines,
+         .interval = std::chrono::milliseconds(config_.log_peer_interval_ms)});
     if (config_.run_dir.empty()) {
         // A host's directory is the host's to trust; ours must be private.
         const std::string base =
@@ -181,7 +188,8 @@ Broker::Broker(Config config)
                                          .also_uid = config_.client_uid,
                                          .max_message = config_.max_message_bytes,
                                          .max_output = config_.max_peer_output_bytes,
-                                         .max_peers = max_peers});
+                                         .max_peers = max_peers,
+                                         .peer_log = &bus_.peer_log()});
     // Per subscriber; beyond it events drop (and are resent).
     xpub_ = std::make_unique<ZmtpListener>(
         reactor_, ZmtpListener::Settings{.path = events_uri_.substr(6),
@@ -191,7 +199,8 @@ Broker::Broker(Config config)
                                          .max_message = config_.max_message_bytes,
                                          .sndhwm = static_cast<std::size_t>(config_.event_sndhwm),
                                          .max_output = config_.max_peer_output_bytes,
-                                         .max_peers = max_peers});
+                                         .max_peers = max_peers,
+                                         .peer_log = &bus_.peer_log()});
     if (!config_.tcp.empty()) {
         tcp_xpub_ = std::make_unique<TcpPublisher>(
             reactor_, ctx_,
@@ -205,7 +214,9 @@ Broker::Broker(Config config)
                 .name = "tcp",
                 .max_unauthenticated = config_.tcp_max_unauthenticated,
                 .max_per_address = config_.tcp_max_unauthenticated_per_address,
-                .handshake_timeout = std::chrono::milliseconds(config_.tcp_handshake_timeout_ms)});
+                .handshake_timeout = std::chrono::milliseconds(config_.tcp_handshake_timeout_ms),
+                .failures_burst = config_.tcp_failed_handshakes_burst,
+                .failures_per_minute = config_.tcp_failed_handshakes_per_minute});
         // Out of descriptors on ipc: the local clients come first.
         for (ZmtpListener *l : {router_.get(), xpub_.get()})
             l->on_out_of_descriptors(
@@ -271,6 +282,8 @@ void Broker::add_standard_actors() {
         t.max_message = config_.max_message_bytes;
         t.standing = config_.tree_standing;
         t.port = config_.tree_port;
+        t.failures_burst = config_.tcp_failed_handshakes_burst;
+        t.failures_per_minute = config_.tcp_failed_handshakes_per_minute;
         link_ = &add_actor<tree::TreeLink>(std::move(t), brokers_, [this](bool lost) {
             (lost ? lost_parent_ : parent_stopped_) = true;
             begin_shutdown();
@@ -398,6 +411,8 @@ void Broker::start() {
             }
         });
     }
+    // How many lines each peer's misbehaviour left out of the log, once it fell silent.
+    reactor_.every(bus_.peer_log().interval(), [this] { bus_.peer_log().sweep(*log_); });
     log_->info("broker {} listening on {}{}", name_, uri_,
                tcp_uri_.empty() ? "" : " and " + tcp_uri_);
     auto run = [this](Reactor &reactor) {
@@ -507,6 +522,7 @@ void Broker::on_zap() {
                            address, LogThrottle::suffix(left_out));
             status = "400";
             text = "not the broker's key";
+            if (tcp_gate_) tcp_gate_->refused_credentials(address);  // its failures are limited
         }
     } else {
         const auto gid_colon = address.rfind(':', last - 1);
@@ -568,22 +584,29 @@ void Broker::on_tcp_router() {
         // Its first message: the connection authenticated (CURVE and ZAP let it through).
         if (const int fd = zmq_msg_get(parts[1].handle(), ZMQ_SRCFD); fd >= 0)
             tcp_gate_->authenticated(fd);
-        if (bus_.find(peer)) {
-            log_->warn("dropped a message from a peer whose routing id names actor '{}'", peer);
-            continue;
-        }
-        const char *user_id = nullptr;
+        const char *user_id = nullptr, *address = nullptr;
         try {
             user_id = parts[1].gets("User-Id");
+            address = parts[1].gets("Peer-Address");
         } catch (const zmq::error_t &) {
         }
-        const PeerCredentials cred = credentials_of(user_id);
+        const PeerCredentials cred = credentials_of(user_id, address);
+        std::uint64_t suppressed = 0;
+        if (bus_.find(peer)) {
+            if (bus_.peer_log().allow(peer_key(cred, peer), suppressed))
+                log_->warn("dropped a message from a peer ({}) whose routing id names actor '{}'{}",
+                           peer_key(cred, peer), peer, PeerLogLimit::suffix(suppressed));
+            continue;
+        }
         // One message in pieces of the tcp frame limit (zmq_frames.hpp): one frame again.
         auto whole = joined(parts, 1, config_.max_message_bytes);
         if (!whole) {
-            log_->warn(
-                "dropped a message of peer {} over the limit of {} bytes (max_message_bytes)",
-                peer_name(peer), config_.max_message_bytes);
+            if (bus_.peer_log().allow(peer_key(cred, peer), suppressed))
+                log_->warn(
+                    "dropped a message of peer {} ({}) over the limit of {} bytes "
+                    "(max_message_bytes){}",
+                    peer_name(peer), peer_key(cred, peer), config_.max_message_bytes,
+                    PeerLogLimit::suffix(suppressed));
             dispatcher_->route(peer, {}, cred);  // refused with a reason, as a bad frame count
             continue;
         }
@@ -594,31 +617,39 @@ void Broker::on_tcp_router() {
 }
 
 void Broker::send_to_peer(const std::string &peer, zmq::message_t msg) {
+    // What went wrong is said per connection, within the limit per peer: a peer that sends many
+    // requests and leaves (or stops reading) does not make a line of each answer.
+    auto say = [&](spdlog::level::level_enum level, std::string_view what) {
+        std::uint64_t suppressed = 0;
+        if (bus_.peer_log().allow(peer_key({}, peer), suppressed))
+            log_->log(level, "peer {}: {}{}", peer_name(peer), what,
+                      PeerLogLimit::suffix(suppressed));
+    };
     if (ZmtpListener::is_routing_id(peer)) {
         switch (router_->send(peer, {static_cast<const char *>(msg.data()), msg.size()})) {
             case ZmtpListener::Sent::ok:
                 break;
             case ZmtpListener::Sent::gone:
-                log_->info("peer {} is gone, message dropped", peer_name(peer));
+                say(spdlog::level::info, "gone, message dropped");
                 break;
             case ZmtpListener::Sent::full:
-                log_->warn("peer {} is not keeping up: message dropped", peer_name(peer));
+                say(spdlog::level::warn, "not keeping up: message dropped");
                 break;
         }
         return;
     }
     if (!tcp_router_) {
-        log_->info("no peer {}: message dropped", peer_name(peer));
+        say(spdlog::level::info, "no such peer: message dropped");
         return;
     }
     try {
         if (!tcp_router_.send(zmq::buffer(peer),
                               zmq::send_flags::sndmore | zmq::send_flags::dontwait) ||
             !tcp_router_.send(msg, zmq::send_flags::dontwait))
-            log_->warn("peer {} is not keeping up: message dropped", peer_name(peer));
+            say(spdlog::level::warn, "not keeping up: message dropped");
     } catch (const zmq::error_t &e) {
         // EHOSTUNREACH (ROUTER_MANDATORY): the peer has gone.
-        log_->info("peer {} is gone, message dropped: {}", peer_name(peer), e.what());
+        say(spdlog::level::info, std::string("gone, message dropped: ") + e.what());
     }
 }
 

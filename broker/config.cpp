@@ -72,6 +72,13 @@ void load_monitor_log_section(const std::string &path, const std::string &sectio
         } else if (section == "log" && k == "syslog") {
             if (!node.is_boolean()) throw bad("true or false");
             into.log_syslog = *node.value<bool>();
+        } else if (section == "log" && k == "peer_lines") {
+            if (!node.is_integer() || *v < 1 || *v > 100000) throw bad("an integer in 1..100000");
+            into.log_peer_lines = static_cast<unsigned>(*v);
+        } else if (section == "log" && k == "peer_interval_ms") {
+            if (!node.is_integer() || *v < 100 || *v > 3600000)
+                throw bad("an integer in 100..3600000");
+            into.log_peer_interval_ms = static_cast<int>(*v);
         } else {
             throw ConfigError(path + ": unknown key " + section + "." + k);
         }
@@ -206,6 +213,12 @@ void load_config_file(const std::string &path, Config &into) {
              : k == "tcp_heartbeat_timeout_ms" ? into.tcp_heartbeat_timeout_ms
                                                : into.tcp_handshake_timeout_ms) =
                 static_cast<int>(*v);
+        } else if (k == "tcp_failed_handshakes_burst" || k == "tcp_failed_handshakes_per_minute") {
+            auto v = node.value<std::int64_t>();
+            if (!node.is_integer() || *v < 1 || *v > 1000000) throw bad("an integer in 1..1000000");
+            (k == "tcp_failed_handshakes_burst" ? into.tcp_failed_handshakes_burst
+                                                : into.tcp_failed_handshakes_per_minute) =
+                static_cast<unsigned>(*v);
         } else if (k == "tcp_max_unauthenticated" || k == "tcp_max_unauthenticated_per_address") {
             auto v = node.value<std::int64_t>();
             if (!node.is_integer() || *v < 1 || *v > 1000000) throw bad("an integer in 1..1000000");

@@ -40,6 +40,10 @@ struct Config {
     int tcp_handshake_timeout_ms = 5000;
     std::size_t tcp_max_unauthenticated = 256;
     std::size_t tcp_max_unauthenticated_per_address = 128;
+    // Failed handshakes (a wrong key, refused credentials) from one address, on every tcp port of
+    // the broker (its own and the tree's): this many at once, then these a minute (TcpGate).
+    unsigned tcp_failed_handshakes_burst = 16;
+    unsigned tcp_failed_handshakes_per_minute = 60;
     std::string log_level = "info";  // trace | debug | info | warn | error | off
     int kill_grace_ms = 2000;        // SIGTERM to SIGKILL when a job is terminated
     // How long a PMIx_Get without PMIX_TIMEOUT waits for data that may still come (0: no limit).
@@ -61,6 +65,10 @@ struct Config {
     std::string log_format = "text";  // format: the process's own log, "text" or "json" lines
     std::string log_file;             // file: append the process's log here, not to stderr
     bool log_syslog = false;          // syslog: send it to syslog_socket, not to stderr
+    // peer_lines, peer_interval_ms: what one peer's messages and connections may make the broker
+    // log (refusals, malformed messages): lines per interval; the rest is counted (PeerLogLimit).
+    unsigned log_peer_lines = 10;
+    int log_peer_interval_ms = 10000;
     // [tree]: the brokers of a job spanning nodes (actors/tree/link.hpp).
     std::uint32_t tree_radix = 32;       // radix: children per broker
     int tree_heartbeat_ms = 1000;        // heartbeat_ms

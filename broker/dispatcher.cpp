@@ -31,33 +31,37 @@ Dispatcher::Dispatcher(Reactor &reactor, Bus &bus, DecodeLimits limits)
     on(&Dispatcher::namespace_ended, Access::internal);
 }
 
-void Dispatcher::refuse(const std::string &peer, std::uint64_t id, std::int32_t status,
-                        const std::string &why) {
-    log().warn("peer {}: {}", peer_name(peer), why);
+void Dispatcher::refuse(const std::string &peer, const PeerCredentials &cred, std::uint64_t id,
+                        std::int32_t status, const std::string &why) {
+    // A peer that repeats what is refused writes a few lines per interval (PeerLogLimit).
+    std::uint64_t suppressed = 0;
+    if (bus().peer_log().allow(peer_key(cred, peer), suppressed))
+        log().warn("peer {} ({}): {}{}", peer_name(peer), peer_key(cred, peer), why,
+                   PeerLogLimit::suffix(suppressed));
     bus().send(peer, encode(msg::ErrorReply::type, id, msg::ErrorReply{status, why}, name()));
 }
 
 void Dispatcher::route(const std::string &peer, const std::vector<std::string_view> &frames,
                        const PeerCredentials &cred) {
     if (frames.size() != 1)
-        return refuse(peer, 0, PMIX_ERR_BAD_PARAM,
+        return refuse(peer, cred, 0, PMIX_ERR_BAD_PARAM,
                       "expected one message frame, got " + std::to_string(frames.size()));
     Envelope env;
     try {
         env = decode(frames[0].data(), frames[0].size(), limits_);
     } catch (const DecodeError &e) {
-        return refuse(peer, 0, PMIX_ERR_BAD_PARAM, e.what());
+        return refuse(peer, cred, 0, PMIX_ERR_BAD_PARAM, e.what());
     }
     // One protocol per release: a peer of another version is refused, its Hello as any message,
     // before anything reads a body it may lay out otherwise.
     if (env.version != kProtocolVersion)
-        return refuse(peer, env.id, PMIX_ERR_NOT_SUPPORTED,
+        return refuse(peer, cred, env.id, PMIX_ERR_NOT_SUPPORTED,
                       "protocol version " + std::to_string(env.version) +
                           " is not this broker's (" + std::to_string(kProtocolVersion) +
                           "): upgrade or downgrade libpmix or zpmix to the same release");
     const Bus::Route to = bus().route(env.type);
     if (!to.actor)
-        return refuse(peer, env.id, PMIX_ERR_NOT_SUPPORTED,
+        return refuse(peer, cred, env.id, PMIX_ERR_NOT_SUPPORTED,
                       "unknown message type '" + env.type + "'");
     if (auto s = sessions_.find(peer); s != sessions_.end()) env.session = s->second;
     const Access who = !env.session               ? Access::anyone
@@ -68,7 +72,7 @@ void Dispatcher::route(const std::string &peer, const std::vector<std::string_vi
             to.access == Access::internal ? "'" + env.type + "' is internal to the broker"
             : who == Access::anyone       ? "'" + env.type + "' needs a session: send hello first"
                                     : "'" + env.type + "' may not be sent by " + class_name(who);
-        return refuse(peer, env.id, PMIX_ERR_NO_PERMISSIONS, why);
+        return refuse(peer, cred, env.id, PMIX_ERR_NO_PERMISSIONS, why);
     }
     env.from = peer;
     env.peer = cred;

@@ -13,9 +13,9 @@
 // is deregistered. Refusals are answered with a PMIx status and logged, and say nothing of other
 // jobs.
 //
-// Limits: refusals are logged one line each; an ipc peer is of the broker's uid (the listener
-// admits no other), a tcp peer holds the broker's CURVE keypair (a tool) or proved its job's
-// secret in its Hello (a client).
+// Limits: refusals are logged within the broker's limit per peer (PeerLogLimit); an ipc peer is of
+// the broker's uid (the listener admits no other), a tcp peer holds the broker's CURVE keypair (a
+// tool) or proved its job's secret in its Hello (a client).
 #include <memory>
 #include <string>
 #include <string_view>
@@ -47,8 +47,8 @@ class Dispatcher : public Actor {
     DecodeLimits limits_;
     std::unordered_map<std::string, std::shared_ptr<const PeerSession>> sessions_;  // by peer
 
-    void refuse(const std::string &peer, std::uint64_t id, std::int32_t status,
-                const std::string &why);
+    void refuse(const std::string &peer, const PeerCredentials &cred, std::uint64_t id,
+                std::int32_t status, const std::string &why);
     void session_open(const Envelope &env, msg::SessionOpen &m);
     void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);
 };

@@ -105,6 +105,7 @@ void ZmtpListener::accept_peers() {
         p.fd = fd;
         ucred cred{};
         socklen_t len = sizeof cred;
+        p.cred.ipc = true;
         if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
             p.cred.pid = cred.pid;
             p.cred.uid = cred.uid;
@@ -130,9 +131,9 @@ void ZmtpListener::accept_peers() {
                      : zmtp::ready(settings_.kind == Kind::router ? "ROUTER" : "XPUB");
         // A refusal is logged before it is sent: whoever sees it can find the line.
         if (!own_uid)
-            log_->warn(
-                "refused an ipc connection from uid {} pid {}: the broker serves uid {} only",
-                p.cred.uid, p.cred.pid, settings_.uid);
+            log_peer(p, spdlog::level::warn,
+                     "refused an ipc connection from uid {} pid {}: the broker serves uid {} only",
+                     p.cred.uid, p.cred.pid, settings_.uid);
         else if (!room)
             note_refusal(fmt::format("{} connections, the limit ([broker] max_connections)",
                                      settings_.max_peers));
@@ -192,7 +193,7 @@ void ZmtpListener::note_refusal(const std::string &why) {
 void ZmtpListener::drop(Peer &p, std::string_view why) {
     if (p.closing) return;
     p.closing = true;
-    if (!why.empty()) log_->info("peer pid {}: {}", p.cred.pid, why);
+    if (!why.empty()) log_peer(p, spdlog::level::info, "peer pid {}: {}", p.cred.pid, why);
     reactor_.unwatch_fd(p.fd);
     ::shutdown(p.fd, SHUT_RDWR);
     by_id_.erase(p.id);
@@ -264,7 +265,8 @@ bool ZmtpListener::handshake(Peer &p) {
         return false;
     }
     if (!peer_type_ok(settings_.kind, *type)) {
-        log_->warn("refused a {} socket (pid {}) on {}", *type, p.cred.pid, settings_.path);
+        log_peer(p, spdlog::level::warn, "refused a {} socket (pid {}) on {}", *type, p.cred.pid,
+                 settings_.path);
         write(p, {zmtp::error("incompatible socket type")}, true);
         drop(p, "");
         return false;
@@ -281,16 +283,18 @@ void ZmtpListener::parse(Peer &p) {
         if (!f) return;
         const bool cmd = f->flags & zmtp::kCommand;
         if (f->size > settings_.max_message) {
-            log_->warn("peer pid {} sent a frame of {} bytes, over the limit of {}", p.cred.pid,
-                       f->size, settings_.max_message);
+            log_peer(p, spdlog::level::warn,
+                     "peer pid {} sent a frame of {} bytes, over the limit of {}", p.cred.pid,
+                     f->size, settings_.max_message);
             drop(p, "closed: oversized frame");
             return;
         }
         if ((!cmd && p.part_bytes + f->size > settings_.max_message) ||
             p.scan + f->header + f->size > settings_.max_message + kInputSlack ||
             (!cmd && p.parts.size() == kMaxFrames)) {
-            log_->warn("peer pid {} sent a message over the limit of {} bytes or {} frames",
-                       p.cred.pid, settings_.max_message, kMaxFrames);
+            log_peer(p, spdlog::level::warn,
+                     "peer pid {} sent a message over the limit of {} bytes or {} frames",
+                     p.cred.pid, settings_.max_message, kMaxFrames);
             drop(p, "closed: oversized message");
             return;
         }
@@ -409,8 +413,9 @@ ZmtpListener::Sent ZmtpListener::write(Peer &p, std::initializer_list<std::strin
     } else if (settings_.kind == Kind::publisher && p.out.size() >= settings_.sndhwm) {
         return Sent::full;
     } else if (p.out_bytes + (total - sent) > settings_.max_output) {
-        log_->warn("peer pid {} is not reading: {} bytes queued for it, over the limit of {}",
-                   p.cred.pid, p.out_bytes, settings_.max_output);
+        log_peer(p, spdlog::level::warn,
+                 "peer pid {} is not reading: {} bytes queued for it, over the limit of {}",
+                 p.cred.pid, p.out_bytes, settings_.max_output);
         drop(p, "closed: too much output queued");
         return Sent::gone;
     }

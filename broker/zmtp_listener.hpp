@@ -11,7 +11,8 @@
 //
 // Admission: the kernel's credentials of the connecting process (SO_PEERCRED); only the
 // broker's own uid (and a host's clients' uid, `also_uid`) is let in, others get a ZMTP ERROR and
-// are closed.
+// are closed. What a peer's connections make it log is limited per process (PeerLogLimit): it may
+// reconnect at will.
 // Sending never blocks: output the kernel does not take is queued per peer, up to `max_output`
 // bytes, beyond which the peer is disconnected (it is not reading). A router never drops a
 // message for a slow peer: what may pile up for it is bounded by its senders (a job's output by
@@ -36,6 +37,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/runtime/envelope.hpp"
+#include "actors/runtime/peer_log_limit.hpp"
 #include "actors/runtime/reactor.hpp"
 #include "actors/runtime/topic_publisher.hpp"
 #include "actors/runtime/zmtp_buffer.hpp"
@@ -58,6 +60,9 @@ class ZmtpListener : public TopicPublisher {
         // Connections at once; one more is turned away with a ZMTP ERROR saying so (0: no
         // limit but the process's file descriptors).
         std::size_t max_peers = 0;
+        // Where lines about a peer (by its pid) are limited, the broker's for all its sockets
+        // and actors; null: the listener's own.
+        PeerLogLimit *peer_log = nullptr;
     };
     // A DEALER's message: `peer` is its routing id, `frames` are valid during the call only.
     using MessageFn =
@@ -134,6 +139,18 @@ class ZmtpListener : public TopicPublisher {
     DisconnectFn on_disconnect_;
     std::function<std::size_t()> on_out_of_descriptors_;
     std::shared_ptr<spdlog::logger> log_;
+    PeerLogLimit own_peer_log_;  // without settings_.peer_log
+
+    // A line about peer p, within its limit.
+    template <class... Args>
+    void log_peer(const Peer &p, spdlog::level::level_enum level, fmt::format_string<Args...> f,
+                  Args &&...args) {
+        PeerLogLimit &limit = settings_.peer_log ? *settings_.peer_log : own_peer_log_;
+        std::uint64_t suppressed = 0;
+        if (!limit.allow(peer_key(p.cred, p.id), suppressed)) return;
+        log_->log(level, "{}{}", fmt::format(f, std::forward<Args>(args)...),
+                  PeerLogLimit::suffix(suppressed));
+    }
 
     // Accepting without descriptors: a connection left in the backlog keeps the listening socket
     // readable, and the reactor would call again at once, forever (a core at 100% and a log line

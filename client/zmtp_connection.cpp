@@ -96,9 +96,9 @@ int connect_to(const std::string &uri, ZmtpConnection::Clock::time_point deadlin
         errno = err;
     }
     if (rc != 0) {
-        const std::string why = std::strerror(errno);
+        const int err = errno;
         ::close(fd);
-        throw ZmtpError("cannot connect to " + uri + ": " + why);
+        throw ZmtpError("cannot connect to " + uri + ": " + std::strerror(err), false, err);
     }
     // Before a byte is written: another user's process listening there gets nothing of ours.
     if (uri.starts_with("ipc://"))

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -33,11 +34,17 @@
 
 namespace zpmix::client {
 
-// Handshake or address failures; `refused` when the broker turned the peer away.
+// Handshake or address failures; `refused` when the broker turned the peer away; `error` the
+// errno of a failed connect.
 struct ZmtpError : std::runtime_error {
     bool refused = false;
-    ZmtpError(const std::string &what, bool refused_ = false)
-        : std::runtime_error(what), refused(refused_) {}
+    int error = 0;
+    ZmtpError(const std::string &what, bool refused_ = false, int error_ = 0)
+        : std::runtime_error(what), refused(refused_), error(error_) {}
+    // The kernel would not let us open the socket (its mode, or a directory on its path): as
+    // final as a refusal, unlike a socket not there yet (ENOENT) or not accepting (ECONNREFUSED),
+    // which a broker being started is.
+    bool denied() const { return error == EACCES || error == EPERM; }
 };
 
 class ZmtpConnection {

@@ -67,8 +67,8 @@ void EventBroker::notify(const Envelope &env, msg::NotifyEvent &m) {
         const std::string why = fmt::format(
             "a custom range of {} processes is over the limit of {} ([events] max_custom_range)",
             m.event.custom_range.size(), opts_.max_custom_range);
-        log().warn("event {} from {}:{} not published: {}", m.event.status, m.event.source.nspace,
-                   m.event.source.rank, why);
+        warn_peer(env, "event {} from {}:{} not published: {}", m.event.status,
+                  m.event.source.nspace, m.event.source.rank, why);
         if (env.id != 0) reply_error(env, PMIX_ERR_BAD_PARAM, why);
         return;
     }
@@ -76,10 +76,8 @@ void EventBroker::notify(const Envelope &env, msg::NotifyEvent &m) {
     const bool client = env.session && env.session->is_client();
     if (client)
         if (const std::string why = rights_.refusal(*env.session, m.event); !why.empty()) {
-            std::uint64_t left_out = 0;
-            if (refusals_.allow(left_out))
-                log().warn("refused an event of {}:{} (pid {}): {}{}", env.session->nspace,
-                           env.session->rank, env.peer.pid, why, LogThrottle::suffix(left_out));
+            warn_peer(env, "refused an event of {}:{} (pid {}): {}", env.session->nspace,
+                      env.session->rank, env.peer.pid, why);
             if (env.id != 0) reply_error(env, PMIX_ERR_NO_PERMISSIONS, why);
             return;
         }
@@ -89,6 +87,10 @@ void EventBroker::notify(const Envelope &env, msg::NotifyEvent &m) {
         send("host", msg::HostNotify{m.event});
     const msg::Proc source = m.event.source;
     const bool checkpointed = m.event.status == PMIX_JCTRL_CHECKPOINT_COMPLETE;
+    // An event for the resource manager: the log is where it goes.
+    if (static_cast<msg::Range>(m.event.range) == msg::Range::rm)
+        log_peer(env, spdlog::level::info, "event {} for the resource manager from {}:{}: {}",
+                 m.event.status, source.nspace, source.rank, m.event.text);
     const std::int32_t status = publish(std::move(m.event), !m.do_not_cache, client);
     // Job control waits for these (PMIx_Job_control's checkpoint requests).
     if (status == PMIX_SUCCESS && checkpointed) broadcast(msg::CheckpointCompleted{source});
@@ -96,7 +98,7 @@ void EventBroker::notify(const Envelope &env, msg::NotifyEvent &m) {
     if (status != PMIX_SUCCESS) {
         const char *why = "cannot publish the event: bad range or targets";
         if (env.id == 0)
-            log().warn("{} from {}:{}", why, source.nspace, source.rank);
+            warn_peer(env, "{} from {}:{}", why, source.nspace, source.rank);
         else
             reply_error(env, status, why);
         return;
@@ -121,7 +123,8 @@ void EventBroker::register_handler(const Envelope &env, msg::EventRegister &m) {
     auto timer = reactor().after(opts_.sync_timeout, [this, id] {
         auto it = awaiting_sync_.find(id);
         if (it == awaiting_sync_.end()) return;
-        log().warn("registration {} timed out waiting for its subscription", id);
+        log_peer(it->second.req, spdlog::level::warn,
+                 "registration {} timed out waiting for its subscription", id);
         reply_error(it->second.req, PMIX_ERR_TIMEOUT,
                     "event subscription never reached the broker");
         awaiting_sync_.erase(it);
@@ -157,8 +160,8 @@ void EventBroker::resend(const Envelope &env, msg::EventResend &m) {
     if (m.to >= m.from && m.to - m.from < std::uint64_t{1} << 20)
         out.events = cache_.range(m.stream, m.from, m.to);
     if (out.events.size() != (m.to >= m.from ? m.to - m.from + 1 : 0))
-        log().warn("a subscriber asked for {}#{}..{}: {} of them are no longer cached", m.stream,
-                   m.from, m.to, (m.to - m.from + 1) - out.events.size());
+        warn_peer(env, "a subscriber asked for {}#{}..{}: {} of them are no longer cached",
+                  m.stream, m.from, m.to, (m.to - m.from + 1) - out.events.size());
     reply(env, out);
 }
 
@@ -179,9 +182,10 @@ void EventBroker::since(const Envelope &env, msg::EventsSince &m) {
     for (const auto &p : replay_)
         if (p.event.bseq > after && wanted(p.topic)) out.events.push_back(p);
     if (out.restarted || out.lost > 0)
-        log().info("a monitor asked for the events after {}#{}: {}{} no longer kept",
-                   m.epoch.empty() ? opts_.epoch : m.epoch, m.after,
-                   out.restarted ? "that epoch is over; " : "", out.lost);
+        log_peer(env, spdlog::level::info,
+                 "a monitor asked for the events after {}#{}: {}{} no longer kept",
+                 m.epoch.empty() ? opts_.epoch : m.epoch, m.after,
+                 out.restarted ? "that epoch is over; " : "", out.lost);
     reply(env, out);
 }
 
@@ -377,9 +381,6 @@ std::int32_t EventBroker::publish(msg::Event ev, bool cache, bool from_client) {
     std::string error;
     const auto prefixes = prefixes_of(ev, error);
     if (prefixes.empty()) return PMIX_ERR_BAD_PARAM;
-    if (static_cast<msg::Range>(ev.range) == msg::Range::rm)
-        log().info("event {} for the resource manager from {}:{}: {}", ev.status, ev.source.nspace,
-                   ev.source.rank, ev.text);
     if (static_cast<msg::Range>(ev.range) != msg::Range::custom) {
         for (const auto &prefix : prefixes) publish_on(prefix, ev, cache, true, from_client);
         return PMIX_SUCCESS;

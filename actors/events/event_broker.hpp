@@ -39,7 +39,6 @@
 #include "actors/protocol/tree.hpp"
 #include "actors/registry/namespace_table.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/runtime/log_throttle.hpp"
 #include "actors/runtime/topic_publisher.hpp"
 #include "actors/tree/broker_map.hpp"
 
@@ -101,7 +100,6 @@ class EventBroker : public Actor {
     std::map<std::int32_t, std::uint64_t> published_;  // by code, for `zpmix exporter`
     std::uint64_t dropped_ = 0;  // copies subscribers lost at their high-water mark
     NotifyRights rights_{namespaces_};
-    LogThrottle refusals_;  // of clients' events
 
     void notify(const Envelope &env, msg::NotifyEvent &m);
     void register_handler(const Envelope &env, msg::EventRegister &m);

@@ -166,10 +166,10 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     }
     if (participants.size() == 1 && participants[0].rank == msg::kWildcardRank)
         if (FenceBoard *board = board_of(participants[0].nspace)) {
-            log().warn(
-                "{}:{} (pid {}) fences its namespace by message, but its job fences on "
-                "its fence board: that job's whole-namespace fences fail",
-                m.proc.nspace, m.proc.rank, env.peer.pid);
+            warn_peer(env,
+                      "{}:{} (pid {}) fences its namespace by message, but its job fences on "
+                      "its fence board: that job's whole-namespace fences fail",
+                      m.proc.nspace, m.proc.rank, env.peer.pid);
             board->fail_all(PMIX_ERR_NOT_SUPPORTED);
             return reply_error(env, PMIX_ERR_NOT_SUPPORTED,
                                "this job fences its namespace on its fence board, not by "

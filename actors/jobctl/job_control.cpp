@@ -121,9 +121,9 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
         if (r >= target->size())
             return answer(env, PMIX_ERR_BAD_PARAM, fmt::format("{} has no rank {}", nspace, r));
     std::vector<std::uint32_t> list(ranks.begin(), ranks.end());
-    log().info("{} asks {}{} of {}:{}", who, m.action,
-               m.action == "signal" ? " " + std::to_string(m.signal) : std::string(), nspace,
-               all ? "*" : rank_list(list));
+    log_peer(env, spdlog::level::info, "{} asks {}{} of {}:{}", who, m.action,
+             m.action == "signal" ? " " + std::to_string(m.signal) : std::string(), nspace,
+             all ? "*" : rank_list(list));
 
     // Requests that complete at once are remembered by id, so that cancelling one is told apart
     // from cancelling nothing.

@@ -51,7 +51,8 @@ void ProcessMonitor::request(const Envelope &env, msg::MonitorRequest &m) {
             return reply_error(env, PMIX_ERR_NOT_FOUND,
                                m.id.empty() ? "no monitor to cancel" : "no monitor '" + m.id + "'");
         drop(m.proc, m.id);
-        log().info("{} cancelled {}", proc_name(m.proc), m.id.empty() ? "its monitors" : m.id);
+        log_peer(env, spdlog::level::info, "{} cancelled {}", proc_name(m.proc),
+                 m.id.empty() ? "its monitors" : m.id);
         return reply(env, msg::Ok{});
     }
     if (m.kind != "heartbeat" && m.kind != "file")
@@ -80,9 +81,10 @@ void ProcessMonitor::request(const Envelope &env, msg::MonitorRequest &m) {
     mon.timer =
         reactor().every(settings_.time_unit * m.time, [this, proc, id] { check(proc, id); });
     w.monitors.push_back(std::move(mon));
-    log().info("{} monitored: {} {} every {} x {} ms, {} drop(s), event {}{}", proc_name(proc),
-               m.kind, m.kind == "file" ? m.file : id, m.time, settings_.time_unit.count(), m.drops,
-               m.code, m.app_control ? ", application control" : "");
+    log_peer(env, spdlog::level::info,
+             "{} monitored: {} {} every {} x {} ms, {} drop(s), event {}{}", proc_name(proc),
+             m.kind, m.kind == "file" ? m.file : id, m.time, settings_.time_unit.count(), m.drops,
+             m.code, m.app_control ? ", application control" : "");
     reply(env, msg::Ok{});
 }
 

@@ -199,7 +199,13 @@ void check_ipc_endpoint(const std::string &uri) {
     if (!uri.starts_with("ipc://")) return;
     const std::string path = uri.substr(6);
     struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) return;  // nothing there: the connection fails
+    // Nothing there: the connection fails (and may be tried again). A directory on the way we may
+    // not search is final.
+    if (::lstat(path.c_str(), &st) != 0) {
+        if (errno == EACCES || errno == EPERM)
+            throw std::system_error(errno, std::generic_category(), "cannot connect to " + uri);
+        return;
+    }
     if (!S_ISSOCK(st.st_mode)) untrusted(path, "it is not a socket");
     if (st.st_uid != ::getuid()) untrusted(path, "this socket " + owner_text(st.st_uid).substr(3));
     check_trusted_ancestors(path);
@@ -212,9 +218,14 @@ void check_ipc_endpoint(const std::string &uri) {
     const timeval limit{5, 0};  // a listener whose backlog is full
     ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
     std::string problem;
+    int denied = 0;  // a socket we may not open (its mode): final, as a refusal
     if (::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0)
         problem = ipc_peer_problem(fd);
+    else if (errno == EACCES || errno == EPERM)
+        denied = errno;
     ::close(fd);
+    if (denied)
+        throw std::system_error(denied, std::generic_category(), "cannot connect to " + uri);
     if (!problem.empty()) untrusted(path, problem);
 }
 

@@ -60,7 +60,9 @@ std::optional<std::string> read_trusted_file(const std::string &path, FileTrust 
 std::string ipc_peer_problem(int fd);
 // For clients that connect with libzmq: an ipc:// uri's socket is this user's, in a directory
 // others cannot change (so it stays the one checked), and whoever listens on it runs as this
-// user (a probe connection's SO_PEERCRED). Throws UntrustedPath; other uris pass.
+// user (a probe connection's SO_PEERCRED). Throws UntrustedPath, or std::system_error when the
+// kernel will not let us open the socket (EACCES, EPERM: final, where libzmq would retry until
+// the deadline); other uris pass.
 void check_ipc_endpoint(const std::string &uri);
 
 // The per-user base directory: $XDG_RUNTIME_DIR/zpmix, else /dev/shm/zpmix-<uid> (a tmpfs),

@@ -43,8 +43,8 @@ void Registry::session_closed(const Envelope &, msg::SessionClosed &m) {
 void Registry::hosted_hello(const Envelope &env, const msg::Hello &m, const NamespaceRecord &ns,
                             const msg::Welcome &welcome) {
     auto refuse = [&](const std::string &why) {
-        log().warn("refused a client claiming {}.{} (pid {}): {}", m.nspace, m.rank, env.peer.pid,
-                   why);
+        warn_peer(env, "refused a client claiming {}.{} (pid {}): {}", m.nspace, m.rank,
+                  env.peer.pid, why);
         reply_error(env, PMIX_ERR_NO_PERMISSIONS,
                     "this process is not rank " + std::to_string(m.rank) + " of " + m.nspace);
     };

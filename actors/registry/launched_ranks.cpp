@@ -53,6 +53,10 @@ void LaunchedRanks::after_next_spawn(const std::string &nspace, std::function<vo
 
 LaunchedRanks::Verdict LaunchedRanks::may_act_as(const PeerCredentials &sender,
                                                  const NamespaceRecord *job, std::uint32_t rank) {
+    // An ipc peer the kernel names no pid for runs outside the broker's pid namespace: it is no
+    // process this broker launched (every one runs inside it), and nothing about it can be
+    // checked.
+    if (sender.ipc && sender.pid <= 0) return Verdict::refused;
     if (sender.pid <= 0 || !job) return Verdict::allowed;
     auto is = [&](std::int64_t rank_pid) {
         if (rank_pid == sender.pid) return true;

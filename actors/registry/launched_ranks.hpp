@@ -7,10 +7,13 @@
 // rank's pid (ns.spawned) into the namespace table; the kernel vouches for the pid of every ipc
 // peer's message
 // (Envelope::peer). A sender may act as a proc when it is that rank's process or one of its
-// descendants (a rank may be a wrapper script that runs the real program as its child). Nothing
-// can be checked, and everything is allowed, when the sender's pid is unknown (tcp peers, whose
-// Hello proved the job's secret; the broker's own actors) or the namespace has no pids (ranks
-// this broker did not launch).
+// descendants (a rank may be a wrapper script that runs the real program as its child). An ipc
+// peer whose pid the kernel does not give (0: it runs outside the broker's pid namespace, as a
+// process of the host is to a broker in a container) is refused: it is none of the ranks this
+// broker launched, which all run inside it, and nothing about it can be checked. Nothing can be
+// checked, and everything is allowed, when the sender is a tcp peer (its Hello proved the job's
+// secret) or one of the broker's own actors, or the namespace has no pids (ranks this broker did
+// not launch).
 //
 // A rank can start and connect before the launcher's thread has reported its pid (the launcher
 // may be descheduled right after the spawn). Such a sender, a process of this broker's that is no

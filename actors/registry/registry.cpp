@@ -45,24 +45,32 @@ void Registry::hello(const Envelope &env, msg::Hello &m) {
         // library): they are clients, never tools or launchers, which act for the runtime.
         if (!env.peer.tcp && env.peer.uid >= 0 &&
             env.peer.uid != static_cast<std::int64_t>(::getuid())) {
-            log().warn(
-                "refused a {} of uid {} (pid {}): only the broker's uid acts for the runtime",
-                m.role, env.peer.uid, env.peer.pid);
+            warn_peer(env,
+                      "refused a {} of uid {} (pid {}): only the broker's uid acts for the runtime",
+                      m.role, env.peer.uid, env.peer.pid);
             return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
                                "a tool or launcher must run as the broker's user");
         }
         if (env.peer.tcp && m.role == "launcher") {
-            log().warn("refused a launcher over tcp (pid {})", m.pid);
+            warn_peer(env, "refused a launcher over tcp (pid {})", m.pid);
             return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "a launcher must connect over ipc");
         }
         if (env.peer.tcp) log().info("a tool connected over tcp (its pid {} there)", m.pid);
+        // The kernel names no pid for a process outside the broker's pid namespace: no launcher
+        // the broker cannot watch. Such a tool is no rank of ours (ranks run inside it).
+        if (env.peer.ipc && env.peer.pid <= 0 && m.role == "launcher") {
+            warn_peer(env,
+                      "refused a launcher outside the broker's pid namespace (its pid {} there)",
+                      m.pid);
+            return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
+                               "a launcher must run in the broker's pid namespace (it is watched "
+                               "by its pid)");
+        }
         // A rank acts for itself (a client's rights, event_rights.hpp): its own process may not
         // act for the runtime as a tool or a launcher does.
         if (auto rank = launched_rank_of(env.peer.pid)) {
-            std::uint64_t left_out = 0;
-            if (refusals_.allow(left_out))
-                log().warn("refused a {} session to pid {}: it is rank {} of {}{}", m.role,
-                           env.peer.pid, rank->rank, rank->nspace, LogThrottle::suffix(left_out));
+            warn_peer(env, "refused a {} session to pid {}: it is rank {} of {}", m.role,
+                      env.peer.pid, rank->rank, rank->nspace);
             return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
                                fmt::format("this process is rank {} of {}: a rank's process may "
                                            "not open a {} session",
@@ -73,15 +81,15 @@ void Registry::hello(const Envelope &env, msg::Hello &m) {
         // Over tcp, an unknown namespace and a wrong secret get the same answer: a stranger
         // learns nothing of which jobs exist.
         if (env.peer.tcp && (!ns || m.secret != ns->secret)) {
-            log().warn("refused a tcp client claiming {}.{}: {}", m.nspace, m.rank,
-                       !ns                ? "no such namespace"
-                       : m.secret.empty() ? "no job secret"
-                                          : "wrong job secret");
+            warn_peer(env, "refused a tcp client claiming {}.{}: {}", m.nspace, m.rank,
+                      !ns                ? "no such namespace"
+                      : m.secret.empty() ? "no job secret"
+                                         : "wrong job secret");
             return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "unknown namespace or bad job secret");
         }
         if (!ns) {
-            log().warn("hello from unknown namespace '{}' rank {} (pid {})", m.nspace, m.rank,
-                       env.peer.pid);
+            warn_peer(env, "hello from unknown namespace '{}' rank {} (pid {})", m.nspace, m.rank,
+                      env.peer.pid);
             return reply_error(env, PMIX_ERR_NOT_FOUND, "unknown namespace '" + m.nspace + "'");
         }
         if (m.rank >= ns->size())
@@ -100,8 +108,19 @@ void Registry::hello(const Envelope &env, msg::Hello &m) {
                 return ranks_.after_next_spawn(m.nspace,
                                                [this, env, m]() mutable { hello(env, m); });
             case LaunchedRanks::Verdict::refused:
-                log().warn("refused pid {}: it says it is {}:{}, which is pid {}", env.peer.pid,
-                           m.nspace, m.rank, ns->pids[m.rank]);
+                if (env.peer.ipc && env.peer.pid <= 0) {
+                    warn_peer(
+                        env,
+                        "refused a process outside the broker's pid namespace (its pid {} there) "
+                        "claiming {}:{}: the kernel gives no pid for it, nothing can be checked",
+                        m.pid, m.nspace, m.rank);
+                    return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
+                                       "this process runs outside the broker's pid namespace: "
+                                       "it cannot be checked to be rank " +
+                                           std::to_string(m.rank) + " of " + m.nspace);
+                }
+                warn_peer(env, "refused pid {}: it says it is {}:{}, which is pid {}", env.peer.pid,
+                          m.nspace, m.rank, ns->pids[m.rank]);
                 return reply_error(
                     env, PMIX_ERR_NO_PERMISSIONS,
                     "this process is not rank " + std::to_string(m.rank) + " of " + m.nspace);
@@ -173,8 +192,8 @@ void Registry::abort(const Envelope &env, msg::Abort &m) {
 
 void Registry::job_info(const Envelope &env, msg::JobInfoQuery &m) {
     if (env.tcp_client() && m.nspace != env.session->nspace) {
-        log().warn("refused {}'s job information to a tcp client of {}", m.nspace,
-                   env.session->nspace);
+        warn_peer(env, "refused {}'s job information to a tcp client of {}", m.nspace,
+                  env.session->nspace);
         return reply_error(env, PMIX_ERR_NO_PERMISSIONS,
                            "a tcp client may read only its own job's information");
     }

@@ -28,7 +28,6 @@
 #include "actors/registry/launched_ranks.hpp"
 #include "actors/registry/namespace_table.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/runtime/log_throttle.hpp"
 
 namespace zpmix {
 
@@ -46,7 +45,6 @@ class Registry : public Actor {
     std::string events_uri_, tcp_events_uri_;
     std::uint64_t max_message_;  // told in the Welcome: a client refuses a larger commit itself
     LaunchedRanks ranks_;        // a client claiming a launched rank must be its process
-    LogThrottle refusals_;       // of tool and launcher sessions to ranks' processes
     // Hosted namespaces: the clients the host registered (uid by rank), kept from before their
     // namespace is (hosts register clients first), and the sessions of those connected.
     struct HostedClient {

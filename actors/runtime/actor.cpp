@@ -97,17 +97,18 @@ Actor::Actor(std::string name, Reactor &reactor, Bus &bus)
 void Actor::dispatch(const Envelope &env) {
     auto it = handlers_.find(env.type);
     if (it == handlers_.end()) {
-        log_->warn("unknown message type '{}' from {}", env.type, spdlog::to_hex(env.from));
+        log_peer(env, spdlog::level::warn, "unknown message type '{}' from {}", env.type,
+                 spdlog::to_hex(env.from));
         reply_error(env, PMIX_ERR_NOT_SUPPORTED, "unknown message type '" + env.type + "'");
         return;
     }
     try {
         it->second.fn(env);
     } catch (const DecodeError &e) {
-        log_->warn("{}", e.what());
+        log_peer(env, spdlog::level::warn, "{}", e.what());
         reply_error(env, PMIX_ERR_BAD_PARAM, e.what());
     } catch (const std::exception &e) {
-        log_->error("handler for '{}' failed: {}", env.type, e.what());
+        log_peer(env, spdlog::level::err, "handler for '{}' failed: {}", env.type, e.what());
         reply_error(env, PMIX_ERROR, e.what());
     }
 }
@@ -121,8 +122,8 @@ void Actor::deliver(std::shared_ptr<const zmq::message_t> msg) {
 }
 
 void Actor::refuse_impostor(const Envelope &env, const msg::Proc &p) {
-    log_->warn("refused '{}' from {}:{} (pid {}): it names {}:{}", env.type, env.session->nspace,
-               env.session->rank, env.peer.pid, p.nspace, p.rank);
+    log_peer(env, spdlog::level::warn, "refused '{}' from {}:{} (pid {}): it names {}:{}", env.type,
+             env.session->nspace, env.session->rank, env.peer.pid, p.nspace, p.rank);
     reply_error(env, PMIX_ERR_NO_PERMISSIONS,
                 "'" + env.type + "' may act only for the sender's own process");
 }

@@ -15,6 +15,7 @@
 
 #include "actors/protocol/common.hpp"
 #include "actors/runtime/envelope.hpp"
+#include "actors/runtime/peer_log_limit.hpp"
 #include "actors/runtime/reactor.hpp"
 
 namespace zpmix {
@@ -69,8 +70,11 @@ class Bus {
     // Every message type an actor handles, with its route (the access class of its handler).
     std::vector<std::pair<std::string, Route>> routes() const;
     Actor *find(std::string_view name) const;
+    // How much of the log each peer may cause, for every actor and the broker's sockets.
+    PeerLogLimit &peer_log() { return peer_log_; }
 
   private:
+    PeerLogLimit peer_log_;
     std::unordered_map<std::string, Actor *> actors_;
     std::unordered_map<std::string, std::vector<Actor *>> types_;  // every handler, for broadcast
     std::unordered_map<std::string, Route> routes_;                // types peers may send
@@ -136,6 +140,26 @@ class Actor {
 
     Bus &bus() { return bus_; }
     spdlog::logger &log() { return *log_; }
+    // A line that a peer's message caused (its refusal, its malformed body...), within the
+    // broker's limit per peer (PeerLogLimit): a peer that repeats it does not fill the log.
+    template <class... Args>
+    void log_peer(const Envelope &env, spdlog::level::level_enum level,
+                  fmt::format_string<Args...> f, Args &&...args) {
+        log_peer(peer_key(env.peer, env.from), level, f, std::forward<Args>(args)...);
+    }
+    // The same for a peer named by its key (peer_key, or "broker N" over the tree).
+    template <class... Args>
+    void log_peer(std::string_view peer, spdlog::level::level_enum level,
+                  fmt::format_string<Args...> f, Args &&...args) {
+        std::uint64_t suppressed = 0;
+        if (!bus_.peer_log().allow(peer, suppressed)) return;
+        log_->log(level, "{}{}", fmt::format(f, std::forward<Args>(args)...),
+                  PeerLogLimit::suffix(suppressed));
+    }
+    template <class... Args>
+    void warn_peer(const Envelope &env, fmt::format_string<Args...> f, Args &&...args) {
+        log_peer(env, spdlog::level::warn, f, std::forward<Args>(args)...);
+    }
 
   private:
     static bool acts_as_itself(const PeerSession &s, const msg::Proc &p) {

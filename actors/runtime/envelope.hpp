@@ -39,11 +39,15 @@ struct DecodeError : std::runtime_error {
 };
 
 // What the transport vouches for about a message's sender (never read from the message itself):
-// the kernel's credentials of an ipc:// peer, or that the peer came over tcp://.
+// the kernel's credentials of an ipc:// peer, or that the peer came over tcp:// (and from where).
 struct PeerCredentials {
     bool tcp = false;
-    std::int64_t pid = 0;  // 0 when unknown (tcp, or an in-process sender)
+    bool ipc = false;  // a peer of the broker's node-local socket: the kernel names its pid
+    // 0 when unknown: tcp, an in-process sender, or an ipc peer outside the broker's pid
+    // namespace (the kernel has no pid for it there), whom nothing about can be checked.
+    std::int64_t pid = 0;
     std::int64_t uid = -1;
+    std::string address;  // tcp: the peer's IP address, as libzmq gives it
 };
 
 // Who a peer is, as the broker accepted its Hello: the dispatcher attaches it to every later

@@ -1,7 +1,8 @@
 #pragma once
-// A bound on how often one kind of refusal is logged: a peer that repeats a refused request (or a
-// flood of connections) must not fill the log. At most `burst` lines every `window`; the first
-// line after a quiet spell says how many were left out.
+// A bound on how often one kind of refusal is logged where no peer can be named (tcp handshakes;
+// PeerLogLimit bounds what a known peer causes): a flood of connections must not fill the log. At
+// most `burst` lines every `window`; the first line after a quiet spell says how many were left
+// out.
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -30,10 +31,10 @@ class LogThrottle {
         left_out_ = 0;
         return true;
     }
-    // " (N more left out before)" when some were, for the end of the line.
+    // " (N more suppressed)" when some were, for the end of the line (as PeerLogLimit's).
     static std::string suffix(std::uint64_t left_out) {
         return left_out == 0 ? std::string()
-                             : " (" + std::to_string(left_out) + " more not logged before)";
+                             : " (" + std::to_string(left_out) + " more suppressed)";
     }
 
   private:

@@ -183,7 +183,9 @@ void TreeLink::open() {
             TcpGate::Settings{.name = "tree",
                               .max_unauthenticated = std::max<std::size_t>(16, 2 * s_.radix),
                               .max_per_address = std::max<std::size_t>(8, s_.radix),
-                              .handshake_timeout = kHandshakeTimeout});
+                              .handshake_timeout = kHandshakeTimeout,
+                              .failures_burst = s_.failures_burst,
+                              .failures_per_minute = s_.failures_per_minute});
         gate_->watch(down_);
         std::string ip = "0.0.0.0";
         if (!s_.tcp_if.empty()) {
@@ -312,6 +314,7 @@ void TreeLink::on_zap() {
         zmq_z85_encode(z85, static_cast<const std::uint8_t *>(req[6].data()), 32);
         if (s_.public_key == z85) status = "200", text = "OK";
     }
+    if (status != "200" && gate_) gate_->refused_credentials(req[3].to_string());
     std::uint64_t left_out = 0;
     if (status != "200" && refusals_.allow(left_out))
         log().warn("refused a tree connection from {}: not the allocation's key{}",
@@ -326,7 +329,8 @@ void TreeLink::on_down() {
         try {
             if (parts.size() >= 2) from_child(parts);
         } catch (const DecodeError &e) {
-            log().warn("dropped a malformed frame from a child: {}", e.what());
+            log_peer(peer_key({}, parts[0].to_string_view()), spdlog::level::warn,
+                     "dropped a malformed frame from a child: {}", e.what());
         }
     }
 }
@@ -348,7 +352,9 @@ void TreeLink::from_child(std::vector<zmq::message_t> &parts) {
             why = fmt::format("rank {} is not a child of broker {}", h.rank, s_.rank);
         down_.send(zmq::buffer(rid), zmq::send_flags::sndmore);
         down_.send(frame(Welcome{why.empty(), why}), zmq::send_flags::none);
-        if (!why.empty()) return log().error("refused broker {} on {}: {}", h.rank, h.node, why);
+        if (!why.empty())
+            return log_peer(peer_key({}, rid), spdlog::level::err, "refused broker {} on {}: {}",
+                            h.rank, h.node, why);
         // A child that started again: what ran under its old self is gone.
         if (children_.contains(h.rank)) child_lost(h.rank, "it started again");
         children_[h.rank] = {rid, Reactor::Clock::now()};
@@ -364,8 +370,9 @@ void TreeLink::from_child(std::vector<zmq::message_t> &parts) {
         const auto h = env.as<Hop>();
         auto payload = zpmix::joined(parts, 2, s_.max_message);
         if (!payload)
-            return log().warn("dropped a message from broker {} over {} bytes", child->first,
-                              s_.max_message);
+            return log_peer(fmt::format("broker {}", child->first), spdlog::level::warn,
+                            "dropped a message from broker {} over {} bytes", child->first,
+                            s_.max_message);
         route(h.to, h.from, h.address, *payload, false);
     }
 }
@@ -378,7 +385,8 @@ void TreeLink::on_up() {
         try {
             from_parent(parts);
         } catch (const DecodeError &e) {
-            log().warn("dropped a malformed frame from the parent: {}", e.what());
+            log_peer("the parent broker", spdlog::level::warn,
+                     "dropped a malformed frame from the parent: {}", e.what());
         }
     }
 }
@@ -402,7 +410,8 @@ void TreeLink::from_parent(std::vector<zmq::message_t> &parts) {
         const auto h = env.as<Hop>();
         auto payload = zpmix::joined(parts, 1, s_.max_message);
         if (!payload)
-            return log().warn("dropped a message from the parent over {} bytes", s_.max_message);
+            return log_peer("the parent broker", spdlog::level::warn,
+                            "dropped a message from the parent over {} bytes", s_.max_message);
         route(h.to, h.from, h.address, *payload, true);
     }
 }
@@ -509,7 +518,8 @@ void TreeLink::deliver(Rank from, const std::string &address, zmq::message_t &pa
     try {
         env = decode(payload, DecodeLimits{.max_message = s_.max_message});
     } catch (const DecodeError &e) {
-        log().warn("dropped a malformed message from broker {}: {}", from, e.what());
+        log_peer(fmt::format("broker {}", from), spdlog::level::warn,
+                 "dropped a malformed message from broker {}: {}", from, e.what());
         return;
     }
     env.from = remote_address(from, env.from);

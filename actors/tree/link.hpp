@@ -50,6 +50,8 @@ struct LinkSettings {
     std::size_t max_message = std::size_t{64} << 20;
     bool standing = false;  // a standing tree's member; `port` is where it listens
     int port = 0;
+    // Failed handshakes on the port from one address: this many at once, then these a minute.
+    unsigned failures_burst = 16, failures_per_minute = 60;
 };
 
 using BrokerOnline = msg::TreeOnline;

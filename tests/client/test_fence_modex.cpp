@@ -545,6 +545,17 @@ BOOST_AUTO_TEST_CASE(an_unreported_rank_is_judged_once_the_launcher_reports_it) 
     self.pid = ::getpid();
     BOOST_TEST((ranks.may_act_as(self, early().get(), 2) == V::allowed));
     BOOST_TEST((ranks.may_act_as(sender, nullptr, 2) == V::allowed));
+    // A process outside the broker's pid namespace, whose pid the kernel does not give the ipc
+    // listener, is refused whatever it claims: nothing about it can be checked. Over tcp the
+    // job's secret vouched for it.
+    PeerCredentials outside;
+    outside.ipc = true;
+    BOOST_TEST((ranks.may_act_as(outside, early().get(), 2) == V::refused));
+    BOOST_TEST((ranks.may_act_as(outside, early().get(), 0) == V::refused));
+    BOOST_TEST((ranks.may_act_as(outside, nullptr, 2) == V::refused));
+    PeerCredentials over_tcp;
+    over_tcp.tcp = true;
+    BOOST_TEST((ranks.may_act_as(over_tcp, early().get(), 2) == V::allowed));
     // What waits is bounded, and goes with its namespace.
     table.add(job("flood", 2), "", {});
     LaunchedRanks flood;

@@ -106,6 +106,44 @@ check "her socket as a rank's ZPMIX_URI: PMIx_Init refuses" "init $NO_PERMS" "$(
 check "her socket: nothing sent" yes "$(nothing_sent)"
 row "her socket given as --broker, or as a rank's ZPMIX_URI" "zpmix run exit $st; PMIx_Init $(grep '^init' "$work/aur.out"); nothing sent"
 
+# (g) A socket she may not open, named to her own commands: root's, in a directory only root may
+# enter, and hers, of mode 0000. The kernel's refusal (EACCES) is final: `zpmix ps` and `zpmix ctl`
+# say "Permission denied" at once (they retried for 10 s), as the tool API under them does.
+mkdir -m 0700 /dev/shm/rootonly
+/usr/bin/python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen()
+print("ready", flush=True)
+time.sleep(120)' /dev/shm/rootonly/s.sock >"$work/rootonly.out" 2>&1 &
+rootonly=$!
+until_true 20 grep -q ready "$work/rootonly.out"
+as_attacker chmod 000 "$att/b.sock"
+as_attacker mkdir -m 0700 "$att/xdg"
+as_her() { setpriv --reuid=65534 --regid=65534 --clear-groups -- env XDG_RUNTIME_DIR="$att/xdg" HOME="$att" "$@"; }
+denied_at_once() {  # denied_at_once STATUS MS FILE: failed, within 3 s, saying why
+    [ "$1" -ne 0 ] && [ "$1" -ne 124 ] && [ "$2" -lt 3000 ] && grep -q 'Permission denied' "$3" &&
+        echo yes || echo "status $1 after $2 ms: $(head -3 "$3")"
+}
+said=""
+for target in /dev/shm/rootonly/s.sock "$att/b.sock"; do
+    t0=$(now_ms)
+    as_her timeout 30 "$zpmix" ps --broker "ipc://$target" >"$work/aug.ps" 2>&1
+    st=$?
+    ms=$(($(now_ms) - t0))
+    check "a socket she may not open ($target): zpmix ps refuses at once" yes "$(denied_at_once $st $ms "$work/aug.ps")"
+    said+="${said:+; }ps exit $st after $ms ms"
+    t0=$(now_ms)
+    as_her timeout 30 "$zpmix" ctl kill --job x --broker "ipc://$target" >"$work/aug.ctl" 2>&1
+    st=$?
+    ms=$(($(now_ms) - t0))
+    check "a socket she may not open ($target): zpmix ctl refuses at once" yes "$(denied_at_once $st $ms "$work/aug.ctl")"
+    said+=", ctl exit $st after $ms ms"
+done
+kill "$rootonly" 2>/dev/null
+wait "$rootonly" 2>/dev/null
+row "a socket the user may not open (root's in a 0700 directory; hers of mode 0000) as --broker of zpmix ps and ctl" "$said: $(grep -m1 -o 'cannot connect[^"]*' "$work/aug.ps" | head -c 90)"
+
 # mpirun's own session directory planted by her the same way (Open MPI 4.1 keeps it in
 # $TMPDIR/ompi.<host>.<uid>, here in a sticky world-writable TMPDIR of this namespace): whether it
 # still runs, and what it tells.

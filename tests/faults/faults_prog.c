@@ -24,6 +24,11 @@
  *          PMIX_DEBUGGER_RELEASE to CUSTOM {NS:*} ("release"), a user code (-501) to CUSTOM
  *          {NS:0} ("other-job"); then, once the file $FAULT_GO exists, -501 to GLOBAL
  *          ("global-user"), which is allowed and cached
+ *   impostor  run with a copy of a rank's environment by a process that is not that rank:
+ *          PMIx_Init as it ("init <status>"), then PMIx_Abort of its job ("abort <status>")
+ *   rounds N K  K rounds of N fences; after round k, "round <k> <status> <median us> <max us>"
+ *          of its fences, then (but after the last) it waits for the file $FAULT_GO.<k>: the
+ *          suite changes what happens around the job between rounds
  * Every line is flushed at once: the suite waits on them. */
 #include <pmix.h>
 #include <signal.h>
@@ -83,6 +88,11 @@ static void forge(const char *what, pmix_status_t code, pmix_data_range_t range,
     fflush(stdout);
     PMIX_INFO_DESTRUCT(&info[0]);
     PMIX_INFO_DESTRUCT(&info[1]);
+}
+
+static int by_value(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 static void wait_for_file(const char *path) {
@@ -224,6 +234,37 @@ int main(int argc, char **argv) {
         const char *go = getenv("FAULT_GO");
         if (go) wait_for_file(go);
         forge("global-user", -501, PMIX_RANGE_GLOBAL, argv[2], 0);
+    } else if (strcmp(mode, "impostor") == 0) {
+        printf("init 0\n");
+        fflush(stdout);
+        rc = PMIx_Abort(3, "an impostor aborts the job", NULL, 0);
+        printf("abort %d\n", rc);
+        fflush(stdout);
+    } else if (strcmp(mode, "rounds") == 0 && argc > 3) {
+        const int n = atoi(argv[2]), rounds = atoi(argv[3]);
+        double *us = calloc(n > 0 ? (size_t)n : 1, sizeof(double));
+        const char *go = getenv("FAULT_GO");
+        for (int k = 1; k <= rounds; ++k) {
+            pmix_status_t worst = PMIX_SUCCESS;
+            for (int i = 0; i < n; ++i) {
+                struct timespec t0, t1;
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                rc = PMIx_Fence(NULL, 0, NULL, 0);
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                if (rc != PMIX_SUCCESS) worst = rc;
+                us[i] = (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3;
+            }
+            qsort(us, (size_t)n, sizeof(double), by_value);
+            printf("round %d %d %.0f %.0f\n", k, worst, n > 0 ? us[n / 2] : 0.0,
+                   n > 0 ? us[n - 1] : 0.0);
+            fflush(stdout);
+            if (k < rounds && go) {
+                char path[4096];
+                snprintf(path, sizeof path, "%s.%d", go, k);
+                wait_for_file(path);
+            }
+        }
+        free(us);
     } else if (strcmp(mode, "ok") == 0) {
         pmix_value_t val;
         PMIX_VALUE_LOAD(&val, &rank, PMIX_INT);

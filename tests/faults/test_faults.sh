@@ -62,6 +62,7 @@ finish() {
     check "$1: no file left" "" "$(files_left)"
 }
 row() { rows+=("| $1 | $2 | $3 |"); }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # user + system, in clock ticks
 
 # --- kill -9 of a rank in each phase (embedded broker) -----------------------------------------------
 for phase in init fence get group spawn; do
@@ -189,6 +190,51 @@ check "pre-auth memory after a HELLO: the broker answered each HELLO" "welcomed 
 check "pre-auth memory: the broker serves" yes "$(job_ok && echo yes)"
 row "30 tcp connections claiming a 60 MiB frame before CURVE (and after its HELLO)" "broker $(awk '{print $1, $2, $3}' <<<"$pre"); after HELLO $(awk '{print $1, $2, $3}' <<<"$pre2"); $(grep -o 'closed [0-9/]* in [0-9]* ms' <<<"$pre"); serves" ""
 
+# Strangers with the wrong keys: 200 CURVE clients from 127.0.0.2 (wrongkeys.py), each with a
+# keypair of its own and the broker's public key (no secret), which libzmq retries every 100 ms,
+# for 8 s. Each handshake the broker goes through costs it several Curve25519 operations and a
+# request to its ZAP handler, on the reactor that serves its clients. An address may fail 16
+# handshakes, then 60 a minute; beyond that its connections are shed as they are accepted and
+# then its SYNs dropped by the kernel. Asserted: the handshakes the broker went to the end of are
+# within that budget plus the connections it takes from one address at once (128), the limit is
+# logged and counted, and meanwhile a tcp tool from 127.0.0.1 and a local job are served.
+tcp_tool_ms() {  # the wall time of `zpmix ps` over tcp (a CURVE handshake and a request), in ms
+    local t0 ms
+    t0=$(now_ms)
+    ZPMIX_TCP_KEYS=$(cat "$bdir/tcp.key") timeout 20 "$zpmix" ps --broker "tcp://$tcp" >/dev/null 2>&1 || { echo fail; return; }
+    echo $(($(now_ms) - t0))
+}
+median_of() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+quiet_ms=$(for i in 1 2 3 4 5; do tcp_tool_ms; done | median_of)
+log_lines0=$(wc -l <"$work/broker.err")
+cpu0=$(cpu_ticks "$broker")
+/usr/bin/python3 "$faults_dir/wrongkeys.py" "$tcp" "$public" --clients 200 --seconds 8 --source 127.0.0.2 >"$work/wk.out" 2>&1 &
+strangers=$!
+until_true 20 has_line "$work/wk.out" '^ready'
+until_true 20 has_line "$work/broker.err" '127.0.0.2 failed its handshakes'
+busy=()
+for i in 1 2 3 4 5; do busy+=("$(tcp_tool_ms)"); done
+busy_ms=$(echo "${busy[@]}" | median_of)
+job_ok && busy_job=yes || busy_job=no
+until_true 30 dead "$strangers"
+wait "$strangers"
+wk_cpu=$(( ($(cpu_ticks "$broker") - cpu0) * 1000 / $(getconf CLK_TCK) ))
+wk=$(tail -1 "$work/wk.out")
+read -r wk_connected wk_refused wk_closed wk_s < <(sed -n 's/connected \([0-9]*\) refused \([0-9]*\) closed \([0-9]*\) in \([0-9.]*\) s/\1 \2 \3 \4/p' <<<"$wk")
+# 16 at once, 60 a minute, and the 128 the broker takes from one address before the first fails.
+wk_budget=$(awk -v s="${wk_s:-0}" 'BEGIN { printf "%d", 16 + 60 * s / 60 + 128 + 1 }')
+echo "wrong keys: $wk; budget $wk_budget; zpmix ps over tcp $quiet_ms ms quiet, $busy_ms ms meanwhile (${busy[*]}); broker $wk_cpu ms of CPU"
+check "wrong keys: the strangers tried" yes "$([ "${wk_connected:-0}" -gt 0 ] && echo yes || echo "$wk")"
+check "wrong keys: handshakes gone through to the end within the address's budget" yes "$([ -n "${wk_refused:-}" ] && [ "$wk_refused" -le "$wk_budget" ] && echo yes || echo "$wk (budget $wk_budget)")"
+check "wrong keys: the limit is logged" yes "$(has_line "$work/broker.err" '127.0.0.2 failed its handshakes, over 16 at once then 60 a minute' && echo yes)"
+# The count, in a line every 10 s at most: failed handshakes, connections shed for them.
+wk_counted() { tail -n +"$log_lines0" "$work/broker.err" | grep -q ', [1-9][0-9]* handshakes failed, [0-9]* connections shed at once'; }
+until_true 15 wk_counted
+check "wrong keys: the failed handshakes are counted" yes "$(wk_counted && echo yes || tail -n +"$log_lines0" "$work/broker.err" | grep 'handshakes failed' | tail -1)"
+check "wrong keys: a tcp tool from 127.0.0.1 is served meanwhile" "" "$(grep -o fail <<<"${busy[*]}")"
+check "wrong keys: a local job is served meanwhile" yes "$busy_job"
+row "200 strangers retrying CURVE with the wrong keys from one address for 8 s (wrongkeys.py, the broker's public key)" "$wk_refused handshakes gone through (budget $wk_budget), $wk_closed shed, $wk_connected TCP connections made; broker $wk_cpu ms CPU; zpmix ps over tcp $quiet_ms ms quiet, $busy_ms ms meanwhile; a local job served" ""
+
 # Forged events across jobs: job B's ranks end on any event (faults_prog default-handler, as Open
 # MPI's default handler does); a rank of job A notifies what would end B (PMIX_ERR_PROC_ABORTED
 # to CUSTOM {B:*} and to GLOBAL, with B's rank 0 as source and affected process;
@@ -254,6 +300,37 @@ if [ -n "$mpi_prog_src" ] && [ -x "$mpi_prog_src" ]; then
     extra_mpi_rows+=("zpmix|a rank of another job forges PMIX_ERR_PROC_ABORTED for an Open MPI job|refused; Open MPI job exit $st_b, a later one exit $st_c")
 fi
 
+# A log flood: a rank sends, as fast as it can for 12 s, messages the broker refuses or cannot
+# read (not msgpack, an internal type, an unknown type, a body that does not decode, a commit for
+# another rank) and, every 100, a connection with a bad greeting and one whose Hello names no
+# job (log_flood.py): each used to write a line. What one peer (a process, by its pid) makes the
+# broker log is 10 lines every 10 s; the lines left out are counted on its next line or in a line
+# of their own. Asserted: the log grows by a bounded number of lines, it says how many were left
+# out, and the rank's own request is still answered.
+log_lines0=$(wc -l <"$work/broker.err")
+log_bytes0=$(wc -c <"$work/broker.err")
+timeout 60 "$zpmix" run --broker "$broker_uri" -n 1 /usr/bin/python3 "$faults_dir/log_flood.py" "$protocol" 12 >"$work/lf.out" 2>"$work/lf.err"
+st=$?
+flood_lines=$(($(wc -l <"$work/broker.err") - log_lines0))
+flood_bytes=$(($(wc -c <"$work/broker.err") - log_bytes0))
+flood_sent=$(grep -m1 '^sent' "$work/lf.out")
+suppressed=$(tail -n +"$((log_lines0 + 1))" "$work/broker.err" | sed -n 's/.*(\([0-9]*\) more suppressed).*/\1/p; s/.*: \([0-9]*\) more log lines it caused were suppressed.*/\1/p' | sort -n | tail -1)
+echo "log flood: $flood_sent; the broker's log grew $flood_lines lines ($flood_bytes bytes); at most ${suppressed:-0} suppressed said at once"
+check "log flood: the rank is served, then ends 0" "0 served 0" "$st $(grep '^served' "$work/lf.out")"
+check "log flood: the rank sent much" yes "$(awk '/^sent/ {print ($2 >= 10000) ? "yes" : $0}' "$work/lf.out")"
+# 10 lines per 10 s from its pid (twice: 12 s), 10 of the launcher's own, the count lines.
+check "log flood: the broker's log grew at most 40 lines" yes "$([ "$flood_lines" -le 40 ] && echo yes || echo "$flood_lines lines")"
+check "log flood: the log says how many lines were left out" yes "$([ "${suppressed:-0}" -ge 1000 ] && echo yes || echo "largest count ${suppressed:-none}")"
+row "a rank floods the broker with malformed and refused messages and bad connections for 12 s (log_flood.py)" "$flood_sent; the log grew $flood_lines lines ($flood_bytes bytes), saying ${suppressed:-0} more were suppressed; the rank is served" ""
+if command -v mpirun >/dev/null && [ -n "$mpi_prog_src" ] && [ -x "$mpi_prog_src" ]; then
+    # mpirun's PMIx server is reached over tcp: bad connections to it, as many as it takes.
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader timeout 60 \
+        mpirun -n 1 /usr/bin/python3 "$faults_dir/log_flood.py" "$protocol" 12 >"$work/mlf.out" 2>"$work/mlf.err"
+    mst=$?
+    extra_mpi_rows+=("mpirun|a rank floods its PMIx server with bad connections for 12 s|$(grep -m1 '^sent' "$work/mlf.out"); mpirun wrote $(wc -l <"$work/mlf.err") lines ($(wc -c <"$work/mlf.err") bytes), exit $mst")
+    extra_mpi_rows+=("zpmix|a rank floods its broker with malformed messages and bad connections for 12 s|$flood_sent; the log grew $flood_lines lines ($flood_bytes bytes), with the count of those left out")
+fi
+
 t0=$(now_ms)
 kill -TERM "$broker"
 finish "standalone broker stopped" "$broker" 30
@@ -272,7 +349,6 @@ broker2=$!
 until_true 30 test -s "$b2/broker.json"
 tcp2=$(sed -n 's/.*"tcp_uri": *"tcp:\/\/\([^"]*\)".*/\1/p' "$b2/broker.json")
 fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 cpu0=$(cpu_ticks "$broker2")
 /usr/bin/python3 "$faults_dir/flood.py" "$tcp2" --hold 1000 --seconds 15 >"$work/flood.out" 2>&1 &
 flood=$!
@@ -372,6 +448,43 @@ t0=$(now_ms)
 finish "4 MiB across the tree" "$!" 60
 check "4 MiB across the tree: each rank reads the other's whole" "0 2" "$st $(lines "$work/tb.out" '^big ok')"
 
+# The same strangers on the root's tree port (it listens on every interface), which they know no
+# key for (each fails at its HELLO), while a job on two brokers fences: 300 fences before (round
+# 1) and 300 while they try (round 2). The root lets them fail 16 handshakes, then 60 a minute,
+# and then drops their SYNs. Asserted: the limit is logged, the fences under attack succeed, the
+# job ends 0. Measured: the fences' median and a tool's query round trip (tests/bench/tool_bench,
+# when built) to the root, before and meanwhile.
+tool_bench=$(dirname "$zpmix")/../bench/tool_bench
+FAULT_GO=$work/tk "$zpmix" run --rsh-agent "$faults_dir/../tree/local_agent" -H n1,n2 -n 2 \
+    "$prog" rounds 300 2 >"$work/tk.out" 2>"$work/tk.err" &
+trun=$!
+until_true 60 has_lines "$work/tk.out" '^round 1 ' 2
+tree_tcp=$(for p in $(pgrep -P "$trun"); do tr '\0' ' ' <"/proc/$p/cmdline"; echo; done |
+    grep -o -- '--parent [^ ]*' | head -1 | cut -d' ' -f2 | tr ',' '\n' | grep 127.0.0.1 | sed 's#tcp://##')
+query_us() { [ -x "$tool_bench" ] && timeout 60 "$tool_bench" "$trun" - 100 2>&1 | awk '/^query median/ {print $3}'; }
+tool_quiet=$(query_us)
+/usr/bin/python3 "$faults_dir/wrongkeys.py" "$tree_tcp" - --clients 200 --seconds 10 --source 127.0.0.2 >"$work/tkw.out" 2>&1 &
+strangers=$!
+until_true 20 has_line "$work/tkw.out" '^ready'
+until_true 20 has_line "$work/tk.err" '127.0.0.2 failed its handshakes'
+tool_busy=$(query_us)
+touch "$work/tk.1"
+until_true 60 has_lines "$work/tk.out" '^round 2 ' 2
+round2_done=$(dead "$strangers" && echo "after the strangers stopped" || echo yes)
+until_true 30 dead "$strangers"
+wait "$strangers"
+t0=$(now_ms)
+finish "wrong keys on the tree port" "$trun" 60
+fence_quiet=$(awk '/^round 1 / {print $4}' "$work/tk.out" | sort -n | tail -1)
+fence_busy=$(awk '/^round 2 / {print $4}' "$work/tk.out" | sort -n | tail -1)
+tkw=$(tail -1 "$work/tkw.out")
+echo "wrong keys on the tree port: $tkw; fence median $fence_quiet us quiet, $fence_busy us meanwhile; tool query ${tool_quiet:-?} us quiet, ${tool_busy:-?} us meanwhile"
+check "wrong keys, tree port: the limit is logged" yes "$(has_line "$work/tk.err" '127.0.0.2 failed its handshakes, over 16 at once then 60 a minute' && echo yes)"
+check "wrong keys, tree port: the fences meanwhile succeed" "round 2 0;round 2 0" "$(grep '^round 2 ' "$work/tk.out" | cut -d' ' -f1-3 | paste -sd';')"
+check "wrong keys, tree port: the fences ran while the strangers tried" yes "$round2_done"
+check "wrong keys, tree port: the job ends 0" 0 "$st"
+row "the same strangers (no key) on the root's tree port while a job on two brokers fences" "$(cut -d' ' -f1-6 <<<"$tkw"); fences all succeed, median $fence_quiet us quiet, $fence_busy us meanwhile; tool query ${tool_quiet:-not measured} us quiet, ${tool_busy:-not measured} us meanwhile; job exit $st" ""
+
 # --- another user ------------------------------------------------------------------------------------
 # Her directory where ours is looked for (/dev/shm/zpmix-<uid> with XDG_RUNTIME_DIR unset), her
 # broker in it, her socket named directly: every client refuses before it sends anything
@@ -388,6 +501,57 @@ if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
 else
     echo "another user: skipped (needs root and mount namespaces)"
     row "another user's directory, broker or socket" "skipped: needs root and unshare -m" ""
+fi
+
+# --- an impostor from another pid namespace --------------------------------------------------------
+# A job whose `zpmix run` (and so its broker and ranks) runs in a pid namespace of its own
+# (unshare --pid), as a container's would; a process outside it, given a copy of rank 0's
+# environment, connects as rank 0 and would abort the job. The broker's kernel gives no pid for a
+# peer outside its pid namespace (SO_PEERCRED says 0): such a peer cannot be checked to be the
+# rank, and is refused. So is one from a pid namespace inside the job's (the kernel names its
+# pid, which is not rank 0's). The job ends 0. (root only: unshare --pid.)
+if [ "$(id -u)" = 0 ] && unshare --pid --fork --mount-proc true 2>/dev/null; then
+    FAULT_GO=$work/pn.go unshare --pid --fork --mount-proc "$zpmix" run -n 2 "$prog" hold >"$work/pn.out" 2>"$work/pn.err" &
+    prun=$!
+    until_true 30 has_lines "$work/pn.out" '^ready' 2
+    # Rank 0's process as this namespace sees it: the copy of its environment is the impostor's.
+    rank0=$(for p in $(pgrep -f -- "^$prog hold"); do tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'PMIX_RANK=0' && echo "$p"; done | head -1)
+    mapfile -t rank0_env < <(tr '\0' '\n' <"/proc/$rank0/environ")
+    t0=$(now_ms)
+    env -i "${rank0_env[@]}" timeout 20 "$prog" impostor >"$work/pn.imp" 2>&1
+    imp_ms=$(($(now_ms) - t0))
+    env -i "${rank0_env[@]}" timeout 20 unshare --pid --fork "$prog" impostor >"$work/pn.imp2" 2>&1
+    touch "$work/pn.go"
+    t0=$(now_ms)
+    finish "an impostor from another pid namespace" "$prun" 60
+    check "impostor outside the broker's pid namespace: PMIx_Init refused" "init $PMIX_ERR_NO_PERMISSIONS" "$(grep '^init' "$work/pn.imp")"
+    check "impostor outside the broker's pid namespace: it says why" yes "$(grep -q "outside the broker's pid namespace" "$work/pn.imp" && echo yes || head -3 "$work/pn.imp")"
+    check "impostor outside the broker's pid namespace: the broker logs it" yes "$(grep -q "refused a process outside the broker's pid namespace (its pid [0-9]* there) claiming .*:0" "$work/pn.err" && echo yes || grep -i refused "$work/pn.err" | head -3)"
+    check "impostor in a pid namespace of its own: PMIx_Init refused" "init $PMIX_ERR_NO_PERMISSIONS" "$(grep '^init' "$work/pn.imp2")"
+    check "impostor: the job ends 0, both ranks' fences done" "0 2" "$st $(lines "$work/pn.out" '^fence 0')"
+    row "a process outside the broker's pid namespace (the job under unshare --pid) with a copy of rank 0's environment: PMIx_Init, then PMIx_Abort" "PMIx_Init PMIX_ERR_NO_PERMISSIONS after $imp_ms ms, \"$(grep -o "this process runs outside[^:]*" "$work/pn.imp" | head -1)\"; the same from a pid namespace of its own; the job exit $st" ""
+    faults_openpmix=$(dirname "$2")/faults_prog_openpmix
+    if command -v mpirun >/dev/null && [ -x "$faults_openpmix" ]; then
+        # The same under mpirun (its ranks built against Debian's OpenPMIx, as mpirun's server is).
+        cp "$faults_openpmix" "$work/fault_prog_openpmix"
+        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader FAULT_GO=$work/pm.go \
+            unshare --pid --fork --mount-proc mpirun --oversubscribe -n 2 "$work/fault_prog_openpmix" hold >"$work/pm.out" 2>"$work/pm.err" &
+        mrun=$!
+        until_true 60 has_lines "$work/pm.out" '^ready' 2
+        rank0=$(for p in $(pgrep -f -- "^$work/fault_prog_openpmix hold"); do tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'PMIX_RANK=0' && echo "$p"; done | head -1)
+        mapfile -t rank0_env < <(tr '\0' '\n' <"/proc/$rank0/environ")
+        env -i "${rank0_env[@]}" timeout 20 "$work/fault_prog_openpmix" impostor >"$work/pm.imp" 2>&1
+        touch "$work/pm.go"
+        until_true 60 dead "$mrun"
+        wait "$mrun"
+        mst=$?
+        until_true 10 nothing_left
+        extra_mpi_rows+=("mpirun|a process outside its pid namespace with a copy of rank 0's environment: PMIx_Init, PMIx_Abort|$(grep '^init' "$work/pm.imp"), $(grep '^abort' "$work/pm.imp"): the job exit $mst, $(lines "$work/pm.out" '^fence 0') of 2 fences done")
+        extra_mpi_rows+=("zpmix|the same|refused at PMIx_Init (PMIX_ERR_NO_PERMISSIONS, and a log line); the job exit $st, 2 of 2 fences done")
+    fi
+else
+    echo "impostor from another pid namespace: skipped (needs root and unshare --pid)"
+    row "an impostor from another pid namespace" "skipped: needs root and unshare --pid" ""
 fi
 
 # --- resources ---------------------------------------------------------------------------------------

@@ -157,6 +157,10 @@ pmix_status_t init_client(Process &c, const char *uri, const std::string &ns, st
     try {
         c.session = std::make_unique<Session>(*c.store, uri, timeout_ms, pipeline, tcp_keys);
     } catch (const client::ZmtpError &e) {
+        if (e.denied()) {
+            spdlog::error("pmix client: PMIx_Init: {}", e.what());
+            return PMIX_ERR_NO_PERMISSIONS;
+        }
         if (!e.refused) return PMIX_ERR_UNREACH;
         const std::string what = e.what();
         if (what.starts_with("refusing ")) {  // we did: not this user's broker

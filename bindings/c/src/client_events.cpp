@@ -43,7 +43,7 @@ pmix_status_t events_start(client::Session &session, const pmix_proc_t &me, cons
             session, ClientEvents::Identity{client::to_msg(me), job, events_uri, broker, tool});
     } catch (const client::ZmtpError &e) {
         spdlog::error("pmix client: cannot subscribe to the broker's events: {}", e.what());
-        return e.refused ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_UNREACH;
+        return e.refused || e.denied() ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERR_UNREACH;
     }
     ev->observe({PMIX_GROUP_LEFT, PMIX_GROUP_MEMBERSHIP_UPDATE}, group_membership_changed);
     ev->after({PMIX_GROUP_LEADER_FAILED}, group_leader_failed);

@@ -143,7 +143,8 @@ pmix_status_t refused(const std::string &why) {
 }
 
 // A session with the broker at `uri`: the Hello of a tool, answered by a Welcome. A broker not
-// reached is tried `retries` more times, retry_delay_s apart.
+// reached (its socket not there yet, or not accepting) is tried `retries` more times,
+// retry_delay_s apart; a refusal, the broker's or the kernel's (EACCES), is final at once.
 pmix_status_t open_session(Tool &t, const std::string &uri, std::uint32_t timeout_ms,
                            std::unique_ptr<Server> &out, msg::Welcome &welcome,
                            std::uint32_t retries = 0, std::uint32_t retry_delay_s = 0) {
@@ -165,6 +166,10 @@ pmix_status_t open_session(Tool &t, const std::string &uri, std::uint32_t timeou
             s->session = std::make_unique<client::Session>(*t.store, uri, timeout_ms,
                                                            uri.starts_with("ipc://"), keys);
         } catch (const client::ZmtpError &e) {
+            if (e.denied()) {  // the socket's mode or its directory's: no retry changes that
+                spdlog::error("pmix tool: {}", e.what());
+                return PMIX_ERR_NO_PERMISSIONS;
+            }
             if (e.refused) {
                 const std::string what = e.what();    // "the broker refused the connection: WHY"
                 if (what.starts_with("refusing ")) {  // we did: not this user's broker
