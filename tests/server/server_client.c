@@ -100,8 +100,7 @@ static void check_job(void) {
 }
 
 /* A modex: each rank's value reaches every other after a collecting fence; then a barrier. */
-static void fence_and_read(uint32_t size) {
-    pmix_value_t *v;
+static void put_card(void) {
     pmix_value_t mine;
     char card[64];
     snprintf(card, sizeof card, "card-of-%u", me.rank);
@@ -109,6 +108,12 @@ static void fence_and_read(uint32_t size) {
     CHECK_RC(PMIx_Put(PMIX_GLOBAL, "test.card", &mine));
     PMIX_VALUE_DESTRUCT(&mine);
     CHECK_RC(PMIx_Commit());
+}
+
+static void fence_and_read(uint32_t size) {
+    pmix_value_t *v;
+    char card[64];
+    put_card();
     pmix_info_t collect;
     bool yes = true;
     PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
@@ -199,13 +204,8 @@ int main(int argc, char **argv) {
         pmix_value_t *v = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
         uint32_t size = v ? v->data.uint32 : 0;
         if (v) PMIX_VALUE_RELEASE(v);
-        pmix_value_t mine;
         char card[64];
-        snprintf(card, sizeof card, "card-of-%u", me.rank);
-        PMIX_VALUE_LOAD(&mine, card, PMIX_STRING);
-        CHECK_RC(PMIx_Put(PMIX_GLOBAL, "test.card", &mine));
-        PMIX_VALUE_DESTRUCT(&mine);
-        CHECK_RC(PMIx_Commit());
+        put_card();
         for (uint32_t r = 0; r < size; ++r) {
             snprintf(card, sizeof card, "card-of-%u", r);
             v = get(me.nspace, r, "test.card");
