@@ -761,7 +761,8 @@ static void scenario_jobinfo(int singleton) {
     pmix_proc_t p;
     PMIX_LOAD_PROCID(&p, me.nspace, W);
     CHECK_RC(PMIx_Get(&p, "no.such.job.key", NULL, 0, &v), PMIX_ERR_NOT_FOUND);
-    CHECK_RC(PMIx_Get(&p, NULL, NULL, 0, &v), PMIX_ERR_BAD_PARAM);
+    /* A NULL key asks for all the process posted: nothing, for the wildcard rank. */
+    CHECK_RC(PMIx_Get(&p, NULL, NULL, 0, &v), PMIX_ERR_NOT_FOUND);
     CHECK_RC(PMIx_Get(&p, PMIX_JOB_SIZE, NULL, 0, NULL), PMIX_ERR_BAD_PARAM);
     /* Own data, PMIx_Store_internal, resolve. */
     int64_t x = 77;
