@@ -105,7 +105,7 @@ BOOST_AUTO_TEST_CASE(ompi_personality_keeps_the_users_settings) {
     BOOST_TEST(get(env, "LD_LIBRARY_PATH").value_or("") == "/zpmix/lib:/mine");
     BOOST_TEST(get(env, "OMPI_MCA_schizo").value_or("") == "user");
     const auto plain = rank_environment(kInherited, {}, {}, kClient, "", "/zpmix/lib");
-    BOOST_TEST(get(plain, "OMPI_MCA_schizo").value_or("") == "^orte");
+    BOOST_TEST(get(plain, "OMPI_MCA_schizo").value_or("") == "^orte,slurm");
     BOOST_TEST(get(plain, "OMPI_MCA_ess").value_or("") == "pmi");
     BOOST_TEST(get(plain, "OMPI_MCA_mpi_oversubscribe").value_or("") == "0");
     const auto over = rank_environment(kInherited, {}, {}, kClient, "", "/zpmix/lib", true);
@@ -197,7 +197,7 @@ BOOST_AUTO_TEST_CASE(an_apps_plan_and_each_ranks_environment) {
     BOOST_TEST(b.cmd == "prog");
     BOOST_TEST(b.argv == (std::vector<std::string>{"prog", "arg"}));
     BOOST_TEST(b.cwd == "/tmp");
-    BOOST_TEST(get(b.env, "OMPI_MCA_schizo").value_or("") == "^orte");
+    BOOST_TEST(get(b.env, "OMPI_MCA_schizo").value_or("") == "^orte,slurm");
     BOOST_TEST(get(b.env, "OMPI_MCA_mpi_oversubscribe").value_or("") == "0");
     // More ranks on this node than any machine has CPUs: oversubscribed, as mpirun says.
     msg::App many = app_of("", {"prog"}, "");
