@@ -105,12 +105,14 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     if (view->alone() || view->rank != 0)
         return reply_error(env, PMIX_ERR_NOT_SUPPORTED,
                            "this broker is not the root of a broker tree");
-    const msg::Launch &l = m.launch;
-    if (l.argv.empty() || l.argv[0].empty())
-        return reply_error(env, PMIX_ERR_BAD_PARAM, "no program to launch");
+    msg::Launch &l = m.launch;
     if (l.np == 0 || l.np > msg::kMaxRanks || m.node_of_rank.size() != l.np)
         return reply_error(env, PMIX_ERR_BAD_PARAM,
                            fmt::format("-n must be 1..{}, one node per rank", msg::kMaxRanks));
+    std::string error;
+    std::vector<msg::App> apps = launch_apps(l, error);  // moves l.argv, l.apps
+    if (apps.empty()) return reply_error(env, PMIX_ERR_BAD_PARAM, error);
+    const std::string program = apps.front().argv.front();
 
     Job job;
     if (auto why = place_parts(job, m.nodes); !why.empty())
@@ -118,17 +120,21 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
 
     msg::JobInfo info;
     info.nspace = new_namespace_name();
-    info.program = l.argv[0];
+    info.program = program;
     info.size = info.univ_size = info.max_procs = l.np;
+    info.num_apps = static_cast<std::uint32_t>(apps.size());
     info.nodes = m.nodes;
     info.procs.resize(l.np);
     std::vector<std::uint16_t> on_node(m.nodes.size(), 0);
-    for (std::uint32_t r = 0; r < l.np; ++r) {
+    // An MPMD job's apps have consecutive ranks, in order.
+    for (std::uint32_t r = 0, app = 0, of_app = 0; r < l.np; ++r, ++of_app) {
+        if (of_app == apps[app].np) ++app, of_app = 0;
         const std::uint32_t n = m.node_of_rank[r];
         if (n >= m.nodes.size())
             return reply_error(env, PMIX_ERR_BAD_PARAM, "a rank's node is not among the nodes");
         msg::ProcInfo &p = info.procs[r];
         p.rank = r;
+        p.app_num = app;
         p.node_id = n;
         p.hostname = m.nodes[n];
         p.local_rank = on_node[n]++;
@@ -142,19 +148,14 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
 
     msg::JobPart part;
     part.job = info;
-    part.apps.push_back(msg::App{.cmd = l.argv[0],
-                                 .argv = l.argv,
-                                 .env = {},
-                                 .cwd = l.cwd,
-                                 .session_cwd = false,
-                                 .prefix = {},
-                                 .np = l.np});
+    part.apps = std::move(apps);
     part.env = l.env;
     part.bind_to = l.bind_to;
     part.map_by = l.map_by;
     part.personality_ompi = l.personality_ompi;
     part.stdin_target = l.stdin_target;
     part.recoverable = l.recoverable;
+    part.merge_stderr = l.merge_stderr;
     part.secret = random_secret();
     // A relayed launch names its requester (on another broker), which its broker's part watches.
     const bool relayed = !m.requester.empty();
@@ -187,7 +188,7 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
                                      0,
                                      l.np,
                                      fmt::format("{} launched: {} rank(s) of {} on {} node(s)",
-                                                 nspace, l.np, l.argv[0], m.nodes.size())});
+                                                 nspace, l.np, program, m.nodes.size())});
 }
 
 void JobCoordinator::part_launched(const Envelope &, msg::PartLaunched &m) {

@@ -58,6 +58,7 @@ void Launcher::start(const Envelope &env, Job job, Plan plan) {
         info.program = first.cmd.empty() && !first.argv.empty() ? first.argv[0] : first.cmd;
     }
     info.size = info.univ_size = info.max_procs = static_cast<std::uint32_t>(np);
+    info.num_apps = static_cast<std::uint32_t>(plan.apps.size());
     info.nodes = {settings_.node};
     info.procs.resize(np);
     for (std::uint32_t i = 0; i < np; ++i) {
@@ -156,6 +157,7 @@ void Launcher::begin(const Envelope &env, Job job, Plan plan, std::string secret
     job.personality_ompi = plan.personality_ompi.value_or(false);
     job.caller = std::move(plan.caller);
     job.recoverable = plan.recoverable;
+    job.merge_stderr = plan.merge_stderr;
     job.ranks.resize(np);
 
     const std::string nspace = info.nspace;
@@ -236,6 +238,7 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     how.caller = &job.caller;
     how.stop_at_exec = job.debug.stops_at_exec(job.info);
     how.with_stdin = stdin_.is_stdin_rank(job.info.nspace, rank);
+    how.merge_stderr = job.merge_stderr;
     RankProcess p;
     const std::string error =
         start_rank_process(sp.apps[job.info.procs[i].app_num], how, p, status);

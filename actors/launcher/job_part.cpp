@@ -77,6 +77,7 @@ void Launcher::part(const Envelope &env, msg::JobPart &m) {
         m.personality_per_app ? std::nullopt : std::optional<bool>(m.personality_ompi);
     plan.stdin_target = m.stdin_target;
     plan.recoverable = m.recoverable;
+    plan.merge_stderr = m.merge_stderr;
     // A spawned job's end is told to its spawner by the spawner's broker alone (events relay it),
     // not once per broker; a tool's job's by the tool's broker. The requester's broker watches
     // the requester (a tool, or a standing tree's `zpmix run`): the job ends with it.

@@ -116,6 +116,7 @@ class Launcher : public Actor {
         std::int64_t stdin_target = msg::kStdinNone;
         bool recoverable = false;
         std::string keep_output_for;  // a tool's peer: Spawn.forward_output (msg::IofKeep)
+        bool merge_stderr = false;    // Launch.merge_stderr
     };
     struct Job {
         msg::JobInfo info;
@@ -129,6 +130,7 @@ class Launcher : public Actor {
         bool personality_ompi = false;   // given to every app: the jobs it spawns get it too
         msg::Caller caller;              // Plan.caller, which the jobs it spawns inherit too
         bool recoverable = false;        // Plan.recoverable
+        bool merge_stderr = false;       // Plan.merge_stderr: its ranks' stderr is their stdout
         bool status_goes_on = false;     // `status` is a recoverable job's rank failure
         // The first end of a rank that job control asked for: the job's status and message when
         // nothing else failed it (`zpmix run` then says who ended it).

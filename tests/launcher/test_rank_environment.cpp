@@ -352,3 +352,51 @@ BOOST_AUTO_TEST_CASE(bindings_on_a_node_of_two_packages) {
     BOOST_TEST(two_numa.place("core", "package", 4, ranks).empty());
     BOOST_TEST(ranks[2].cpuset == "0-3");
 }
+
+// What a launch runs: one app of its argv, or its apps, each app's cwd the job's unless its own;
+// apps that are no job are refused, saying why.
+BOOST_AUTO_TEST_CASE(a_launchs_apps) {
+    msg::Launch one;
+    one.argv = {"prog", "x"};
+    one.np = 3;
+    one.cwd = "/w";
+    std::string error;
+    auto apps = launch_apps(one, error);
+    BOOST_REQUIRE(apps.size() == 1u);
+    BOOST_TEST(apps[0].cmd == "prog");
+    BOOST_TEST(apps[0].argv == (std::vector<std::string>{"prog", "x"}));
+    BOOST_TEST(apps[0].np == 3u);
+    BOOST_TEST(apps[0].cwd == "/w");
+
+    msg::Launch mpmd;
+    mpmd.argv = {"a"};
+    mpmd.np = 3;
+    mpmd.cwd = "/w";
+    mpmd.apps = {app_of("", {"a"}, ""), app_of("", {"b", "y"}, "")};
+    mpmd.apps[0].np = 2;
+    mpmd.apps[1].np = 1;
+    mpmd.apps[1].cwd = "/own";
+    apps = launch_apps(mpmd, error);
+    BOOST_REQUIRE(apps.size() == 2u);
+    BOOST_TEST(apps[0].cmd == "a");
+    BOOST_TEST(apps[0].cwd == "/w");
+    BOOST_TEST(apps[1].cmd == "b");
+    BOOST_TEST(apps[1].cwd == "/own");
+
+    msg::Launch short_of;
+    short_of.np = 3;
+    short_of.apps = {app_of("", {"a"}, "")};
+    short_of.apps[0].np = 2;
+    BOOST_TEST(launch_apps(short_of, error).empty());
+    BOOST_TEST(error == "the apps' ranks add up to 2, not 3");
+    msg::Launch none;
+    BOOST_TEST(launch_apps(none, error).empty());
+    BOOST_TEST(error == "no program to launch");
+    msg::Launch empty_app;
+    empty_app.np = 1;
+    empty_app.apps = {app_of("", {"a"}, ""), app_of("", {"b"}, "")};
+    empty_app.apps[0].np = 1;
+    empty_app.apps[1].np = 0;
+    BOOST_TEST(launch_apps(empty_app, error).empty());
+    BOOST_TEST(error == "app 1 (b) has 0 ranks");
+}
