@@ -246,6 +246,8 @@ void JobCoordinator::part_status(const Envelope &, msg::PartStatus &m) {
     } else if (m.status != 0 && !job.status) {
         fail(m.nspace, job, m.status, std::move(message));
     }
+    if (m.over && !job.over.contains(m.broker))
+        for (const auto &[state, n] : m.ended) job.states[state] += n;
     if (m.over) part_over(m.nspace, m.broker);
 }
 
@@ -271,6 +273,8 @@ void JobCoordinator::tree_lost(const Envelope &, msg::TreeLost &m) {
                 fail(nspace, job, kLostStatus, why);
             else if (job.message.find(why) == std::string::npos)
                 job.message += "; " + why;  // a failure it caused may have come first: say both
+            if (const auto on = job.ranks_on.find(node_of(b)); on != job.ranks_on.end())
+                job.states["unreachable"] += on->second;
             part_over(nspace, b);
         }
     }
@@ -329,7 +333,12 @@ void JobCoordinator::conclude(const std::string &nspace) {
     }
     const std::int32_t status = job.status.value_or(0);
     answer(nspace, job);  // `zpmix run` reads the JobEnded after a LaunchReply
-    send(every_broker("launcher"), msg::EndPart{nspace, status, job.message, true});
+    // Ranks no part reported an end of never started (their part gave up: the job had failed).
+    std::uint32_t accounted = 0;
+    for (const auto &[state, n] : job.states) accounted += n;
+    if (accounted < job.pids.size())
+        job.states["not started"] += static_cast<std::uint32_t>(job.pids.size()) - accounted;
+    send(every_broker("launcher"), msg::EndPart{nspace, status, job.message, true, job.states});
     // PMIX_REPORT_CHILD_SEP aside, a launched job ends with its tree's first failure.
     const std::int32_t reported =
         job.parent.empty() && !job.report_child_sep ? job.tree_status.value_or(status) : status;

@@ -355,6 +355,7 @@ void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
     // Everything the rank wrote before it exited is in its pipes now: forward it first.
     output_.drain(nspace, static_cast<std::uint32_t>(rank));
     msg::ProcExit exit{nspace, static_cast<std::uint32_t>(rank), r.pid, code, sig};
+    if (job.is_part()) ++job.part.ended[sig ? "killed" : "exited"];
     send("registry", exit);
     to_stream(job, exit);
     if ((sig || code) && !r.ending_on_request) {
@@ -519,7 +520,9 @@ void Launcher::conclude(const std::string &nspace) {
     if (job.is_part()) {
         report_over(job);
         if (!job.part.forget_when_over) return;
-        send("registry", msg::DeregisterNamespace{nspace, true, own, job.message});
+        // Every broker's record of the job ends as the job did, not as its part here did.
+        send("registry", msg::DeregisterNamespace{nspace, true, job.part.job_status,
+                                                  job.part.job_message, job.part.job_states});
     } else if (job.parent.empty()) {
         const int status = job.report_child_sep ? own : job.tree_status.value_or(own);
         to_requester(job, msg::JobEnded{nspace, status, job.message});

@@ -102,7 +102,12 @@ void Launcher::end_part(const Envelope &, msg::EndPart &m) {
     auto it = jobs_.find(m.nspace);
     if (it == jobs_.end()) return;
     Job &job = it->second;
-    if (m.finish) job.part.forget_when_over = true;
+    if (m.finish) {
+        job.part.forget_when_over = true;
+        job.part.job_status = m.status;
+        job.part.job_message = m.message;
+        job.part.job_states = std::move(m.states);
+    }
     if (!job.status && m.status != 0) {
         job.part.ended_by_coordinator = true;
         set_status(job, m.status, m.message);
@@ -163,6 +168,7 @@ void Launcher::report_over(Job &job) {
     msg::PartStatus over{job.info.nspace, brokers_.view()->rank, job.status.value_or(0),
                          job.message, true};
     over.goes_on = job.status_goes_on;
+    over.ended = job.part.ended;
     if (!job.status && job.requested_end) {
         over.status = job.requested_end->first;
         over.message = job.requested_end->second;

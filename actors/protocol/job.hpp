@@ -368,9 +368,10 @@ struct PartLaunched {
     ZPMIX_MSG_MAP(nspace, broker, status, message, pids);
 };
 // launcher -> coordinator: the part failed (a rank's abnormal end, PMIx_Abort: status and message,
-// once), or is over (its ranks all ended). An over part whose ranks job control ended, and that
-// did not fail, says so (on_request, with the first such end): the job's status if nothing failed.
-// In a recoverable job a rank's failure ends nothing (goes_on): it is the job's status at its end.
+// once), or is over (its ranks all ended; `ended`: how, "exited" or "killed" -> ranks). An over
+// part whose ranks job control ended, and that did not fail, says so (on_request, with the first
+// such end): the job's status if nothing failed. In a recoverable job a rank's failure ends
+// nothing (goes_on): it is the job's status at its end.
 struct PartStatus {
     static constexpr const char *type = "job.part_status";
     std::string nspace;
@@ -380,17 +381,21 @@ struct PartStatus {
     bool over = false;
     bool on_request = false;
     bool goes_on = false;
-    ZPMIX_MSG_MAP(nspace, broker, status, message, over, on_request, goes_on);
+    std::map<std::string, std::uint32_t> ended = {};
+    ZPMIX_MSG_MAP(nspace, broker, status, message, over, on_request, goes_on, ended);
 };
 // coordinator -> every launcher: terminate the part's ranks (the job failed: status, message),
-// or (finish) the job is over everywhere: forget it.
+// or (finish) the job is over everywhere: forget it. A finish has the job's status and message,
+// and its ranks by how they ended on every node (`states`, as msg::JobRow's): what each broker's
+// `zpmix ps` shows of the finished job.
 struct EndPart {
     static constexpr const char *type = "job.end_part";
     std::string nspace;
     std::int32_t status = 0;
     std::string message;
     bool finish = false;
-    ZPMIX_MSG_MAP(nspace, status, message, finish);
+    std::map<std::string, std::uint32_t> states = {};
+    ZPMIX_MSG_MAP(nspace, status, message, finish, states);
 };
 // A part's launcher -> every launcher: deliver `signal` to the job's ranks (zpmix run forwards a
 // signal to the root's part).
@@ -457,7 +462,10 @@ struct DeregisterNamespace {
     bool ran = false;  // its ranks ran (not a launch that failed): the job ended with status
     std::int32_t status = 0;
     std::string message = {};  // as JobEnded's
-    ZPMIX_MSG_MAP(nspace, ran, status, message);
+    // A job across nodes: its ranks by how they ended on every node (EndPart.states). Empty: as
+    // this node's table has them.
+    std::map<std::string, std::uint32_t> states = {};
+    ZPMIX_MSG_MAP(nspace, ran, status, message, states);
 };
 
 // Registry -> the actors that react to an end (broadcast), once the namespace table says so: a
