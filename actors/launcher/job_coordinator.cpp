@@ -198,6 +198,8 @@ void JobCoordinator::part_launched(const Envelope &, msg::PartLaunched &m) {
     if (m.status != PMIX_SUCCESS && job.status) {
         // The job failed while this part was starting: it gave up, and is over.
         job.started.insert(m.broker);
+        if (!job.over.contains(m.broker))
+            for (const auto &[state, n] : m.ended) job.states[state] += n;
         return part_over(m.nspace, m.broker);
     }
     if (m.status != PMIX_SUCCESS) {
@@ -333,11 +335,11 @@ void JobCoordinator::conclude(const std::string &nspace) {
     }
     const std::int32_t status = job.status.value_or(0);
     answer(nspace, job);  // `zpmix run` reads the JobEnded after a LaunchReply
-    // Ranks no part reported an end of never started (their part gave up: the job had failed).
+    // Ranks no part reported an end of were never started (their part gave up: the job failed).
     std::uint32_t accounted = 0;
     for (const auto &[state, n] : job.states) accounted += n;
     if (accounted < job.pids.size())
-        job.states["not started"] += static_cast<std::uint32_t>(job.pids.size()) - accounted;
+        job.states["unstarted"] += static_cast<std::uint32_t>(job.pids.size()) - accounted;
     send(every_broker("launcher"), msg::EndPart{nspace, status, job.message, true, job.states});
     // PMIX_REPORT_CHILD_SEP aside, a launched job ends with its tree's first failure.
     const std::int32_t reported =

@@ -294,10 +294,13 @@ void Launcher::launched(const std::string &nspace) {
 
 // A rank could not be spawned in time, or at all: nothing of the job survives, and the request
 // gets the error.
-void Launcher::abandon_launch(const std::string &nspace, int status, const std::string &error) {
+void Launcher::abandon_launch(const std::string &nspace, int status, const std::string &error,
+                              bool keep_namespace) {
     auto it = jobs_.find(nspace);
     Job &job = it->second;
+    std::map<std::string, std::uint32_t> killed;  // the ranks it had started
     for (auto &r : job.ranks) {
+        if (r.pid > 0 && !r.reaped) ++killed["killed"];
         if (r.pid > 0 && !r.reaped) {
             ::kill(r.pid, SIGKILL);
             ::waitpid(r.pid, nullptr, 0);
@@ -315,10 +318,13 @@ void Launcher::abandon_launch(const std::string &nspace, int status, const std::
     if (job.spawning->deadline) reactor().cancel(job.spawning->deadline);
     std::error_code ec;
     fs::remove_all(job.info.nsdir, ec);
-    send("registry", msg::DeregisterNamespace{nspace});
+    if (keep_namespace)
+        gave_up_.insert(nspace);
+    else
+        send("registry", msg::DeregisterNamespace{nspace});
     log().info("launch of {} failed: {}", nspace, error);
     if (job.is_part())
-        report_not_started(job, status ? status : PMIX_ERROR, error);
+        report_not_started(job, status ? status : PMIX_ERROR, error, std::move(killed));
     else if (!job.requester.empty())
         reply_error(job.spawning->request, status, error);
     const std::int64_t requester_pid = job.requester_pid;

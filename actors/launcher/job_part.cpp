@@ -100,7 +100,12 @@ void Launcher::part(const Envelope &env, msg::JobPart &m) {
 
 void Launcher::end_part(const Envelope &, msg::EndPart &m) {
     auto it = jobs_.find(m.nspace);
-    if (it == jobs_.end()) return;
+    if (it == jobs_.end()) {
+        if (m.finish && gave_up_.erase(m.nspace))
+            send("registry", msg::DeregisterNamespace{m.nspace, true, m.status, m.message,
+                                                      std::move(m.states)});
+        return;
+    }
     Job &job = it->second;
     if (m.finish) {
         job.part.forget_when_over = true;
@@ -113,7 +118,8 @@ void Launcher::end_part(const Envelope &, msg::EndPart &m) {
         set_status(job, m.status, m.message);
     }
     if (m.finish && !job.status) job.message = m.message;
-    if (job.spawning) return abandon_launch(m.nspace, m.status, m.message);
+    // Still starting: it gives up, its namespace kept for the job's end unless this is it.
+    if (job.spawning) return abandon_launch(m.nspace, m.status, m.message, !m.finish);
     if (job.ranks_over) return conclude(m.nspace);
     fail(job, m.status ? m.status : 128 + SIGTERM, m.message);
 }
@@ -135,9 +141,11 @@ void Launcher::signal_parts(const Envelope &, msg::SignalParts &m) {
     }
 }
 
-void Launcher::report_not_started(const Job &job, std::int32_t status, const std::string &why) {
+void Launcher::report_not_started(const Job &job, std::int32_t status, const std::string &why,
+                                  std::map<std::string, std::uint32_t> ended) {
     send(job.part.coordinator,
-         msg::PartLaunched{job.info.nspace, brokers_.view()->rank, status, why, {}});
+         msg::PartLaunched{
+             job.info.nspace, brokers_.view()->rank, status, why, {}, std::move(ended)});
 }
 
 void Launcher::report_started(const Job &job) {

@@ -357,7 +357,8 @@ struct JobPart {
                   requester_pid, merge_stderr);
 };
 // launcher -> coordinator: the part's ranks are spawned (pids, by rank), or it failed (status,
-// message; nothing of it is left).
+// message; nothing of it is left but, when the job failed elsewhere meanwhile, its namespace until
+// EndPart.finish; `ended`: its ranks that had started, killed, as PartStatus's).
 struct PartLaunched {
     static constexpr const char *type = "job.part_launched";
     std::string nspace;
@@ -365,7 +366,8 @@ struct PartLaunched {
     std::int32_t status = 0;
     std::string message;
     std::vector<std::pair<std::uint32_t, std::int64_t>> pids;
-    ZPMIX_MSG_MAP(nspace, broker, status, message, pids);
+    std::map<std::string, std::uint32_t> ended = {};
+    ZPMIX_MSG_MAP(nspace, broker, status, message, pids, ended);
 };
 // launcher -> coordinator: the part failed (a rank's abnormal end, PMIx_Abort: status and message,
 // once), or is over (its ranks all ended; `ended`: how, "exited" or "killed" -> ranks). An over

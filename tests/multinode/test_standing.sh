@@ -93,8 +93,19 @@ check "wireup from the root's node" 0 $?
 # zpmix ps after a job across the tree: every broker lists it alike, finished, with the job's
 # status and how its ranks ended on every node (not those of other nodes as running), in aligned
 # columns; --job finds it too.
-out=$(on "$b" "$zpmix" run -H "$a:2,$b:2" \
-    sh -c "'echo \$PMIX_NAMESPACE; [ \$PMIX_RANK = 3 ] && exit 42; exec sleep 60'" 2>/dev/null)
+# Rank 3 fails once the four are up (30 s at most), so that each rank ends as the job's failure
+# ends it.
+cat >"$work/fail_when_up.sh" <<EOF
+echo \$PMIX_NAMESPACE
+touch "$work/up.\$PMIX_NAMESPACE.\$PMIX_RANK"
+[ \$PMIX_RANK = 3 ] || exec sleep 60
+for i in \$(seq 600); do
+    [ \$(ls "$work" | grep -c "^up\.\$PMIX_NAMESPACE\.") = 4 ] && exit 42
+    sleep 0.05
+done
+exit 3
+EOF
+out=$(on "$b" "$zpmix" run -H "$a:2,$b:2" sh "$work/fail_when_up.sh" 2>/dev/null)
 check "ps: the failed job's status" 42 $?
 ns=$(head -1 <<<"$out")
 # ps_row NODE: the job's row as NODE's broker lists it, once finished (10 s at most).
@@ -126,6 +137,19 @@ check "ps: NODES and STATUS aligned with their headers" "$a,$b exit 42" "$(awk -
     $1 == ns { split(substr($0, n), w, " "); print w[1], substr($0, s, 7) }' "$work/ps.txt")"
 check "ps --job of the finished job" "0 1" \
     "$(on "$c" "$zpmix" ps --job "$ns" >"$work/ps.txt"; echo "$? $(grep -c "^$ns .* exit 42" "$work/ps.txt")")"
+# A job failing as it starts: c's part, spawning 20 ranks, may give up before all started. Every
+# broker still lists it alike, finished, each of its 22 ranks counted once, none running.
+out=$(on "$b" "$zpmix" run --oversubscribe -H "$a:1,$b:1,$c:20" \
+    sh -c "'echo \$PMIX_NAMESPACE; [ \$PMIX_RANK = 1 ] && exit 42; exec sleep 60'" 2>/dev/null)
+check "a job failing as it starts: its status" 42 $?
+ns=$(grep -m1 '^zpmix\.' <<<"$out")
+row_a=$(ps_row "$a")
+check "a job failing as it starts: finished, 22 ranks, none running" "finished 42 22 no" \
+    "$(awk '{split($3, s, ","); t = 0; for (i in s) { split(s[i], kv, ":"); t += kv[2] }
+             print $1, $2, t, ($3 ~ /running/ ? "running" : "no")}' <<<"$row_a")"
+for n in "$b" "$c"; do
+    check "a job failing as it starts: the same row on $n" "$row_a" "$(ps_row "$n")"
+done
 
 # A job on one node of the tree is laid out by the tree too: its node ranks on b come next after
 # that of a job across the tree still running there (rank 1, on b).
