@@ -105,12 +105,14 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     if (view->alone() || view->rank != 0)
         return reply_error(env, PMIX_ERR_NOT_SUPPORTED,
                            "this broker is not the root of a broker tree");
-    const msg::Launch &l = m.launch;
-    if (l.argv.empty() || l.argv[0].empty())
-        return reply_error(env, PMIX_ERR_BAD_PARAM, "no program to launch");
+    msg::Launch &l = m.launch;
     if (l.np == 0 || l.np > msg::kMaxRanks || m.node_of_rank.size() != l.np)
         return reply_error(env, PMIX_ERR_BAD_PARAM,
                            fmt::format("-n must be 1..{}, one node per rank", msg::kMaxRanks));
+    std::string error;
+    std::vector<msg::App> apps = launch_apps(l, error);  // moves l.argv, l.apps
+    if (apps.empty()) return reply_error(env, PMIX_ERR_BAD_PARAM, error);
+    const std::string program = apps.front().argv.front();
 
     Job job;
     if (auto why = place_parts(job, m.nodes); !why.empty())
@@ -118,17 +120,21 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
 
     msg::JobInfo info;
     info.nspace = new_namespace_name();
-    info.program = l.argv[0];
+    info.program = program;
     info.size = info.univ_size = info.max_procs = l.np;
+    info.num_apps = static_cast<std::uint32_t>(apps.size());
     info.nodes = m.nodes;
     info.procs.resize(l.np);
     std::vector<std::uint16_t> on_node(m.nodes.size(), 0);
-    for (std::uint32_t r = 0; r < l.np; ++r) {
+    // An MPMD job's apps have consecutive ranks, in order.
+    for (std::uint32_t r = 0, app = 0, of_app = 0; r < l.np; ++r, ++of_app) {
+        if (of_app == apps[app].np) ++app, of_app = 0;
         const std::uint32_t n = m.node_of_rank[r];
         if (n >= m.nodes.size())
             return reply_error(env, PMIX_ERR_BAD_PARAM, "a rank's node is not among the nodes");
         msg::ProcInfo &p = info.procs[r];
         p.rank = r;
+        p.app_num = app;
         p.node_id = n;
         p.hostname = m.nodes[n];
         p.local_rank = on_node[n]++;
@@ -142,19 +148,14 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
 
     msg::JobPart part;
     part.job = info;
-    part.apps.push_back(msg::App{.cmd = l.argv[0],
-                                 .argv = l.argv,
-                                 .env = {},
-                                 .cwd = l.cwd,
-                                 .session_cwd = false,
-                                 .prefix = {},
-                                 .np = l.np});
+    part.apps = std::move(apps);
     part.env = l.env;
     part.bind_to = l.bind_to;
     part.map_by = l.map_by;
     part.personality_ompi = l.personality_ompi;
     part.stdin_target = l.stdin_target;
     part.recoverable = l.recoverable;
+    part.merge_stderr = l.merge_stderr;
     part.secret = random_secret();
     // A relayed launch names its requester (on another broker), which its broker's part watches.
     const bool relayed = !m.requester.empty();
@@ -187,7 +188,7 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
                                      0,
                                      l.np,
                                      fmt::format("{} launched: {} rank(s) of {} on {} node(s)",
-                                                 nspace, l.np, l.argv[0], m.nodes.size())});
+                                                 nspace, l.np, program, m.nodes.size())});
 }
 
 void JobCoordinator::part_launched(const Envelope &, msg::PartLaunched &m) {
@@ -197,6 +198,8 @@ void JobCoordinator::part_launched(const Envelope &, msg::PartLaunched &m) {
     if (m.status != PMIX_SUCCESS && job.status) {
         // The job failed while this part was starting: it gave up, and is over.
         job.started.insert(m.broker);
+        if (!job.over.contains(m.broker))
+            for (const auto &[state, n] : m.ended) job.states[state] += n;
         return part_over(m.nspace, m.broker);
     }
     if (m.status != PMIX_SUCCESS) {
@@ -245,6 +248,8 @@ void JobCoordinator::part_status(const Envelope &, msg::PartStatus &m) {
     } else if (m.status != 0 && !job.status) {
         fail(m.nspace, job, m.status, std::move(message));
     }
+    if (m.over && !job.over.contains(m.broker))
+        for (const auto &[state, n] : m.ended) job.states[state] += n;
     if (m.over) part_over(m.nspace, m.broker);
 }
 
@@ -270,6 +275,8 @@ void JobCoordinator::tree_lost(const Envelope &, msg::TreeLost &m) {
                 fail(nspace, job, kLostStatus, why);
             else if (job.message.find(why) == std::string::npos)
                 job.message += "; " + why;  // a failure it caused may have come first: say both
+            if (const auto on = job.ranks_on.find(node_of(b)); on != job.ranks_on.end())
+                job.states["unreachable"] += on->second;
             part_over(nspace, b);
         }
     }
@@ -328,7 +335,12 @@ void JobCoordinator::conclude(const std::string &nspace) {
     }
     const std::int32_t status = job.status.value_or(0);
     answer(nspace, job);  // `zpmix run` reads the JobEnded after a LaunchReply
-    send(every_broker("launcher"), msg::EndPart{nspace, status, job.message, true});
+    // Ranks no part reported an end of were never started (their part gave up: the job failed).
+    std::uint32_t accounted = 0;
+    for (const auto &[state, n] : job.states) accounted += n;
+    if (accounted < job.pids.size())
+        job.states["unstarted"] += static_cast<std::uint32_t>(job.pids.size()) - accounted;
+    send(every_broker("launcher"), msg::EndPart{nspace, status, job.message, true, job.states});
     // PMIX_REPORT_CHILD_SEP aside, a launched job ends with its tree's first failure.
     const std::int32_t reported =
         job.parent.empty() && !job.report_child_sep ? job.tree_status.value_or(status) : status;

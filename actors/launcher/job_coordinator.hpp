@@ -14,7 +14,9 @@
 //   error (naming the node), nothing of the job is left. A part that gives up starting because the
 //   job already failed is just over.
 // - The job ends once every part is over (a lost broker's part counts as over, failed); the
-//   parts then forget it (EndPart.finish), so its namespace leaves every broker at once.
+//   parts then forget it (EndPart.finish), so its namespace leaves every broker at once, each
+//   keeping the job's status and how its ranks ended on every node (the parts' PartStatus.ended,
+//   a lost broker's ranks unreachable) for `zpmix ps`.
 // - A JobEnded comes after every Output of the job: each part reports its end after its last
 //   output, on the same path through the tree.
 // - In a standing tree (a site's service, BrokerView.standing) only the brokers that joined get
@@ -77,6 +79,8 @@ class JobCoordinator : public Actor {
         bool child_sep = false;          // Spawn.child_sep: its parent's end does not end it
         std::vector<std::string> nodes;  // its nodes, by node id
         std::map<std::string, std::uint32_t> ranks_on;  // its ranks on each node
+        // How its ranks ended, by the parts over (PartStatus.ended) and the brokers lost.
+        std::map<std::string, std::uint32_t> states;
         bool tool = false;  // a tool's job: the top of its tree, ended with the tool
         // A launched job's: its allocation (nodes, slots), and its tree's first failure.
         std::vector<alloc::Host> hosts;

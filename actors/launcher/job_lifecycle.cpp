@@ -58,6 +58,7 @@ void Launcher::start(const Envelope &env, Job job, Plan plan) {
         info.program = first.cmd.empty() && !first.argv.empty() ? first.argv[0] : first.cmd;
     }
     info.size = info.univ_size = info.max_procs = static_cast<std::uint32_t>(np);
+    info.num_apps = static_cast<std::uint32_t>(plan.apps.size());
     info.nodes = {settings_.node};
     info.procs.resize(np);
     for (std::uint32_t i = 0; i < np; ++i) {
@@ -156,6 +157,7 @@ void Launcher::begin(const Envelope &env, Job job, Plan plan, std::string secret
     job.personality_ompi = plan.personality_ompi.value_or(false);
     job.caller = std::move(plan.caller);
     job.recoverable = plan.recoverable;
+    job.merge_stderr = plan.merge_stderr;
     job.ranks.resize(np);
 
     const std::string nspace = info.nspace;
@@ -236,6 +238,7 @@ std::string Launcher::spawn_rank(Job &job, std::size_t i, int &status) {
     how.caller = &job.caller;
     how.stop_at_exec = job.debug.stops_at_exec(job.info);
     how.with_stdin = stdin_.is_stdin_rank(job.info.nspace, rank);
+    how.merge_stderr = job.merge_stderr;
     RankProcess p;
     const std::string error =
         start_rank_process(sp.apps[job.info.procs[i].app_num], how, p, status);
@@ -291,10 +294,13 @@ void Launcher::launched(const std::string &nspace) {
 
 // A rank could not be spawned in time, or at all: nothing of the job survives, and the request
 // gets the error.
-void Launcher::abandon_launch(const std::string &nspace, int status, const std::string &error) {
+void Launcher::abandon_launch(const std::string &nspace, int status, const std::string &error,
+                              bool keep_namespace) {
     auto it = jobs_.find(nspace);
     Job &job = it->second;
+    std::map<std::string, std::uint32_t> killed;  // the ranks it had started
     for (auto &r : job.ranks) {
+        if (r.pid > 0 && !r.reaped) ++killed["killed"];
         if (r.pid > 0 && !r.reaped) {
             ::kill(r.pid, SIGKILL);
             ::waitpid(r.pid, nullptr, 0);
@@ -312,10 +318,13 @@ void Launcher::abandon_launch(const std::string &nspace, int status, const std::
     if (job.spawning->deadline) reactor().cancel(job.spawning->deadline);
     std::error_code ec;
     fs::remove_all(job.info.nsdir, ec);
-    send("registry", msg::DeregisterNamespace{nspace});
+    if (keep_namespace)
+        gave_up_.insert(nspace);
+    else
+        send("registry", msg::DeregisterNamespace{nspace});
     log().info("launch of {} failed: {}", nspace, error);
     if (job.is_part())
-        report_not_started(job, status ? status : PMIX_ERROR, error);
+        report_not_started(job, status ? status : PMIX_ERROR, error, std::move(killed));
     else if (!job.requester.empty())
         reply_error(job.spawning->request, status, error);
     const std::int64_t requester_pid = job.requester_pid;
@@ -352,6 +361,7 @@ void Launcher::on_rank_exit(const std::string &nspace, std::size_t rank) {
     // Everything the rank wrote before it exited is in its pipes now: forward it first.
     output_.drain(nspace, static_cast<std::uint32_t>(rank));
     msg::ProcExit exit{nspace, static_cast<std::uint32_t>(rank), r.pid, code, sig};
+    if (job.is_part()) ++job.part.ended[sig ? "killed" : "exited"];
     send("registry", exit);
     to_stream(job, exit);
     if ((sig || code) && !r.ending_on_request) {
@@ -516,7 +526,9 @@ void Launcher::conclude(const std::string &nspace) {
     if (job.is_part()) {
         report_over(job);
         if (!job.part.forget_when_over) return;
-        send("registry", msg::DeregisterNamespace{nspace, true, own, job.message});
+        // Every broker's record of the job ends as the job did, not as its part here did.
+        send("registry", msg::DeregisterNamespace{nspace, true, job.part.job_status,
+                                                  job.part.job_message, job.part.job_states});
     } else if (job.parent.empty()) {
         const int status = job.report_child_sep ? own : job.tree_status.value_or(own);
         to_requester(job, msg::JobEnded{nspace, status, job.message});

@@ -77,6 +77,7 @@ void Launcher::part(const Envelope &env, msg::JobPart &m) {
         m.personality_per_app ? std::nullopt : std::optional<bool>(m.personality_ompi);
     plan.stdin_target = m.stdin_target;
     plan.recoverable = m.recoverable;
+    plan.merge_stderr = m.merge_stderr;
     // A spawned job's end is told to its spawner by the spawner's broker alone (events relay it),
     // not once per broker; a tool's job's by the tool's broker. The requester's broker watches
     // the requester (a tool, or a standing tree's `zpmix run`): the job ends with it.
@@ -99,15 +100,26 @@ void Launcher::part(const Envelope &env, msg::JobPart &m) {
 
 void Launcher::end_part(const Envelope &, msg::EndPart &m) {
     auto it = jobs_.find(m.nspace);
-    if (it == jobs_.end()) return;
+    if (it == jobs_.end()) {
+        if (m.finish && gave_up_.erase(m.nspace))
+            send("registry", msg::DeregisterNamespace{m.nspace, true, m.status, m.message,
+                                                      std::move(m.states)});
+        return;
+    }
     Job &job = it->second;
-    if (m.finish) job.part.forget_when_over = true;
+    if (m.finish) {
+        job.part.forget_when_over = true;
+        job.part.job_status = m.status;
+        job.part.job_message = m.message;
+        job.part.job_states = std::move(m.states);
+    }
     if (!job.status && m.status != 0) {
         job.part.ended_by_coordinator = true;
         set_status(job, m.status, m.message);
     }
     if (m.finish && !job.status) job.message = m.message;
-    if (job.spawning) return abandon_launch(m.nspace, m.status, m.message);
+    // Still starting: it gives up, its namespace kept for the job's end unless this is it.
+    if (job.spawning) return abandon_launch(m.nspace, m.status, m.message, !m.finish);
     if (job.ranks_over) return conclude(m.nspace);
     fail(job, m.status ? m.status : 128 + SIGTERM, m.message);
 }
@@ -129,9 +141,11 @@ void Launcher::signal_parts(const Envelope &, msg::SignalParts &m) {
     }
 }
 
-void Launcher::report_not_started(const Job &job, std::int32_t status, const std::string &why) {
+void Launcher::report_not_started(const Job &job, std::int32_t status, const std::string &why,
+                                  std::map<std::string, std::uint32_t> ended) {
     send(job.part.coordinator,
-         msg::PartLaunched{job.info.nspace, brokers_.view()->rank, status, why, {}});
+         msg::PartLaunched{
+             job.info.nspace, brokers_.view()->rank, status, why, {}, std::move(ended)});
 }
 
 void Launcher::report_started(const Job &job) {
@@ -162,6 +176,7 @@ void Launcher::report_over(Job &job) {
     msg::PartStatus over{job.info.nspace, brokers_.view()->rank, job.status.value_or(0),
                          job.message, true};
     over.goes_on = job.status_goes_on;
+    over.ended = job.part.ended;
     if (!job.status && job.requested_end) {
         over.status = job.requested_end->first;
         over.message = job.requested_end->second;

@@ -27,6 +27,13 @@ struct TreePart {
     bool abort_unreported = false;      // its status is an abort's, not told the coordinator yet
     bool reported_over = false;
     bool forget_when_over = false;  // the coordinator is done with it
+    // How its ranks ended here ("exited", "killed" -> ranks), told the coordinator when over.
+    std::map<std::string, std::uint32_t> ended;
+    // The job's end as the coordinator concluded it (EndPart.finish): its status, message and
+    // ranks by state on every node, which this broker's record of the job keeps.
+    std::int32_t job_status = 0;
+    std::string job_message;
+    std::map<std::string, std::uint32_t> job_states;
 };
 
 class SpawnRelays {

@@ -111,22 +111,16 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
     // A launch gives the ranks its caller's environment and ends with the caller's pid: a
     // launcher of this node only (a tool over tcp spawns with PMIx_Spawn, which is refused too).
     if (env.peer.tcp) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "launch over tcp refused");
-    if (m.argv.empty() || m.argv[0].empty())
-        return reply_error(env, PMIX_ERR_BAD_PARAM, "no program to launch");
+    Plan plan;
+    std::string error;
+    plan.apps = launch_apps(m, error);
+    if (plan.apps.empty()) return reply_error(env, PMIX_ERR_BAD_PARAM, error);
     Job job;
     job.requester = env.from;
     job.requester_pid = env.peer.pid;
     job.follows_children = m.follows_children;
     job.report_child_sep = m.report_child_sep;
     job.info.recoverable = m.recoverable;
-    Plan plan;
-    plan.apps.push_back(msg::App{.cmd = m.argv[0],
-                                 .argv = std::move(m.argv),
-                                 .env = {},
-                                 .cwd = std::move(m.cwd),
-                                 .session_cwd = false,
-                                 .prefix = {},
-                                 .np = m.np});
     plan.env = std::move(m.env);
     plan.bind_to = std::move(m.bind_to);
     plan.map_by = std::move(m.map_by);
@@ -136,6 +130,7 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
     plan.caller = std::move(m.caller);
     plan.stdin_target = m.stdin_target;
     plan.recoverable = m.recoverable;
+    plan.merge_stderr = m.merge_stderr;
     job.info.stop_in_init = m.stop_in_init;
     job.info.stop_on_exec = m.stop_on_exec;
     start(env, std::move(job), std::move(plan));

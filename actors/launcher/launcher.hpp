@@ -116,6 +116,7 @@ class Launcher : public Actor {
         std::int64_t stdin_target = msg::kStdinNone;
         bool recoverable = false;
         std::string keep_output_for;  // a tool's peer: Spawn.forward_output (msg::IofKeep)
+        bool merge_stderr = false;    // Launch.merge_stderr
     };
     struct Job {
         msg::JobInfo info;
@@ -129,6 +130,7 @@ class Launcher : public Actor {
         bool personality_ompi = false;   // given to every app: the jobs it spawns get it too
         msg::Caller caller;              // Plan.caller, which the jobs it spawns inherit too
         bool recoverable = false;        // Plan.recoverable
+        bool merge_stderr = false;       // Plan.merge_stderr: its ranks' stderr is their stdout
         bool status_goes_on = false;     // `status` is a recoverable job's rank failure
         // The first end of a rank that job control asked for: the job's status and message when
         // nothing else failed it (`zpmix run` then says who ended it).
@@ -158,9 +160,12 @@ class Launcher : public Actor {
     Settings settings_;
     const BrokerMap &brokers_;
     Placement placement_;
-    NodeRanks node_ranks_;                    // of the jobs laid out here (a part's come laid out)
-    TopologyWriter topology_;                 // the node's topology file, for Open MPI's ranks
-    std::map<std::string, Job> jobs_;         // by namespace
+    NodeRanks node_ranks_;             // of the jobs laid out here (a part's come laid out)
+    TopologyWriter topology_;          // the node's topology file, for Open MPI's ranks
+    std::map<std::string, Job> jobs_;  // by namespace
+    // Parts that gave up starting as their job failed elsewhere: their namespace stays until the
+    // coordinator's EndPart.finish, as a part's does, and leaves with the job's end.
+    std::set<std::string> gave_up_;
     std::map<std::int64_t, int> requesters_;  // pid -> pidfd of a requester we watch
     bool shutting_down_ = false;
     std::function<void()> on_idle_;
@@ -202,7 +207,10 @@ class Launcher : public Actor {
     void spawn_next(const std::string &nspace);
     std::string spawn_rank(Job &job, std::size_t i, int &status);
     void launched(const std::string &nspace);
-    void abandon_launch(const std::string &nspace, int status, const std::string &error);
+    // Kills what was started of a launch and forgets it; its namespace too, unless `keep_namespace`
+    // (a part that gives up as its job failed elsewhere: gave_up_).
+    void abandon_launch(const std::string &nspace, int status, const std::string &error,
+                        bool keep_namespace = false);
     void on_rank_exit(const std::string &nspace, std::size_t rank);
     void report_unconnected(Job &job);
     void run_cleanup(CleanupList &list, const std::string &whose);
@@ -243,7 +251,9 @@ class Launcher : public Actor {
     // What a part tells its coordinator (job_part.cpp): it could not start (status, why), it
     // started (every pid of its ranks), its first failure, the abort's status once a named rank's
     // end fails it, its end.
-    void report_not_started(const Job &job, std::int32_t status, const std::string &why);
+    // `ended`: its ranks that had started, killed as it gave up ("killed" -> ranks).
+    void report_not_started(const Job &job, std::int32_t status, const std::string &why,
+                            std::map<std::string, std::uint32_t> ended = {});
     void report_started(const Job &job);
     void report_status(const Job &job);
     void report_abort(Job &job);

@@ -180,9 +180,15 @@ void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_
                 bool oversubscribed) {
     const std::string ld = env_value(env, "LD_LIBRARY_PATH");
     env["LD_LIBRARY_PATH"] = "LD_LIBRARY_PATH=" + lib_dir + (ld.empty() ? "" : ":" + ld);
-    // Without an ORTE launch environment, schizo/orte makes every rank a singleton (which
-    // then fails to start its own orted); excluded, ess/pmi asks PMIx_Init, i.e. zpmix.
-    env.try_emplace("OMPI_MCA_schizo", "OMPI_MCA_schizo=^orte");
+    // Open MPI's schizo components decide, in MPI_Init, how a rank was launched, and may override
+    // OMPI_MCA_ess. A rank of mpirun has its orted's URI (OMPI_MCA_orte_local_daemon_uri): every
+    // component then says "launched natively" and sets ess=pmi. Without it, schizo/orte makes a
+    // singleton of the rank outside Slurm, and schizo/slurm inside an allocation but outside a
+    // step (a batch script, brokers started over rsh) does the same (ess=singleton), which then
+    // fails to start its own orted. A URI of no orted would send the ranks' help messages to it:
+    // those two components are excluded instead, and ess/pmi asks PMIx_Init, i.e. zpmix, inside
+    // and outside Slurm (flux and jsm, the others, choose ess/pmi themselves).
+    env.try_emplace("OMPI_MCA_schizo", "OMPI_MCA_schizo=^orte,slurm");
     // What mpirun's schizo/orte sets for the ranks it launches: only ess/pmi is opened (not env,
     // hnp, slurm and tool too), and a rank that cannot reach its PMIx server fails MPI_Init,
     // loudly, instead of running alone as a job of size 1.

@@ -19,9 +19,9 @@ std::string library_dir();
 
 // The Open MPI personality, applied to a rank's environment (NAME -> "NAME=value"): zpmix's
 // library directory first on LD_LIBRARY_PATH, the MCA settings that make Open MPI use the PMIx
-// server it finds and never run as a singleton, and mpirun's word on oversubscription
-// (OMPI_MCA_mpi_oversubscribe, from which Open MPI makes its ranks yield while they wait), and
-// the transports the node has no device for excluded (mtl_without_absent_devices).
+// server it finds and never run as a singleton (in a Slurm allocation too), and mpirun's word on
+// oversubscription (OMPI_MCA_mpi_oversubscribe, from which Open MPI makes its ranks yield while
+// they wait), and the transports the node has no device for excluded (mtl_without_absent_devices).
 // Settings the environment already has (the user's -x or their own environment) are kept.
 void apply_ompi(std::map<std::string, std::string> &env, const std::string &lib_dir,
                 bool oversubscribed);

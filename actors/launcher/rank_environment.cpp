@@ -53,6 +53,44 @@ std::vector<std::string> rank_environment(const char *const *inherited,
     return out;
 }
 
+std::vector<msg::App> launch_apps(msg::Launch &m, std::string &error) {
+    std::vector<msg::App> apps;
+    if (m.apps.empty()) {
+        if (m.argv.empty() || m.argv[0].empty()) {
+            error = "no program to launch";
+            return {};
+        }
+        apps.push_back(msg::App{.cmd = m.argv[0],
+                                .argv = std::move(m.argv),
+                                .env = {},
+                                .cwd = std::move(m.cwd),
+                                .session_cwd = false,
+                                .prefix = {},
+                                .np = m.np});
+        return apps;
+    }
+    std::uint64_t np = 0;
+    for (auto &app : m.apps) {
+        if (app.argv.empty() || app.argv[0].empty()) {
+            error = fmt::format("app {} has no program", apps.size());
+            return {};
+        }
+        if (app.np == 0) {
+            error = fmt::format("app {} ({}) has 0 ranks", apps.size(), app.argv[0]);
+            return {};
+        }
+        if (app.cmd.empty()) app.cmd = app.argv[0];
+        if (app.cwd.empty()) app.cwd = m.cwd;
+        np += app.np;
+        apps.push_back(std::move(app));
+    }
+    if (np != m.np) {
+        error = fmt::format("the apps' ranks add up to {}, not {}", np, m.np);
+        return {};
+    }
+    return apps;
+}
+
 std::string program_of(const msg::App &app) {
     const std::string cmd = app.cmd.empty() ? app.argv.at(0) : app.cmd;
     if (app.prefix.empty() || cmd.find('/') != std::string::npos) return cmd;

@@ -32,6 +32,11 @@ std::vector<std::string> rank_environment(
     const std::vector<std::string> &app_env, const std::vector<std::string> &client,
     const std::string &prefix, const std::string &ompi_lib_dir, bool oversubscribed = false);
 
+// The apps a launch runs (moved from m): its apps, each without a cwd given m.cwd, or else one app
+// of m.argv on m.np ranks. Empty, with why in `error`, when they are not a job: no program, an app
+// of 0 ranks, apps whose ranks do not add up to m.np.
+std::vector<msg::App> launch_apps(msg::Launch &m, std::string &error);
+
 // The program an app runs: its cmd, or argv[0]; a bare name found in <prefix>/bin first.
 std::string program_of(const msg::App &app);
 

@@ -38,8 +38,11 @@ std::string start_rank_process(AppPlan &app, const RankStart &how, RankProcess &
         posix_spawn_file_actions_adddup2(&fa, in[0], 0);
     else
         posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    // Merged, its stderr is its stdout pipe: one stream, in the order it wrote (its stderr pipe
+    // is closed at once, unwritten).
+    const int err_fd = how.merge_stderr ? out[1] : err[1];
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
     if (!app.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, app.cwd.c_str());
     // One process group per job: signals reach what the ranks start too.
     posix_spawnattr_t attr;
@@ -67,7 +70,7 @@ std::string start_rank_process(AppPlan &app, const RankStart &how, RankProcess &
         int rc = 0;
         const bool as_caller = how.caller && caller_differs(*how.caller);
         if (how.stop_at_exec || as_caller) {
-            pid = fork_spawn(app.cmd, argv.data(), envp.data(), ChildIo{in[0], out[1], err[1]},
+            pid = fork_spawn(app.cmd, argv.data(), envp.data(), ChildIo{in[0], out[1], err_fd},
                              app.cwd, how.pgroup, as_caller ? how.caller : nullptr,
                              how.stop_at_exec, rc);
         } else {

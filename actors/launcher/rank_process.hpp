@@ -28,6 +28,7 @@ struct RankStart {
     const msg::Caller *caller = nullptr;  // what `zpmix run` runs with (its umask and limits)
     bool stop_at_exec = false;            // PMIX_DEBUG_STOP_ON_EXEC
     bool with_stdin = false;              // it reads the job's stdin
+    bool merge_stderr = false;            // its stderr is its stdout pipe
 };
 
 // A rank's process and our ends of its pipes; -1 for what does not exist.

@@ -84,6 +84,22 @@ constexpr std::uint32_t kMaxRanks = 65535;
 // Which ranks read `zpmix run`'s stdin (Launch.stdin_target): a rank, or these.
 constexpr std::int64_t kStdinNone = -1, kStdinAll = -2;
 
+// One application of a job (a pmix_app_t; an MPMD `zpmix run`'s `-n N prog` between colons): a
+// program and how many ranks run it. A job's ranks are numbered consecutively across its apps, in
+// order; PMIX_APPNUM is the app's index.
+struct App {
+    std::string cmd;                // looked up in PATH (after prefix/bin) unless it has a '/'
+    std::vector<std::string> argv;  // argv[0] included
+    std::vector<std::string> env;   // "NAME=value" added to its ranks' environment
+    std::string cwd;                // empty: the job's session directory if session_cwd, else
+                                    // the broker's
+    bool session_cwd = false;       // PMIX_SET_SESSION_CWD
+    std::string prefix;             // PMIX_PREFIX: <prefix>/bin on PATH, <prefix>/lib on
+                                    // LD_LIBRARY_PATH, first
+    std::uint32_t np = 1;
+    ZPMIX_MSG_MAP(cmd, argv, env, cwd, session_cwd, prefix, np);
+};
+
 // `zpmix run` -> broker: start a job. Answered by LaunchReply, then streamed Output and
 // ProcExit messages and a final JobEnded, all addressed to the requester.
 struct Launch {
@@ -92,7 +108,7 @@ struct Launch {
     std::vector<std::string> env;  // "NAME=value" added to each rank's environment
     std::string cwd;
     std::uint32_t np = 1;
-    std::string bind_to = "none";    // none | core | package
+    std::string bind_to = "none";    // none | core | package | socket | numa | hwthread
     std::string map_by = "slot";     // slot | core
     std::vector<std::string> psets;  // PMIX_PSET_NAMES: each names the whole job
     double timeout_s = 0;            // 0: no limit
@@ -112,9 +128,15 @@ struct Launch {
     bool recoverable = false;
     bool stop_in_init = false;  // `zpmix run --stop-in-init`: JobInfo.stop_in_init
     bool stop_on_exec = false;  // `zpmix run --stop-on-exec`: JobInfo.stop_on_exec
+    // An MPMD job (`zpmix run -n 2 a : -n 1 b`, --app FILE): its apps, whose np add up to np and
+    // whose ranks are numbered in order; an app without a cwd has `cwd`. argv is then the first
+    // app's (what operators see). Empty: one app, argv on np ranks.
+    std::vector<App> apps = {};
+    // --merge-stderr-to-stdout: each rank's stderr is its stdout pipe (one stream, in its order).
+    bool merge_stderr = false;
     ZPMIX_MSG_MAP(argv, env, cwd, np, bind_to, map_by, psets, timeout_s, personality_ompi,
                   follows_children, report_child_sep, caller, stdin_target, recoverable,
-                  stop_in_init, stop_on_exec);
+                  stop_in_init, stop_on_exec, apps, merge_stderr);
 };
 
 // `zpmix run` -> the root broker's launcher: the next piece of its stdin for the job's stdin ranks
@@ -197,21 +219,6 @@ struct LaunchAcross {
     std::string requester = {};
     std::int64_t requester_pid = 0;
     ZPMIX_MSG_MAP(launch, nodes, node_of_rank, slots, oversubscribe, requester, requester_pid);
-};
-
-// One application of a spawned job (a pmix_app_t): a program and how many ranks run it. A job's
-// ranks are numbered consecutively across its apps, in order; PMIX_APPNUM is the app's index.
-struct App {
-    std::string cmd;                // looked up in PATH (after prefix/bin) unless it has a '/'
-    std::vector<std::string> argv;  // argv[0] included
-    std::vector<std::string> env;   // "NAME=value" added to its ranks' environment
-    std::string cwd;                // empty: the job's session directory if session_cwd, else
-                                    // the broker's
-    bool session_cwd = false;       // PMIX_SET_SESSION_CWD
-    std::string prefix;             // PMIX_PREFIX: <prefix>/bin on PATH, <prefix>/lib on
-                                    // LD_LIBRARY_PATH, first
-    std::uint32_t np = 1;
-    ZPMIX_MSG_MAP(cmd, argv, env, cwd, session_cwd, prefix, np);
 };
 
 // Client or tool -> launcher: PMIx_Spawn. From a rank, a child job of the spawner's job; from a
@@ -350,12 +357,14 @@ struct JobPart {
     // ends with it.
     Proc debugger = {};
     std::int64_t requester_pid = 0;
+    bool merge_stderr = false;  // as Launch's
     ZPMIX_MSG_MAP(job, apps, env, bind_to, map_by, personality_ompi, secret, requester,
                   personality_per_app, notify_completion, stdin_target, recoverable, debugger,
-                  requester_pid);
+                  requester_pid, merge_stderr);
 };
 // launcher -> coordinator: the part's ranks are spawned (pids, by rank), or it failed (status,
-// message; nothing of it is left).
+// message; nothing of it is left but, when the job failed elsewhere meanwhile, its namespace until
+// EndPart.finish; `ended`: its ranks that had started, killed, as PartStatus's).
 struct PartLaunched {
     static constexpr const char *type = "job.part_launched";
     std::string nspace;
@@ -363,12 +372,14 @@ struct PartLaunched {
     std::int32_t status = 0;
     std::string message;
     std::vector<std::pair<std::uint32_t, std::int64_t>> pids;
-    ZPMIX_MSG_MAP(nspace, broker, status, message, pids);
+    std::map<std::string, std::uint32_t> ended = {};
+    ZPMIX_MSG_MAP(nspace, broker, status, message, pids, ended);
 };
 // launcher -> coordinator: the part failed (a rank's abnormal end, PMIx_Abort: status and message,
-// once), or is over (its ranks all ended). An over part whose ranks job control ended, and that
-// did not fail, says so (on_request, with the first such end): the job's status if nothing failed.
-// In a recoverable job a rank's failure ends nothing (goes_on): it is the job's status at its end.
+// once), or is over (its ranks all ended; `ended`: how, "exited" or "killed" -> ranks). An over
+// part whose ranks job control ended, and that did not fail, says so (on_request, with the first
+// such end): the job's status if nothing failed. In a recoverable job a rank's failure ends
+// nothing (goes_on): it is the job's status at its end.
 struct PartStatus {
     static constexpr const char *type = "job.part_status";
     std::string nspace;
@@ -378,17 +389,21 @@ struct PartStatus {
     bool over = false;
     bool on_request = false;
     bool goes_on = false;
-    ZPMIX_MSG_MAP(nspace, broker, status, message, over, on_request, goes_on);
+    std::map<std::string, std::uint32_t> ended = {};
+    ZPMIX_MSG_MAP(nspace, broker, status, message, over, on_request, goes_on, ended);
 };
 // coordinator -> every launcher: terminate the part's ranks (the job failed: status, message),
-// or (finish) the job is over everywhere: forget it.
+// or (finish) the job is over everywhere: forget it. A finish has the job's status and message,
+// and its ranks by how they ended on every node (`states`, as msg::JobRow's): what each broker's
+// `zpmix ps` shows of the finished job.
 struct EndPart {
     static constexpr const char *type = "job.end_part";
     std::string nspace;
     std::int32_t status = 0;
     std::string message;
     bool finish = false;
-    ZPMIX_MSG_MAP(nspace, status, message, finish);
+    std::map<std::string, std::uint32_t> states = {};
+    ZPMIX_MSG_MAP(nspace, status, message, finish, states);
 };
 // A part's launcher -> every launcher: deliver `signal` to the job's ranks (zpmix run forwards a
 // signal to the root's part).
@@ -456,7 +471,10 @@ struct DeregisterNamespace {
     bool ran = false;  // its ranks ran (not a launch that failed): the job ended with status
     std::int32_t status = 0;
     std::string message = {};  // as JobEnded's
-    ZPMIX_MSG_MAP(nspace, ran, status, message);
+    // A job across nodes: its ranks by how they ended on every node (EndPart.states). Empty: as
+    // this node's table has them.
+    std::map<std::string, std::uint32_t> states = {};
+    ZPMIX_MSG_MAP(nspace, ran, status, message, states);
 };
 
 // Registry -> the actors that react to an end (broadcast), once the namespace table says so: a

@@ -83,7 +83,8 @@ struct ProcTable {
 
 // Tool -> jobctl (`zpmix ps`): the jobs this broker knows, running and finished within
 // `[broker] keep_finished_s`. Answered by JobList. Rank states of a running job are the process
-// table's (ProcTableQuery); a finished job's are counted by this broker when it ended.
+// table's (ProcTableQuery); a finished job's as it ended (a job across nodes: on every node, as
+// its coordinator counted them, with the job's status, the same on every broker).
 struct JobsQuery {
     static constexpr const char *type = "jctl.jobs";
     bool finished = true;  // also the finished jobs still kept

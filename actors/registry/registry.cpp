@@ -245,6 +245,7 @@ void Registry::deregister_namespace(const Envelope &, msg::DeregisterNamespace &
         finished.row.ended_us = unix_time_us();
         finished.row.status = m.status;
         finished.row.message = m.message;
+        if (!m.states.empty()) finished.row.states = std::move(m.states);  // every node's ranks
         broadcast(finished);
     }
     table_.remove(m.nspace);

@@ -25,9 +25,10 @@ void add_pset_command(CLI::App &app, int &status);
 void add_info_command(CLI::App &app, int &status);
 void add_exporter_command(CLI::App &app, int &status);
 void add_keygen_command(CLI::App &app, int &status);
-// mpirun's single-dash long options of `zpmix run` (-np, -mca) as zpmix's (--np, --mca), in the
-// options before the program only; args are argv without argv[0].
-void mpirun_style_args(CLI::App &app, std::vector<std::string> &args);
+// mpirun's spellings of `zpmix run`'s options (-np, -host, -mca; --n) as zpmix's (--np, --host,
+// --mca; --np), in the options before the program only; args are argv without argv[0]. Empty, or
+// why one is no option of `zpmix run` (never left for CLI11 to take for -h, the help).
+std::string mpirun_style_args(CLI::App &app, std::vector<std::string> &args);
 
 // Which broker the operators' commands talk to. With --broker, that one. Otherwise every broker of
 // this user on this node: the standalone one and those embedded in `zpmix run` (found by their

@@ -25,7 +25,10 @@ int main(int argc, char **argv) {
     zpmix::cli::add_exporter_command(app, status);
     zpmix::cli::add_keygen_command(app, status);
     std::vector<std::string> args(argv + 1, argv + argc);
-    zpmix::cli::mpirun_style_args(app, args);
+    if (const auto why = zpmix::cli::mpirun_style_args(app, args); !why.empty()) {
+        std::fprintf(stderr, "zpmix run: %s\n", why.c_str());
+        return 1;
+    }
     std::reverse(args.begin(), args.end());  // CLI11 takes them last first
     try {
         app.parse(std::move(args));

@@ -164,7 +164,14 @@ pmix_status_t broker_listing(PmixTool &tool, const std::string &uri, const std::
     ToolSession session(uri, kPsTimeout);
     const std::uint64_t table = session.send(msg::ProcTableQuery{job});
     const std::uint64_t rows = jobs ? session.send(msg::JobsQuery{}) : 0;
-    if (pmix_status_t rc = standard_table(job, l.procs); rc != PMIX_SUCCESS) return rc;
+    if (pmix_status_t rc = standard_table(job, l.procs); rc != PMIX_SUCCESS) {
+        // A job that finished lately has no ranks in the table, but its row.
+        if (rc != PMIX_ERR_NOT_FOUND || job.empty() || !jobs) return rc;
+        l.jobs = session.answer<msg::JobList>(rows);
+        const bool listed = std::any_of(l.jobs.jobs.begin(), l.jobs.jobs.end(),
+                                        [&](const msg::JobRow &j) { return j.nspace == job; });
+        return listed ? PMIX_SUCCESS : rc;
+    }
     std::set<std::pair<std::string, std::uint32_t>> paused;
     for (const auto &p : session.answer<msg::ProcTable>(table).procs)
         if (p.state == "paused") paused.insert({p.nspace, p.rank});
@@ -186,6 +193,30 @@ std::string elapsed_text(double s) {
     return fmt::format("{:.1f}s", s);
 }
 
+// Rows of cells (the first the header) in columns as wide as their widest cell, two spaces apart;
+// the columns in `right` right-aligned, the last one not padded.
+void print_table(const std::vector<std::vector<std::string>> &rows,
+                 const std::set<std::size_t> &right) {
+    std::vector<std::size_t> width;
+    for (const auto &row : rows)
+        for (std::size_t c = 0; c < row.size(); ++c) {
+            if (width.size() <= c) width.push_back(0);
+            width[c] = std::max(width[c], row[c].size());
+        }
+    for (const auto &row : rows) {
+        std::string line;
+        for (std::size_t c = 0; c < row.size(); ++c) {
+            if (c) line += "  ";
+            const std::size_t pad = width[c] - row[c].size();
+            if (right.contains(c)) line.append(pad, ' ');
+            line += row[c];
+            if (!right.contains(c) && c + 1 < row.size()) line.append(pad, ' ');
+        }
+        line.erase(line.find_last_not_of(' ') + 1);
+        std::cout << line << "\n";
+    }
+}
+
 void print_ranks(const std::vector<Listing> &all, bool json) {
     if (json) {
         auto rows = nlohmann::json::array();
@@ -201,16 +232,16 @@ void print_ranks(const std::vector<Listing> &all, bool json) {
         std::cout << rows.dump() << "\n";
         return;
     }
-    std::cout << fmt::format("{:<24} {:>5} {:<16} {:>8} {:<8} {}\n", "NSPACE", "RANK", "HOST",
-                             "PID", "STATE", "EXIT");
+    std::vector<std::vector<std::string>> table{{"NSPACE", "RANK", "HOST", "PID", "STATE", "EXIT"}};
     for (const auto &l : all)
         for (const auto &p : l.procs) {
             std::string exit;
             if (p.state == "exited") exit = std::to_string(p.exit_code);
             if (p.state == "killed") exit = "signal " + std::to_string(p.signal);
-            std::cout << fmt::format("{:<24} {:>5} {:<16} {:>8} {:<8} {}\n", p.nspace, p.rank,
-                                     p.host, p.pid, p.state, exit);
+            table.push_back(
+                {p.nspace, std::to_string(p.rank), p.host, std::to_string(p.pid), p.state, exit});
         }
+    print_table(table, {1, 3});
 }
 
 // One row per job: a running job's rank states and nodes from the process table (every node's
@@ -257,8 +288,8 @@ void print_jobs(const std::vector<Listing> &all, const std::string &only, bool j
         std::cout << rows.dump() << "\n";
         return;
     }
-    std::cout << fmt::format("{:<24} {:<10} {:<20} {:<22} {:<16} {:>10} {:<10} {}\n", "JOB", "USER",
-                             "PROGRAM", "RANKS", "NODES", "ELAPSED", "STATUS", "PSETS");
+    std::vector<std::vector<std::string>> table{
+        {"JOB", "USER", "PROGRAM", "RANKS", "NODES", "ELAPSED", "STATUS", "PSETS"}};
     for (const auto &r : rows) {
         std::vector<std::string> by_state;
         for (const auto &[state, n] : r["ranks"].items())
@@ -266,14 +297,16 @@ void print_jobs(const std::vector<Listing> &all, const std::string &only, bool j
         const std::string status = r["exit_status"].is_null()
                                        ? "running"
                                        : fmt::format("exit {}", r["exit_status"].get<int>());
-        std::cout << fmt::format(
-            "{:<24} {:<10} {:<20} {:<22} {:<16} {:>10} {:<10} {}\n", r["nspace"].get<std::string>(),
-            r["user"].get<std::string>(),
-            std::filesystem::path(r["program"].get<std::string>()).filename().string(),
-            fmt::join(by_state, ","), fmt::join(r["nodes"].get<std::vector<std::string>>(), ","),
-            elapsed_text(r["elapsed_s"].get<double>()), status,
-            fmt::join(r["psets"].get<std::vector<std::string>>(), ","));
+        // Joined first: a width given to fmt::join pads each element, not the column.
+        table.push_back(
+            {r["nspace"].get<std::string>(), r["user"].get<std::string>(),
+             std::filesystem::path(r["program"].get<std::string>()).filename().string(),
+             fmt::format("{}", fmt::join(by_state, ",")),
+             fmt::format("{}", fmt::join(r["nodes"].get<std::vector<std::string>>(), ",")),
+             elapsed_text(r["elapsed_s"].get<double>()), status,
+             fmt::format("{}", fmt::join(r["psets"].get<std::vector<std::string>>(), ","))});
     }
+    print_table(table, {5});
 }
 
 int run_ps(const PsOptions &o) {

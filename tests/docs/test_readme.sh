@@ -21,6 +21,7 @@ declare -A what=(
     ['(cd build-rel && cpack -G DEB)                     # zpmix_<version>_amd64.deb, under /usr']="CI's package step"
     ['build/bin/zpmix run -n 8 ./app            # embedded broker, 8 ranks on this node']=run
     ['build/bin/zpmix run -n 4 --tag-output --timeout 60 --bind-to core ./app']=run
+    ['build/bin/zpmix run -np 2 ./app : -np 2 ./app   # MPMD, in mpirun'"'"'s spelling: one job of 4 ranks']=run
     ['build/bin/zpmix broker &                   # a standalone broker; `zpmix run` then uses it']=run
     ['build/bin/zpmixcc app.c -o app             # compile a PMIx program against zpmix']=run
     ['pkg-config --cflags --libs zpmix           # or the pkg-config file (PKG_CONFIG_PATH=<prefix>/lib/pkgconfig)']=run
@@ -109,6 +110,8 @@ done
 main='build/bin/zpmix run -n 8 ./app            # embedded broker, 8 ranks on this node'
 check "zpmix run -n 8 ./app: every rank checked every card" 8 \
     "$(grep -c ': ok, checked 8 cards' "${out_of[$main]}")"
+check "zpmix run -np 2 ./app : -np 2 ./app: one job of 4, every rank checked every card" 4 \
+    "$(grep -c ': ok, checked 4 cards' "${out_of['build/bin/zpmix run -np 2 ./app : -np 2 ./app   # MPMD, in mpirun'"'"'s spelling: one job of 4 ranks']}")"
 check "zpmix run -n 4 build/bin/wireup: every rank checked every card" 4 \
     "$(grep -c ': ok, checked 4 cards' "${out_of['./setup.sh && build/bin/zpmix run -n 4 build/bin/wireup']}")"
 check "pkg-config names libpmix" yes \

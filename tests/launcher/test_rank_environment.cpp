@@ -105,7 +105,7 @@ BOOST_AUTO_TEST_CASE(ompi_personality_keeps_the_users_settings) {
     BOOST_TEST(get(env, "LD_LIBRARY_PATH").value_or("") == "/zpmix/lib:/mine");
     BOOST_TEST(get(env, "OMPI_MCA_schizo").value_or("") == "user");
     const auto plain = rank_environment(kInherited, {}, {}, kClient, "", "/zpmix/lib");
-    BOOST_TEST(get(plain, "OMPI_MCA_schizo").value_or("") == "^orte");
+    BOOST_TEST(get(plain, "OMPI_MCA_schizo").value_or("") == "^orte,slurm");
     BOOST_TEST(get(plain, "OMPI_MCA_ess").value_or("") == "pmi");
     BOOST_TEST(get(plain, "OMPI_MCA_mpi_oversubscribe").value_or("") == "0");
     const auto over = rank_environment(kInherited, {}, {}, kClient, "", "/zpmix/lib", true);
@@ -197,7 +197,7 @@ BOOST_AUTO_TEST_CASE(an_apps_plan_and_each_ranks_environment) {
     BOOST_TEST(b.cmd == "prog");
     BOOST_TEST(b.argv == (std::vector<std::string>{"prog", "arg"}));
     BOOST_TEST(b.cwd == "/tmp");
-    BOOST_TEST(get(b.env, "OMPI_MCA_schizo").value_or("") == "^orte");
+    BOOST_TEST(get(b.env, "OMPI_MCA_schizo").value_or("") == "^orte,slurm");
     BOOST_TEST(get(b.env, "OMPI_MCA_mpi_oversubscribe").value_or("") == "0");
     // More ranks on this node than any machine has CPUs: oversubscribed, as mpirun says.
     msg::App many = app_of("", {"prog"}, "");
@@ -281,4 +281,122 @@ BOOST_AUTO_TEST_CASE(unknown_map_by_or_bind_to_is_an_error) {
     std::vector<Placement::Rank> ranks;
     BOOST_TEST(p.place("node", "core", 2, ranks) == "unknown --map-by 'node'");
     BOOST_TEST(p.place("core", "l3cache", 2, ranks) == "unknown --bind-to 'l3cache'");
+}
+
+// mpirun's other bindings: socket is package; numa and hwthread hold the rank's core (the NUMA
+// node around it, one hardware thread inside it).
+BOOST_AUTO_TEST_CASE(bind_to_socket_numa_and_hwthread) {
+    Placement p;
+    std::vector<Placement::Rank> core, socket, package, numa, thread;
+    BOOST_TEST(p.place("core", "core", 1, core).empty());
+    BOOST_TEST(p.place("core", "socket", 1, socket).empty());
+    BOOST_TEST(p.place("core", "package", 1, package).empty());
+    BOOST_TEST(p.place("core", "numa", 1, numa).empty());
+    BOOST_TEST(p.place("core", "hwthread", 1, thread).empty());
+    if (!core[0].set) return;  // no core seen
+    BOOST_TEST(socket[0].cpuset == package[0].cpuset);
+    BOOST_REQUIRE(numa[0].set);
+    BOOST_TEST(hwloc_bitmap_isincluded(core[0].set.get(), numa[0].set.get()));
+    BOOST_REQUIRE(thread[0].set);
+    BOOST_TEST(hwloc_bitmap_weight(thread[0].set.get()) == 1);
+    BOOST_TEST(hwloc_bitmap_isincluded(thread[0].set.get(), core[0].set.get()));
+    BOOST_TEST(Placement::binds_to("socket"));
+    BOOST_TEST(!Placement::binds_to("board"));
+}
+
+// Binding more ranks than the node has cores (hardware threads for hwthread) overloads it.
+BOOST_AUTO_TEST_CASE(overloaded_counts_cores) {
+    const int ncores = cores_of_this_machine();
+    if (ncores <= 0) return;
+    Placement p;
+    const auto n = static_cast<std::uint32_t>(ncores);
+    BOOST_TEST(p.overloaded("core", n).empty());
+    BOOST_TEST(p.overloaded("core", n + 1) == std::to_string(ncores) + " cores");
+    BOOST_TEST(p.overloaded("package", n + 1) == std::to_string(ncores) + " cores");
+    BOOST_TEST(p.overloaded("none", 1000).empty());
+    BOOST_TEST(!p.overloaded("hwthread", 1u << 20).empty());
+}
+
+// Each binding on a node of two packages (one NUMA node each) of two cores of two hardware
+// threads: PUs 0-1 are core 0, 2-3 core 1 (package 0), 4-5 core 2, 6-7 core 3 (package 1).
+BOOST_AUTO_TEST_CASE(bindings_on_a_node_of_two_packages) {
+    Placement p("pack:2 numa:1 core:2 pu:2");
+    auto sets = [&](const std::string &bind_to, std::uint32_t n) {
+        std::vector<Placement::Rank> ranks;
+        BOOST_TEST(p.place("core", bind_to, n, ranks).empty());
+        std::vector<std::string> out;
+        for (const auto &r : ranks) out.push_back(r.cpuset);
+        return out;
+    };
+    using V = std::vector<std::string>;
+    BOOST_TEST(sets("core", 5) == (V{"0-1", "2-3", "4-5", "6-7", "0-1"}));
+    BOOST_TEST(sets("package", 4) == (V{"0-3", "0-3", "4-7", "4-7"}));
+    BOOST_TEST(sets("socket", 4) == (V{"0-3", "0-3", "4-7", "4-7"}));
+    BOOST_TEST(sets("numa", 4) == (V{"0-3", "0-3", "4-7", "4-7"}));
+    // A core's first hardware thread for the first round of ranks, its second for the next.
+    BOOST_TEST(sets("hwthread", 8) == (V{"0", "2", "4", "6", "1", "3", "5", "7"}));
+    BOOST_TEST(sets("none", 2) == (V{"", ""}));
+    BOOST_TEST(p.overloaded("core", 4).empty());
+    BOOST_TEST(p.overloaded("core", 5) == "4 cores");
+    BOOST_TEST(p.overloaded("socket", 5) == "4 cores");
+    BOOST_TEST(p.overloaded("hwthread", 8).empty());
+    BOOST_TEST(p.overloaded("hwthread", 9) == "8 hardware threads");
+    BOOST_TEST(p.overloaded("none", 9).empty());
+
+    // numa is not package where a package has two NUMA nodes (PUs 0-1 and 2-3).
+    Placement two_numa("pack:1 numa:2 core:2 pu:1");
+    std::vector<Placement::Rank> ranks;
+    BOOST_TEST(two_numa.place("core", "numa", 4, ranks).empty());
+    BOOST_TEST(ranks[1].cpuset == "0-1");
+    BOOST_TEST(ranks[2].cpuset == "2-3");
+    BOOST_TEST(two_numa.place("core", "package", 4, ranks).empty());
+    BOOST_TEST(ranks[2].cpuset == "0-3");
+}
+
+// What a launch runs: one app of its argv, or its apps, each app's cwd the job's unless its own;
+// apps that are no job are refused, saying why.
+BOOST_AUTO_TEST_CASE(a_launchs_apps) {
+    msg::Launch one;
+    one.argv = {"prog", "x"};
+    one.np = 3;
+    one.cwd = "/w";
+    std::string error;
+    auto apps = launch_apps(one, error);
+    BOOST_REQUIRE(apps.size() == 1u);
+    BOOST_TEST(apps[0].cmd == "prog");
+    BOOST_TEST(apps[0].argv == (std::vector<std::string>{"prog", "x"}));
+    BOOST_TEST(apps[0].np == 3u);
+    BOOST_TEST(apps[0].cwd == "/w");
+
+    msg::Launch mpmd;
+    mpmd.argv = {"a"};
+    mpmd.np = 3;
+    mpmd.cwd = "/w";
+    mpmd.apps = {app_of("", {"a"}, ""), app_of("", {"b", "y"}, "")};
+    mpmd.apps[0].np = 2;
+    mpmd.apps[1].np = 1;
+    mpmd.apps[1].cwd = "/own";
+    apps = launch_apps(mpmd, error);
+    BOOST_REQUIRE(apps.size() == 2u);
+    BOOST_TEST(apps[0].cmd == "a");
+    BOOST_TEST(apps[0].cwd == "/w");
+    BOOST_TEST(apps[1].cmd == "b");
+    BOOST_TEST(apps[1].cwd == "/own");
+
+    msg::Launch short_of;
+    short_of.np = 3;
+    short_of.apps = {app_of("", {"a"}, "")};
+    short_of.apps[0].np = 2;
+    BOOST_TEST(launch_apps(short_of, error).empty());
+    BOOST_TEST(error == "the apps' ranks add up to 2, not 3");
+    msg::Launch none;
+    BOOST_TEST(launch_apps(none, error).empty());
+    BOOST_TEST(error == "no program to launch");
+    msg::Launch empty_app;
+    empty_app.np = 1;
+    empty_app.apps = {app_of("", {"a"}, ""), app_of("", {"b"}, "")};
+    empty_app.apps[0].np = 1;
+    empty_app.apps[1].np = 0;
+    BOOST_TEST(launch_apps(empty_app, error).empty());
+    BOOST_TEST(error == "app 1 (b) has 0 ranks");
 }

@@ -2,10 +2,11 @@
 # `zpmix run` across namespace nodes, as across machines through ssh: brokers start on the nodes
 # through the rsh agent, the ranks' output and exit status come back, a failure anywhere ends the
 # job everywhere, a node that cannot be reached fails the launch naming it, and nothing of the
-# job (broker, rank, run directory) is left on any node afterwards.
-# usage: test_run_across.sh ZPMIX [WIREUP_PROG]
+# job (broker, rank, run directory) is left on any node afterwards. An MPMD job's apps span the
+# nodes with their ranks numbered in order and their app information (APP_INFO: tests/launcher's).
+# usage: test_run_across.sh ZPMIX [WIREUP_PROG [APP_INFO]]
 set -u
-zpmix=$1
+zpmix=$1 app_info=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/netns.sh"
 source "$here/common.sh"
@@ -75,6 +76,24 @@ nothing_left tcp-if
 out=$(run -H "$a:2,$b:2" --map-by node -n 4 sh -c 'echo $(hostname) $PMIX_RANK')
 check "map-by node: exit status" 0 $?
 check "map-by node: ranks alternate" "$(printf '%s\n' "$a 0" "$a 2" "$b 1" "$b 3")" "$(sort <<<"$out")"
+
+# MPMD across nodes: app 0's rank on a, app 1's two ranks on b (by slot), numbered after it; each
+# rank knows its app, and another rank's, as on one node.
+out=$(run -H "$a:1,$b:2" -n 1 sh -c 'echo $(hostname) $PMIX_RANK first' : \
+    -n 2 sh -c 'echo $(hostname) $PMIX_RANK second')
+check "MPMD: exit status" 0 $?
+check "MPMD: the apps' ranks in order, across the nodes" \
+    "$(printf '%s\n' "$a 0 first" "$b 1 second" "$b 2 second")" "$(sort <<<"$out")"
+if [ -x "$app_info" ]; then
+    out=$(run -H "$a:2,$b:2" -n 3 "$app_info" x : -n 1 "$app_info" y)
+    check "MPMD: each rank's app, across the nodes" \
+        "$(printf '%s\n' "x rank 0 appnum 0 apps 2 app_size 3 app_rank 0 appldr 0 job_size 4 last_appnum 1" \
+            "x rank 1 appnum 0 apps 2 app_size 3 app_rank 1 appldr 0 job_size 4 last_appnum 1" \
+            "x rank 2 appnum 0 apps 2 app_size 3 app_rank 2 appldr 0 job_size 4 last_appnum 1" \
+            "y rank 3 appnum 1 apps 2 app_size 1 app_rank 0 appldr 3 job_size 4 last_appnum 1")" \
+        "$(sort <<<"$out")"
+fi
+nothing_left MPMD
 
 # A rank failing on one node ends the others on both, and its status is zpmix run's.
 err=$(run -H "$a:2,$b:2" sh -c '[ $PMIX_RANK = 3 ] && exit 7; exec sleep 60' 2>&1 >/dev/null)

@@ -5,10 +5,12 @@
 # nodes works under a chain of brokers (each learns its parent's address late, on the step's
 # stdin, with the keys sealed by MUNGE); a node whose broker cannot start fails the launch naming
 # it; --launcher rsh still works inside the allocation, --launcher srun outside one is refused;
-# nothing is left behind.
-# usage: test_slurm.sh ZPMIX WIREUP_PROG
+# nothing is left behind. An Open MPI program (MPI_PROG: tests/ompi's, built with Debian's mpicc)
+# runs as one job through salloc (brokers started by srun, or by the rsh agent) and through sbatch
+# from the batch node, where Open MPI's schizo/slurm would make singletons of its ranks.
+# usage: test_slurm.sh ZPMIX WIREUP_PROG [MPI_PROG]
 set -u
-zpmix=$1 prog=$2
+zpmix=$1 prog=$2 mpi_prog=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/netns.sh"
 source "$here/slurm.sh"
@@ -39,6 +41,30 @@ check "hello: ranks on the allocation's nodes, under the srun step" \
 out=$(in_job "$prog" across 3 2>&1)
 check "wireup across three nodes under srun-started brokers" 0 $?
 [ -z "$out" ] || echo "$out" >&2
+
+# Open MPI's ranks in the allocation: MPI_Init selects ess/pmi (not a singleton of size 1), and
+# the six ranks are one world on three nodes (an allreduce and a ring across them).
+if [ -x "$mpi_prog" ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader,tcp
+    mpi_ok=$(for r in 0 1 2 3 4 5; do echo "rank $r of 6: allreduce 21 ring 15 ok"; done)
+    out=$(in_job "$mpi_prog" check 6 2>&1)
+    check "MPI under salloc, brokers by srun: exit status" 0 $?
+    check "MPI under salloc, brokers by srun: one world of 6" "$mpi_ok" \
+        "$(grep ' ok$' <<<"$out" | sort)" || echo "$out" >&2
+    out=$(in_job --launcher rsh --rsh-agent "$ZPMIX_NETNS_AGENT" "$mpi_prog" check 6 2>&1)
+    check "MPI under salloc, brokers by rsh: exit status" 0 $?
+    check "MPI under salloc, brokers by rsh: one world of 6" "$mpi_ok" \
+        "$(grep ' ok$' <<<"$out" | sort)" || echo "$out" >&2
+    # The README's sbatch line: zpmix run in the batch script, on the allocation's first node.
+    timeout 120 sbatch -Q --wait -N3 --ntasks-per-node=2 -o "$conf.sbatch" \
+        --wrap "$zpmix run $mpi_prog check 6"
+    check "MPI under sbatch: exit status" 0 $?
+    check "MPI under sbatch: one world of 6" "$mpi_ok" "$(grep ' ok$' "$conf.sbatch" | sort)" ||
+        cat "$conf.sbatch" >&2
+    unset OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_btl
+else
+    echo "no MPI program ($mpi_prog): the MPI checks are not run" >&2
+fi
 
 # What srun carried to the brokers: each broker's line, with the keys in a MUNGE credential that
 # decodes to the keypair (two Z85 keys), and no key in clear.

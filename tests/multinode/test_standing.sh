@@ -5,7 +5,8 @@
 # killed outright is lost (a job needing its node is refused, naming it; the others run), and
 # once started again it joins again and runs ranks; a `zpmix run` killed ends its job's ranks on
 # every node while the brokers stay; the root stopped stops the others, each saying why. A key
-# file others may read, and a node not in the tree, are refused.
+# file others may read, and a node not in the tree, are refused. `zpmix ps` on every node lists a
+# finished job across the tree alike (its status, every node's ranks).
 # usage: test_standing.sh ZPMIX WIREUP_PROG
 set -u
 zpmix=$1 prog=$2
@@ -89,6 +90,67 @@ out=$(on "$a" "$zpmix" run -H "$a:2,$b:2" "$prog" across 2 2>&1)
 check "wireup from the root's node" 0 $?
 [ -z "$out" ] || echo "$out" >&2
 
+# zpmix ps after a job across the tree: every broker lists it alike, finished, with the job's
+# status and how its ranks ended on every node (not those of other nodes as running), in aligned
+# columns; --job finds it too.
+# Rank 3 fails once the four are up (30 s at most), so that each rank ends as the job's failure
+# ends it.
+cat >"$work/fail_when_up.sh" <<EOF
+echo \$PMIX_NAMESPACE
+touch "$work/up.\$PMIX_NAMESPACE.\$PMIX_RANK"
+[ \$PMIX_RANK = 3 ] || exec sleep 60
+for i in \$(seq 600); do
+    [ \$(ls "$work" | grep -c "^up\.\$PMIX_NAMESPACE\.") = 4 ] && exit 42
+    sleep 0.05
+done
+exit 3
+EOF
+out=$(on "$b" "$zpmix" run -H "$a:2,$b:2" sh "$work/fail_when_up.sh" 2>/dev/null)
+check "ps: the failed job's status" 42 $?
+ns=$(head -1 <<<"$out")
+# ps_row NODE: the job's row as NODE's broker lists it, once finished (10 s at most).
+ps_row() {
+    local row deadline=$((SECONDS + 10))
+    while :; do
+        row=$(on "$1" "$zpmix" ps --json | python3 -c '
+import json, sys
+for j in json.load(sys.stdin):
+    if j["nspace"] == sys.argv[1]:
+        ranks = ",".join("%s:%d" % kv for kv in sorted(j["ranks"].items()))
+        print(j["state"], j["exit_status"], ranks, ",".join(j["nodes"]), j["message"])' "$ns")
+        [[ $row == finished* ]] || ((SECONDS >= deadline)) && break
+        sleep 0.05
+    done
+    echo "$row"
+}
+row_a=$(ps_row "$a")
+check "ps on $a: finished, the job's status, every node's ranks" \
+    "finished 42 exited:1,killed:3 $a,$b" "$(cut -d' ' -f1-4 <<<"$row_a")"
+check "ps on $a: the job's message" yes \
+    "$(grep -q "rank 3 (pid [0-9]*) exited with status 42 (on $b)$" <<<"$row_a" && echo yes || echo "$row_a")"
+for n in "$b" "$c"; do
+    check "ps on $n: the same row as on $a" "$row_a" "$(ps_row "$n")"
+done
+on "$c" "$zpmix" ps >"$work/ps.txt"
+check "ps: NODES and STATUS aligned with their headers" "$a,$b exit 42" "$(awk -v ns="$ns" '
+    NR == 1 { n = index($0, "NODES"); s = index($0, "STATUS") }
+    $1 == ns { split(substr($0, n), w, " "); print w[1], substr($0, s, 7) }' "$work/ps.txt")"
+check "ps --job of the finished job" "0 1" \
+    "$(on "$c" "$zpmix" ps --job "$ns" >"$work/ps.txt"; echo "$? $(grep -c "^$ns .* exit 42" "$work/ps.txt")")"
+# A job failing as it starts: c's part, spawning 20 ranks, may give up before all started. Every
+# broker still lists it alike, finished, each of its 22 ranks counted once, none running.
+out=$(on "$b" "$zpmix" run --oversubscribe -H "$a:1,$b:1,$c:20" \
+    sh -c "'echo \$PMIX_NAMESPACE; [ \$PMIX_RANK = 1 ] && exit 42; exec sleep 60'" 2>/dev/null)
+check "a job failing as it starts: its status" 42 $?
+ns=$(grep -m1 '^zpmix\.' <<<"$out")
+row_a=$(ps_row "$a")
+check "a job failing as it starts: finished, 22 ranks, none running" "finished 42 22 no" \
+    "$(awk '{split($3, s, ","); t = 0; for (i in s) { split(s[i], kv, ":"); t += kv[2] }
+             print $1, $2, t, ($3 ~ /running/ ? "running" : "no")}' <<<"$row_a")"
+for n in "$b" "$c"; do
+    check "a job failing as it starts: the same row on $n" "$row_a" "$(ps_row "$n")"
+done
+
 # A job on one node of the tree is laid out by the tree too: its node ranks on b come next after
 # that of a job across the tree still running there (rank 1, on b).
 XDG_RUNTIME_DIR=$work/xdg.$b "$ZPMIX_NETNS_AGENT" "$b" exec "$zpmix" run -H "$a:1,$b:1" \
@@ -105,9 +167,23 @@ check "a job on $b alone: node ranks next after the other job's there" \
 kill -TERM "$long"
 wait "$long"
 
-# c's broker killed outright: lost; a job needing c is refused naming it, the others run.
+# c's broker killed outright: lost; a job needing c is refused naming it, the others run. A job
+# running there fails, and ps lists its rank on c as unreachable.
+XDG_RUNTIME_DIR=$work/xdg.$a "$ZPMIX_NETNS_AGENT" "$a" exec "$zpmix" run -H "$a:1,$c:1" \
+    sh -c "'echo \$PMIX_NAMESPACE; exec sleep 500'" >"$work/lost.out" 2>&1 &
+lost_run=$!
+deadline=$((SECONDS + 30))
+until [ "$(grep -c '^zpmix\.' "$work/lost.out")" = 2 ] || ((SECONDS >= deadline)); do sleep 0.02; done
+ns=$(head -1 "$work/lost.out")
 kill_broker "$c" KILL
 until_log "$a" 30 "broker(s) 2 lost elsewhere"
+wait "$lost_run"
+check "$c lost: the job running there fails" yes "$([ $? -ne 0 ] && echo yes)"
+check "$c lost: ps lists its rank there unreachable" "finished killed:1,unreachable:1 $a,$c" \
+    "$(ps_row "$a" | cut -d' ' -f1,3,4)"
+deadline=$((SECONDS + 15))
+while pgrep -f "sleep 500" >/dev/null && ((SECONDS < deadline)); do sleep 0.05; done
+check "$c lost: its rank there does not outlive its broker" "" "$(pgrep -f 'sleep 500')"
 err=$(on "$a" "$zpmix" run -H "$a:1,$c:1" true 2>&1)
 check "$c lost: a job there fails" 1 $?
 check "$c lost: says its broker is not up" yes \

@@ -5,6 +5,8 @@
  *                           MPI_Abort(MPI_COMM_WORLD, CODE) while the others wait in a barrier
  *   mpi_prog kill R         the same, but rank R kills itself with SIGKILL
  *   mpi_prog init           MPI_Init and MPI_Finalize only (the benchmark)
+ *   mpi_prog appnum LABEL   prints "LABEL rank R of N appnum A" (MPI_APPNUM, the rank's app of an
+ *                           MPMD job), after an MPI_Allreduce over the whole world
  *   mpi_prog wait FILE      every rank prints "ready <pid> <PMIX_NAMESPACE>", waits (60 s at
  *                           most) for FILE, then a barrier: a job that lives until told (Open
  *                           MPI's default event handler aborts it on any PMIx event meanwhile)
@@ -136,10 +138,16 @@ int main(int argc, char **argv) {
         for (int waited_ms = 0; waited_ms < 60000 && access(argv[2], F_OK) != 0; waited_ms += 10)
             poll(NULL, 0, 10);
         MPI_Barrier(MPI_COMM_WORLD);
+    } else if (strcmp(mode, "appnum") == 0) {
+        int *appnum = NULL, flag = 0, one = 1, sum = 0;
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        printf("%s rank %d of %d appnum %d\n", argc > 2 ? argv[2] : "-", rank, sum,
+               flag && appnum ? *appnum : -1);
     } else if (strcmp(mode, "init") != 0 && strcmp(mode, "topology") != 0) {
         fprintf(stderr,
                 "usage: %s [check [SIZE] | abort RANK CODE | kill RANK | init | topology | "
-                "wait FILE]\n",
+                "wait FILE | appnum LABEL]\n",
                 argv[0]);
         rc = 2;
     }

@@ -97,6 +97,16 @@ BOOST_AUTO_TEST_CASE(world_of_four) {
             count(run.out(), "rank " + std::to_string(r) + " of 4: allreduce 10 ring 6 ok") == 1u);
 }
 
+// An MPMD job of Open MPI ranks, as mpirun runs one: one MPI_COMM_WORLD of both apps, each rank's
+// MPI_APPNUM its app's index.
+BOOST_AUTO_TEST_CASE(mpmd_apps_share_a_world_with_their_appnum) {
+    Run run({"-np", "2", kMpiProg, "appnum", "a", ":", "-np", "1", kMpiProg, "appnum", "b"});
+    BOOST_TEST(run.exit_code() == 0, run.err());
+    BOOST_TEST(count(run.out(), "a rank 0 of 3 appnum 0") == 1u, run.out());
+    BOOST_TEST(count(run.out(), "a rank 1 of 3 appnum 0") == 1u, run.out());
+    BOOST_TEST(count(run.out(), "b rank 2 of 3 appnum 1") == 1u, run.out());
+}
+
 // The broker writes the node's topology as an MPI program's job starts, before any rank asks
 // for it in MPI_Init (which then loads it instead of discovering the node).
 BOOST_AUTO_TEST_CASE(the_broker_writes_the_topology_for_mpi_ranks) {

@@ -127,6 +127,30 @@ std::vector<std::uint32_t> Layout::brokers_of(std::int64_t stdin_target) const {
     return {b.begin(), b.end()};
 }
 
+void warn_overloaded(const RunOptions &o, const Layout &layout) {
+    if (o.bind_to == "none" || o.overload_allowed) return;
+    const auto &a = layout.allocation;
+    std::size_t busiest = 0;
+    for (std::size_t h = 1; h < a.on_host.size(); ++h)
+        if (a.on_host[h].size() > a.on_host[busiest].size()) busiest = h;
+    if (a.on_host.empty() || a.on_host[busiest].empty()) return;
+    const auto n = static_cast<std::uint32_t>(a.on_host[busiest].size());
+    std::string why;
+    try {
+        Placement placement;
+        why = placement.overloaded(o.bind_to, n);
+    } catch (const std::exception &) {
+        return;  // no topology: nothing is bound either
+    }
+    if (why.empty()) return;
+    const std::string &host = a.hosts[busiest].name;
+    std::cerr << fmt::format(
+        "zpmix run: warning: --bind-to {}: {} ranks on {}'s {}{}: some share one (overloaded; "
+        "--bind-to {}:overload-allowed says it is meant)\n",
+        o.bind_to, n, host, why,
+        alloc::is_this_host(host, layout.hostname) ? "" : " (as this node has)", o.bind_to);
+}
+
 void report_bindings(const RunOptions &o, const std::string &map_by, std::uint32_t n,
                      const std::string &hostname) {
     std::vector<Placement::Rank> ranks;

@@ -49,6 +49,10 @@ struct Layout {
 // The job's layout, as mpirun would make it; an error when the hosts or the mapping are wrong.
 alloc::Result<Layout> lay_out(const RunOptions &o);
 
+// A warning on stderr when --bind-to binds more ranks on a node than it has cores (hardware
+// threads with hwthread), as counted on this node's topology, unless :overload-allowed.
+void warn_overloaded(const RunOptions &o, const Layout &layout);
+
 // --report-bindings: each rank's binding, on stderr, as the launcher places it (the same
 // Placement on this node's topology).
 void report_bindings(const RunOptions &o, const std::string &map_by, std::uint32_t n,

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "actors/launcher/placement.hpp"
 #include "broker/cmd/run/output.hpp"
 
 namespace zpmix::cli {
@@ -22,38 +23,56 @@ namespace {
 
 extern "C" char **environ;
 
-// Edits between two strings (Levenshtein).
-std::size_t distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diag = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-            diag = up;
+// The variables of -x (VAR: its value here; VAR=val) into env.
+void export_variables(const std::vector<std::string> &exports, std::vector<std::string> &env) {
+    for (const auto &x : exports) {
+        if (x.find('=') != std::string::npos) {
+            env.push_back(x);
+        } else if (const char *v = std::getenv(x.c_str())) {
+            env.push_back(x + "=" + v);
+        } else {
+            spdlog::warn("-x {}: not set here, not exported", x);
         }
     }
-    return row[b.size()];
 }
 
-// "unknown option --foo", and the nearest option when one is near.
-std::string unknown_option(const CLI::App &cmd, const std::string &arg) {
-    const std::string name = arg.substr(0, arg.find('='));
-    std::string best;
-    std::size_t best_d = std::string::npos;
-    for (const CLI::Option *opt : cmd.get_options()) {
-        std::vector<std::string> names;
-        for (const auto &l : opt->get_lnames()) names.push_back("--" + l);
-        for (const auto &sn : opt->get_snames()) names.push_back("-" + sn);
-        for (const auto &n : names)
-            if (const auto d = distance(name, n); d < best_d) best_d = d, best = n;
+// A directory as the ranks get it: relative to ours.
+std::string absolute_dir(const std::string &dir, const std::string &cwd) {
+    return dir.empty() || dir.front() == '/' || cwd.empty() ? dir : cwd + "/" + dir;
+}
+
+// --bind-to X[:overload-allowed][:if-supported] as mpirun reads it: o.bind_to becomes X; or why
+// not.
+std::string read_binding(RunOptions &o) {
+    const std::string given = o.bind_to;
+    std::vector<std::string> parts(1);
+    for (char c : given) {
+        if (c == ':')
+            parts.emplace_back();
+        else
+            parts.back() += c;
     }
-    std::string message = "unknown option " + name;
-    if (!best.empty() && best_d <= std::max<std::size_t>(2, name.size() / 3))
-        message += "; did you mean " + best + "?";
-    return message + " (zpmix run --help lists them; -- ends the options)";
+    o.bind_to = parts.front();
+    if (!Placement::binds_to(o.bind_to))
+        return "--bind-to " + given + ": none, core, package, socket, numa or hwthread";
+    for (std::size_t k = 1; k < parts.size(); ++k) {
+        if (parts[k] == "overload-allowed")
+            o.overload_allowed = true;
+        else if (parts[k] != "if-supported")  // zpmix binds wherever hwloc sees cores
+            return "--bind-to " + given + ": its qualifiers are overload-allowed and if-supported";
+    }
+    return {};
+}
+
+// MPIEXEC_TIMEOUT (mpirun's): --timeout when it is not given.
+std::string timeout_from_environment(RunOptions &o) {
+    const char *v = std::getenv("MPIEXEC_TIMEOUT");
+    if (!v) return {};
+    char *end = nullptr;
+    const double s = std::strtod(v, &end);
+    if (!*v || *end || !(s >= 0)) return fmt::format("MPIEXEC_TIMEOUT={}: a number of seconds", v);
+    o.timeout = s;
+    return {};
 }
 
 }  // namespace
@@ -72,10 +91,10 @@ msg::Caller this_caller() {
     return c;
 }
 
-alloc::Result<msg::Launch> launch_request(const RunOptions &o, const std::vector<std::string> &argv,
-                                          std::uint32_t np, msg::Caller caller) {
+alloc::Result<msg::Launch> launch_request(const RunOptions &o, std::uint32_t np,
+                                          msg::Caller caller) {
     msg::Launch launch;
-    launch.argv = argv;
+    launch.argv = o.apps.front().argv;
     launch.np = np;
     launch.bind_to = o.bind_to;
     // How the ranks go onto their node's cores is the launcher's placement, on every node.
@@ -106,24 +125,33 @@ alloc::Result<msg::Launch> launch_request(const RunOptions &o, const std::vector
     launch.recoverable = o.enable_recovery;
     launch.stop_in_init = o.stop_in_init;
     launch.stop_on_exec = o.stop_on_exec;
-    if (char *cwd = ::getcwd(nullptr, 0)) {
-        launch.cwd = cwd;
-        std::free(cwd);
+    std::string cwd;
+    if (char *here = ::getcwd(nullptr, 0)) {
+        cwd = here;
+        std::free(here);
     }
+    launch.cwd = o.wdir.empty() ? cwd : absolute_dir(o.wdir, cwd);
+    launch.merge_stderr = o.merge_stderr;
     // Every program, as mpirun gives every rank its OMPI_ variables: an interpreter (mpi4py,
     // python3-pmix) loads libmpi or libpmix at run time, where no look at the program sees it.
     launch.personality_ompi = o.personality == "ompi";
-    for (const auto &x : o.exports) {
-        if (x.find('=') != std::string::npos) {
-            launch.env.push_back(x);
-        } else if (const char *v = std::getenv(x.c_str())) {
-            launch.env.push_back(x + "=" + v);
-        } else {
-            spdlog::warn("-x {}: not set here, not exported", x);
-        }
-    }
+    export_variables(o.exports, launch.env);
     for (std::size_t i = 0; i + 1 < o.mca.size(); i += 2)
         launch.env.push_back("OMPI_MCA_" + o.mca[i] + "=" + o.mca[i + 1]);
+    // Apps of their own (MPMD, or an appfile's app with -x or --wdir): each with its ranks,
+    // variables and directory; numbered in order, as mpirun numbers its app contexts.
+    const AppSpec &first = o.apps.front();
+    if (o.apps.size() > 1 || !first.exports.empty() || !first.wdir.empty()) {
+        for (const auto &spec : o.apps) {
+            msg::App app;
+            app.cmd = spec.argv.front();
+            app.argv = spec.argv;
+            export_variables(spec.exports, app.env);
+            app.cwd = absolute_dir(spec.wdir, cwd);
+            app.np = spec.np.value_or(np);
+            launch.apps.push_back(std::move(app));
+        }
+    }
     return {std::move(launch), {}};
 }
 
@@ -131,40 +159,51 @@ alloc::Result<msg::Launch> launch_request(const RunOptions &o, const std::vector
 
 using run::RunOptions;
 
-void mpirun_style_args(CLI::App &app, std::vector<std::string> &args) {
-    if (args.empty() || args[0] != "run") return;
+std::string mpirun_style_args(CLI::App &app, std::vector<std::string> &args) {
+    if (args.empty() || args[0] != "run") return {};
     const CLI::App *cmd = nullptr;
     try {
         cmd = app.get_subcommand("run");
     } catch (const CLI::OptionNotFound &) {
-        return;
+        return {};
     }
     for (std::size_t i = 1; i < args.size(); ++i) {
         std::string &a = args[i];
         // `--` ends the options (CLI11 would take what follows for positionals of zpmix run).
         if (a == "--") {
             args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
-            return;
+            return {};
         }
-        if (a.empty() || a[0] != '-') return;  // the program starts here
-        if (a == "-np" || a == "-mca") a = "-" + a;
+        if (a.size() < 2 || a[0] != '-') return {};  // the program starts here
+        if (auto why = run::mpirun_spelling(*cmd, a); !why.empty()) return why;
         if (a.find('=') != std::string::npos) continue;
         const CLI::Option *opt = cmd->get_option_no_throw(a);
         if (opt && opt->get_expected_max() > 0)  // not a flag: skip its values
             i += static_cast<std::size_t>(opt->get_type_size_max());
     }
+    return {};
 }
 
 void add_run_command(CLI::App &app, int &status) {
     auto o = std::make_shared<RunOptions>();
     auto *cmd = app.add_subcommand("run", "Launch a parallel job (like mpirun)");
-    auto *np = cmd->add_option("-n,--np", o->np,
-                               "Number of ranks (default: every slot of the hosts given, else 1)")
+    auto *np = cmd->add_option("-n,-c,--np", o->np,
+                               "Number of ranks (default: every slot of the hosts given, else 1); "
+                               "of the first app of an MPMD job")
                    ->check(CLI::Range(1, 65535));
     cmd->add_option("-x", o->exports, "Export VAR (its value here) or set VAR=value in the ranks")
         ->allow_extra_args(false);
+    cmd->add_option("--wdir,--wd", o->wdir,
+                    "The ranks' working directory (default: zpmix run's; an app's own after ':')");
+    cmd->add_option("--app", o->app_file,
+                    "The job's apps from FILE, one a line: [-n N] [-x VAR[=val]] [--wdir DIR] "
+                    "prog [args] (no program on the command line then)");
     cmd->add_flag("--tag-output", o->tag_output,
                   "Prefix each line with [nspace,rank]<stream>: ([nspace,rank,node] across nodes)");
+    cmd->add_flag("--timestamp-output", o->timestamp_output,
+                  "Prefix each line with the time zpmix run prints it (before the tag)");
+    cmd->add_flag("--merge-stderr-to-stdout", o->merge_stderr,
+                  "The ranks' stderr goes to their stdout (one stream, in the order written)");
     cmd->add_flag("--report-child-jobs-separately", o->report_child_sep,
                   "Exit with the job's own status, not with that of the first failed job of "
                   "those it and the jobs it spawned (PMIx_Spawn)");
@@ -178,18 +217,23 @@ void add_run_command(CLI::App &app, int &status) {
         ->excludes("--stop-in-init");
     cmd->add_flag("--enable-recovery", o->enable_recovery,
                   "A rank that fails does not end the job (PMIX_JOB_RECOVERABLE)");
-    cmd->add_option("--timeout", o->timeout, "Terminate the job after S seconds (exit status 124)")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--bind-to", o->bind_to, "none | core | package")
-        ->check(CLI::IsMember({"none", "core", "package"}));
+    auto *timeout = cmd->add_option("--timeout", o->timeout,
+                                    "Terminate the job after S seconds (exit status 124; default: "
+                                    "MPIEXEC_TIMEOUT, else none)")
+                        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--bind-to", o->bind_to,
+                    "none (default) | core | package (socket) | numa | hwthread, each rank to "
+                    "its core's; :overload-allowed: no warning when ranks share cores");
     cmd->add_flag("--report-bindings", o->report_bindings, "Print each rank's binding on stderr");
     cmd->add_option("-H,--host", o->hosts,
                     "Hosts and their slots: n1:4,n2 (a host without :N has 1 slot; repeatable)")
         ->allow_extra_args(false);
-    cmd->add_option("--hostfile", o->hostfile,
+    cmd->add_option("--hostfile,--machinefile", o->hostfile,
                     "Hosts from a file: one `host [slots=N] [max_slots=M]` a line, # comments");
-    cmd->add_option("-N,--npernode", o->npernode, "Ranks per host (as --map-by ppr:N:node)")
-        ->check(CLI::Range(1, 65535));
+    auto *npernode =
+        cmd->add_option("-N,--npernode", o->npernode, "Ranks per host (as --map-by ppr:N:node)")
+            ->check(CLI::Range(1, 65535));
+    cmd->add_flag("--pernode", o->pernode, "One rank per host (-N 1)")->excludes(npernode);
     cmd->add_option("--map-by", o->map_by,
                     "slot (default: fill each host's slots in turn) | core | node (one rank per "
                     "host in turn) | ppr:N:node");
@@ -232,6 +276,9 @@ void add_run_command(CLI::App &app, int &status) {
     add_log_options(*cmd, o->log);
     cmd->prefix_command();  // options end at the program: `zpmix run -n 2 ls -l`
     cmd->footer(
+        "MPMD: zpmix run [options] -n N prog [args] : -n N prog2 [args] : ...; an app after ':' "
+        "takes -n, -x and --wdir (its ranks follow the app before's). mpirun's spellings work "
+        "too: -np, -host, -npernode, -wdir... (one dash), --n.\n"
         "Hosts: -H, else --hostfile (with -H: the hostfile's hosts -H names), else the Slurm "
         "allocation zpmix run is in "
         "(SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE), else this host. Ranks on other hosts run "
@@ -240,14 +287,48 @@ void add_run_command(CLI::App &app, int &status) {
         "Exit status: the job's (0, the first failing rank's exit code, or 128+signal; of the "
         "first job that failed when its ranks spawn jobs); 124 on --timeout; 127 if the program "
         "is not found, 126 if it is not executable; 1 if zpmix run failed.");
-    cmd->callback([o, cmd, np, &status] {
+    cmd->callback([o, cmd, np, timeout, &status] {
         o->np_given = np->count() > 0;
-        auto argv = cmd->remaining();
-        if (!argv.empty() && argv[0].size() > 1 && argv[0][0] == '-') {
-            status = run::fail(run::unknown_option(*cmd, argv[0]));
+        const auto rest = cmd->remaining();
+        if (!rest.empty() && rest[0].size() > 1 && rest[0][0] == '-') {
+            status = run::fail(run::unknown_option(rest[0], run::option_names(*cmd)));
             return;
         }
-        status = run::run_job(*o, argv);
+        if (!o->app_file.empty() && (!rest.empty() || o->np_given)) {
+            status = run::fail("--app " + o->app_file +
+                               ": the job's apps are the file's, each with its -n (no program "
+                               "or -n on the command line)");
+            return;
+        }
+        auto apps = o->app_file.empty()
+                        ? run::command_line_apps(*cmd, rest,
+                                                 o->np_given ? std::optional(o->np) : std::nullopt)
+                        : run::appfile_apps(*cmd, o->app_file);
+        if (!apps) {
+            status = run::fail(apps.error);
+            return;
+        }
+        o->apps = std::move(apps.value);
+        // The apps' ranks, which the hosts must have room for.
+        if (o->apps.size() > 1 || (!o->apps.empty() && o->apps.front().np)) {
+            std::uint64_t total = 0;
+            for (const auto &app : o->apps) total += *app.np;
+            if (total > msg::kMaxRanks) {
+                status = run::fail(
+                    fmt::format("the apps have {} ranks: at most {}", total, msg::kMaxRanks));
+                return;
+            }
+            o->np = static_cast<std::uint32_t>(total);
+            o->np_given = true;
+        }
+        if (o->pernode) o->npernode = 1;
+        std::string why = run::read_binding(*o);
+        if (why.empty() && timeout->count() == 0) why = run::timeout_from_environment(*o);
+        if (!why.empty()) {
+            status = run::fail(why);
+            return;
+        }
+        status = run::run_job(*o);
     });
 }
 

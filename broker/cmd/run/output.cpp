@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <filesystem>
 #include <iostream>
@@ -162,14 +163,21 @@ void JobOutput::print(msg::Output out) {
     files_.write(out.nspace, out.rank, fd, out.data);  // untagged
     bool &inside = mid_line_[{out.nspace, out.rank, fd}];
     std::string text;
-    if (!tag_) {
+    if (!tag_ && !timestamp_) {
         text = std::move(out.data);
     } else {
         // A job across nodes (the launched one or one it spawned) names the rank's node too:
         // [nspace,rank,node]<stream>:
-        const std::string tag = fmt::format("[{},{}{}]<{}>: ", out.nspace, out.rank,
-                                            out.node.empty() ? std::string() : "," + out.node,
-                                            fd == 1 ? "stdout" : "stderr");
+        std::string tag;
+        if (timestamp_) {
+            const std::time_t now = std::time(nullptr);
+            char when[32] = {};
+            if (::ctime_r(&now, when)) tag = std::string(when, ::strcspn(when, "\n"));
+        }
+        if (tag_)
+            tag += fmt::format("[{},{}{}]", out.nspace, out.rank,
+                               out.node.empty() ? std::string() : "," + out.node);
+        tag += fd == 1 ? "<stdout>: " : "<stderr>: ";
         std::string_view rest = out.data;
         text.reserve(rest.size() + tag.size());
         while (!rest.empty()) {

@@ -1,7 +1,9 @@
 #pragma once
 // What `zpmix run` prints and exits with. The job's output (msg::Output, relayed by the broker)
 // goes to this process's stdout or stderr as it comes: with --tag-output, each line prefixed with
-// [nspace,rank]<stream>: ([nspace,rank,node] when its job spans nodes), and with
+// [nspace,rank]<stream>: ([nspace,rank,node] when its job spans nodes), with --timestamp-output by
+// the time it is printed first (mpirun's: `Sat Nov 28 12:00:00 2026[nspace,rank]<stdout>: `, or
+// `Sat Nov 28 12:00:00 2026<stdout>: ` alone), and with
 // --output-filename also, untagged, to DIR/<job>/rank.<N>/stdout|stderr (Open MPI's layout: the
 // launched job is 1, the jobs it spawns 2, 3, ... as they first speak). The launched job's end
 // (msg::JobEnded) is the exit status; a spawned job's end is only a line on stderr when it failed.
@@ -98,8 +100,8 @@ class OutputWriter {
 // The job's output and end, as this process prints them.
 class JobOutput {
   public:
-    JobOutput(bool tag_output, std::string output_filename)
-        : tag_(tag_output), files_(std::move(output_filename)) {}
+    JobOutput(bool tag_output, bool timestamp_output, std::string output_filename)
+        : tag_(tag_output), timestamp_(timestamp_output), files_(std::move(output_filename)) {}
 
     // --output-filename: the files of the launched job's ranks 0..np-1, both streams; false (and
     // said) when one cannot be opened.
@@ -114,7 +116,7 @@ class JobOutput {
     std::optional<int> ended(const msg::JobEnded &e, const std::string &launched);
 
   private:
-    const bool tag_;
+    const bool tag_, timestamp_;
     OutputFiles files_;
     OutputWriter writer_;
     // (nspace, rank, fd) -> inside a line

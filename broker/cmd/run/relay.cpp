@@ -163,8 +163,9 @@ std::optional<int> Relay::wait_reply(const char *what, std::string_view type) {
                 }
                 return std::nullopt;
             case Session::Event::signal:
-                pending_signals_.push_back(sig_);
-                if (std::count_if(pending_signals_.begin(), pending_signals_.end(), ending) >= 3)
+                pending_signals_.emplace_back(sig_, std::chrono::steady_clock::now());
+                if (std::count_if(pending_signals_.begin(), pending_signals_.end(),
+                                  [](const auto &p) { return ending(p.first); }) >= 3)
                     return 128 + sig_;
                 continue;
             case Session::Event::input:  // read once the job is there
@@ -190,20 +191,30 @@ std::optional<int> Relay::wait_reply(const char *what, std::string_view type) {
 // ---- Signals and stdin ---------------------------------------------------------------------
 
 void Relay::start(std::int64_t stdin_target, const Layout &layout) {
-    for (int s : pending_signals_) forward(s);
+    for (const auto &[s, when] : pending_signals_) forward(s, when);
     if (stdin_target != msg::kStdinNone &&
         (!::isatty(STDIN_FILENO) || ::tcgetpgrp(STDIN_FILENO) == ::getpgrp()))
         input_brokers_ = layout.brokers_of(stdin_target);
     if (!input_brokers_.empty()) session_.watch_input(STDIN_FILENO);
 }
 
-void Relay::forward(int s) {
+void Relay::forward(int s, std::chrono::steady_clock::time_point when) {
+    if (s == SIGINT && last_interrupt_ && when - *last_interrupt_ <= kKillWithin) {
+        std::cerr << "zpmix run: a second interrupt within " << kKillWithin.count()
+                  << " s: killing job " << launched_.nspace << "\n";
+        session_.send(msg::SignalJob{launched_.nspace, SIGKILL});
+        kill_at_.reset();
+        last_interrupt_.reset();
+        ++signals_seen_;
+        return;
+    }
+    if (s == SIGINT) last_interrupt_ = when;
     const int to_ranks = s == SIGTSTP ? SIGSTOP : s;
     spdlog::debug("forwarding signal {} to {}", to_ranks, launched_.nspace);
     session_.send(msg::SignalJob{launched_.nspace, to_ranks});
     if (!ending(s)) return;
     ++signals_seen_;
-    if (!kill_at_) kill_at_ = std::chrono::steady_clock::now() + kTermGrace;
+    if (!kill_at_) kill_at_ = when + kTermGrace;
 }
 
 void Relay::read_input() {
@@ -268,7 +279,7 @@ int Relay::run() {
                             launched_.nspace + " is terminated");
             case Session::Event::signal:
                 // mpirun-like: forward; the third SIGINT/SIGTERM, stop waiting for the job.
-                forward(sig_);
+                forward(sig_, std::chrono::steady_clock::now());
                 if (signals_seen_ >= 3) return fail("giving up on " + launched_.nspace, 128 + sig_);
                 continue;
             case Session::Event::input:

@@ -7,8 +7,9 @@
 // Signals, as mpirun relays them: SIGTSTP suspends the job (as SIGSTOP: a rank cannot refuse it)
 // and SIGCONT resumes it, `zpmix run` itself staying there; SIGHUP, SIGUSR1 and SIGUSR2 reach the
 // ranks as they are. SIGINT and SIGTERM end the job: SIGKILL follows kTermGrace later for what is
-// left, and the third gives up waiting for it (exit status 128+signal). Signals that come before
-// the job is launched are forwarded once it is.
+// left, or at once on a second SIGINT within kKillWithin of the first (a second Ctrl-C, as srun
+// and flux take it), and the third gives up waiting for it (exit status 128+signal). Signals that
+// come before the job is launched are forwarded once it is, as they came.
 //
 // Invariants and limits:
 // - Every wait is bounded except the job's own: Hello and the launch are answered within
@@ -116,6 +117,8 @@ class Relay {
     // After SIGINT or SIGTERM, the ranks that are still there get SIGKILL (mpirun waits about as
     // long).
     static constexpr auto kTermGrace = std::chrono::seconds(3);
+    // A second SIGINT this soon after the first kills the job at once.
+    static constexpr auto kKillWithin = std::chrono::seconds(2);
     static constexpr std::size_t kInputChunk = 64 * 1024;  // stdin goes in pieces of this
 
     const std::string uri_;
@@ -124,9 +127,11 @@ class Relay {
     msg::LaunchReply launched_;
     Envelope env_;
     int sig_ = 0;
-    std::vector<int> pending_signals_;  // that came before the job was launched
-    std::vector<Envelope> early_;       // messages that came before the launch's reply
+    // The signals that came before the job was launched, and when.
+    std::vector<std::pair<int, std::chrono::steady_clock::time_point>> pending_signals_;
+    std::vector<Envelope> early_;  // messages that came before the launch's reply
     std::optional<std::chrono::steady_clock::time_point> kill_at_;
+    std::optional<std::chrono::steady_clock::time_point> last_interrupt_;  // the last SIGINT
     int signals_seen_ = 0;                      // SIGINT and SIGTERM forwarded
     std::vector<std::uint32_t> input_brokers_;  // that take our stdin, until its end
     std::size_t input_in_flight_ = 0;           // brokers yet to take the last piece
@@ -135,7 +140,8 @@ class Relay {
     std::optional<int> wait_reply(const char *what, std::string_view type);
     // A message about the job or a job it spawned; the exit status once the job is over.
     std::optional<int> handle(const Envelope &m);
-    void forward(int sig);
+    // Forwards `sig`, which came at `when`.
+    void forward(int sig, std::chrono::steady_clock::time_point when);
     void read_input();
 };
 

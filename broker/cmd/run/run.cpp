@@ -10,6 +10,7 @@
 //
 // Its steps, each in a file of its own here:
 // - options.cpp: the command line, and the launch request it makes, checked;
+// - apps.cpp: mpirun's spellings of the options, the apps of an MPMD job (`:`, --app FILE);
 // - layout.cpp: the hosts, the ranks mapped onto them, the nodes of a job across nodes;
 // - brokers.cpp: which broker runs the job (given, found, or started here);
 // - relay.cpp: Hello and the launch, then signals and stdin to the job, its messages from the
@@ -53,8 +54,8 @@ int launch_and_relay(const RunOptions &o, const msg::Launch &launch, const Layou
 
 }  // namespace
 
-int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
-    if (argv.empty()) return fail("no program given (zpmix run [options] prog [args...])");
+int run_job(const RunOptions &o) {
+    if (o.apps.empty()) return fail("no program given (zpmix run [options] prog [args...])");
     try {
         setup_logging("run", "warn", o.verbose, o.quiet, o.log);
     } catch (const std::exception &e) {
@@ -63,12 +64,13 @@ int run_job(const RunOptions &o, const std::vector<std::string> &argv) {
     msg::Caller caller = this_caller();  // before an embedded broker changes anything
     auto layout = lay_out(o);
     if (!layout) return fail(layout.error);
-    auto launch = launch_request(o, argv, layout.value.np(), std::move(caller));
+    warn_overloaded(o, layout.value);
+    auto launch = launch_request(o, layout.value.np(), std::move(caller));
     if (!launch) return fail(launch.error);
     const int signal_fd = take_signals();  // before any thread exists
     auto broker = job_broker(o, layout.value);
     if (!broker) return fail(broker.error);
-    JobOutput output(o.tag_output, o.output_filename);
+    JobOutput output(o.tag_output, o.timestamp_output, o.output_filename);
     Relay relay(broker.value.uri, signal_fd, output);
     const int status =
         launch_and_relay(o, launch.value, layout.value, broker.value.uri, relay, output);
