@@ -1,9 +1,10 @@
 #pragma once
 // CurveZMQ (rfc.zeromq.org/spec/26), the CURVE mechanism of ZMTP 3, on libsodium: both halves
 // of the handshake and the MESSAGE boxes after it. The client's half speaks to libzmq's CURVE
-// servers (a client's tcp connection to its broker, client/zmtp_connection.*); the server's half
-// admits a CURVE client, libzmq's or ours, as a libzmq CURVE server would. Both are fuzzed
-// (tests/fuzz: zmtp_curve, zmtp_curve_server).
+// servers (a client's tcp connection to its broker, client/zmtp_connection.*) and to ours; the
+// server's half is the tree link's (actors/tree/link_connection.*), which libzmq's CURVE clients
+// connect to as to a libzmq ROUTER. Both are tested against libzmq
+// (tests/tree/test_link_connection.cpp) and fuzzed (tests/fuzz: zmtp_curve, zmtp_curve_server).
 //
 // Client: hello() -> welcome() -> initiate() -> ready(); server: hello() -> welcome() ->
 // initiate() -> ready(). Then seal() and open() on either side: each MESSAGE carries a nonce that
