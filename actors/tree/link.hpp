@@ -4,10 +4,11 @@
 // (actors/runtime/address.hpp), boots the tree at the root (boot.hpp) and watches its neighbours.
 // Wire: ZMTP 3.0 with CURVE over TCP (one keypair per allocation), read and written on this
 // broker's reactor (link_connection.hpp: the child's end a DEALER, the parent's a ROUTER, as
-// libzmq would have them); frames "H" hello, answered "W" or "X" (why not), "B" heartbeat, "S"
-// shutdown, "M" an envelope. No frame is over zmtp::kTcpFrameLimit: a larger envelope goes in
-// pieces, rejoined by the next broker; the tree port bounds the connections that have not
-// authenticated (link_listener.hpp). The whole story: docs/tree.md.
+// libzmq would have them); messages (actors/protocol/tree.hpp) tree.hello, answered tree.welcome
+// {ok, why}, tree.beat, tree.stop, and tree.hop {to, from, address} followed by the envelope it
+// carries. No frame is over zmtp::kTcpFrameLimit: a larger envelope goes in pieces, rejoined by
+// the next broker; the tree port bounds the connections that have not authenticated
+// (link_listener.hpp). The whole story: docs/tree.md.
 //
 // Invariants and limits:
 // - FIFO per pair of neighbours, delivered with env.from = "@<sender>/<from>" and a broker
