@@ -21,15 +21,19 @@
 #include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
+#include "actors/runtime/actor.hpp"
 #include "actors/runtime/curve_keys.hpp"
 #include "actors/runtime/reactor.hpp"
 #include "actors/runtime/zmtp_wire.hpp"
+#include "actors/tree/broker_map.hpp"
+#include "actors/tree/link.hpp"
 #include "actors/tree/link_connection.hpp"
 #include "actors/tree/link_listener.hpp"
 
 // The tree's own ZMTP/CURVE connections (actors/tree/link_connection.*, link_listener.*): both
 // ends of ours, each end against libzmq's CURVE (a libzmq DEALER on our listener, our child on a
-// libzmq ROUTER), and the bounds before and after authentication.
+// libzmq ROUTER), and the bounds before and after authentication; and a TreeLink child whose
+// parent's port turned its connection away trying again.
 using namespace zpmix;
 using namespace zpmix::tree;
 using namespace std::chrono_literals;
@@ -436,4 +440,38 @@ BOOST_AUTO_TEST_CASE(a_peer_that_does_not_read_is_dropped_by_the_output_bound_or
     });
     BOOST_TEST(!kept);
     release2.set_value();
+}
+
+BOOST_AUTO_TEST_CASE(a_child_turned_away_before_its_handshake_tries_again) {
+    Keys k;
+    Parent parent(k, [](LinkListener::Settings &ls) { ls.max_per_address = 1; });
+    // A connection from this address that never authenticates holds the address's only slot.
+    const int holder = raw_connect(parent.port);
+    BOOST_REQUIRE(parent.stats_become([](const auto &st) { return st.unauthenticated == 1; }));
+    Reactor reactor;
+    Bus bus;
+    BrokerMap brokers("n1");
+    LinkSettings ls;
+    ls.rank = 1;
+    ls.size = 2;
+    ls.radix = 8;
+    ls.parent = {"tcp://127.0.0.1:" + std::to_string(parent.port)};
+    ls.node = "n1";
+    ls.public_key = k.z85.public_key;
+    ls.secret_key = k.z85.secret_key;
+    std::atomic<bool> gone{false};
+    TreeLink child(reactor, bus, ls, brokers, [&](bool) { gone = true; });
+    child.open();  // its connection is turned away at once
+    std::thread loop([&] { reactor.run(); });
+    BOOST_TEST(parent.stats_become([](const auto &st) { return st.refused >= 1; }));
+    ::close(holder);  // the slot frees: a later try gets in and says hello
+    BOOST_TEST(parent.inbox.wait([&] { return !parent.inbox.messages.empty(); }));
+    if (parent.inbox.count() > 0)
+        BOOST_TEST(parent.inbox.messages[0][0].find("tree.hello") != std::string::npos);
+    BOOST_TEST(!gone);
+    reactor.post([&] {
+        child.shutdown();
+        reactor.stop();
+    });
+    loop.join();
 }
