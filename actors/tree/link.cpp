@@ -300,16 +300,19 @@ void TreeLink::open() {
     }
 }
 
+std::size_t TreeLink::queue_bound() const {
+    return std::max<std::size_t>(s_.max_message * 4, std::size_t{256} << 20);
+}
+
 LinkConnection::Settings TreeLink::connection_settings() const {
     // A neighbour whose output is not taken for lost_after is as lost as a silent one.
-    return LinkConnection::Settings{
-        .public_key = public_key_,
-        .secret_key = secret_key_,
-        .peer_key = public_key_,
-        .max_message = s_.max_message,
-        .max_output = std::max<std::size_t>(s_.max_message * 4, std::size_t{256} << 20),
-        .handshake_timeout = kHandshakeTimeout,
-        .write_timeout = s_.lost_after};
+    return LinkConnection::Settings{.public_key = public_key_,
+                                    .secret_key = secret_key_,
+                                    .peer_key = public_key_,
+                                    .max_message = s_.max_message,
+                                    .max_output = queue_bound(),
+                                    .handshake_timeout = kHandshakeTimeout,
+                                    .write_timeout = s_.lost_after};
 }
 
 bool TreeLink::connect_parent(int fd, std::string &why) {
@@ -320,7 +323,11 @@ bool TreeLink::connect_parent(int fd, std::string &why) {
     up_ready_ = false;
     up_ = std::make_unique<LinkConnection>(
         reactor(), fd, parent_uri_.substr(6), settings,
-        LinkConnection::Callbacks{.ready = [this] { up_ready_ = true; },
+        LinkConnection::Callbacks{.ready =
+                                      [this] {
+                                          up_ready_ = true;
+                                          flush_up_queue();
+                                      },
                                   .message =
                                       [this](const Frames &f) {
                                           if (parent_lost_) return;
@@ -594,8 +601,31 @@ void TreeLink::send_down(Rank child, const Frames &frames) {
 }
 
 void TreeLink::send_up(const Frames &frames) {
-    if (!up_ || parent_lost_) return;
-    up_->send(frames);
+    if (parent_lost_) return;
+    if (up_ && up_ready_) {
+        up_->send(frames);
+        return;
+    }
+    // No connection past its handshake yet (a standing tree's parent not up, a connection tried
+    // again): held here, so that one that fails before its handshake loses none of it.
+    std::size_t bytes = 0;
+    for (auto f : frames) bytes += f.size();
+    if (up_queue_bytes_ + bytes > queue_bound()) {
+        log().warn("dropped a message for the parent broker: {} bytes wait for its connection",
+                   up_queue_bytes_);
+        return;
+    }
+    up_queue_bytes_ += bytes;
+    up_queue_.emplace_back(frames.begin(), frames.end());
+}
+
+void TreeLink::flush_up_queue() {
+    while (!up_queue_.empty() && up_ && up_ready_ && !parent_lost_) {
+        const Frames frames(up_queue_.front().begin(), up_queue_.front().end());
+        up_->send(frames);
+        for (auto f : frames) up_queue_bytes_ -= f.size();
+        up_queue_.pop_front();
+    }
 }
 
 void TreeLink::child_lost(Rank child, const std::string &why) {

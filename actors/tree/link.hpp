@@ -22,6 +22,7 @@
 //   anyone; a broker waits for its parent as long as it takes (connecting again every second),
 //   and one restarted after a loss joins again (tree.joined, told to every broker).
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <future>
 #include <map>
@@ -94,8 +95,11 @@ class TreeLink : public Actor {
     std::string parent_uri_;                         // the parent's address it connects to
     Reactor::TimerId reconnect_timer_ = 0;           // the parent is to be tried again
     bool up_ready_ = false;                          // up_'s handshake ended
-    int retries_ = 0;                                // of a booted tree's connection to it
-    Reactor::Clock::time_point join_deadline_;       // when a booted tree stops trying it
+    // For the parent while no connection to it is past its handshake, in order.
+    std::deque<std::vector<std::string>> up_queue_;
+    std::size_t up_queue_bytes_ = 0;
+    int retries_ = 0;                           // of a booted tree's connection to it
+    Reactor::Clock::time_point join_deadline_;  // when a booted tree stops trying it
     std::vector<std::string> addresses_;
     std::map<Rank, Child> children_;             // joined children, by rank
     std::map<LinkListener::Id, Rank> child_of_;  // their connections
@@ -117,6 +121,8 @@ class TreeLink : public Actor {
     // TreeLost to this broker's actors, with the lost brokers' nodes.
     void tell_lost(std::vector<Rank> lost, bool parent);
 
+    // What may wait for a neighbour, queued or unsent: max(4 x max_message, 256 MiB).
+    std::size_t queue_bound() const;
     LinkConnection::Settings connection_settings() const;
     // Connects to parent_uri_ (or takes `fd`, connected there) and says hello (the Hello waits
     // for the handshake); false when the address cannot be used, with why.
@@ -135,7 +141,9 @@ class TreeLink : public Actor {
                bool from_parent);
     void deliver(Rank from, const std::string &address, std::string_view payload);
     void send_down(Rank child, const Frames &frames);
+    // To the parent: sent, or held until a connection to it is past its handshake.
     void send_up(const Frames &frames);
+    void flush_up_queue();
     void child_lost(Rank child, const std::string &why);
     void parent_gone(const std::string &why);
     void set_ready(std::string error);

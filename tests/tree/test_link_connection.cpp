@@ -21,8 +21,10 @@
 #include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
+#include "actors/protocol/tree.hpp"
 #include "actors/runtime/actor.hpp"
 #include "actors/runtime/curve_keys.hpp"
+#include "actors/runtime/envelope.hpp"
 #include "actors/runtime/reactor.hpp"
 #include "actors/runtime/zmtp_wire.hpp"
 #include "actors/tree/broker_map.hpp"
@@ -33,7 +35,8 @@
 // The tree's own ZMTP/CURVE connections (actors/tree/link_connection.*, link_listener.*): both
 // ends of ours, each end against libzmq's CURVE (a libzmq DEALER on our listener, our child on a
 // libzmq ROUTER), and the bounds before and after authentication; and a TreeLink child whose
-// parent's port turned its connection away trying again.
+// parent's port turned its connection away trying again, or whose parent is not up yet holding
+// what it sends up until it is.
 using namespace zpmix;
 using namespace zpmix::tree;
 using namespace std::chrono_literals;
@@ -119,6 +122,19 @@ int connect_local(int port) {
     const int rc = ::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa);
     BOOST_REQUIRE(rc == 0 || errno == EINPROGRESS);
     return fd;
+}
+
+// A port of 127.0.0.1 nothing listens on (the kernel's pick, released).
+int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    socklen_t len = sizeof sa;
+    BOOST_REQUIRE(::bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) == 0);
+    ::getsockname(fd, reinterpret_cast<sockaddr *>(&sa), &len);
+    ::close(fd);
+    return ntohs(sa.sin_port);
 }
 
 // A blocking socket to 127.0.0.1:port, for raw bytes.
@@ -469,6 +485,43 @@ BOOST_AUTO_TEST_CASE(a_child_turned_away_before_its_handshake_tries_again) {
     if (parent.inbox.count() > 0)
         BOOST_TEST(parent.inbox.messages[0][0].find("tree.hello") != std::string::npos);
     BOOST_TEST(!gone);
+    reactor.post([&] {
+        child.shutdown();
+        reactor.stop();
+    });
+    loop.join();
+}
+
+BOOST_AUTO_TEST_CASE(what_a_child_sends_before_its_parent_is_up_waits_for_it) {
+    Keys k;
+    const int port = free_port();
+    Reactor reactor;
+    Bus bus;
+    BrokerMap brokers("n1");
+    LinkSettings ls;
+    ls.rank = 1;
+    ls.size = 2;
+    ls.radix = 8;
+    ls.standing = true;  // it tries its parent every second until the parent is up
+    ls.parent = {"tcp://127.0.0.1:" + std::to_string(port)};
+    ls.node = "n1";
+    ls.boot.nodes = {"n0", "n1"};
+    ls.public_key = k.z85.public_key;
+    ls.secret_key = k.z85.secret_key;
+    TreeLink child(reactor, bus, ls, brokers, [](bool) {});
+    child.open();
+    std::thread loop([&] { reactor.run(); });
+    // For the root's link, while nothing listens there.
+    bus.send("@0/tree", encode(msg::TreeBeat::type, 0, msg::TreeBeat{1}, "test"));
+    Parent parent(k, [&](LinkListener::Settings &s) { s.port = port; });
+    // Its hello, then what it sent meanwhile, in a hop.
+    BOOST_TEST(parent.inbox.wait([&] { return parent.inbox.messages.size() >= 2; }, 10s));
+    if (parent.inbox.count() >= 2) {
+        const auto &hop = parent.inbox.messages[1];
+        BOOST_TEST(parent.inbox.messages[0][0].find("tree.hello") != std::string::npos);
+        BOOST_TEST(hop[0].find("tree.hop") != std::string::npos);
+        BOOST_TEST((hop.size() >= 2 && hop[1].find("tree.beat") != std::string::npos));
+    }
     reactor.post([&] {
         child.shutdown();
         reactor.stop();
