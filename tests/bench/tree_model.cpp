@@ -48,13 +48,13 @@ namespace {
 
 // The defaults: tests/bench/run_model's calibration on this host (tests/bench/RESULTS.md).
 struct Params {
-    double send_us = 8.2, recv_us = 8.2, byte_us = 0.00094;  // a broker's CPU per tree message
-    double wire_us = 10, wire_byte_us = 0;                   // the link, one way
-    double ipc_us = 10, local_us = 8.1, release_us = 8.1;    // ranks and their broker
-    double rank_us = 10.4;                                   // a rank's own CPU per fence
-    double header_bytes = 120;                               // a tree message's envelope and box
-    double spawn_us = 180, broker_start_us = 33000, handshake_us = 150;
-    double part_bytes = 2048, fork_us = 300, rank_life_us = 3750, fixed_us = 54500;
+    double send_us = 13.51, recv_us = 13.51, byte_us = 0.00108;  // a broker's CPU per tree message
+    double wire_us = 7, wire_byte_us = 0;                        // the link, one way
+    double ipc_us = 7, local_us = 10.16, release_us = 10.16;     // ranks and their broker
+    double rank_us = 14.79;                                      // a rank's own CPU per fence
+    double header_bytes = 120;  // a tree message's envelope and box
+    double spawn_us = 139, broker_start_us = 16750, handshake_us = 150;
+    double part_bytes = 2048, fork_us = 300, rank_life_us = 7950, fixed_us = 11510;
     int ppn = 2, cores = 0;
     bool root_ranks = false;  // the root's node runs ranks too (a root inside the allocation)
 };
