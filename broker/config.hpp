@@ -70,7 +70,7 @@ struct Config {
     unsigned log_peer_lines = 10;
     int log_peer_interval_ms = 10000;
     // [tree]: the brokers of a job spanning nodes (actors/tree/link.hpp).
-    std::uint32_t tree_radix = 32;       // radix: children per broker
+    std::uint32_t tree_radix = 8;        // radix: children per broker
     int tree_heartbeat_ms = 1000;        // heartbeat_ms
     int tree_lost_after_ms = 10000;      // lost_after_ms: a silent neighbour is lost
     int tree_boot_timeout_ms = 60000;    // boot_timeout_ms: every broker up by then

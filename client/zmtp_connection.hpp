@@ -29,8 +29,8 @@
 
 #include "actors/runtime/curve_keys.hpp"
 #include "actors/runtime/zmtp_buffer.hpp"
+#include "actors/runtime/zmtp_curve.hpp"
 #include "actors/runtime/zmtp_wire.hpp"
-#include "client/zmtp_curve.hpp"
 
 namespace zpmix::client {
 

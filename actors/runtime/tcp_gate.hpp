@@ -1,9 +1,11 @@
 #pragma once
 // TcpGate: bounds what peers that have not authenticated hold of a broker's tcp listeners (libzmq
-// sockets with CURVE: the broker's ROUTER and events XPUB, the tree link's ROUTER), in memory and
-// in file descriptors. libzmq accepts every connection and has no hook before the handshake, so
-// the gate watches each socket's monitor and sheds connections with shutdown(2) (libzmq then
-// reads their end and closes them itself; a descriptor is never closed under it).
+// sockets with CURVE: the broker's ROUTER and events XPUB), in memory and in file descriptors.
+// (The tree's port is the broker's own listener, actors/tree/link_listener.hpp, with the same
+// bounds enforced before a byte is buffered.) libzmq accepts every connection and has no hook
+// before the handshake, so the gate watches each socket's monitor and sheds connections with
+// shutdown(2) (libzmq then reads their end and closes them itself; a descriptor is never closed
+// under it).
 //
 // - A connection is unauthenticated from its ACCEPTED event until its first message (the owner
 //   calls authenticated() with the message's ZMQ_SRCFD), or until it outlives the handshake's

@@ -1,5 +1,5 @@
 #pragma once
-// What the broker's libzmq sockets share (its tcp listener, the tree link): reading one whole
+// What the broker's libzmq sockets share (its tcp listener, tools, `zpmix run`): reading one whole
 // message without waiting, a message sent and rejoined in pieces of the tcp frame limit, and
 // ZAP's (RFC 27) reply. What a ZAP handler admits is its own.
 #include <algorithm>

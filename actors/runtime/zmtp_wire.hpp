@@ -1,7 +1,8 @@
 #pragma once
 // ZMTP 3.0 (rfc.zeromq.org/spec/23), the ZeroMQ wire protocol, as far as zpmix speaks it: the
 // NULL mechanism's greeting and commands and the framing. Shared by the client's connection
-// (client/zmtp_connection.*) and the broker's listener (broker/zmtp_listener.*).
+// (client/zmtp_connection.*), the broker's listener (broker/zmtp_listener.*) and the tree link's
+// connections (actors/tree/link_connection.*, which speak CURVE: zmtp_curve.hpp).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,15 +16,21 @@
 
 #include <pmix_common.h>
 
-#include "actors/runtime/zmq_frames.hpp"
+#include "actors/runtime/curve_keys.hpp"
+#include "actors/runtime/zmtp_wire.hpp"
 
 namespace zpmix::tree {
 
 namespace {
 
 constexpr Rank kEveryone = 0xffffffffu;
-// A child's CURVE handshake with its parent's ROUTER (ZMQ_HANDSHAKE_IVL there).
+// A child's CURVE handshake with its parent.
 constexpr std::chrono::milliseconds kHandshakeTimeout{10000};
+// Standing trees: how often a broker tries its parent again while it is not up.
+constexpr std::chrono::milliseconds kReconnect{1000};
+// A booted tree: the first wait before trying the parent's port again when it turned the
+// connection away before the handshake (doubled each time, up to kReconnect).
+constexpr std::chrono::milliseconds kFirstRetry{20};
 
 using Beat = msg::TreeBeat;
 using Hop = msg::TreeHop;
@@ -33,6 +41,50 @@ using Welcome = msg::TreeWelcome;
 template <class M>
 zmq::message_t frame(const M &m) {
     return encode(M::type, 0, m, "tree");
+}
+
+std::string_view view(const zmq::message_t &m) {
+    return {static_cast<const char *>(m.data()), m.size()};
+}
+
+// A message's payload: its frames after the first, which a connection keeps contiguous.
+std::string_view payload_of(const std::vector<std::string_view> &frames) {
+    if (frames.size() < 2) return {};
+    const char *begin = frames[1].data();
+    return {begin, static_cast<std::size_t>(frames.back().data() + frames.back().size() - begin)};
+}
+
+// "tcp://host:port" as a connected-or-connecting non-blocking socket; -1 with why.
+int connect_to(const std::string &uri, std::string &why) {
+    const auto colon = uri.rfind(':');
+    if (!uri.starts_with("tcp://") || colon == std::string::npos || colon < 6) {
+        why = "not a tcp://host:port address: " + uri;
+        return -1;
+    }
+    addrinfo hints{}, *res = nullptr;
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    if (const int e =
+            ::getaddrinfo(uri.substr(6, colon - 6).c_str(), uri.c_str() + colon + 1, &hints, &res);
+        e != 0) {
+        why = "cannot resolve " + uri + ": " + gai_strerror(e);
+        return -1;
+    }
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+        const int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        if (::connect(fd, res->ai_addr, res->ai_addrlen) != 0 && errno != EINPROGRESS) {
+            why = "cannot connect to " + uri + ": " + std::strerror(errno);
+            ::close(fd);
+            ::freeaddrinfo(res);
+            return -1;
+        }
+    } else {
+        why = std::string("socket: ") + std::strerror(errno);
+    }
+    ::freeaddrinfo(res);
+    return fd;
 }
 
 // The IPv4 address of interface `want` (a name, or a CIDR the address falls in); "" if none.
@@ -81,8 +133,10 @@ std::vector<std::string> all_addresses() {
 }
 
 // The first of "tcp://ip:port" addresses that accepts a TCP connection within `limit` (all are
-// tried at once, as Open MPI's daemons do); "" when none does.
-std::string first_answering(const std::vector<std::string> &uris, std::chrono::milliseconds limit) {
+// tried at once, as Open MPI's daemons do): its connected socket, which becomes the link (the
+// others are closed), and its address in `winner`; -1 when none does.
+int first_answering(const std::vector<std::string> &uris, std::chrono::milliseconds limit,
+                    std::string &winner) {
     struct Try {
         std::string uri;
         int fd = -1;
@@ -104,9 +158,9 @@ std::string first_answering(const std::vector<std::string> &uris, std::chrono::m
         else
             ::close(fd);
     }
-    std::string winner;
+    int found = -1;
     const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (winner.empty() && !tries.empty()) {
+    while (found < 0 && !tries.empty()) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) break;
@@ -118,14 +172,22 @@ std::string first_answering(const std::vector<std::string> &uris, std::chrono::m
             int err = 0;
             socklen_t len = sizeof err;
             ::getsockopt(tries[i].fd, SOL_SOCKET, SO_ERROR, &err, &len);
-            if (err == 0 && winner.empty()) winner = tries[i].uri;
-            ::close(tries[i].fd);
+            if (err == 0 && found < 0) {
+                found = tries[i].fd;
+                winner = tries[i].uri;
+            } else {
+                ::close(tries[i].fd);
+            }
             tries[i].fd = -1;
         }
         std::erase_if(tries, [](const Try &t) { return t.fd < 0; });
     }
     for (auto &t : tries) ::close(t.fd);
-    return winner;
+    if (found >= 0) {
+        const int one = 1;
+        ::setsockopt(found, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    return found;
 }
 
 }  // namespace
@@ -151,42 +213,13 @@ TreeLink::~TreeLink() {
 }
 
 void TreeLink::open() {
-    if (s_.public_key.size() != 40 || s_.secret_key.size() != 40)
+    const auto pub = CurveKeypair::decode(s_.public_key);
+    const auto sec = CurveKeypair::decode(s_.secret_key);
+    if (!pub || !sec)
         throw std::runtime_error("the tree needs the allocation's CURVE keypair (Z85, 40 chars)");
-    if (!zmq_has("curve")) throw std::runtime_error("this libzmq has no CURVE security");
-    // Only brokers holding the allocation's key get in.
-    zap_ = zmq::socket_t(ctx_, zmq::socket_type::rep);
-    zap_.set(zmq::sockopt::linger, 0);
-    zap_.bind("inproc://zeromq.zap.01");
-    const auto secure = [&](zmq::socket_t &s) {
-        s.set(zmq::sockopt::linger, 0);
-        // Larger messages go in pieces (send_pieces): a peer that has not authenticated makes
-        // this broker hold little.
-        s.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(zmtp::kTcpFrameLimit));
-        s.set(zmq::sockopt::sndhwm, 0);  // a broker's messages are never dropped
-        s.set(zmq::sockopt::rcvhwm, 0);
-    };
+    public_key_ = *pub;
+    secret_key_ = *sec;
     if (!topology_.children(s_.rank).empty()) {
-        down_ = zmq::socket_t(ctx_, zmq::socket_type::router);
-        secure(down_);
-        down_.set(zmq::sockopt::router_mandatory, 1);
-        // A child that starts again (a standing tree's) takes its old connection's place.
-        down_.set(zmq::sockopt::router_handover, 1);
-        down_.set(zmq::sockopt::curve_server, 1);
-        down_.set(zmq::sockopt::curve_secretkey, s_.secret_key);
-        down_.set(zmq::sockopt::zap_domain, "zpmix-tree");
-        down_.set(zmq::sockopt::handshake_ivl, static_cast<int>(kHandshakeTimeout.count()));
-        // Children connect from their nodes, or all from one (brokers on one host, as in tests):
-        // a parent's children may be unauthenticated at once from one address.
-        gate_ = std::make_unique<TcpGate>(
-            reactor(), ctx_, log(),
-            TcpGate::Settings{.name = "tree",
-                              .max_unauthenticated = std::max<std::size_t>(16, 2 * s_.radix),
-                              .max_per_address = std::max<std::size_t>(8, s_.radix),
-                              .handshake_timeout = kHandshakeTimeout,
-                              .failures_burst = s_.failures_burst,
-                              .failures_per_minute = s_.failures_per_minute});
-        gate_->watch(down_);
         std::string ip = "0.0.0.0";
         if (!s_.tcp_if.empty()) {
             ip = interface_address(s_.tcp_if);
@@ -194,32 +227,44 @@ void TreeLink::open() {
                 throw std::runtime_error("tcp_if '" + s_.tcp_if +
                                          "': no up IPv4 interface of that name or network");
         }
-        down_.bind("tcp://" + ip + ":" + std::to_string(s_.standing ? s_.port : 0));
-        const std::string bound = down_.get(zmq::sockopt::last_endpoint);
-        const std::string port = bound.substr(bound.rfind(':') + 1);
+        // Children connect from their nodes, or all from one (brokers on one host, as in tests):
+        // a parent's children may be unauthenticated at once from one address.
+        LinkListener::Settings ls{.ip = ip,
+                                  .port = s_.standing ? s_.port : 0,
+                                  .max_unauthenticated = std::max<std::size_t>(16, 2 * s_.radix),
+                                  .max_per_address = std::max<std::size_t>(8, s_.radix),
+                                  .reserve = 0,
+                                  .failures_burst = s_.failures_burst,
+                                  .failures_per_minute = s_.failures_per_minute,
+                                  .connection = connection_settings()};
+        down_ = std::make_unique<LinkListener>(
+            reactor(), std::move(ls),
+            LinkListener::Callbacks{
+                .message = [this](LinkListener::Id id, const Frames &f) { from_child(id, f); },
+                .closed = [this](LinkListener::Id id,
+                                 const std::string &why) { child_closed(id, why); }},
+            log());
+        const std::string port = std::to_string(down_->listen());
         for (const auto &a : ip == "0.0.0.0" ? all_addresses() : std::vector<std::string>{ip})
             addresses_.push_back("tcp://" + a + ":" + port);
-        reactor().watch(down_, [this] { on_down(); });
-        reactor().watch(zap_, [this] { on_zap(); });
     }
     if (s_.rank != 0) {
-        // A standing tree's parent may start later: libzmq connects when it is up.
-        const std::string parent =
-            s_.standing ? s_.parent.at(0)
-                        : first_answering(s_.parent, std::chrono::milliseconds(10000));
-        if (parent.empty())
+        // A standing tree's parent may start later: connected again until it is up. A booted
+        // tree's parent is up: the first of its addresses to answer is the link.
+        int fd = -1;
+        if (s_.standing) {
+            parent_uri_ = s_.parent.at(0);
+        } else if (fd = first_answering(s_.parent, kHandshakeTimeout, parent_uri_); fd < 0) {
             throw std::runtime_error("no address of the parent broker answers (tried " +
                                      std::to_string(s_.parent.size()) + ")");
-        up_ = zmq::socket_t(ctx_, zmq::socket_type::dealer);
-        secure(up_);
-        up_.set(zmq::sockopt::curve_serverkey, s_.public_key);
-        up_.set(zmq::sockopt::curve_publickey, s_.public_key);
-        up_.set(zmq::sockopt::curve_secretkey, s_.secret_key);
-        up_.set(zmq::sockopt::routing_id, "b" + std::to_string(s_.rank));
-        up_.connect(parent);
-        up_.send(frame(Hello{s_.rank, s_.node, addresses_}), zmq::send_flags::none);
+        }
         parent_heard_ = waiting_said_ = Reactor::Clock::now();
-        reactor().watch(up_, [this] { on_up(); });
+        join_deadline_ = parent_heard_ + kHandshakeTimeout;
+        std::string why;
+        if (!connect_parent(fd, why)) {
+            if (!s_.standing) throw std::runtime_error(why);
+            parent_closed({});
+        }
     }
     heartbeat_timer_ = reactor().every(s_.heartbeat, [this] { beat(); });
     bus().set_remote_sink(reactor(), [this](const std::string &to, zmq::message_t msg) {
@@ -255,6 +300,78 @@ void TreeLink::open() {
                                   s_.boot_timeout.count(), missing));
         });
     }
+}
+
+std::size_t TreeLink::queue_bound() const {
+    return std::max<std::size_t>(s_.max_message * 4, std::size_t{256} << 20);
+}
+
+LinkConnection::Settings TreeLink::connection_settings() const {
+    // A neighbour whose output is not taken for lost_after is as lost as a silent one.
+    return LinkConnection::Settings{.public_key = public_key_,
+                                    .secret_key = secret_key_,
+                                    .peer_key = public_key_,
+                                    .max_message = s_.max_message,
+                                    .max_output = queue_bound(),
+                                    .handshake_timeout = kHandshakeTimeout,
+                                    .write_timeout = s_.lost_after};
+}
+
+bool TreeLink::connect_parent(int fd, std::string &why) {
+    if (fd < 0) fd = connect_to(parent_uri_, why);
+    if (fd < 0) return false;
+    auto settings = connection_settings();
+    settings.side = LinkConnection::Side::child;
+    up_ready_ = false;
+    up_ = std::make_unique<LinkConnection>(
+        reactor(), fd, parent_uri_.substr(6), settings,
+        LinkConnection::Callbacks{.ready =
+                                      [this] {
+                                          up_ready_ = true;
+                                          flush_up_queue();
+                                      },
+                                  .message =
+                                      [this](const Frames &f) {
+                                          if (parent_lost_) return;
+                                          parent_heard_ = Reactor::Clock::now();
+                                          from_parent(f);
+                                      },
+                                  .closed = [this](const std::string &why) { parent_closed(why); }},
+        log());
+    up_->start();
+    const zmq::message_t hello = frame(Hello{s_.rank, s_.node, addresses_});
+    up_->send({view(hello)});
+    return true;
+}
+
+void TreeLink::parent_closed(const std::string &why) {
+    up_.reset();
+    if (stopping_ || parent_lost_ || reconnect_timer_) return;
+    std::chrono::milliseconds again = kReconnect;
+    if (!s_.standing) {
+        // A connection that ended before its handshake did never reached the parent's link (its
+        // port turns away connections beyond its bounds for the moment): tried again, sooner
+        // each time at first, until the join deadline. Past the handshake, it is a loss.
+        const auto now = Reactor::Clock::now();
+        if (up_ready_ || welcomed_ || now >= join_deadline_)
+            return parent_gone(why.empty() ? "its connection ended"
+                                           : "its connection ended: " + why);
+        again = std::min(kReconnect, kFirstRetry * (1 << std::min(retries_, 6)));
+        ++retries_;
+        log().info(
+            "the parent broker ended the connection before the handshake ({}): trying "
+            "again in {} ms",
+            why.empty() ? "no reason" : why, again.count());
+    } else if (welcomed_) {
+        return parent_gone(why.empty() ? "its connection ended" : "its connection ended: " + why);
+    }
+    // A standing tree's parent that is not up yet (beat() says we wait), or a booted one whose
+    // port turned us away: tried again.
+    reconnect_timer_ = reactor().after(again, [this] {
+        reconnect_timer_ = 0;
+        std::string e;
+        if (!connect_parent(-1, e)) parent_closed({});
+    });
 }
 
 std::string TreeLink::wait_ready(std::chrono::milliseconds limit) {
@@ -304,122 +421,94 @@ void TreeLink::joined(const Envelope &, msg::TreeJoinedElsewhere &m) {
     broadcast(msg::TreeJoined{m.rank});
 }
 
-void TreeLink::on_zap() {
-    // version, request id, domain, address, routing id, mechanism, client key
-    auto req = next_message(zap_);
-    if (req.size() < 6) return;
-    std::string status = "400", text = "not a broker of this allocation";
-    if (req[5].to_string() == "CURVE" && req.size() >= 7 && req[6].size() == 32) {
-        char z85[41] = {};
-        zmq_z85_encode(z85, static_cast<const std::uint8_t *>(req[6].data()), 32);
-        if (s_.public_key == z85) status = "200", text = "OK";
-    }
-    if (status != "200" && gate_) gate_->refused_credentials(req[3].to_string());
-    std::uint64_t left_out = 0;
-    if (status != "200" && refusals_.allow(left_out))
-        log().warn("refused a tree connection from {}: not the allocation's key{}",
-                   req[3].to_string(), LogThrottle::suffix(left_out));
-    zap::reply(zap_, req[1], status, text, "broker");
-}
-
-void TreeLink::on_down() {
-    for (int n = 0; n < 256; ++n) {
-        auto parts = next_message(down_);
-        if (parts.empty()) return;
-        try {
-            if (parts.size() >= 2) from_child(parts);
-        } catch (const DecodeError &e) {
-            log_peer(peer_key({}, parts[0].to_string_view()), spdlog::level::warn,
-                     "dropped a malformed frame from a child: {}", e.what());
-        }
-    }
-}
-
-void TreeLink::from_child(std::vector<zmq::message_t> &parts) {
-    const std::string rid = parts[0].to_string();
-    if (const int fd = zmq_msg_get(parts[1].handle(), ZMQ_SRCFD); fd >= 0 && gate_)
-        gate_->authenticated(fd);
-    const Envelope env = decode(parts[1], DecodeLimits{.max_message = s_.max_message});
-    if (env.type == Hello::type) {
-        const auto h = env.as<Hello>();
-        std::string why;
-        if (env.version != kProtocolVersion)
-            why = fmt::format(
-                "protocol version {} is not this broker's ({}): run the same zpmix release on "
-                "every node",
-                env.version, kProtocolVersion);
-        else if (h.rank >= s_.size || topology_.parent(h.rank) != s_.rank)
-            why = fmt::format("rank {} is not a child of broker {}", h.rank, s_.rank);
-        down_.send(zmq::buffer(rid), zmq::send_flags::sndmore);
-        down_.send(frame(Welcome{why.empty(), why}), zmq::send_flags::none);
-        if (!why.empty())
-            return log_peer(peer_key({}, rid), spdlog::level::err, "refused broker {} on {}: {}",
-                            h.rank, h.node, why);
-        // A child that started again: what ran under its old self is gone.
-        if (children_.contains(h.rank)) child_lost(h.rank, "it started again");
-        children_[h.rank] = {rid, Reactor::Clock::now()};
-        send(remote_address(0, "tree"), BrokerOnline{h.rank, h.addresses});
-        return;
-    }
-    // Anything else from a child that never said hello is dropped.
-    auto child = std::find_if(children_.begin(), children_.end(),
-                              [&](const auto &c) { return c.second.rid == rid; });
-    if (child == children_.end()) return;
-    child->second.last_heard = Reactor::Clock::now();
-    if (env.type == Hop::type && parts.size() >= 3) {
-        const auto h = env.as<Hop>();
-        auto payload = zpmix::joined(parts, 2, s_.max_message);
-        if (!payload)
-            return log_peer(fmt::format("broker {}", child->first), spdlog::level::warn,
-                            "dropped a message from broker {} over {} bytes", child->first,
-                            s_.max_message);
-        route(h.to, h.from, h.address, *payload, false);
-    }
-}
-
-void TreeLink::on_up() {
-    for (int n = 0; n < 256 && !parent_lost_; ++n) {
-        auto parts = next_message(up_);
-        if (parts.empty()) return;
-        parent_heard_ = Reactor::Clock::now();
-        try {
-            from_parent(parts);
-        } catch (const DecodeError &e) {
-            log_peer("the parent broker", spdlog::level::warn,
-                     "dropped a malformed frame from the parent: {}", e.what());
-        }
-    }
-}
-
-void TreeLink::from_parent(std::vector<zmq::message_t> &parts) {
-    const Envelope env = decode(parts[0], DecodeLimits{.max_message = s_.max_message});
-    if (env.type == Welcome::type) {
-        const auto w = env.as<Welcome>();
-        if (w.ok) {
-            welcomed_ = true;
-            if (s_.standing) log().info("joined the tree as broker {} of {}", s_.rank, s_.size);
+void TreeLink::from_child(LinkListener::Id conn, const Frames &frames) {
+    try {
+        const Envelope env =
+            decode(frames[0].data(), frames[0].size(), DecodeLimits{.max_message = s_.max_message});
+        if (env.type == Hello::type) {
+            const auto h = env.as<Hello>();
+            std::string why;
+            if (env.version != kProtocolVersion)
+                why = fmt::format(
+                    "protocol version {} is not this broker's ({}): run the same zpmix release "
+                    "on every node",
+                    env.version, kProtocolVersion);
+            else if (h.rank >= s_.size || topology_.parent(h.rank) != s_.rank)
+                why = fmt::format("rank {} is not a child of broker {}", h.rank, s_.rank);
+            else if (child_of_.contains(conn))
+                why = "a second hello";
+            const zmq::message_t answer = frame(Welcome{why.empty(), why});
+            down_->send(conn, {view(answer)});
+            if (!why.empty())
+                return log_peer(down_->address(conn), spdlog::level::err,
+                                "refused broker {} on {}: {}", h.rank, h.node, why);
+            // A child that started again: what ran under its old self is gone.
+            if (auto old = children_.find(h.rank); old != children_.end()) {
+                const LinkListener::Id old_conn = old->second.conn;
+                child_lost(h.rank, "it started again");
+                down_->close(old_conn, "replaced by a new connection of the same broker");
+            }
+            children_[h.rank] = {conn, Reactor::Clock::now()};
+            child_of_[conn] = h.rank;
+            send(remote_address(0, "tree"), BrokerOnline{h.rank, h.addresses});
             return;
         }
-        log().critical("the parent broker refused this one: {}", w.why);
-        set_ready(w.why);
-        parent_gone("refused: " + w.why);
-    } else if (env.type == Stop::type) {
-        log().info("the allocation is stopping");
-        parent_gone({});
-    } else if (env.type == Hop::type && parts.size() >= 2) {
-        const auto h = env.as<Hop>();
-        auto payload = zpmix::joined(parts, 1, s_.max_message);
-        if (!payload)
-            return log_peer("the parent broker", spdlog::level::warn,
-                            "dropped a message from the parent over {} bytes", s_.max_message);
-        route(h.to, h.from, h.address, *payload, true);
+        // Anything else from a child that never said hello is dropped.
+        auto of = child_of_.find(conn);
+        if (of == child_of_.end()) return;
+        auto child = children_.find(of->second);
+        if (child == children_.end()) return;
+        child->second.last_heard = Reactor::Clock::now();
+        if (env.type == Hop::type && frames.size() >= 2) {
+            const auto h = env.as<Hop>();
+            route(h.to, h.from, h.address, payload_of(frames), false);
+        }
+    } catch (const DecodeError &e) {
+        log_peer(down_->address(conn), spdlog::level::warn,
+                 "dropped a malformed frame from a child: {}", e.what());
+    }
+}
+
+void TreeLink::child_closed(LinkListener::Id conn, const std::string &why) {
+    auto of = child_of_.find(conn);
+    if (of == child_of_.end()) return;
+    const Rank r = of->second;
+    child_of_.erase(of);
+    if (auto c = children_.find(r); c != children_.end() && c->second.conn == conn)
+        child_lost(r, why);
+}
+
+void TreeLink::from_parent(const Frames &frames) {
+    try {
+        const Envelope env =
+            decode(frames[0].data(), frames[0].size(), DecodeLimits{.max_message = s_.max_message});
+        if (env.type == Welcome::type) {
+            const auto w = env.as<Welcome>();
+            if (w.ok) {
+                welcomed_ = true;
+                if (s_.standing) log().info("joined the tree as broker {} of {}", s_.rank, s_.size);
+                return;
+            }
+            log().critical("the parent broker refused this one: {}", w.why);
+            set_ready(w.why);
+            parent_gone("refused: " + w.why);
+        } else if (env.type == Stop::type) {
+            log().info("the allocation is stopping");
+            parent_gone({});
+        } else if (env.type == Hop::type && frames.size() >= 2) {
+            const auto h = env.as<Hop>();
+            route(h.to, h.from, h.address, payload_of(frames), true);
+        }
+    } catch (const DecodeError &e) {
+        log_peer("the parent broker", spdlog::level::warn,
+                 "dropped a malformed frame from the parent: {}", e.what());
     }
 }
 
 void TreeLink::beat() {
     const auto now = Reactor::Clock::now();
-    zmq::message_t b = frame(Beat{s_.rank});
-    if (up_ && !parent_lost_ && s_.standing && !welcomed_) {
+    const zmq::message_t b = frame(Beat{s_.rank});
+    if (s_.rank != 0 && !parent_lost_ && s_.standing && !welcomed_) {
         // Its parent may not be up yet: waited for, said every 10 s, no beats queued for it.
         if (now - waiting_said_ >= std::chrono::seconds(10)) {
             waiting_said_ = now;
@@ -430,10 +519,7 @@ void TreeLink::beat() {
         if (now - parent_heard_ > s_.lost_after)
             return parent_gone(
                 fmt::format("the parent broker was silent for {} ms", s_.lost_after.count()));
-        zmq::message_t copy;
-        copy.copy(b);
-        std::vector<zmq::message_t *> f{&copy};
-        send_up(f);
+        send_up({view(b)});
     }
     std::vector<Rank> silent;
     for (auto &[r, c] : children_) {
@@ -441,10 +527,7 @@ void TreeLink::beat() {
             silent.push_back(r);
             continue;
         }
-        zmq::message_t copy;
-        copy.copy(b);
-        std::vector<zmq::message_t *> f{&copy};
-        send_down(r, f);
+        send_down(r, {view(b)});
     }
     for (Rank r : silent) child_lost(r, fmt::format("silent for {} ms", s_.lost_after.count()));
     // A child that never joined after its parent's boot deadline is the root's to report.
@@ -468,26 +551,17 @@ void TreeLink::send_remote(const std::string &to, zmq::message_t msg) {
         }
         dest = static_cast<Rank>(r);
     }
-    route(dest, s_.rank, address, msg, false);
+    route(dest, s_.rank, address, view(msg), false);
 }
 
-void TreeLink::route(Rank to, Rank from, const std::string &address, zmq::message_t &payload,
+void TreeLink::route(Rank to, Rank from, const std::string &address, std::string_view payload,
                      bool from_parent) {
-    zmq::message_t header = frame(Hop{to, from, address});
-    auto forward_down = [&](Rank child) {
-        zmq::message_t h, p;
-        h.copy(header);
-        p.copy(payload);
-        std::vector<zmq::message_t *> f{&h, &p};
-        send_down(child, f);
-    };
+    const zmq::message_t header = frame(Hop{to, from, address});
+    const Frames frames{view(header), payload};
     if (to == kEveryone) {
         // Up to the root first, then down to everyone, so that all see one order.
-        if (s_.rank != 0 && !from_parent) {
-            std::vector<zmq::message_t *> f{&header, &payload};
-            return send_up(f);
-        }
-        for (const auto &[r, c] : children_) forward_down(r);
+        if (s_.rank != 0 && !from_parent) return send_up(frames);
+        for (const auto &[r, c] : children_) send_down(r, frames);
         return deliver(from, address, payload);
     }
     if (to == s_.rank) return deliver(from, address, payload);
@@ -496,27 +570,24 @@ void TreeLink::route(Rank to, Rank from, const std::string &address, zmq::messag
             log().info("broker {} is not reachable: message to {} dropped", to, address);
             return;
         }
-        return forward_down(*child);
+        return send_down(*child, frames);
     }
     if (s_.rank == 0) {
         log().warn("no broker {}: message to {} dropped", to, address);
         return;
     }
-    std::vector<zmq::message_t *> f{&header, &payload};
-    send_up(f);
+    send_up(frames);
 }
 
-void TreeLink::deliver(Rank from, const std::string &address, zmq::message_t &payload) {
+void TreeLink::deliver(Rank from, const std::string &address, std::string_view payload) {
     Actor *actor = bus().find(address);
     if (!actor) {  // a peer of this broker (a routing id): the bytes go as they are
-        zmq::message_t copy;
-        copy.copy(payload);
-        bus().send(address, std::move(copy));
+        bus().send(address, zmq::message_t(payload.data(), payload.size()));
         return;
     }
     Envelope env;
     try {
-        env = decode(payload, DecodeLimits{.max_message = s_.max_message});
+        env = decode(payload.data(), payload.size(), DecodeLimits{.max_message = s_.max_message});
     } catch (const DecodeError &e) {
         log_peer(fmt::format("broker {}", from), spdlog::level::warn,
                  "dropped a malformed message from broker {}: {}", from, e.what());
@@ -528,32 +599,38 @@ void TreeLink::deliver(Rank from, const std::string &address, zmq::message_t &pa
     actor->reactor().post([actor, env = std::move(env)] { actor->dispatch(env); });
 }
 
-void TreeLink::send_down(Rank child, const std::vector<zmq::message_t *> &frames) {
+void TreeLink::send_down(Rank child, const Frames &frames) {
     auto it = children_.find(child);
-    if (it == children_.end()) return;
-    try {
-        down_.send(zmq::buffer(it->second.rid), zmq::send_flags::sndmore);
-        send_pieces(down_, frames);
-    } catch (const zmq::error_t &e) {  // EHOSTUNREACH: its connection is gone
-        // Later: the caller may be going through children_.
-        reactor().post([this, child, why = std::string(e.what())] { child_lost(child, why); });
+    if (it == children_.end() || !down_) return;
+    // A connection that is over reports its end itself (child_closed).
+    down_->send(it->second.conn, frames);
+}
+
+void TreeLink::send_up(const Frames &frames) {
+    if (parent_lost_) return;
+    if (up_ && up_ready_) {
+        up_->send(frames);
+        return;
     }
+    // No connection past its handshake yet (a standing tree's parent not up, a connection tried
+    // again): held here, so that one that fails before its handshake loses none of it.
+    std::size_t bytes = 0;
+    for (auto f : frames) bytes += f.size();
+    if (up_queue_bytes_ + bytes > queue_bound()) {
+        log().warn("dropped a message for the parent broker: {} bytes wait for its connection",
+                   up_queue_bytes_);
+        return;
+    }
+    up_queue_bytes_ += bytes;
+    up_queue_.emplace_back(frames.begin(), frames.end());
 }
 
-void TreeLink::send_up(const std::vector<zmq::message_t *> &frames) {
-    if (!up_ || parent_lost_) return;
-    send_pieces(up_, frames);
-}
-
-// The frames as one message, each in pieces of at most zmtp::kTcpFrameBytes (the largest frame
-// a broker's tree socket takes); only a Hop's payload is ever that large, and comes last.
-void TreeLink::send_pieces(zmq::socket_t &s, const std::vector<zmq::message_t *> &frames) {
-    for (std::size_t i = 0; i < frames.size(); ++i) {
-        const bool more = i + 1 < frames.size();
-        if (frames[i]->size() > zmtp::kTcpFrameBytes)
-            send_in_pieces(s, frames[i]->data(), frames[i]->size(), zmq::send_flags::none, more);
-        else
-            s.send(*frames[i], more ? zmq::send_flags::sndmore : zmq::send_flags::none);
+void TreeLink::flush_up_queue() {
+    while (!up_queue_.empty() && up_ && up_ready_ && !parent_lost_) {
+        const Frames frames(up_queue_.front().begin(), up_queue_.front().end());
+        up_->send(frames);
+        for (auto f : frames) up_queue_bytes_ -= f.size();
+        up_queue_.pop_front();
     }
 }
 
@@ -599,25 +676,22 @@ void TreeLink::parent_gone(const std::string &why) {
 void TreeLink::shutdown() {
     if (stopping_) return;
     stopping_ = true;
-    for (const auto &[r, c] : children_) {
-        zmq::message_t s = frame(Stop{"the allocation is stopping"});
-        std::vector<zmq::message_t *> f{&s};
-        send_down(r, f);
-    }
+    const zmq::message_t stop = frame(Stop{"the allocation is stopping"});
+    for (const auto &[r, c] : children_) send_down(r, {view(stop)});
     if (heartbeat_timer_) reactor().cancel(heartbeat_timer_);
     heartbeat_timer_ = 0;
+    if (reconnect_timer_) reactor().cancel(std::exchange(reconnect_timer_, 0));
 }
 
 void TreeLink::close() {
     // After a failed boot an agent may hang (a node that does not answer): no wait for it.
     if (boot_) boot_->reap(std::chrono::milliseconds(boot_failed_ ? 0 : 5000));
     boot_.reset();
-    // The children's Stop must leave before the socket goes (bounded: a dead child takes none).
-    if (down_) down_.set(zmq::sockopt::linger, 1000);
-    if (gate_) gate_->close();
-    for (zmq::socket_t *s : {&up_, &down_, &zap_})
-        if (*s) s->close();
-    ctx_.close();
+    // The children's Stop must leave before the connections go (bounded: a dead child takes
+    // none).
+    if (down_) down_->close_all(Reactor::Clock::now() + std::chrono::milliseconds(1000));
+    down_.reset();
+    up_.reset();
 }
 
 }  // namespace zpmix::tree

@@ -2,22 +2,27 @@
 // TreeLink (`tree`): this broker's links to the other brokers of its allocation, joined in a k-ary
 // tree (topology.hpp). It carries the actors' "@<rank>/<address>" and "@*/<address>" messages
 // (actors/runtime/address.hpp), boots the tree at the root (boot.hpp) and watches its neighbours.
-// Wire: a DEALER to the parent's ROUTER over TCP with CURVE (one keypair per allocation, admitted
-// by a ZAP handler); frames "H" hello, answered "W" or "X" (why not), "B" heartbeat, "S" shutdown,
-// "M" an envelope. No frame is over zmtp::kTcpFrameLimit: a larger envelope goes in pieces,
-// rejoined by the next broker, and a TcpGate bounds the connections that have not authenticated
-// on the listening ROUTER. The whole story: docs/tree.md.
+// Wire: ZMTP 3.0 with CURVE over TCP (one keypair per allocation), read and written on this
+// broker's reactor (link_connection.hpp: the child's end a DEALER, the parent's a ROUTER, as
+// libzmq would have them); messages (actors/protocol/tree.hpp) tree.hello, answered tree.welcome
+// {ok, why}, tree.beat, tree.stop, and tree.hop {to, from, address} followed by the envelope it
+// carries. No frame is over zmtp::kTcpFrameLimit: a larger envelope goes in pieces, rejoined by
+// the next broker; the tree port bounds the connections that have not authenticated
+// (link_listener.hpp). The whole story: docs/tree.md.
 //
 // Invariants and limits:
 // - FIFO per pair of neighbours, delivered with env.from = "@<sender>/<from>" and a broker
 //   session; "@*" reaches every broker, the sender included, through the root.
 // - Actors on the link's reactor receive in arrival order, before the next frame is read.
-// - A neighbour silent for `lost_after` is lost: TreeLost to the actors, TreeLostElsewhere to every
-//   other broker, once per broker. A broker that lost its parent shuts down; no reconnection.
+// - A neighbour silent for `lost_after`, or whose output is not taken for as long, is lost:
+//   TreeLost to the actors, TreeLostElsewhere to every other broker, once per broker. A broker
+//   that lost its parent shuts down; no reconnection once the handshake ended (a connection its
+//   parent's port turned away before that is tried again, within the handshake timeout).
 // - A standing tree (LinkSettings.standing): the members are known at start and nobody boots
-//   anyone; a broker waits for its parent as long as it takes, and one restarted after a loss
-//   joins again (tree.joined, told to every broker).
+//   anyone; a broker waits for its parent as long as it takes (connecting again every second),
+//   and one restarted after a loss joins again (tree.joined, told to every broker).
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <future>
 #include <map>
@@ -25,16 +30,14 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
-
-#include <zmq.hpp>
 
 #include "actors/protocol/tree.hpp"
 #include "actors/runtime/actor.hpp"
-#include "actors/runtime/log_throttle.hpp"
-#include "actors/runtime/tcp_gate.hpp"
 #include "actors/tree/boot.hpp"
 #include "actors/tree/broker_map.hpp"
+#include "actors/tree/link_listener.hpp"
 #include "actors/tree/topology.hpp"
 
 namespace zpmix::tree {
@@ -78,22 +81,31 @@ class TreeLink : public Actor {
 
   private:
     struct Child {
-        std::string rid;  // routing id on the ROUTER
+        LinkListener::Id conn = 0;  // its connection on down_
         Reactor::Clock::time_point last_heard;
     };
+    using Frames = std::vector<std::string_view>;
 
     LinkSettings s_;
     Topology topology_;
     BrokerMap &brokers_;
     std::function<void(bool lost)> on_parent_gone_;  // lost, or it stopped (its Stop came)
     std::shared_ptr<const PeerSession> session_;     // attached to every message from a broker
-    zmq::context_t ctx_;
-    zmq::socket_t zap_, down_, up_;
-    std::unique_ptr<TcpGate> gate_;  // on down_ (after ctx_: its monitor closes first)
-    LogThrottle refusals_;           // of connections without the allocation's key
+    CurveKey public_key_{}, secret_key_{};           // the allocation's
+    std::unique_ptr<LinkListener> down_;             // where the children connect
+    std::unique_ptr<LinkConnection> up_;             // to the parent
+    std::string parent_uri_;                         // the parent's address it connects to
+    Reactor::TimerId reconnect_timer_ = 0;           // the parent is to be tried again
+    bool up_ready_ = false;                          // up_'s handshake ended
+    // For the parent while no connection to it is past its handshake, in order.
+    std::deque<std::vector<std::string>> up_queue_;
+    std::size_t up_queue_bytes_ = 0;
+    int retries_ = 0;                           // of a booted tree's connection to it
+    Reactor::Clock::time_point join_deadline_;  // when a booted tree stops trying it
     std::vector<std::string> addresses_;
-    std::map<Rank, Child> children_;  // joined children, by rank
-    std::set<Rank> lost_;             // brokers known lost (told to the actors once)
+    std::map<Rank, Child> children_;             // joined children, by rank
+    std::map<LinkListener::Id, Rank> child_of_;  // their connections
+    std::set<Rank> lost_;                        // brokers known lost (told to the actors once)
     Reactor::Clock::time_point parent_heard_;
     bool parent_lost_ = false, stopping_ = false;
     bool welcomed_ = false;                            // the parent answered our Hello
@@ -111,23 +123,29 @@ class TreeLink : public Actor {
     // TreeLost to this broker's actors, with the lost brokers' nodes.
     void tell_lost(std::vector<Rank> lost, bool parent);
 
-    void on_zap();
-    // A bounded batch of frames per wake-up; a malformed one is dropped with a log line.
-    void on_down();
-    void on_up();
-    void from_child(std::vector<zmq::message_t> &parts);   // [routing id, frame, payload...]
-    void from_parent(std::vector<zmq::message_t> &parts);  // [frame, payload...]
-    void send_pieces(zmq::socket_t &s, const std::vector<zmq::message_t *> &frames);
+    // What may wait for a neighbour, queued or unsent: max(4 x max_message, 256 MiB).
+    std::size_t queue_bound() const;
+    LinkConnection::Settings connection_settings() const;
+    // Connects to parent_uri_ (or takes `fd`, connected there) and says hello (the Hello waits
+    // for the handshake); false when the address cannot be used, with why.
+    bool connect_parent(int fd, std::string &why);
+    void parent_closed(const std::string &why);
+    // A malformed frame is dropped with a log line.
+    void from_child(LinkListener::Id conn, const Frames &frames);  // [frame, payload pieces...]
+    void child_closed(LinkListener::Id conn, const std::string &why);
+    void from_parent(const Frames &frames);  // [frame, payload pieces...]
     void beat();
     // A message for `to` ("@<rank>/<address>" or "@*/<address>"), from an actor of this broker.
     void send_remote(const std::string &to, zmq::message_t msg);
-    // Routes a message (its envelope frame) from broker `from` that came down from the parent,
-    // or else from a child or this broker's actors.
-    void route(Rank to, Rank from, const std::string &address, zmq::message_t &payload,
+    // Routes a message (its envelope) from broker `from` that came down from the parent, or else
+    // from a child or this broker's actors.
+    void route(Rank to, Rank from, const std::string &address, std::string_view payload,
                bool from_parent);
-    void deliver(Rank from, const std::string &address, zmq::message_t &payload);
-    void send_down(Rank child, const std::vector<zmq::message_t *> &frames);
-    void send_up(const std::vector<zmq::message_t *> &frames);
+    void deliver(Rank from, const std::string &address, std::string_view payload);
+    void send_down(Rank child, const Frames &frames);
+    // To the parent: sent, or held until a connection to it is past its handshake.
+    void send_up(const Frames &frames);
+    void flush_up_queue();
     void child_lost(Rank child, const std::string &why);
     void parent_gone(const std::string &why);
     void set_ready(std::string error);

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The table tests/bench/run_scale prints (stdin) as an SVG plot (stdout): the barrier's median
-against the number of brokers, one line per radix, axes logarithmic, with a dashed curve growing
-as log2(N) from the smallest figure for comparison (what a fence costs when each broker has its
-own core: one step per level of the tree)."""
+"""The table tests/bench/run_scale or tree_model prints (stdin) as an SVG plot (stdout): the
+barrier's median against the number of brokers (or nodes), one line per radix, axes logarithmic,
+with a dashed curve growing as log2(N) from the smallest figure for comparison (what a fence costs
+when each broker has its own core: one step per level of the tree). Arguments replace the title
+and the x axis's name."""
 import math
 import sys
 
@@ -19,6 +20,8 @@ if not rows:
     sys.exit("plot_scale: no rows in the input (the output of tests/bench/run_scale)")
 
 W, H, L, R, T, B = 640, 400, 70, 20, 30, 50
+title = sys.argv[1] if len(sys.argv) > 1 else "fence (barrier) across N brokers, one rank each, median"
+x_name = sys.argv[2] if len(sys.argv) > 2 else "brokers"
 ns = sorted({n for pts in rows.values() for n, _ in pts})
 ys = [y for pts in rows.values() for _, y in pts]
 x0, x1 = math.log2(ns[0]), math.log2(ns[-1]) if ns[-1] > ns[0] else math.log2(ns[0]) + 1
@@ -36,11 +39,10 @@ def py(us):
 out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
        'font-family="sans-serif" font-size="12">',
        f'<rect width="{W}" height="{H}" fill="white"/>',
-       f'<text x="{W / 2}" y="18" text-anchor="middle">fence (barrier) across N brokers, '
-       'one rank each, median</text>',
+       f'<text x="{W / 2}" y="18" text-anchor="middle">{title}</text>',
        f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>',
        f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>',
-       f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">brokers (log scale)</text>',
+       f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">{x_name} (log scale)</text>',
        f'<text x="16" y="{(T + H - B) / 2}" transform="rotate(-90 16 {(T + H - B) / 2})" '
        'text-anchor="middle">µs (log scale)</text>']
 for n in ns:

@@ -16,11 +16,11 @@
 #include <string>
 #include <string_view>
 
-#include "client/zmtp_curve.hpp"
+#include "actors/runtime/zmtp_curve.hpp"
 
 namespace {
 
-using zpmix::client::CurveClient;
+using zpmix::CurveClient;
 using Key = CurveClient::Key;
 
 struct Keys {
