@@ -561,6 +561,8 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
     wait_flag(&flag, "deregister_nspace callback");
     say("host fences %d dmodex-served %d\n", fences, dmodex_served);
     if ((rc = PMIx_server_finalize()) != PMIX_SUCCESS) die("PMIx_server_finalize", rc);
+    PMIX_INFO_DESTRUCT(&init[0]);
+    PMIX_INFO_DESTRUCT(&init[1]);
     rc = PMIx_server_register_nspace(nspace, 1, NULL, 0, NULL, NULL);
     if (rc != PMIX_ERR_INIT) die("register_nspace after PMIx_server_finalize", rc);
     if ((rc = PMIx_server_finalize()) != PMIX_ERR_INIT) die("a second PMIx_server_finalize", rc);
