@@ -321,9 +321,35 @@ bool ModexStore::directory_elsewhere(const Envelope &env, std::uint8_t range) co
            range != PMIX_RANGE_LOCAL;
 }
 
+static msg::HostPublish for_host(const msg::Publish &m) {
+    return {m};
+}
+static msg::HostLookup for_host(const msg::Lookup &m) {
+    return {m};
+}
+static msg::HostUnpublish for_host(const msg::Unpublish &m) {
+    return {m};
+}
+
+// Under a host, its directory (the publish, lookup and unpublish upcalls) holds what a hosted
+// job publishes beyond a node; this broker's holds the node's ranges.
+bool ModexStore::directory_of_host(const msg::Proc &caller, std::uint8_t range) const {
+    if (range == PMIX_RANGE_PROC_LOCAL || range == PMIX_RANGE_LOCAL) return false;
+    const auto snapshot = namespaces_.snapshot();
+    const auto job = snapshot->find(caller.nspace);
+    return job != snapshot->end() && job->second->hosted;
+}
+
 template <class Msg>
 void ModexStore::relay_to_root(const Envelope &env, const Msg &m, std::uint32_t timeout_ms) {
+    if (directory_of_host(m.proc, m.range)) return relay_to(env, for_host(m), timeout_ms, "host");
     if (lost_.contains(0)) return reply_error(env, PMIX_ERR_UNREACH, "the root broker is lost");
+    relay_to(env, m, timeout_ms, remote_address(0, name()));
+}
+
+template <class Msg>
+void ModexStore::relay_to(const Envelope &env, const Msg &m, std::uint32_t timeout_ms,
+                          const std::string &to) {
     const std::uint64_t id = next_waiter_++;
     Relay r{return_address(env), 0, 0};
     if (timeout_ms > 0)
@@ -332,7 +358,7 @@ void ModexStore::relay_to_root(const Envelope &env, const Msg &m, std::uint32_t 
             if (node) reply_error(node.mapped().req, PMIX_ERR_TIMEOUT, "timed out");
         });
     relays_.emplace(id, std::move(r));
-    send(remote_address(0, name()), m, id);
+    send(to, m, id);
 }
 
 void ModexStore::relayed_ok(const Envelope &env, msg::Ok &m) {
@@ -350,7 +376,8 @@ void ModexStore::relayed_lookup(const Envelope &env, msg::LookupReply &m) {
 }
 
 void ModexStore::publish(const Envelope &env, msg::Publish &m) {
-    if (directory_elsewhere(env, m.range)) return relay_to_root(env, m, default_wait());
+    if (directory_elsewhere(env, m.range) || directory_of_host(m.proc, m.range))
+        return relay_to_root(env, m, default_wait());
     std::vector<std::pair<std::string, msg::Blob>> entries;
     for_each_entry(m.data, [&](std::string key, const msgpack::object &value) {
         msgpack::sbuffer buf;
@@ -406,7 +433,7 @@ void ModexStore::lookup(const Envelope &env, msg::Lookup &m) {
         reply_error(env, PMIX_ERR_BAD_PARAM, "lookup without keys");
         return;
     }
-    if (directory_elsewhere(env, m.range))
+    if (directory_elsewhere(env, m.range) || directory_of_host(m.proc, m.range))
         return relay_to_root(env, m, m.wait ? m.timeout_ms : default_wait());
     if (try_lookup(env, m)) return;
     const std::uint64_t id = next_waiter_++;
@@ -420,7 +447,8 @@ void ModexStore::lookup(const Envelope &env, msg::Lookup &m) {
 }
 
 void ModexStore::unpublish(const Envelope &env, msg::Unpublish &m) {
-    if (directory_elsewhere(env, m.range)) return relay_to_root(env, m, default_wait());
+    if (directory_elsewhere(env, m.range) || directory_of_host(m.proc, m.range))
+        return relay_to_root(env, m, default_wait());
     const std::set<std::string> keys(m.keys.begin(), m.keys.end());
     const auto removed = std::erase_if(published_, [&](const auto &kv) {
         return kv.second.publisher == m.proc && (keys.empty() || keys.contains(kv.first));

@@ -22,7 +22,8 @@
 // as for a reader on another node.
 //
 // Publish/lookup: one directory per broker for ranges within its node (PROC_LOCAL, LOCAL); the
-// root's for every other range, to which the other brokers relay those requests.
+// root's for every other range, to which the other brokers relay those requests. Under a host, a
+// hosted job's wider ranges go to the host's publish/lookup/unpublish upcalls (`host` actor).
 //
 // A client commits, publishes and looks up only as itself (msg::acting_proc, checked before any
 // handler runs); over tcp it reads only its own job's data.
@@ -108,11 +109,15 @@ class ModexStore : public Actor {
     void tree_joined(const Envelope &env, msg::TreeJoined &m);
     void relayed_ok(const Envelope &env, msg::Ok &m);
     void relayed_lookup(const Envelope &env, msg::LookupReply &m);
-    // Whether a publish/lookup/unpublish in `range` goes to the root's directory, and sending it
-    // there (bounded by timeout_ms, 0: no limit).
+    // Whether a publish/lookup/unpublish in `range` goes to the root's directory, or (a hosted
+    // job's) to the host's, and sending it there (bounded by timeout_ms, 0: no limit).
     bool directory_elsewhere(const Envelope &env, std::uint8_t range) const;
+    bool directory_of_host(const msg::Proc &caller, std::uint8_t range) const;
     template <class Msg>
     void relay_to_root(const Envelope &env, const Msg &m, std::uint32_t timeout_ms);
+    template <class Msg>
+    void relay_to(const Envelope &env, const Msg &m, std::uint32_t timeout_ms,
+                  const std::string &to);
     std::uint32_t default_wait() const { return static_cast<std::uint32_t>(default_wait_.count()); }
 
     // The node of a process (`here`, this broker's, for a process the table does not know, or

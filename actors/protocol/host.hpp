@@ -12,6 +12,7 @@
 #include "actors/protocol/common.hpp"
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/map.hpp"
+#include "actors/protocol/modex.hpp"
 #include "actors/protocol/session.hpp"
 
 namespace zpmix::msg {
@@ -102,6 +103,25 @@ struct HostNotify {
     static constexpr const char *type = "host.notify";
     Event event;
     ZPMIX_MSG_MAP(event);
+};
+
+// modex -> host: a hosted client's publish, lookup or unpublish in a range beyond its node (the
+// host's publish, lookup and unpublish upcalls), answered to modex under the same id: an Ok, a
+// LookupReply, or an ErrorReply.
+struct HostPublish {
+    static constexpr const char *type = "host.publish";
+    Publish request;
+    ZPMIX_MSG_MAP(request);
+};
+struct HostLookup {
+    static constexpr const char *type = "host.lookup";
+    Lookup request;
+    ZPMIX_MSG_MAP(request);
+};
+struct HostUnpublish {
+    static constexpr const char *type = "host.unpublish";
+    Unpublish request;
+    ZPMIX_MSG_MAP(request);
 };
 
 }  // namespace zpmix::msg

@@ -2,13 +2,14 @@
 # Open MPI's mpirun hosting zpmix across two namespace nodes: mpirun, the orted daemon it starts on
 # each node through the agent, and the ranks all load zpmix's libpmix.so.2 (LD_LIBRARY_PATH,
 # exported to the daemons by the agent and to the ranks by -x); MPI_Init's fences cross the nodes
-# through orted's fence_nb upcall, and MPI collectives run.
-#   test_server_mpirun.sh ZPMIX MPI_PROG LIBDIR
+# through orted's fence_nb upcall, and MPI collectives run; a key published in the session goes
+# to mpirun's data server through the publish and lookup upcalls.
+#   test_server_mpirun.sh ZPMIX MPI_PROG LIBDIR SERVER_CLIENT
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/netns.sh"
 source "$here/common.sh"
-mpi_prog=$2 libdir=$3
+mpi_prog=$2 libdir=$3 server_client=$4
 command -v mpirun >/dev/null || netns_skip "mpirun not found (Debian: openmpi-bin)"
 
 netns_up 2
@@ -33,6 +34,13 @@ libpmix_of() {
 out=$(mpirun_ "$mpi_prog" check 4)
 check "mpirun exit status" 0 $?
 check "every rank ran its collectives" 4 "$(grep -c ' ok$' <<<"$out")"
+
+# Rank 0 publishes in the session (mpirun's data server) and on its node (its broker's); the
+# ranks of both nodes look them up (the node's key is not found on the other node).
+out=$(mpirun_ "$server_client" publish 2>"$work/pub.err")
+check "publish and lookup across the nodes: exit status" 0 $?
+check "publish and lookup across the nodes: every rank" 4 "$(grep -c ' ok$' <<<"$out")"
+[ "$fails" -eq 0 ] || cat "$work/pub.err" >&2
 
 # While the ranks wait: mpirun, each node's orted and each rank hold zpmix's library.
 : >"$work/out"

@@ -349,6 +349,89 @@ static pmix_status_t notify_event(pmix_status_t code, const pmix_proc_t *source,
     return complete(PMIX_SUCCESS, cbfunc, cbdata);
 }
 
+/* publish, lookup, unpublish: this host's directory (one node's; mpirun's HNP keeps one for the
+ * job). A lookup that finds nothing says so at once (no PMIX_WAIT here). */
+#define MAX_PUBLISHED 32
+static struct {
+    bool used;
+    pmix_key_t key;
+    pmix_proc_t owner;
+    pmix_value_t value;
+} directory[MAX_PUBLISHED];
+
+static pmix_status_t publish_fn(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    int range = -1, stored = 0;
+    pthread_mutex_lock(&mu);
+    for (size_t i = 0; i < ninfo; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_RANGE)) {
+            range = (int)info[i].value.data.range;
+            continue;
+        }
+        if (PMIX_CHECK_KEY(&info[i], PMIX_PERSISTENCE) || PMIX_CHECK_KEY(&info[i], PMIX_USERID) ||
+            PMIX_CHECK_KEY(&info[i], PMIX_GRPID))
+            continue;
+        for (int d = 0; d < MAX_PUBLISHED; ++d) {
+            if (directory[d].used) continue;
+            directory[d].used = true;
+            PMIX_LOAD_KEY(directory[d].key, info[i].key);
+            directory[d].owner = *proc;
+            PMIx_Value_xfer(&directory[d].value, &info[i].value);
+            ++stored;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    say("upcall publish %u range %d keys %d\n", proc->rank, range, stored);
+    return complete(PMIX_SUCCESS, cbfunc, cbdata);
+}
+
+static pmix_status_t lookup_fn(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                               size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata) {
+    (void)info;
+    (void)ninfo;
+    size_t nkeys = 0, n = 0;
+    while (keys && keys[nkeys]) ++nkeys;
+    say("upcall lookup %u keys %zu\n", proc->rank, nkeys);
+    pmix_pdata_t *found = NULL;
+    if (nkeys) PMIX_PDATA_CREATE(found, nkeys);
+    pthread_mutex_lock(&mu);
+    for (size_t k = 0; k < nkeys; ++k)
+        for (int d = 0; d < MAX_PUBLISHED; ++d)
+            if (directory[d].used && PMIX_CHECK_KEY(&directory[d], keys[k])) {
+                PMIX_LOAD_KEY(found[n].key, keys[k]);
+                found[n].proc = directory[d].owner;
+                PMIx_Value_xfer(&found[n].value, &directory[d].value);
+                ++n;
+                break;
+            }
+    pthread_mutex_unlock(&mu);
+    /* From inside the upcall; the data is ours again once the callback returns. */
+    cbfunc(n ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, found, n, cbdata);
+    if (found) PMIX_PDATA_FREE(found, nkeys);
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t unpublish_fn(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                                  size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    (void)info;
+    (void)ninfo;
+    int removed = 0;
+    pthread_mutex_lock(&mu);
+    for (int d = 0; d < MAX_PUBLISHED; ++d) {
+        if (!directory[d].used || !PMIX_CHECK_PROCID(&directory[d].owner, proc)) continue;
+        bool named = keys == NULL;
+        for (size_t k = 0; keys && keys[k]; ++k) named |= PMIX_CHECK_KEY(&directory[d], keys[k]);
+        if (!named) continue;
+        PMIX_VALUE_DESTRUCT(&directory[d].value);
+        directory[d].used = false;
+        ++removed;
+    }
+    pthread_mutex_unlock(&mu);
+    say("upcall unpublish %u removed %d\n", proc->rank, removed);
+    return complete(removed ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, cbfunc, cbdata);
+}
+
 static pmix_status_t direct_modex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
                                   pmix_modex_cbfunc_t cbfunc, void *cbdata) {
     (void)info;
@@ -479,6 +562,9 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
         module.fence_nb = fence_nb;
         module.direct_modex = direct_modex;
         module.notify_event = notify_event;
+        module.publish = publish_fn;
+        module.lookup = lookup_fn;
+        module.unpublish = unpublish_fn;
     }
     char tmpdir[] = "/tmp/server-host-XXXXXX";
     if (!mkdtemp(tmpdir)) die("mkdtemp", PMIX_ERROR);

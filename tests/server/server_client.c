@@ -8,6 +8,11 @@
  *   server_client dmodex     each rank reads every other's committed key without a fence
  *   server_client event      rank 0 notifies its namespace; the others' handlers hear it
  *   server_client vanish     rank 0 exits without PMIx_Finalize (an abnormal end), others finish
+ *   server_client publish    rank 0 publishes a key in the session (the host's directory) and one
+ *                            on its node (the broker's); the others look both up; rank 0
+ *                            unpublishes (the node's key is not found on another node). With
+ *                            NO_DIRECTORY set (a host without the upcalls),
+ *                            the session's is PMIX_ERR_NOT_SUPPORTED and the node's still works.
  * Prints "rank R ok" when its scenario held; what went wrong on stderr. */
 #include <pmix.h>
 
@@ -68,6 +73,88 @@ static pmix_value_t *get(const char *nspace, pmix_rank_t rank, const char *key) 
 }
 
 static void fence_and_read(uint32_t size);
+
+static void barrier(void) {
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    CHECK_RC(PMIx_Fence(&all, 1, NULL, 0));
+}
+
+static void publish_one(const char *key, const char *value, pmix_data_range_t range,
+                        pmix_status_t expect) {
+    pmix_info_t info[2];
+    PMIX_INFO_LOAD(&info[0], key, value, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[1], PMIX_RANGE, &range, PMIX_DATA_RANGE);
+    pmix_status_t rc = PMIx_Publish(info, 2);
+    if (rc != expect) {
+        fprintf(stderr, "rank %u: PMIx_Publish(%s) = %s, expected %s\n", me.rank, key,
+                PMIx_Error_string(rc), PMIx_Error_string(expect));
+        ++failures;
+    }
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+}
+
+static void lookup_one(const char *key, const char *want, pmix_data_range_t range,
+                       pmix_status_t expect) {
+    pmix_pdata_t pd;
+    PMIX_PDATA_CONSTRUCT(&pd);
+    PMIX_LOAD_KEY(pd.key, key);
+    pmix_info_t r;
+    PMIX_INFO_LOAD(&r, PMIX_RANGE, &range, PMIX_DATA_RANGE);
+    pmix_status_t rc = PMIx_Lookup(&pd, 1, &r, 1);
+    if (rc != expect) {
+        fprintf(stderr, "rank %u: PMIx_Lookup(%s) = %s, expected %s\n", me.rank, key,
+                PMIx_Error_string(rc), PMIx_Error_string(expect));
+        ++failures;
+    } else if (rc == PMIX_SUCCESS) {
+        CHECK(pd.value.type == PMIX_STRING && strcmp(pd.value.data.string, want) == 0);
+        CHECK(pd.proc.rank == 0 && strcmp(pd.proc.nspace, me.nspace) == 0);
+    }
+    PMIX_PDATA_DESTRUCT(&pd);
+    PMIX_INFO_DESTRUCT(&r);
+}
+
+/* Whether rank 0 runs on this node (its node's directory is this one's). */
+static bool beside_rank0(void) {
+    pmix_value_t *v = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS);
+    bool beside = false;
+    if (v && v->type == PMIX_STRING) {
+        char *peers = strdup(v->data.string), *save = NULL;
+        for (char *t = strtok_r(peers, ",", &save); t; t = strtok_r(NULL, ",", &save))
+            beside |= strcmp(t, "0") == 0;
+        free(peers);
+    }
+    if (v) PMIX_VALUE_RELEASE(v);
+    return beside;
+}
+
+static void publish_and_lookup(void) {
+    const pmix_status_t session = getenv("NO_DIRECTORY") ? PMIX_ERR_NOT_SUPPORTED : PMIX_SUCCESS;
+    const pmix_status_t node = beside_rank0() ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND;
+    if (me.rank == 0) {
+        publish_one("test.session", "s-0", PMIX_RANGE_SESSION, session);
+        publish_one("test.node", "n-0", PMIX_RANGE_LOCAL, PMIX_SUCCESS);
+    }
+    barrier();
+    if (me.rank != 0) {
+        lookup_one("test.session", "s-0", PMIX_RANGE_SESSION, session);
+        lookup_one("test.node", "n-0", PMIX_RANGE_LOCAL, node);
+    }
+    barrier();
+    if (me.rank == 0) {
+        pmix_info_t r;
+        pmix_data_range_t range = PMIX_RANGE_SESSION;
+        PMIX_INFO_LOAD(&r, PMIX_RANGE, &range, PMIX_DATA_RANGE);
+        char *keys[] = {"test.session", NULL};
+        pmix_status_t rc = PMIx_Unpublish(keys, &r, 1);
+        if (rc != session) {
+            fprintf(stderr, "rank 0: PMIx_Unpublish = %s\n", PMIx_Error_string(rc));
+            ++failures;
+        }
+        PMIX_INFO_DESTRUCT(&r);
+    }
+}
 
 static void check_job(void) {
     pmix_value_t *v = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
@@ -215,6 +302,8 @@ int main(int argc, char **argv) {
         pmix_proc_t all;
         PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
         CHECK_RC(PMIx_Fence(&all, 1, NULL, 0));
+    } else if (strcmp(mode, "publish") == 0) {
+        publish_and_lookup();
     } else if (strcmp(mode, "vanish") == 0) {
         if (me.rank == 0) _exit(0);
     } else if (strcmp(mode, "impostor") == 0 || strcmp(mode, "plain") == 0) {

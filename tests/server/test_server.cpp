@@ -98,6 +98,25 @@ BOOST_AUTO_TEST_CASE(event_across_nodes_through_notify_event) {
     BOOST_CHECK_EQUAL(h.count("node1: upcall notify_event"), 0u);
 }
 
+// Publish and lookup beyond a node go to the host's directory (its upcalls); a node's range stays
+// in the broker's. Without the upcalls the session's range is PMIX_ERR_NOT_SUPPORTED at once.
+BOOST_AUTO_TEST_CASE(publish_and_lookup_through_the_hosts_directory) {
+    {
+        HostRun h({"-n", "3", kClient, "publish"});
+        BOOST_CHECK_EQUAL(h.exit_code(), 0);
+        BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+        BOOST_CHECK_EQUAL(h.count(" ok"), 3u);
+        // PMIX_RANGE_SESSION is 4.
+        BOOST_CHECK_EQUAL(h.count("upcall publish 0 range 4 keys 1"), 1u);
+        BOOST_CHECK_EQUAL(h.count("upcall lookup"), 2u);
+        BOOST_CHECK_EQUAL(h.count("upcall unpublish 0 removed 1"), 1u);
+    }
+    HostRun h({"--null-upcalls", "-n", "2", kClient, "publish"}, {"NO_DIRECTORY=1"});
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.count(" ok"), 2u);
+}
+
 // A host that provides no upcall: one node works without any; across nodes a fence is
 // PMIX_ERR_NOT_SUPPORTED at once, never a hang.
 BOOST_AUTO_TEST_CASE(null_upcalls) {

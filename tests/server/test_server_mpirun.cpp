@@ -98,4 +98,14 @@ BOOST_AUTO_TEST_CASE(pmix_client_under_mpirun) {
     BOOST_CHECK_EQUAL(count(m.child().out(), " ok\n"), 2u);
 }
 
+// mpirun's data server (its publish, lookup and unpublish upcalls) holds what a job publishes in
+// its session.
+BOOST_AUTO_TEST_CASE(publish_and_lookup_under_mpirun) {
+    Mpirun m({"--oversubscribe", "-n", "3", std::string(ZPMIX_BIN_DIR) + "/../tests/server_client",
+              "publish"});
+    BOOST_CHECK_EQUAL(m.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << m.child().out() << "\nstderr: " << m.child().err());
+    BOOST_CHECK_EQUAL(count(m.child().out(), " ok\n"), 3u);
+}
+
 }  // namespace

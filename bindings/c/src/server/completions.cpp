@@ -1,10 +1,14 @@
 #include "server/completions.hpp"
 
+#include <cstring>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
 
 #include <spdlog/spdlog.h>
+
+#include "actors/protocol/modex.hpp"
+#include "client/values/value_codec.hpp"
 
 namespace zpmix::server {
 
@@ -79,6 +83,27 @@ void modex_done(pmix_status_t status, const char *data, size_t ndata, void *cbda
                 pmix_release_cbfunc_t release, void *release_cbdata) {
     std::string bytes = data && ndata ? std::string(data, ndata) : std::string();
     complete(cbdata, status, std::move(bytes), "modex", Release{release, release_cbdata});
+}
+
+void lookup_done(pmix_status_t status, pmix_pdata_t data[], size_t ndata, void *cbdata) {
+    // The host's data is valid during this call only: encoded here, on its thread.
+    msg::LookupReply reply;
+    for (size_t i = 0; status == PMIX_SUCCESS && data != nullptr && i < ndata; ++i) {
+        msgpack::sbuffer buf;
+        c::Packer pk(buf);
+        if (c::encode_value(pk, data[i].value) != PMIX_SUCCESS) {
+            status = PMIX_ERR_BAD_PARAM;  // a value that cannot cross processes
+            break;
+        }
+        reply.found.push_back(
+            {{std::string(data[i].proc.nspace, strnlen(data[i].proc.nspace, PMIX_MAX_NSLEN)),
+              data[i].proc.rank},
+             std::string(data[i].key, strnlen(data[i].key, PMIX_MAX_KEYLEN)),
+             msg::Blob(buf.data(), buf.data() + buf.size())});
+    }
+    msgpack::sbuffer out;
+    if (status == PMIX_SUCCESS) msgpack::pack(out, reply);
+    complete(cbdata, status, std::string(out.data(), out.size()), "lookup");
 }
 
 }  // namespace zpmix::server

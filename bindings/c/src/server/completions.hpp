@@ -28,5 +28,7 @@ void give_up_all();
 void op_done(pmix_status_t status, void *cbdata);
 void modex_done(pmix_status_t status, const char *data, size_t ndata, void *cbdata,
                 pmix_release_cbfunc_t release, void *release_cbdata);
+// Brings the found data as the bytes of a msg::LookupReply (its values in the wire form).
+void lookup_done(pmix_status_t status, pmix_pdata_t data[], size_t ndata, void *cbdata);
 
 }  // namespace zpmix::server

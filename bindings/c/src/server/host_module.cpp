@@ -8,7 +8,9 @@
 
 #include <msgpack.hpp>
 
+#include "actors/protocol/reader.hpp"
 #include "client/events/local_event.hpp"
+#include "client/values/value_codec.hpp"
 #include "pmix.h"
 #include "server/completions.hpp"
 
@@ -54,21 +56,25 @@ HostModule::HostModule(Reactor &reactor, Bus &bus, const pmix_server_module_t &m
     on(&HostModule::fence, Access::internal);
     on(&HostModule::direct_modex, Access::internal);
     on(&HostModule::notify, Access::internal);
+    on(&HostModule::publish, Access::internal);
+    on(&HostModule::lookup, Access::internal);
+    on(&HostModule::unpublish, Access::internal);
     on(&HostModule::modex_data, Access::internal);
     on(&HostModule::modex_error, Access::internal);
     on(&HostModule::done, Access::internal);
 }
 
-void HostModule::set_client(const msg::Proc &proc, void *server_object, bool forget) {
+void HostModule::set_client(const msg::Proc &proc, void *server_object, bool forget,
+                            std::uint32_t uid, std::uint32_t gid) {
     if (forget)
-        objects_.erase(proc);
+        clients_.erase(proc);
     else
-        objects_[proc] = server_object;
+        clients_[proc] = Client{server_object, uid, gid};
 }
 
 void *HostModule::object_of(const msg::Proc &p) const {
-    auto it = objects_.find(p);
-    return it == objects_.end() ? nullptr : it->second;
+    auto it = clients_.find(p);
+    return it == clients_.end() ? nullptr : it->second.server_object;
 }
 
 void HostModule::connected(const Envelope &, msg::HostClientConnected &m) {
@@ -228,6 +234,150 @@ void HostModule::notify(const Envelope &, msg::HostNotify &m) {
                    PMIx_Error_string(rc));
 }
 
+// What a publish, lookup or unpublish lends the host: infos and NULL-terminated keys.
+struct Lent {
+    std::vector<pmix_info_t> info;
+    std::vector<std::string> key_strings;
+    std::vector<char *> keys;
+    Lent() = default;
+    Lent(const Lent &) = delete;
+    Lent &operator=(const Lent &) = delete;
+    ~Lent() {
+        for (auto &i : info) PMIX_INFO_DESTRUCT(&i);
+    }
+    // None: no array (unpublish's "all of the caller's").
+    void set_keys(const std::vector<std::string> &k) {
+        if (k.empty()) return;
+        key_strings = k;
+        for (auto &ks : key_strings) keys.push_back(ks.data());
+        keys.push_back(nullptr);
+    }
+    template <class T>
+    void add(const char *key, T value, pmix_data_type_t type) {
+        info.emplace_back();
+        PMIX_INFO_LOAD(&info.back(), key, &value, type);
+    }
+};
+
+void HostModule::add_identity(Lent &lent, const msg::Proc &proc) const {
+    auto it = clients_.find(proc);
+    if (it == clients_.end()) return;
+    lent.add(PMIX_USERID, it->second.uid, PMIX_UINT32);
+    lent.add(PMIX_GRPID, it->second.gid, PMIX_UINT32);
+}
+
+void HostModule::publish(const Envelope &env, msg::HostPublish &hm) {
+    const msg::Publish &m = hm.request;
+    if (!module_.publish)
+        return send("modex",
+                    msg::ErrorReply{PMIX_ERR_NOT_SUPPORTED,
+                                    "the resource manager keeps no directory beyond this node "
+                                    "(no publish upcall)"},
+                    env.id);
+    auto lent = std::make_shared<Lent>();
+    try {
+        const msgpack::object_handle h = msgpack::unpack(m.data.data(), m.data.size());
+        if (h.get().type != msgpack::type::MAP) throw DecodeError("not a map");
+        lent->info.reserve(h.get().via.map.size + 4);  // no reallocation: infos hold pointers
+        for (const auto &kv : h.get().via.map) {
+            lent->info.emplace_back();
+            pmix_info_t &i = lent->info.back();
+            PMIX_INFO_CONSTRUCT(&i);
+            const std::string key = kv.key.as<std::string>();
+            PMIX_LOAD_KEY(i.key, key.c_str());
+            if (c::decode_value(kv.val, &i.value) != PMIX_SUCCESS) throw DecodeError(key);
+        }
+    } catch (const std::exception &e) {
+        return send("modex",
+                    msg::ErrorReply{PMIX_ERR_UNPACK_FAILURE,
+                                    std::string("published data does not decode: ") + e.what()},
+                    env.id);
+    }
+    lent->add(PMIX_RANGE, static_cast<pmix_data_range_t>(m.range), PMIX_DATA_RANGE);
+    lent->add(PMIX_PERSISTENCE, static_cast<pmix_persistence_t>(m.persistence), PMIX_PERSIST);
+    add_identity(*lent, m.proc);
+    pmix_proc_t p = to_pmix(m.proc);
+    void *cbdata = answer_when_done("publish", "modex", env.id, lent);
+    const pmix_status_t rc =
+        module_.publish(&p, lent->info.data(), lent->info.size(), op_done, cbdata);
+    returned(rc, cbdata, "publish", "modex", env.id);
+}
+
+void HostModule::lookup(const Envelope &env, msg::HostLookup &hm) {
+    const msg::Lookup &m = hm.request;
+    const std::uint64_t id = env.id;
+    if (!module_.lookup)
+        return send("modex",
+                    msg::ErrorReply{PMIX_ERR_NOT_SUPPORTED,
+                                    "the resource manager keeps no directory beyond this node "
+                                    "(no lookup upcall)"},
+                    id);
+    auto lent = std::make_shared<Lent>();
+    lent->set_keys(m.keys);
+    lent->info.reserve(5);
+    lent->add(PMIX_RANGE, static_cast<pmix_data_range_t>(m.range), PMIX_DATA_RANGE);
+    if (m.wait) lent->add(PMIX_WAIT, true, PMIX_BOOL);
+    if (m.timeout_ms > 0)
+        lent->add(PMIX_TIMEOUT, static_cast<int>((m.timeout_ms + 999) / 1000), PMIX_INT);
+    add_identity(*lent, m.proc);
+    auto fail = [this, id](pmix_status_t status, std::string why) {
+        send("modex", msg::ErrorReply{status, std::move(why)}, id);
+    };
+    auto timer = std::make_shared<Reactor::TimerId>(0);
+    void *cbdata = expect(reactor(), [this, id, fail, timer, lent](pmix_status_t status,
+                                                                   std::string data) {
+        reactor().cancel(*timer);
+        if (status != PMIX_SUCCESS) return fail(status, "the resource manager's lookup failed");
+        msg::LookupReply out;
+        try {
+            msg::Reader r(data.data(), data.size());
+            msg::read(r, out);
+            if (!r.at_end()) throw DecodeError("trailing bytes");
+        } catch (const std::exception &e) {
+            log().error("lookup: the host's answer does not decode: {}", e.what());
+            return fail(PMIX_ERR_UNPACK_FAILURE, "the resource manager's answer does not decode");
+        }
+        if (out.found.empty()) return fail(PMIX_ERR_NOT_FOUND, "no such key published");
+        send("modex", out, id);
+    });
+    const auto wait = m.timeout_ms > 0
+                          ? std::chrono::milliseconds(m.timeout_ms) + 1s
+                          : std::chrono::duration_cast<std::chrono::milliseconds>(kUpcallTimeout);
+    *timer = reactor().after(wait, [this, cbdata, fail] {
+        if (!give_up(cbdata)) return;
+        log().warn("the host's lookup upcall did not call back in time");
+        fail(PMIX_ERR_TIMEOUT, "the resource manager's lookup did not answer in time");
+    });
+    pmix_proc_t p = to_pmix(m.proc);
+    const pmix_status_t rc = module_.lookup(&p, lent->keys.data(), lent->info.data(),
+                                            lent->info.size(), lookup_done, cbdata);
+    if (rc == PMIX_SUCCESS || !give_up(cbdata)) return;
+    reactor().cancel(*timer);
+    fail(rc == PMIX_OPERATION_SUCCEEDED ? PMIX_ERR_NOT_FOUND : rc,
+         "the resource manager's lookup failed");
+}
+
+void HostModule::unpublish(const Envelope &env, msg::HostUnpublish &hm) {
+    const msg::Unpublish &m = hm.request;
+    if (!module_.unpublish)
+        return send("modex",
+                    msg::ErrorReply{PMIX_ERR_NOT_SUPPORTED,
+                                    "the resource manager keeps no directory beyond this node "
+                                    "(no unpublish upcall)"},
+                    env.id);
+    auto lent = std::make_shared<Lent>();
+    lent->set_keys(m.keys);
+    lent->info.reserve(3);
+    lent->add(PMIX_RANGE, static_cast<pmix_data_range_t>(m.range), PMIX_DATA_RANGE);
+    add_identity(*lent, m.proc);
+    pmix_proc_t p = to_pmix(m.proc);
+    void *cbdata = answer_when_done("unpublish", "modex", env.id, lent);
+    const pmix_status_t rc =
+        module_.unpublish(&p, lent->keys.empty() ? nullptr : lent->keys.data(), lent->info.data(),
+                          lent->info.size(), op_done, cbdata);
+    returned(rc, cbdata, "unpublish", "modex", env.id);
+}
+
 void HostModule::dmodex_request(const msg::Proc &proc, pmix_dmodex_response_fn_t cbfunc,
                                 void *cbdata) {
     const std::uint64_t id = next_request_++;
@@ -255,16 +405,18 @@ void HostModule::modex_error(const Envelope &env, msg::ErrorReply &m) {
     node.mapped().cbfunc(m.status, nullptr, 0, node.mapped().cbdata);
 }
 
-void *HostModule::answer_when_done(const std::string &what, std::string peer, std::uint64_t id) {
+void *HostModule::answer_when_done(const std::string &what, std::string peer, std::uint64_t id,
+                                   std::shared_ptr<void> keep) {
     // The timer and the callback each end the wait; whichever comes second finds it over.
     auto timer = std::make_shared<Reactor::TimerId>(0);
-    void *cbdata = expect(reactor(), [this, peer, id, timer](pmix_status_t status, std::string) {
-        reactor().cancel(*timer);
-        if (status == PMIX_SUCCESS || status == PMIX_OPERATION_SUCCEEDED)
-            send(peer, msg::Ok{}, id);
-        else
-            send(peer, msg::ErrorReply{status, "the resource manager answered so"}, id);
-    });
+    void *cbdata =
+        expect(reactor(), [this, peer, id, timer, keep](pmix_status_t status, std::string) {
+            reactor().cancel(*timer);
+            if (status == PMIX_SUCCESS || status == PMIX_OPERATION_SUCCEEDED)
+                send(peer, msg::Ok{}, id);
+            else
+                send(peer, msg::ErrorReply{status, "the resource manager answered so"}, id);
+        });
     *timer = reactor().after(kUpcallTimeout, [this, cbdata, what, peer, id] {
         if (!give_up(cbdata)) return;
         log().warn("the host's {} upcall did not call back within {} s", what,

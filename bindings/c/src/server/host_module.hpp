@@ -22,10 +22,17 @@
 // - notify_event gets a client's event whose range reaches beyond this node, as its handlers
 //   would see it (status, source, range, the infos with the event's standard fields); without
 //   the upcall it stays on this node.
+// - publish, lookup and unpublish get a hosted client's requests in ranges beyond its node (the
+//   node's ranges stay in the broker's own directory): publish the data as infos with PMIX_RANGE
+//   and PMIX_PERSISTENCE, lookup the keys with PMIX_RANGE, PMIX_WAIT and PMIX_TIMEOUT, each with
+//   the client's PMIX_USERID and PMIX_GRPID as the host registered it (mpirun's data server
+//   matches on them, as OpenPMIx passes them); the infos and keys lent live until the host calls
+//   back. Without the upcall: PMIX_ERR_NOT_SUPPORTED.
 // - direct_modex answers the bytes the owner's node's PMIx_server_dmodex_request gave its host: a
 //   packed msg::ProcData, the process's data as a reader on another node sees it.
 #include <chrono>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "actors/protocol/host.hpp"
@@ -35,6 +42,8 @@
 
 namespace zpmix::server {
 
+struct Lent;  // what an upcall lends the host (host_module.cpp)
+
 class HostModule : public Actor {
   public:
     static constexpr auto kUpcallTimeout = std::chrono::seconds(300);  // Slurm's PMIxTimeout
@@ -42,7 +51,8 @@ class HostModule : public Actor {
     HostModule(Reactor &reactor, Bus &bus, const pmix_server_module_t &module);
 
     // Reactor thread: the host registered (or forgot, with nullptr and `forget`) a client.
-    void set_client(const msg::Proc &proc, void *server_object, bool forget = false);
+    void set_client(const msg::Proc &proc, void *server_object, bool forget = false,
+                    std::uint32_t uid = 0, std::uint32_t gid = 0);
     // Reactor thread: PMIx_server_dmodex_request.
     void dmodex_request(const msg::Proc &proc, pmix_dmodex_response_fn_t cbfunc, void *cbdata);
     // Reactor thread: a message of the host's (a registration) to one of the broker's actors.
@@ -53,7 +63,11 @@ class HostModule : public Actor {
 
   private:
     pmix_server_module_t module_;
-    std::map<msg::Proc, void *> objects_;  // each registered client's server_object
+    struct Client {
+        void *server_object = nullptr;
+        std::uint32_t uid = 0, gid = 0;  // as the host registered it
+    };
+    std::map<msg::Proc, Client> clients_;  // each registered client
 
     void connected(const Envelope &env, msg::HostClientConnected &m);
     void client_ended(const Envelope &env, msg::HostClientEnded &m);
@@ -61,6 +75,9 @@ class HostModule : public Actor {
     void fence(const Envelope &env, msg::HostFence &m);
     void direct_modex(const Envelope &env, msg::HostDirectModex &m);
     void notify(const Envelope &env, msg::HostNotify &m);
+    void publish(const Envelope &env, msg::HostPublish &hm);
+    void lookup(const Envelope &env, msg::HostLookup &hm);
+    void unpublish(const Envelope &env, msg::HostUnpublish &hm);
     // modex's answers to dmodex_request
     void modex_data(const Envelope &env, msg::ModexData &m);
     void modex_error(const Envelope &env, msg::ErrorReply &m);  // or another request's refusal
@@ -76,9 +93,13 @@ class HostModule : public Actor {
     std::uint64_t next_request_ = 1;
 
     void *object_of(const msg::Proc &p) const;
+    // The client's PMIX_USERID and PMIX_GRPID, as the host registered it.
+    void add_identity(Lent &lent, const msg::Proc &proc) const;
     // Waits for an op_cbfunc of the host: then answers `peer` (Ok, or its status) under `id`,
     // bounded by kUpcallTimeout. Returns the cbdata for the upcall.
-    void *answer_when_done(const std::string &what, std::string peer, std::uint64_t id);
+    // `keep` lives until then (what the upcall lent the host).
+    void *answer_when_done(const std::string &what, std::string peer, std::uint64_t id,
+                           std::shared_ptr<void> keep = {});
     // An upcall returned: PMIX_SUCCESS waits for its callback; anything else is the answer now.
     void returned(pmix_status_t rc, void *cbdata, const std::string &what, const std::string &peer,
                   std::uint64_t id);

@@ -292,7 +292,8 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_client(const pmix_proc_t *proc, u
     return finish(
         *c,
         [host, p, uid, gid, server_object] {
-            host->set_client(p, server_object);
+            host->set_client(p, server_object, false, static_cast<std::uint32_t>(uid),
+                             static_cast<std::uint32_t>(gid));
             host->tell("registry", msg::RegisterClient{p, static_cast<std::uint32_t>(uid),
                                                        static_cast<std::uint32_t>(gid)});
         },
