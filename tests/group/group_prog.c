@@ -133,12 +133,10 @@ static void notify_group(const char *grp) {
     pthread_mutex_unlock(&mu);
 }
 
-/* The info `key` in the results of one query, or NULL. */
+/* The info `key` among the results of one query (at the top level, one per key), or NULL. */
 static const pmix_info_t *answer(const pmix_info_t *results, size_t n, const char *key) {
-    if (n != 1 || results[0].value.type != PMIX_DATA_ARRAY) return NULL;
-    const pmix_info_t *infos = results[0].value.data.darray->array;
-    for (size_t i = 0; i < results[0].value.data.darray->size; ++i)
-        if (PMIX_CHECK_KEY(&infos[i], key)) return &infos[i];
+    for (size_t i = 0; i < n; ++i)
+        if (PMIX_CHECK_KEY(&results[i], key)) return &results[i];
     return NULL;
 }
 
