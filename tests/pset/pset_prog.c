@@ -1,5 +1,6 @@
 /* pset_prog: a rank that watches process sets. It registers for PMIX_PROCESS_SET_DEFINE and
- * PMIX_PROCESS_SET_DELETE, prints "ready <nspace> <rank> names <its PMIX_PSET_NAMES>", then
+ * PMIX_PROCESS_SET_DELETE, prints "ready <nspace> <rank> names <its PMIX_PSET_NAMES> psetname
+ * <its PMIX_PSET_NAME> <rank 0's>", then
  * for each of the two events (define first, delete second, each waited for at most 60 s) prints
  * "define <name> members <ns:rank,...>" / "delete <name>" and its set names again:
  * "names <rank> <name,name|none>", and what PMIx_Query_info says of the sets: "query <rank> num <N>
@@ -107,6 +108,17 @@ static void query(unsigned rank) {
     PMIX_QUERY_DESTRUCT(&q);
 }
 
+/* PMIx_Get(proc, PMIX_PSET_NAME): the name, or "status:<rc>". */
+static void pset_name(const pmix_proc_t *proc, char *out, size_t size) {
+    pmix_value_t *v = NULL;
+    pmix_status_t rc = PMIx_Get(proc, PMIX_PSET_NAME, NULL, 0, &v);
+    if (rc == PMIX_SUCCESS && v->type == PMIX_STRING)
+        snprintf(out, size, "%s", v->data.string);
+    else
+        snprintf(out, size, "status:%d", rc == PMIX_SUCCESS ? 1 : rc);
+    if (v) PMIX_VALUE_RELEASE(v);
+}
+
 int main(void) {
     pmix_proc_t me;
     if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS) return 90;
@@ -114,7 +126,14 @@ int main(void) {
     if (PMIx_Register_event_handler(codes, 2, NULL, 0, on_event, NULL, NULL) < 0) return 91;
     char buf[1024];
     names(&me, buf, sizeof buf);
-    printf("ready %s %u names %s\n", me.nspace, me.rank, buf);
+    /* Each rank's PMIX_PSET_NAME, as Open MPI's MPI_Session_get_pset_info reads it: its own, and
+     * rank 0's. */
+    char own[PMIX_MAX_NSLEN + 1], first[PMIX_MAX_NSLEN + 1];
+    pmix_proc_t rank0 = me;
+    rank0.rank = 0;
+    pset_name(&me, own, sizeof own);
+    pset_name(&rank0, first, sizeof first);
+    printf("ready %s %u names %s psetname %s %s\n", me.nspace, me.rank, buf, own, first);
     fflush(stdout);
     for (int k = 0; k < 2; ++k) {
         struct timespec until;

@@ -44,7 +44,11 @@ BOOST_AUTO_TEST_CASE(sets_defined_and_deleted_while_a_job_runs) {
                           run.out() << run.err());
     const auto ready = lines_of(run, "ready");
     const std::string nspace = ready[0].at(1);
-    for (const auto &w : ready) BOOST_TEST(w.at(4) == "world");  // the launch-time set
+    for (const auto &w : ready) {
+        BOOST_TEST(w.at(4) == "world");  // the launch-time set
+        BOOST_TEST(w.at(6) == "world");  // PMIX_PSET_NAME, its own
+        BOOST_TEST(w.at(7) == "world");  // and rank 0's
+    }
 
     // Bad requests are refused, with the job untouched.
     BOOST_TEST(Child({kZpmix, "pset", "define", "world", "--job", nspace}, env).exit_code() == 1);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -232,6 +233,17 @@ bool ready() {
 
 std::string_view nspace_of(const pmix_proc_t &p) {
     return std::string_view(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN));
+}
+
+// The group keys of a process answered from the groups this process knows (client_group.hpp):
+// PMIX_GROUP_NAMES, and PMIX_GROUP_LOCAL_CID with the PMIX_GROUP_CONTEXT_ID qualifier. None for
+// other keys.
+std::optional<pmix_status_t> group_key(const pmix_proc_t &p, const char *key,
+                                       const pmix_info_t info[], size_t ninfo, pmix_value_t **val) {
+    if (strncmp(key, PMIX_GROUP_NAMES, PMIX_MAX_KEYLEN) == 0) return c::group_names_of(p, val);
+    if (strncmp(key, PMIX_GROUP_LOCAL_CID, PMIX_MAX_KEYLEN) == 0)
+        return c::group_local_cid(p, info, ninfo, val);
+    return std::nullopt;
 }
 
 // Keys the standard reserves: job information, never put data.
@@ -866,6 +878,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
     // No key: everything the process posted that is here (as a host's own daemons read theirs).
     if (key == nullptr) return c.store->get_all(nspace_of(p), p.rank, val);
     if (bad_key(key)) return PMIX_ERR_BAD_PARAM;
+    if (auto rc = group_key(p, key, info, ninfo, val)) return *rc;
     if (asks_psets(c, key)) {
         auto reply = c.session->call(msg::PsetQuery{to_msg(p)}, parse(info, ninfo).timeout_ms);
         return reply.status != PMIX_SUCCESS ? reply.status : pset_names(reply.env, val);
@@ -908,6 +921,13 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
     if (pmix_proc_t member; zpmix::c::group_member(p, member)) p = member;  // by group rank
     const Directives d = parse(info, ninfo);
     if (d.scope > PMIX_INTERNAL) return PMIX_ERR_BAD_PARAM;
+    if (pmix_value_t *v = nullptr; auto rc = group_key(p, key, info, ninfo, &v)) {
+        c.session->post([status = *rc, v, cbfunc, cbdata]() mutable {
+            cbfunc(status, v, cbdata);
+            if (v) PMIX_VALUE_RELEASE(v);
+        });
+        return PMIX_SUCCESS;
+    }
     if (asks_psets(c, key)) {
         c.session->request(msg::PsetQuery{to_msg(p)}, d.timeout_ms,
                            [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
