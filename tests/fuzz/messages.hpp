@@ -40,12 +40,12 @@ using Messages = std::tuple<
     m::TreeJoined, m::TreeJoinedElsewhere, m::TreeHello, m::TreeWelcome, m::TreeBeat, m::TreeStop,
     m::TreeHop, m::TreeOnline, m::TreeMembers, m::LaunchAcross, m::JobPart, m::PartLaunched,
     m::PartStatus, m::EndPart, m::SignalParts, m::SpawnAcross, m::PsetDefine, m::PsetDelete,
-    m::PsetChanged, m::PsetQuery, m::PsetList, m::QueryRequest, m::QueryReply, m::Input,
-    m::InputTaken, m::RankState, m::Finalize, m::GroupContribute, m::GroupDone, m::GroupUp,
-    m::GroupDown, m::GroupList, m::GroupListed, m::GroupInvite, m::GroupJoin, m::GroupLeave,
-    m::GroupLeft, m::GroupWatch, m::GroupUnwatch, m::GroupInviteeEnded, m::GroupLeaderAnswer,
-    m::SessionClosed, m::IofPull, m::IofPulled, m::IofDeliver, m::IofAck, m::IofDeregister,
-    m::IofKeep, m::IofPush, m::StoppedInInit, m::DebuggerReleased, m::JobFinished,
+    m::PsetChanged, m::PsetLaunched, m::PsetQuery, m::PsetList, m::QueryRequest, m::QueryReply,
+    m::Input, m::InputTaken, m::RankState, m::Finalize, m::GroupContribute, m::GroupDone,
+    m::GroupUp, m::GroupDown, m::GroupList, m::GroupListed, m::GroupInvite, m::GroupJoin,
+    m::GroupLeave, m::GroupLeft, m::GroupWatch, m::GroupUnwatch, m::GroupInviteeEnded,
+    m::GroupLeaderAnswer, m::SessionClosed, m::IofPull, m::IofPulled, m::IofDeliver, m::IofAck,
+    m::IofDeregister, m::IofKeep, m::IofPush, m::StoppedInInit, m::DebuggerReleased, m::JobFinished,
     m::RegisterClient, m::DeregisterClient, m::HostClientConnected, m::HostClientEnded,
     m::HostAbort, m::HostFence, m::HostFenceDone, m::HostDirectModex, m::HostNotify>;
 // CMake counts the message types declared in the headers: a new one must be listed above.

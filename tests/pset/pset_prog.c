@@ -1,10 +1,11 @@
 /* pset_prog: a rank that watches process sets. It registers for PMIX_PROCESS_SET_DEFINE and
- * PMIX_PROCESS_SET_DELETE, prints "ready <nspace> <rank> names <its PMIX_PSET_NAMES> psetname
- * <its PMIX_PSET_NAME> <rank 0's>", then
- * for each of the two events (define first, delete second, each waited for at most 60 s) prints
- * "define <name> members <ns:rank,...>" / "delete <name>" and its set names again:
- * "names <rank> <name,name|none>", and what PMIx_Query_info says of the sets: "query <rank> num <N>
- * names <name,name|-> first <members of 'first', or the status of that key>". */
+ * PMIX_PROCESS_SET_DELETE and waits for the launch-time set "world" to be announced ("launch
+ * define world members <ns:rank,...>"), prints "ready <nspace> <rank> names <its
+ * PMIX_PSET_NAMES> psetname <its PMIX_PSET_NAME> <rank 0's>", then for each of the next two
+ * events (define first, delete second, each waited for at most 60 s) prints "define <name>
+ * members <ns:rank,...>" / "delete <name>" and its set names again: "names <rank>
+ * <name,name|none>", and what PMIx_Query_info says of the sets: "query <rank> num <N> names
+ * <name,name|-> first <members of 'first', or the status of that key>". */
 #include <pmix.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -13,8 +14,10 @@
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int seen = 0; /* events handled so far */
+static int seen = 0; /* events handled so far, after the launch-time set's */
 static char lines[2][1024];
+static int launch_seen = 0; /* the launch-time set "world" announced */
+static char launch_line[1024];
 
 static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
                      size_t ninfo, pmix_info_t results[], size_t nresults,
@@ -35,7 +38,10 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
         }
     }
     pthread_mutex_lock(&mu);
-    if (seen < 2) {
+    if (!launch_seen && status == PMIX_PROCESS_SET_DEFINE && strcmp(name, "world") == 0) {
+        snprintf(launch_line, sizeof launch_line, "launch define %s members %s", name, members);
+        launch_seen = 1;
+    } else if (seen < 2) {
         if (status == PMIX_PROCESS_SET_DEFINE)
             snprintf(lines[seen++], sizeof lines[0], "define %s members %s", name, members);
         else if (status == PMIX_PROCESS_SET_DELETE)
@@ -124,6 +130,15 @@ int main(void) {
     if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS) return 90;
     pmix_status_t codes[] = {PMIX_PROCESS_SET_DEFINE, PMIX_PROCESS_SET_DELETE};
     if (PMIx_Register_event_handler(codes, 2, NULL, 0, on_event, NULL, NULL) < 0) return 91;
+    /* The set given at launch is announced as a definition is (60 s at most). */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 60;
+    pthread_mutex_lock(&mu);
+    while (!launch_seen && pthread_cond_timedwait(&cv, &mu, &until) == 0) {
+    }
+    printf("%s\n", launch_seen ? launch_line : "launch none");
+    pthread_mutex_unlock(&mu);
     char buf[1024];
     names(&me, buf, sizeof buf);
     /* Each rank's PMIX_PSET_NAME, as Open MPI's MPI_Session_get_pset_info reads it: its own, and
