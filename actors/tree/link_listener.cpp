@@ -123,9 +123,10 @@ void LinkListener::accept_peers() {
         if (budgets_.contains(address) && static_cast<double>(from_there + 1) > room(address)) {
             ::close(fd);
             ++stats_.rate_limited;
-            refused(fmt::format("a connection from {}: it failed its handshakes, {} at once then "
-                                "{} a minute",
-                                address, s_.failures_burst, s_.failures_per_minute));
+            refused(
+                fmt::format("a connection from {}: it failed its handshakes, {} at once then "
+                            "{} a minute",
+                            address, s_.failures_burst, s_.failures_per_minute));
             return pause(kRefusalPause);
         }
         const int one = 1;
@@ -207,8 +208,8 @@ void LinkListener::failed(const std::string &address) {
             }
         // Bounded: a flood from more addresses than this is bounded by the caps alone.
         if (budgets_.size() >= kMaxBudgets) return;
-        budgets_.emplace(address, Budget{static_cast<double>(s_.failures_burst),
-                                         Reactor::Clock::now()});
+        budgets_.emplace(address,
+                         Budget{static_cast<double>(s_.failures_burst), Reactor::Clock::now()});
     }
     const double left = room(address);
     auto &b = budgets_.at(address);  // room() keeps it: the failing connection is still pending
