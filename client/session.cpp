@@ -21,13 +21,14 @@ std::chrono::milliseconds ping_interval() {
 }
 }  // namespace
 
-Session::Session(ClientStore &store) : fences_(store) {
+Session::Session(ClientStore &store) : store_(store), fences_(store) {
     thread_ = std::thread([this] { reactor_.run(); });
 }
 
 Session::Session(ClientStore &store, const std::string &uri, std::uint32_t timeout_ms,
                  bool pipeline, const std::optional<CurveKeypair> &tcp_keys)
-    : fences_(store),
+    : store_(store),
+      fences_(store),
       uri_(uri),
       tcp_keys_(tcp_keys),
       conn_(std::make_unique<ZmtpConnection>(uri, ZmtpConnection::Role::dealer,

@@ -68,6 +68,8 @@ class Session {
     Session &operator=(const Session &) = delete;
 
     bool has_broker() const { return conn_ != nullptr; }
+    // The store the session's answers go to (the client's, or the tool's).
+    ClientStore &store() const { return store_; }
     // The broker's address and, on tcp, its keypair: the events connection uses them too.
     const std::string &uri() const { return uri_; }
     const std::optional<CurveKeypair> &tcp_keys() const { return tcp_keys_; }
@@ -143,6 +145,7 @@ class Session {
         std::string fence_key{};       // empty unless a fence, open in fences_ until completed
     };
 
+    ClientStore &store_;
     ClientFences fences_;
     Reactor reactor_;
     std::string uri_;

@@ -149,7 +149,8 @@ enum class ProcKey {
     appnum,
     pid,
     procdir,
-    procid
+    procid,
+    pset_name
 };
 const std::unordered_map<std::string_view, ProcKey> kProcKeys = {
     {PMIX_RANK, ProcKey::rank},           {PMIX_GLOBAL_RANK, ProcKey::global_rank},
@@ -158,7 +159,7 @@ const std::unordered_map<std::string_view, ProcKey> kProcKeys = {
     {PMIX_HOSTNAME, ProcKey::hostname},   {PMIX_LOCALITY_STRING, ProcKey::locality},
     {PMIX_CPUSET, ProcKey::cpuset},       {PMIX_APPNUM, ProcKey::appnum},
     {PMIX_PROC_PID, ProcKey::pid},        {PMIX_PROCDIR, ProcKey::procdir},
-    {PMIX_PROCID, ProcKey::procid},
+    {PMIX_PROCID, ProcKey::procid},       {PMIX_PSET_NAME, ProcKey::pset_name},
 };
 
 // PMIX_APPLDR and PMIX_APP_SIZE of app `app`: its ranks are consecutive, the leader the first.
@@ -363,6 +364,11 @@ bool ClientStore::proc_value(const Namespace &ns, std::uint32_t rank, std::strin
             c::load_proc(&proc, ns.job.nspace.c_str(), rank);
             return c::value_load(out, &proc, PMIX_PROC) == PMIX_SUCCESS;
         }
+        case ProcKey::pset_name:  // the first (by name) of the launch's sets that holds it
+            for (const auto &[name, ranks] : ns.job.psets)
+                if (std::find(ranks.begin(), ranks.end(), rank) != ranks.end())
+                    return c::value_load(out, name.c_str(), PMIX_STRING) == PMIX_SUCCESS;
+            return false;
     }
     return false;
 }

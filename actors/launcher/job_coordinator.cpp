@@ -9,6 +9,7 @@
 
 #include "actors/launcher/rank_environment.hpp"
 #include "actors/protocol/events.hpp"
+#include "actors/protocol/pset.hpp"
 
 namespace zpmix {
 
@@ -177,7 +178,11 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     limit_time(nspace, placed, l.timeout_s);
     // Every broker knows the namespace before any part of it starts: a rank's first message to
     // another broker (a fence, a Get) finds it registered there.
+    auto launch_sets = info.psets;
     send(every_broker("registry"), msg::RegisterNamespace{std::move(info), part.secret, {}});
+    // Its launch-time sets are announced once, here (its parts do not).
+    if (!launch_sets.empty() && bus().find("pset"))
+        send("pset", msg::PsetLaunched{nspace, std::move(launch_sets)});
     send_parts(placed, part);
     log().info("{}: {} rank(s) on {} node(s) of {} broker(s)", nspace, l.np, m.nodes.size(),
                placed.parts);

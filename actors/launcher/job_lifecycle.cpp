@@ -16,6 +16,7 @@
 #include "actors/launcher/launcher.hpp"
 #include "actors/launcher/rank_process.hpp"
 #include "actors/protocol/iof.hpp"
+#include "actors/protocol/pset.hpp"
 #include "actors/protocol/shm/fence_board.hpp"
 
 extern char **environ;
@@ -165,6 +166,10 @@ void Launcher::begin(const Envelope &env, Job job, Plan plan, std::string secret
     // A part replaces the coordinator's registration with this node's placement and directories.
     send("registry",
          msg::RegisterNamespace{info, std::move(secret), std::move(plan.notify_completion)});
+    // Its launch-time sets are announced once, by the broker that launched it (a part's
+    // coordinator did).
+    if (!job.is_part() && !info.psets.empty() && bus().find("pset"))
+        send("pset", msg::PsetLaunched{nspace, info.psets});
     if (!plan.keep_output_for.empty() && bus().find("iof"))
         send("iof", msg::IofKeep{nspace, std::move(plan.keep_output_for)});
     auto [it, inserted] = jobs_.emplace(nspace, std::move(job));

@@ -3,6 +3,7 @@
 // given at launch (`zpmix run --pset`) are in its JobInfo; the `pset` actor keeps those defined
 // and deleted while jobs run (`zpmix pset define/delete`), on every broker alike.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,16 @@ struct PsetChanged {
     std::string name;
     std::vector<Proc> members;
     ZPMIX_MSG_MAP(name, members);
+};
+
+// launcher -> its broker's pset: job `nspace` was registered with launch-time sets (`zpmix run
+// --pset`; name -> ranks). Its processes get PMIX_PROCESS_SET_DEFINE for each, once, as for a
+// set defined while jobs run. No answer.
+struct PsetLaunched {
+    static constexpr const char *type = "pset.launched";
+    std::string nspace;
+    std::map<std::string, std::vector<std::uint32_t>> psets;
+    ZPMIX_MSG_MAP(nspace, psets);
 };
 
 // Anyone -> pset: the process sets that exist now, with their members (the launch-time sets of

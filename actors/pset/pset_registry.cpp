@@ -29,6 +29,7 @@ PsetRegistry::PsetRegistry(Reactor &reactor, Bus &bus, const NamespaceTable &nam
       broker_(std::move(broker)) {
     on(&PsetRegistry::define, Access::operator_);
     on(&PsetRegistry::remove, Access::operator_);
+    on(&PsetRegistry::launched, Access::internal);
     on(&PsetRegistry::changed, Access::internal);
     on(&PsetRegistry::query, Access::session | Access::operator_);
     on(&PsetRegistry::namespace_ended, Access::internal);
@@ -74,6 +75,16 @@ void PsetRegistry::define(const Envelope &env, msg::PsetDefine &m) {
     publish(PMIX_PROCESS_SET_DEFINE, m.name, m.members);
     share({m.name, m.members});
     reply(env, msg::Ok{});
+}
+
+void PsetRegistry::launched(const Envelope &, msg::PsetLaunched &m) {
+    for (const auto &[name, ranks] : m.psets) {
+        std::vector<msg::Proc> members;
+        for (std::uint32_t r : ranks) members.push_back({m.nspace, r});
+        log().info("process set '{}' given at launch to {} ({} members)", name, m.nspace,
+                   members.size());
+        publish(PMIX_PROCESS_SET_DEFINE, name, members);
+    }
 }
 
 void PsetRegistry::remove(const Envelope &env, msg::PsetDelete &m) {

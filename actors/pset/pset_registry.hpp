@@ -3,6 +3,9 @@
 // JobInfo and live as long as the job; the sets `zpmix pset define` makes live until `zpmix pset
 // delete`, or until every namespace they name has ended.
 //
+// A job's launch-time sets are announced as definitions are: the broker that launched the job
+// (its launcher's `pset.launched`) publishes PMIX_PROCESS_SET_DEFINE for each, once, global.
+//
 // Every broker keeps the same defined sets: the broker an operator asks checks the request against
 // what it knows, applies the change and sends it (PsetChanged) to every other broker, each of
 // which applies it; it also publishes the event, PMIX_PROCESS_SET_DEFINE or _DELETE, once, with a
@@ -45,6 +48,7 @@ class PsetRegistry : public Actor {
 
     void define(const Envelope &env, msg::PsetDefine &m);
     void remove(const Envelope &env, msg::PsetDelete &m);
+    void launched(const Envelope &env, msg::PsetLaunched &m);
     void changed(const Envelope &env, msg::PsetChanged &m);
     void query(const Envelope &env, msg::PsetQuery &m);
     void namespace_ended(const Envelope &env, msg::NamespaceEnded &m);

@@ -70,11 +70,8 @@ pmix_status_t query(const char *key,
     pmix_info_t *results = nullptr;
     size_t n = 0;
     rc = PMIx_Query_info(&q, 1, &results, &n);
-    if (rc == PMIX_SUCCESS && n == 1) {
-        auto [answers, count] = infos_of(results[0].value);
-        for (size_t i = 0; i < count; ++i)
-            if (PMIX_CHECK_KEY(&answers[i], key)) use(answers[i].value);
-    }
+    if (rc == PMIX_SUCCESS && n == 1 && PMIX_CHECK_KEY(&results[0], key))
+        use(results[0].value);  // one result per key, at the top level
     if (results) PMIX_INFO_FREE(results, n);
     PMIX_QUERY_DESTRUCT(&q);
     return rc;

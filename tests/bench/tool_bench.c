@@ -12,8 +12,8 @@
 
 #include "bench_util.h"
 
-/* The value of `key` in query results: in PMIX_QUERY_RESULTS (the standard's shape) or at the
- * top (older servers'). */
+/* The value of `key` in query results: at the top (OpenPMIx's and zpmix's shape) or in
+ * PMIX_QUERY_RESULTS (the standard's). */
 static pmix_value_t *find(pmix_info_t *results, size_t n, const char *key) {
     for (size_t k = 0; k < n; ++k) {
         pmix_info_t *in = &results[k];

@@ -114,10 +114,9 @@ static void proc_table(const char *ns, int np, pid_t pids[]) {
     PMIX_QUERY_DESTRUCT(&q);
     CHECK(rc == PMIX_SUCCESS, "proc table: %s", PMIx_Error_string(rc));
     for (int i = 0; i < np; ++i) pids[i] = 0;
-    if (rc != PMIX_SUCCESS || n != 1 || r[0].value.type != PMIX_DATA_ARRAY) return;
-    pmix_data_array_t *d = r[0].value.data.darray;
-    pmix_info_t *infos = (pmix_info_t *)d->array;
-    for (size_t i = 0; i < d->size; ++i) {
+    if (rc != PMIX_SUCCESS) return;
+    pmix_info_t *infos = r; /* one result per key, at the top level */
+    for (size_t i = 0; i < n; ++i) {
         if (!PMIX_CHECK_KEY(&infos[i], PMIX_QUERY_PROC_TABLE) ||
             infos[i].value.type != PMIX_DATA_ARRAY)
             continue;

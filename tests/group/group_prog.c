@@ -133,12 +133,10 @@ static void notify_group(const char *grp) {
     pthread_mutex_unlock(&mu);
 }
 
-/* The info `key` in the results of one query, or NULL. */
+/* The info `key` among the results of one query (at the top level, one per key), or NULL. */
 static const pmix_info_t *answer(const pmix_info_t *results, size_t n, const char *key) {
-    if (n != 1 || results[0].value.type != PMIX_DATA_ARRAY) return NULL;
-    const pmix_info_t *infos = results[0].value.data.darray->array;
-    for (size_t i = 0; i < results[0].value.data.darray->size; ++i)
-        if (PMIX_CHECK_KEY(&infos[i], key)) return &infos[i];
+    for (size_t i = 0; i < n; ++i)
+        if (PMIX_CHECK_KEY(&results[i], key)) return &results[i];
     return NULL;
 }
 
@@ -189,11 +187,13 @@ static void basic(void) {
     bool yes = true;
     int t = 30;
     char key[32], ep[32];
-    PMIX_INFO_CREATE(inner, 1);
+    PMIX_INFO_CREATE(inner, 2);
     snprintf(key, sizeof key, "test.info.%u", me.rank);
     uint32_t val = 1000 + me.rank;
     PMIX_INFO_LOAD(&inner[0], key, &val, PMIX_UINT32);
-    pmix_data_array_t darray = {PMIX_INFO, 1, inner};
+    size_t lcid = 1234 + me.rank; /* as Open MPI gives its communicator's local cid */
+    PMIX_INFO_LOAD(&inner[1], PMIX_GROUP_LOCAL_CID, &lcid, PMIX_SIZE);
+    pmix_data_array_t darray = {PMIX_INFO, 2, inner};
     PMIX_INFO_LOAD(&info[0], PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
     PMIX_INFO_LOAD(&info[1], PMIX_GROUP_INFO, &darray, PMIX_DATA_ARRAY);
     snprintf(ep, sizeof ep, "endpoint-%u", me.rank);
@@ -206,8 +206,11 @@ static void basic(void) {
     const size_t cid1 = result_cid(results, nresults, &members);
     CHECK(cid1 != 0);
     CHECK(members == size);
+    /* The context id leads the results: OpenPMIx's group examples read results[0]. */
+    CHECK(nresults == 2 && PMIX_CHECK_KEY(&results[0], PMIX_GROUP_CONTEXT_ID) &&
+          results[0].value.type == PMIX_SIZE && results[0].value.data.size == cid1);
     PMIX_INFO_FREE(results, nresults);
-    PMIX_INFO_FREE(inner, 1);
+    PMIX_INFO_FREE(inner, 2);
     for (int i = 0; i < 3; ++i) PMIX_INFO_DESTRUCT(&info[i]);
 
     /* Everything contributed is there for every member. */
@@ -253,6 +256,24 @@ static void basic(void) {
     PMIX_INFO_FREE(results, nresults);
     /* A name in use is refused. */
     CHECK_RC(construct("g2", &all, 1, 30, 0, NULL, NULL), PMIX_ERR_EXISTS);
+    /* The groups a process is in (PMIX_GROUP_NAMES): g1 and g2, for itself and another rank. */
+    const uint32_t step = size > 1 ? size - 1 : 1; /* rank 0 and the last */
+    for (uint32_t r = 0; r < size; r += step) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        pmix_value_t *names = NULL;
+        CHECK_RC(PMIx_Get(&p, PMIX_GROUP_NAMES, NULL, 0, &names), PMIX_SUCCESS);
+        int g1 = 0, g2 = 0;
+        if (names && names->type == PMIX_DATA_ARRAY && names->data.darray->type == PMIX_STRING) {
+            char **s = names->data.darray->array;
+            for (size_t i = 0; i < names->data.darray->size; ++i) {
+                g1 += strcmp(s[i], "g1") == 0;
+                g2 += strcmp(s[i], "g2") == 0;
+            }
+        }
+        CHECK(g1 == 1 && g2 == 1);
+        if (names) PMIX_VALUE_RELEASE(names);
+    }
 
     /* The group as a fence's target. */
     pmix_proc_t g2;
@@ -262,6 +283,23 @@ static void basic(void) {
     /* Destruct g1, then build it again (from a wildcard this time): a new context id. */
     CHECK_RC(PMIx_Group_destruct("g1", NULL, 0), PMIX_SUCCESS);
     CHECK_RC(PMIx_Group_destruct("g1", NULL, 0), PMIX_ERR_NOT_FOUND);
+    /* Each member's local cid by the context id, after the destruct too (OpenPMIx's
+     * group_lcl_cid example, Open MPI's communicators). */
+    pmix_info_t qual[2];
+    PMIX_INFO_LOAD(&qual[0], PMIX_GROUP_CONTEXT_ID, &cid1, PMIX_SIZE);
+    PMIX_INFO_SET_QUALIFIER(&qual[0]);
+    PMIX_INFO_LOAD(&qual[1], PMIX_TIMEOUT, &t, PMIX_INT);
+    for (uint32_t r = 0; r < size; ++r) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        CHECK_RC(PMIx_Get(&p, PMIX_GROUP_LOCAL_CID, qual, 2, &v), PMIX_SUCCESS);
+        if (v) {
+            CHECK(v->type == PMIX_SIZE && v->data.size == 1234 + r);
+            PMIX_VALUE_RELEASE(v);
+        }
+    }
+    PMIX_INFO_DESTRUCT(&qual[0]);
+    PMIX_INFO_DESTRUCT(&qual[1]);
     CHECK_RC(construct("g1", procs, size, 30, 0, &results, &nresults), PMIX_SUCCESS);
     const size_t cid3 = result_cid(results, nresults, &members);
     CHECK(cid3 != 0 && cid3 != cid1 && cid3 != cid2);
@@ -599,6 +637,37 @@ static int membership_size(const char *grp) {
         n = (int)v->data.darray->size;
     if (v) PMIX_VALUE_RELEASE(v);
     return n;
+}
+
+/* OpenPMIx's asyncgroup: rank 0 invites every other rank, which accept with PMIx_Group_join_nb
+ * and no callback at all; they learn that the group formed from PMIX_GROUP_CONSTRUCT_COMPLETE,
+ * and the group is known to them (its membership), then everyone destructs it. */
+static void async_join(void) {
+    register_invite_events();
+    CHECK_RC(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    if (me.rank == 0) {
+        pmix_proc_t *procs = ranks_from(0, size);
+        pmix_info_t *results = NULL;
+        size_t nresults = 0, members = 0;
+        CHECK_RC(invite("ga", procs + 1, size - 1, 30, &results, &nresults), PMIX_SUCCESS);
+        CHECK(result_cid(results, nresults, &members) != 0);
+        CHECK(members == size);
+        if (results) PMIX_INFO_FREE(results, nresults);
+        PMIX_PROC_FREE(procs, size);
+    } else {
+        CHECK(wait_count(&ev_invited, 1));
+        pthread_mutex_lock(&mu);
+        const pmix_proc_t leader = ev_inviter;
+        pthread_mutex_unlock(&mu);
+        CHECK_RC(PMIx_Group_join_nb("ga", &leader, PMIX_GROUP_ACCEPT, NULL, 0, NULL, NULL),
+                 PMIX_SUCCESS);
+        CHECK(wait_count(&ev_complete, 1));
+        /* the group is known here once the join's answer is in (it may follow the event) */
+        const double t0 = now();
+        while (membership_size("ga") != (int)size && now() - t0 < 10) usleep(10000);
+        CHECK(membership_size("ga") == (int)size);
+    }
+    CHECK_RC(PMIx_Group_destruct("ga", NULL, 0), PMIX_SUCCESS);
 }
 
 /* A fence over the whole group, bounded (a member it waited for in vain would time it out). */
@@ -1012,6 +1081,8 @@ int main(int argc, char **argv) {
         lostnode();
     else if (strcmp(scenario, "invite") == 0)
         invitation();
+    else if (strcmp(scenario, "asyncjoin") == 0)
+        async_join();
     else if (strcmp(scenario, "leavequiet") == 0 || strcmp(scenario, "leavequietnb") == 0)
         leave_quietly(strcmp(scenario, "leavequietnb") == 0);
     else if (strcmp(scenario, "invitesilent") == 0)

@@ -137,6 +137,12 @@ BOOST_AUTO_TEST_CASE(invite_accept_decline_then_leave_and_destruct) {
     BOOST_TEST(count(r.out, "invite ok") == 4u);
 }
 
+BOOST_AUTO_TEST_CASE(join_nb_without_a_callback_joins_and_the_event_says_so) {
+    const auto r = run("asyncjoin", 3);
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(count(r.out, "asyncjoin ok") == 3u);
+}
+
 BOOST_AUTO_TEST_CASE(a_leaver_leaves_every_members_membership_without_handlers) {
     const auto r = run("leavequiet", 3);
     BOOST_TEST(r.status == 0, r.err);

@@ -102,8 +102,10 @@ static void checkpoint_complete(void) {
     fflush(stdout);
 }
 
-/* With `preemptible`, the preemptible mark too, in the same call (several directives). */
-static void register_method(int sig, bool preemptible) {
+/* With `preemptible`, the preemptible mark too, in the same call (several directives). With
+ * `untyped`, the method's value type is left unset, as OpenPMIx's jctrl example leaves it (its key
+ * names the type). */
+static void register_method(int sig, bool preemptible, bool untyped) {
     pmix_info_t method, dir[2];
     pmix_data_array_t arr;
     bool yes = true;
@@ -118,10 +120,15 @@ static void register_method(int sig, bool preemptible) {
     PMIX_INFO_CONSTRUCT(&dir[0]);
     PMIX_INFO_CONSTRUCT(&dir[1]);
     PMIx_Info_load(&dir[0], PMIX_JOB_CTRL_PREEMPTIBLE, &yes, PMIX_BOOL);
-    PMIx_Info_load(&dir[1], PMIX_JOB_CTRL_CHECKPOINT_METHOD, &arr, PMIX_DATA_ARRAY);
+    if (untyped) {
+        snprintf(dir[1].key, sizeof dir[1].key, "%s", PMIX_JOB_CTRL_CHECKPOINT_METHOD);
+        dir[1].value.data.darray = &arr; /* type stays PMIX_UNDEF */
+    } else {
+        PMIx_Info_load(&dir[1], PMIX_JOB_CTRL_CHECKPOINT_METHOD, &arr, PMIX_DATA_ARRAY);
+    }
     pmix_status_t rc = preemptible ? control(dir, 2) : control(&dir[1], 1);
     PMIX_INFO_DESTRUCT(&dir[0]);
-    PMIX_INFO_DESTRUCT(&dir[1]);
+    if (!untyped) PMIX_INFO_DESTRUCT(&dir[1]);
     PMIX_INFO_DESTRUCT(&method);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "register checkpoint method: %d\n", rc);
@@ -231,13 +238,13 @@ int main(int argc, char **argv) {
             signal(s, on_signal);
     if (strcmp(mode, "preempt") == 0) {
         handle(PMIX_JCTRL_PREEMPT_ALERT);
-        register_method(SIGUSR2, true);
+        register_method(SIGUSR2, true, false);
     }
     if (strncmp(mode, "ckpt-", 5) == 0) {
-        if (strcmp(mode, "ckpt-signal") == 0) register_method(SIGUSR2, false);
+        if (strcmp(mode, "ckpt-signal") == 0) register_method(SIGUSR2, false, true);
         if (strcmp(mode, "ckpt-event") == 0 || strcmp(mode, "ckpt-cancel") == 0) {
             handle(PMIX_JCTRL_CHECKPOINT);
-            register_method(0, false);
+            register_method(0, false, false);
         }
     }
     if (strcmp(mode, "heartbeat") == 0 || strcmp(mode, "filemon") == 0 ||

@@ -187,6 +187,10 @@ BOOST_AUTO_TEST_CASE(checkpoint_by_signal_by_event_and_refused_without_method) {
         BOOST_TEST(
             job->read_until([](const std::string &o) { return count(o, "checkpointed") == 2; }));
         BOOST_TEST(job->out().find("got signal 12") != std::string::npos);
+        // Its method was given with no value type (as OpenPMIx's jctrl example does): read as
+        // the type its key names, and said so.
+        BOOST_TEST((job->out() + job->err()).find("no value type") != std::string::npos,
+                   job->err());
         b.ctl({"kill", "--job", ns}, out);
     }
     {

@@ -1,9 +1,11 @@
 /* pset_prog: a rank that watches process sets. It registers for PMIX_PROCESS_SET_DEFINE and
- * PMIX_PROCESS_SET_DELETE, prints "ready <nspace> <rank> names <its PMIX_PSET_NAMES>", then
- * for each of the two events (define first, delete second, each waited for at most 60 s) prints
- * "define <name> members <ns:rank,...>" / "delete <name>" and its set names again:
- * "names <rank> <name,name|none>", and what PMIx_Query_info says of the sets: "query <rank> num <N>
- * names <name,name|-> first <members of 'first', or the status of that key>". */
+ * PMIX_PROCESS_SET_DELETE and waits for the launch-time set "world" to be announced ("launch
+ * define world members <ns:rank,...>"), prints "ready <nspace> <rank> names <its
+ * PMIX_PSET_NAMES> psetname <its PMIX_PSET_NAME> <rank 0's>", then for each of the next two
+ * events (define first, delete second, each waited for at most 60 s) prints "define <name>
+ * members <ns:rank,...>" / "delete <name>" and its set names again: "names <rank>
+ * <name,name|none>", and what PMIx_Query_info says of the sets: "query <rank> num <N> names
+ * <name,name|-> first <members of 'first', or the status of that key>". */
 #include <pmix.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,8 +14,10 @@
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int seen = 0; /* events handled so far */
+static int seen = 0; /* events handled so far, after the launch-time set's */
 static char lines[2][1024];
+static int launch_seen = 0; /* the launch-time set "world" announced */
+static char launch_line[1024];
 
 static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
                      size_t ninfo, pmix_info_t results[], size_t nresults,
@@ -34,7 +38,10 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
         }
     }
     pthread_mutex_lock(&mu);
-    if (seen < 2) {
+    if (!launch_seen && status == PMIX_PROCESS_SET_DEFINE && strcmp(name, "world") == 0) {
+        snprintf(launch_line, sizeof launch_line, "launch define %s members %s", name, members);
+        launch_seen = 1;
+    } else if (seen < 2) {
         if (status == PMIX_PROCESS_SET_DEFINE)
             snprintf(lines[seen++], sizeof lines[0], "define %s members %s", name, members);
         else if (status == PMIX_PROCESS_SET_DELETE)
@@ -60,12 +67,10 @@ static void names(const pmix_proc_t *me, char *out, size_t n) {
     PMIX_VALUE_RELEASE(v);
 }
 
-/* The info `key` in the results of one query, or NULL. */
+/* The info `key` among the results of one query (at the top level, one per key), or NULL. */
 static const pmix_info_t *answer(const pmix_info_t *results, size_t n, const char *key) {
-    if (n != 1 || results[0].value.type != PMIX_DATA_ARRAY) return NULL;
-    const pmix_info_t *infos = results[0].value.data.darray->array;
-    for (size_t i = 0; i < results[0].value.data.darray->size; ++i)
-        if (PMIX_CHECK_KEY(&infos[i], key)) return &infos[i];
+    for (size_t i = 0; i < n; ++i)
+        if (PMIX_CHECK_KEY(&results[i], key)) return &results[i];
     return NULL;
 }
 
@@ -109,14 +114,41 @@ static void query(unsigned rank) {
     PMIX_QUERY_DESTRUCT(&q);
 }
 
+/* PMIx_Get(proc, PMIX_PSET_NAME): the name, or "status:<rc>". */
+static void pset_name(const pmix_proc_t *proc, char *out, size_t size) {
+    pmix_value_t *v = NULL;
+    pmix_status_t rc = PMIx_Get(proc, PMIX_PSET_NAME, NULL, 0, &v);
+    if (rc == PMIX_SUCCESS && v->type == PMIX_STRING)
+        snprintf(out, size, "%s", v->data.string);
+    else
+        snprintf(out, size, "status:%d", rc == PMIX_SUCCESS ? 1 : rc);
+    if (v) PMIX_VALUE_RELEASE(v);
+}
+
 int main(void) {
     pmix_proc_t me;
     if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS) return 90;
     pmix_status_t codes[] = {PMIX_PROCESS_SET_DEFINE, PMIX_PROCESS_SET_DELETE};
     if (PMIx_Register_event_handler(codes, 2, NULL, 0, on_event, NULL, NULL) < 0) return 91;
+    /* The set given at launch is announced as a definition is (60 s at most). */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 60;
+    pthread_mutex_lock(&mu);
+    while (!launch_seen && pthread_cond_timedwait(&cv, &mu, &until) == 0) {
+    }
+    printf("%s\n", launch_seen ? launch_line : "launch none");
+    pthread_mutex_unlock(&mu);
     char buf[1024];
     names(&me, buf, sizeof buf);
-    printf("ready %s %u names %s\n", me.nspace, me.rank, buf);
+    /* Each rank's PMIX_PSET_NAME, as Open MPI's MPI_Session_get_pset_info reads it: its own, and
+     * rank 0's. */
+    char own[PMIX_MAX_NSLEN + 1], first[PMIX_MAX_NSLEN + 1];
+    pmix_proc_t rank0 = me;
+    rank0.rank = 0;
+    pset_name(&me, own, sizeof own);
+    pset_name(&rank0, first, sizeof first);
+    printf("ready %s %u names %s psetname %s %s\n", me.nspace, me.rank, buf, own, first);
     fflush(stdout);
     for (int k = 0; k < 2; ++k) {
         struct timespec until;

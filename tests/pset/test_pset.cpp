@@ -44,7 +44,19 @@ BOOST_AUTO_TEST_CASE(sets_defined_and_deleted_while_a_job_runs) {
                           run.out() << run.err());
     const auto ready = lines_of(run, "ready");
     const std::string nspace = ready[0].at(1);
-    for (const auto &w : ready) BOOST_TEST(w.at(4) == "world");  // the launch-time set
+    // The launch-time set is announced to the job's ranks as a definition is.
+    const auto launch = lines_of(run, "launch");
+    BOOST_TEST(launch.size() == 2u, run.out());
+    for (const auto &w : launch) {
+        BOOST_TEST(w.at(1) == "define");
+        BOOST_TEST(w.at(2) == "world");
+        BOOST_TEST(w.at(4) == nspace + ":0," + nspace + ":1");
+    }
+    for (const auto &w : ready) {
+        BOOST_TEST(w.at(4) == "world");  // the launch-time set
+        BOOST_TEST(w.at(6) == "world");  // PMIX_PSET_NAME, its own
+        BOOST_TEST(w.at(7) == "world");  // and rank 0's
+    }
 
     // Bad requests are refused, with the job untouched.
     BOOST_TEST(Child({kZpmix, "pset", "define", "world", "--job", nspace}, env).exit_code() == 1);

@@ -11,17 +11,11 @@
 
 #include "../support/check.h"
 
-/* The proc table's array in one query's results, or NULL. */
+/* The proc table's array: the one result of a one-key query, or NULL. */
 static pmix_data_array_t *table_of(pmix_info_t *results, size_t n, const char *key) {
-    if (n != 1 || !PMIX_CHECK_KEY(&results[0], PMIX_QUERY_RESULTS) ||
-        results[0].value.type != PMIX_DATA_ARRAY)
+    if (n != 1 || !PMIX_CHECK_KEY(&results[0], key) || results[0].value.type != PMIX_DATA_ARRAY)
         return NULL;
-    pmix_data_array_t *d = results[0].value.data.darray;
-    pmix_info_t *infos = (pmix_info_t *)d->array;
-    for (size_t i = 0; i < d->size; ++i)
-        if (PMIX_CHECK_KEY(&infos[i], key) && infos[i].value.type == PMIX_DATA_ARRAY)
-            return infos[i].value.data.darray;
-    return NULL;
+    return results[0].value.data.darray;
 }
 
 static void check_table(pmix_data_array_t *t, const pmix_proc_t *me, uint32_t size,

@@ -9,7 +9,8 @@
  *                               job control of NSPACE (SIGCONT to its ranks)
  * The first three query NSPACE: the namespaces, its process table (printed as
  * "row RANK PID STATE HOST EXE" lines), its job status, the attributes PMIx_Get honours, and an
- * unknown key beside a known one (PMIX_QUERY_PARTIAL_SUCCESS, PMIX_ERR_NOT_FOUND for that key).
+ * unknown key beside a known one (PMIX_QUERY_PARTIAL_SUCCESS, PMIX_ERR_NOT_FOUND for that key),
+ * and the results' shape (check_shape). Every mode first queries the ABI versions before init.
  * Prints "ok" and exits 0 when every check passed; "FAILED: ..." lines otherwise. */
 #include <pmix_server.h> /* PMIx_Register_attributes */
 #include <pmix_tool.h>
@@ -40,15 +41,10 @@ static pmix_status_t query(const char *keys[], const char *nspace, pmix_info_t *
     return rc;
 }
 
-/* The info of `key` in the one query's PMIX_QUERY_RESULTS, or NULL. */
+/* The info of `key` among the results (at the top level, one per key), or NULL. */
 static pmix_info_t *answer(pmix_info_t *results, size_t n, const char *key) {
-    if (n != 1 || !PMIX_CHECK_KEY(&results[0], PMIX_QUERY_RESULTS) ||
-        results[0].value.type != PMIX_DATA_ARRAY)
-        return NULL;
-    pmix_data_array_t *d = results[0].value.data.darray;
-    pmix_info_t *infos = (pmix_info_t *)d->array;
-    for (size_t i = 0; i < d->size; ++i)
-        if (PMIX_CHECK_KEY(&infos[i], key)) return &infos[i];
+    for (size_t i = 0; i < n; ++i)
+        if (PMIX_CHECK_KEY(&results[i], key)) return &results[i];
     return NULL;
 }
 
@@ -70,6 +66,88 @@ static void check_namespaces(const char *nspace) {
           "namespaces: %s not in %s", nspace,
           a && a->value.type == PMIX_STRING ? a->value.data.string : "?");
     PMIX_INFO_FREE(r, n);
+}
+
+static volatile int nb_done = 0;
+static pmix_status_t nb_status;
+static pmix_info_t *nb_results;
+static size_t nb_n;
+static void nb_answer(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                      pmix_release_cbfunc_t release, void *release_data) {
+    (void)cbdata;
+    nb_status = status;
+    nb_n = ninfo;
+    if (ninfo > 0) {
+        PMIX_INFO_CREATE(nb_results, ninfo);
+        for (size_t i = 0; i < ninfo; ++i) PMIX_INFO_XFER(&nb_results[i], &info[i]);
+    }
+    if (release) release(release_data);
+    __atomic_store_n(&nb_done, 1, __ATOMIC_RELEASE);
+}
+
+/* The shape OpenPMIx's tool example and Open MPI's Sessions read: one result per key, at the top
+ * level, in the order asked, across queries; a job-information key (PMIX_JOB_SIZE of NSPACE, of
+ * `size` ranks) and PMIX_SERVER_URI are query keys too. */
+static void check_shape(const char *nspace, size_t size) {
+    pmix_query_t *q;
+    PMIX_QUERY_CREATE(q, 2);
+    pmix_status_t rc;
+    PMIX_ARGV_APPEND(rc, q[0].keys, PMIX_JOB_SIZE);
+    PMIX_ARGV_APPEND(rc, q[0].keys, PMIX_QUERY_JOB_STATUS);
+    PMIX_QUERY_QUALIFIERS_CREATE(&q[0], 1);
+    PMIX_INFO_LOAD(&q[0].qualifiers[0], PMIX_NSPACE, nspace, PMIX_STRING);
+    PMIX_ARGV_APPEND(rc, q[1].keys, PMIX_SERVER_URI);
+    nb_done = 0;
+    rc = PMIx_Query_info_nb(q, 2, nb_answer, NULL);
+    CHECK(rc == PMIX_SUCCESS, "PMIx_Query_info_nb: %s", PMIx_Error_string(rc));
+    for (int i = 0; rc == PMIX_SUCCESS && i < 10000 && !__atomic_load_n(&nb_done, __ATOMIC_ACQUIRE);
+         ++i)
+        usleep(1000);
+    CHECK(nb_done && nb_status == PMIX_SUCCESS && nb_n == 3, "shape: %s, %zu results",
+          PMIx_Error_string(nb_status), nb_n);
+    if (nb_n == 3) {
+        CHECK(PMIX_CHECK_KEY(&nb_results[0], PMIX_JOB_SIZE) &&
+                  nb_results[0].value.type == PMIX_UINT32 &&
+                  nb_results[0].value.data.uint32 == size,
+              "results[0]: %s, not the job size %zu", nb_results[0].key, size);
+        CHECK(PMIX_CHECK_KEY(&nb_results[1], PMIX_QUERY_JOB_STATUS), "results[1]: %s",
+              nb_results[1].key);
+        CHECK(PMIX_CHECK_KEY(&nb_results[2], PMIX_SERVER_URI) &&
+                  nb_results[2].value.type == PMIX_STRING &&
+                  strstr(nb_results[2].value.data.string, "://") != NULL,
+              "results[2]: %s, not the server's URI", nb_results[2].key);
+    }
+    if (nb_results) PMIX_INFO_FREE(nb_results, nb_n);
+    nb_results = NULL;
+    PMIX_QUERY_FREE(q, 2);
+}
+
+/* Before PMIx_tool_init: the ABI versions are answered (OpenPMIx's abi_no_init example), one
+ * query each; anything else is PMIX_ERR_INIT. */
+static void check_before_init(void) {
+    pmix_query_t *q;
+    PMIX_QUERY_CREATE(q, 2);
+    pmix_status_t rc;
+    PMIX_ARGV_APPEND(rc, q[0].keys, PMIX_QUERY_STABLE_ABI_VERSION);
+    PMIX_ARGV_APPEND(rc, q[1].keys, PMIX_QUERY_PROVISIONAL_ABI_VERSION);
+    pmix_info_t *r = NULL;
+    size_t n = 0;
+    rc = PMIx_Query_info(q, 2, &r, &n);
+    CHECK(rc == PMIX_SUCCESS && n == 2, "ABI before init: %s, %zu results", PMIx_Error_string(rc),
+          n);
+    if (rc == PMIX_SUCCESS && n == 2) {
+        CHECK(PMIX_CHECK_KEY(&r[0], PMIX_QUERY_STABLE_ABI_VERSION) &&
+                  r[0].value.type == PMIX_STRING && strchr(r[0].value.data.string, '.'),
+              "results[0]: %s", r[0].key);
+        CHECK(PMIX_CHECK_KEY(&r[1], PMIX_QUERY_PROVISIONAL_ABI_VERSION) &&
+                  r[1].value.type == PMIX_STRING,
+              "results[1]: %s", r[1].key);
+    }
+    if (r) PMIX_INFO_FREE(r, n);
+    PMIX_QUERY_FREE(q, 2);
+    const char *keys[] = {PMIX_QUERY_NAMESPACES, NULL};
+    rc = query(keys, NULL, &r, &n);
+    CHECK(rc == PMIX_ERR_INIT, "namespaces before init: %s", PMIx_Error_string(rc));
 }
 
 static void check_job(const char *nspace) {
@@ -94,7 +172,11 @@ static void check_job(const char *nspace) {
     }
     a = answer(r, n, PMIX_QUERY_JOB_STATUS);
     CHECK(a && a->value.type == PMIX_STATUS && a->value.data.status == PMIX_SUCCESS, "job status");
+    size_t rows = 0;
+    if ((a = answer(r, n, PMIX_QUERY_PROC_TABLE)) && a->value.type == PMIX_DATA_ARRAY)
+        rows = a->value.data.darray->size;
     PMIX_INFO_FREE(r, n);
+    check_shape(nspace, rows);
 
     /* An unknown key answers for itself only. */
     const char *mixed[] = {"zpmix.no.such.key", PMIX_QUERY_NAMESPACES, NULL};
@@ -209,6 +291,7 @@ int main(int argc, char **argv) {
     const char *mode = argv[1];
     pmix_status_t rc;
     bool yes = true;
+    check_before_init();
     if (strcmp(mode, "pid") == 0 && argc == 4) {
         pid_t pid = (pid_t)atoi(argv[2]);
         rc = init_with(PMIX_SERVER_PIDINFO, &pid, PMIX_PID);

@@ -245,6 +245,31 @@ BOOST_AUTO_TEST_CASE(registered_cleanup_goes_when_its_process_or_job_ends) {
     if (::geteuid() == 0) BOOST_TEST(fs::exists(dir.path + "/alien"));
 }
 
+// Started by another implementation's PMIx server (OpenPMIx's variables, as its mpirun or srun
+// sets them, and no ZPMIX_URI): PMIx_Init fails and says what it found and why it cannot connect,
+// unless ZPMIX_SINGLETON asks for a singleton.
+BOOST_AUTO_TEST_CASE(started_by_another_runtimes_server_fails_loudly_unless_a_singleton_is_asked) {
+    // (The test's own environment has no ZPMIX_URI or ZPMIX_SINGLETON: an added variable does not
+    // replace one it has, getenv reads the first.)
+    const std::vector<std::string> foreign{
+        "PMIX_SERVER_URI41=prterun-host-4242@0.0;tcp4://127.0.0.1:1",
+        "PMIX_NAMESPACE=prterun-host-4242@1", "PMIX_RANK=0"};
+    BOOST_REQUIRE(getenv("ZPMIX_URI") == nullptr && getenv("ZPMIX_SINGLETON") == nullptr);
+    Child refused({kProg, "singleton"}, foreign);
+    BOOST_TEST(refused.exit_code() == 1);
+    const std::string said = refused.out() + refused.err();
+    BOOST_TEST(said.find("PMIX_SERVER_URI41=prterun-host-4242@0.0") != std::string::npos, said);
+    BOOST_TEST(said.find("cannot speak") != std::string::npos, said);
+    BOOST_TEST(said.find("ZPMIX_SINGLETON=1") != std::string::npos, said);
+    BOOST_TEST(said.find("PMIx_Init: ") != std::string::npos, said);  // the program's own line
+
+    auto asked = foreign;
+    asked.push_back("ZPMIX_SINGLETON=1");
+    Child singleton({kProg, "singleton"}, asked);
+    BOOST_TEST(singleton.exit_code() == 0, singleton.out() << singleton.err());
+    BOOST_TEST((singleton.out() + singleton.err()).find("running alone") != std::string::npos);
+}
+
 // No ZPMIX_URI: the program initialises as a singleton and does everything on its own.
 BOOST_AUTO_TEST_CASE(singleton_init) {
     std::vector<std::string> env;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -105,6 +106,39 @@ const c::Honours kLookupAttributes(c::Role::client, "PMIx_Lookup",
                                     ZPMIX_ATTR(PMIX_TIMEOUT)});
 
 // ------------------------------------------------------------------ init and finalize
+
+// Without zpmix's ZPMIX_URI, a process may still have been started by a PMIx server: another
+// implementation's (OpenPMIx's, as its mpirun, prterun and srun's pmix plugin set these), whose
+// protocol zpmix's libpmix does not speak. Its rendezvous variable and value, when one is set.
+std::optional<std::pair<std::string, std::string>> foreign_server() {
+    static const char *const kVars[] = {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
+                                        "PMIX_SERVER_URI21", "PMIX_SERVER_URI2", "PMIX_SERVER_URI"};
+    for (const char *var : kVars)
+        if (const char *v = getenv(var); v && *v)
+            return std::pair{std::string(var), std::string(v)};
+    return std::nullopt;
+}
+
+// Started by another implementation's server: says what was found and why it cannot be used.
+// PMIX_ERR_NOT_SUPPORTED, unless the user asked for a singleton (ZPMIX_SINGLETON=1): then
+// PMIX_SUCCESS, and the process runs alone.
+pmix_status_t refuse_foreign_server(const std::pair<std::string, std::string> &server) {
+    const char *ns = getenv("PMIX_NAMESPACE");
+    const char *rank = getenv("PMIX_RANK");
+    const std::string who = ns && rank ? fmt::format(" as {}:{}", ns, rank) : "";
+    const char *want = getenv("ZPMIX_SINGLETON");
+    const bool singleton = want && *want && strcmp(want, "0") != 0;
+    spdlog::error(
+        "pmix client: PMIx_Init: this process was started{} by a PMIx server zpmix cannot speak "
+        "to ({}={}): another implementation's (OpenPMIx's, as mpirun's, prterun's or srun's), "
+        "while zpmix's libpmix speaks to zpmix brokers only and no ZPMIX_URI names one. Run the "
+        "program under `zpmix run`, or with that runtime's own libpmix.so.2 first on "
+        "LD_LIBRARY_PATH. {}",
+        who, server.first, server.second,
+        singleton ? "ZPMIX_SINGLETON is set: running alone, as a singleton."
+                  : "Set ZPMIX_SINGLETON=1 to run it alone, as a singleton.");
+    return singleton ? PMIX_SUCCESS : PMIX_ERR_NOT_SUPPORTED;
+}
 
 pmix_status_t init_singleton(Process &c) {
     msg::JobInfo job;
@@ -232,6 +266,17 @@ bool ready() {
 
 std::string_view nspace_of(const pmix_proc_t &p) {
     return std::string_view(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN));
+}
+
+// The group keys of a process answered from the groups this process knows (client_group.hpp):
+// PMIX_GROUP_NAMES, and PMIX_GROUP_LOCAL_CID with the PMIX_GROUP_CONTEXT_ID qualifier. None for
+// other keys.
+std::optional<pmix_status_t> group_key(const pmix_proc_t &p, const char *key,
+                                       const pmix_info_t info[], size_t ninfo, pmix_value_t **val) {
+    if (strncmp(key, PMIX_GROUP_NAMES, PMIX_MAX_KEYLEN) == 0) return c::group_names_of(p, val);
+    if (strncmp(key, PMIX_GROUP_LOCAL_CID, PMIX_MAX_KEYLEN) == 0)
+        return c::group_local_cid(p, info, ninfo, val);
+    return std::nullopt;
 }
 
 // Keys the standard reserves: job information, never put data.
@@ -665,8 +710,15 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     const char *ns = getenv("PMIX_NAMESPACE");
     const char *rank = getenv("PMIX_RANK");
     const char *secret = getenv("ZPMIX_SECRET");
+    const bool no_broker = uri == nullptr || uri[0] == '\0';
+    if (no_broker)
+        if (auto server = foreign_server())
+            if (pmix_status_t rc = refuse_foreign_server(*server); rc != PMIX_SUCCESS) {
+                c.store.reset();
+                return rc;
+            }
     const pmix_status_t rc =
-        (uri == nullptr || uri[0] == '\0') ? init_singleton(c)
+        no_broker ? init_singleton(c)
         : (ns == nullptr || rank == nullptr)
             ? PMIX_ERR_INIT
             : init_client(c, uri, ns, static_cast<std::uint32_t>(strtoul(rank, nullptr, 10)),
@@ -866,6 +918,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
     // No key: everything the process posted that is here (as a host's own daemons read theirs).
     if (key == nullptr) return c.store->get_all(nspace_of(p), p.rank, val);
     if (bad_key(key)) return PMIX_ERR_BAD_PARAM;
+    if (auto rc = group_key(p, key, info, ninfo, val)) return *rc;
     if (asks_psets(c, key)) {
         auto reply = c.session->call(msg::PsetQuery{to_msg(p)}, parse(info, ninfo).timeout_ms);
         return reply.status != PMIX_SUCCESS ? reply.status : pset_names(reply.env, val);
@@ -908,6 +961,13 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
     if (pmix_proc_t member; zpmix::c::group_member(p, member)) p = member;  // by group rank
     const Directives d = parse(info, ninfo);
     if (d.scope > PMIX_INTERNAL) return PMIX_ERR_BAD_PARAM;
+    if (pmix_value_t *v = nullptr; auto rc = group_key(p, key, info, ninfo, &v)) {
+        c.session->post([status = *rc, v, cbfunc, cbdata]() mutable {
+            cbfunc(status, v, cbdata);
+            if (v) PMIX_VALUE_RELEASE(v);
+        });
+        return PMIX_SUCCESS;
+    }
     if (asks_psets(c, key)) {
         c.session->request(msg::PsetQuery{to_msg(p)}, d.timeout_ms,
                            [cbfunc, cbdata](pmix_status_t status, const Envelope *env) {

@@ -6,8 +6,9 @@
 //
 // Limits: an accepting join follows this process's events first (events_follow), so that it
 // answers PMIX_GROUP_LEADER_FAILED (group_leader_failed). A directive not honoured is ignored, or
-// PMIX_ERR_NOT_SUPPORTED when required. The results (PMIX_GROUP_MEMBERSHIP, _CONTEXT_ID) are kept
-// for PMIx_Get as {group, PMIX_RANK_WILDCARD}.
+// PMIX_ERR_NOT_SUPPORTED when required. The results (PMIX_GROUP_CONTEXT_ID first, as OpenPMIx's
+// callers read results[0], then PMIX_GROUP_MEMBERSHIP) are kept for PMIx_Get as
+// {group, PMIX_RANK_WILDCARD}; each member's PMIX_GROUP_LOCAL_CID by the context id.
 #include "client_group.hpp"
 
 #include <algorithm>
@@ -18,6 +19,8 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include <spdlog/spdlog.h>
 
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/group.hpp"
@@ -46,6 +49,10 @@ std::mutex groups_mu;
 std::map<std::string, Known, std::less<>> groups;  // constructed, not destructed
 std::map<std::string, std::uint64_t> calls;        // (kind, name, set) -> calls made
 std::map<std::string, msg::Proc> joining;          // accepted, not formed: the inviter named
+// Each member's PMIX_GROUP_LOCAL_CID (its PMIX_GROUP_INFO) by the group's context id: read with
+// the PMIX_GROUP_CONTEXT_ID qualifier, also after the group is destructed (Open MPI's
+// communicators read a peer's local cid so).
+std::map<std::pair<std::size_t, msg::Proc>, std::size_t> local_cids;
 
 // PMIX_TIMEOUT's seconds as ms (at most a day); PMIX_ERR_BAD_PARAM when not a count of seconds.
 pmix_status_t timeout_ms_of(const pmix_info_t &i, std::uint32_t &timeout_ms) {
@@ -159,7 +166,16 @@ pmix_status_t completed(const msg::GroupDone &d, pmix_info_t **results, size_t *
             if (pmix_status_t rc = decode_infos(c.info.data(), c.info.size(), &infos, &n);
                 rc != PMIX_SUCCESS)
                 return rc;
-            for (size_t i = 0; i < n; ++i) store(whole, infos[i].key, infos[i].value);
+            for (size_t i = 0; i < n; ++i) {
+                store(whole, infos[i].key, infos[i].value);
+                pmix_status_t rc;
+                std::size_t cid = 0;
+                if (d.context_id && PMIX_CHECK_KEY(&infos[i], PMIX_GROUP_LOCAL_CID)) {
+                    PMIX_VALUE_GET_NUMBER(rc, &infos[i].value, cid, std::size_t);
+                    std::lock_guard lock(groups_mu);
+                    if (rc == PMIX_SUCCESS) local_cids[{d.context_id, c.proc}] = cid;
+                }
+            }
             PMIX_INFO_FREE(infos, n);
         }
         if (!c.endpoint.empty()) {
@@ -188,15 +204,16 @@ pmix_status_t completed(const msg::GroupDone &d, pmix_info_t **results, size_t *
         std::lock_guard lock(groups_mu);
         groups[d.grp] = Known{std::move(*membership), on_board};
     }
+    // The context id first: OpenPMIx's callers read it as results[0].
     if (results && nresults) {
         const size_t n = d.context_id ? 2 : 1;
         PMIX_INFO_CREATE(*results, n);
-        PMIX_LOAD_KEY((*results)[0].key, PMIX_GROUP_MEMBERSHIP);
-        PMIx_Value_xfer(&(*results)[0].value, &members);
         if (d.context_id) {
             size_t id = d.context_id;
-            PMIx_Info_load(&(*results)[1], PMIX_GROUP_CONTEXT_ID, &id, PMIX_SIZE);
+            PMIx_Info_load(&(*results)[0], PMIX_GROUP_CONTEXT_ID, &id, PMIX_SIZE);
         }
+        PMIX_LOAD_KEY((*results)[n - 1].key, PMIX_GROUP_MEMBERSHIP);
+        PMIx_Value_xfer(&(*results)[n - 1].value, &members);
         *nresults = n;
     }
     PMIX_VALUE_DESTRUCT(&members);
@@ -336,6 +353,47 @@ std::optional<std::vector<msg::Proc>> group_members(std::string_view grp) {
     auto g = groups.find(grp);
     if (g == groups.end()) return std::nullopt;
     return g->second.members;
+}
+
+pmix_status_t group_names_of(const pmix_proc_t &p, pmix_value_t **val) {
+    const msg::Proc who{std::string(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN)), p.rank};
+    std::vector<std::string> names;
+    {
+        std::lock_guard lock(groups_mu);
+        for (const auto &[name, g] : groups)
+            if (std::find(g.members.begin(), g.members.end(), who) != g.members.end())
+                names.push_back(name);
+    }
+    if (names.empty()) return PMIX_ERR_NOT_FOUND;
+    std::vector<char *> ptrs;
+    for (auto &n : names) ptrs.push_back(n.data());
+    pmix_data_array_t a{PMIX_STRING, ptrs.size(), ptrs.data()};
+    PMIX_VALUE_CREATE(*val, 1);
+    return PMIx_Value_load(*val, &a, PMIX_DATA_ARRAY);
+}
+
+std::optional<pmix_status_t> group_local_cid(const pmix_proc_t &p, const pmix_info_t info[],
+                                             size_t ninfo, pmix_value_t **val) {
+    std::optional<std::size_t> context;
+    for (size_t i = 0; info && i < ninfo; ++i)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_CONTEXT_ID)) {
+            pmix_status_t rc;
+            std::size_t id = 0;
+            PMIX_VALUE_GET_NUMBER(rc, &info[i].value, id, std::size_t);
+            if (rc != PMIX_SUCCESS) return PMIX_ERR_BAD_PARAM;
+            context = id;
+        }
+    if (!context) return std::nullopt;  // the plain key: as any other
+    const msg::Proc who{std::string(p.nspace, strnlen(p.nspace, PMIX_MAX_NSLEN)), p.rank};
+    std::size_t cid = 0;
+    {
+        std::lock_guard lock(groups_mu);
+        auto it = local_cids.find({*context, who});
+        if (it == local_cids.end()) return PMIX_ERR_NOT_FOUND;
+        cid = it->second;
+    }
+    PMIX_VALUE_CREATE(*val, 1);
+    return PMIx_Value_load(*val, &cid, PMIX_SIZE);
 }
 
 bool expand_groups(std::vector<msg::Proc> &procs) {
@@ -740,8 +798,19 @@ PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t
     std::uint32_t wait_ms = 0;
     if (pmix_status_t rc = make_join(grp, leader, opt, info, ninfo, m, wait_ms); rc != PMIX_SUCCESS)
         return rc;
+    if (cbfunc == nullptr) {
+        // As OpenPMIx allows (its asyncgroup example): the join goes ahead and the group is
+        // known here once formed; its outcome is told by the group's events only.
+        spdlog::info(
+            "pmix: PMIx_Group_join_nb({}) without a callback: its outcome is not "
+            "reported, only the group's events",
+            m.grp);
+        cbfunc = [](pmix_status_t, pmix_info_t *, size_t, void *, pmix_release_cbfunc_t release,
+                    void *release_data) {
+            if (release) release(release_data);
+        };
+    }
     if (!m.accept) return join_call_nb(m, wait_ms, cbfunc, cbdata);
-    if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
     await_group(m);
     events_follow([m, wait_ms, cbfunc, cbdata] {
         const auto answered = [grp = m.grp] { awaited_group(grp); };

@@ -18,6 +18,16 @@ namespace zpmix::c {
 // them and the group is not destructed.
 std::optional<std::vector<msg::Proc>> group_members(std::string_view grp);
 
+// PMIx_Get of PMIX_GROUP_NAMES for a process: the groups known here (this process is in them)
+// that hold it, an array of strings; PMIX_ERR_NOT_FOUND when none does.
+pmix_status_t group_names_of(const pmix_proc_t &p, pmix_value_t **val);
+
+// PMIx_Get of PMIX_GROUP_LOCAL_CID with the PMIX_GROUP_CONTEXT_ID qualifier: the local cid the
+// member `p` gave in its PMIX_GROUP_INFO when the group of that context id was constructed (kept
+// after the group is destructed). None without the qualifier.
+std::optional<pmix_status_t> group_local_cid(const pmix_proc_t &p, const pmix_info_t info[],
+                                             size_t ninfo, pmix_value_t **val);
+
 // `procs` with every {group, rank} of a group of this process replaced by its members (the
 // wildcard) or its member of that group rank; other procs as they are. False when a group rank
 // is out of range.

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "actors/protocol/jobctl.hpp"
 #include "actors/protocol/log.hpp"
 #include "actors/protocol/monitor.hpp"
@@ -123,7 +125,15 @@ pmix_status_t job_control_messages(const pmix_proc_t targets[], size_t ntargets,
             msg::JobControl &m = add("checkpoint");
             if (m.id.empty()) m.id = string_of(v);
         } else if (is_key(i, PMIX_JOB_CTRL_CHECKPOINT_METHOD)) {
-            if (v.type != PMIX_DATA_ARRAY || !v.data.darray || v.data.darray->type != PMIX_INFO)
+            // Its key names its type (pmix_data_array_t*): a value whose type was left unset
+            // (OpenPMIx's jctrl example fills in the array alone) is read as one, as OpenPMIx does.
+            if (v.type == PMIX_UNDEF && v.data.darray && v.data.darray->type == PMIX_INFO)
+                spdlog::warn(
+                    "pmix: PMIx_Job_control: {} has no value type; read as the "
+                    "pmix_data_array_t of pmix_info_t its key names",
+                    PMIX_JOB_CTRL_CHECKPOINT_METHOD);
+            else if (v.type != PMIX_DATA_ARRAY || !v.data.darray ||
+                     v.data.darray->type != PMIX_INFO)
                 return PMIX_ERR_BAD_PARAM;
             msg::JobControl &m = add("checkpoint_method");
             const auto *methods = static_cast<const pmix_info_t *>(v.data.darray->array);

@@ -327,7 +327,10 @@ PMIX_EXPORT pmix_status_t PMIx_IOF_deregister(size_t iofhdlr, const pmix_info_t 
         return rc != PMIX_SUCCESS ? rc : PMIX_ERR_NOT_FOUND;  // of a session since finalized
     // What waits in the broker is delivered before its answer; the handler gets it, then no more.
     const auto reply = session->call(msg::IofDeregister{iofhdlr}, c::kTimeoutMs);
-    const pmix_status_t status = reply.status;
+    // A broker that is gone (the job ended, its broker with it) took the pull with it: the
+    // registration is gone either way, and the handler hears nothing more.
+    const pmix_status_t status =
+        reply.status == PMIX_ERR_LOST_CONNECTION ? PMIX_SUCCESS : reply.status;
     if (cbfunc) {
         c::forget(*session, iofhdlr, [cbfunc, cbdata, status] { cbfunc(status, cbdata); });
         return PMIX_SUCCESS;

@@ -1,13 +1,17 @@
 // zpmix: PMIx_Query_info(_nb) for clients and tools, and PMIx_Register_attributes (RFC0010).
 // Keys about this library (attribute support, ABI versions) are answered here, from the
-// attribute registry (attributes.hpp); every other key goes to the broker's `query` actor
-// (actors/query/, whose key table says which it answers). Results have the standard's shape: one
-// PMIX_QUERY_RESULTS info per query, an array holding PMIX_QUERY_QUALIFIERS (the query's
-// qualifiers) and one info per key. A key nobody answers holds its status (PMIX_STATUS,
+// attribute registry (attributes.hpp); the other query keys go to the broker's `query` actor
+// (actors/query/, whose key table says which it answers), and any key that is not a query key
+// ("pmix.qry.*") is answered as PMIx_Get answers it (job information of the PMIX_NSPACE
+// qualifier's job, or the caller's), PMIX_SERVER_URI by the session. Results are at the top
+// level, one info per key of every query in order, as OpenPMIx returns them and its callers
+// (Open MPI's Sessions, OpenPMIx's examples) read them; the standard's PMIX_QUERY_RESULTS
+// nesting is not used. A key nobody answers holds its status (PMIX_STATUS,
 // PMIX_ERR_NOT_FOUND) instead of a value, and the call returns PMIX_QUERY_PARTIAL_SUCCESS;
 // PMIX_ERR_NOT_FOUND when no key was answered (or the status every key failed with, such as
 // PMIX_ERR_TIMEOUT when the broker did not answer). There is no cache: every query asks afresh, so
-// PMIX_QUERY_REFRESH_CACHE always holds.
+// PMIX_QUERY_REFRESH_CACHE always holds. The library's own keys are answered before PMIx_Init
+// too (the blocking form), as the standard allows for the ABI versions.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -15,12 +19,16 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <pmix.h>
 #include <pmix_server.h>
 #include <pmix_version.h>
 
+#include "actors/protocol/job.hpp"
 #include "actors/protocol/query.hpp"
 #include "attributes.hpp"
+#include "client/store.hpp"
 #include "client/values/value_codec.hpp"
 #include "info_values.hpp"
 #include "process.hpp"
@@ -160,11 +168,20 @@ const LocalKey *local_key(const char *key) {
 
 // ---- one call's queries and their answers
 
+// Who answers a key: this library (kLocalKeys), the broker's query actor (the other query keys,
+// "pmix.qry.*"), or the store as PMIx_Get would (any other key: job information such as
+// PMIX_JOB_SIZE, of the PMIX_NSPACE qualifier's job or the caller's own), or the session
+// (PMIX_SERVER_URI: the broker the caller is attached to).
+enum class Source { local, broker, get, server_uri };
+
 struct Answer {
     std::string key;
     pmix_status_t status = PMIX_ERR_NOT_FOUND;
     pmix_value_t value{};
-    bool remote = false;
+    Source source = Source::local;
+    std::string nspace;  // Source::get: the process whose information it is
+    pmix_rank_t rank = PMIX_RANK_WILDCARD;
+    std::string host;  // Source::server_uri: the node its PMIX_HOSTNAME qualifier names, if any
 };
 
 struct Call {
@@ -180,24 +197,44 @@ struct Call {
     }
 };
 
-pmix_status_t plan(Call &call) {
+bool is_query_key(const char *key) {
+    return strncmp(key, "pmix.qry.", 9) == 0;
+}
+
+// Whether every key of every query is answered by this library alone (as before PMIx_Init).
+bool all_local(const pmix_query_t *queries, size_t nqueries) {
+    for (size_t n = 0; n < nqueries; ++n)
+        for (size_t k = 0; queries[n].keys && queries[n].keys[k] != nullptr; ++k)
+            if (local_key(queries[n].keys[k]) == nullptr) return false;
+    return true;
+}
+
+// Sorts each key to whoever answers it and answers the library's own. `me`: the caller (its
+// namespace is a Get key's job when no PMIX_NSPACE or PMIX_PROCID qualifier names one).
+pmix_status_t plan(Call &call, const pmix_proc_t &me) {
     call.answers.resize(call.nqueries);
     for (size_t n = 0; n < call.nqueries; ++n) {
         const pmix_query_t &q = call.queries[n];
         if (q.keys == nullptr || q.keys[0] == nullptr) return PMIX_ERR_BAD_PARAM;
         msg::Query remote;
+        std::optional<pmix_rank_t> rank;
+        std::string host;
         for (size_t i = 0; q.qualifiers && i < q.nqual; ++i) {
             const pmix_info_t &qi = q.qualifiers[i];
             if (is_key(qi, PMIX_NSPACE)) {
                 remote.nspace = string_of(qi.value);
             } else if (is_key(qi, PMIX_RANK) && qi.value.type == PMIX_PROC_RANK) {
                 remote.rank = qi.value.data.rank;
+                rank = qi.value.data.rank;
             } else if (is_key(qi, PMIX_PROCID) && qi.value.type == PMIX_PROC &&
                        qi.value.data.proc) {
                 remote.nspace = qi.value.data.proc->nspace;
                 remote.rank = qi.value.data.proc->rank;
+                rank = qi.value.data.proc->rank;
             } else if (is_key(qi, PMIX_PSET_NAME) || is_key(qi, PMIX_GROUP_ID)) {
                 remote.name = string_of(qi.value);
+            } else if (is_key(qi, PMIX_HOSTNAME)) {
+                host = string_of(qi.value);
             } else if (is_key(qi, PMIX_QUERY_LOCAL_ONLY)) {
                 remote.local_only = PMIX_INFO_TRUE(&qi);
             } else if (is_key(qi, PMIX_QUERY_REPORT_AVG)) {
@@ -218,9 +255,18 @@ pmix_status_t plan(Call &call) {
             a.key = std::string(q.keys[k], strnlen(q.keys[k], PMIX_MAX_KEYLEN));
             if (const LocalKey *local = local_key(q.keys[k])) {
                 a.status = local->answer(q, &a.value);
-            } else {
-                a.remote = true;
+            } else if (is_query_key(q.keys[k])) {
+                a.source = Source::broker;
                 remote.keys.push_back(a.key);
+            } else if (a.key == PMIX_SERVER_URI) {
+                a.source = Source::server_uri;
+                a.host = host;
+            } else {
+                a.source = Source::get;
+                a.nspace = remote.nspace.empty()
+                               ? std::string(me.nspace, strnlen(me.nspace, PMIX_MAX_NSLEN))
+                               : remote.nspace;
+                a.rank = rank.value_or(PMIX_RANK_WILDCARD);
             }
             call.answers[n].push_back(std::move(a));
         }
@@ -233,6 +279,62 @@ bool has_remote(const Call &call) {
     for (const auto &q : call.request.queries)
         if (!q.keys.empty()) return true;
     return false;
+}
+
+// The namespaces whose job information Get keys need and the store does not have yet.
+std::vector<std::string> missing_jobs(const Call &call, const client::ClientStore &store) {
+    std::vector<std::string> out;
+    for (const auto &q : call.answers)
+        for (const auto &a : q)
+            if (a.source == Source::get && !a.nspace.empty() && !store.has_job(a.nspace) &&
+                std::find(out.begin(), out.end(), a.nspace) == out.end())
+                out.push_back(a.nspace);
+    return out;
+}
+
+// A broker's JobInfoReply for `nspace` into the store (as PMIx_Get's fetch does).
+void store_job(client::ClientStore &store, const std::string &nspace, const Envelope &env) {
+    try {
+        auto reply = env.as<msg::JobInfoReply>();
+        if (reply.job.nspace == nspace) store.add_job(reply.job);
+    } catch (const DecodeError &) {
+        // the keys stay unanswered (PMIX_ERR_NOT_FOUND)
+    }
+}
+
+// Fetches each missing job in turn, then runs `then` (on the progress thread).
+void fetch_jobs(client::Session &session, std::vector<std::string> nspaces,
+                std::uint32_t timeout_ms, std::function<void()> then) {
+    if (nspaces.empty()) return then();
+    const std::string ns = nspaces.back();
+    nspaces.pop_back();
+    session.request(msg::JobInfoQuery{ns}, timeout_ms,
+                    [&session, ns, nspaces = std::move(nspaces), timeout_ms,
+                     then = std::move(then)](pmix_status_t status, const Envelope *env) mutable {
+                        if (status == PMIX_SUCCESS && env) store_job(session.store(), ns, *env);
+                        fetch_jobs(session, std::move(nspaces), timeout_ms, std::move(then));
+                    });
+}
+
+// The Get keys and PMIX_SERVER_URI, from the store and the session.
+void answer_here(Call &call, client::Session &session) {
+    char host[256] = {};
+    (void)gethostname(host, sizeof host - 1);
+    for (auto &q : call.answers)
+        for (auto &a : q) {
+            if (a.source == Source::server_uri) {
+                // The broker the caller is attached to answers for its own node only.
+                if (!session.has_broker() || (!a.host.empty() && a.host != host)) continue;
+                PMIx_Value_load(&a.value, session.uri().c_str(), PMIX_STRING);
+                a.status = PMIX_SUCCESS;
+            } else if (a.source == Source::get) {
+                pmix_value_t *v = nullptr;
+                a.status = session.store().get(a.nspace, a.rank, a.key, &v);
+                if (a.status != PMIX_SUCCESS) continue;
+                PMIx_Value_xfer(&a.value, v);
+                PMIX_VALUE_RELEASE(v);
+            }
+        }
 }
 
 // The broker's answers (or, with no reply, `status` for each remote key).
@@ -250,7 +352,7 @@ void take(Call &call, pmix_status_t status, const Envelope *reply) {
     for (size_t n = 0; n < call.nqueries; ++n) {
         size_t next = 0;  // the broker answers the remote keys of a query in order
         for (auto &a : call.answers[n]) {
-            if (!a.remote) continue;
+            if (a.source != Source::broker) continue;
             if (status != PMIX_SUCCESS) {
                 a.status = status;
                 continue;
@@ -269,8 +371,11 @@ void take(Call &call, pmix_status_t status, const Envelope *reply) {
     }
 }
 
-// The results array; the call's status. Nothing answered is PMIX_ERR_NOT_FOUND, unless every key
-// failed alike for another reason (the broker did not answer in time, is gone, refused): that one.
+// The results, one info per key of every query in order, at the top level (the shape OpenPMIx
+// returns and its callers read, not the standard's PMIX_QUERY_RESULTS nesting); a key not
+// answered holds its status (PMIX_STATUS), so result i is always key i. The call's status:
+// nothing answered is PMIX_ERR_NOT_FOUND, unless every key failed alike for another reason (the
+// broker did not answer in time, is gone, refused): that one.
 pmix_status_t results_of(Call &call, pmix_info_t **results, size_t *nresults) {
     size_t found = 0, total = 0;
     std::optional<pmix_status_t> failed;  // the status every key failed with, if one
@@ -284,18 +389,10 @@ pmix_status_t results_of(Call &call, pmix_info_t **results, size_t *nresults) {
     *nresults = 0;
     if (found == 0) return failed.value_or(PMIX_ERR_NOT_FOUND);
     pmix_info_t *out = nullptr;
-    PMIX_INFO_CREATE(out, call.nqueries);
-    for (size_t n = 0; n < call.nqueries; ++n) {
-        const pmix_query_t &q = call.queries[n];
-        void *list = PMIx_Info_list_start();
-        if (q.qualifiers && q.nqual > 0) {
-            void *quals = PMIx_Info_list_start();
-            for (size_t i = 0; i < q.nqual; ++i) PMIx_Info_list_xfer(quals, &q.qualifiers[i]);
-            pmix_value_t v{};
-            list_to_value(quals, &v);
-            add_value(list, PMIX_QUERY_QUALIFIERS, v);
-        }
-        for (auto &a : call.answers[n]) {
+    PMIX_INFO_CREATE(out, total);
+    size_t i = 0;
+    for (auto &q : call.answers)
+        for (auto &a : q) {
             if (a.status == PMIX_SUCCESS && a.key == PMIX_QUERY_SUPPORTED_KEYS &&
                 a.value.type == PMIX_STRING) {
                 std::string keys = a.value.data.string ? a.value.data.string : "";
@@ -307,15 +404,13 @@ pmix_status_t results_of(Call &call, pmix_info_t **results, size_t *nresults) {
                 PMIx_Value_destruct(&a.value);
                 PMIx_Value_load(&a.value, &a.status, PMIX_STATUS);
             }
-            add_value(list, a.key.c_str(), a.value);
+            PMIX_LOAD_KEY(out[i].key, a.key.c_str());
+            out[i].value = a.value;
+            a.value = pmix_value_t{};
+            ++i;
         }
-        pmix_value_t v{};
-        list_to_value(list, &v);
-        PMIX_LOAD_KEY(out[n].key, PMIX_QUERY_RESULTS);
-        out[n].value = v;
-    }
     *results = out;
-    *nresults = call.nqueries;
+    *nresults = total;
     return found == total ? PMIX_SUCCESS : PMIX_QUERY_PARTIAL_SUCCESS;
 }
 
@@ -334,9 +429,27 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nquerie
     c::Call call;
     call.queries = queries;
     call.nqueries = nqueries;
-    if (pmix_status_t rc = c::with_client(false, [](auto &, const auto &) {}); rc != PMIX_SUCCESS)
-        return rc;
-    if (pmix_status_t rc = c::plan(call); rc != PMIX_SUCCESS) return rc;
+    client::Session *session = nullptr;
+    pmix_proc_t me{};
+    if (pmix_status_t rc = c::with_client(false,
+                                          [&](client::Session &s, const pmix_proc_t &p) {
+                                              session = &s;
+                                              me = p;
+                                          });
+        rc != PMIX_SUCCESS) {
+        // Before PMIx_Init (or after PMIx_Finalize) the library's own keys, such as the ABI
+        // versions, are still answered: the standard lets them be asked outside init.
+        if (rc != PMIX_ERR_INIT || !c::all_local(queries, nqueries)) return rc;
+        if (pmix_status_t prc = c::plan(call, me); prc != PMIX_SUCCESS) return prc;
+        return c::results_of(call, results, nresults);
+    }
+    if (pmix_status_t rc = c::plan(call, me); rc != PMIX_SUCCESS) return rc;
+    if (session->has_broker())
+        for (const auto &ns : c::missing_jobs(call, session->store())) {
+            auto reply = session->call(msg::JobInfoQuery{ns}, call.timeout_ms);
+            if (reply.status == PMIX_SUCCESS) c::store_job(session->store(), ns, reply.env);
+        }
+    c::answer_here(call, *session);
     if (c::has_remote(call)) {
         client::Session::Reply reply;
         const pmix_status_t rc = c::ask(call.request, call.timeout_ms, reply);
@@ -349,25 +462,41 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nque
                                              pmix_info_cbfunc_t cbfunc, void *cbdata) {
     if (queries == nullptr || nqueries == 0 || cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
     auto call = std::make_shared<c::Call>();
-    call->queries = queries;  // read only until plan() and results_of(): the caller keeps them
+    call->queries = queries;  // read only in plan(): the caller keeps them
     call->nqueries = nqueries;
-    if (pmix_status_t rc = c::with_client(false, [](auto &, const auto &) {}); rc != PMIX_SUCCESS)
+    client::Session *session = nullptr;
+    pmix_proc_t me{};
+    if (pmix_status_t rc = c::with_client(false,
+                                          [&](client::Session &s, const pmix_proc_t &p) {
+                                              session = &s;
+                                              me = p;
+                                          });
+        rc != PMIX_SUCCESS)
         return rc;
-    if (pmix_status_t rc = c::plan(*call); rc != PMIX_SUCCESS) return rc;
+    if (pmix_status_t rc = c::plan(*call, me); rc != PMIX_SUCCESS) return rc;
     auto deliver = [call, cbfunc, cbdata](pmix_status_t status, const Envelope *env) {
         c::take(*call, status, env);
         auto *r = new std::pair<pmix_info_t *, size_t>(nullptr, 0);
         const pmix_status_t rc = c::results_of(*call, &r->first, &r->second);
         cbfunc(rc, r->first, r->second, cbdata, c::release_info_array, r);
     };
-    pmix_status_t sent = PMIX_SUCCESS;
-    if (c::has_remote(*call)) sent = c::submit(call->request, call->timeout_ms, deliver);
-    if (c::has_remote(*call) && sent == PMIX_SUCCESS) return PMIX_SUCCESS;
-    // Answered here (or the broker's keys failed at once, PMIX_ERR_UNREACH without a broker):
-    // still called back from the progress thread, as the standard asks.
-    return c::with_client(false, [&](client::Session &session, const pmix_proc_t &) {
-        session.post([deliver, sent] { deliver(sent, nullptr); });
-    });
+    // On the progress thread, as the standard asks (even when everything is answered here):
+    // the jobs Get keys need, then the broker's keys (PMIX_ERR_UNREACH without a broker).
+    std::vector<std::string> jobs;
+    if (session->has_broker()) jobs = c::missing_jobs(*call, session->store());
+    const std::uint32_t timeout_ms = call->timeout_ms;
+    auto rest = [call, session, deliver] {
+        c::answer_here(*call, *session);
+        if (!c::has_remote(*call)) return deliver(PMIX_SUCCESS, nullptr);
+        const pmix_status_t sent = c::submit(call->request, call->timeout_ms, deliver);
+        if (sent != PMIX_SUCCESS) deliver(sent, nullptr);
+    };
+    if (!jobs.empty()) {
+        c::fetch_jobs(*session, std::move(jobs), timeout_ms, rest);
+        return PMIX_SUCCESS;
+    }
+    session->post(rest);
+    return PMIX_SUCCESS;
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Register_attributes(char *function, char *attrs[]) {
