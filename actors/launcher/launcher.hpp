@@ -98,6 +98,9 @@ class Launcher : public Actor {
     };
     // What spawning the ranks one by one needs; dropped once the launch is answered.
     struct Spawning {
+        // User-provided: clang 14 takes a nested struct with member initializers for not
+        // default-constructible inside its enclosing class (std::optional<Spawning> in Job).
+        Spawning() {}
         Envelope request;           // the Launch or Spawn, answered when the last rank is spawned
         std::vector<AppPlan> apps;  // by app number
         std::vector<Placement::Bitmap> sets;  // per rank; null when unbound
