@@ -44,12 +44,16 @@ struct HostClientConnected {
     ZPMIX_MSG_MAP(proc, peer, id, open);
 };
 // registry -> host: the client finalized (client_finalized), or its connection ended without
-// (`finalized` false: the host hears of it as an abnormal end).
+// (`finalized` false: the host hears of it as an abnormal end). A PMIx_Finalize is answered to
+// `peer` under `id` once the host called back, as OpenPMIx does: the client does not exit before
+// its host knows it finalized (mpirun takes an exit before that for an abnormal end).
 struct HostClientEnded {
     static constexpr const char *type = "host.client_ended";
     Proc proc;
     bool finalized = true;
-    ZPMIX_MSG_MAP(proc, finalized);
+    std::string peer;  // empty: nobody waits
+    std::uint64_t id = 0;
+    ZPMIX_MSG_MAP(proc, finalized, peer, id);
 };
 // registry -> host: a client's PMIx_Abort (the abort upcall), answered to `peer` under `id`.
 struct HostAbort {

@@ -35,7 +35,7 @@ void Registry::session_closed(const Envelope &, msg::SessionClosed &m) {
             finalized = c->second.finalized;
             c->second.peer.clear();
         }
-    if (!finalized) send("host", msg::HostClientEnded{proc, false});
+    if (!finalized) send("host", msg::HostClientEnded{proc, false, {}, 0});
     if (table_.ended(proc.nspace, proc.rank, finalized ? 0 : 1, 0))
         broadcast(msg::ProcEnded{proc.nspace, proc.rank, finalized ? 0 : 1, 0});
 }

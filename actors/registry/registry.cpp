@@ -152,7 +152,10 @@ void Registry::finalize(const Envelope &env, msg::Finalize &) {
     if (auto ns = hosted_.find(env.session->nspace); ns != hosted_.end()) {
         if (auto c = ns->second.find(env.session->rank); c != ns->second.end()) {
             c->second.finalized = true;
-            send("host", msg::HostClientEnded{{env.session->nspace, env.session->rank}, true});
+            // The host answers the client once its client_finalized called back.
+            return send("host",
+                        msg::HostClientEnded{
+                            {env.session->nspace, env.session->rank}, true, env.from, env.id});
         }
         return reply(env, msg::Ok{});
     }

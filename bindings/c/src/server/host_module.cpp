@@ -91,11 +91,37 @@ void HostModule::connected(const Envelope &, msg::HostClientConnected &m) {
 }
 
 void HostModule::client_ended(const Envelope &, msg::HostClientEnded &m) {
-    if (!m.finalized || !module_.client_finalized) return;
+    if (!m.finalized) return;
+    if (!module_.client_finalized) {
+        if (!m.peer.empty()) send(m.peer, msg::Ok{}, m.id);
+        return;
+    }
     pmix_proc_t p = to_pmix(m.proc);
-    void *cbdata = expect(reactor(), [](pmix_status_t, std::string) {});
+    if (m.peer.empty()) {
+        void *cbdata = expect(reactor(), [](pmix_status_t, std::string) {});
+        const pmix_status_t rc = module_.client_finalized(&p, object_of(m.proc), op_done, cbdata);
+        if (rc != PMIX_SUCCESS) give_up(cbdata);  // done, or refused: no callback comes
+        return;
+    }
+    // The client's PMIx_Finalize returns once the host called back, whatever it says: the
+    // client finalized either way.
+    const std::string peer = m.peer;
+    const std::uint64_t id = m.id;
+    auto timer = std::make_shared<Reactor::TimerId>(0);
+    void *cbdata = expect(reactor(), [this, peer, id, timer](pmix_status_t, std::string) {
+        reactor().cancel(*timer);
+        send(peer, msg::Ok{}, id);
+    });
+    *timer = reactor().after(kUpcallTimeout, [this, cbdata, peer, id] {
+        if (!give_up(cbdata)) return;
+        log().warn("the host's client_finalized upcall did not call back within {} s",
+                   std::chrono::duration_cast<std::chrono::seconds>(kUpcallTimeout).count());
+        send(peer, msg::Ok{}, id);
+    });
     const pmix_status_t rc = module_.client_finalized(&p, object_of(m.proc), op_done, cbdata);
-    if (rc != PMIX_SUCCESS) give_up(cbdata);  // done, or refused: no callback comes
+    if (rc == PMIX_SUCCESS || !give_up(cbdata)) return;  // its callback answers
+    reactor().cancel(*timer);
+    send(peer, msg::Ok{}, id);
 }
 
 void HostModule::abort(const Envelope &, msg::HostAbort &m) {
