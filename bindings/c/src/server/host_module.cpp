@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include <fmt/format.h>
 #include <msgpack.hpp>
 
 #include "actors/protocol/reader.hpp"
@@ -285,6 +286,15 @@ struct Lent {
     }
 };
 
+void HostModule::no_directory(const char *upcall, std::uint64_t id) {
+    send("modex",
+         msg::ErrorReply{PMIX_ERR_NOT_SUPPORTED,
+                         fmt::format("the resource manager keeps no directory beyond this node "
+                                     "(no {} upcall)",
+                                     upcall)},
+         id);
+}
+
 void HostModule::add_identity(Lent &lent, const msg::Proc &proc) const {
     auto it = clients_.find(proc);
     if (it == clients_.end()) return;
@@ -294,12 +304,7 @@ void HostModule::add_identity(Lent &lent, const msg::Proc &proc) const {
 
 void HostModule::publish(const Envelope &env, msg::HostPublish &hm) {
     const msg::Publish &m = hm.request;
-    if (!module_.publish)
-        return send("modex",
-                    msg::ErrorReply{PMIX_ERR_NOT_SUPPORTED,
-                                    "the resource manager keeps no directory beyond this node "
-                                    "(no publish upcall)"},
-                    env.id);
+    if (!module_.publish) return no_directory("publish", env.id);
     auto lent = std::make_shared<Lent>();
     try {
         const msgpack::object_handle h = msgpack::unpack(m.data.data(), m.data.size());
@@ -332,12 +337,7 @@ void HostModule::publish(const Envelope &env, msg::HostPublish &hm) {
 void HostModule::lookup(const Envelope &env, msg::HostLookup &hm) {
     const msg::Lookup &m = hm.request;
     const std::uint64_t id = env.id;
-    if (!module_.lookup)
-        return send("modex",
-                    msg::ErrorReply{PMIX_ERR_NOT_SUPPORTED,
-                                    "the resource manager keeps no directory beyond this node "
-                                    "(no lookup upcall)"},
-                    id);
+    if (!module_.lookup) return no_directory("lookup", id);
     auto lent = std::make_shared<Lent>();
     lent->set_keys(m.keys);
     lent->info.reserve(5);
@@ -385,12 +385,7 @@ void HostModule::lookup(const Envelope &env, msg::HostLookup &hm) {
 
 void HostModule::unpublish(const Envelope &env, msg::HostUnpublish &hm) {
     const msg::Unpublish &m = hm.request;
-    if (!module_.unpublish)
-        return send("modex",
-                    msg::ErrorReply{PMIX_ERR_NOT_SUPPORTED,
-                                    "the resource manager keeps no directory beyond this node "
-                                    "(no unpublish upcall)"},
-                    env.id);
+    if (!module_.unpublish) return no_directory("unpublish", env.id);
     auto lent = std::make_shared<Lent>();
     lent->set_keys(m.keys);
     lent->info.reserve(3);

@@ -95,6 +95,8 @@ class HostModule : public Actor {
     void *object_of(const msg::Proc &p) const;
     // The client's PMIX_USERID and PMIX_GRPID, as the host registered it.
     void add_identity(Lent &lent, const msg::Proc &proc) const;
+    // A publish, lookup or unpublish the host has no upcall for: NOT_SUPPORTED to modex.
+    void no_directory(const char *upcall, std::uint64_t id);
     // Waits for an op_cbfunc of the host: then answers `peer` (Ok, or its status) under `id`,
     // bounded by kUpcallTimeout. Returns the cbdata for the upcall.
     // `keep` lives until then (what the upcall lent the host).
