@@ -21,6 +21,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 extern char **environ;
@@ -101,9 +102,17 @@ class Child {
         else
             posix_spawn_file_actions_addopen(&fa, 2, err_file.c_str(),
                                              O_WRONLY | O_CREAT | O_APPEND, 0600);
+        // extra_env wins: an inherited variable it names is left out (getenv reads the first).
+        const auto named = [&](std::string_view e) {
+            const std::string_view name = e.substr(0, e.find('='));
+            return std::any_of(extra_env.begin(), extra_env.end(), [&](const std::string &x) {
+                return std::string_view(x).substr(0, x.find('=')) == name;
+            });
+        };
         std::vector<std::string> env;
-        for (char **e = environ; *e; ++e) env.emplace_back(*e);
-        env.insert(env.end(), extra_env.begin(), extra_env.end());  // later ones win
+        for (char **e = environ; *e; ++e)
+            if (!named(*e)) env.emplace_back(*e);
+        env.insert(env.end(), extra_env.begin(), extra_env.end());
         std::vector<char *> argv, envp;
         for (auto &a : args) argv.push_back(a.data());
         argv.push_back(nullptr);

@@ -249,8 +249,7 @@ BOOST_AUTO_TEST_CASE(registered_cleanup_goes_when_its_process_or_job_ends) {
 // sets them, and no ZPMIX_URI): PMIx_Init fails and says what it found and why it cannot connect,
 // unless ZPMIX_SINGLETON asks for a singleton.
 BOOST_AUTO_TEST_CASE(started_by_another_runtimes_server_fails_loudly_unless_a_singleton_is_asked) {
-    // (The test's own environment has no ZPMIX_URI or ZPMIX_SINGLETON: an added variable does not
-    // replace one it has, getenv reads the first.)
+    // The test's own environment has no ZPMIX_URI or ZPMIX_SINGLETON: the child inherits it.
     const std::vector<std::string> foreign{
         "PMIX_SERVER_URI41=prterun-host-4242@0.0;tcp4://127.0.0.1:1",
         "PMIX_NAMESPACE=prterun-host-4242@1", "PMIX_RANK=0"};

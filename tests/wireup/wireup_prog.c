@@ -1083,7 +1083,8 @@ static void on_sigterm(int sig) {
 }
 
 /* Rank 0 aborts rank 2 only. Rank 2 catches the SIGTERM and holds on until ranks 0 and 1 have
- * fenced together (they were not terminated), then dies of it; its end then fails the job. */
+ * fenced together (they were not terminated), then dies of it; its end fails their next fence,
+ * and they finalize. The job ends with the abort's status. */
 static void scenario_abortone(void) {
     if (me.rank == 2) {
         sigset_t term, old;
@@ -1110,15 +1111,18 @@ static void scenario_abortone(void) {
     }
     wait_flag("ab.terminating");
     fence_with(pair, 2, 1, PMIX_SUCCESS);
+    fence_with(pair, 2, 0, PMIX_SUCCESS);
+    if (me.rank == 0) publish_flag("ab.others.done");
+    /* Rank 2 now dies of its SIGTERM: a fence with it fails then, and we end after it. */
+    fence_with(NULL, 0, 0, PMIX_ERR_PROC_TERM_WO_SYNC);
     if (failures == 0)
         printf("rank %u: abortone ok\n", me.rank);
     else
         fputs(report, stderr);
     fflush(stdout);
     fflush(stderr);
-    fence_with(pair, 2, 0, PMIX_SUCCESS);
-    if (me.rank == 0) publish_flag("ab.others.done");
-    for (;;) pause(); /* the job ends us */
+    PMIx_Finalize(NULL, 0);
+    exit(0);
 }
 
 /* Across nodes (tests/multinode: ranks 0 and 1 on one node, 2 on another): rank 0 aborts rank 2
