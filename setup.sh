@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 packages=(
-    build-essential cmake pkg-config git
+    build-essential cmake ninja-build pkg-config git
     libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libhwloc-dev libboost-test-dev zlib1g-dev libsodium-dev
     libcli11-dev libspdlog-dev libfmt-dev libtomlplusplus-dev nlohmann-json3-dev
     python3 python3-zmq python3-msgpack
@@ -31,5 +31,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 build=${ZPMIX_BUILD:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} "$@"
+# Ninja, which compiles a library's dependents while it links (make waits for each library whole);
+# a tree configured before keeps the generator it has.
+generator=(-G Ninja)
+[ ! -f "$build/CMakeCache.txt" ] || generator=()
+cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} "$@"
 cmake --build "$build" -j "$(nproc)"

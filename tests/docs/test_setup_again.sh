@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The README's second command after its first: setup.sh configures the build tree again, and the
 # build that follows must only build what changed. A configure that changes an object's compile
-# command, or rewrites a file its build depends on (flags.make, a unity source, a generated header),
-# recompiles it: once FindPkgConfig's first-configure-only handling of libzmq's `-isystem` changed
-# ~80 of them. This configures a scratch tree twice as setup.sh does and compares.
+# command, or rewrites a file its build depends on (a unity source, a generated header, make's
+# flags.make), recompiles it: once FindPkgConfig's first-configure-only handling of libzmq's
+# `-isystem` changed ~80 of them. This configures a scratch tree twice as setup.sh does and compares.
 # usage: test_setup_again.sh SOURCE_DIR
 set -u
 src=$(cd "$1" && pwd)
@@ -13,8 +13,13 @@ trap 'rm -rf "$work"' EXIT
 
 # setup.sh's configure step, as it is written there.
 check "setup.sh configures as this test does" 1 \
-    "$(grep -c '^cmake -S \. -B "\$build" -DCMAKE_BUILD_TYPE=\${CMAKE_BUILD_TYPE:-RelWithDebInfo} "\$@"$' "$src/setup.sh")"
-configure() { cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$work/configure.log" 2>&1; }
+    "$(grep -c '^cmake -S \. -B "\$build" "\${generator\[@\]}" -DCMAKE_BUILD_TYPE=\${CMAKE_BUILD_TYPE:-RelWithDebInfo} "\$@"$' "$src/setup.sh")"
+# The first time with setup.sh's generator, then again as setup.sh does: keeping it.
+configure() {
+    local generator=(-G Ninja)
+    [ ! -f "$work/build/CMakeCache.txt" ] || generator=()
+    cmake -S "$src" -B "$work/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$work/configure.log" 2>&1
+}
 
 configure
 check "first configure" 0 $? || cat "$work/configure.log" >&2
