@@ -157,6 +157,9 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     part.stdin_target = l.stdin_target;
     part.recoverable = l.recoverable;
     part.merge_stderr = l.merge_stderr;
+    // A standing tree's brokers are services with environments of their own: the ranks get the
+    // caller's. Brokers `zpmix run` started have what rsh or srun gives, as under mpirun or srun.
+    if (view->standing) part.caller = l.caller;
     part.secret = random_secret();
     // A relayed launch names its requester (on another broker), which its broker's part watches.
     const bool relayed = !m.requester.empty();

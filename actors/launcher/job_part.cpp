@@ -78,6 +78,7 @@ void Launcher::part(const Envelope &env, msg::JobPart &m) {
     plan.stdin_target = m.stdin_target;
     plan.recoverable = m.recoverable;
     plan.merge_stderr = m.merge_stderr;
+    plan.caller = std::move(m.caller);
     // A spawned job's end is told to its spawner by the spawner's broker alone (events relay it),
     // not once per broker; a tool's job's by the tool's broker. The requester's broker watches
     // the requester (a tool, or a standing tree's `zpmix run`): the job ends with it.

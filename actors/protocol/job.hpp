@@ -358,9 +358,12 @@ struct JobPart {
     Proc debugger = {};
     std::int64_t requester_pid = 0;
     bool merge_stderr = false;  // as Launch's
+    // A standing tree's launch: `zpmix run`'s environment, umask and limits, for the ranks of
+    // every node (a spawned job's ranks get their parent's environment through `env`).
+    Caller caller = {};
     ZPMIX_MSG_MAP(job, apps, env, bind_to, map_by, personality_ompi, secret, requester,
                   personality_per_app, notify_completion, stdin_target, recoverable, debugger,
-                  requester_pid, merge_stderr);
+                  requester_pid, merge_stderr, caller);
 };
 // launcher -> coordinator: the part's ranks are spawned (pids, by rank), or it failed (status,
 // message; nothing of it is left but, when the job failed elsewhere meanwhile, its namespace until

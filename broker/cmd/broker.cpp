@@ -1,5 +1,6 @@
 // `zpmix broker`: a standalone node broker, found by `zpmix run` through <base>/broker.json.
 #include <fcntl.h>
+#include <netdb.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -166,6 +167,18 @@ void join_standing_tree(const BrokerOptions &o, Config &config) {
     const tree::Topology topology(config.tree_size, config.tree_radix);
     if (const auto parent = topology.parent(config.tree_rank)) {
         const auto &at = config.tree_addresses.empty() ? hosts : config.tree_addresses;
+        // A parent whose name does not resolve would be waited for for ever: an error, at once
+        // (a resolver not up yet at boot too: the service's restart tries again).
+        addrinfo hints{}, *res = nullptr;
+        hints.ai_family = AF_INET;
+        hints.ai_socktype = SOCK_STREAM;
+        const int e = ::getaddrinfo(at[*parent].c_str(), nullptr, &hints, &res);
+        if (res) ::freeaddrinfo(res);
+        if (e != 0)
+            throw ConfigError("[tree] " +
+                              std::string(config.tree_addresses.empty() ? "hosts" : "addresses") +
+                              ": this broker's parent, '" + at[*parent] + "', does not resolve (" +
+                              gai_strerror(e) + "): fix the name, or give [tree] addresses");
         config.tree_parent = {"tcp://" + at[*parent] + ":" + std::to_string(config.tree_port)};
     }
 }

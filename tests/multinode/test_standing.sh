@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # A standing tree (`[tree] hosts`): brokers a site runs as a service, one per namespace node,
 # started in any order (the root last), each with a run directory of its own. `zpmix run` on any
-# of the nodes runs a job across them through its node's broker, starting no broker; a broker
-# killed outright is lost (a job needing its node is refused, naming it; the others run), and
-# once started again it joins again and runs ranks; a `zpmix run` killed ends its job's ranks on
-# every node while the brokers stay; the root stopped stops the others, each saying why. A key
-# file others may read, and a node not in the tree, are refused. `zpmix ps` on every node lists a
-# finished job across the tree alike (its status, every node's ranks).
+# of the nodes runs a job across them through its node's broker, starting no broker, with the
+# caller's environment, umask and limits on every node; a broker killed outright is lost (a job
+# needing its node is refused, naming it; the others run), and once started again it joins again
+# and runs ranks; a `zpmix run` killed ends its job's ranks on every node while the brokers stay;
+# the root stopped stops the others, each saying why. A key file others may read, a node not in
+# the tree, and a parent whose name does not resolve are refused. `zpmix ps` on every node lists
+# a finished job across the tree alike (its status, every node's ranks).
 # usage: test_standing.sh ZPMIX WIREUP_PROG
 set -u
 zpmix=$1 prog=$2
@@ -83,6 +84,26 @@ check "hello from $b: ranks on the tree's nodes" \
 check "hello: each rank under its node's standing broker" 6 \
     "$(awk -v w="$work" '$3 == "ipc://" w "/xdg." $1 "/zpmix/broker.sock"' <<<"$out" | wc -l)"
 check "hello: no broker started for it" "3" "$(brokers)$(others)"
+# The caller's environment, umask and soft limits reach the ranks, on its node and the others
+# (the brokers are services with their own).
+cat >"$work/caller.sh" <<EOF
+export ZPMIX_T_CALLER=hers
+umask 0027
+ulimit -S -n 555
+exec "$zpmix" run -H "$a:1,$b:1,$c:1" sh -c 'echo \$(hostname) \$ZPMIX_T_CALLER \$(umask) \$(ulimit -n)'
+EOF
+out=$(on "$b" bash "$work/caller.sh" 2>&1)
+check "the caller's environment, umask and limits on every node" \
+    "$(printf '%s hers 0027 555\n' "$a" "$b" "$c")" "$(sort <<<"$out")"
+# Another user: the tree's brokers are not hers (they run the jobs of the user they run as), and
+# `zpmix run` says so before it starts brokers of its own (which fail here: no rsh for her).
+if [ "$(id -u)" = 0 ]; then
+    chmod 711 "$work"  # her way to the configuration
+    err=$(ZPMIX_CONFIG=$conf timeout 60 "$ZPMIX_NETNS_AGENT" "$b" env -u XDG_RUNTIME_DIR \
+        setpriv --reuid 65534 --regid 65534 --clear-groups "$zpmix" run -H "$a:1,$b:1" true 2>&1)
+    check "another user: told why the standing tree does not run her job" yes \
+        "$(grep -q "this node has no broker of it for this user (uid 65534)" <<<"$err" && echo yes || echo "$err")"
+fi
 out=$(on "$c" "$zpmix" run -H "$a:1,$b:2,$c:1" "$prog" across 3 2>&1)
 check "wireup across the tree from $c (a leaf)" 0 $?
 [ -z "$out" ] || echo "$out" >&2
@@ -233,4 +254,11 @@ err=$(XDG_RUNTIME_DIR=$work/xdg.$a timeout 60 "$zpmix" broker --config "$conf" \
     --run-dir "$work/xdg.$a/zpmix" 2>&1)
 check "a node not in the tree: refused" yes \
     "$(grep -q "is not one of \[tree\] hosts" <<<"$err" && echo yes || echo "$err")"
+# A parent whose name does not resolve: an error at once, not a parent waited for for ever.
+sed -e "s/^hosts = .*/hosts = [\"no-such-host.invalid\", \"$a\"]/" -e '/^addresses = /d' \
+    "$conf" >"$work/unresolved.toml"
+err=$(on "$a" "$zpmix" broker --config "$work/unresolved.toml" --run-dir "$work/xdg.$a/zpmix" 2>&1)
+check "a parent that does not resolve: refused" 1 $?
+check "a parent that does not resolve: says so" yes \
+    "$(grep -q "this broker's parent, 'no-such-host.invalid', does not resolve" <<<"$err" && echo yes || echo "$err")"
 exit $((fails > 0))

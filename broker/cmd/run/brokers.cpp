@@ -108,6 +108,27 @@ alloc::Result<JobBroker> this_node_broker(const std::optional<RendezvousInfo> &f
     return {std::move(b), {}};
 }
 
+// A standing tree configured for this job's nodes ([tree] hosts in $ZPMIX_CONFIG), but no broker
+// of it here that this user may use: its brokers serve the user they run as, and another's
+// directory is not looked in. Said, since the job then starts brokers of its own.
+void say_why_not_the_standing_tree(const Layout &layout) {
+    std::vector<std::string> hosts;
+    try {
+        hosts = load_config(std::nullopt).tree_hosts;
+    } catch (const std::exception &) {
+        return;  // an embedded broker reports the configuration's error
+    }
+    if (hosts.empty()) return;
+    RendezvousInfo tree;
+    tree.tree_hosts = std::move(hosts);
+    if (Layout probe = layout; !probe.on_standing_tree(tree)) return;
+    spdlog::warn(
+        "the standing tree of $ZPMIX_CONFIG runs these nodes, but this node has no broker of it "
+        "for this user (uid {}) in {}: a standing tree's brokers run the jobs of the user they run "
+        "as. This job starts brokers of its own instead.",
+        ::getuid(), default_base_dir());
+}
+
 }  // namespace
 
 alloc::Result<JobBroker> job_broker(const RunOptions &o, Layout &layout) {
@@ -127,6 +148,7 @@ alloc::Result<JobBroker> job_broker(const RunOptions &o, Layout &layout) {
         spdlog::debug("the standing tree's broker (pid {}) runs the job", standalone->pid);
         return {JobBroker{standalone->uri, nullptr}, {}};
     }
+    if (!standalone || standalone->tree_hosts.empty()) say_why_not_the_standing_tree(layout);
     if (layout.across()) return start_tree(o, layout.spread);
     return this_node_broker(standalone);
 }
