@@ -625,6 +625,10 @@ void Broker::send_to_peer(const std::string &peer, zmq::message_t msg) {
             log_->log(level, "peer {}: {}{}", peer_name(peer), what,
                       PeerLogLimit::suffix(suppressed));
     };
+    if (auto instead = dispatcher_->outgoing(peer, msg)) {
+        if (instead->size() == 0) return;
+        msg = std::move(*instead);
+    }
     if (ZmtpListener::is_routing_id(peer)) {
         switch (router_->send(peer, {static_cast<const char *>(msg.data()), msg.size()})) {
             case ZmtpListener::Sent::ok:

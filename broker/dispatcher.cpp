@@ -52,18 +52,24 @@ void Dispatcher::route(const std::string &peer, const std::vector<std::string_vi
     } catch (const DecodeError &e) {
         return refuse(peer, cred, 0, PMIX_ERR_BAD_PARAM, e.what());
     }
-    // One protocol per release: a peer of another version is refused, its Hello as any message,
-    // before anything reads a body it may lay out otherwise.
+    // A peer of another protocol version is refused, its Hello as any message, before anything
+    // reads a body it may lay out otherwise (but for the release a Hello states).
     if (env.version != kProtocolVersion)
-        return refuse(peer, cred, env.id, PMIX_ERR_NOT_SUPPORTED,
-                      "protocol version " + std::to_string(env.version) +
-                          " is not this broker's (" + std::to_string(kProtocolVersion) +
-                          "): upgrade or downgrade libpmix or zpmix to the same release");
+        return refuse(
+            peer, cred, env.id, PMIX_ERR_NOT_SUPPORTED,
+            msg::other_protocol(env.version,
+                                env.type == msg::Hello::type ? msg::release_in(env) : std::string(),
+                                "peer", "broker"));
+    const auto s = sessions_.find(peer);
+    if (s != sessions_.end()) env.session = s->second;
     const Bus::Route to = bus().route(env.type);
     if (!to.actor)
         return refuse(peer, cred, env.id, PMIX_ERR_NOT_SUPPORTED,
-                      "unknown message type '" + env.type + "'");
-    if (auto s = sessions_.find(peer); s != sessions_.end()) env.session = s->second;
+                      fmt::format("'{}' is not served by this broker (zpmix {}; the peer runs "
+                                  "zpmix {})",
+                                  env.type, msg::kRelease,
+                                  env.session ? env.session->features.release()
+                                              : std::string("of an unknown release")));
     const Access who = !env.session               ? Access::anyone
                        : env.session->is_client() ? Access::session
                                                   : Access::operator_;
@@ -86,7 +92,37 @@ void Dispatcher::route(const std::string &peer, const std::vector<std::string_vi
 }
 
 void Dispatcher::peer_gone(const std::string &peer) {
+    limited_.erase(peer);
     if (sessions_.erase(peer)) broadcast(msg::SessionClosed{peer});
+}
+
+std::optional<zmq::message_t> Dispatcher::outgoing(const std::string &peer, zmq::message_t &msg) {
+    if (limited_.empty() || !limited_.contains(peer)) return std::nullopt;
+    const auto s = sessions_.find(peer);
+    if (s == sessions_.end()) return std::nullopt;
+    Envelope env;
+    try {
+        env = decode(msg.data(), msg.size(), limits_);
+    } catch (const DecodeError &) {
+        return std::nullopt;
+    }
+    const msg::PeerFeatures &f = s->second->features;
+    if (f.serves(env.type)) return std::nullopt;
+    // Its release cannot read it: an answer becomes a refusal it can, anything else is dropped.
+    std::uint64_t suppressed = 0;
+    if (bus().peer_log().allow(peer_key({}, peer), suppressed))
+        log().warn("peer {} runs zpmix {}, which lacks '{}' (this broker zpmix {}): {} '{}'{}",
+                   peer_name(peer), f.release(), msg::feature_of(env.type), msg::kRelease,
+                   env.id ? "refused the request with" : "did not send it", env.type,
+                   PeerLogLimit::suffix(suppressed));
+    if (!env.id) return zmq::message_t();
+    return encode(
+        msg::ErrorReply::type, env.id,
+        msg::ErrorReply{PMIX_ERR_NOT_SUPPORTED,
+                        fmt::format("the answer needs '{}', which zpmix {} lacks (the "
+                                    "broker runs zpmix {})",
+                                    msg::feature_of(env.type), f.release(), msg::kRelease)},
+        name());
 }
 
 void Dispatcher::session_open(const Envelope &, msg::SessionOpen &m) {
@@ -96,6 +132,8 @@ void Dispatcher::session_open(const Envelope &, msg::SessionOpen &m) {
                                  : PeerSession::Role::launcher;
     s->nspace = std::move(m.nspace);
     s->rank = m.rank;
+    s->features = msg::PeerFeatures(std::move(m.release), std::move(m.features));
+    if (!s->features.missing().empty()) limited_.insert(m.peer);
     sessions_[m.peer] = std::move(s);
     zmq::message_t welcome(m.welcome.data(), m.welcome.size());
     bus().send(m.peer, std::move(welcome));
@@ -103,7 +141,9 @@ void Dispatcher::session_open(const Envelope &, msg::SessionOpen &m) {
 
 void Dispatcher::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
     std::erase_if(sessions_, [&](const auto &kv) {
-        return kv.second->is_client() && kv.second->nspace == m.nspace;
+        const bool ended = kv.second->is_client() && kv.second->nspace == m.nspace;
+        if (ended) limited_.erase(kv.first);
+        return ended;
     });
 }
 

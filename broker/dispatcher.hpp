@@ -13,13 +13,19 @@
 // is deregistered. Refusals are answered with a PMIx status and logged, and say nothing of other
 // jobs.
 //
+// Releases (docs/compatibility.md): a peer of another protocol version is refused, naming both
+// releases; a session records the release and features its peer stated, and outgoing() keeps a
+// peer from being sent a message of a feature its release lacks.
+//
 // Limits: refusals are logged within the broker's limit per peer (PeerLogLimit); an ipc peer is of
 // the broker's uid (the listener admits no other), a tcp peer holds the broker's CURVE keypair (a
 // tool) or proved its job's secret in its Hello (a client).
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "actors/protocol/job.hpp"
@@ -42,10 +48,15 @@ class Dispatcher : public Actor {
     // The peer's connection ended: its session goes.
     void peer_gone(const std::string &peer);
     std::size_t sessions() const { return sessions_.size(); }
+    // A message about to go to `peer`: nothing when the peer's release reads it; else what goes
+    // instead (a PMIX_ERR_NOT_SUPPORTED ErrorReply to a request, or an empty message: nothing),
+    // logged. One test per message while every peer has all of this release's features.
+    std::optional<zmq::message_t> outgoing(const std::string &peer, zmq::message_t &msg);
 
   private:
     DecodeLimits limits_;
     std::unordered_map<std::string, std::shared_ptr<const PeerSession>> sessions_;  // by peer
+    std::unordered_set<std::string> limited_;  // peers lacking some of this release's features
 
     void refuse(const std::string &peer, const PeerCredentials &cred, std::uint64_t id,
                 std::int32_t status, const std::string &why);

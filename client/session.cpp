@@ -21,6 +21,22 @@ std::chrono::milliseconds ping_interval() {
 }
 }  // namespace
 
+Session::Reply Session::unsupported(std::string_view type) {
+    Reply r;
+    r.status = PMIX_ERR_NOT_SUPPORTED;
+    r.message = fmt::format(
+        "'{}' needs the protocol feature '{}', which the broker's release (zpmix {}) lacks; this "
+        "libpmix is zpmix {}",
+        type, msg::feature_of(type), broker_.release(), msg::kRelease);
+    spdlog::warn("pmix client: {}", r.message);
+    return r;
+}
+
+void Session::unsupported(std::string_view type, Done done) {
+    unsupported(type);
+    reactor_.post([done = std::move(done)] { done(PMIX_ERR_NOT_SUPPORTED, nullptr); });
+}
+
 Session::Session(ClientStore &store) : store_(store), fences_(store) {
     thread_ = std::thread([this] { reactor_.run(); });
 }

@@ -28,6 +28,7 @@
 
 #include <pmix_common.h>
 
+#include "actors/protocol/compat.hpp"
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/session.hpp"
 #include "actors/runtime/envelope.hpp"
@@ -68,6 +69,11 @@ class Session {
     Session &operator=(const Session &) = delete;
 
     bool has_broker() const { return conn_ != nullptr; }
+    // The broker's release and protocol features, from its Welcome (before it: all of ours).
+    // Set once, before the session is used by more than the thread that opened it. A request
+    // of a feature the broker lacks fails at once with PMIX_ERR_NOT_SUPPORTED, logged.
+    void set_broker(msg::PeerFeatures features) { broker_ = std::move(features); }
+    const msg::PeerFeatures &broker() const { return broker_; }
     // The store the session's answers go to (the client's, or the tool's).
     ClientStore &store() const { return store_; }
     // The broker's address and, on tcp, its keypair: the events connection uses them too.
@@ -85,6 +91,7 @@ class Session {
     // connection's write_timeout(): then PMIX_ERR_TIMEOUT.
     template <class Msg>
     Reply call(const Msg &m, std::uint32_t timeout_ms) {
+        if (!broker_.serves(Msg::type)) return unsupported(Msg::type);
         const std::uint64_t id = next_id();
         return call_bytes(id, {}, encode(Msg::type, id, m), timeout_ms);
     }
@@ -96,6 +103,7 @@ class Session {
     // Thread-safe: sends `m`; `done` runs on the progress thread with the outcome, as for call().
     template <class Msg>
     void request(const Msg &m, std::uint32_t timeout_ms, Done done) {
+        if (!broker_.serves(Msg::type)) return unsupported(Msg::type, std::move(done));
         const std::uint64_t id = next_id();
         submit(id, Pending{.done = std::move(done)}, encode(Msg::type, id, m), timeout_ms);
     }
@@ -105,6 +113,7 @@ class Session {
     // broker is gone (or there is none) or did not take it within the write timeout.
     template <class Msg>
     bool notify(const Msg &m) {
+        if (!broker_.serves(Msg::type)) return unsupported(Msg::type), false;
         return send_bytes(encode(Msg::type, 0, m), 0, 0) == PMIX_SUCCESS;
     }
     // Thread-safe: the broker's messages of `type` under envelope id `id` (a stream, such as the
@@ -116,12 +125,14 @@ class Session {
     void close_stream(std::uint64_t id);
     template <class Msg>
     Reply call_as(std::uint64_t id, const Msg &m, std::uint32_t timeout_ms) {
+        if (!broker_.serves(Msg::type)) return unsupported(Msg::type);
         return call_bytes(id, {}, encode(Msg::type, id, m), timeout_ms);
     }
     // request() under a given id: `done` runs on the progress thread before anything the stream
     // `id` receives after the answer.
     template <class Msg>
     void request_as(std::uint64_t id, const Msg &m, std::uint32_t timeout_ms, Done done) {
+        if (!broker_.serves(Msg::type)) return unsupported(Msg::type, std::move(done));
         submit(id, Pending{.done = std::move(done)}, encode(Msg::type, id, m), timeout_ms);
     }
     // Thread-safe: runs fn on the progress thread.
@@ -151,6 +162,7 @@ class Session {
     std::string uri_;
     std::optional<CurveKeypair> tcp_keys_;
     std::unique_ptr<ZmtpConnection> conn_;
+    msg::PeerFeatures broker_;
     std::atomic<std::uint64_t> next_id_{1};
 
     std::mutex mu_;                     // guards what follows, down to reader_wanted_
@@ -173,6 +185,10 @@ class Session {
     std::thread thread_;
 
     std::uint64_t next_id() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
+    // A request of `type`, which the broker's release lacks: logged, and answered
+    // PMIX_ERR_NOT_SUPPORTED (`done` on the progress thread).
+    Reply unsupported(std::string_view type);
+    void unsupported(std::string_view type, Done done);
     Reply call_bytes(std::uint64_t id, Pending pending, const zmq::message_t &bytes,
                      std::uint32_t timeout_ms);
     void submit(std::uint64_t id, Pending pending, const zmq::message_t &bytes,

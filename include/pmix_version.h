@@ -11,6 +11,6 @@
 #define PMIX_NUMERIC_VERSION 0x00040202
 
 /* zpmix's own version (the library, not the standard level above) */
-#define ZPMIX_VERSION_STRING "0.1.0"
+#define ZPMIX_VERSION_STRING "0.9.0"
 
 #endif /* PMIx_VERSION_H */

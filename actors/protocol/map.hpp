@@ -40,6 +40,16 @@ void unpack_map(const msgpack::object &o, const msgpack::type::define_map<Args..
     unpack_map(o, m.a, std::make_index_sequence<sizeof...(Args) / 2>{});
 }
 
+template <class Tuple, class F, std::size_t... I>
+void visit_fields(const Tuple &fields, F &f, std::index_sequence<I...>) {
+    (f(std::string_view(std::get<2 * I>(fields)), std::get<2 * I + 1>(fields)), ...);
+}
+
+template <class Tuple, class F>
+void visit_fields(const Tuple &fields, F &f) {
+    visit_fields(fields, f, std::make_index_sequence<std::tuple_size_v<Tuple> / 2>{});
+}
+
 }  // namespace zpmix::msg::detail
 
 #define ZPMIX_MSG_MAP(...)                                                                     \
@@ -57,6 +67,12 @@ void unpack_map(const msgpack::object &o, const msgpack::type::define_map<Args..
     void msgpack_read(Reader &msgpack_r) {                                                     \
         ::zpmix::msg::detail::read_fields(                                                     \
             msgpack_r, msgpack::type::make_define_map MSGPACK_DEFINE_MAP_IMPL(__VA_ARGS__).a); \
+    }                                                                                          \
+    /* f(name, field) for every field, in order: the golden transcripts' samples */            \
+    template <typename F>                                                                      \
+    void zpmix_visit_fields(F &&f) {                                                           \
+        ::zpmix::msg::detail::visit_fields(                                                    \
+            msgpack::type::make_define_map MSGPACK_DEFINE_MAP_IMPL(__VA_ARGS__).a, f);         \
     }                                                                                          \
     template <typename MSGPACK_OBJECT>                                                         \
     void msgpack_object(MSGPACK_OBJECT *msgpack_o, msgpack::zone &msgpack_z) const {           \

@@ -1,14 +1,17 @@
 #pragma once
 // How a peer opens its session with its node's broker. Every peer's first message is a Hello;
 // the broker answers with a Welcome (or an ErrorReply). The envelope carries the protocol
-// version; the broker refuses a peer of another (PMIX_ERR_NOT_SUPPORTED): libpmix, tools and the
-// broker come from the same release.
+// version; the broker refuses a peer of another (PMIX_ERR_NOT_SUPPORTED), naming both releases.
+// Within a protocol version both ends state their release and features (compat.hpp), and the
+// session uses what both have.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <msgpack.hpp>
 
 #include "actors/protocol/common.hpp"
+#include "actors/protocol/compat.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/map.hpp"
 
@@ -20,8 +23,10 @@ struct Hello {
     std::string nspace;           // client: the job it belongs to (from its environment)
     std::uint32_t rank = 0;
     std::int64_t pid = 0;
-    std::string secret;  // the per-job secret; required on tcp://
-    ZPMIX_MSG_MAP(role, nspace, rank, pid, secret);
+    std::string secret;                                  // the per-job secret; required on tcp://
+    std::string release{kRelease};                       // the peer's zpmix release
+    std::vector<std::string> features = own_features();  // its protocol features (compat.hpp)
+    ZPMIX_MSG_MAP(role, nspace, rank, pid, secret, release, features);
 };
 
 struct Welcome {
@@ -30,7 +35,10 @@ struct Welcome {
     std::string events_uri;         // where its event publisher (XPUB) listens
     JobInfo job;                    // a client's whole job-level information, in one message
     std::uint64_t max_message = 0;  // the largest message it takes ([broker] max_message_bytes)
-    ZPMIX_MSG_MAP(broker, events_uri, job, max_message);
+    std::string release{kRelease};  // the broker's zpmix release
+    std::vector<std::string> features = own_features();  // its protocol features (compat.hpp)
+    std::string abi = abi_level();  // the standard's ABI level it implements ("MAJOR.MINOR")
+    ZPMIX_MSG_MAP(broker, events_uri, job, max_message, release, features, abi);
 };
 
 // server -> broker (internal): the server accepted the Hello of `peer` (a routing id). The
@@ -43,7 +51,9 @@ struct SessionOpen {
     std::string nspace;
     std::uint32_t rank = 0;
     Blob welcome;
-    ZPMIX_MSG_MAP(peer, role, nspace, rank, welcome);
+    std::string release;  // the peer's, from its Hello
+    std::vector<std::string> features;
+    ZPMIX_MSG_MAP(peer, role, nspace, rank, welcome, release, features);
 };
 inline std::size_t payload_bytes(const SessionOpen &m) {
     return m.welcome.size();

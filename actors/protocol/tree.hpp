@@ -8,6 +8,7 @@
 
 #include <msgpack.hpp>
 
+#include "actors/protocol/compat.hpp"
 #include "actors/protocol/map.hpp"
 
 namespace zpmix::msg {
@@ -53,13 +54,17 @@ struct TreeHello {
     std::uint32_t rank = 0;
     std::string node;
     std::vector<std::string> addresses;
-    ZPMIX_MSG_MAP(rank, node, addresses);
+    std::string release{kRelease};                       // the child's zpmix release
+    std::vector<std::string> features = own_features();  // its protocol features (compat.hpp)
+    ZPMIX_MSG_MAP(rank, node, addresses, release, features);
 };
 struct TreeWelcome {
     static constexpr const char *type = "tree.welcome";
     bool ok = true;
     std::string why;
-    ZPMIX_MSG_MAP(ok, why);
+    std::string release{kRelease};  // the parent's
+    std::vector<std::string> features = own_features();
+    ZPMIX_MSG_MAP(ok, why, release, features);
 };
 struct TreeBeat {
     static constexpr const char *type = "tree.beat";

@@ -69,7 +69,8 @@ void Registry::hosted_hello(const Envelope &env, const msg::Hello &m, const Name
                                           env.from,
                                           env.id,
                                           msg::SessionOpen{env.from, m.role, m.nspace, m.rank,
-                                                           msg::Blob(data, data + bytes.size())}});
+                                                           msg::Blob(data, data + bytes.size()),
+                                                           m.release, m.features}});
 }
 
 }  // namespace zpmix

@@ -134,7 +134,7 @@ void Registry::hello(const Envelope &env, msg::Hello &m) {
     const zmq::message_t bytes = encode(msg::Welcome::type, env.id, welcome, name());
     const char *data = static_cast<const char *>(bytes.data());
     send("broker", msg::SessionOpen{env.from, m.role, m.nspace, m.rank,
-                                    msg::Blob(data, data + bytes.size())});
+                                    msg::Blob(data, data + bytes.size()), m.release, m.features});
 }
 
 std::optional<msg::Proc> Registry::launched_rank_of(std::int64_t pid) const {

@@ -2,9 +2,9 @@
 // The one message envelope every zpmix peer and actor speaks:
 //   {"v": protocol version, "t": message type, "id": request id, "from": sender, "body": payload}
 // as a msgpack map, so fields a reader does not know are skipped and absent ones take defaults.
-// "v" is kProtocolVersion: libpmix, tools and the broker come from one release, and the broker
-// refuses a message of another version. Events published on the XPUB say instead the event schema
-// version, which monitors read (msg::kEventSchemaVersion).
+// "v" is kProtocolVersion, which releases that work together share (actors/protocol/compat.hpp):
+// the broker refuses a message of another version. Events published on the XPUB say instead the
+// event schema version, which monitors read (msg::kEventSchemaVersion).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +16,7 @@
 #include <msgpack.hpp>
 #include <zmq.hpp>
 
+#include "actors/protocol/compat.hpp"
 #include "actors/protocol/reader.hpp"
 
 #include "zpmix/build_config.hpp"
@@ -59,6 +60,7 @@ struct PeerSession {
     Role role = Role::client;
     std::string nspace;  // a client's own proc; empty for tools and launchers
     std::uint32_t rank = 0;
+    msg::PeerFeatures features;  // its release and protocol features, from its Hello
     bool is_client() const { return role == Role::client; }
 };
 

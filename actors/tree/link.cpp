@@ -426,14 +426,19 @@ void TreeLink::from_child(LinkListener::Id conn, const Frames &frames) {
         const Envelope env =
             decode(frames[0].data(), frames[0].size(), DecodeLimits{.max_message = s_.max_message});
         if (env.type == Hello::type) {
+            // A Hello of another protocol version may lay its body out otherwise: only its
+            // release is read from it, if it can be, to say who was refused.
+            if (env.version != kProtocolVersion) {
+                const std::string why = msg::other_protocol(env.version, msg::release_in(env),
+                                                            "child broker", "broker");
+                const zmq::message_t answer = frame(Welcome{false, why});
+                down_->send(conn, {view(answer)});
+                return log_peer(down_->address(conn), spdlog::level::err, "refused a broker: {}",
+                                why);
+            }
             const auto h = env.as<Hello>();
             std::string why;
-            if (env.version != kProtocolVersion)
-                why = fmt::format(
-                    "protocol version {} is not this broker's ({}): run the same zpmix release "
-                    "on every node",
-                    env.version, kProtocolVersion);
-            else if (h.rank >= s_.size || topology_.parent(h.rank) != s_.rank)
+            if (h.rank >= s_.size || topology_.parent(h.rank) != s_.rank)
                 why = fmt::format("rank {} is not a child of broker {}", h.rank, s_.rank);
             else if (child_of_.contains(conn))
                 why = "a second hello";
@@ -448,6 +453,11 @@ void TreeLink::from_child(LinkListener::Id conn, const Frames &frames) {
                 child_lost(h.rank, "it started again");
                 down_->close(old_conn, "replaced by a new connection of the same broker");
             }
+            const msg::PeerFeatures peer(h.release, h.features);
+            if (!peer.missing().empty() || peer.release() != msg::kRelease)
+                log().info("broker {} on {} runs zpmix {} (this one {}){}{}", h.rank, h.node,
+                           peer.release(), msg::kRelease,
+                           peer.missing().empty() ? "" : "; it lacks ", peer.missing());
             children_[h.rank] = {conn, Reactor::Clock::now()};
             child_of_[conn] = h.rank;
             send(remote_address(0, "tree"), BrokerOnline{h.rank, h.addresses});
@@ -486,6 +496,11 @@ void TreeLink::from_parent(const Frames &frames) {
             const auto w = env.as<Welcome>();
             if (w.ok) {
                 welcomed_ = true;
+                const msg::PeerFeatures peer(w.release, w.features);
+                if (!peer.missing().empty() || peer.release() != msg::kRelease)
+                    log().info("the parent broker runs zpmix {} (this one {}){}{}", peer.release(),
+                               msg::kRelease, peer.missing().empty() ? "" : "; it lacks ",
+                               peer.missing());
                 if (s_.standing) log().info("joined the tree as broker {} of {}", s_.rank, s_.size);
                 return;
             }

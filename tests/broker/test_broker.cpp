@@ -14,6 +14,7 @@
 
 #include <pmix_common.h>
 
+#include "actors/protocol/events.hpp"
 #include "actors/protocol/rendezvous.hpp"
 #include "actors/protocol/session.hpp"
 #include "actors/runtime/curve_keys.hpp"
@@ -378,17 +379,24 @@ BOOST_AUTO_TEST_CASE(bad_messages_answered_others_still_served) {
     BOOST_TEST(log->contains("malformed message"));
 }
 
-// One protocol per release: a peer of another version is refused at its Hello, and any other
-// message of another version too, with a reason that names both versions, before its body is read.
+// Releases of another protocol version: a peer of another version is refused at its Hello, and
+// any other message of another version too, with a reason that names both releases (the peer's as
+// its Hello states it, if that can be read) and which releases work together, before its body is
+// read.
 BOOST_AUTO_TEST_CASE(a_peer_of_another_protocol_version_is_refused) {
     auto log = zpmix::test::capture_log();
     TempDir tmp;
     Broker b(config_in(tmp.path + "/run"));
     b.start();
     const std::uint32_t other = kProtocolVersion + 6;
-    const std::string why = "protocol version " + std::to_string(other) +
-                            " is not this broker's (" + std::to_string(kProtocolVersion) +
-                            "): upgrade or downgrade libpmix or zpmix to the same release";
+    const std::string why = msg::other_protocol(other, "", "peer", "broker");
+    BOOST_TEST(why.find("zpmix " + std::string(msg::kRelease)) != std::string::npos);
+    BOOST_TEST(why.find("docs/compatibility.md") != std::string::npos);
+    msg::Hello newer_hello = tool_hello();
+    newer_hello.release = "7.0.0";
+    const std::string why_newer = msg::other_protocol(other, "7.0.0", "peer", "broker");
+    BOOST_TEST(why_newer.find("the peer runs zpmix 7.0.0 (protocol version " +
+                              std::to_string(other) + ")") != std::string::npos);
     auto refusal = [](Peer &p, std::uint64_t id) {
         auto env = p.recv();
         BOOST_REQUIRE(env);
@@ -398,10 +406,11 @@ BOOST_AUTO_TEST_CASE(a_peer_of_another_protocol_version_is_refused) {
     };
 
     Peer newer(b.uri());
-    newer.s.send(encode_versioned(other, msg::Hello::type, 3, tool_hello()), zmq::send_flags::none);
+    newer.s.send(encode_versioned(other, msg::Hello::type, 3, newer_hello), zmq::send_flags::none);
     auto e = refusal(newer, 3);
     BOOST_TEST(e.status == PMIX_ERR_NOT_SUPPORTED);
-    BOOST_TEST(e.message == why);
+    BOOST_TEST(e.message == why_newer);
+    BOOST_TEST(log->contains(why_newer));
     // A Hello of another version whose body this version cannot read: the same refusal.
     newer.s.send(encode_versioned(other, msg::Hello::type, 4, BadHello{}), zmq::send_flags::none);
     e = refusal(newer, 4);
@@ -420,6 +429,46 @@ BOOST_AUTO_TEST_CASE(a_peer_of_another_protocol_version_is_refused) {
     tool.send(msg::JobInfoQuery{"none"}, 6);  // still served
     e = refusal(tool, 6);
     BOOST_TEST(e.status == PMIX_ERR_NOT_FOUND);
+}
+
+// Within a protocol version: the Welcome states the broker's release, features and ABI level; a
+// peer whose Hello lacks a feature is never sent a message of it: a request whose answer needs
+// it is refused with PMIX_ERR_NOT_SUPPORTED (and a log line naming both releases), the rest is
+// served.
+BOOST_AUTO_TEST_CASE(a_peer_lacking_a_feature_is_not_sent_it) {
+    auto log = zpmix::test::capture_log();
+    TempDir tmp;
+    Broker b(config_in(tmp.path + "/run"));
+    b.start();
+    Peer full(b.uri());
+    const msg::Welcome w = full.hello(tool_hello());
+    BOOST_TEST(w.release == std::string(msg::kRelease));
+    BOOST_TEST(w.features == msg::own_features());
+    BOOST_TEST(w.abi == msg::abi_level());
+    full.send(msg::EventStatsQuery{"test"}, 2);
+    auto env = full.recv();
+    BOOST_REQUIRE(env);
+    BOOST_TEST(env->type == msg::EventStats::type);
+
+    Peer older(b.uri());
+    msg::Hello h = tool_hello();
+    h.release = "0.8.9";
+    std::erase(h.features, "ev");
+    older.hello(h);
+    older.send(msg::EventStatsQuery{"test"}, 3);
+    env = older.recv();
+    BOOST_REQUIRE(env);
+    BOOST_REQUIRE_EQUAL(env->type, msg::ErrorReply::type);
+    BOOST_TEST(env->id == 3u);
+    const auto e = env->as<msg::ErrorReply>();
+    BOOST_TEST(e.status == PMIX_ERR_NOT_SUPPORTED);
+    BOOST_TEST(e.message.find("zpmix 0.8.9 lacks") != std::string::npos);
+    BOOST_TEST(log->contains("runs zpmix 0.8.9, which lacks 'ev' (this broker zpmix " +
+                             std::string(msg::kRelease) + ")"));
+    older.send(msg::JobInfoQuery{"none"}, 4);  // what it has is served
+    env = older.recv();
+    BOOST_REQUIRE(env);
+    BOOST_TEST(env->as<msg::ErrorReply>().status == PMIX_ERR_NOT_FOUND);
 }
 
 BOOST_AUTO_TEST_CASE(peer_of_another_uid_refused) {

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include <pmix_version.h>
+
 #include "support/process.hpp"
 
 namespace fs = std::filesystem;
@@ -290,7 +292,7 @@ BOOST_AUTO_TEST_CASE(standalone_broker) {
 BOOST_AUTO_TEST_CASE(cli_help_and_version) {
     Child v({kZpmix, "--version"});
     BOOST_TEST(v.exit_code() == 0);
-    BOOST_TEST(v.out().starts_with("zpmix "));
+    BOOST_TEST(v.out().starts_with("zpmix " ZPMIX_VERSION_STRING "\n"));
     Child h({kZpmix, "run", "--help"});
     BOOST_TEST(h.exit_code() == 0);
     BOOST_TEST(h.out().find("--tag-output") != std::string::npos);

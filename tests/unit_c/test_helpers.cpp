@@ -36,6 +36,7 @@ BOOST_AUTO_TEST_CASE(string_functions) {
     BOOST_TEST(PMIx_Get_attribute_name("no.such.key") == nullptr);
     BOOST_TEST(std::string(PMIx_Get_version()).find("zpmix") != std::string::npos);
     BOOST_TEST(std::string(PMIx_Get_version()).find("4.2") != std::string::npos);
+    BOOST_TEST(std::string(PMIx_Get_version()).starts_with("zpmix " ZPMIX_VERSION_STRING " "));
 }
 
 // Without PMIx_Init every runtime call fails cleanly (stubbed or not yet initialised).

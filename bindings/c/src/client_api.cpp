@@ -209,9 +209,8 @@ pmix_status_t init_client(Process &c, const char *uri, const std::string &ns, st
     if (status == PMIX_ERR_LOST_CONNECTION && c.session->refused())
         status = refused(c.session->refusal());
     if (status == PMIX_SUCCESS && reply.env.version != kProtocolVersion) {
-        reply.message = "the broker speaks protocol version " + std::to_string(reply.env.version) +
-                        ", not this libpmix's (" + std::to_string(kProtocolVersion) +
-                        "): upgrade or downgrade libpmix or zpmix to the same release";
+        reply.message =
+            msg::other_protocol(reply.env.version, msg::release_in(reply.env), "broker", "libpmix");
         status = PMIX_ERR_NOT_SUPPORTED;
     }
     // Why the broker turned this process away (another protocol version, an unknown namespace,
@@ -230,6 +229,8 @@ pmix_status_t init_client(Process &c, const char *uri, const std::string &ns, st
         c.session.reset();
         return status;
     }
+    c.session->set_broker(
+        msg::PeerFeatures(welcome.release, std::move(welcome.features), welcome.abi));
     c.store->set_job(welcome.job, hello.rank);
     PMIX_LOAD_PROCID(&c.me, ns.c_str(), hello.rank);
     c.job_size = welcome.job.size;

@@ -13,6 +13,7 @@
 // PMIX_QUERY_REFRESH_CACHE always holds. The library's own keys are answered before PMIx_Init
 // too (the blocking form), as the standard allows for the ABI versions.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -25,6 +26,7 @@
 #include <pmix_server.h>
 #include <pmix_version.h>
 
+#include "actors/protocol/compat.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/query.hpp"
 #include "attributes.hpp"
@@ -67,6 +69,39 @@ void add_value(void *list, const char *key, pmix_value_t &v) {
 
 // ---- the keys answered here
 
+// The release and features of the server (broker) the caller is attached to; none before
+// PMIx_Init and for a singleton: then this library answers for itself.
+std::optional<msg::PeerFeatures> connected_server() {
+    Process &p = process();
+    std::lock_guard lock(p.mu);
+    if (!p.attached || !p.attached->has_broker()) return std::nullopt;
+    return p.attached->broker();
+}
+
+// The protocol feature a function of the API needs of the server (compat.hpp), by its name's
+// prefix; nullptr when it needs none of those a release may lack.
+const char *feature_of_function(std::string_view fn) {
+    static const std::pair<std::string_view, const char *> kByPrefix[] = {
+        {"PMIx_Fence", "fence"},
+        {"PMIx_Group_", "group"},
+        {"PMIx_IOF_", "iof"},
+        {"PMIx_Job_control", "jctl"},
+        {"PMIx_Process_monitor", "mon"},
+        {"PMIx_Log", "log"},
+        {"PMIx_Spawn", "job"},
+        {"PMIx_Publish", "modex"},
+        {"PMIx_Lookup", "modex"},
+        {"PMIx_Unpublish", "modex"},
+        {"PMIx_Notify_event", "ev"},
+        {"PMIx_Register_event_handler", "ev"},
+        {"PMIx_Query_info", "query"},
+        {"PMIx_Get", "modex"},
+    };
+    for (const auto &[prefix, feature] : kByPrefix)
+        if (fn.starts_with(prefix)) return feature;
+    return nullptr;
+}
+
 // For each class of functions the qualifiers name (PMIX_CLIENT_FUNCTIONS ...: a comma list of
 // function names, or "all"; none given: every client function), an info (PMIX_CLIENT_ATTRIBUTES
 // ...) holding, per function, the array of pmix_regattr_t it honours.
@@ -87,6 +122,7 @@ pmix_status_t attribute_support(const pmix_query_t &q, pmix_value_t *out) {
             if (is_key(q.qualifiers[n], c.functions))
                 asked.push_back({&c, string_of(q.qualifiers[n].value)});
     if (asked.empty()) asked.push_back({&kClasses[0], "all"});
+    const auto server = connected_server();
     void *outer = PMIx_Info_list_start();
     for (const auto &[cls, names] : asked) {
         const auto by_function = attributes_of(cls->role);
@@ -104,6 +140,11 @@ pmix_status_t attribute_support(const pmix_query_t &q, pmix_value_t *out) {
         for (const auto &fn : wanted) {
             const auto it = by_function.find(fn);
             if (it == by_function.end()) continue;  // a function that honours nothing
+            // A client's or tool's function the connected server cannot serve honours nothing.
+            if (const char *f = feature_of_function(fn);
+                f && server && (cls->role == Role::client || cls->role == Role::tool) &&
+                !server->has(f))
+                continue;
             pmix_data_array_t *d = nullptr;
             PMIX_DATA_ARRAY_CREATE(d, it->second.size(), PMIX_REGATTR);
             auto *regs = static_cast<pmix_regattr_t *>(d->array);
@@ -142,10 +183,18 @@ pmix_status_t debug_support(const pmix_query_t &, pmix_value_t *out) {
     return joined_attributes("PMIx_Spawn", "pmix.dbg.", out);
 }
 
-// The level of the standard's API this library implements (pmix_version.h), both ABIs.
+// The level of the standard's API this library implements (pmix_version.h), both ABIs; once
+// attached to a server, the lower of its level (as its Welcome said) and ours: what both serve.
 pmix_status_t abi_version(const pmix_query_t &, pmix_value_t *out) {
-    const std::string v =
-        std::to_string(PMIX_VERSION_MAJOR) + "." + std::to_string(PMIX_VERSION_MINOR);
+    std::string v = msg::abi_level();
+    if (const auto server = connected_server(); server && !server->abi().empty()) {
+        auto number = [](const std::string &s) {
+            unsigned major = 0, minor = 0;
+            std::sscanf(s.c_str(), "%u.%u", &major, &minor);
+            return std::pair{major, minor};
+        };
+        if (number(server->abi()) < number(v)) v = server->abi();
+    }
     PMIx_Value_load(out, v.c_str(), PMIX_STRING);
     return PMIX_SUCCESS;
 }

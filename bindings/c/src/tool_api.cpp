@@ -191,8 +191,11 @@ pmix_status_t open_session(Tool &t, const std::string &uri, std::uint32_t timeou
     pmix_status_t status = reply.status;
     if (status == PMIX_ERR_LOST_CONNECTION && s->session->refused())
         return refused(s->session->refusal());
-    if (status == PMIX_SUCCESS && reply.env.version != kProtocolVersion)
+    if (status == PMIX_SUCCESS && reply.env.version != kProtocolVersion) {
+        reply.message =
+            msg::other_protocol(reply.env.version, msg::release_in(reply.env), "broker", "tool");
         status = PMIX_ERR_NOT_SUPPORTED;
+    }
     if (!reply.message.empty()) spdlog::error("pmix tool: {}: {}", uri, reply.message);
     if (status != PMIX_SUCCESS) return status;
     try {
@@ -200,6 +203,7 @@ pmix_status_t open_session(Tool &t, const std::string &uri, std::uint32_t timeou
     } catch (const DecodeError &) {
         return PMIX_ERR_UNPACK_FAILURE;
     }
+    s->session->set_broker(msg::PeerFeatures(welcome.release, welcome.features, welcome.abi));
     PMIX_LOAD_PROCID(&s->id, welcome.broker.c_str(), 0);
     out = std::move(s);
     return PMIX_SUCCESS;

@@ -1,0 +1,161 @@
+#pragma once
+// Every message type of the protocol, for the golden transcripts (tests/compat/golden/): the
+// generator writes each, the test reads each. A new message type is added here (and to the next
+// release's transcripts, which its generator writes); none is ever removed within a protocol
+// version.
+#include "actors/protocol/common.hpp"
+#include "actors/protocol/events.hpp"
+#include "actors/protocol/fence.hpp"
+#include "actors/protocol/group.hpp"
+#include "actors/protocol/host.hpp"
+#include "actors/protocol/iof.hpp"
+#include "actors/protocol/job.hpp"
+#include "actors/protocol/jobctl.hpp"
+#include "actors/protocol/log.hpp"
+#include "actors/protocol/modex.hpp"
+#include "actors/protocol/monitor.hpp"
+#include "actors/protocol/pset.hpp"
+#include "actors/protocol/query.hpp"
+#include "actors/protocol/session.hpp"
+#include "actors/protocol/tree.hpp"
+
+// X(struct) for every message struct of zpmix::msg.
+#define ZPMIX_GOLDEN_MESSAGES(X) \
+    X(ErrorReply)                \
+    X(Ok)                        \
+    X(Event)                     \
+    X(NotifyEvent)               \
+    X(EventRelay)                \
+    X(JobsRelated)               \
+    X(EventRegister)             \
+    X(EventRegistered)           \
+    X(EventStreamsQuery)         \
+    X(EventStreams)              \
+    X(EventResend)               \
+    X(EventResent)               \
+    X(EventAck)                  \
+    X(NotifyCompletion)          \
+    X(EventsSince)               \
+    X(EventsSinceReply)          \
+    X(EventStatsQuery)           \
+    X(EventStats)                \
+    X(JobLifecycle)              \
+    X(FenceContribute)           \
+    X(FenceStatsQuery)           \
+    X(FenceStats)                \
+    X(FenceDone)                 \
+    X(FenceUp)                   \
+    X(FenceDown)                 \
+    X(FenceProcEnded)            \
+    X(GroupContribute)           \
+    X(GroupDone)                 \
+    X(GroupInvite)               \
+    X(GroupJoin)                 \
+    X(GroupLeaderAnswer)         \
+    X(GroupLeave)                \
+    X(GroupLeft)                 \
+    X(GroupWatch)                \
+    X(GroupUnwatch)              \
+    X(GroupInviteeEnded)         \
+    X(GroupUp)                   \
+    X(GroupDown)                 \
+    X(GroupList)                 \
+    X(GroupListed)               \
+    X(RegisterClient)            \
+    X(DeregisterClient)          \
+    X(HostClientConnected)       \
+    X(HostClientEnded)           \
+    X(HostAbort)                 \
+    X(HostFence)                 \
+    X(HostFenceDone)             \
+    X(HostDirectModex)           \
+    X(HostNotify)                \
+    X(HostPublish)               \
+    X(HostLookup)                \
+    X(HostUnpublish)             \
+    X(IofPull)                   \
+    X(IofPulled)                 \
+    X(IofDeliver)                \
+    X(IofAck)                    \
+    X(IofDeregister)             \
+    X(IofKeep)                   \
+    X(IofPush)                   \
+    X(Launch)                    \
+    X(Input)                     \
+    X(InputTaken)                \
+    X(RankState)                 \
+    X(StoppedInInit)             \
+    X(DebuggerReleased)          \
+    X(Finalize)                  \
+    X(LaunchAcross)              \
+    X(Spawn)                     \
+    X(SpawnAcross)               \
+    X(LaunchReply)               \
+    X(Output)                    \
+    X(OutputAck)                 \
+    X(ProcExit)                  \
+    X(JobEnded)                  \
+    X(JobPart)                   \
+    X(PartLaunched)              \
+    X(PartStatus)                \
+    X(EndPart)                   \
+    X(SignalParts)               \
+    X(SignalJob)                 \
+    X(Abort)                     \
+    X(AbortJob)                  \
+    X(RegisterNamespace)         \
+    X(RankSpawned)               \
+    X(DeregisterNamespace)       \
+    X(ProcEnded)                 \
+    X(NamespaceEnded)            \
+    X(JobInfoQuery)              \
+    X(JobInfoReply)              \
+    X(JobControl)                \
+    X(JobControlReply)           \
+    X(Preempt)                   \
+    X(ProcTableQuery)            \
+    X(ProcTable)                 \
+    X(JobsQuery)                 \
+    X(JobFinished)               \
+    X(JobList)                   \
+    X(SignalRanks)               \
+    X(TerminateRanks)            \
+    X(SignalledRanks)            \
+    X(RegisterCleanup)           \
+    X(CheckpointCompleted)       \
+    X(JobMarks)                  \
+    X(Log)                       \
+    X(Commit)                    \
+    X(ModexGet)                  \
+    X(ModexData)                 \
+    X(ModexCollect)              \
+    X(ModexCollected)            \
+    X(Publish)                   \
+    X(Lookup)                    \
+    X(LookupReply)               \
+    X(Unpublish)                 \
+    X(MonitorRequest)            \
+    X(MonitorBeat)               \
+    X(PsetDefine)                \
+    X(PsetDelete)                \
+    X(PsetChanged)               \
+    X(PsetLaunched)              \
+    X(PsetQuery)                 \
+    X(PsetList)                  \
+    X(QueryRequest)              \
+    X(QueryReply)                \
+    X(Hello)                     \
+    X(Welcome)                   \
+    X(SessionOpen)               \
+    X(SessionClosed)             \
+    X(TreeLost)                  \
+    X(TreeLostElsewhere)         \
+    X(TreeJoined)                \
+    X(TreeJoinedElsewhere)       \
+    X(TreeHello)                 \
+    X(TreeWelcome)               \
+    X(TreeBeat)                  \
+    X(TreeStop)                  \
+    X(TreeHop)                   \
+    X(TreeOnline)                \
+    X(TreeMembers)
