@@ -30,7 +30,10 @@ struct Welcome {
     std::string events_uri;         // where its event publisher (XPUB) listens
     JobInfo job;                    // a client's whole job-level information, in one message
     std::uint64_t max_message = 0;  // the largest message it takes ([broker] max_message_bytes)
-    ZPMIX_MSG_MAP(broker, events_uri, job, max_message);
+    // A tool's name as the resource manager hosting the broker gave it (its tool_connected
+    // upcall); empty nspace: the name the tool gave itself stands.
+    Proc tool = {};
+    ZPMIX_MSG_MAP(broker, events_uri, job, max_message, tool);
 };
 
 // server -> broker (internal): the server accepted the Hello of `peer` (a routing id). The
