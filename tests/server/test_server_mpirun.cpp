@@ -108,17 +108,4 @@ BOOST_AUTO_TEST_CASE(publish_and_lookup_under_mpirun) {
     BOOST_CHECK_EQUAL(count(m.child().out(), " ok\n"), 3u);
 }
 
-// A tool attached to mpirun's server by mpirun's pid (as to `zpmix broker`): mpirun's
-// tool_connected admits it, and its query upcall answers the job's process table, with the ranks'
-// pids (zpmix alone does not know them).
-BOOST_AUTO_TEST_CASE(tool_queries_the_process_table_under_mpirun) {
-    Mpirun m({"-n", "2", std::string(ZPMIX_BIN_DIR) + "/../tests/server_rm_client", "tool", "pid",
-              "query"});
-    BOOST_CHECK_EQUAL(m.exit_code(), 0);
-    BOOST_TEST_INFO("stdout: " << m.child().out() << "\nstderr: " << m.child().err());
-    BOOST_CHECK_EQUAL(count(m.child().out(), " ok\n"), 2u);
-    BOOST_CHECK_EQUAL(count(m.child().out(), "tool proc table PMIX_SUCCESS rows 2 with pids 2"),
-                      1u);
-}
-
 }  // namespace
