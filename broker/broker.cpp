@@ -229,6 +229,7 @@ Broker::Broker(Config config)
 void Broker::add_standard_actors() {
     dispatcher_ = &add_actor<Dispatcher>(DecodeLimits{.max_message = config_.max_message_bytes});
     registry_ = &add_actor<Registry>(namespaces_, name_, events_uri_, config_.max_message_bytes);
+    if (config_.hosted) registry_->send_tools_to_host();
     launcher_ = &add_actor_on<Launcher>(
         launcher_reactor_,
         Launcher::Settings{run_dir_, uri_, node_, config_.kill_grace_ms,
@@ -255,10 +256,11 @@ void Broker::add_standard_actors() {
                              .kill_grace = std::chrono::milliseconds(config_.kill_grace_ms),
                              .keep_finished = std::chrono::seconds(config_.keep_finished_s)});
     add_actor<ProcessMonitor>(ProcessMonitor::Settings{
-        config_.monitor_terminate, std::chrono::milliseconds(config_.monitor_time_unit_ms)});
-    add_actor<LogSink>(LogSink::Settings{config_.log_syslog_socket});
+        config_.monitor_terminate, std::chrono::milliseconds(config_.monitor_time_unit_ms),
+        config_.monitor_by_host, config_.monitor_alerts_to_host});
+    add_actor<LogSink>(LogSink::Settings{config_.log_syslog_socket, config_.hosted});
     add_actor<PsetRegistry>(namespaces_, brokers_, name_);
-    add_actor<QueryActor>(namespaces_, brokers_);
+    add_actor<QueryActor>(namespaces_, brokers_, std::chrono::seconds(12), config_.hosted);
     add_actor<IofActor>(namespaces_, brokers_,
                         IofActor::Settings{.cache_bytes = config_.iof_cache_bytes});
     add_actor<GroupTracker>(

@@ -104,6 +104,10 @@ struct Config {
     bool hosted = false;
     std::string run_dir_base;
     std::int64_t client_uid = -1;
+    // Hosted: the host's monitor upcall watches its clients (it has one, and did not ask the
+    // library to, PMIX_SERVER_ENABLE_MONITORING); the broker's monitors' alerts also go to the
+    // host (its notify_event).
+    bool monitor_by_host = false, monitor_alerts_to_host = false;
 };
 
 struct ConfigError : std::runtime_error {

@@ -4,6 +4,7 @@
 
 #include <pmix_common.h>
 
+#include "actors/protocol/host_services.hpp"
 #include "actors/runtime/unix_time.hpp"
 
 namespace zpmix {
@@ -166,6 +167,7 @@ void IofActor::pull(const Envelope &env, msg::IofPull &m) {
     p.buffering_bytes = m.buffering_bytes;
     p.buffering = std::chrono::milliseconds(m.buffering_ms);
     reply(env, msg::IofPulled{});
+    tell_host(p.procs, p.channels);
     // What the jobs wrote before: the cache of each job named, then what comes.
     std::vector<std::string> seen;
     for (const auto &q : p.procs) {
@@ -210,6 +212,13 @@ void IofActor::deregister(const Envelope &env, msg::IofDeregister &m) {
     flush(it->first, it->second, true);
     drop_pull(it);
     reply(env, msg::Ok{});
+}
+
+void IofActor::tell_host(const std::vector<msg::Proc> &procs, std::uint16_t channels) {
+    msg::HostIofPull m{{}, channels};
+    for (const auto &q : procs)
+        if (const auto ns = namespaces_.find(q.nspace); ns && ns->hosted) m.procs.push_back(q);
+    if (!m.procs.empty()) send("hostsvc", m);
 }
 
 void IofActor::drop_pull(std::map<PullKey, Pull>::iterator it) {
@@ -329,6 +338,14 @@ void IofActor::push(const Envelope &env, msg::IofPush &m) {
     if (m.targets.empty()) return reply_error(env, PMIX_ERR_BAD_PARAM, "no target to push to");
     if (!may_use(env, m.targets))
         return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "a client feeds its own job only");
+    // A hosted job's stdin is the resource manager's (its push_stdin upcall answers).
+    if (const auto ns = namespaces_.find(m.targets.front().nspace); ns && ns->hosted) {
+        const msg::Proc source = env.session && env.session->is_client()
+                                     ? msg::Proc{env.session->nspace, env.session->rank}
+                                     : msg::Proc{};
+        return send("hostsvc", msg::HostStdin{source, std::move(m.targets), std::move(m.data),
+                                              m.eof, env.from, env.id});
+    }
     const auto view = brokers_.view();
     // One Input per namespace and broker: a wildcard is every stdin rank of every broker.
     std::map<std::pair<std::string, std::uint32_t>, std::vector<std::uint32_t>> inputs;

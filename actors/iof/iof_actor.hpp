@@ -26,6 +26,10 @@
 // while the tool's session lasts, so that the tool may pull the output once PMIx_Spawn returned
 // whatever the job did meanwhile; at most kMaxKept such ended jobs, the oldest going first.
 //
+// Under a resource manager that hosts the broker, a hosted job's output comes from the host
+// (PMIx_server_IOF_deliver, as msg::Output), a pull of it is told to the host (iof_pull) and input
+// for it goes to the host (push_stdin).
+//
 // Access: clients (their own job only) and tools of the broker's uid (any job).
 #include <chrono>
 #include <cstdint>
@@ -146,6 +150,9 @@ class IofActor : public Actor {
     void offer(const PullKey &key, Pull &p, const msg::IofChunk &c);
     // Sends what the pull may send now; `all`: whatever waits, buffering aside.
     void flush(const PullKey &key, Pull &p, bool all);
+    // Under a resource manager that hosts the broker: the hosted processes of a pull go to its
+    // iof_pull upcall (`hostsvc`), which has it deliver their output.
+    void tell_host(const std::vector<msg::Proc> &procs, std::uint16_t channels);
     void drop_pull(std::map<PullKey, Pull>::iterator it);
     void relay_pull(const Envelope &env, const msg::IofPull &m);
     void drop_relay(std::uint64_t id);

@@ -11,6 +11,7 @@
 
 #include <pmix_common.h>
 
+#include "actors/protocol/host_services.hpp"
 #include "actors/registry/job_row.hpp"
 #include "actors/runtime/unix_time.hpp"
 
@@ -124,6 +125,11 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
     log_peer(env, spdlog::level::info, "{} asks {}{} of {}:{}", who, m.action,
              m.action == "signal" ? " " + std::to_string(m.signal) : std::string(), nspace,
              all ? "*" : rank_list(list));
+    // A hosted job's processes are the resource manager's: its job_control upcall answers.
+    if (target->hosted) {
+        if (m.targets.empty()) m.targets.push_back({nspace, msg::kWildcardRank});
+        return send("hostsvc", msg::HostJobControl{std::move(m), who, env.from, env.id});
+    }
 
     // Requests that complete at once are remembered by id, so that cancelling one is told apart
     // from cancelling nothing.
@@ -198,7 +204,7 @@ void JobControl::request(const Envelope &env, msg::JobControl &m) {
     }
     if (m.action == "checkpoint") return checkpoint(env, m, requester, nspace, list);
     if (m.action == "cancel") return cancel(env, m, requester, who);
-    if (m.action == "restart" || m.action == "provision")
+    if (m.action == "restart" || m.action == "provision" || m.action == "provision_image")
         return answer(env, PMIX_ERR_NOT_SUPPORTED, m.action + " is not supported by zpmix");
     answer(env, PMIX_ERR_BAD_PARAM, "unknown job-control action '" + m.action + "'");
 }

@@ -10,6 +10,8 @@
 
 #include <pmix_common.h>
 
+#include "actors/protocol/host_services.hpp"
+
 namespace zpmix {
 
 namespace {
@@ -56,16 +58,24 @@ void LogSink::log_request(const Envelope &env, msg::Log &m) {
     }
     int status = PMIX_SUCCESS;
     bool logged = false;
+    std::vector<msg::LogEntry> for_host;
     for (const auto &e : m.entries) {
         const int rc = write_entry(m, e, prefix);
         if (rc == PMIX_SUCCESS) {
             logged = true;
             if (m.once) break;
+        } else if (rc == PMIX_ERR_NOT_SUPPORTED && settings_.to_host) {
+            for_host.push_back(e);
         } else if (status == PMIX_SUCCESS) {
             status = rc;
         }
     }
     if (m.once && logged) status = PMIX_SUCCESS;
+    if (!for_host.empty() && !(m.once && logged)) {
+        if (ts != 0) m.timestamp = ts;
+        m.entries = std::move(for_host);
+        return send("hostsvc", msg::HostLog{std::move(m), logged, status, env.from, env.id});
+    }
     if (status != PMIX_SUCCESS)
         return reply_error(env, status,
                            logged ? "some channels failed" : "no channel could log the data");

@@ -5,6 +5,8 @@
 #include <pmix_common.h>
 
 #include "actors/protocol/events.hpp"
+#include "actors/protocol/host.hpp"
+#include "actors/protocol/host_services.hpp"
 #include "actors/runtime/unix_time.hpp"
 
 namespace zpmix {
@@ -41,6 +43,12 @@ ProcessMonitor::ProcessMonitor(Reactor &reactor, Bus &bus, Settings settings)
 void ProcessMonitor::request(const Envelope &env, msg::MonitorRequest &m) {
     if (m.proc.nspace.empty() || m.proc.rank == msg::kWildcardRank)
         return reply_error(env, PMIX_ERR_BAD_PARAM, "a monitor watches one process");
+    if (settings_.by_host) {
+        const msg::Proc requester = env.session && env.session->is_client()
+                                        ? msg::Proc{env.session->nspace, env.session->rank}
+                                        : m.proc;
+        return send("hostsvc", msg::HostMonitor{requester, std::move(m), env.from, env.id});
+    }
     if (m.kind == "cancel") {
         auto it = procs_.find(m.proc);
         const bool found =
@@ -146,6 +154,7 @@ void ProcessMonitor::trip(const msg::Proc &proc, const Monitor &mon) {
         send("events", self, next_id_++);
     }
     if (range != msg::Range::proc_local) send("events", n, next_id_++);
+    if (settings_.alerts_to_host) send("host", msg::HostNotify{n.event});
     if (terminate)  // as PMIX_JOB_CTRL_TERMINATE does it: SIGTERM, then SIGKILL if need be
         send("jobctl",
              msg::TerminateRanks{proc.nspace, {proc.rank}, "monitor " + m.id + " tripped"},

@@ -6,7 +6,9 @@
 // A trip raises the process's chosen event (its range, the process itself as source and affected
 // process, so the process hears it too) and, unless the process keeps control
 // (PMIX_MONITOR_APP_CONTROL), applies the configured response: report, or terminate the process.
-// Monitors end with their process.
+// Monitors end with their process. Under a hosting resource manager that monitors its clients
+// itself, requests go to its monitor upcall instead (heartbeats then reach nobody: the host has
+// its own ways to watch).
 #include <sys/stat.h>
 
 #include <chrono>
@@ -28,6 +30,11 @@ class ProcessMonitor : public Actor {
         bool terminate = false;  // [monitor] response = "terminate" (else "report")
         // [monitor] time_unit_ms: the length of the standard's one-second time unit (testing).
         std::chrono::milliseconds time_unit{1000};
+        // Under a hosting resource manager: requests go to its monitor upcall (`hostsvc`),
+        // which answers them; or the alerts of the broker's own monitors also go to the host
+        // (its notify_event, through `host`).
+        bool by_host = false;
+        bool alerts_to_host = false;
     };
     ProcessMonitor(Reactor &reactor, Bus &bus, Settings settings);
 

@@ -22,7 +22,7 @@ struct JobControl {
     Proc requester;             // the calling process; empty nspace: a tool
     std::vector<Proc> targets;  // empty: the requester's whole namespace
     // pause | resume | kill | terminate | signal | checkpoint | cancel | preemptible |
-    // checkpoint_method | restart | provision
+    // checkpoint_method | restart | provision | provision_image
     std::string action;
     std::int32_t signal = 0;       // signal: the signal number
     std::string id;                // PMIX_JOB_CTRL_ID: names this request (for cancel)
@@ -31,8 +31,9 @@ struct JobControl {
     std::int32_t ckpt_signal = 0;  // checkpoint_method: a signal, or
     bool ckpt_event = false;       //   the PMIX_JCTRL_CHECKPOINT event
     std::uint32_t timeout_ms = 0;  // checkpoint: how long to wait for completion (0: default)
+    std::string value;  // restart: the checkpoint id; provision: the nodes; provision_image: it
     ZPMIX_MSG_MAP(requester, targets, action, signal, id, cancel_id, preemptible, ckpt_signal,
-                  ckpt_event, timeout_ms);
+                  ckpt_event, timeout_ms, value);
 };
 
 struct JobControlReply {

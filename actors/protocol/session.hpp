@@ -38,7 +38,10 @@ struct Welcome {
     std::string release{kRelease};  // the broker's zpmix release
     std::vector<std::string> features = own_features();  // its protocol features (compat.hpp)
     std::string abi = abi_level();  // the standard's ABI level it implements ("MAJOR.MINOR")
-    ZPMIX_MSG_MAP(broker, events_uri, job, max_message, release, features, abi);
+    // A tool's name as the resource manager hosting the broker gave it (its tool_connected
+    // upcall); empty nspace: the name the tool gave itself stands.
+    Proc tool = {};
+    ZPMIX_MSG_MAP(broker, events_uri, job, max_message, release, features, abi, tool);
 };
 
 // server -> broker (internal): the server accepted the Hello of `peer` (a routing id). The

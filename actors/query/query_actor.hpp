@@ -6,8 +6,9 @@
 //
 // What it reads: the namespace table (namespaces, job state), the broker map, the bus's handler
 // table (what the caller may do), /proc (memory). What it asks: other actors, by message
-// (`jobctl` for the process table, which gathers it across the tree). A tcp client sees its own
-// job only, as everywhere else.
+// (`jobctl` for the process table, which gathers it across the tree), and under a hosting
+// resource manager its query upcall (`hostsvc`) for what the broker cannot answer. A tcp client
+// sees its own job only, as everywhere else.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -33,7 +34,8 @@ class QueryActor : public Actor {
 
     QueryActor(Reactor &reactor, Bus &bus, const NamespaceTable &namespaces,
                const BrokerMap &brokers,
-               std::chrono::milliseconds answer_timeout = std::chrono::seconds(12));
+               std::chrono::milliseconds answer_timeout = std::chrono::seconds(12),
+               bool to_host = false);
 
     // For the key table's answers.
     const NamespaceTable &namespaces() const { return namespaces_; }
@@ -75,6 +77,12 @@ class QueryActor : public Actor {
     }
     void failed(const Envelope &env, msg::ErrorReply &m);
     void finish(std::uint64_t id, std::int32_t status, const Envelope *reply);
+
+    // Under a resource manager that hosts the broker (query_host.cpp): the keys the broker did
+    // not answer, and the process tables of a hosted job (whose pids only the host knows), go to
+    // the host's query upcall (`hostsvc`); its answers replace those, the rest stay the broker's.
+    bool to_host_ = false;
+    void answer_or_ask_host(const Envelope &env, const msg::QueryRequest &m, msg::QueryReply reply);
 };
 
 }  // namespace zpmix

@@ -6,6 +6,7 @@
 
 #include <pmix_common.h>
 
+#include "actors/protocol/host_services.hpp"
 #include "actors/registry/job_row.hpp"
 #include "actors/runtime/unix_time.hpp"
 
@@ -133,8 +134,19 @@ void Registry::hello(const Envelope &env, msg::Hello &m) {
     if (m.role == "client") send("launcher", msg::RankState{m.nspace, m.rank, false});
     const zmq::message_t bytes = encode(msg::Welcome::type, env.id, welcome, name());
     const char *data = static_cast<const char *>(bytes.data());
-    send("broker", msg::SessionOpen{env.from, m.role, m.nspace, m.rank,
-                                    msg::Blob(data, data + bytes.size()), m.release, m.features});
+    msg::SessionOpen open{
+        env.from,  m.role,    m.nspace, m.rank, msg::Blob(data, data + bytes.size()),
+        m.release, m.features};
+    if (m.role == "tool" && tools_to_host_)
+        return send("hostsvc", msg::HostToolConnected{{m.nspace, m.rank},
+                                                      m.pid,
+                                                      env.peer.pid,
+                                                      env.peer.uid,
+                                                      env.peer.tcp,
+                                                      std::move(open),
+                                                      env.from,
+                                                      env.id});
+    send("broker", open);
 }
 
 std::optional<msg::Proc> Registry::launched_rank_of(std::int64_t pid) const {

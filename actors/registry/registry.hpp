@@ -38,13 +38,18 @@ class Registry : public Actor {
 
     // The broker's tcp events endpoint, which tcp peers are told; before the reactor runs.
     void set_tcp_events_uri(std::string uri) { tcp_events_uri_ = std::move(uri); }
+    // A broker a resource manager hosts: a tool's Hello that passed the checks goes to the host's
+    // tool_connected upcall (`hostsvc`), which admits, names or refuses it; before the reactor
+    // runs.
+    void send_tools_to_host() { tools_to_host_ = true; }
 
   private:
     NamespaceTable &table_;
     std::string broker_name_;
     std::string events_uri_, tcp_events_uri_;
     std::uint64_t max_message_;  // told in the Welcome: a client refuses a larger commit itself
-    LaunchedRanks ranks_;        // a client claiming a launched rank must be its process
+    bool tools_to_host_ = false;
+    LaunchedRanks ranks_;  // a client claiming a launched rank must be its process
     // Hosted namespaces: the clients the host registered (uid by rank), kept from before their
     // namespace is (hosts register clients first), and the sessions of those connected.
     struct HostedClient {

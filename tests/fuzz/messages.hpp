@@ -8,6 +8,7 @@
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/group.hpp"
 #include "actors/protocol/host.hpp"
+#include "actors/protocol/host_services.hpp"
 #include "actors/protocol/iof.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
@@ -48,7 +49,9 @@ using Messages = std::tuple<
     m::IofDeregister, m::IofKeep, m::IofPush, m::StoppedInInit, m::DebuggerReleased, m::JobFinished,
     m::RegisterClient, m::DeregisterClient, m::HostClientConnected, m::HostClientEnded,
     m::HostAbort, m::HostFence, m::HostFenceDone, m::HostDirectModex, m::HostNotify, m::HostPublish,
-    m::HostLookup, m::HostUnpublish>;
+    m::HostLookup, m::HostUnpublish, m::HostToolConnected, m::HostJobControl, m::HostMonitor,
+    m::HostQuery, m::HostLog, m::HostIofPull, m::HostStdin, m::AllocationRequest,
+    m::AllocationReply>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
 static_assert(std::tuple_size_v<Messages> == ZPMIX_MESSAGE_TYPES,
               "a message type of actors/protocol/*.hpp is missing from the list");

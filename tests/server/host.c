@@ -16,12 +16,17 @@
  *     --double-callbacks client_finalized and abort call their callback twice (a buggy host)
  *     --nodata           register the host's own namespace with PMIX_REGISTER_NODATA first, as
  *                        mpirun does
+ *     --enable-monitoring  PMIX_SERVER_ENABLE_MONITORING: the library monitors (as under mpirun)
+ *     --tools            PMIX_SERVER_TOOL_SUPPORT: tools find the server by the host's pid
+ * Job control, monitoring, queries and logging: host_rm.c.
  *
  * Exit: 0 when every child exited 0; the children's first non-zero status otherwise; 99 when
  * the host itself failed (also when a server call before PMIx_server_init or after
  * PMIx_server_finalize does not return PMIX_ERR_INIT). Every wait is bounded (alarm). */
 #include <pmix.h>
 #include <pmix_server.h>
+
+#include "host_rm.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -48,15 +53,14 @@ struct child {
 static struct child children[MAX_RANKS]; /* by rank; only this node's are started */
 static int nranks, nnodes = 1, node;     /* node: which one this process is */
 static int refuse_rank = -1;
-static bool late_callbacks, double_callbacks;
+static bool late_callbacks, double_callbacks, enable_monitoring, tool_support;
 static pmix_nspace_t nspace = "host-job";
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int link_fd = -1;      /* to the other node */
 static pid_t other_host = -1; /* node0: node1's process, a child of this one too */
 static int other_status = -1;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...) {
+void say(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     pthread_mutex_lock(&mu);
@@ -70,6 +74,10 @@ static void say(const char *fmt, ...) {
 static void die(const char *what, pmix_status_t rc) {
     fprintf(stderr, "server_host node%d: %s: %s\n", node, what, PMIx_Error_string(rc));
     exit(99);
+}
+
+pid_t host_pid_of(int rank) {
+    return rank >= 0 && rank < nranks ? children[rank].pid : 0;
 }
 
 /* The node a rank runs on: the first half of the ranks on node0. */
@@ -565,17 +573,20 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
         module.publish = publish_fn;
         module.lookup = lookup_fn;
         module.unpublish = unpublish_fn;
+        rm_upcalls(&module);
     }
     char tmpdir[] = "/tmp/server-host-XXXXXX";
     if (!mkdtemp(tmpdir)) die("mkdtemp", PMIX_ERROR);
-    pmix_info_t init[2];
+    pmix_info_t init[4];
     load_string(&init[0], PMIX_SERVER_TMPDIR, tmpdir);
-    load_string(&init[1], PMIX_HOSTNAME, node_name(node));
+    PMIX_INFO_LOAD(&init[1], PMIX_SERVER_ENABLE_MONITORING, &enable_monitoring, PMIX_BOOL);
+    PMIX_INFO_LOAD(&init[2], PMIX_SERVER_TOOL_SUPPORT, &tool_support, PMIX_BOOL);
+    load_string(&init[3], PMIX_HOSTNAME, node_name(node));
     pmix_proc_t early;
     PMIX_LOAD_PROCID(&early, nspace, 0);
     pmix_status_t rc = PMIx_server_register_client(&early, getuid(), getgid(), NULL, NULL, NULL);
     if (rc != PMIX_ERR_INIT) die("register_client before PMIx_server_init", rc);
-    rc = PMIx_server_init(&module, init, nnodes > 1 ? 2 : 1);
+    rc = PMIx_server_init(&module, init, nnodes > 1 ? 4 : 3);
     if (rc != PMIX_SUCCESS) die("PMIx_server_init", rc);
     say("host library %s\n", PMIx_Get_version());
     pthread_t reader;
@@ -649,6 +660,8 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
     if ((rc = PMIx_server_finalize()) != PMIX_SUCCESS) die("PMIx_server_finalize", rc);
     PMIX_INFO_DESTRUCT(&init[0]);
     PMIX_INFO_DESTRUCT(&init[1]);
+    PMIX_INFO_DESTRUCT(&init[2]);
+    PMIX_INFO_DESTRUCT(&init[3]);
     rc = PMIx_server_register_nspace(nspace, 1, NULL, 0, NULL, NULL);
     if (rc != PMIX_ERR_INIT) die("register_nspace after PMIx_server_finalize", rc);
     if ((rc = PMIx_server_finalize()) != PMIX_ERR_INIT) die("a second PMIx_server_finalize", rc);
@@ -678,6 +691,10 @@ int main(int argc, char **argv) {
             double_callbacks = true;
         else if (strcmp(argv[i], "--nodata") == 0)
             nodata = true;
+        else if (strcmp(argv[i], "--enable-monitoring") == 0)
+            enable_monitoring = true;
+        else if (strcmp(argv[i], "--tools") == 0)
+            tool_support = true;
         else
             break;
     }

@@ -27,17 +27,27 @@ namespace zpmix::c {
 
 namespace {
 
-const Honours kJobControlAttributes(
-    Role::client, "PMIx_Job_control",
-    {ZPMIX_ATTR(PMIX_JOB_CTRL_ID), ZPMIX_ATTR(PMIX_JOB_CTRL_PAUSE),
-     ZPMIX_ATTR(PMIX_JOB_CTRL_RESUME), ZPMIX_ATTR(PMIX_JOB_CTRL_CANCEL),
-     ZPMIX_ATTR(PMIX_JOB_CTRL_KILL), ZPMIX_ATTR(PMIX_JOB_CTRL_SIGNAL),
-     ZPMIX_ATTR(PMIX_JOB_CTRL_TERMINATE), ZPMIX_ATTR(PMIX_JOB_CTRL_CHECKPOINT),
-     ZPMIX_ATTR(PMIX_JOB_CTRL_CHECKPOINT_METHOD), ZPMIX_ATTR(PMIX_JOB_CTRL_PREEMPTIBLE),
-     ZPMIX_ATTR(PMIX_REGISTER_CLEANUP), ZPMIX_ATTR(PMIX_REGISTER_CLEANUP_DIR),
-     ZPMIX_ATTR(PMIX_CLEANUP_RECURSIVE), ZPMIX_ATTR(PMIX_CLEANUP_EMPTY),
-     ZPMIX_ATTR(PMIX_CLEANUP_LEAVE_TOPDIR), ZPMIX_ATTR(PMIX_CLEANUP_IGNORE),
-     ZPMIX_ATTR(PMIX_TIMEOUT)});
+const Honours kJobControlAttributes(Role::client, "PMIx_Job_control",
+                                    {ZPMIX_ATTR(PMIX_JOB_CTRL_ID),
+                                     ZPMIX_ATTR(PMIX_JOB_CTRL_PAUSE),
+                                     ZPMIX_ATTR(PMIX_JOB_CTRL_RESUME),
+                                     ZPMIX_ATTR(PMIX_JOB_CTRL_CANCEL),
+                                     ZPMIX_ATTR(PMIX_JOB_CTRL_KILL),
+                                     ZPMIX_ATTR(PMIX_JOB_CTRL_SIGNAL),
+                                     ZPMIX_ATTR(PMIX_JOB_CTRL_TERMINATE),
+                                     ZPMIX_ATTR(PMIX_JOB_CTRL_CHECKPOINT),
+                                     ZPMIX_ATTR(PMIX_JOB_CTRL_CHECKPOINT_METHOD),
+                                     ZPMIX_ATTR(PMIX_JOB_CTRL_PREEMPTIBLE),
+                                     ZPMIX_ATTR(PMIX_JOB_CTRL_RESTART),
+                                     ZPMIX_ATTR(PMIX_JOB_CTRL_PROVISION),
+                                     ZPMIX_ATTR(PMIX_JOB_CTRL_PROVISION_IMAGE),
+                                     ZPMIX_ATTR(PMIX_REGISTER_CLEANUP),
+                                     ZPMIX_ATTR(PMIX_REGISTER_CLEANUP_DIR),
+                                     ZPMIX_ATTR(PMIX_CLEANUP_RECURSIVE),
+                                     ZPMIX_ATTR(PMIX_CLEANUP_EMPTY),
+                                     ZPMIX_ATTR(PMIX_CLEANUP_LEAVE_TOPDIR),
+                                     ZPMIX_ATTR(PMIX_CLEANUP_IGNORE),
+                                     ZPMIX_ATTR(PMIX_TIMEOUT)});
 const Honours kMonitorAttributes(
     Role::client, "PMIx_Process_monitor",
     {ZPMIX_ATTR(PMIX_MONITOR_ID), ZPMIX_ATTR(PMIX_MONITOR_APP_CONTROL),
@@ -148,9 +158,12 @@ pmix_status_t job_control_messages(const pmix_proc_t targets[], size_t ntargets,
             }
         } else if (is_key(i, PMIX_JOB_CTRL_PREEMPTIBLE)) {
             add("preemptible").preemptible = PMIX_INFO_TRUE(&i);
-        } else if (is_key(i, PMIX_JOB_CTRL_RESTART) || is_key(i, PMIX_JOB_CTRL_PROVISION) ||
-                   is_key(i, PMIX_JOB_CTRL_PROVISION_IMAGE)) {
-            return PMIX_ERR_NOT_SUPPORTED;
+        } else if (is_key(i, PMIX_JOB_CTRL_RESTART)) {
+            add("restart").value = string_of(v);  // a resource manager hosting zpmix may
+        } else if (is_key(i, PMIX_JOB_CTRL_PROVISION)) {
+            add("provision").value = string_of(v);
+        } else if (is_key(i, PMIX_JOB_CTRL_PROVISION_IMAGE)) {
+            add("provision_image").value = string_of(v);
         } else if (PMIX_INFO_IS_REQUIRED(&i)) {
             return PMIX_ERR_NOT_SUPPORTED;  // a required directive we do not know
         }

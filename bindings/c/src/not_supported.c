@@ -5,28 +5,6 @@
 #include <pmix_server.h>
 #include <pmix_tool.h>
 
-PMIX_EXPORT pmix_status_t PMIx_Allocation_request(pmix_alloc_directive_t directive,
-                                                  pmix_info_t *info, size_t ninfo,
-                                                  pmix_info_t **results, size_t *nresults) {
-    (void)directive;
-    (void)info;
-    (void)ninfo;
-    (void)results;
-    (void)nresults;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Allocation_request_nb(pmix_alloc_directive_t directive,
-                                                     pmix_info_t *info, size_t ninfo,
-                                                     pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    (void)directive;
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister(pmix_fabric_t *fabric) {
     (void)fabric;
     return PMIX_ERR_NOT_SUPPORTED;
@@ -95,21 +73,6 @@ PMIX_EXPORT pmix_status_t PMIx_server_deliver_inventory(pmix_info_t info[], size
 
 PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t info[], size_t ninfo,
                                                            pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_IOF_deliver(const pmix_proc_t *source,
-                                                  pmix_iof_channel_t channel,
-                                                  const pmix_byte_object_t *bo,
-                                                  const pmix_info_t info[], size_t ninfo,
-                                                  pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)source;
-    (void)channel;
-    (void)bo;
     (void)info;
     (void)ninfo;
     (void)cbfunc;

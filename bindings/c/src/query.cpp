@@ -2,9 +2,9 @@
 // Keys about this library (attribute support, ABI versions) are answered here, from the
 // attribute registry (attributes.hpp); the other query keys go to the broker's `query` actor
 // (actors/query/, whose key table says which it answers), and any key that is not a query key
-// ("pmix.qry.*") is answered as PMIx_Get answers it (job information of the PMIX_NSPACE
-// qualifier's job, or the caller's), PMIX_SERVER_URI by the session. Results are at the top
-// level, one info per key of every query in order, as OpenPMIx returns them and its callers
+// ("pmix.qry.*", PMIX_QUERY_ALLOC_STATUS) is answered as PMIx_Get answers it (job information of
+// the PMIX_NSPACE qualifier's job, or the caller's), PMIX_SERVER_URI by the session. Results are at
+// the top level, one info per key of every query in order, as OpenPMIx returns them and its callers
 // (Open MPI's Sessions, OpenPMIx's examples) read them; the standard's PMIX_QUERY_RESULTS
 // nesting is not used. A key nobody answers holds its status (PMIX_STATUS,
 // PMIX_ERR_NOT_FOUND) instead of a value, and the call returns PMIX_QUERY_PARTIAL_SUCCESS;
@@ -247,7 +247,8 @@ struct Call {
 };
 
 bool is_query_key(const char *key) {
-    return strncmp(key, "pmix.qry.", 9) == 0;
+    // The allocation's status is a query key of another spelling (the runtime answers it).
+    return strncmp(key, "pmix.qry.", 9) == 0 || strcmp(key, PMIX_QUERY_ALLOC_STATUS) == 0;
 }
 
 // Whether every key of every query is answered by this library alone (as before PMIx_Init).

@@ -205,6 +205,9 @@ pmix_status_t open_session(Tool &t, const std::string &uri, std::uint32_t timeou
     }
     s->session->set_broker(msg::PeerFeatures(welcome.release, welcome.features, welcome.abi));
     PMIX_LOAD_PROCID(&s->id, welcome.broker.c_str(), 0);
+    // A resource manager hosting the broker named this tool (its tool_connected upcall).
+    if (!welcome.tool.nspace.empty() && welcome.tool.nspace.size() <= PMIX_MAX_NSLEN)
+        PMIX_LOAD_PROCID(&process().me, welcome.tool.nspace.c_str(), welcome.tool.rank);
     out = std::move(s);
     return PMIX_SUCCESS;
 }

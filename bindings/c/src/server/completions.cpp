@@ -106,4 +106,26 @@ void lookup_done(pmix_status_t status, pmix_pdata_t data[], size_t ndata, void *
     complete(cbdata, status, std::string(out.data(), out.size()), "lookup");
 }
 
+void infos_done(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                pmix_release_cbfunc_t release, void *release_cbdata) {
+    // The host's infos are valid until its release: encoded here, on its thread.
+    msgpack::sbuffer out;
+    c::Packer pk(out);
+    if (c::encode_infos(pk, ninfo ? info : nullptr, ninfo) != PMIX_SUCCESS) {
+        spdlog::warn("pmix server: the host's results hold a value that cannot cross processes");
+        out.clear();
+        c::Packer(out).pack_array(0);
+    }
+    complete(cbdata, status, std::string(out.data(), out.size()), "info",
+             Release{release, release_cbdata});
+}
+
+void tool_done(pmix_status_t status, pmix_proc_t *proc, void *cbdata) {
+    std::string name;
+    if (status == PMIX_SUCCESS && proc != nullptr)
+        name = std::string(proc->nspace, strnlen(proc->nspace, PMIX_MAX_NSLEN)) + '\0' +
+               std::to_string(proc->rank);
+    complete(cbdata, status, std::move(name), "tool connection");
+}
+
 }  // namespace zpmix::server

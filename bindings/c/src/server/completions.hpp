@@ -30,5 +30,10 @@ void modex_done(pmix_status_t status, const char *data, size_t ndata, void *cbda
                 pmix_release_cbfunc_t release, void *release_cbdata);
 // Brings the found data as the bytes of a msg::LookupReply (its values in the wire form).
 void lookup_done(pmix_status_t status, pmix_pdata_t data[], size_t ndata, void *cbdata);
+// Brings the tool's name the host gave (tool_connected): "<nspace>\0<rank>", none when refused.
+void tool_done(pmix_status_t status, pmix_proc_t *proc, void *cbdata);
+// Brings the results as the bytes of their wire form (c::encode_infos; decode_infos reads them).
+void infos_done(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                pmix_release_cbfunc_t release, void *release_cbdata);
 
 }  // namespace zpmix::server

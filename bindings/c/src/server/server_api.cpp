@@ -36,6 +36,7 @@
 #include "process.hpp"
 #include "server/completions.hpp"
 #include "server/host_module.hpp"
+#include "server/host_services.hpp"
 #include "server/job_registration.hpp"
 #include "server/maps.hpp"
 #include "server/server_core.hpp"
@@ -114,6 +115,10 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
         if (auto uid = number_info(info, ninfo, PMIX_USERID))
             config.client_uid = static_cast<std::int64_t>(*uid);
         config.hosted = true;
+        // The host monitors its clients unless it asks the library to (mpirun does).
+        const bool library_monitors = flag_info(info, ninfo, PMIX_SERVER_ENABLE_MONITORING);
+        config.monitor_by_host = module->monitor != nullptr && !library_monitors;
+        config.monitor_alerts_to_host = library_monitors && module->notify_event != nullptr;
         config.node = string_info(info, ninfo, PMIX_HOSTNAME);  // "": the host name
         config.handle_signals = false;
         // The host's stderr is the host's (and often nowhere, as slurmstepd's): only warnings
@@ -129,6 +134,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
         c->group_timeout_ms = config.group_timeout_ms;
         c->broker = std::make_unique<Broker>(config);
         c->host = &c->broker->add_actor<HostModule>(*module);
+        c->broker->add_actor<HostServices>(*module);  // job control, monitor, query, log
         c->broker->start();
         c->uri = c->broker->uri();
     } catch (const std::exception &e) {
