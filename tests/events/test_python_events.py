@@ -113,7 +113,7 @@ def replay_across_a_restart(run_dir, broker):
     assert PROTOCOL_VERSION == PROTOCOL, "zpmix_events.PROTOCOL_VERSION is not the broker's"
     for code in (-4250, -4251):
         notify(run_dir, code)
-    sub = EventSubscriber.for_run_dir(run_dir, ["ev/g/e/-425"], since=0)
+    sub = EventSubscriber.for_run_dir(run_dir, ["ev/g/j/-425"], since=0)
     got = [sub.recv(5000), sub.recv(5000)]
     assert [e["status"] for e in got] == [-4250, -4251], got
     assert [e["bseq"] for e in got] == sorted(e["bseq"] for e in got)
