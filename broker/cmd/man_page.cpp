@@ -1,6 +1,7 @@
 // `zpmix --roff-options COMMAND`: the OPTIONS section of COMMAND's man page in roff, from the
 // same CLI11 definitions as its --help, so that the two never differ. The build fills the man
 // page templates (man/*.1.in, at @OPTIONS@) with it.
+#include <regex>
 #include <string>
 
 #include "broker/cmd/commands.hpp"
@@ -29,6 +30,21 @@ std::string roff_text(const std::string &s) {
     return out;
 }
 
+// An option's name in bold, every hyphen a minus sign.
+std::string roff_name(const std::string &dashes, const std::string &name) {
+    std::string out = "\\fB";
+    for (char c : dashes + name) out += c == '-' ? std::string("\\-") : std::string(1, c);
+    return out + "\\fR";
+}
+
+// The value's name as --help shows it, less what CLI11 appends for a validator
+// (":INT in [1 - 65535]", ":NONNEGATIVE", ":{a,b}"): the description says it in words.
+std::string value_name(const CLI::Option &o) {
+    static const std::regex validator(
+        R"(:(INT|UINT|FLOAT|NUMBER|NONNEGATIVE|POSITIVE)\b.*$|:\{.*\}$)");
+    return std::regex_replace(o.get_type_name(), validator, "");
+}
+
 }  // namespace
 
 std::string roff_options(const CLI::App &cmd) {
@@ -37,13 +53,11 @@ std::string roff_options(const CLI::App &cmd) {
         if (o->get_group().empty()) continue;  // hidden
         std::string names;
         for (const auto &n : o->get_snames())
-            names += (names.empty() ? "" : ", ") + ("\\fB\\-" + n + "\\fR");
+            names += (names.empty() ? "" : ", ") + roff_name("-", n);
         for (const auto &n : o->get_lnames())
-            names += (names.empty() ? "" : ", ") + ("\\fB\\-\\-" + roff_text(n) + "\\fR");
-        if (o->get_type_size() != 0 && !o->get_option_text().empty())
-            names += " \\fI" + roff_text(o->get_option_text()) + "\\fR";
-        else if (o->get_type_size() != 0 && !o->get_type_name().empty())
-            names += " \\fI" + roff_text(o->get_type_name()) + "\\fR";
+            names += (names.empty() ? "" : ", ") + roff_name("--", n);
+        if (o->get_type_size() != 0 && !value_name(*o).empty())
+            names += " \\fI" + roff_text(value_name(*o)) + "\\fR";
         out += ".TP\n" + names + "\n" + roff_text(o->get_description()) + "\n";
     }
     return out;
