@@ -175,13 +175,16 @@ def run_series_stay(tmp, check):
     exporter, url = start_exporter(["--runtime-dir", f"{tmp}/xdg/zpmix"], env)
     series, starts, pids = [], [], []
     try:
-        for _ in range(2):
-            # `cat` runs until its stdin (zpmix run's) closes: scraped while it runs.
+        for n in (1, 2):
+            # `cat` runs until its stdin (zpmix run's) closes: scraped while it runs, once its
+            # launch is complete (the n-th, the first run's carried over).
             run = subprocess.Popen([zpmix, "run", "-n", "1", "cat"], stdin=subprocess.PIPE,
                                    stdout=subprocess.DEVNULL, env=env)
             pids.append(run.pid)
             s = scrape_until(url, lambda s: value(s, "zpmix_ranks", broker="run",
-                                                  state="running") == 1)
+                                                  state="running") == 1
+                             and value(s, "zpmix_events_published_total", broker="run",
+                                       code_name="PMIX_LAUNCH_COMPLETE") == n)
             series.append({(n, ls - {("broker", "run")}) for (n, ls) in s
                            if ("broker", "run") in ls})
             starts.append(value(s, "zpmix_events_published_total", broker="run",
@@ -193,7 +196,8 @@ def run_series_stay(tmp, check):
     finally:
         exporter.terminate()
         exporter.wait(10)
-    check("the same series for both runs", series[0] == series[1] and len(series[0]) > 10)
+    check(f"the same series for both runs (differing: {sorted(series[0] ^ series[1])})",
+          series[0] == series[1] and len(series[0]) > 10)
     check("no pid in a label", not any(str(p) in v for _, ls in series[0] | series[1]
                                        for _, v in ls for p in pids))
     check(f"the first run's counters carried over (job starts {starts})", starts == [1, 2])
