@@ -9,7 +9,7 @@ packages=(
     libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libhwloc-dev libboost-test-dev zlib1g-dev libsodium-dev
     libcli11-dev libspdlog-dev libfmt-dev libtomlplusplus-dev nlohmann-json3-dev
     python3 python3-zmq python3-msgpack
-    libmicrohttpd-dev python3-prometheus-client
+    prometheus-cpp-dev python3-prometheus-client python3-yaml
     libpmix-dev openmpi-bin libopenmpi-dev python3-pmix python3-mpi4py
     clang libclang-rt-14-dev clang-format
     iproute2 util-linux

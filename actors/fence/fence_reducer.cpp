@@ -320,6 +320,8 @@ std::optional<msg::Proc> FenceReducer::ended_before(
 }
 
 void FenceReducer::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
+    if (auto b = boards_.find(m.nspace); b != boards_.end() && b->second)
+        ended_board_fences_ += b->second->completed();
     boards_.erase(m.nspace);
     std::erase_if(ended_, [&](const auto &e) { return e.first.nspace == m.nspace; });
     store_.drop_orphans();  // the segments of the sets this was the last namespace of
@@ -351,7 +353,14 @@ void FenceReducer::fail(const std::string &key, std::int32_t status) {
 
 void FenceReducer::stats(const Envelope &env, msg::FenceStatsQuery &m) {
     log().debug("fence counters for {}", m.scraper);
-    reply(env, stats_);
+    // A job's board is mapped here at its first rank's end at the latest (proc_ended), so a job's
+    // board fences are counted at its end even when no scrape saw it running.
+    msg::FenceStats out = stats_;
+    out.board_completed = ended_board_fences_;
+    const auto snapshot = namespaces_.snapshot();
+    for (const auto &[nspace, rec] : *snapshot)
+        if (FenceBoard *board = board_of(nspace)) out.board_completed += board->completed();
+    reply(env, out);
 }
 
 void FenceReducer::finish(const std::string &key, std::int32_t status,

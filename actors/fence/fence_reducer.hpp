@@ -92,6 +92,7 @@ class FenceReducer : public Actor {
     std::map<std::uint64_t, Collecting> collecting_;  // by modex request id
     std::uint64_t next_request_ = 1;
     std::unordered_map<std::string, std::unique_ptr<FenceBoard>> boards_;  // mapped, by nspace
+    std::uint64_t ended_board_fences_ = 0;  // completed on the boards of jobs that ended
     SegmentStore store_;  // the collected data, in its namespaces' session directories
     // The tree's reductions, its Gather made with the tree's view the first time a fence spans
     // nodes.

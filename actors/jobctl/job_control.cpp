@@ -410,6 +410,7 @@ void JobControl::jobs(const Envelope &env, msg::JobsQuery &m) {
     for (const auto &[nspace, job] : *namespaces_.snapshot())
         out.jobs.push_back(row_of(nspace, *job));
     if (m.finished) out.jobs.insert(out.jobs.end(), finished_.begin(), finished_.end());
+    out.ended = ended_;
     reply(env, out);
 }
 
@@ -433,6 +434,8 @@ void JobControl::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
 }
 
 void JobControl::job_finished(const Envelope &, msg::JobFinished &m) {
+    const std::int32_t s = m.row.status;
+    ++ended_[s == 0 ? "succeeded" : s > 128 && s <= 128 + 64 ? "signalled" : "failed"];
     if (settings_.keep_finished.count() == 0) return;
     finished_.push_back(std::move(m.row));
     if (finished_.size() > kMaxFinished) finished_.pop_front();

@@ -59,6 +59,7 @@ class JobControl : public Actor {
     // Finished jobs for `zpmix ps`, oldest first, each until keep_finished after its end (their
     // rows come from the registry: msg::JobFinished).
     std::deque<msg::JobRow> finished_;
+    std::map<std::string, std::uint64_t> ended_;  // jobs ended here, by outcome (msg::JobList)
     msg::JobRow row_of(const std::string &nspace, const NamespaceRecord &job) const;
     // What job control adds to a job of the table.
     struct Job {

@@ -127,7 +127,8 @@ inline const Proc *acting_proc(const FenceContribute &m) {
 // (actors/protocol/shm/segment_arena.hpp), or, when the arena has no room for it, the file at the
 // path `segment`, or when small, the segment's bytes themselves in `segment_bytes`. Tool (`zpmix
 // exporter`) -> fence: the broker's fence counters. Answered by FenceStats. Fences whose
-// participants all meet on a node's fence board never reach the broker and are not counted.
+// participants all meet on a node's fence board never reach the broker: they are counted apart,
+// once complete, from the boards (untimed).
 struct FenceStatsQuery {
     static constexpr const char *type = "fence.stats";
     std::string scraper;  // who asks, for the broker's debug log
@@ -142,7 +143,8 @@ struct FenceStats {
     std::vector<double> bounds;
     std::vector<std::uint64_t> counts;
     double sum_s = 0;
-    ZPMIX_MSG_MAP(completed, failed, bounds, counts, sum_s);
+    std::uint64_t board_completed = 0;  // whole-namespace fences complete on this node's boards
+    ZPMIX_MSG_MAP(completed, failed, bounds, counts, sum_s, board_completed);
 };
 
 struct FenceDone {

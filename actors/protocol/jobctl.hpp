@@ -115,7 +115,10 @@ struct JobFinished {
 struct JobList {
     static constexpr const char *type = "jctl.jobs.reply";
     std::vector<JobRow> jobs;
-    ZPMIX_MSG_MAP(jobs);
+    // Jobs that ran and ended here since the broker started, by outcome: "succeeded" (exit 0),
+    // "signalled" (128 + a signal number) or "failed" (`zpmix exporter`'s job-outcome counter).
+    std::map<std::string, std::uint64_t> ended;
+    ZPMIX_MSG_MAP(jobs, ended);
 };
 
 // jobctl -> launcher: deliver `signal` to these ranks of a job it launched. When `on_request` is

@@ -25,6 +25,8 @@ void add_pset_command(CLI::App &app, int &status);
 void add_info_command(CLI::App &app, int &status);
 void add_exporter_command(CLI::App &app, int &status);
 void add_keygen_command(CLI::App &app, int &status);
+// The OPTIONS section of a command's man page in roff, from its CLI11 definitions (man_page.cpp).
+std::string roff_options(const CLI::App &cmd);
 // mpirun's spellings of `zpmix run`'s options (-np, -host, -mca; --n) as zpmix's (--np, --host,
 // --mca; --np), in the options before the program only; args are argv without argv[0]. Empty, or
 // why one is no option of `zpmix run` (never left for CLI11 to take for -h, the help).

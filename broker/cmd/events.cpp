@@ -17,6 +17,7 @@
 
 #include <csignal>
 #include <ctime>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -169,10 +170,14 @@ nlohmann::json event_json(const std::string &topic, const msg::Event &ev) {
 
 // Prints events in order and once: live ones, and those the broker's replay ring gives back for
 // numbers this monitor missed (asked for with --since, or on a gap in a stream, or when the
-// broker's epoch changed under it); what the ring no longer has is a gap marker.
+// broker's epoch changed under it); what the ring no longer has is a gap marker. A restarted
+// broker knows no session of ours: a request it refuses is asked again once, in a new session
+// (`reconnect`, which also moves the subscription when the new broker publishes elsewhere).
 class Printer {
   public:
-    Printer(const EventsOptions &o, ToolSession &session) : o_(o), session_(session) {}
+    Printer(const EventsOptions &o, std::unique_ptr<ToolSession> &session,
+            std::function<void()> reconnect)
+        : o_(o), session_(session), reconnect_(std::move(reconnect)) {}
 
     bool done() const { return o_.count != 0 && printed_ >= o_.count; }
 
@@ -180,12 +185,18 @@ class Printer {
     // the broker did not answer.
     bool catch_up(const std::string &epoch, std::uint64_t after) {
         msg::EventsSinceReply r;
+        const msg::EventsSince ask{epoch, after, o_.topics};
         try {
-            r = session_.ask<msg::EventsSinceReply>(msg::EventsSince{epoch, after, o_.topics});
-        } catch (const std::exception &e) {
-            std::cerr << "zpmix events: cannot ask for the events after #" << after << ": "
-                      << e.what() << "\n";
-            return false;
+            r = session_->ask<msg::EventsSinceReply>(ask);
+        } catch (const std::exception &first) {
+            try {
+                reconnect_();
+                r = session_->ask<msg::EventsSinceReply>(ask);
+            } catch (const std::exception &e) {
+                std::cerr << "zpmix events: cannot ask for the events after #" << after << ": "
+                          << first.what() << "; in a new session: " << e.what() << "\n";
+                return false;
+            }
         }
         if (r.restarted || r.lost > 0) gap(epoch.empty() ? r.epoch : epoch, after, r);
         epoch_ = r.epoch;
@@ -224,7 +235,8 @@ class Printer {
 
   private:
     const EventsOptions &o_;
-    ToolSession &session_;
+    std::unique_ptr<ToolSession> &session_;
+    std::function<void()> reconnect_;
     std::string epoch_;
     std::uint64_t last_ = 0;  // the last number printed (or known seen) in epoch_
     std::uint64_t printed_ = 0;
@@ -296,7 +308,20 @@ int run_events(EventsOptions o) {
     }
     std::cerr << fmt::format("zpmix events: subscribed to {} at {}\n", fmt::join(o.topics, " "),
                              session->welcome().events_uri);
-    Printer printer(o, *session);
+    // A new session with the broker at the same address (a restarted one), and the subscription
+    // moved when it publishes elsewhere; the SUB socket keeps its topics.
+    std::string events_uri = session->welcome().events_uri;
+    auto reconnect = [&] {
+        session = std::make_unique<ToolSession>(events_broker(o.broker), std::chrono::seconds(10));
+        const std::string now = session->welcome().events_uri;
+        if (now == events_uri) return;
+        check_ipc_endpoint(now);
+        sub.disconnect(events_uri);
+        sub.connect(now);
+        std::cerr << fmt::format("zpmix events: the broker now publishes at {}\n", now);
+        events_uri = now;
+    };
+    Printer printer(o, session, reconnect);
     // Subscribed first, then the ring: an event published in between comes both ways, once printed.
     if (o.since) printer.catch_up(o.epoch, *o.since);
     while (!printer.done()) {

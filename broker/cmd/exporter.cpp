@@ -1,30 +1,37 @@
 // `zpmix exporter [--listen HOST:PORT] [--broker URI]...`: a Prometheus endpoint. Serves
-// GET /metrics in the Prometheus text format (version 0.0.4) with what this user's brokers of
-// this node say at scrape time (each asked as `zpmix ps` asks them): jobs and ranks by state,
-// fences and their latency histogram, events published by code, events subscribers lost, and each
-// broker's resident memory. Nothing is kept between scrapes: a scrape is a few requests per
-// broker, and counters are the brokers' own, so a restarted exporter loses nothing.
+// GET /metrics in the Prometheus text format with what this user's brokers of this node say at
+// scrape time (each asked as `zpmix ps` asks them): jobs and ranks by state, jobs ended by outcome,
+// fences (through the broker, and on the nodes' fence boards) and the broker's fence latency
+// histogram, events published by code, events subscribers lost, and the brokers' resident memory.
 //
-// HTTP is libmicrohttpd's (Debian's libmicrohttpd-dev), in its own polling thread: a scrape asks
-// the brokers from there with sessions of its own, so nothing is shared with the main thread,
-// which only waits for SIGINT/SIGTERM.
-#include <microhttpd.h>
+// Series stay the same across brokers that come and go: the `broker` label is "standalone" for
+// this user's standing broker and "run" for the brokers `zpmix run` embeds (several at once add
+// up), or the URI given with --broker. A counter is the sum of its brokers' counters plus what
+// the brokers that ended (or restarted: a counter went down) had counted at their last scrape, so
+// it only grows while the exporter runs; what a broker counted after its last scrape is lost.
+//
+// HTTP and the text format are prometheus-cpp's (Debian's prometheus-cpp-dev: its Exposer, on
+// civetweb's threads); a scrape asks the brokers from there, with sessions of its own, under one
+// lock. The main thread only waits for SIGINT/SIGTERM.
+#include <arpa/inet.h>
 #include <pmix.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
-#include <cstring>
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
-#include <sstream>
+#include <mutex>
+#include <set>
 
 #include <fmt/format.h>
+#include <prometheus/collectable.h>
+#include <prometheus/exposer.h>
+#include <prometheus/metric_family.h>
 
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/fence.hpp"
@@ -39,21 +46,8 @@ namespace {
 struct ExporterOptions {
     std::string listen = "127.0.0.1:9464";  // Prometheus's default port range for exporters
     std::vector<std::string> brokers;       // none: every broker of this user on this node
+    std::vector<std::string> runtime_dirs;  // none: every runtime directory of this user
 };
-
-// A label value as the text format wants it: backslash, quote and newline escaped.
-std::string label(const std::string &v) {
-    std::string out;
-    for (char c : v) {
-        if (c == '\\' || c == '"') out += '\\';
-        if (c == '\n') {
-            out += "\\n";
-            continue;
-        }
-        out += c;
-    }
-    return out;
-}
 
 // The resident memory of process pid, in bytes (0 when it cannot be read).
 std::uint64_t resident_bytes(std::int64_t pid) {
@@ -67,178 +61,282 @@ std::uint64_t resident_bytes(std::int64_t pid) {
 struct Target {
     std::string uri;
     std::int64_t pid = 0;  // 0: not known (--broker): no memory figure
+    std::string label;     // the series' `broker` label
+    std::string id() const { return uri + "#" + std::to_string(pid); }
 };
 
-// Every metric family once, its samples from every broker.
-class Metrics {
+// A sample: its family (or a histogram's _bucket/_sum/_count series) and labels but `broker`.
+using Labels = std::map<std::string, std::string>;
+using Key = std::pair<std::string, Labels>;
+using Samples = std::map<Key, double>;
+
+void add(Samples &to, const Samples &from) {
+    for (const auto &[k, v] : from) to[k] += v;
+}
+
+struct Reading {
+    Samples counters;
+    Samples gauges;
+};
+
+const std::string kFenceHist = "zpmix_fence_duration_seconds";
+
+// One broker's answer; throws when it does not answer.
+Reading read_broker(const Target &t) {
+    ToolSession s(t.uri, std::chrono::seconds(5));
+    const auto jobs = s.ask<msg::JobList>(msg::JobsQuery{});
+    const auto table = s.ask<msg::ProcTable>(msg::ProcTableQuery{});
+    const std::string me = fmt::format("zpmix exporter (pid {})", ::getpid());
+    const auto events = s.ask<msg::EventStats>(msg::EventStatsQuery{me});
+    const auto fences = s.ask<msg::FenceStats>(msg::FenceStatsQuery{me});
+    Reading r;
+    auto &g = r.gauges;
+    auto &c = r.counters;
+    if (t.pid > 0)
+        g[{"zpmix_broker_resident_memory_bytes", {}}] = static_cast<double>(resident_bytes(t.pid));
+    for (const char *state : {"running", "finished"}) g[{"zpmix_jobs", {{"state", state}}}] += 0;
+    for (const char *state : {"running", "paused", "exited", "killed", "unreachable"})
+        g[{"zpmix_ranks", {{"state", state}}}] += 0;
+    for (const auto &j : jobs.jobs)
+        ++g[{"zpmix_jobs", {{"state", j.ended_us == 0 ? "running" : "finished"}}}];
+    for (const auto &p : table.procs) ++g[{"zpmix_ranks", {{"state", p.state}}}];
+    for (const char *outcome : {"succeeded", "failed", "signalled"})
+        c[{"zpmix_jobs_ended_total", {{"outcome", outcome}}}] += 0;
+    for (const auto &[outcome, n] : jobs.ended)
+        c[{"zpmix_jobs_ended_total", {{"outcome", outcome}}}] += static_cast<double>(n);
+    c[{"zpmix_fences_total", {{"result", "ok"}, {"path", "broker"}}}] =
+        static_cast<double>(fences.completed);
+    c[{"zpmix_fences_total", {{"result", "failed"}, {"path", "broker"}}}] =
+        static_cast<double>(fences.failed);
+    c[{"zpmix_fences_total", {{"result", "ok"}, {"path", "board"}}}] =
+        static_cast<double>(fences.board_completed);
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < fences.counts.size(); ++i) {
+        cumulative += fences.counts[i];
+        const std::string le =
+            i < fences.bounds.size() ? fmt::format("{}", fences.bounds[i]) : "+Inf";
+        c[{kFenceHist + "_bucket", {{"le", le}}}] = static_cast<double>(cumulative);
+    }
+    c[{kFenceHist + "_sum", {}}] = fences.sum_s;
+    c[{kFenceHist + "_count", {}}] = static_cast<double>(cumulative);
+    for (const auto &[code, n] : events.published)
+        c[{"zpmix_events_published_total",
+           {{"code", std::to_string(code)}, {"code_name", event_code_name(code)}}}] =
+            static_cast<double>(n);
+    c[{"zpmix_events_dropped_total", {}}] = static_cast<double>(events.dropped);
+    g[{"zpmix_events_cached", {}}] = static_cast<double>(events.cached);
+    return r;
+}
+
+struct Family {
+    const char *name;
+    prometheus::MetricType type;
+    const char *help;
+};
+const Family kFamilies[] = {
+    {"zpmix_broker_up", prometheus::MetricType::Gauge,
+     "Whether every broker of this label answered this scrape"},
+    {"zpmix_brokers", prometheus::MetricType::Gauge, "Brokers of this label that answered"},
+    {"zpmix_broker_resident_memory_bytes", prometheus::MetricType::Gauge,
+     "The brokers' resident memory"},
+    {"zpmix_jobs", prometheus::MetricType::Gauge,
+     "Jobs by state (finished: within [broker] keep_finished_s)"},
+    {"zpmix_ranks", prometheus::MetricType::Gauge, "Ranks of the listed jobs by state"},
+    {"zpmix_jobs_ended_total", prometheus::MetricType::Counter,
+     "Jobs that ran and ended, by outcome (succeeded, failed, signalled)"},
+    {"zpmix_fences_total", prometheus::MetricType::Counter,
+     "Fences by result and path (broker: through the broker; board: on a node's fence board)"},
+    {"zpmix_fence_duration_seconds", prometheus::MetricType::Histogram,
+     "From a fence's first contribution at the broker to its answer (path broker)"},
+    {"zpmix_events_published_total", prometheus::MetricType::Counter,
+     "Events the brokers published, by code"},
+    {"zpmix_events_dropped_total", prometheus::MetricType::Counter,
+     "Event copies subscribers lost at their high-water mark"},
+    {"zpmix_events_cached", prometheus::MetricType::Gauge, "Events in the brokers' caches"},
+};
+
+std::vector<prometheus::ClientMetric::Label> labels_of(const std::string &broker,
+                                                       const Labels &rest) {
+    std::vector<prometheus::ClientMetric::Label> out{{"broker", broker}};
+    for (const auto &[k, v] : rest) out.push_back({k, v});
+    return out;
+}
+
+class BrokerCollector : public prometheus::Collectable {
   public:
-    void sample(const std::string &family, const std::string &labels, double value) {
-        families_[family].push_back(fmt::format("{}{{{}}} {}", family, labels, value));
-    }
-    void sample_as(const std::string &family, const std::string &name, const std::string &labels,
-                   double value) {
-        families_[family].push_back(fmt::format("{}{{{}}} {}", name, labels, value));
-    }
-    std::string text(const std::map<std::string, std::pair<std::string, std::string>> &meta) const {
-        std::string out;
-        for (const auto &[family, m] : meta) {
-            out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", family, m.second, family, m.first);
-            if (auto it = families_.find(family); it != families_.end())
-                for (const auto &s : it->second) out += s + "\n";
+    explicit BrokerCollector(ExporterOptions o) : o_(std::move(o)) {}
+
+    std::vector<prometheus::MetricFamily> Collect() const override {
+        std::lock_guard lock(mutex_);
+        const auto targets = find_targets();
+        std::map<std::string, Samples> counters, gauges;      // by broker label
+        std::map<std::string, std::pair<int, int>> answered;  // label -> {answered, listed}
+        std::set<std::string> listed;
+        for (const auto &t : targets) {
+            listed.insert(t.id());
+            auto &a = answered[t.label];
+            ++a.second;
+            Instance &inst = instances_[t.id()];
+            inst.label = t.label;
+            try {
+                Reading r = read_broker(t);
+                ++a.first;
+                add(gauges[t.label], r.gauges);
+                // A counter that went down: the broker restarted under the same identity.
+                for (const auto &[k, v] : r.counters)
+                    if (auto it = inst.last.find(k); it != inst.last.end() && v < it->second) {
+                        add(retired_[t.label], inst.last);
+                        break;
+                    }
+                inst.last = std::move(r.counters);
+            } catch (const std::exception &e) {  // its last counts stand until it is gone
+                std::cerr << "zpmix exporter: " << t.uri << ": " << e.what() << "\n";
+            }
         }
-        return out;
+        for (auto it = instances_.begin(); it != instances_.end();) {
+            if (listed.contains(it->first)) {
+                ++it;
+                continue;
+            }
+            add(retired_[it->second.label], it->second.last);
+            it = instances_.erase(it);
+        }
+        for (const auto &[label, r] : retired_) add(counters[label], r);
+        for (const auto &[id, inst] : instances_) add(counters[inst.label], inst.last);
+        for (const auto &[label, a] : answered) {
+            gauges[label][{"zpmix_broker_up", {}}] = a.first == a.second ? 1 : 0;
+            gauges[label][{"zpmix_brokers", {}}] = a.first;
+        }
+        return families(counters, gauges);
     }
 
   private:
-    std::map<std::string, std::vector<std::string>> families_;
-};
+    struct Instance {
+        std::string label;
+        Samples last;  // its counters at its last answer
+    };
+    ExporterOptions o_;
+    mutable std::mutex mutex_;
+    mutable std::map<std::string, Instance> instances_;  // by Target::id()
+    mutable std::map<std::string, Samples> retired_;     // by label: ended brokers' counts
 
-const std::map<std::string, std::pair<std::string, std::string>> kMeta = {
-    {"zpmix_broker_up", {"gauge", "Whether the broker answered this scrape"}},
-    {"zpmix_broker_resident_memory_bytes", {"gauge", "The broker process's resident memory"}},
-    {"zpmix_jobs", {"gauge", "Jobs by state (finished: within [broker] keep_finished_s)"}},
-    {"zpmix_ranks", {"gauge", "Ranks of the listed jobs by state"}},
-    {"zpmix_fences_total", {"counter", "Fences through the broker, by result"}},
-    {"zpmix_fence_duration_seconds",
-     {"histogram", "From a fence's first contribution at the broker to its answer"}},
-    {"zpmix_events_published_total", {"counter", "Events the broker published, by code"}},
-    {"zpmix_events_dropped_total",
-     {"counter", "Event copies subscribers lost at their high-water mark"}},
-    {"zpmix_events_cached", {"gauge", "Events in the broker's cache"}},
-};
-
-void scrape_one(const Target &t, Metrics &m) {
-    const std::string b = fmt::format("broker=\"{}\"", label(t.uri));
-    try {
-        ToolSession s(t.uri, std::chrono::seconds(5));
-        const auto jobs = s.ask<msg::JobList>(msg::JobsQuery{});
-        const auto table = s.ask<msg::ProcTable>(msg::ProcTableQuery{});
-        const std::string me = fmt::format("zpmix exporter (pid {})", ::getpid());
-        const auto events = s.ask<msg::EventStats>(msg::EventStatsQuery{me});
-        const auto fences = s.ask<msg::FenceStats>(msg::FenceStatsQuery{me});
-        m.sample("zpmix_broker_up", b, 1);
-        if (t.pid > 0)
-            m.sample("zpmix_broker_resident_memory_bytes", b,
-                     static_cast<double>(resident_bytes(t.pid)));
-        std::map<std::string, std::uint64_t> job_states{{"running", 0}, {"finished", 0}};
-        std::map<std::string, std::uint64_t> rank_states{
-            {"running", 0}, {"paused", 0}, {"exited", 0}, {"killed", 0}, {"unreachable", 0}};
-        for (const auto &j : jobs.jobs) ++job_states[j.ended_us == 0 ? "running" : "finished"];
-        for (const auto &p : table.procs) ++rank_states[p.state];
-        for (const auto &[state, n] : job_states)
-            m.sample("zpmix_jobs", fmt::format("{},state=\"{}\"", b, state), n);
-        for (const auto &[state, n] : rank_states)
-            m.sample("zpmix_ranks", fmt::format("{},state=\"{}\"", b, label(state)), n);
-        m.sample("zpmix_fences_total", b + ",result=\"ok\"", fences.completed);
-        m.sample("zpmix_fences_total", b + ",result=\"failed\"", fences.failed);
-        std::uint64_t cumulative = 0;
-        const std::string h = "zpmix_fence_duration_seconds";
-        for (std::size_t i = 0; i < fences.counts.size(); ++i) {
-            cumulative += fences.counts[i];
-            const std::string le =
-                i < fences.bounds.size() ? fmt::format("{}", fences.bounds[i]) : "+Inf";
-            m.sample_as(h, h + "_bucket", fmt::format("{},le=\"{}\"", b, le), cumulative);
+    std::vector<Target> find_targets() const {
+        std::vector<Target> targets;
+        try {
+            // A broker given by its ipc address has its rendezvous file beside its socket: its pid.
+            for (const auto &uri : o_.brokers) {
+                std::int64_t pid = 0;
+                if (uri.starts_with("ipc://"))
+                    if (auto r = read_rendezvous(rendezvous_path(
+                            std::filesystem::path(uri.substr(6)).parent_path().string())))
+                        pid = r->pid;
+                targets.push_back({uri, pid, uri});
+            }
+            std::vector<RendezvousInfo> found;
+            if (o_.brokers.empty() && o_.runtime_dirs.empty()) found = find_user_brokers();
+            for (const auto &dir : o_.runtime_dirs)
+                for (auto &r : find_brokers(dir)) found.push_back(std::move(r));
+            if (o_.brokers.empty())
+                for (const auto &r : found) {
+                    // `zpmix run`'s broker lives in <base>/broker-<pid>-<n>/.
+                    const std::string dir =
+                        std::filesystem::path(r.uri.substr(r.uri.find("://") + 3))
+                            .parent_path()
+                            .filename()
+                            .string();
+                    targets.push_back(
+                        {r.uri, r.pid, dir.starts_with("broker-") ? "run" : "standalone"});
+                }
+        } catch (const UntrustedPath &e) {  // scraped as no broker, and said why
+            std::cerr << "zpmix exporter: " << e.what() << "\n";
         }
-        m.sample_as(h, h + "_sum", b, fences.sum_s);
-        m.sample_as(h, h + "_count", b, cumulative);
-        for (const auto &[code, n] : events.published)
-            m.sample("zpmix_events_published_total",
-                     fmt::format("{},code=\"{}\",code_name=\"{}\"", b, code,
-                                 label(event_code_name(code))),
-                     n);
-        m.sample("zpmix_events_dropped_total", b, events.dropped);
-        m.sample("zpmix_events_cached", b, events.cached);
-    } catch (const std::exception &e) {
-        std::cerr << "zpmix exporter: " << t.uri << ": " << e.what() << "\n";
-        m.sample("zpmix_broker_up", b, 0);
+        return targets;
     }
-}
 
-std::string scrape(const ExporterOptions &o) {
-    std::vector<Target> targets;
-    // A broker given by its ipc address has its rendezvous file beside its socket: its pid.
-    Metrics m;
-    try {
-        for (const auto &uri : o.brokers) {
-            std::int64_t pid = 0;
-            if (uri.starts_with("ipc://"))
-                if (auto r = read_rendezvous(rendezvous_path(
-                        std::filesystem::path(uri.substr(6)).parent_path().string())))
-                    pid = r->pid;
-            targets.push_back({uri, pid});
+    static std::vector<prometheus::MetricFamily> families(
+        const std::map<std::string, Samples> &counters,
+        const std::map<std::string, Samples> &gauges) {
+        std::vector<prometheus::MetricFamily> out;
+        for (const auto &f : kFamilies) {
+            prometheus::MetricFamily mf{f.name, f.help, f.type, {}};
+            if (f.type == prometheus::MetricType::Histogram) {
+                for (const auto &[label, samples] : counters) {
+                    prometheus::ClientMetric m;
+                    m.label = labels_of(label, {});
+                    std::vector<prometheus::ClientMetric::Bucket> buckets;
+                    for (const auto &[k, v] : samples) {
+                        if (k.first == std::string(f.name) + "_bucket") {
+                            const std::string &le = k.second.at("le");
+                            buckets.push_back({static_cast<std::uint64_t>(v),
+                                               le == "+Inf"
+                                                   ? std::numeric_limits<double>::infinity()
+                                                   : std::stod(le)});
+                        } else if (k.first == std::string(f.name) + "_sum") {
+                            m.histogram.sample_sum = v;
+                        } else if (k.first == std::string(f.name) + "_count") {
+                            m.histogram.sample_count = static_cast<std::uint64_t>(v);
+                        }
+                    }
+                    if (buckets.empty()) continue;
+                    std::sort(buckets.begin(), buckets.end(), [](const auto &a, const auto &b) {
+                        return a.upper_bound < b.upper_bound;
+                    });
+                    m.histogram.bucket = std::move(buckets);
+                    mf.metric.push_back(std::move(m));
+                }
+            } else {
+                const bool counter = f.type == prometheus::MetricType::Counter;
+                for (const auto &[label, samples] : counter ? counters : gauges)
+                    for (const auto &[k, v] : samples) {
+                        if (k.first != f.name) continue;
+                        prometheus::ClientMetric m;
+                        m.label = labels_of(label, k.second);
+                        (counter ? m.counter.value : m.gauge.value) = v;
+                        mf.metric.push_back(std::move(m));
+                    }
+            }
+            out.push_back(std::move(mf));
         }
-        if (o.brokers.empty())
-            for (const auto &r : find_user_brokers()) targets.push_back({r.uri, r.pid});
-    } catch (const UntrustedPath &e) {  // scraped as no broker, and said why
-        std::cerr << "zpmix exporter: " << e.what() << "\n";
+        return out;
     }
-    for (const auto &t : targets) scrape_one(t, m);
-    return m.text(kMeta);
-}
-
-MHD_Result serve(void *cls, MHD_Connection *conn, const char *url, const char *method, const char *,
-                 const char *, size_t *, void **) {
-    const auto &o = *static_cast<const ExporterOptions *>(cls);
-    unsigned code = MHD_HTTP_OK;
-    std::string body, type = "text/plain; version=0.0.4; charset=utf-8";
-    if (std::strcmp(method, "GET") != 0 && std::strcmp(method, "HEAD") != 0) {
-        code = MHD_HTTP_METHOD_NOT_ALLOWED;
-        body = "only GET\n";
-    } else if (std::strcmp(url, "/metrics") == 0) {
-        body = scrape(o);
-    } else if (std::strcmp(url, "/") == 0) {
-        type = "text/html";
-        body = "<html><body><a href=\"/metrics\">/metrics</a></body></html>\n";
-    } else {
-        code = MHD_HTTP_NOT_FOUND;
-        body = "not found: try /metrics\n";
-    }
-    MHD_Response *r =
-        MHD_create_response_from_buffer(body.size(), body.data(), MHD_RESPMEM_MUST_COPY);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type.c_str());
-    const MHD_Result ret = MHD_queue_response(conn, code, r);
-    MHD_destroy_response(r);
-    return ret;
-}
+};
 
 int run_exporter(ExporterOptions o) {
     const auto colon = o.listen.rfind(':');
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
     int port = -1;
     try {
         port = colon == std::string::npos ? -1 : std::stoi(o.listen.substr(colon + 1));
     } catch (const std::exception &) {
     }
     const std::string host = colon == std::string::npos ? "" : o.listen.substr(0, colon);
+    in_addr ignored{};
     if (port < 0 || port > 65535 ||
-        ::inet_pton(AF_INET, host.empty() ? "0.0.0.0" : host.c_str(), &addr.sin_addr) != 1) {
+        ::inet_pton(AF_INET, host.empty() ? "0.0.0.0" : host.c_str(), &ignored) != 1) {
         std::cerr << "zpmix exporter: --listen wants IPV4-ADDRESS:PORT, not " << o.listen << "\n";
         return 2;
     }
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    // The signals the main thread waits for: blocked before the server's thread inherits them.
+    // The signals the main thread waits for: blocked before the server's threads inherit them.
     sigset_t stop;
     sigemptyset(&stop);
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-    MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
-                                     static_cast<std::uint16_t>(port), nullptr, nullptr, &serve, &o,
-                                     MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr *>(&addr),
-                                     MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
-    if (!d) {
-        std::cerr << "zpmix exporter: cannot listen on " << o.listen << ": " << strerror(errno)
-                  << "\n";
+    const std::string bind = fmt::format("{}:{}", host.empty() ? "0.0.0.0" : host, port);
+    std::unique_ptr<prometheus::Exposer> exposer;
+    try {
+        exposer = std::make_unique<prometheus::Exposer>(bind, 2);
+    } catch (const std::exception &e) {
+        std::cerr << "zpmix exporter: cannot listen on " << o.listen << ": " << e.what() << "\n";
         return 1;
     }
-    const MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    auto collector = std::make_shared<BrokerCollector>(o);
+    exposer->RegisterCollectable(collector, "/metrics");
+    const auto ports = exposer->GetListeningPorts();
     std::cerr << fmt::format("zpmix exporter: serving http://{}:{}/metrics\n",
-                             host.empty() ? "0.0.0.0" : host, info ? info->port : port)
+                             host.empty() ? "0.0.0.0" : host, ports.empty() ? port : ports[0])
               << std::flush;
     int sig = 0;
     sigwait(&stop, &sig);
-    MHD_stop_daemon(d);
     return 0;
 }
 
@@ -248,9 +346,15 @@ void add_exporter_command(CLI::App &app, int &status) {
     auto o = std::make_shared<ExporterOptions>();
     auto *cmd = app.add_subcommand("exporter", "Serve the brokers' metrics for Prometheus");
     cmd->add_option("--listen", o->listen,
-                    "IPV4-ADDRESS:PORT to serve /metrics on (default 127.0.0.1:9464; port 0: any)");
+                    "IPV4-ADDRESS:PORT to serve /metrics on (default 127.0.0.1:9464; port 0: any)")
+        ->type_name("ADDRESS:PORT");
     cmd->add_option("--broker", o->brokers,
-                    "A broker's URI (repeatable; default: every broker of this user on this node)");
+                    "A broker's URI (repeatable; default: every broker of this user on this node)")
+        ->type_name("URI");
+    cmd->add_option("--runtime-dir", o->runtime_dirs,
+                    "Only the brokers of this runtime directory: its standing broker and its "
+                    "`zpmix run`s' (repeatable; default: every one of this user's)")
+        ->type_name("DIR");
     cmd->callback([o, &status] { status = run_exporter(*o); });
 }
 

@@ -25,6 +25,15 @@ int main(int argc, char **argv) {
     zpmix::cli::add_exporter_command(app, status);
     zpmix::cli::add_keygen_command(app, status);
     std::vector<std::string> args(argv + 1, argv + argc);
+    // The build's man page generator (man_page.cpp): not an option users see.
+    if (args.size() == 2 && args[0] == "--roff-options") {
+        try {
+            std::fputs(zpmix::cli::roff_options(*app.get_subcommand(args[1])).c_str(), stdout);
+            return 0;
+        } catch (const CLI::OptionNotFound &) {
+            return std::fprintf(stderr, "zpmix: no command %s\n", args[1].c_str()), 2;
+        }
+    }
     if (const auto why = zpmix::cli::mpirun_style_args(app, args); !why.empty()) {
         std::fprintf(stderr, "zpmix run: %s\n", why.c_str());
         return 1;

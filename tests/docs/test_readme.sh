@@ -17,14 +17,14 @@ declare -A what=(
     ['./setup.sh && build/bin/zpmix run -n 4 build/bin/wireup']=run
     ['./setup.sh && ctest --test-dir build --output-on-failure -j "$(nproc)"']="the suite itself"
     ['cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release && cmake --build build-rel -j "$(nproc)"']="CI's Release build"
-    ['cmake --install build-rel --prefix "$HOME/zpmix"   # bin/zpmix, bin/zpmixcc, lib/libpmix.so.2, include/, lib/pkgconfig/zpmix.pc']="tests/install"
-    ['(cd build-rel && cpack -G DEB)                     # zpmix_<version>_amd64.deb, under /usr']="CI's package step"
+    ['cmake --install build-rel --prefix "$HOME/zpmix"   # bin/zpmix, bin/zpmixcc, lib/x86_64-linux-gnu/zpmix/libpmix.so.2, include/, lib/x86_64-linux-gnu/pkgconfig/zpmix.pc, etc/zpmix/zpmix.toml']="tests/install"
+    ['(cd build-rel && cpack -G DEB)                     # zpmix_<version>_amd64.deb and zpmix-dev_<version>_amd64.deb']="CI's package step (tests/install/test_package.sh)"
     ['build/bin/zpmix run -n 8 ./app            # embedded broker, 8 ranks on this node']=run
     ['build/bin/zpmix run -n 4 --tag-output --timeout 60 --bind-to core ./app']=run
     ['build/bin/zpmix run -np 2 ./app : -np 2 ./app   # MPMD, in mpirun'"'"'s spelling: one job of 4 ranks']=run
     ['build/bin/zpmix broker &                   # a standalone broker; `zpmix run` then uses it']=run
     ['build/bin/zpmixcc app.c -o app             # compile a PMIx program against zpmix']=run
-    ['pkg-config --cflags --libs zpmix           # or the pkg-config file (PKG_CONFIG_PATH=<prefix>/lib/pkgconfig)']=run
+    ['pkg-config --cflags --libs zpmix           # or the pkg-config file (PKG_CONFIG_PATH=<prefix>/lib/x86_64-linux-gnu/pkgconfig)']=run
     ['build/bin/zpmix run -H node1:4,node2:4 ./app                  # over ssh (the default agent)']="tests/multinode (namespace nodes)"
     ['build/bin/zpmix run --hostfile hosts -N 2 ./app               # Open MPI'"'"'s hostfile format']="tests/multinode"
     ['build/bin/zpmix run --rsh-agent "ssh -o BatchMode=yes" -H n1,n2 ./app']="tests/multinode"
@@ -115,7 +115,7 @@ check "zpmix run -np 2 ./app : -np 2 ./app: one job of 4, every rank checked eve
 check "zpmix run -n 4 build/bin/wireup: every rank checked every card" 4 \
     "$(grep -c ': ok, checked 4 cards' "${out_of['./setup.sh && build/bin/zpmix run -n 4 build/bin/wireup']}")"
 check "pkg-config names libpmix" yes \
-    "$(grep -q -- '-lpmix' "${out_of['pkg-config --cflags --libs zpmix           # or the pkg-config file (PKG_CONFIG_PATH=<prefix>/lib/pkgconfig)']}" && echo yes)"
+    "$(grep -q -- '-lpmix' "${out_of['pkg-config --cflags --libs zpmix           # or the pkg-config file (PKG_CONFIG_PATH=<prefix>/lib/x86_64-linux-gnu/pkgconfig)']}" && echo yes)"
 check "zpmix events --json printed the injected event" yes \
     "$(grep -q -- '-1000' "$work/listen.out" && echo yes || cat "$work/listen.out" "$work/listen.err")"
 

@@ -11,7 +11,8 @@ import msgpack
 import zmq
 
 sys.path.insert(0, sys.argv[2])
-from zpmix_events import SCHEMA_VERSION, EventSubscriber, events_uri  # noqa: E402
+from zpmix_events import (PROTOCOL_VERSION, SCHEMA_VERSION, EventSubscriber,  # noqa: E402
+                          events_uri)
 
 
 # "v" here is the internal protocol's version (ZPMIX_PROTOCOL_VERSION, the third argument), which
@@ -81,10 +82,66 @@ def main():
                                             strict_map_key=False)
         assert published is not None, "the raw subscriber got no event"
         assert published["t"] == "event" and published["v"] == 1, published
+        dealer.close()
+        broker = replay_across_a_restart(run_dir, broker)
         print("ok")
     finally:
         broker.terminate()
         broker.wait(10)
+
+
+def notify(run_dir, code):
+    """Publishes a GLOBAL event `code` through a session of its own, as `zpmix notify` does."""
+    dealer = zmq.Context.instance().socket(zmq.DEALER)
+    dealer.setsockopt(zmq.LINGER, 0)
+    dealer.connect("ipc://" + os.path.join(run_dir, "broker.sock"))
+    try:
+        dealer.send(envelope("session.hello", 1, {"role": "tool", "pid": os.getpid()}))
+        assert dealer.poll(10000), "no welcome"
+        dealer.recv()
+        dealer.send(envelope("ev.notify", 2, {"event": {
+            "status": code, "range": 5, "source": {"nspace": "py", "rank": 0}}}))
+        assert dealer.poll(5000), "no answer to ev.notify"
+        dealer.recv()
+    finally:
+        dealer.close()
+
+
+def replay_across_a_restart(run_dir, broker):
+    """A replaying subscriber: what came before it (since=0) first, then live events; after the
+    broker restarts, a gap marker and the new broker's events from its first, each once."""
+    assert PROTOCOL_VERSION == PROTOCOL, "zpmix_events.PROTOCOL_VERSION is not the broker's"
+    for code in (-4250, -4251):
+        notify(run_dir, code)
+    sub = EventSubscriber.for_run_dir(run_dir, ["ev/g/j/-425"], since=0)
+    got = [sub.recv(5000), sub.recv(5000)]
+    assert [e["status"] for e in got] == [-4250, -4251], got
+    assert [e["bseq"] for e in got] == sorted(e["bseq"] for e in got)
+    old_epoch = got[0]["epoch"]
+    broker.terminate()
+    broker.wait(10)
+    broker = subprocess.Popen([sys.argv[1], "broker", "--run-dir", run_dir, "-q"])
+    # The SUB socket comes back on its own; until it has, the events reach only the ring.
+    after = []
+    code = -4252
+    deadline = time.monotonic() + 10
+    while len(after) < 3 and time.monotonic() < deadline:
+        notify(run_dir, code)
+        code -= 1
+        while True:
+            e = sub.recv(200)
+            if e is None:
+                break
+            after.append(e)
+    sub.close()
+    assert len(after) >= 3, after
+    gap = after[0].get("gap")
+    assert gap and gap["restarted"] and gap["epoch"] == old_epoch, after[0]
+    events = after[1:]
+    assert [e["status"] for e in events] == [-4252 - i for i in range(len(events))], events
+    assert [e["bseq"] for e in events] == [i + 1 for i in range(len(events))], events
+    assert all(e["epoch"] == gap["new_epoch"] != old_epoch for e in events), events
+    return broker
 
 
 if __name__ == "__main__":

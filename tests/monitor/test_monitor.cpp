@@ -138,6 +138,36 @@ BOOST_AUTO_TEST_CASE(a_broker_restart_is_a_new_epoch_not_a_reset) {
     BOOST_TEST(after[0]["gap"]["new_epoch"] == after[1]["epoch"]);
 }
 
+BOOST_AUTO_TEST_CASE(a_running_monitor_resumes_after_a_broker_restart) {
+    BrokerProcess b;
+    Child c({kZpmix, "events", "--json", "--count", "3", "--broker", b.uri()});
+    BOOST_REQUIRE(subscribed(c));
+    b.notify(-5251);
+    BOOST_REQUIRE(c.until([&] { return c.lines().size() >= 1; }));
+    b.stop();
+    b.start();
+    // The new broker's events reach the monitor once its SUB socket is back: notify until they
+    // do (a few hundred ms at most); the ring gives the new epoch's earlier ones back, each once.
+    int code = -5252;
+    for (int i = 0; i < 40 && c.lines().size() < 4; ++i) {
+        b.notify(code--);
+        c.until([&] { return c.lines().size() >= 4; }, 250ms);
+    }
+    BOOST_TEST(c.exit_code() == 0);
+    BOOST_TEST_INFO(c.out() + c.err());
+    const auto got = json_lines(c);
+    BOOST_REQUIRE(got.size() == 4u);
+    BOOST_TEST(got[0]["code"] == -5251);
+    BOOST_TEST(got[1]["gap"]["restarted"] == true);
+    BOOST_TEST(got[1]["gap"]["epoch"] == got[0]["epoch"]);
+    for (int i = 2; i < 4; ++i) {
+        BOOST_TEST(got[i]["code"] == -5250 - i);
+        BOOST_TEST(got[i]["bseq"] == i - 1);
+        BOOST_TEST(got[i]["epoch"] == got[1]["gap"]["new_epoch"]);
+    }
+    BOOST_TEST(c.err().find("needs a session") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(events_the_publisher_dropped_are_recovered_in_order) {
     // The broker numbers every 2nd event of a stream but does not send it.
     BrokerProcess b("[events]\ntest_drop_every = 2\n");

@@ -235,6 +235,10 @@ bool FenceBoard::count_in(std::atomic<std::uint64_t> &cell, std::uint32_t k, boo
     }
 }
 
+std::uint32_t FenceBoard::completed() const {
+    return header_->completed.load(std::memory_order_acquire);
+}
+
 std::int32_t FenceBoard::arrive(std::uint32_t rank, std::uint32_t k) {
     bool last = false;
     if (!count_in(cells_[k % kRing], k, last)) return PMIX_ERR_OUT_OF_RESOURCE;

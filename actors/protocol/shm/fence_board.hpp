@@ -47,6 +47,8 @@ class FenceBoard {
     FenceBoard &operator=(const FenceBoard &) = delete;
 
     std::uint32_t ranks() const { return ranks_; }
+    // How many of its whole-namespace fences completed (they complete in order).
+    std::uint32_t completed() const;
 
     // The broker: `rank` ended; every fence it had not arrived at fails with `status`.
     void rank_ended(std::uint32_t rank, std::int32_t status);

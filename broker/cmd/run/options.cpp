@@ -190,14 +190,18 @@ void add_run_command(CLI::App &app, int &status) {
     auto *np = cmd->add_option("-n,-c,--np", o->np,
                                "Number of ranks (default: every slot of the hosts given, else 1); "
                                "of the first app of an MPMD job")
+                   ->type_name("N")
                    ->check(CLI::Range(1, 65535));
     cmd->add_option("-x", o->exports, "Export VAR (its value here) or set VAR=value in the ranks")
+        ->type_name("VAR[=val]")
         ->allow_extra_args(false);
     cmd->add_option("--wdir,--wd", o->wdir,
-                    "The ranks' working directory (default: zpmix run's; an app's own after ':')");
+                    "The ranks' working directory (default: zpmix run's; an app's own after ':')")
+        ->type_name("DIR");
     cmd->add_option("--app", o->app_file,
                     "The job's apps from FILE, one a line: [-n N] [-x VAR[=val]] [--wdir DIR] "
-                    "prog [args] (no program on the command line then)");
+                    "prog [args] (no program on the command line then)")
+        ->type_name("FILE");
     cmd->add_flag("--tag-output", o->tag_output,
                   "Prefix each line with [nspace,rank]<stream>: ([nspace,rank,node] across nodes)");
     cmd->add_flag("--timestamp-output", o->timestamp_output,
@@ -220,57 +224,72 @@ void add_run_command(CLI::App &app, int &status) {
     auto *timeout = cmd->add_option("--timeout", o->timeout,
                                     "Terminate the job after S seconds (exit status 124; default: "
                                     "MPIEXEC_TIMEOUT, else none)")
+                        ->type_name("S")
                         ->check(CLI::NonNegativeNumber);
     cmd->add_option("--bind-to", o->bind_to,
                     "none (default) | core | package (socket) | numa | hwthread, each rank to "
-                    "its core's; :overload-allowed: no warning when ranks share cores");
+                    "its core's; :overload-allowed: no warning when ranks share cores")
+        ->type_name("POLICY");
     cmd->add_flag("--report-bindings", o->report_bindings, "Print each rank's binding on stderr");
     cmd->add_option("-H,--host", o->hosts,
                     "Hosts and their slots: n1:4,n2 (a host without :N has 1 slot; repeatable)")
+        ->type_name("HOST[:N],...")
         ->allow_extra_args(false);
     cmd->add_option("--hostfile,--machinefile", o->hostfile,
-                    "Hosts from a file: one `host [slots=N] [max_slots=M]` a line, # comments");
+                    "Hosts from a file: one `host [slots=N] [max_slots=M]` a line, # comments")
+        ->type_name("FILE");
     auto *npernode =
         cmd->add_option("-N,--npernode", o->npernode, "Ranks per host (as --map-by ppr:N:node)")
+            ->type_name("N")
             ->check(CLI::Range(1, 65535));
     cmd->add_flag("--pernode", o->pernode, "One rank per host (-N 1)")->excludes(npernode);
     cmd->add_option("--map-by", o->map_by,
                     "slot (default: fill each host's slots in turn) | core | node (one rank per "
-                    "host in turn) | ppr:N:node");
+                    "host in turn) | ppr:N:node")
+        ->type_name("POLICY");
     auto *over = cmd->add_flag("--oversubscribe", o->oversubscribe,
                                "Allow more ranks on a host than its slots");
     cmd->add_flag("--nooversubscribe", o->nooversubscribe,
                   "Never more ranks on a host than its slots (the default when slots are given)")
         ->excludes(over);
     cmd->add_option("--pset", o->psets, "Name the job as a process set (repeatable)")
+        ->type_name("NAME")
         ->allow_extra_args(false);
     cmd->add_option("--personality", o->personality,
                     "ompi (default): the ranks load zpmix's libpmix.so.2 (first on "
                     "LD_LIBRARY_PATH) and get what Open MPI 4.1 needs from a launcher "
                     "(OMPI_MCA_schizo, OMPI_MCA_ess, OMPI_MCA_mpi_oversubscribe); none: no change")
+        ->type_name("ompi|none")
         ->check(CLI::IsMember({"ompi", "none"}));
-    cmd->add_option("--broker", o->broker, "The broker's URI (default: find or embed one)");
+    cmd->add_option("--broker", o->broker, "The broker's URI (default: find or embed one)")
+        ->type_name("URI");
     cmd->add_option("--rsh-agent,--launch-agent", o->rsh_agent,
                     "How brokers are started on other hosts: `AGENT HOST COMMAND...` (default: "
-                    "[tree] rsh_agent, ssh; Open MPI's plm_rsh_agent)");
+                    "[tree] rsh_agent, ssh; Open MPI's plm_rsh_agent)")
+        ->type_name("AGENT");
     cmd->add_option("--launcher", o->launcher,
                     "How brokers are started on other hosts: srun (one step, inside a Slurm "
                     "allocation), rsh (--rsh-agent) or auto (default: [tree] launcher; srun inside "
                     "a Slurm allocation, rsh otherwise)")
+        ->type_name("auto|rsh|srun")
         ->check(CLI::IsMember({"auto", "rsh", "srun"}));
     cmd->add_option("--tcp-if", o->tcp_if,
                     "Brokers listen for each other on this interface only (a name or a CIDR; "
-                    "default: every interface, [tree] tcp_if)");
+                    "default: every interface, [tree] tcp_if)")
+        ->type_name("IF");
     cmd->add_option("--output-filename", o->output_filename,
                     "Also write each rank's output to DIR/1/rank.N/stdout and stderr (Open MPI's "
-                    "layout; the jobs it spawns are 2, 3, ...)");
+                    "layout; the jobs it spawns are 2, 3, ...)")
+        ->type_name("DIR");
     cmd->add_option("--mca", o->mca,
                     "Set Open MPI's MCA parameter KEY to VALUE in the ranks "
                     "(OMPI_MCA_KEY=VALUE; repeatable; -mca too)")
+        ->type_name("KEY VALUE")
         ->type_size(2)
         ->allow_extra_args(false);
     cmd->add_option("--stdin", o->stdin_target,
-                    "Which ranks read zpmix run's stdin: a rank (default 0), all or none");
+                    "Which ranks read zpmix run's stdin: a rank (default 0), all or none")
+        ->type_name("RANK|all|none");
     cmd->add_flag("-v,--verbose", o->verbose, "More log output (repeatable)");
     cmd->add_flag("-q,--quiet", o->quiet, "Less log output (repeatable)");
     add_log_options(*cmd, o->log);
