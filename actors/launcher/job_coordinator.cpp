@@ -318,11 +318,12 @@ void JobCoordinator::conclude(const std::string &nspace) {
     auto it = jobs_.find(nspace);
     Job &job = it->second;
     if (!job.children.empty()) {
-        // As PRRTE does, a job's end ends the jobs it spawned but those spawned with
-        // PMIX_SPAWN_CHILD_SEP; it is over once they are.
+        // The jobs it spawned run on after its normal end (as under ORTE and PRRTE), and are
+        // ended by its failure, as PMIX_SPAWN_CHILD_SEP says otherwise; it is over once they are.
+        const bool failed = job.status.value_or(0) != 0 || job.first_failure || job.requested_end;
         for (const auto &name : job.children) {
             Job &child = jobs_.at(name);
-            if (child.status || child.child_sep) continue;
+            if (child.status || child.child_sep || !(failed || child.ends_with_parent)) continue;
             child.ended_by_parent = true;
             fail(name, child, 128 + SIGTERM, fmt::format("its parent job {} ended", nspace));
         }
@@ -424,6 +425,7 @@ void JobCoordinator::spawn(const Envelope &env, msg::SpawnAcross &m) {
     Job &job = start_spawned(env, s, mapped.value, std::move(part), root.requester);
     job.parent = s.parent.nspace;
     job.child_sep = s.child_sep;
+    job.ends_with_parent = s.ends_with_parent;
     parent->second.children.insert(job.nspace);
 }
 

@@ -184,8 +184,7 @@ int main(int argc, char **argv) {
     get_string(&zero, "conn.child", child_ns, sizeof child_ns);
     connect_both(&me, "parent", child_ns, timeout, 0);
     if (me.rank == 0 && strcmp(mode, "ok") == 0) {
-        /* The parent job's end would end the child's (PRRTE's rule), perhaps before its ranks
-         * said how their disconnect went: rank 0 waits for the child to end first. */
+        /* Rank 0 hears of the child job's end (PMIX_NOTIFY_COMPLETION) before it finalizes. */
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 60;

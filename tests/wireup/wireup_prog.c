@@ -1457,11 +1457,19 @@ static void scenario_spawn_across(int argc, char **argv) {
     if (host) PMIX_INFO_LOAD(&info[ninfo++], PMIX_HOST, host, PMIX_STRING);
     free(app.cmd);
     app.cmd = strdup("/no/such/program-zpmix");
-    CHECK_RC(PMIx_Spawn(info, ninfo, &app, 1, NULL), PMIX_ERR_JOB_EXE_NOT_FOUND);
+    /* Its end is not waited for below (across nodes, a launch that failed ends as a job). */
+    bool no_end = false;
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_NOTIFY_COMPLETION, &no_end, PMIX_BOOL);
+    CHECK_RC(PMIx_Spawn(info, ninfo + 1, &app, 1, NULL), PMIX_ERR_JOB_EXE_NOT_FOUND);
+    PMIX_INFO_DESTRUCT(&info[ninfo]);
     free(app.cmd);
     app.cmd = strdup(self);
 
-    if (!sleeper) PMIX_INFO_LOAD(&info[ninfo++], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+    bool no = false;
+    if (!sleeper)
+        PMIX_INFO_LOAD(&info[ninfo++], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+    else /* ended with its parent job, though that ends normally */
+        PMIX_INFO_LOAD(&info[ninfo++], PMIX_SPAWN_CHILD_SEP, &no, PMIX_BOOL);
     pmix_nspace_t child;
     CHECK_RC(PMIx_Spawn(info, ninfo, &app, 1, child), PMIX_SUCCESS);
     for (size_t i = 0; i < ninfo; ++i) PMIX_INFO_DESTRUCT(&info[i]);
