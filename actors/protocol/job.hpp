@@ -218,7 +218,12 @@ struct LaunchAcross {
     bool oversubscribe = false;
     std::string requester = {};
     std::int64_t requester_pid = 0;
-    ZPMIX_MSG_MAP(launch, nodes, node_of_rank, slots, oversubscribe, requester, requester_pid);
+    // The allocation's nodes without ranks of the job (each with a broker) and their slots: the
+    // jobs it spawns may go there.
+    std::vector<std::string> spare_nodes = {};
+    std::vector<std::uint32_t> spare_slots = {};
+    ZPMIX_MSG_MAP(launch, nodes, node_of_rank, slots, oversubscribe, requester, requester_pid,
+                  spare_nodes, spare_slots);
 };
 
 // Client or tool -> launcher: PMIx_Spawn. From a rank, a child job of the spawner's job; from a
