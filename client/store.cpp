@@ -298,6 +298,8 @@ ClientStore::Namespace ClientStore::make_namespace(const msg::JobInfo &job, std:
         pmix_proc_t target;
         c::load_proc(&target, job.debug_target.nspace.c_str(), job.debug_target.rank);
         set(m, PMIX_DEBUG_TARGET, &target, PMIX_PROC);
+        // Its namespace alone too: OpenPMIx's debuggerd example reads PMIX_DEBUG_JOB.
+        set(m, PMIX_DEBUG_JOB, job.debug_target.nspace.c_str(), PMIX_STRING);
     }
     if (!job.psets.empty()) {
         std::vector<char *> names;

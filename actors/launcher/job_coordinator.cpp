@@ -174,6 +174,11 @@ void JobCoordinator::launch(const Envelope &env, msg::LaunchAcross &m) {
     job.nodes = m.nodes;
     for (std::size_t n = 0; n < m.nodes.size(); ++n)
         job.hosts.push_back({m.nodes[n], n < m.slots.size() ? m.slots[n] : on_node[n], {}});
+    // The allocation's nodes without ranks of it, whose brokers run parts of none: where the jobs
+    // it spawns may go too (those whose broker is up).
+    for (std::size_t n = 0; n < m.spare_nodes.size() && n < m.spare_slots.size(); ++n)
+        if (const auto b = view->broker_of(m.spare_nodes[n]); b && job.brokers.contains(*b))
+            job.hosts.push_back({m.spare_nodes[n], m.spare_slots[n], {}});
     for (const auto &p : info.procs) ++job.ranks_on[p.hostname];
     job.oversubscribe = m.oversubscribe;
     job.report_child_sep = l.report_child_sep;
@@ -321,11 +326,12 @@ void JobCoordinator::conclude(const std::string &nspace) {
     auto it = jobs_.find(nspace);
     Job &job = it->second;
     if (!job.children.empty()) {
-        // As PRRTE does, a job's end ends the jobs it spawned but those spawned with
-        // PMIX_SPAWN_CHILD_SEP; it is over once they are.
+        // The jobs it spawned run on after its normal end (as under ORTE and PRRTE), and are
+        // ended by its failure, as PMIX_SPAWN_CHILD_SEP says otherwise; it is over once they are.
+        const bool failed = job.status.value_or(0) != 0 || job.first_failure || job.requested_end;
         for (const auto &name : job.children) {
             Job &child = jobs_.at(name);
-            if (child.status || child.child_sep) continue;
+            if (child.status || child.child_sep || !(failed || child.ends_with_parent)) continue;
             child.ended_by_parent = true;
             fail(name, child, 128 + SIGTERM, fmt::format("its parent job {} ended", nspace));
         }
@@ -418,7 +424,13 @@ void JobCoordinator::spawn(const Envelope &env, msg::SpawnAcross &m) {
     Job &root = root_of(parent->second);
     std::int32_t status = PMIX_SUCCESS;
     const auto mapped = map_spawn(root, s, np, status);
-    if (!mapped) return reply_error(env, status, mapped.error);
+    if (!mapped) {
+        // No room is the allocation's business, not a caller's mistake: said where the user sees.
+        if (status == PMIX_ERR_OUT_OF_RESOURCE)
+            log().warn("spawn of {} rank(s) from {}:{} refused: {}", np, s.parent.nspace,
+                       s.parent.rank, mapped.error);
+        return reply_error(env, status, mapped.error);
+    }
 
     msg::JobPart part;
     part.env = std::move(m.env);  // the parent's ranks', then the spawn's own
@@ -427,6 +439,7 @@ void JobCoordinator::spawn(const Envelope &env, msg::SpawnAcross &m) {
     Job &job = start_spawned(env, s, mapped.value, std::move(part), root.requester);
     job.parent = s.parent.nspace;
     job.child_sep = s.child_sep;
+    job.ends_with_parent = s.ends_with_parent;
     parent->second.children.insert(job.nspace);
 }
 

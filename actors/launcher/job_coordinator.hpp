@@ -32,8 +32,9 @@
 //   PMIX_HOST restricts, PMIX_MAPBY chooses, a host outside it is refused), started as parts as
 //   a launched job is, and answered to the spawner once every part started, or failed (naming the
 //   node) when one could not start within the spawn's bound. Its Output, ProcExit and JobEnded go
-//   to the launched job's requester; it is ended when its parent job is over, and a job is over
-//   only once the jobs it spawned are.
+//   to the launched job's requester; it runs on after its parent job's normal end and is ended by
+//   its failure (PMIX_SPAWN_CHILD_SEP says otherwise), and a job is over only once the jobs it
+//   spawned are.
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -77,6 +78,7 @@ class JobCoordinator : public Actor {
         std::set<std::string> children;
         bool ended_by_parent = false;    // ended because its parent job is over: no failure
         bool child_sep = false;          // Spawn.child_sep: its parent's end does not end it
+        bool ends_with_parent = false;   // Spawn.ends_with_parent: its parent's normal end does
         std::vector<std::string> nodes;  // its nodes, by node id
         std::map<std::string, std::uint32_t> ranks_on;  // its ranks on each node
         // How its ranks ended, by the parts over (PartStatus.ended) and the brokers lost.

@@ -498,11 +498,12 @@ void Launcher::finish(const std::string &nspace) {
     if (!job.is_part())
         send("registry", msg::DeregisterNamespace{nspace, true, status, job.message});
     job.ranks_over = true;
-    // A job's end ends the jobs it spawned that still run, as in PRRTE, but those spawned with
-    // PMIX_SPAWN_CHILD_SEP: the job is over (and `zpmix run` returns) once they end on their own.
+    // The jobs it spawned run on after its normal end, as under ORTE and PRRTE, and are ended by
+    // its failure, as PMIX_SPAWN_CHILD_SEP says otherwise: the job is over (and `zpmix run`
+    // returns) once they are.
     for (const auto &child : job.children) {
         Job &c = jobs_.at(child);
-        if (c.ranks_over || c.child_sep) continue;
+        if (c.ranks_over || c.child_sep || !(status != 0 || c.ends_with_parent)) continue;
         c.ended_by_parent = true;
         fail(c, 128 + SIGTERM, fmt::format("its parent job {} ended", nspace));
     }

@@ -161,6 +161,7 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     job.requester = env.from;
     job.parent = m.parent.nspace;
     job.child_sep = m.child_sep;
+    job.ends_with_parent = m.ends_with_parent;
     job.info.parent = m.parent;
     Plan plan;
     plan.apps = std::move(m.apps);

@@ -11,8 +11,9 @@
 // Jobs a rank spawns (PMIx_Spawn, msg::Spawn) are children of its job, launched the same way
 // (on this node; a job spanning brokers spawns through the coordinator, below):
 // their Output, ProcExit and JobEnded go to the requester of the job at the root of the tree
-// (`zpmix run` prints them), and they end when their parent job ends, as PRRTE ends them. A job
-// is over, and its requester gets its JobEnded, once its ranks and all the jobs it spawned are.
+// (`zpmix run` prints them); they run on after their parent job's normal end, as under ORTE and
+// PRRTE, and end with its failure (PMIX_SPAWN_CHILD_SEP says otherwise). A job is over, and its
+// requester gets its JobEnded, once its ranks and all the jobs it spawned are.
 //
 // A job spanning the brokers of a tree comes as one part per broker from the root's coordinator
 // (job_coordinator.hpp): the part starts the ranks of this node the same way, sends their Output
@@ -21,7 +22,7 @@
 // over everywhere (or terminates its ranks when the job failed elsewhere). A rank of such a job
 // spawns across the allocation: its Spawn goes to the coordinator (msg::SpawnAcross), whose answer
 // this launcher relays to the rank; the child's parts are jobs of their own here (the
-// coordinator keeps the tree of jobs and ends a child with its parent).
+// coordinator keeps the tree of jobs and ends a child with its failed parent).
 //
 // Where ranks run is Placement's (placement.hpp), what they are started with
 // rank_environment.hpp's, how their processes start rank_process.hpp's; this actor owns the jobs,
@@ -151,6 +152,7 @@ class Launcher : public Actor {
         bool ranks_over = false;         // every rank is reaped; the job waits for its children
         bool ended_by_parent = false;    // terminated because its parent job ended: no failure
         bool child_sep = false;          // Spawn.child_sep: its parent's end does not end it
+        bool ends_with_parent = false;   // Spawn.ends_with_parent: its parent's normal end does
         std::optional<int> tree_status;  // a launched job's: the first failure in its tree
         Reactor::TimerId kill_timer = 0, time_limit = 0;
         CleanupList cleanup;  // what its ranks registered for removal at its end here

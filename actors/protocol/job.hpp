@@ -218,14 +218,19 @@ struct LaunchAcross {
     bool oversubscribe = false;
     std::string requester = {};
     std::int64_t requester_pid = 0;
-    ZPMIX_MSG_MAP(launch, nodes, node_of_rank, slots, oversubscribe, requester, requester_pid);
+    // The allocation's nodes without ranks of the job (each with a broker) and their slots: the
+    // jobs it spawns may go there.
+    std::vector<std::string> spare_nodes = {};
+    std::vector<std::uint32_t> spare_slots = {};
+    ZPMIX_MSG_MAP(launch, nodes, node_of_rank, slots, oversubscribe, requester, requester_pid,
+                  spare_nodes, spare_slots);
 };
 
 // Client or tool -> launcher: PMIx_Spawn. From a rank, a child job of the spawner's job; from a
 // tool, a job of its own whose requester is the tool (it ends when the tool dies). Answered by
 // LaunchReply once every rank is spawned, or an ErrorReply (PMIX_ERR_JOB_EXE_NOT_FOUND,
 // PMIX_ERR_TIMEOUT...; then no rank of it is left). The child's Output, ProcExit and JobEnded go
-// where its parent job's go (Launch.follows_children); it is terminated when its parent job ends.
+// where its parent job's go (Launch.follows_children); it is terminated when its parent job fails.
 struct Spawn {
     static constexpr const char *type = "job.spawn";
     Proc parent;  // the spawner, a rank of a job this broker launched
@@ -246,13 +251,18 @@ struct Spawn {
     bool debugger_daemons = false;
     Proc debug_target = {};
     std::uint32_t daemons_per_node = 0, daemons_per_proc = 0;
-    bool child_sep = false;  // PMIX_SPAWN_CHILD_SEP: the job outlives its parent's end
+    // A child job outlives its parent's normal end, as under ORTE and PRRTE, and is ended by its
+    // parent's failure. PMIX_SPAWN_CHILD_SEP true: by neither (child_sep); false: by both
+    // (ends_with_parent).
+    bool child_sep = false;
     // PMIX_FWD_STDOUT, PMIX_FWD_STDERR from a tool: its output is kept for the tool's pull, also
     // once the job is over (msg::IofKeep).
     bool forward_output = false;
+    bool ends_with_parent = false;
     ZPMIX_MSG_MAP(parent, apps, env, notify_completion, spawn_timeout_s, timeout_s, bind_to, map_by,
                   hosts, add_hosts, stop_in_init, stop_in_app, stop_on_exec, debugger_daemons,
-                  debug_target, daemons_per_node, daemons_per_proc, child_sep, forward_output);
+                  debug_target, daemons_per_node, daemons_per_proc, child_sep, forward_output,
+                  ends_with_parent);
 };
 inline const Proc *acting_proc(const Spawn &m) {
     return &m.parent;

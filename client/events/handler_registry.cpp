@@ -206,9 +206,20 @@ bool HandlerRegistry::matches(const EventHandler &h, const LocalEvent &ev) const
             return std::any_of(ev.affected.begin(), ev.affected.end(),
                                [&](const msg::Proc &b) { return same_proc(a, b); });
         });
-        if (!hit) return false;
+        if (!hit && !spawner_hears_job_end(h, ev)) return false;
     }
     return true;
+}
+
+// A job's end sent to this process as its spawner (or as one that asked for it) passes a filter
+// that names this process's own namespace. When OpenPMIx's tool example was written, a tool's
+// children shared its namespace family, and the example still filters its children's end so;
+// PRRTE addresses that event to the spawner, with the child job as the affected process.
+bool HandlerRegistry::spawner_hears_job_end(const EventHandler &h, const LocalEvent &ev) const {
+    if (ev.status != PMIX_EVENT_JOB_END) return false;
+    auto me = [&](const msg::Proc &p) { return same_proc(p, scope_.self); };
+    return std::any_of(ev.addressed_to.begin(), ev.addressed_to.end(), me) &&
+           std::any_of(h.affected.begin(), h.affected.end(), me);
 }
 
 std::vector<std::size_t> HandlerRegistry::chain_for(const LocalEvent &ev) const {

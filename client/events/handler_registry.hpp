@@ -82,6 +82,8 @@ class HandlerRegistry {
     bool matches(const EventHandler &h, const LocalEvent &ev) const;
 
   private:
+    bool spawner_hears_job_end(const EventHandler &h, const LocalEvent &ev) const;
+
     struct Category {
         std::optional<std::size_t> first, last;
         std::deque<std::size_t> middle;

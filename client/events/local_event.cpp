@@ -30,6 +30,7 @@ std::shared_ptr<LocalEvent> LocalEvent::from_wire(const msg::Event &ev) {
     out->source = to_pmix(ev.source);
     out->range = ev.range;
     out->affected = ev.affected;
+    out->addressed_to = ev.custom_range;
     out->non_default = ev.non_default;
     out->enviro = ev.enviro;
 
@@ -114,6 +115,9 @@ pmix_status_t LocalEvent::to_wire(pmix_status_t status, const pmix_proc_t &sourc
         }
     }
     if (range == PMIX_RANGE_CUSTOM && out.custom_range.empty()) return PMIX_ERR_BAD_PARAM;
+    // PMIX_EVENT_CUSTOM_RANGE names the targets whatever the range, as OpenPMIx takes them (its
+    // debuggerd example releases its target with PMIX_RANGE_LOCAL and them).
+    if (!out.custom_range.empty()) out.range = PMIX_RANGE_CUSTOM;
     msgpack::sbuffer buf;
     c::Packer pk(buf);
     pk.pack_array(static_cast<uint32_t>(rest.size()));

@@ -16,6 +16,7 @@ struct LocalEvent {
     pmix_proc_t source{};
     pmix_data_range_t range = PMIX_RANGE_UNDEF;
     std::vector<msg::Proc> affected;
+    std::vector<msg::Proc> addressed_to;  // a custom range's processes, as published
     bool non_default = false;
     bool enviro = false;
     pmix_info_t *info = nullptr;  // owned

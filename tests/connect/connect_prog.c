@@ -8,7 +8,8 @@
  * then disconnects and prints "<role> <rank> disconnect <status>"; in mode ok the parent's rank 0
  * then waits for the child job's end (PMIX_NOTIFY_COMPLETION) before it finalizes. MODE:
  *   ok      both sides connect (the child with PMIx_Connect_nb/PMIx_Disconnect_nb)
- *   absent  the child's ranks never connect (they wait for their job to be ended)
+ *   absent  the child's ranks never connect (they wait for their job to be ended: spawned with
+ *           PMIX_SPAWN_CHILD_SEP false, the parent job's end ends it)
  *   die     the child's ranks exit before connecting */
 #include <pmix.h>
 #include <pthread.h>
@@ -144,7 +145,7 @@ int main(int argc, char **argv) {
             _exit(0);
         }
         if (strcmp(mode, "absent") == 0) {
-            sleep(120); /* the parent's end ends this job */
+            sleep(120); /* the parent's end ends this job (PMIX_SPAWN_CHILD_SEP false) */
             return 0;
         }
         connect_both(&me, "child", parent, timeout, 1);
@@ -164,10 +165,13 @@ int main(int argc, char **argv) {
         app.maxprocs = 2;
         pmix_status_t end = PMIX_EVENT_JOB_END;
         PMIx_Register_event_handler(&end, 1, NULL, 0, on_job_end, NULL, NULL);
-        bool yes = true;
-        pmix_info_t notify;
-        PMIX_INFO_LOAD(&notify, PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
-        pmix_status_t rc = PMIx_Spawn(&notify, 1, &app, 1, child_ns);
+        bool yes = true, no = false;
+        pmix_info_t notify[2];
+        PMIX_INFO_LOAD(&notify[0], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+        /* absent: the child is ended with its parent job, though that ends normally */
+        PMIX_INFO_LOAD(&notify[1], PMIX_SPAWN_CHILD_SEP, &no, PMIX_BOOL);
+        pmix_status_t rc =
+            PMIx_Spawn(notify, strcmp(mode, "absent") == 0 ? 2 : 1, &app, 1, child_ns);
         PMIX_APP_DESTRUCT(&app);
         if (rc != PMIX_SUCCESS) {
             printf("spawn %s\n", PMIx_Error_string(rc));
@@ -184,8 +188,7 @@ int main(int argc, char **argv) {
     get_string(&zero, "conn.child", child_ns, sizeof child_ns);
     connect_both(&me, "parent", child_ns, timeout, 0);
     if (me.rank == 0 && strcmp(mode, "ok") == 0) {
-        /* The parent job's end would end the child's (PRRTE's rule), perhaps before its ranks
-         * said how their disconnect went: rank 0 waits for the child to end first. */
+        /* Rank 0 hears of the child job's end (PMIX_NOTIFY_COMPLETION) before it finalizes. */
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 60;

@@ -73,7 +73,8 @@ BOOST_AUTO_TEST_CASE(a_participant_that_never_comes_times_the_connect_out) {
         BOOST_REQUIRE_MESSAGE(o.contains("parent " + rank + " connect"), r.child.out());
         BOOST_TEST(o.at("parent " + rank + " connect")[0] == "PMIX_ERR_TIMEOUT");
     }
-    // The parents' end ended the children, who never connected.
+    // The parents' end ended the children (spawned with PMIX_SPAWN_CHILD_SEP false), who never
+    // connected.
     BOOST_TEST(!o.contains("child 0 connect"));
     BOOST_TEST((std::chrono::steady_clock::now() - start < 30s));
 }

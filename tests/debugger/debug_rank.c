@@ -4,8 +4,9 @@
  * _STOP_IN_APP and _STOP_ON_EXEC, and zpmix_debug_value. With
  * STOP_IN_APP the rank waits for PMIX_DEBUGGER_RELEASE itself (30 s at most) before writing.
  * zpmix_debug_value is what a debugger reads. As a debugger daemon (its job information has
- * PMIX_DEBUG_TARGET), it writes DIR/daemon.<rank> instead: "TARGET-NSPACE R1 R2 ... node_rank=N",
- * the target's ranks on this node and its own PMIX_NODE_RANK. */
+ * PMIX_DEBUG_TARGET), it writes DIR/daemon.<rank> instead: "TARGET-NSPACE R1 R2 ... node_rank=N
+ * job=NSPACE", the target's ranks on this node, its own PMIX_NODE_RANK and PMIX_DEBUG_JOB; with
+ * `debug_rank DIR release`, it then releases its target as OpenPMIx's debuggerd example does. */
 #include <pmix.h>
 
 #include <pthread.h>
@@ -48,7 +49,7 @@ static int write_file(const char *dir, const char *what, unsigned rank, const ch
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) return 2;
+    if (argc != 2 && argc != 3) return 2;
     pmix_proc_t me;
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
     if (rc != PMIX_SUCCESS) {
@@ -74,11 +75,28 @@ int main(int argc, char **argv) {
         pmix_value_t *node_rank = NULL;
         failed = failed || PMIx_Get(&me, PMIX_NODE_RANK, NULL, 0, &node_rank) != PMIX_SUCCESS;
         if (!failed && len < sizeof text)
-            snprintf(text + len, sizeof text - len, " node_rank=%u", node_rank->data.uint16);
+            len += (size_t)snprintf(text + len, sizeof text - len, " node_rank=%u",
+                                    node_rank->data.uint16);
+        /* The target's namespace as OpenPMIx's debuggerd example reads it. */
+        pmix_value_t *debug_job = NULL;
+        if (PMIx_Get(&job, PMIX_DEBUG_JOB, NULL, 0, &debug_job) == PMIX_SUCCESS &&
+            debug_job->type == PMIX_STRING && len < sizeof text)
+            snprintf(text + len, sizeof text - len, " job=%s", debug_job->data.string);
+        if (debug_job) PMIX_VALUE_RELEASE(debug_job);
         if (node_rank) PMIX_VALUE_RELEASE(node_rank);
         if (peers) PMIX_PROC_FREE(peers, npeers);
         if (host) PMIX_VALUE_RELEASE(host);
         failed = failed || write_file(argv[1], "daemon", me.rank, text);
+        if (argc == 3 && strcmp(argv[2], "release") == 0) {
+            /* As OpenPMIx's debuggerd example: PMIX_RANGE_LOCAL, the target as the custom range. */
+            pmix_info_t to;
+            pmix_proc_t all;
+            PMIX_LOAD_PROCID(&all, target->data.proc->nspace, PMIX_RANK_WILDCARD);
+            PMIX_INFO_LOAD(&to, PMIX_EVENT_CUSTOM_RANGE, &all, PMIX_PROC);
+            failed = failed || PMIx_Notify_event(PMIX_DEBUGGER_RELEASE, NULL, PMIX_RANGE_LOCAL, &to,
+                                                 1, NULL, NULL) != PMIX_SUCCESS;
+            PMIX_INFO_DESTRUCT(&to);
+        }
     } else {
         const int app = job_flag(&job, PMIX_DEBUG_STOP_IN_APP);
         if (app) { /* the application's own stop: wait for the release */

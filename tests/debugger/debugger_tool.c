@@ -14,7 +14,8 @@
  *   debugger_tool app DIR NP PROG            PMIX_DEBUG_STOP_IN_APP: the ranks wait themselves
  *   debugger_tool colaunch DIR NP PROG       a target stopped in init, then one debugger daemon
  *       per target rank (PMIX_DEBUGGER_DAEMONS, PMIX_DEBUG_TARGET, PMIX_DEBUG_DAEMONS_PER_PROC),
- *       which are told their target; then the target's release
+ *       which are told their target; then daemons as OpenPMIx's debugger example asks for them
+ *       (in the app's info, one per node), which release the target as its debuggerd does
  *   debugger_tool daemons PID NSPACE DIR NP PROG   the same for a job already stopped in init
  *       (`zpmix run --stop-in-init`, pid PID, perhaps across nodes): one daemon of PROG per
  *       target rank, each printed as "daemon R: WHAT-IT-WROTE" (its target and the target's ranks
@@ -247,6 +248,46 @@ static void colaunch(const char *ns, const char *dir, int np, const char *prog) 
     PMIX_INFO_DESTRUCT(&d[1]); /* the target proc (both[1] shares it) */
 }
 
+/* Daemons as OpenPMIx's debugger example asks for them: every directive in the app's info (job
+ * directives there are the job's), the target as a namespace string, one per node by PMIX_MAPBY
+ * ppr:1:node, and no job directive at all. On this node: one daemon, told its target
+ * (PMIX_DEBUG_JOB), which it then releases, as OpenPMIx's debuggerd example does. */
+static void probe_daemons(const char *ns, const char *dir, int np, const char *prog) {
+    for (int r = 0; r < np; ++r) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/daemon.%d", dir, r);
+        unlink(path);
+    }
+    bool yes = true;
+    pmix_status_t rc;
+    pmix_app_t app;
+    PMIX_APP_CONSTRUCT(&app);
+    app.cmd = strdup(prog);
+    PMIX_ARGV_APPEND(rc, app.argv, prog);
+    PMIX_ARGV_APPEND(rc, app.argv, dir);
+    PMIX_ARGV_APPEND(rc, app.argv, "release");
+    app.maxprocs = 1;
+    PMIX_INFO_CREATE(app.info, 3);
+    app.ninfo = 3;
+    PMIX_INFO_LOAD(&app.info[0], PMIX_MAPBY, "ppr:1:node", PMIX_STRING);
+    PMIX_INFO_LOAD(&app.info[1], PMIX_DEBUGGER_DAEMONS, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&app.info[2], PMIX_DEBUG_TARGET, ns, PMIX_STRING);
+    pmix_nspace_t probe;
+    rc = PMIx_Spawn(NULL, 0, &app, 1, probe);
+    PMIX_APP_DESTRUCT(&app);
+    CHECK(rc == PMIX_SUCCESS, "daemons in the app's info: %s", PMIx_Error_string(rc));
+    if (rc != PMIX_SUCCESS) return;
+    CHECK(wait_for(ended, &nended, probe, 30), "the app-info daemons did not end");
+    char got[4096], job[PMIX_MAX_NSLEN + 8];
+    slurp(dir, "daemon", 0, got, sizeof got);
+    printf("probe daemon 0: %s\n", got);
+    snprintf(job, sizeof job, "job=%s", ns);
+    CHECK(strstr(got, job) != NULL, "the app-info daemon was not told its target %s", ns);
+    CHECK(count_files(dir, "daemon", np) == 1, "not one app-info daemon on the node");
+    /* The daemon released its target, as OpenPMIx's debuggerd does: the target goes on. */
+    CHECK(wait_for(ended, &nended, ns, 30), "the daemon's release did not let %s go on", ns);
+}
+
 /* Stopped for the debugger: ready, nobody past PMIx_Init, the table, gdb, the release. With
  * `exec`, every rank is also stopped at the exec of prog. */
 static void debug_stopped_job(const char *ns, const char *dir, int np, int gdb, const char *exec) {
@@ -326,7 +367,7 @@ int main(int argc, char **argv) {
                 CHECK(strncmp(got, want, strlen(want)) == 0,
                       "daemon %d was told \"%s\", not \"%s\"", r, got, want);
             }
-            release(ns);
+            probe_daemons(ns, dir, np, prog); /* whose daemon releases the target */
         }
     }
     if (strcmp(mode, "attach") != 0 && strcmp(mode, "daemons") != 0 && ns[0]) {

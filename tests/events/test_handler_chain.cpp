@@ -273,6 +273,36 @@ BOOST_AUTO_TEST_CASE(source_range_affected_and_class_filters) {
                boost::test_tools::per_element());
 }
 
+// OpenPMIx's tool example filters its children's end on its own namespace: a job's end addressed
+// to this process (its spawner) passes that filter; one addressed to another does not, nor does
+// another event about another job.
+BOOST_AUTO_TEST_CASE(a_spawner_filtering_on_its_own_namespace_hears_its_child_s_end) {
+    Fixture f;
+    pmix_proc_t mine;
+    PMIX_LOAD_PROCID(&mine, "job1", PMIX_RANK_WILDCARD);
+    pmix_info_t aff;
+    PMIX_INFO_CONSTRUCT(&aff);
+    PMIx_Info_load(&aff, PMIX_EVENT_AFFECTED_PROC, &mine, PMIX_PROC);
+    f.add("children", {PMIX_EVENT_JOB_END, -1}, {aff});
+    auto fire = [&](pmix_status_t code, msg::Proc to) {
+        g_ran.clear();
+        msg::Event wire;
+        wire.status = code;
+        wire.source = {"broker", 0};
+        wire.range = PMIX_RANGE_CUSTOM;
+        wire.custom_range = {to};
+        wire.affected = {{"child", PMIX_RANK_WILDCARD}};
+        wire.non_default = true;
+        auto ev = LocalEvent::from_wire(wire);
+        EventChain::run(f.reg, ev, f.reg.chain_for(*ev), [](std::function<void()> fn) { fn(); });
+        return g_ran;
+    };
+    BOOST_TEST(fire(PMIX_EVENT_JOB_END, {"job1", 0}) == (Names{"children"}),
+               boost::test_tools::per_element());
+    BOOST_TEST(fire(PMIX_EVENT_JOB_END, {"job9", 0}).empty());
+    BOOST_TEST(fire(-1, {"job1", 0}).empty());
+}
+
 BOOST_AUTO_TEST_CASE(event_fields_reach_the_handler_as_attributes) {
     msg::Event wire;
     wire.status = -5;

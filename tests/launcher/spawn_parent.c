@@ -10,8 +10,10 @@
  *   timeout CHILD         like notify, for 1 rank of "CHILD sleep" with PMIX_JOB_TIMEOUT 1
  *   errors CHILD          print "<case> <status>" for spawns that must fail (and one with an
  *                         optional unknown directive that must not)
- *   orphan CHILD DIR      spawn 2 ranks of "CHILD sleep", print "spawned <nspace>", wait until
- *                         the file DIR/release exists, exit 0
+ *   orphan CHILD DIR      spawn 2 ranks of "CHILD until:DIR/go", print "parent pid <pid>" and
+ *                         "spawned <nspace>", wait until the file DIR/release exists, exit 0
+ *   tied CHILD DIR        the same for 2 ranks of "CHILD sleep" with PMIX_SPAWN_CHILD_SEP false
+ *   failing CHILD DIR     the same for 2 ranks of "CHILD sleep", and exit 7
  *   separate CHILD DIR    spawn 1 rank of "CHILD until:DIR/go" with PMIX_SPAWN_CHILD_SEP, print
  *                         "parent pid <pid>" and "spawned <nspace>", exit 0 at once
  *   lost CHILD DIR        print "ready", wait until DIR/go exists (the test kills the broker
@@ -248,20 +250,31 @@ static int errors(char **argv) {
     return 0;
 }
 
-static int orphan(char **argv) {
+/* The orphan, tied and failing scenarios. */
+enum orphan_kind { ORPHAN, TIED, FAILING };
+static int orphan(char **argv, enum orphan_kind kind) {
     char **cargv = calloc(3, sizeof(char *));
     cargv[0] = strdup(argv[2]);
-    cargv[1] = strdup("sleep");
+    char until[4200];
+    snprintf(until, sizeof until, "until:%s/go", argv[3]);
+    cargv[1] = strdup(kind == ORPHAN ? until : "sleep");
     pmix_app_t app;
     app_of(&app, argv[2], cargv, 2);
+    pmix_info_t sep;
+    const bool no = false;
+    PMIX_INFO_LOAD(&sep, PMIX_SPAWN_CHILD_SEP, &no, PMIX_BOOL);
     pmix_nspace_t child;
-    pmix_status_t rc = PMIx_Spawn(NULL, 0, &app, 1, child);
+    pmix_status_t rc = PMIx_Spawn(kind == TIED ? &sep : NULL, kind == TIED ? 1 : 0, &app, 1, child);
+    PMIX_INFO_DESTRUCT(&sep);
     PMIX_APP_DESTRUCT(&app);
     if (rc != PMIX_SUCCESS) return 12;
     char line[1200];
+    snprintf(line, sizeof line, "parent pid %d", (int)getpid());
+    say(line);
     snprintf(line, sizeof line, "spawned %s", child);
     say(line);
-    return wait_file(argv[3], "release") ? 0 : 13;
+    if (!wait_file(argv[3], "release")) return 13;
+    return kind == FAILING ? 7 : 0;
 }
 
 /* A child job of CHILD until:DIR/go, spawned with PMIX_SPAWN_CHILD_SEP; prints "parent pid <pid>"
@@ -327,7 +340,11 @@ int main(int argc, char **argv) {
         else if (strcmp(mode, "errors") == 0)
             rc = errors(argv);
         else if (strcmp(mode, "orphan") == 0 && argc > 3)
-            rc = orphan(argv);
+            rc = orphan(argv, ORPHAN);
+        else if (strcmp(mode, "tied") == 0 && argc > 3)
+            rc = orphan(argv, TIED);
+        else if (strcmp(mode, "failing") == 0 && argc > 3)
+            rc = orphan(argv, FAILING);
         else if (strcmp(mode, "separate") == 0 && argc > 3)
             rc = separate(argv);
         else if (strcmp(mode, "lost") == 0 && argc > 3)

@@ -74,8 +74,8 @@ daemons_run() {
     check "daemons: tool: spawned, ended, the target waited, the release" 0 "$st"
     # Node ranks count every job's ranks on the node: the daemons' come after their target's.
     check "daemons: each beside its target's ranks, told which they are, node ranks after theirs" \
-        "$(printf 'daemon %s: %s\n' 0 "$ns 0 1 node_rank=2" 1 "$ns 0 1 node_rank=3" \
-            2 "$ns 2 3 node_rank=2" 3 "$ns 2 3 node_rank=3")" \
+        "$(printf 'daemon %s: %s\n' 0 "$ns 0 1 node_rank=2 job=$ns" 1 "$ns 0 1 node_rank=3 job=$ns" \
+            2 "$ns 2 3 node_rank=2 job=$ns" 3 "$ns 2 3 node_rank=3 job=$ns")" \
         "$(grep '^daemon ' <<<"$out")"
     wait "$pid"
     st=$?

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # PMIx_Spawn from a job on two namespace nodes (tests/wireup/wireup_prog.c, scenarios
 # "spawn_across" and "spawned"): the child is mapped onto the slots its parent left on both nodes
-# (or onto the host PMIX_HOST names), its ranks know their node and their parent, fence across
+# (or onto the host PMIX_HOST names, or onto a node of the allocation without ranks of the
+# parent; no room is refused), its ranks know their node and their parent, fence across
 # nodes, and their output reaches `zpmix run`; its end comes to the spawner (PMIX_EVENT_JOB_END
 # with its exit code) and is the run's exit status; a host outside the allocation and a part that
-# cannot start are refused; a child still running ends with its parent job, on every node; with
+# cannot start are refused; a child spawned with PMIX_SPAWN_CHILD_SEP false and still running ends
+# with its parent job, on every node; with
 # --tag-output its lines name their node.
 # usage: test_spawn_across.sh ZPMIX WIREUP_PROG
 set -u
@@ -44,7 +46,23 @@ check "host: the parent held its scenario" 2 "$(grep -c ': spawn_across ok$' <<<
 check "host: the part on $b that could not start is named" yes \
     "$(grep -q "failed on $b: cannot launch '/no/such/program-zpmix'" "$conf.err" && echo yes || cat "$conf.err")"
 
-# A child still running when its parent job ends is ended with it, on every node. With
+# A parent whose ranks are all on one node: its child goes to the allocation's other node, which
+# runs none of its ranks (a broker runs on every node of the allocation, as mpirun's daemons do).
+out=$(run -H "$a:1,$b:2" -n 1 "$prog" spawn_across 2 0 2>"$conf.err")
+check "free node: exit status" 0 $?
+check "free node: the child's ranks on $b, where the parent has none" \
+    "$(printf '%s\n' "child 0 of 2 on $b node 0 of 1" "child 1 of 2 on $b node 0 of 1")" "$(children "$out")"
+check "free node: the parent held its scenario" 1 "$(grep -c ': spawn_across ok$' <<<"$out")"
+
+# No room left in the allocation: PMIX_ERR_OUT_OF_RESOURCE, and a line saying why.
+out=$(run -H "$a:1,$b:2" -n 1 "$prog" spawn_across 3 full 2>"$conf.err")
+check "no room: exit status" 0 $?
+check "no room: the spawner saw PMIX_ERR_OUT_OF_RESOURCE" 1 "$(grep -c '^spawn refused$' <<<"$out")"
+check "no room: said in the log" yes \
+    "$(grep -q "spawn of 3 rank(s) from .* refused" "$conf.err" && echo yes || cat "$conf.err")"
+
+# A child spawned with PMIX_SPAWN_CHILD_SEP false and still running when its parent job ends
+# (normally) is ended with it, on every node. With
 # --tag-output, each line of the child names the node its rank runs on.
 out=$(run --tag-output "${parent[@]}" 4 sleep 2>"$conf.err")
 check "teardown: exit status" 0 $?

@@ -202,6 +202,8 @@ BOOST_AUTO_TEST_CASE(mpi_comm_spawn_children_merge_and_exchange) {
         "parent 0 merged 0 of 4 got 42", "parent 1 merged 1 of 4 got 43",
         "child 0 merged 2 of 4 got 44", "child 1 merged 3 of 4 got 45"};
     BOOST_TEST(merged_lines(run.out()) == want, run.out() << run.err());
+    // The children finish on their own after their parents' normal end: nothing is said of it.
+    BOOST_TEST(run.err().find("its parent job") == std::string::npos, run.err());
 }
 
 // Two jobs of one broker: the server publishes its port, the client looks it up and connects.

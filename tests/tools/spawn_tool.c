@@ -1,12 +1,17 @@
 /* A tool of the standard API that runs a job through the standalone broker as `zpmix run` would,
- * and says what it got (tests/tools/test_iof.cpp):
- *   spawn_tool before|after NP PROG [ARGS...]
+ * and says what it got (tests/tools/test_iof.cpp, test_tools.cpp):
+ *   spawn_tool before|after|example|launcher NP PROG [ARGS...]
  * PMIx_Spawn of NP ranks of PROG with PMIX_NOTIFY_COMPLETION, PMIX_FWD_STDOUT and
  * PMIX_FWD_STDERR; pulls the job's output (PMIx_IOF_pull) at once (`before`) or once the job
  * ended (`after`: the broker keeps it for the tool that spawned the job), waits (20 s at most)
  * for PMIX_EVENT_JOB_END, then deregisters the pull, which delivers what is left. Prints each
  * line of output as "stdout: LINE" or "stderr: LINE", then "exit STATUS" (PMIX_EXIT_CODE of the
- * event), and exits 0; "FAILED: ..." and 1 otherwise. */
+ * event), and exits 0; "FAILED: ..." and 1 otherwise.
+ * `example` spawns as OpenPMIx's tool example does: no directive, and its handler registered for
+ * PMIX_ERR_JOB_TERMINATED with PMIX_EVENT_AFFECTED_PROC naming the tool's own namespace and
+ * PMIX_EVENT_RETURN_OBJECT. `launcher` as its launcher example: PMIX_MAPBY and
+ * PMIX_NOTIFY_COMPLETION in the app's info, none for the job, and one handler for six codes. Both
+ * print "exit STATUS affected NSPACE" (the event's PMIX_EVENT_AFFECTED_PROC) and pull nothing. */
 #include <pmix_tool.h>
 
 #include <pthread.h>
@@ -30,11 +35,20 @@ static struct {
 } ends[MAX_ENDS];
 static int nends = 0;
 
+/* What the handler was registered with as PMIX_EVENT_RETURN_OBJECT (example and launcher). */
+static int return_object;
+static int returned = 1;
+
 static void on_end(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
                    size_t ninfo, pmix_info_t results[], size_t nresults,
                    pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
     (void)id, (void)status, (void)source, (void)results, (void)nresults;
     pthread_mutex_lock(&mu);
+    if (!returned)
+        for (size_t i = 0; i < ninfo; ++i)
+            if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_RETURN_OBJECT) &&
+                info[i].value.type == PMIX_POINTER && info[i].value.data.ptr == &return_object)
+                returned = 1;
     if (nends < MAX_ENDS) {
         ends[nends].nspace[0] = '\0';
         ends[nends].exit_code = -1;
@@ -111,20 +125,59 @@ int main(int argc, char **argv) {
         fprintf(stderr, "FAILED: PMIx_tool_init: %s\n", PMIx_Error_string(rc));
         return 1;
     }
-    pmix_status_t code = PMIX_EVENT_JOB_END;
-    rc = PMIx_Register_event_handler(&code, 1, NULL, 0, on_end, NULL, NULL);
-    CHECK(rc >= 0, "register: %s", PMIx_Error_string(rc));
-
     pmix_app_t app;
     PMIX_APP_CONSTRUCT(&app);
     app.cmd = strdup(argv[3]);
     for (int i = 3; i < argc; ++i) PMIX_ARGV_APPEND(rc, app.argv, argv[i]);
     app.maxprocs = atoi(argv[2]);
+    pmix_nspace_t child;
+    if (strcmp(argv[1], "example") == 0 || strcmp(argv[1], "launcher") == 0) {
+        pmix_info_t hinfo[2];
+        PMIX_INFO_LOAD(&hinfo[0], PMIX_EVENT_RETURN_OBJECT, &return_object, PMIX_POINTER);
+        pmix_proc_t mine;
+        PMIX_LOAD_PROCID(&mine, me.nspace, PMIX_RANK_WILDCARD);
+        PMIX_INFO_LOAD(&hinfo[1], PMIX_EVENT_AFFECTED_PROC, &mine, PMIX_PROC);
+        returned = 0;
+        if (strcmp(argv[1], "example") == 0) {
+            pmix_status_t code = PMIX_ERR_JOB_TERMINATED;
+            rc = PMIx_Register_event_handler(&code, 1, hinfo, 2, on_end, NULL, NULL);
+            CHECK(rc >= 0, "register: %s", PMIx_Error_string(rc));
+            rc = PMIx_Spawn(NULL, 0, &app, 1, child);
+        } else {
+            pmix_status_t codes[6] = {
+                PMIX_ERR_PROC_ABORTING,  PMIX_ERR_PROC_ABORTED, PMIX_ERR_PROC_REQUESTED_ABORT,
+                PMIX_ERR_JOB_TERMINATED, PMIX_ERR_UNREACH,      PMIX_ERR_LOST_CONNECTION};
+            rc = PMIx_Register_event_handler(codes, 6, hinfo, 1, on_end, NULL, NULL);
+            CHECK(rc >= 0, "register: %s", PMIx_Error_string(rc));
+            PMIX_INFO_CREATE(app.info, 2);
+            app.ninfo = 2;
+            PMIX_INFO_LOAD(&app.info[0], PMIX_MAPBY, "slot", PMIX_STRING);
+            PMIX_INFO_LOAD(&app.info[1], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+            rc = PMIx_Spawn(NULL, 0, &app, 1, child);
+        }
+        PMIX_APP_DESTRUCT(&app);
+        CHECK(rc == PMIX_SUCCESS, "spawn: %s", PMIx_Error_string(rc));
+        if (rc == PMIX_SUCCESS) {
+            pthread_mutex_lock(&mu);
+            PMIX_LOAD_NSPACE(job, child);
+            pthread_mutex_unlock(&mu);
+            const int end = wait_for_end();
+            pthread_mutex_lock(&mu);
+            CHECK(returned, "the handler was not given its PMIX_EVENT_RETURN_OBJECT");
+            if (end >= 0) printf("exit %d affected %s\n", ends[end].exit_code, ends[end].nspace);
+            pthread_mutex_unlock(&mu);
+        }
+        PMIx_tool_finalize();
+        return failures ? 1 : 0;
+    }
+
+    pmix_status_t code = PMIX_EVENT_JOB_END;
+    rc = PMIx_Register_event_handler(&code, 1, NULL, 0, on_end, NULL, NULL);
+    CHECK(rc >= 0, "register: %s", PMIx_Error_string(rc));
     pmix_info_t info[3];
     PMIX_INFO_LOAD(&info[0], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
     PMIX_INFO_LOAD(&info[1], PMIX_FWD_STDOUT, &yes, PMIX_BOOL);
     PMIX_INFO_LOAD(&info[2], PMIX_FWD_STDERR, &yes, PMIX_BOOL);
-    pmix_nspace_t child;
     rc = PMIx_Spawn(info, 3, &app, 1, child);
     PMIX_APP_DESTRUCT(&app);
     CHECK(rc == PMIX_SUCCESS, "spawn: %s", PMIx_Error_string(rc));

@@ -139,3 +139,19 @@ BOOST_AUTO_TEST_CASE(a_tool_spawning_a_job_gets_its_output_and_status_as_zpmix_r
         BOOST_TEST(lines_of(tool.out(), "exit ") == std::vector<std::string>{"3"});
     }
 }
+
+// OpenPMIx's tool example: a tool spawns with no directive and hears of its child's end through a
+// handler for PMIX_ERR_JOB_TERMINATED filtered on its own namespace (PRRTE addresses the spawner,
+// naming the child as the affected process). Its launcher example: PMIX_NOTIFY_COMPLETION and
+// PMIX_MAPBY in the app's info, which are the job's.
+BOOST_AUTO_TEST_CASE(a_tool_hears_of_its_child_s_end_as_openpmix_s_examples_wait_for_it) {
+    Standalone node;
+    for (const std::string mode : {"example", "launcher"}) {
+        Child tool({kTests + "spawn_tool", mode, "2", "/bin/sh", "-c", "exit 5"}, node.env());
+        BOOST_TEST_INFO(mode << ": " << tool.out() << tool.err());
+        BOOST_TEST(tool.exit_code() == 0);
+        const auto ends = lines_of(tool.out(), "exit ", false);
+        BOOST_REQUIRE_EQUAL(ends.size(), 1u);
+        BOOST_TEST(std::regex_match(ends[0], std::regex("exit 5 affected zpmix\\.\\S+")));
+    }
+}

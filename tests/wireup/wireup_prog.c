@@ -1420,14 +1420,17 @@ static void on_job_end(size_t id, pmix_status_t status, const pmix_proc_t *sourc
     if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
 
-/* Rank 0 spawns `np` ranks of `wireup_prog spawned <its nspace> <exit>` (ranks exit with `exit`;
- * "sleep" instead: they wait to be terminated, and rank 0 leaves once they are up), restricted to
+/* Rank 0 spawns `np` ranks of `wireup_prog spawned <its nspace> <exit>` ("full" instead: `np`
+ * ranks of /bin/true, which the allocation has no room for: PMIX_ERR_OUT_OF_RESOURCE, and prints
+ * "spawn refused"; else ranks exit with `exit`;
+ * "sleep" instead: they wait to be terminated, spawned with PMIX_SPAWN_CHILD_SEP false so that
+ * the parent job's end ends them, and rank 0 leaves once they are up), restricted to
  * `host` when given ("-" for none). Before, spawns that must fail: a host outside the allocation,
  * a program that does not exist (on `host` alone when given). With PMIX_NOTIFY_COMPLETION, rank 0
  * waits for the child's PMIX_EVENT_JOB_END and checks its exit code. */
 static void scenario_spawn_across(int argc, char **argv) {
     if (argc < 4) {
-        NOTE("usage: spawn_across NP EXIT|sleep [HOST]\n");
+        NOTE("usage: spawn_across NP EXIT|sleep|full [HOST]\n");
         ++failures;
         return;
     }
@@ -1437,6 +1440,20 @@ static void scenario_spawn_across(int argc, char **argv) {
     const int sleeper = !strcmp(exit_with, "sleep");
     fence_with(NULL, 0, 0, PMIX_SUCCESS);
     if (me.rank != 0) return;
+    if (!strcmp(exit_with, "full")) {
+        /* More ranks than the allocation has slots left: refused, and nothing started. */
+        char tru[] = "/bin/true";
+        char *cargv[] = {tru, NULL};
+        pmix_app_t full;
+        PMIX_APP_CONSTRUCT(&full);
+        full.cmd = tru;
+        full.argv = cargv;
+        full.maxprocs = np;
+        CHECK_RC(PMIx_Spawn(NULL, 0, &full, 1, NULL), PMIX_ERR_OUT_OF_RESOURCE);
+        printf("spawn refused\n");
+        fflush(stdout);
+        return;
+    }
     pmix_status_t code = PMIX_EVENT_JOB_END;
     CHECK(PMIx_Register_event_handler(&code, 1, NULL, 0, on_job_end, NULL, NULL) >= 0);
 
@@ -1461,11 +1478,19 @@ static void scenario_spawn_across(int argc, char **argv) {
     if (host) PMIX_INFO_LOAD(&info[ninfo++], PMIX_HOST, host, PMIX_STRING);
     free(app.cmd);
     app.cmd = strdup("/no/such/program-zpmix");
-    CHECK_RC(PMIx_Spawn(info, ninfo, &app, 1, NULL), PMIX_ERR_JOB_EXE_NOT_FOUND);
+    /* Its end is not waited for below (across nodes, a launch that failed ends as a job). */
+    bool no_end = false;
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_NOTIFY_COMPLETION, &no_end, PMIX_BOOL);
+    CHECK_RC(PMIx_Spawn(info, ninfo + 1, &app, 1, NULL), PMIX_ERR_JOB_EXE_NOT_FOUND);
+    PMIX_INFO_DESTRUCT(&info[ninfo]);
     free(app.cmd);
     app.cmd = strdup(self);
 
-    if (!sleeper) PMIX_INFO_LOAD(&info[ninfo++], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+    bool no = false;
+    if (!sleeper)
+        PMIX_INFO_LOAD(&info[ninfo++], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+    else /* ended with its parent job, though that ends normally */
+        PMIX_INFO_LOAD(&info[ninfo++], PMIX_SPAWN_CHILD_SEP, &no, PMIX_BOOL);
     pmix_nspace_t child;
     CHECK_RC(PMIx_Spawn(info, ninfo, &app, 1, child), PMIX_SUCCESS);
     for (size_t i = 0; i < ninfo; ++i) PMIX_INFO_DESTRUCT(&info[i]);

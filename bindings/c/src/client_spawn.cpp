@@ -1,9 +1,12 @@
 // zpmix: PMIx_Spawn and PMIx_Spawn_nb. One request to the broker's launcher (msg::Spawn): it
 // starts the apps as one new job, a child of the caller's job, and answers with its namespace
 // once every rank is started (or with why none is left). The child's ranks see the caller as
-// PMIX_PARENT_ID; with PMIX_NOTIFY_COMPLETION the caller gets PMIX_EVENT_JOB_END when it ends.
+// PMIX_PARENT_ID; the caller gets PMIX_EVENT_JOB_END when it ends, as PRRTE tells a spawner
+// (PMIX_NOTIFY_COMPLETION false says not to).
 //
-// Directives (job_info, and each app's info for those marked "app"): PMIX_TIMEOUT and
+// Directives (job_info, and each app's info: an app's PMIX_WDIR, PMIX_SET_SESSION_CWD,
+// PMIX_PREFIX and PMIX_SET_ENVAR are its own, its other directives are the job's, as PRRTE reads
+// them and OpenPMIx's launcher and debugger examples give them): PMIX_TIMEOUT and
 // PMIX_SPAWN_TIMEOUT (every rank started within), PMIX_JOB_TIMEOUT (the job's time limit),
 // PMIX_NOTIFY_COMPLETION, PMIX_SETUP_APP_ENVARS (the caller's environment for the apps),
 // PMIX_BINDTO (none, core, package), PMIX_MAPBY (slot, core, node, ppr:N:node), PMIX_PPR (N:node),
@@ -167,20 +170,20 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
                     msg::App *app) {
     const bool job = app == nullptr;
     const pmix_value_t &v = i.value;
-    if (job &&
-        (is_key(i, PMIX_TIMEOUT) || is_key(i, PMIX_SPAWN_TIMEOUT) || is_key(i, PMIX_JOB_TIMEOUT))) {
+    if (is_key(i, PMIX_TIMEOUT) || is_key(i, PMIX_SPAWN_TIMEOUT) || is_key(i, PMIX_JOB_TIMEOUT)) {
         auto s = seconds_of(v);
         if (!s) return PMIX_ERR_BAD_PARAM;
         (is_key(i, PMIX_JOB_TIMEOUT) ? m.timeout_s : m.spawn_timeout_s) = *s;
-    } else if (job && is_key(i, PMIX_NOTIFY_COMPLETION)) {
+    } else if (is_key(i, PMIX_NOTIFY_COMPLETION)) {
         m.notify_completion = PMIX_INFO_TRUE(&i);
-    } else if (job && is_key(i, PMIX_SPAWN_CHILD_SEP)) {
+    } else if (is_key(i, PMIX_SPAWN_CHILD_SEP)) {
         m.child_sep = PMIX_INFO_TRUE(&i);
-    } else if (job && (is_key(i, PMIX_FWD_STDOUT) || is_key(i, PMIX_FWD_STDERR))) {
+        m.ends_with_parent = !m.child_sep;
+    } else if (is_key(i, PMIX_FWD_STDOUT) || is_key(i, PMIX_FWD_STDERR)) {
         m.forward_output = m.forward_output || PMIX_INFO_TRUE(&i);
-    } else if (job && is_key(i, PMIX_SETUP_APP_ENVARS)) {
+    } else if (is_key(i, PMIX_SETUP_APP_ENVARS)) {
         harvest = PMIX_INFO_TRUE(&i);
-    } else if (job && (is_key(i, PMIX_BINDTO) || is_key(i, PMIX_MAPBY) || is_key(i, PMIX_PPR))) {
+    } else if (is_key(i, PMIX_BINDTO) || is_key(i, PMIX_MAPBY) || is_key(i, PMIX_PPR)) {
         auto s = given_string(v);
         if (!s) return PMIX_ERR_BAD_PARAM;
         const std::string policy = is_key(i, PMIX_PPR) ? "ppr:" + lower(*s) : lower(*s);
@@ -218,8 +221,8 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
         auto &into = is_key(i, PMIX_HOST) || is_key(i, PMIX_HOSTFILE) ? m.hosts : m.add_hosts;
         for (auto &h : *hosts)
             if (std::find(into.begin(), into.end(), h) == into.end()) into.push_back(std::move(h));
-    } else if (job && (is_key(i, PMIX_DEBUG_STOP_IN_INIT) || is_key(i, PMIX_DEBUG_STOP_IN_APP) ||
-                       is_key(i, PMIX_DEBUG_STOP_ON_EXEC))) {
+    } else if (is_key(i, PMIX_DEBUG_STOP_IN_INIT) || is_key(i, PMIX_DEBUG_STOP_IN_APP) ||
+               is_key(i, PMIX_DEBUG_STOP_ON_EXEC)) {
         auto all = every_rank(v);
         if (!all) {
             spdlog::error("PMIx_Spawn: {} for chosen ranks is not supported (every rank or none)",
@@ -229,17 +232,23 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
         (is_key(i, PMIX_DEBUG_STOP_IN_INIT)  ? m.stop_in_init
          : is_key(i, PMIX_DEBUG_STOP_IN_APP) ? m.stop_in_app
                                              : m.stop_on_exec) = *all;
-    } else if (job && is_key(i, PMIX_DEBUGGER_DAEMONS)) {
+    } else if (is_key(i, PMIX_DEBUGGER_DAEMONS)) {
         m.debugger_daemons = PMIX_INFO_TRUE(&i);
-    } else if (job && is_key(i, PMIX_DEBUG_TARGET)) {
+    } else if (is_key(i, PMIX_DEBUG_TARGET)) {
+        if (auto ns = given_string(v); ns && !ns->empty() && ns->size() <= PMIX_MAX_NSLEN) {
+            // A namespace for the proc (OpenPMIx's debugger example gives one; PRRTE takes it).
+            spdlog::info("PMIx_Spawn: PMIX_DEBUG_TARGET given as a string, read as namespace {}",
+                         *ns);
+            m.debug_target = {*ns, PMIX_RANK_WILDCARD};
+            return PMIX_SUCCESS;
+        }
         if (v.type != PMIX_PROC || v.data.proc == nullptr) return PMIX_ERR_BAD_PARAM;
         m.debug_target = to_msg(*v.data.proc);
-    } else if (job && is_key(i, PMIX_DEBUG_JOB)) {
+    } else if (is_key(i, PMIX_DEBUG_JOB)) {
         auto s = given_string(v);
         if (!s || s->empty() || s->size() > PMIX_MAX_NSLEN) return PMIX_ERR_BAD_PARAM;
         m.debug_target = {*s, PMIX_RANK_WILDCARD};
-    } else if (job &&
-               (is_key(i, PMIX_DEBUG_DAEMONS_PER_NODE) || is_key(i, PMIX_DEBUG_DAEMONS_PER_PROC))) {
+    } else if (is_key(i, PMIX_DEBUG_DAEMONS_PER_NODE) || is_key(i, PMIX_DEBUG_DAEMONS_PER_PROC)) {
         auto n = count_of(v);
         if (!n) return PMIX_ERR_BAD_PARAM;
         (is_key(i, PMIX_DEBUG_DAEMONS_PER_NODE) ? m.daemons_per_node : m.daemons_per_proc) = *n;
@@ -255,6 +264,7 @@ pmix_status_t spawn_message(const pmix_info_t job_info[], size_t ninfo, const pm
     if (apps == nullptr || napps == 0) return PMIX_ERR_BAD_PARAM;
     AppDefaults d;
     bool harvest = false;
+    m.notify_completion = true;  // unless PMIX_NOTIFY_COMPLETION says false
     for (size_t n = 0; job_info != nullptr && n < ninfo; ++n)
         if (pmix_status_t rc = apply(job_info[n], m, d, harvest, nullptr); rc != PMIX_SUCCESS)
             return rc;
@@ -291,6 +301,16 @@ pmix_status_t spawn_message(const pmix_info_t job_info[], size_t ninfo, const pm
         }
     }
     if (m.debugger_daemons && m.debug_target.nspace.empty()) return PMIX_ERR_BAD_PARAM;
+    if (m.debugger_daemons && m.daemons_per_node == 0 && m.daemons_per_proc == 0) {
+        // As PRRTE maps debugger daemons: PMIX_MAPBY ppr:N:node gives N per node, else one.
+        unsigned n = 1;
+        if (m.map_by.starts_with("ppr:") && m.map_by.ends_with(":node"))
+            n = static_cast<unsigned>(std::strtoul(m.map_by.c_str() + 4, nullptr, 10));
+        m.daemons_per_node = std::clamp(n, 1u, static_cast<unsigned>(UINT16_MAX));
+        spdlog::info("PMIx_Spawn: debugger daemons without a count: {} per node of the target",
+                     m.daemons_per_node);
+    }
+    if (m.debugger_daemons) m.map_by = "slot";  // beside their target, by the counts
     if (harvest) {
         std::vector<std::string> env = harvested_environment();
         env.insert(env.end(), m.env.begin(), m.env.end());  // explicit settings win

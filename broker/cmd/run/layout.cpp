@@ -40,27 +40,33 @@ alloc::Result<alloc::Allocation> allocate_job(const RunOptions &o) {
     });
 }
 
-// Where the ranks go; empty brokers when they are all on this host.
+// Where the ranks go, and the allocation's other nodes; empty brokers when the allocation is
+// this host alone.
 Spread spread_of(const alloc::Allocation &a, const std::string &hostname) {
     Spread s;
     std::string root = hostname;
     bool elsewhere = false;
     std::vector<std::uint32_t> node_of_host(a.hosts.size(), 0);
     for (std::size_t h = 0; h < a.hosts.size(); ++h) {
-        if (a.on_host[h].empty()) continue;
-        node_of_host[h] = static_cast<std::uint32_t>(s.nodes.size());
-        s.nodes.push_back(a.hosts[h].name);
-        s.slots.push_back(a.hosts[h].slots);
         if (alloc::is_this_host(a.hosts[h].name, hostname))
             root = a.hosts[h].name;
         else
             elsewhere = true;
+        if (a.on_host[h].empty()) {
+            s.spare_nodes.push_back(a.hosts[h].name);
+            s.spare_slots.push_back(a.hosts[h].slots);
+            continue;
+        }
+        node_of_host[h] = static_cast<std::uint32_t>(s.nodes.size());
+        s.nodes.push_back(a.hosts[h].name);
+        s.slots.push_back(a.hosts[h].slots);
     }
     if (!elsewhere) return {};
     for (const auto &r : a.ranks) s.node_of_rank.push_back(node_of_host[r.host]);
     s.brokers.push_back(root);
-    for (const auto &n : s.nodes)
-        if (n != root) s.brokers.push_back(n);
+    for (const auto *names : {&s.nodes, &s.spare_nodes})
+        for (const auto &n : *names)
+            if (n != root) s.brokers.push_back(n);
     return s;
 }
 
@@ -92,6 +98,21 @@ bool in_tree(const RendezvousInfo &b, Spread &s, const std::string &hostname) {
     }
     s.nodes = std::move(names);
     s.brokers = b.tree_hosts;
+    // The allocation's other nodes: those of the tree, as it names them.
+    std::vector<std::string> spare;
+    std::vector<std::uint32_t> spare_slots;
+    for (std::size_t n = 0; n < s.spare_nodes.size(); ++n) {
+        const std::string &node = s.spare_nodes[n];
+        const std::string &name = alloc::is_this_host(node, hostname) ? hostname : node;
+        const auto it =
+            std::find_if(b.tree_hosts.begin(), b.tree_hosts.end(),
+                         [&](const std::string &h) { return alloc::is_this_host(name, h); });
+        if (it == b.tree_hosts.end()) continue;
+        spare.push_back(*it);
+        spare_slots.push_back(s.spare_slots[n]);
+    }
+    s.spare_nodes = std::move(spare);
+    s.spare_slots = std::move(spare_slots);
     return true;
 }
 

@@ -6,10 +6,11 @@
 // is the launcher's placement on that node (actors/launcher/placement.hpp).
 //
 // Invariants and limits:
-// - A job whose ranks are all on this host has no spread (no brokers): this node's broker runs
-//   it alone. A job across nodes has one broker per node with ranks, this node's first (the
-//   root of their tree); on a standing tree (on_standing_tree), the tree's brokers, its nodes
-//   named as the tree names them.
+// - A job whose allocation is this host alone has no spread (no brokers): this node's broker
+//   runs it alone. A job across nodes has one broker per node of the allocation, as mpirun has a
+//   daemon on each, this node's first (the root of their tree): the jobs its ranks spawn may go
+//   to any of them. On a standing tree (on_standing_tree), the tree's brokers, its nodes named as
+//   the tree names them (the allocation's nodes outside the tree are left out).
 // - "localhost" (and 127.0.0.1, this host's short or full name) is this host.
 #include <cstdint>
 #include <string>
@@ -21,19 +22,21 @@
 
 namespace zpmix::cli::run {
 
-// A job across nodes: its nodes (those of the allocation with ranks) and each rank's, and the
-// brokers' nodes (this one's first: the root).
+// A job across nodes: its nodes (those of the allocation with ranks) and each rank's, the
+// allocation's other nodes, and the brokers' nodes (this one's first: the root).
 struct Spread {
     std::vector<std::string> nodes;
     std::vector<std::uint32_t> node_of_rank;
     std::vector<std::string> brokers;
-    std::vector<std::uint32_t> slots;  // by node: the allocation's (what spawned jobs may use)
+    std::vector<std::uint32_t> slots;      // by node: the allocation's (what spawned jobs may use)
+    std::vector<std::string> spare_nodes;  // the allocation's nodes without ranks
+    std::vector<std::uint32_t> spare_slots;  // and their slots
 };
 
 struct Layout {
     std::string hostname;  // this host's
     alloc::Allocation allocation;
-    Spread spread;  // no brokers when every rank is on this host
+    Spread spread;  // no brokers when the allocation is this host alone
 
     bool across() const { return !spread.brokers.empty(); }
     std::uint32_t np() const { return static_cast<std::uint32_t>(allocation.ranks.size()); }

@@ -133,8 +133,11 @@ std::optional<int> Relay::launch(const msg::Launch &launch, const Layout &layout
     if (auto failed = wait_reply("hello", msg::Welcome::type)) return failed;
     if (layout.across()) {
         const Spread &spread = layout.spread;
-        session_.send(msg::LaunchAcross{launch, spread.nodes, spread.node_of_rank, spread.slots,
-                                        oversubscribe});
+        msg::LaunchAcross across{launch, spread.nodes, spread.node_of_rank, spread.slots,
+                                 oversubscribe};
+        across.spare_nodes = spread.spare_nodes;
+        across.spare_slots = spread.spare_slots;
+        session_.send(across);
     } else {
         session_.send(launch);
     }
