@@ -30,7 +30,10 @@ struct Welcome {
     std::string events_uri;         // where its event publisher (XPUB) listens
     JobInfo job;                    // a client's whole job-level information, in one message
     std::uint64_t max_message = 0;  // the largest message it takes ([broker] max_message_bytes)
-    ZPMIX_MSG_MAP(broker, events_uri, job, max_message);
+    // The client's job is a host's (the server library): PMIx_Connect and PMIx_Disconnect go to
+    // the host's upcalls (msg::HostConnect) instead of a fence.
+    bool hosted = false;
+    ZPMIX_MSG_MAP(broker, events_uri, job, max_message, hosted);
 };
 
 // server -> broker (internal): the server accepted the Hello of `peer` (a routing id). The
