@@ -154,36 +154,4 @@ BOOST_AUTO_TEST_CASE(mpi_io_under_mpirun) {
     BOOST_CHECK_EQUAL(std::filesystem::file_size(dir.path + "/file"), 3u * 64 * sizeof(int));
 }
 
-#ifdef ZPMIX_OMPI_SERVER
-// MPI_Comm_connect/accept between the jobs of two mpiruns, joined by ompi-server as ORTE does: the
-// server publishes its port (the publish upcall, to ompi-server), the client looks it up; their
-// connect upcalls make each mpirun's library know the other's job, whose data then comes through
-// the direct_modex upcall (both mpiruns run on this machine: the other job is still elsewhere).
-BOOST_AUTO_TEST_CASE(mpi_comm_connect_accept_between_two_mpiruns) {
-    TempDir dir{"zpmix-mpirun-dyn"};
-    const std::string uri = dir.path + "/ompi-server.uri";
-    Child server_of_names({ZPMIX_OMPI_SERVER, "--no-daemonize", "-r", uri},
-                          {"TMPDIR=" + dir.path, "OMPI_MCA_orte_tmpdir_base=" + dir.path});
-    BOOST_REQUIRE_MESSAGE(
-        eventually([&] { return slurp(uri).find("tcp://") != std::string::npos; }, 20s),
-        "ompi-server did not report its uri");
-    const std::string join = "file:" + uri;
-    Mpirun server({"--ompi-server", join, "-n", "2", kMpiDyn, "server", dir.path});
-    BOOST_CHECK_MESSAGE(loads_zpmix(server.child().pid()), "mpirun did not load " + kLib);
-    BOOST_REQUIRE_MESSAGE(
-        eventually([&] { return std::filesystem::exists(dir.path + "/published"); }, 30s),
-        "the server never published its port: " + server.child().err());
-    Mpirun client({"--ompi-server", join, "-n", "1", kMpiDyn, "client"});
-    BOOST_CHECK_EQUAL(client.exit_code(), 0);
-    BOOST_CHECK_EQUAL(server.exit_code(), 0);
-    BOOST_TEST_INFO("server: " << server.child().out() << server.child().err()
-                               << "\nclient: " << client.child().out() << client.child().err());
-    const std::multiset<std::string> want_server{"server 0 merged 0 of 3 got 42",
-                                                 "server 1 merged 1 of 3 got 43"};
-    BOOST_CHECK(merged_lines(server.child().out()) == want_server);
-    const std::multiset<std::string> want_client{"client 0 merged 2 of 3 got 44"};
-    BOOST_CHECK(merged_lines(client.child().out()) == want_client);
-}
-#endif
-
 }  // namespace
