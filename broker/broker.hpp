@@ -82,6 +82,7 @@ class Broker {
     const std::string &run_dir() const { return run_dir_; }
     const std::string &name() const { return name_; }
     const std::string &node() const { return node_; }
+    const NamespaceTable &namespaces() const { return namespaces_; }
     const Config &config() const { return config_; }
     Reactor &reactor() { return reactor_; }
     Bus &bus() { return bus_; }

@@ -56,6 +56,9 @@ EventBroker::EventBroker(Reactor &reactor, Bus &bus, const NamespaceTable &names
     on(&EventBroker::tree_lost, Access::internal);
     on(&EventBroker::job_lifecycle, Access::internal);
     on(&EventBroker::jobs_related, Access::internal);
+    on(&EventBroker::deregister_handler, Access::session);
+    on(&EventBroker::host_agreed, Access::internal);
+    on(&EventBroker::host_refused, Access::internal);
     for (TopicPublisher *p : publishers_)
         p->on_subscription([this](bool on, std::string_view topic) { on_subscription(on, topic); });
 }
@@ -107,6 +110,11 @@ void EventBroker::notify(const Envelope &env, msg::NotifyEvent &m) {
 }
 
 void EventBroker::register_handler(const Envelope &env, msg::EventRegister &m) {
+    if (asks_host(env, m)) return;  // subscribe_handler once the host agreed
+    subscribe_handler(env, m);
+}
+
+void EventBroker::subscribe_handler(const Envelope &env, msg::EventRegister &m) {
     if (m.sync.empty()) {
         complete_register(env, m);
         return;

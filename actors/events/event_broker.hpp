@@ -103,6 +103,16 @@ class EventBroker : public Actor {
 
     void notify(const Envelope &env, msg::NotifyEvent &m);
     void register_handler(const Envelope &env, msg::EventRegister &m);
+    void subscribe_handler(const Envelope &env, msg::EventRegister &m);
+
+    // Under a host (host_registrations.cpp): a hosted client's handler for environment events
+    // waits for the host's register_events; its end goes to deregister_events.
+    std::map<std::uint64_t, PendingRegister> awaiting_host_;  // by the request's id to host
+    std::uint64_t next_host_request_ = 1;
+    bool asks_host(const Envelope &env, msg::EventRegister &m);
+    void deregister_handler(const Envelope &env, msg::EventDeregister &m);
+    void host_agreed(const Envelope &env, msg::Ok &m);
+    void host_refused(const Envelope &env, msg::ErrorReply &m);
     void streams(const Envelope &env, msg::EventStreamsQuery &m);
     void resend(const Envelope &env, msg::EventResend &m);
     void since(const Envelope &env, msg::EventsSince &m);

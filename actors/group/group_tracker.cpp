@@ -87,6 +87,7 @@ GroupTracker::GroupTracker(Reactor &reactor, Bus &bus, const NamespaceTable &nam
     on(&GroupTracker::invitee_ended, Access::internal);
     on(&GroupTracker::relayed_done, Access::internal);
     on(&GroupTracker::relayed_error, Access::internal);
+    on(&GroupTracker::host_done, Access::internal);
 }
 
 std::string GroupTracker::key(bool destruct, std::uint64_t seq, std::string_view grp,
@@ -142,11 +143,20 @@ void GroupTracker::contribute(const Envelope &env, msg::GroupContribute &m) {
         op.destruct = m.destruct;
         op.members = m.destruct ? known->second.members : explicit_ranks(n.set, *snapshot);
         const auto view = brokers_.view();
+        // A host's processes run where its job information says, with no tree to tell.
+        op.to_host = hosted(op.members, *snapshot);
+        op.timeout_ms = m.timeout_ms;
         for (const auto &p : op.members) {
             const auto &job = *snapshot->find(p.nspace)->second;
-            if (view->alone() || job.job->procs[p.rank].hostname == view->node()) op.here.insert(p);
+            if ((view->alone() && !op.to_host) ||
+                (!job.elsewhere && job.job->procs[p.rank].hostname == view->node()))
+                op.here.insert(p);
         }
-        if (op.here.size() != op.members.size()) {
+        if (op.here.size() != op.members.size() && op.to_host) {
+            if (m.local_only)
+                return reply_error(env, PMIX_ERR_BAD_PARAM,
+                                   "PMIX_GROUP_LOCAL_ONLY, but members are on other nodes");
+        } else if (op.here.size() != op.members.size()) {
             if (m.local_only)
                 return reply_error(env, PMIX_ERR_BAD_PARAM,
                                    "PMIX_GROUP_LOCAL_ONLY, but members are on other nodes");
@@ -208,20 +218,26 @@ void GroupTracker::contribute(const Envelope &env, msg::GroupContribute &m) {
 void GroupTracker::maybe_complete(const std::string &key, Op &op) {
     if (op.gathering || op.arrived.size() + op.left_out.size() < op.here.size()) return;
     op.gathering = true;
-    if (op.brokers.empty()) {
-        std::vector<msg::GroupMember> all;
-        for (auto &[p, c] : op.arrived)
-            if (says_something(c)) all.push_back(c);
-        const std::set<msg::Proc> left = op.left_out;
-        const bool assign = op.assign;
-        return finish(key, PMIX_SUCCESS, std::move(all), left, op.destruct ? 0 : next_context_id(),
-                      assign);
-    }
+    if (op.to_host) return ask_host(key, op);
+    if (op.brokers.empty()) return complete_here(key, op);
     msg::GroupPart part{tree_.gather().rank(), {}, {}, op.assign, 0};
     for (auto &[p, c] : op.arrived)
         if (says_something(c)) part.contributions.push_back(c);
     part.left_out.assign(op.left_out.begin(), op.left_out.end());
     if (!tree_.contribute(key, part)) finish(key, PMIX_ERROR);
+}
+
+void GroupTracker::complete_here(const std::string &key, Op &op, std::uint64_t context_id) {
+    std::vector<msg::GroupMember> all;
+    for (auto &[p, c] : op.arrived)
+        if (says_something(c)) all.push_back(c);
+    const std::set<msg::Proc> left = op.left_out;
+    const bool assign = op.assign;
+    if (op.destruct)
+        context_id = 0;
+    else if (context_id == 0)
+        context_id = next_context_id();
+    finish(key, PMIX_SUCCESS, std::move(all), left, context_id, assign);
 }
 
 void GroupTracker::fail(const std::string &key, std::int32_t status) {

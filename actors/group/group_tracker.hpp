@@ -36,6 +36,7 @@
 
 #include "actors/group/group_members.hpp"
 #include "actors/protocol/group.hpp"
+#include "actors/protocol/host.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/tree.hpp"
 #include "actors/registry/namespace_table.hpp"
@@ -72,6 +73,8 @@ class GroupTracker : public Actor {
         bool assign = false, notify = false;
         bool gathering = false;  // this node's members are all in
         Reactor::TimerId timer = 0;
+        std::uint32_t timeout_ms = 0;  // as the members gave it
+        bool to_host = false;          // a host's processes (the server library): its group upcall
     };
     struct Group {
         std::vector<msg::Proc> members;  // explicit ranks, ascending
@@ -151,6 +154,14 @@ class GroupTracker : public Actor {
 
     std::uint64_t next_context_id();
     void maybe_complete(const std::string &key, Op &op);
+    // This node's members are in, and nothing else is awaited: the group completes, with
+    // `context_id` (0: one assigned here).
+    void complete_here(const std::string &key, Op &op, std::uint64_t context_id = 0);
+    // Under a host (group_host.cpp): whether the members are a host's, its group upcall's answer.
+    bool hosted(const std::vector<msg::Proc> &members,
+                const NamespaceTable::Snapshot &snapshot) const;
+    void ask_host(const std::string &key, const Op &op);
+    void host_done(const Envelope &env, msg::HostGroupDone &m);
     void fail(const std::string &key, std::int32_t status);
     // Answers every local member and forgets the operation; on success with every broker's
     // contributions and the members left out anywhere.

@@ -14,6 +14,7 @@
 #include <pmix_common.h>
 
 #include "actors/launcher/allocation.hpp"
+#include "actors/protocol/host.hpp"
 
 namespace zpmix {
 
@@ -143,6 +144,8 @@ void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     if (m.debugger_daemons)
         return reply_error(env, PMIX_ERR_NOT_SUPPORTED, "only a tool co-launches debugger daemons");
     auto parent = jobs_.find(m.parent.nspace);
+    if (parent == jobs_.end() && settings_.hosted)  // the host's job: the host spawns
+        return send("host", msg::HostSpawn{std::move(m), env.from, env.id});
     if (parent == jobs_.end() || m.parent.rank >= parent->second.ranks.size() ||
         parent->second.ranks[m.parent.rank].pid <= 0 || parent->second.ranks[m.parent.rank].reaped)
         return reply_error(env, PMIX_ERR_NOT_FOUND,

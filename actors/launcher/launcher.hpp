@@ -73,6 +73,9 @@ class Launcher : public Actor {
         Watchdog *watchdog = nullptr;         // told of each job's process group; may be null
         // A job's output unacknowledged by one of its consumers beyond which its pipes wait.
         std::size_t output_window_bytes = std::size_t{1} << 20;
+        // Under a host (the server library): a spawn by a rank of a job the host started goes
+        // to the host's spawn upcall (msg::HostSpawn).
+        bool hosted = false;
     };
     // The job status when a job exceeds Launch.timeout_s (as timeout(1) does).
     static constexpr int kTimeoutStatus = 124;

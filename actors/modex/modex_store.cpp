@@ -90,8 +90,10 @@ void ModexStore::commit(const Envelope &env, msg::Commit &m) {
 
 const std::string &ModexStore::host_of(const NamespaceTable::Snapshot &namespaces,
                                        const msg::Proc &proc, const std::string &here) {
+    static const std::string elsewhere = "\x01elsewhere";  // no node's name
     auto ns = namespaces.find(proc.nspace);
     if (ns == namespaces.end() || proc.rank >= ns->second->job->procs.size()) return here;
+    if (ns->second->elsewhere) return elsewhere;
     const std::string &host = ns->second->job->procs[proc.rank].hostname;
     return host.empty() ? here : host;
 }

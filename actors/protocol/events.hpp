@@ -133,15 +133,30 @@ struct JobsRelated {
 // only once its XPUB has seen that sync subscription, so every event published after the answer
 // reaches the client. The answer carries the cached events of `streams`, replayed to the new
 // handler, and each stream's last sequence number.
+// `codes` and `enviro` are the new handler's (none: every code; enviro: it asked for environment
+// events, which under a host the host's register_events upcall must agree to first).
 struct EventRegister {
     static constexpr const char *type = "ev.register";
     Proc proc;
     std::string sync;
     std::vector<std::string> streams;
-    ZPMIX_MSG_MAP(proc, sync, streams);
+    std::vector<std::int32_t> codes = {};
+    bool enviro = false;
+    ZPMIX_MSG_MAP(proc, sync, streams, codes, enviro);
 };
 inline const Proc *acting_proc(const EventRegister &m) {
     return m.proc.nspace.empty() ? nullptr : &m.proc;  // a monitor registers as nobody
+}
+// Client -> events, unanswered: a handler for environment events is gone (its codes; none: every
+// code). Under a host, what no handler of the node wants any more goes to deregister_events.
+struct EventDeregister {
+    static constexpr const char *type = "ev.deregister";
+    Proc proc;
+    std::vector<std::int32_t> codes;
+    ZPMIX_MSG_MAP(proc, codes);
+};
+inline const Proc *acting_proc(const EventDeregister &m) {
+    return &m.proc;
 }
 struct EventRegistered {
     static constexpr const char *type = "ev.registered";

@@ -11,6 +11,7 @@
 
 #include "actors/protocol/common.hpp"
 #include "actors/protocol/events.hpp"
+#include "actors/protocol/job.hpp"
 #include "actors/protocol/map.hpp"
 #include "actors/protocol/modex.hpp"
 #include "actors/protocol/session.hpp"
@@ -107,6 +108,75 @@ struct HostNotify {
     static constexpr const char *type = "host.notify";
     Event event;
     ZPMIX_MSG_MAP(event);
+};
+
+// events -> host: a hosted client registered a handler for environment events (`codes`; none:
+// every code): the host's register_events upcall hears of the codes no handler of the node wanted
+// yet. Answered to events under the same id: an Ok, or an ErrorReply (PMIX_ERR_NOT_SUPPORTED
+// without the upcall), which fails the registration.
+struct HostRegisterEvents {
+    static constexpr const char *type = "host.register_events";
+    Proc proc;
+    std::vector<std::int32_t> codes;
+    ZPMIX_MSG_MAP(proc, codes);
+};
+// events -> host: that handler is gone; the codes no handler of the node wants any more go to
+// deregister_events. Unanswered.
+struct HostDeregisterEvents {
+    static constexpr const char *type = "host.deregister_events";
+    Proc proc;
+    std::vector<std::int32_t> codes;
+    ZPMIX_MSG_MAP(proc, codes);
+};
+
+// launcher -> host: a hosted client's PMIx_Spawn (the spawn upcall), answered to `peer` under `id`
+// as the launcher would: a LaunchReply with the new namespace (no pids: the host started them),
+// or an ErrorReply (PMIX_ERR_NOT_SUPPORTED without the upcall).
+struct HostSpawn {
+    static constexpr const char *type = "host.spawn";
+    Spawn request;
+    std::string peer;
+    std::uint64_t id = 0;
+    ZPMIX_MSG_MAP(request, peer, id);
+};
+
+// Client -> host: a hosted client's part of PMIx_Connect (or PMIx_Disconnect) over `procs` (as it
+// named them). Once every participant of this node called it, the host's connect (disconnect)
+// upcall runs once for the node; each is answered (Ok, or an ErrorReply) when it called back.
+// Without the upcall the node serves it when every participant runs here, else
+// PMIX_ERR_NOT_SUPPORTED.
+struct HostConnect {
+    static constexpr const char *type = "host.connect";
+    Proc proc;
+    std::vector<Proc> procs;
+    bool disconnect = false;
+    std::uint32_t timeout_ms = 0;
+    ZPMIX_MSG_MAP(proc, procs, disconnect, timeout_ms);
+};
+inline const Proc *acting_proc(const HostConnect &m) {
+    return &m.proc;
+}
+
+// group -> host: a construct or destruct of a group of a host's processes, once this node's
+// members are in (the group upcall): answered by HostGroupDone. Without the upcall `no_upcall`
+// says so, and the group actor serves the group itself when every member runs on this node.
+struct HostGroup {
+    static constexpr const char *type = "host.group";
+    std::string key;
+    std::string grp;
+    bool destruct = false;
+    std::vector<Proc> members;
+    std::uint32_t timeout_ms = 0;
+    bool assign_context_id = false;
+    ZPMIX_MSG_MAP(key, grp, destruct, members, timeout_ms, assign_context_id);
+};
+struct HostGroupDone {
+    static constexpr const char *type = "host.group_done";
+    std::string key;
+    std::int32_t status = 0;
+    bool no_upcall = false;
+    std::uint64_t context_id = 0;  // 0: the host gave none
+    ZPMIX_MSG_MAP(key, status, no_upcall, context_id);
 };
 
 // modex -> host: a hosted client's publish, lookup or unpublish in a range beyond its node (the

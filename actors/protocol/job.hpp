@@ -469,7 +469,8 @@ struct RegisterNamespace {
     std::string secret;
     std::vector<Proc> notify_completion = {};  // who gets PMIX_EVENT_JOB_END when it ends
     bool hosted = false;                       // a host registered it (NamespaceRecord::hosted)
-    ZPMIX_MSG_MAP(job, secret, notify_completion, hosted);
+    bool elsewhere = false;                    // ... with no rank here (NamespaceRecord)
+    ZPMIX_MSG_MAP(job, secret, notify_completion, hosted, elsewhere);
 };
 struct RankSpawned {
     static constexpr const char *type = "ns.spawned";

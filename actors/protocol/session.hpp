@@ -41,7 +41,10 @@ struct Welcome {
     // A tool's name as the resource manager hosting the broker gave it (its tool_connected
     // upcall); empty nspace: the name the tool gave itself stands.
     Proc tool = {};
-    ZPMIX_MSG_MAP(broker, events_uri, job, max_message, release, features, abi, tool);
+    // The client's job is a host's (the server library): PMIx_Connect and PMIx_Disconnect go to
+    // the host's upcalls (msg::HostConnect) instead of a fence.
+    bool hosted = false;
+    ZPMIX_MSG_MAP(broker, events_uri, job, max_message, release, features, abi, tool, hosted);
 };
 
 // server -> broker (internal): the server accepted the Hello of `peer` (a routing id). The

@@ -63,7 +63,9 @@ void Registry::hosted_hello(const Envelope &env, const msg::Hello &m, const Name
     c.finalized = false;
     hosted_peers_[env.from] = {m.nspace, m.rank};
     log().debug("client {}.{} connected (pid {}), to the host", m.nspace, m.rank, env.peer.pid);
-    const zmq::message_t bytes = encode(msg::Welcome::type, env.id, welcome, name());
+    msg::Welcome hosted = welcome;
+    hosted.hosted = true;
+    const zmq::message_t bytes = encode(msg::Welcome::type, env.id, hosted, name());
     const char *data = static_cast<const char *>(bytes.data());
     send("host", msg::HostClientConnected{{m.nspace, m.rank},
                                           env.from,

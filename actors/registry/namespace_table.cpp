@@ -51,9 +51,10 @@ void NamespaceTable::replace(const std::string &nspace, Record record) {
 }
 
 void NamespaceTable::add(msg::JobInfo job, std::string secret,
-                         std::vector<msg::Proc> notify_completion, bool hosted) {
+                         std::vector<msg::Proc> notify_completion, bool hosted, bool elsewhere) {
     auto r = std::make_shared<NamespaceRecord>();
     r->hosted = hosted;
+    r->elsewhere = elsewhere;
     for (const auto &p : job.procs) r->pids.push_back(p.pid);
     r->ends.assign(job.procs.size(), {});
     const std::string nspace = job.nspace;

@@ -42,6 +42,10 @@ struct NamespaceRecord {
     // ranks are the clients the host registered (the registry keeps them), each a process of the
     // uid the host named that proves the job's secret; the broker knows no pid of theirs.
     bool hosted = false;
+    // A host's job that this server serves no rank of (registered with no local processes, as
+    // mpirun registers a job of another mpirun that its job connected to): its ranks are
+    // elsewhere, even when their host name is this node's (two hosts on one machine).
+    bool elsewhere = false;
 
     std::uint32_t size() const { return static_cast<std::uint32_t>(pids.size()); }
     bool ended(std::uint32_t rank) const { return rank < ends.size() && ends[rank].ended; }
@@ -67,7 +71,7 @@ class NamespaceTable {
     // The registry's changes. Each replaces the snapshot; a change naming an unknown namespace
     // or rank changes nothing and returns false.
     void add(msg::JobInfo job, std::string secret, std::vector<msg::Proc> notify_completion,
-             bool hosted = false);
+             bool hosted = false, bool elsewhere = false);
     bool spawned(const std::string &nspace, std::uint32_t rank, std::int64_t pid);
     bool ended(const std::string &nspace, std::uint32_t rank, std::int32_t exit_code,
                std::int32_t signal);

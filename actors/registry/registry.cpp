@@ -221,7 +221,8 @@ void Registry::job_info(const Envelope &env, msg::JobInfoQuery &m) {
 
 void Registry::register_namespace(const Envelope &, msg::RegisterNamespace &m) {
     const std::string nspace = m.job.nspace;
-    table_.add(std::move(m.job), std::move(m.secret), std::move(m.notify_completion), m.hosted);
+    table_.add(std::move(m.job), std::move(m.secret), std::move(m.notify_completion), m.hosted,
+               m.elsewhere);
     log().debug("namespace {} registered", nspace);
 }
 

@@ -190,17 +190,20 @@ std::vector<std::string> ClientEvents::streams_for(const EventHandler &h) const 
 
 void ClientEvents::add_registered(EventHandler h, Registered done) {
     const auto streams = streams_for(h);
+    std::vector<std::int32_t> codes(h.codes.begin(), h.codes.end());
+    const bool enviro = h.enviro_level;
     std::size_t id = 0;
     if (const pmix_status_t rc = registry_.add(std::move(h), id); rc != PMIX_SUCCESS)
         return done(rc, 0);
     // Until the broker answers, the handler gets nothing live: its replay comes first.
     replayed_upto_[id] = {};
     for (const auto &s : streams) replayed_upto_[id][s] = UINT64_MAX;
-    subscribe_and_register(id, streams, std::move(done));
+    subscribe_and_register(id, streams, std::move(done), std::move(codes), enviro);
 }
 
 void ClientEvents::subscribe_and_register(std::size_t id, std::vector<std::string> streams,
-                                          Registered done) {
+                                          Registered done, std::vector<std::int32_t> codes,
+                                          bool enviro) {
     std::string sync;
     for (const auto &s : streams) {
         if (!subscribed_.insert(s).second) continue;
@@ -208,7 +211,8 @@ void ClientEvents::subscribe_and_register(std::size_t id, std::vector<std::strin
         if (sync.empty()) sync = std::to_string(::getpid()) + "." + std::to_string(next_sync_++);
     }
     if (!sync.empty()) sub_->subscribe(msg::topic::sync(sync), true);
-    session_.request(msg::EventRegister{id_.me, sync, streams}, kRegisterTimeoutMs,
+    session_.request(msg::EventRegister{id_.me, sync, streams, std::move(codes), enviro},
+                     kRegisterTimeoutMs,
                      [this, alive = std::weak_ptr<void>(alive_), id, sync, done = std::move(done)](
                          pmix_status_t status, const Envelope *env) {
                          if (alive.expired()) return done(PMIX_ERR_LOST_CONNECTION, 0);
@@ -248,6 +252,11 @@ void ClientEvents::subscribe_and_register(std::size_t id, std::vector<std::strin
 
 void ClientEvents::deregister(std::size_t id, OpDone done) {
     auto work = [this, id, done = std::move(done)] {
+        // A handler for environment events: the broker tells a host when no handler wants its
+        // codes any more.
+        if (const EventHandler *h = registry_.find(id); h && h->enviro_level && sub_)
+            session_.notify(msg::EventDeregister{
+                id_.me, std::vector<std::int32_t>(h->codes.begin(), h->codes.end())});
         const bool found = registry_.remove(id);
         replayed_upto_.erase(id);
         if (done) done(found ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND);

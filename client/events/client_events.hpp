@@ -82,7 +82,9 @@ class ClientEvents {
         std::make_shared<int>(0);  // acknowledgements are sent a little later, together
 
     void add_registered(EventHandler h, Registered done);
-    void subscribe_and_register(std::size_t id, std::vector<std::string> streams, Registered done);
+    // `codes`, `enviro`: the handler's (msg::EventRegister), for a host's register_events.
+    void subscribe_and_register(std::size_t id, std::vector<std::string> streams, Registered done,
+                                std::vector<std::int32_t> codes = {}, bool enviro = false);
     // `then` once the broker told this process's session and node (the streams' names).
     void with_streams(std::function<void(pmix_status_t)> then);
     std::vector<std::string> streams_for(const EventHandler &h) const;

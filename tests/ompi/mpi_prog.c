@@ -10,6 +10,9 @@
  *   mpi_prog wait FILE      every rank prints "ready <pid> <PMIX_NAMESPACE>", waits (60 s at
  *                           most) for FILE, then a barrier: a job that lives until told (Open
  *                           MPI's default event handler aborts it on any PMIx event meanwhile)
+ *   mpi_prog io FILE        MPI-IO: every rank writes its block of FILE collectively
+ *                           (MPI_File_write_at_all), then reads the next rank's block back
+ *                           (MPI_File_read_at); prints "rank R io ok"
  *   mpi_prog topology       before MPI_Init, waits (20 s at most) for the node's topology file
  *                           in its broker's session directory (the directory of ZPMIX_URI's
  *                           socket, then session/topology.xml), which only the broker can have
@@ -100,6 +103,40 @@ static int topology_ready(void) {
     return ready;
 }
 
+/* Each rank's block of the file: 64 ints of rank * 1000 + i. */
+static int io(int rank, int size, const char *path) {
+    enum { kBlock = 64 };
+    int mine[kBlock], theirs[kBlock];
+    for (int i = 0; i < kBlock; ++i) mine[i] = rank * 1000 + i;
+    MPI_File f;
+    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &f) !=
+        MPI_SUCCESS) {
+        fprintf(stderr, "rank %d: MPI_File_open %s failed\n", rank, path);
+        return 1;
+    }
+    MPI_Offset at = (MPI_Offset)rank * kBlock * (MPI_Offset)sizeof(int);
+    int rc = MPI_File_write_at_all(f, at, mine, kBlock, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_File_sync(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int next = (rank + 1) % size;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_File_read_at(f, (MPI_Offset)next * kBlock * (MPI_Offset)sizeof(int), theirs,
+                              kBlock, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_File_close(&f);
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "rank %d: MPI-IO write or read failed\n", rank);
+        return 1;
+    }
+    for (int i = 0; i < kBlock; ++i)
+        if (theirs[i] != next * 1000 + i) {
+            fprintf(stderr, "rank %d: read %d at %d of rank %d's block\n", rank, theirs[i], i,
+                    next);
+            return 1;
+        }
+    printf("rank %d io ok\n", rank);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "check";
     if (strcmp(mode, "topology") == 0) {
@@ -144,10 +181,12 @@ int main(int argc, char **argv) {
         MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         printf("%s rank %d of %d appnum %d\n", argc > 2 ? argv[2] : "-", rank, sum,
                flag && appnum ? *appnum : -1);
+    } else if (strcmp(mode, "io") == 0 && argc > 2) {
+        rc = io(rank, size, argv[2]);
     } else if (strcmp(mode, "init") != 0 && strcmp(mode, "topology") != 0) {
         fprintf(stderr,
                 "usage: %s [check [SIZE] | abort RANK CODE | kill RANK | init | topology | "
-                "wait FILE | appnum LABEL]\n",
+                "wait FILE | appnum LABEL | io FILE]\n",
                 argv[0]);
         rc = 2;
     }

@@ -18,6 +18,8 @@
  *                        mpirun does
  *     --enable-monitoring  PMIX_SERVER_ENABLE_MONITORING: the library monitors (as under mpirun)
  *     --tools            PMIX_SERVER_TOOL_SUPPORT: tools find the server by the host's pid
+ *     --inventory        collect the node's inventory first (PMIx_server_collect_inventory) and
+ *                        report it as "inventory host H topology N bytes"
  * Job control, monitoring, queries and logging: host_rm.c.
  *
  * Exit: 0 when every child exited 0; the children's first non-zero status otherwise; 99 when
@@ -53,7 +55,7 @@ struct child {
 static struct child children[MAX_RANKS]; /* by rank; only this node's are started */
 static int nranks, nnodes = 1, node;     /* node: which one this process is */
 static int refuse_rank = -1;
-static bool late_callbacks, double_callbacks, enable_monitoring, tool_support;
+static bool late_callbacks, double_callbacks, enable_monitoring, tool_support, inventory;
 static pmix_nspace_t nspace = "host-job";
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int link_fd = -1;      /* to the other node */
@@ -85,10 +87,17 @@ static int node_of(int rank) {
     return nnodes == 1 ? 0 : rank >= (nranks + 1) / 2;
 }
 
+/* The processes the spawn upcall started (spawn_fn), by their order of start. */
+#define MAX_SPAWNED 16
+static struct child spawned[MAX_SPAWNED];
+static int nspawned, spawned_live, nspawned_jobs;
+
 /* Which child a server_object is: the library must hand back what register_client got. */
 static struct child *child_of(const pmix_proc_t *proc, void *server_object) {
     struct child *c = server_object;
-    if (c < children || c >= children + nranks || c->rank != (int)proc->rank) {
+    bool ours =
+        (c >= children && c < children + nranks) || (c >= spawned && c < spawned + nspawned);
+    if (!ours || c->rank != (int)proc->rank) {
         say("upcall bad-server-object %u\n", proc->rank);
         return NULL;
     }
@@ -357,6 +366,208 @@ static pmix_status_t notify_event(pmix_status_t code, const pmix_proc_t *source,
     return complete(PMIX_SUCCESS, cbfunc, cbdata);
 }
 
+static void load_string(pmix_info_t *i, const char *key, const char *value);
+static void load_u32(pmix_info_t *i, const char *key, uint32_t value);
+static const char *node_name(int n);
+
+/* spawn: a new job on this node, registered and started as the first one was, from inside the
+ * upcall; the callback brings its namespace. */
+static void job_nspace(int job, pmix_nspace_t out) {
+    char name[PMIX_MAX_NSLEN + 32];
+    snprintf(name, sizeof name, "%s-spawned-%d", nspace, job);
+    PMIX_LOAD_NSPACE(out, name);
+}
+
+static pmix_status_t spawn_fn(const pmix_proc_t *proc, const pmix_info_t job_info[], size_t ninfo,
+                              const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t cbfunc,
+                              void *cbdata) {
+    (void)job_info;
+    (void)ninfo;
+    int np = 0;
+    for (size_t a = 0; a < napps; ++a) np += apps[a].maxprocs;
+    say("upcall spawn %u napps %zu np %d cmd %s\n", proc->rank, napps, np,
+        napps ? apps[0].cmd : "-");
+    pthread_mutex_lock(&mu);
+    bool room = nspawned + np <= MAX_SPAWNED;
+    int job = nspawned_jobs++;
+    pthread_mutex_unlock(&mu);
+    if (!room || np < 1) return PMIX_ERR_OUT_OF_RESOURCE;
+    pmix_nspace_t child_ns;
+    job_nspace(job, child_ns);
+    char ranks[64] = "", *regex = NULL, *ppn = NULL;
+    for (int r = 0; r < np; ++r)
+        snprintf(ranks + strlen(ranks), sizeof ranks - strlen(ranks), r ? ",%d" : "%d", r);
+    PMIx_generate_regex(node_name(node), &regex);
+    PMIx_generate_ppn(ranks, &ppn);
+    pmix_info_t info[7];
+    load_u32(&info[0], PMIX_JOB_SIZE, (uint32_t)np);
+    load_u32(&info[1], PMIX_UNIV_SIZE, (uint32_t)np);
+    load_u32(&info[2], PMIX_LOCAL_SIZE, (uint32_t)np);
+    load_string(&info[3], PMIX_NODE_MAP, regex);
+    load_string(&info[4], PMIX_PROC_MAP, ppn);
+    load_string(&info[5], PMIX_LOCAL_PEERS, ranks);
+    PMIX_INFO_LOAD(&info[6], PMIX_PARENT_ID, proc, PMIX_PROC);
+    /* From inside the upcall, with NULL callbacks: done when they return. */
+    pmix_status_t rc = PMIx_server_register_nspace(child_ns, np, info, 7, NULL, NULL);
+    for (int i = 0; i < 7; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+    free(regex);
+    free(ppn);
+    if (rc != PMIX_OPERATION_SUCCEEDED) return rc;
+    int rank = 0;
+    for (size_t a = 0; a < napps; ++a)
+        for (int k = 0; k < apps[a].maxprocs; ++k, ++rank) {
+            pthread_mutex_lock(&mu);
+            struct child *c = &spawned[nspawned++];
+            ++spawned_live;
+            pthread_mutex_unlock(&mu);
+            c->rank = rank;
+            pmix_proc_t p;
+            PMIX_LOAD_PROCID(&p, child_ns, (pmix_rank_t)rank);
+            rc = PMIx_server_register_client(&p, getuid(), getgid(), c, NULL, NULL);
+            if (rc != PMIX_OPERATION_SUCCEEDED) die("register_client of a spawned rank", rc);
+            size_t nenv = 0, napp_env = 0;
+            while (environ[nenv]) ++nenv;
+            while (apps[a].env && apps[a].env[napp_env]) ++napp_env;
+            char **env = calloc(nenv + napp_env + 1, sizeof *env);
+            for (size_t e = 0; e < nenv; ++e) env[e] = strdup(environ[e]);
+            for (size_t e = 0; e < napp_env; ++e) env[nenv + e] = strdup(apps[a].env[e]);
+            if ((rc = PMIx_server_setup_fork(&p, &env)) != PMIX_SUCCESS)
+                die("setup_fork of a spawned rank", rc);
+            pid_t pid = fork();
+            if (pid == 0) {
+                execve(apps[a].cmd, apps[a].argv, env);
+                perror("execve");
+                _exit(127);
+            }
+            pthread_mutex_lock(&mu);
+            c->pid = pid;
+            pthread_mutex_unlock(&mu);
+            for (char **e = env; *e; ++e) free(*e);
+            free(env);
+        }
+    cbfunc(PMIX_SUCCESS, child_ns, cbdata);
+    return PMIX_SUCCESS;
+}
+
+/* A spawned process ended: its job's bookkeeping. True when pid was one. */
+static bool reap_spawned(pid_t pid, int st) {
+    bool found = false;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < nspawned && !found; ++i)
+        if (spawned[i].pid == pid) {
+            spawned[i].pid = -1;
+            --spawned_live;
+            found = true;
+        }
+    pthread_mutex_unlock(&mu);
+    if (found) say("spawned child exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    return found;
+}
+
+static int spawned_running(void) {
+    pthread_mutex_lock(&mu);
+    int n = spawned_live;
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+static void deregister_spawned_jobs(void) {
+    for (int j = 0; j < nspawned_jobs; ++j) {
+        pmix_nspace_t ns;
+        job_nspace(j, ns);
+        PMIx_server_deregister_nspace(ns, NULL, NULL);
+    }
+}
+
+/* connect, disconnect: nothing to carry between nodes here (every namespace is registered on
+ * both); a resource manager would make the other participants' namespaces known first. */
+static pmix_status_t connect_fn(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                                size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    (void)procs;
+    (void)info;
+    (void)ninfo;
+    say("upcall connect nprocs %zu\n", nprocs);
+    return complete(PMIX_SUCCESS, cbfunc, cbdata);
+}
+
+static pmix_status_t disconnect_fn(const pmix_proc_t procs[], size_t nprocs,
+                                   const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                   void *cbdata) {
+    (void)procs;
+    (void)info;
+    (void)ninfo;
+    say("upcall disconnect nprocs %zu\n", nprocs);
+    return complete(PMIX_SUCCESS, cbfunc, cbdata);
+}
+
+/* group: carried across nodes as connect is; every node's host assigns the same context id. */
+static pmix_status_t group_fn(pmix_group_operation_t op, char grp[], const pmix_proc_t procs[],
+                              size_t nprocs, const pmix_info_t directives[], size_t ndirs,
+                              pmix_info_cbfunc_t cbfunc, void *cbdata) {
+    (void)procs;
+    bool assign = false;
+    for (size_t i = 0; i < ndirs; ++i)
+        if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_ASSIGN_CONTEXT_ID))
+            assign = PMIX_INFO_TRUE(&directives[i]);
+    say("upcall group %s %s nprocs %zu assign %d\n",
+        op == PMIX_GROUP_CONSTRUCT ? "construct" : "destruct", grp, nprocs, assign);
+    pmix_info_t result;
+    size_t context_id = 4242;
+    PMIX_INFO_LOAD(&result, PMIX_GROUP_CONTEXT_ID, &context_id, PMIX_SIZE);
+    /* From inside the upcall; the result is ours again once the callback returns. */
+    cbfunc(PMIX_SUCCESS, op == PMIX_GROUP_CONSTRUCT && assign ? &result : NULL,
+           op == PMIX_GROUP_CONSTRUCT && assign ? 1 : 0, cbdata, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&result);
+    return PMIX_SUCCESS;
+}
+
+/* register_events, deregister_events: the environment events the node's clients want. When a
+ * handler wants kEnviroCode, the host delivers two events once it called back: kEnviroCode to the
+ * job's namespace and kEnviroOne to rank 1 alone (a custom range), as a resource manager reports
+ * what it sees of the environment. */
+static const pmix_status_t kEnviroCode = PMIX_EXTERNAL_ERR_BASE - 78;
+static const pmix_status_t kEnviroOne = PMIX_EXTERNAL_ERR_BASE - 79;
+
+static void say_codes(const char *upcall, const pmix_status_t *codes, size_t ncodes) {
+    char list[256] = "";
+    for (size_t i = 0; i < ncodes && strlen(list) < sizeof list - 16; ++i)
+        snprintf(list + strlen(list), sizeof list - strlen(list), i ? ",%d" : "%d", codes[i]);
+    say("upcall %s ncodes %zu codes %s\n", upcall, ncodes, ncodes ? list : "all");
+}
+
+static void deliver_enviro_events(void) {
+    pmix_proc_t source, one;
+    PMIX_LOAD_PROCID(&source, nspace, PMIX_RANK_WILDCARD);
+    PMIX_LOAD_PROCID(&one, nspace, 1);
+    pmix_info_t range;
+    PMIX_INFO_LOAD(&range, PMIX_EVENT_CUSTOM_RANGE, &one, PMIX_PROC);
+    pmix_status_t rc =
+        PMIx_Notify_event(kEnviroOne, &source, PMIX_RANGE_CUSTOM, &range, 1, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&range);
+    say("delivered event %d to rank 1: %s\n", kEnviroOne, PMIx_Error_string(rc));
+    rc = PMIx_Notify_event(kEnviroCode, &source, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL);
+    say("delivered event %d to the namespace: %s\n", kEnviroCode, PMIx_Error_string(rc));
+}
+
+static pmix_status_t register_events(pmix_status_t *codes, size_t ncodes, const pmix_info_t info[],
+                                     size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    (void)info;
+    (void)ninfo;
+    say_codes("register_events", codes, ncodes);
+    bool enviro = false;
+    for (size_t i = 0; i < ncodes; ++i) enviro |= codes[i] == kEnviroCode;
+    if (!enviro) return complete(PMIX_SUCCESS, cbfunc, cbdata);
+    cbfunc(PMIX_SUCCESS, cbdata); /* agreed: the events come after, from inside the upcall */
+    deliver_enviro_events();
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t deregister_events(pmix_status_t *codes, size_t ncodes, pmix_op_cbfunc_t cbfunc,
+                                       void *cbdata) {
+    say_codes("deregister_events", codes, ncodes);
+    return complete(PMIX_SUCCESS, cbfunc, cbdata);
+}
+
 /* publish, lookup, unpublish: this host's directory (one node's; mpirun's HNP keeps one for the
  * job). A lookup that finds nothing says so at once (no PMIX_WAIT here). */
 #define MAX_PUBLISHED 32
@@ -550,6 +761,31 @@ static void register_job(void) {
     free(ppn);
 }
 
+/* PMIx_server_collect_inventory: the node's name and its topology, as a scheduler would gather
+ * them from every node. */
+static void inventory_cb(pmix_status_t status, pmix_info_t info[], size_t ninfo, void *cbdata,
+                         pmix_release_cbfunc_t release_fn, void *release_cbdata) {
+    const char *host = "?";
+    size_t xml = 0;
+    for (size_t i = 0; i < ninfo; ++i) {
+        if (info[i].value.type != PMIX_STRING || !info[i].value.data.string) continue;
+        if (PMIX_CHECK_KEY(&info[i], PMIX_HOSTNAME)) host = info[i].value.data.string;
+        if (PMIX_CHECK_KEY(&info[i], "pmix.hwlocxml2") &&
+            strstr(info[i].value.data.string, "<topology"))
+            xml = strlen(info[i].value.data.string);
+    }
+    say("inventory host %s topology %zu bytes: %s\n", host, xml, PMIx_Error_string(status));
+    if (release_fn) release_fn(release_cbdata);
+    *(volatile int *)cbdata = 1;
+}
+
+static void collect_inventory(void) {
+    volatile int flag = 0;
+    pmix_status_t rc = PMIx_server_collect_inventory(NULL, 0, inventory_cb, (void *)&flag);
+    if (rc != PMIX_SUCCESS) die("PMIx_server_collect_inventory", rc);
+    wait_flag(&flag, "collect_inventory callback");
+}
+
 static void on_alarm(int sig) {
     (void)sig;
     const char msg[] = "server_host: timed out\n";
@@ -574,6 +810,12 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
         module.lookup = lookup_fn;
         module.unpublish = unpublish_fn;
         rm_upcalls(&module);
+        module.register_events = register_events;
+        module.deregister_events = deregister_events;
+        module.spawn = spawn_fn;
+        module.connect = connect_fn;
+        module.disconnect = disconnect_fn;
+        module.group = group_fn;
     }
     char tmpdir[] = "/tmp/server-host-XXXXXX";
     if (!mkdtemp(tmpdir)) die("mkdtemp", PMIX_ERROR);
@@ -600,6 +842,7 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
         rc = PMIx_server_register_nspace(own, 1, &nd, 1, NULL, NULL);
         if (rc != PMIX_OPERATION_SUCCEEDED) die("register_nspace NODATA", rc);
     }
+    if (inventory) collect_inventory();
     register_job();
 
     int started = 0;
@@ -630,7 +873,7 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
     }
 
     int status_out = 0;
-    for (int left = started; left > 0; --left) {
+    for (int left = started; left > 0 || spawned_running() > 0; --left) {
         int st;
         pid_t pid;
         while ((pid = wait(&st)) < 0 && errno == EINTR) {
@@ -638,6 +881,10 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
         if (pid < 0) die("wait", PMIX_ERROR);
         if (pid == other_host) { /* node1's host, before this node's clients ended */
             other_status = st;
+            ++left;
+            continue;
+        }
+        if (reap_spawned(pid, st)) {
             ++left;
             continue;
         }
@@ -653,6 +900,7 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
                 wait_flag(&flag, "deregister_client callback");
             }
     }
+    deregister_spawned_jobs();
     volatile int flag = 0;
     PMIx_server_deregister_nspace(nspace, done_cb, (void *)&flag);
     wait_flag(&flag, "deregister_nspace callback");
@@ -695,6 +943,8 @@ int main(int argc, char **argv) {
             enable_monitoring = true;
         else if (strcmp(argv[i], "--tools") == 0)
             tool_support = true;
+        else if (strcmp(argv[i], "--inventory") == 0)
+            inventory = true;
         else
             break;
     }

@@ -7,6 +7,23 @@
  *   server_client fence      a fence with data, each rank's value read by all, a barrier
  *   server_client dmodex     each rank reads every other's committed key without a fence
  *   server_client event      rank 0 notifies its namespace; the others' handlers hear it
+ *   server_client enviro     each rank registers a handler for two environment events (the
+ *                            host's register_events hears of them once), hears the host's
+ *                            event for the namespace, and rank 1 alone the one for it; then
+ *                            deregisters it. With NO_ENVIRO set (a host without the upcall),
+ *                            the registration is PMIX_ERR_NOT_SUPPORTED.
+ *   server_client spawn      rank 0 spawns two ranks of this program ("child"), through the
+ *                            host's spawn upcall, connects to them and disconnects; with NO_SPAWN
+ *                            set (a host without it), PMIx_Spawn is PMIX_ERR_NOT_SUPPORTED
+ *   server_client child      a spawned rank: its parent is rank 0 of the spawner's job; a fence
+ *                            over its own job; connects to the parent and disconnects
+ *   server_client connect    every rank connects its whole job and disconnects; with
+ *                            NO_CONNECT set (no upcall, the job across nodes), both are
+ *                            PMIX_ERR_NOT_SUPPORTED
+ *   server_client group      every rank constructs a group of its whole job with a context id
+ *                            (GROUP_CONTEXT_ID: the one expected), then destructs it; with
+ *                            NO_GROUP set (no upcall, the job across nodes), the construct is
+ *                            PMIX_ERR_NOT_SUPPORTED
  *   server_client vanish     rank 0 exits without PMIx_Finalize (an abnormal end), others finish
  *   server_client publish    rank 0 publishes a key in the session (the host's directory) and one
  *                            on its node (the broker's); the others look both up; rank 0
@@ -56,6 +73,147 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
     (void)nresults;
     heard_from = (int)source->rank;
     if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* The environment events heard (server_client enviro): a bit per code. */
+static const pmix_status_t kEnviroCode = PMIX_EXTERNAL_ERR_BASE - 78;
+static const pmix_status_t kEnviroOne = PMIX_EXTERNAL_ERR_BASE - 79;
+static volatile int enviro_heard;
+
+static void on_enviro(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                      pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+                      pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id;
+    (void)source;
+    (void)info;
+    (void)ninfo;
+    (void)results;
+    (void)nresults;
+    if (status == kEnviroCode) enviro_heard |= 1;
+    if (status == kEnviroOne) enviro_heard |= 2;
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void wait_heard(int bits) {
+    for (int ms = 0; (enviro_heard & bits) != bits && ms < 10000; ++ms) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void enviro_events(void) {
+    pmix_status_t codes[2] = {kEnviroCode, kEnviroOne};
+    pmix_info_t levels[2];
+    bool yes = true;
+    /* PMIX_EVENT_ENVIRO_LEVEL and PMIX_EVENT_JOB_LEVEL, of the v2 headers */
+    PMIX_INFO_LOAD(&levels[0], "pmix.evenv", &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&levels[1], "pmix.evjob", &yes, PMIX_BOOL);
+    pmix_status_t ref = PMIx_Register_event_handler(codes, 2, levels, 2, on_enviro, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&levels[0]);
+    PMIX_INFO_DESTRUCT(&levels[1]);
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    if (getenv("NO_ENVIRO")) {
+        CHECK(ref == PMIX_ERR_NOT_SUPPORTED);
+        return;
+    }
+    CHECK(ref >= 0);
+    wait_heard(me.rank == 1 ? 3 : 1);
+    CHECK(enviro_heard & 1);
+    CHECK_RC(PMIx_Fence(&all, 1, NULL, 0));
+    /* Only rank 1 is in the custom range. */
+    CHECK(((enviro_heard & 2) != 0) == (me.rank == 1));
+    if (ref >= 0) CHECK_RC(PMIx_Deregister_event_handler((size_t)ref, NULL, NULL));
+    CHECK_RC(PMIx_Fence(&all, 1, NULL, 0));
+}
+
+static void spawn_children(const char *self) {
+    if (me.rank != 0) return;
+    pmix_app_t app;
+    PMIX_APP_CONSTRUCT(&app);
+    app.cmd = strdup(self);
+    app.argv = calloc(3, sizeof(char *));
+    app.argv[0] = strdup(self);
+    app.argv[1] = strdup("child");
+    app.maxprocs = 2;
+    pmix_nspace_t child;
+    memset(child, 0, sizeof child);
+    pmix_status_t rc = PMIx_Spawn(NULL, 0, &app, 1, child);
+    PMIX_APP_DESTRUCT(&app);
+    if (getenv("NO_SPAWN")) {
+        CHECK(rc == PMIX_ERR_NOT_SUPPORTED);
+        return;
+    }
+    CHECK_RC(rc);
+    CHECK(child[0] != '\0' && strcmp(child, me.nspace) != 0);
+    printf("spawned %s\n", child);
+    /* The spawner and its children: one connect, one disconnect, through the host. */
+    pmix_proc_t both[2];
+    both[0] = me;
+    PMIX_LOAD_PROCID(&both[1], child, PMIX_RANK_WILDCARD);
+    CHECK_RC(PMIx_Connect(both, 2, NULL, 0));
+    pmix_value_t *v = NULL;
+    CHECK_RC(PMIx_Get(&both[1], PMIX_JOB_SIZE, NULL, 0, &v)); /* the child job is known here */
+    CHECK(v && v->type == PMIX_UINT32 && v->data.uint32 == 2);
+    if (v) PMIX_VALUE_RELEASE(v);
+    CHECK_RC(PMIx_Disconnect(both, 2, NULL, 0));
+}
+
+static void spawned_child(void) {
+    pmix_proc_t wild;
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_value_t *v = NULL;
+    pmix_status_t rc = PMIx_Get(&wild, PMIX_PARENT_ID, NULL, 0, &v);
+    CHECK_RC(rc);
+    CHECK(v && v->type == PMIX_PROC && v->data.proc->rank == 0 &&
+          strncmp(v->data.proc->nspace, me.nspace, strlen(v->data.proc->nspace)) == 0);
+    pmix_proc_t both[2];
+    PMIX_LOAD_PROCID(&both[0], "", 0);
+    if (v) both[0] = *v->data.proc;
+    if (v) PMIX_VALUE_RELEASE(v);
+    CHECK_RC(PMIx_Fence(&wild, 1, NULL, 0));
+    both[1] = wild;
+    CHECK_RC(PMIx_Connect(both, 2, NULL, 0));
+    CHECK_RC(PMIx_Disconnect(both, 2, NULL, 0));
+}
+
+static void group_job(void) {
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_info_t assign;
+    bool yes = true;
+    PMIX_INFO_LOAD(&assign, PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    pmix_status_t rc = PMIx_Group_construct("hgrp", &all, 1, &assign, 1, &results, &nresults);
+    PMIX_INFO_DESTRUCT(&assign);
+    if (getenv("NO_GROUP")) {
+        CHECK(rc == PMIX_ERR_NOT_SUPPORTED);
+        return;
+    }
+    CHECK_RC(rc);
+    size_t context_id = 0;
+    for (size_t i = 0; i < nresults; ++i)
+        if (PMIX_CHECK_KEY(&results[i], PMIX_GROUP_CONTEXT_ID)) {
+            pmix_status_t grc;
+            PMIX_VALUE_GET_NUMBER(grc, &results[i].value, context_id, size_t);
+            CHECK_RC(grc);
+        }
+    if (results) PMIX_INFO_FREE(results, nresults);
+    const char *want = getenv("GROUP_CONTEXT_ID");
+    CHECK(context_id != 0);
+    if (want) CHECK(context_id == (size_t)atol(want));
+    CHECK_RC(PMIx_Group_destruct("hgrp", NULL, 0));
+}
+
+static void connect_job(void) {
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_status_t want = getenv("NO_CONNECT") ? PMIX_ERR_NOT_SUPPORTED : PMIX_SUCCESS;
+    pmix_status_t rc = PMIx_Connect(&all, 1, NULL, 0);
+    CHECK(rc == want);
+    rc = PMIx_Disconnect(&all, 1, NULL, 0);
+    CHECK(rc == want);
 }
 
 static pmix_value_t *get(const char *nspace, pmix_rank_t rank, const char *key) {
@@ -304,6 +462,16 @@ int main(int argc, char **argv) {
         CHECK_RC(PMIx_Fence(&all, 1, NULL, 0));
     } else if (strcmp(mode, "publish") == 0) {
         publish_and_lookup();
+    } else if (strcmp(mode, "enviro") == 0) {
+        enviro_events();
+    } else if (strcmp(mode, "spawn") == 0) {
+        spawn_children(argv[0]);
+    } else if (strcmp(mode, "child") == 0) {
+        spawned_child();
+    } else if (strcmp(mode, "connect") == 0) {
+        connect_job();
+    } else if (strcmp(mode, "group") == 0) {
+        group_job();
     } else if (strcmp(mode, "vanish") == 0) {
         if (me.rank == 0) _exit(0);
     } else if (strcmp(mode, "impostor") == 0 || strcmp(mode, "plain") == 0) {

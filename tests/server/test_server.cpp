@@ -53,6 +53,20 @@ BOOST_AUTO_TEST_CASE(one_node_wire_up) {
     BOOST_CHECK(h.child.out().find("host library zpmix") != std::string::npos);
 }
 
+// The node's inventory (PMIx_server_collect_inventory): its name as the host named it, and its
+// topology as hwloc XML.
+BOOST_AUTO_TEST_CASE(node_inventory) {
+    HostRun h({"--inventory", "-n", "1", kClient, "plain"});
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    static const std::regex inventory(R"(inventory host (\S+) topology (\d+) bytes: PMIX_SUCCESS)");
+    std::smatch m;
+    const std::string out = h.child.out();
+    BOOST_REQUIRE(std::regex_search(out, m, inventory));
+    BOOST_CHECK(m[1].str() != "?");
+    BOOST_CHECK_GT(std::stoul(m[2].str()), 100u);
+}
+
 BOOST_AUTO_TEST_CASE(own_namespace_registered_without_data_as_mpirun_does) {
     HostRun h({"--nodata", "-n", "2", kClient, "check"}, {"EXPECT_SIZE=2"});
     BOOST_CHECK_EQUAL(h.exit_code(), 0);
@@ -96,6 +110,100 @@ BOOST_AUTO_TEST_CASE(event_across_nodes_through_notify_event) {
     BOOST_CHECK_EQUAL(h.count("node1: relayed event -3077 from 0: PMIX_SUCCESS"), 1u);
     // Only the notifier's node sends it out: the relayed copy stays where it was relayed to.
     BOOST_CHECK_EQUAL(h.count("node1: upcall notify_event"), 0u);
+}
+
+// Handlers for environment events: the host hears of their codes once (register_events), and
+// once no handler wants them (deregister_events); the events it then delivers with
+// PMIx_Notify_event reach the clients by range (the namespace, a custom range of rank 1). Without
+// the upcall such a registration is PMIX_ERR_NOT_SUPPORTED.
+BOOST_AUTO_TEST_CASE(environment_events_through_register_events) {
+    {
+        HostRun h({"-n", "3", kClient, "enviro"});
+        BOOST_CHECK_EQUAL(h.exit_code(), 0);
+        BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+        BOOST_CHECK_EQUAL(h.count(" ok"), 3u);
+        BOOST_CHECK_EQUAL(h.count("upcall register_events ncodes 2 codes -3079,-3078"), 1u);
+        BOOST_CHECK_EQUAL(h.count("upcall register_events"), 1u);
+        BOOST_CHECK_EQUAL(h.count("upcall deregister_events ncodes 2 codes -3079,-3078"), 1u);
+        BOOST_CHECK_EQUAL(h.count(": PMIX_SUCCESS"), 2u);
+    }
+    HostRun h({"--null-upcalls", "-n", "2", kClient, "enviro"}, {"NO_ENVIRO=1"});
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.count(" ok"), 2u);
+}
+
+// PMIx_Spawn goes to the host's spawn upcall, which registers and starts the new job (here from
+// inside the upcall); its ranks see their parent. Without the upcall: PMIX_ERR_NOT_SUPPORTED.
+BOOST_AUTO_TEST_CASE(spawn_through_the_hosts_upcall) {
+    {
+        HostRun h({"-n", "2", kClient, "spawn"});
+        BOOST_CHECK_EQUAL(h.exit_code(), 0);
+        BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+        BOOST_CHECK_EQUAL(h.count("rank 0 ok"), 2u);  // the spawner and its first child
+        BOOST_CHECK_EQUAL(h.count("rank 1 ok"), 2u);
+        BOOST_CHECK_EQUAL(h.count("upcall spawn 0 napps 1 np 2"), 1u);
+        BOOST_CHECK_EQUAL(h.count("spawned host-job-spawned-0"), 1u);
+        BOOST_CHECK_EQUAL(h.count("spawned child exit 0"), 2u);
+        BOOST_CHECK_EQUAL(h.count("bad-server-object"), 0u);
+        // The spawner and its two children connected and disconnected: once each on the node.
+        BOOST_CHECK_EQUAL(h.count("upcall connect nprocs 2"), 1u);
+        BOOST_CHECK_EQUAL(h.count("upcall disconnect nprocs 2"), 1u);
+    }
+    HostRun h({"--null-upcalls", "-n", "1", kClient, "spawn"}, {"NO_SPAWN=1"});
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.count("rank 0 ok"), 1u);
+}
+
+// PMIx_Connect and PMIx_Disconnect go to the host's upcalls, once per node; without them a node
+// that runs every participant serves them, and across nodes they are PMIX_ERR_NOT_SUPPORTED.
+BOOST_AUTO_TEST_CASE(connect_and_disconnect_through_the_hosts_upcalls) {
+    {
+        HostRun h({"--nodes", "2", "-n", "4", kClient, "connect"});
+        BOOST_CHECK_EQUAL(h.exit_code(), 0);
+        BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+        BOOST_CHECK_EQUAL(h.count(" ok"), 4u);
+        BOOST_CHECK_EQUAL(h.count("node0: upcall connect nprocs 1"), 1u);
+        BOOST_CHECK_EQUAL(h.count("node1: upcall connect nprocs 1"), 1u);
+        BOOST_CHECK_EQUAL(h.count("node0: upcall disconnect nprocs 1"), 1u);
+        BOOST_CHECK_EQUAL(h.count("node1: upcall disconnect nprocs 1"), 1u);
+    }
+    {
+        HostRun h({"--null-upcalls", "-n", "2", kClient, "connect"});
+        BOOST_CHECK_EQUAL(h.exit_code(), 0);
+        BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+        BOOST_CHECK_EQUAL(h.count(" ok"), 2u);
+    }
+    HostRun h({"--null-upcalls", "--nodes", "2", "-n", "2", kClient, "connect"}, {"NO_CONNECT=1"});
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.count(" ok"), 2u);
+}
+
+// Groups of the host's processes go to its group upcall once per node, which assigns the context
+// id; without it a node that runs every member serves the group, across nodes it is
+// PMIX_ERR_NOT_SUPPORTED.
+BOOST_AUTO_TEST_CASE(groups_through_the_hosts_upcall) {
+    {
+        HostRun h({"--nodes", "2", "-n", "4", kClient, "group"}, {"GROUP_CONTEXT_ID=4242"});
+        BOOST_CHECK_EQUAL(h.exit_code(), 0);
+        BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+        BOOST_CHECK_EQUAL(h.count(" ok"), 4u);
+        BOOST_CHECK_EQUAL(h.count("node0: upcall group construct hgrp nprocs 4 assign 1"), 1u);
+        BOOST_CHECK_EQUAL(h.count("node1: upcall group construct hgrp nprocs 4 assign 1"), 1u);
+        BOOST_CHECK_EQUAL(h.count("upcall group destruct hgrp nprocs 4"), 2u);
+    }
+    {
+        HostRun h({"--null-upcalls", "-n", "2", kClient, "group"});
+        BOOST_CHECK_EQUAL(h.exit_code(), 0);
+        BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+        BOOST_CHECK_EQUAL(h.count(" ok"), 2u);
+    }
+    HostRun h({"--null-upcalls", "--nodes", "2", "-n", "2", kClient, "group"}, {"NO_GROUP=1"});
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.count(" ok"), 2u);
 }
 
 // Publish and lookup beyond a node go to the host's directory (its upcalls); a node's range stays

@@ -1,8 +1,11 @@
 #define BOOST_TEST_MODULE server_mpirun
 #include <boost/test/unit_test.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
+#include <sstream>
 
 #include "support/process.hpp"
 
@@ -15,6 +18,7 @@ using namespace zpmix::test;
 
 const std::string kMpirun = ZPMIX_MPIRUN;
 const std::string kMpiProg = ZPMIX_MPI_PROG;
+const std::string kMpiDyn = ZPMIX_MPI_DYN;
 const std::string kLib = std::string(ZPMIX_LIB_DIR) + "/libpmix.so.2";
 
 // mpirun ARGS on this node, as root in a container: Open MPI's two variables, no InfiniBand
@@ -24,6 +28,7 @@ class Mpirun {
     explicit Mpirun(std::vector<std::string> args) : child_(with_mpirun(std::move(args)), env()) {}
     Child &child() { return child_; }
     int exit_code() { return child_.exit_code(60s); }
+    const std::string &tmp() const { return tmp_.path; }
 
   private:
     static std::vector<std::string> with_mpirun(std::vector<std::string> args) {
@@ -52,6 +57,23 @@ bool maps_zpmix(pid_t pid) {
         (line.find(real) != std::string::npos ? ours : other) = true;
     }
     return ours && !other;
+}
+
+// Whether mpirun `pid` loads zpmix's libpmix.so.2 (its pmix component opens it early in its start,
+// and mpirun lives until its job ended): polled until a libpmix is mapped, then which one.
+bool loads_zpmix(pid_t pid) {
+    const std::string maps = "/proc/" + std::to_string(pid) + "/maps";
+    eventually([&] { return slurp(maps).find("libpmix.so") != std::string::npos; }, 20s);
+    return maps_zpmix(pid);
+}
+
+// The "<role> R merged M of N got V" lines of ompi_mpi_dyn.
+std::multiset<std::string> merged_lines(const std::string &out) {
+    std::multiset<std::string> lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+        if (line.find(" merged ") != std::string::npos) lines.insert(line);
+    return lines;
 }
 
 BOOST_AUTO_TEST_CASE(mpirun_loads_zpmix_and_its_ranks_run) {
@@ -106,6 +128,30 @@ BOOST_AUTO_TEST_CASE(publish_and_lookup_under_mpirun) {
     BOOST_CHECK_EQUAL(m.exit_code(), 0);
     BOOST_TEST_INFO("stdout: " << m.child().out() << "\nstderr: " << m.child().err());
     BOOST_CHECK_EQUAL(count(m.child().out(), " ok\n"), 3u);
+}
+
+// MPI_Comm_spawn: the spawn upcall (mpirun starts the children, which load zpmix's library too),
+// then the parents and children connect through the connect upcall and exchange messages.
+BOOST_AUTO_TEST_CASE(mpi_comm_spawn_under_mpirun) {
+    Mpirun m({"--oversubscribe", "-n", "2", kMpiDyn, "spawn"});
+    BOOST_CHECK_MESSAGE(loads_zpmix(m.child().pid()), "mpirun did not load " + kLib);
+    BOOST_CHECK_EQUAL(m.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << m.child().out() << "\nstderr: " << m.child().err());
+    const std::multiset<std::string> want{
+        "parent 0 merged 0 of 4 got 42", "parent 1 merged 1 of 4 got 43",
+        "child 0 merged 2 of 4 got 44", "child 1 merged 3 of 4 got 45"};
+    BOOST_CHECK(merged_lines(m.child().out()) == want);
+}
+
+// MPI-IO (ROMIO over the job's communicator): a collective write and reads of the others' blocks.
+BOOST_AUTO_TEST_CASE(mpi_io_under_mpirun) {
+    TempDir dir{"zpmix-mpirun-io"};
+    Mpirun m({"--oversubscribe", "-n", "3", kMpiProg, "io", dir.path + "/file"});
+    BOOST_CHECK_MESSAGE(loads_zpmix(m.child().pid()), "mpirun did not load " + kLib);
+    BOOST_CHECK_EQUAL(m.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << m.child().out() << "\nstderr: " << m.child().err());
+    BOOST_CHECK_EQUAL(count(m.child().out(), " io ok\n"), 3u);
+    BOOST_CHECK_EQUAL(std::filesystem::file_size(dir.path + "/file"), 3u * 64 * sizeof(int));
 }
 
 }  // namespace

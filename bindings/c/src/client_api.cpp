@@ -17,6 +17,7 @@
 #include <pmix.h>
 #include <spdlog/spdlog.h>
 
+#include "actors/protocol/host.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/modex.hpp"
 #include "actors/protocol/pset.hpp"
@@ -236,6 +237,7 @@ pmix_status_t init_client(Process &c, const char *uri, const std::string &ns, st
     c.job_size = welcome.job.size;
     c.max_message = welcome.max_message;
     c.stop_in_init = welcome.job.stop_in_init;
+    c.hosted = welcome.hosted;
     if (!welcome.job.fence_board.empty() && welcome.job.size > 1) {
         // Every rank fences its namespace on the board, or none does: one that cannot map it
         // must not go on to fence through the broker.
@@ -527,7 +529,9 @@ void fence_nb(Process &c, FencePlan plan, std::function<void(pmix_status_t)> the
 // take their fence id from the set's sequence of fences: every participant calls its
 // collectives over one set in the same order. PMIX_TIMEOUT bounds them; a participant that ends
 // first fails them (PMIX_ERR_PROC_TERM_WO_SYNC), a lost broker hosting one too
-// (PMIX_ERR_UNREACH).
+// (PMIX_ERR_UNREACH). Under a host (the server library) both go to the host's connect and
+// disconnect upcalls instead, once every participant of the node called them (msg::HostConnect),
+// as OpenPMIx serves them: the host connects the nodes and makes the other namespaces known.
 
 FencePlan plan_connect(Process &c, const pmix_proc_t procs[], size_t nprocs,
                        const pmix_info_t info[], size_t ninfo, bool collect) {
@@ -547,6 +551,27 @@ std::vector<std::string> jobs_to_fetch(Process &c, const pmix_proc_t procs[], si
             out.push_back(std::move(ns));
     }
     return out;
+}
+
+// Under a host: the caller's part of the node's connect or disconnect, which the host's upcall
+// completes (msg::HostConnect); no fence.
+msg::HostConnect host_connect_message(Process &c, const pmix_proc_t procs[], size_t nprocs,
+                                      const pmix_info_t info[], size_t ninfo, bool disconnect) {
+    msg::HostConnect m{to_msg(c.me), {}, disconnect, parse(info, ninfo).timeout_ms};
+    for (size_t i = 0; i < nprocs; ++i) m.procs.push_back(to_msg(procs[i]));
+    return m;
+}
+
+pmix_status_t host_connect(Process &c, const pmix_proc_t procs[], size_t nprocs,
+                           const pmix_info_t info[], size_t ninfo, bool disconnect) {
+    if (procs == nullptr || nprocs == 0) return PMIX_ERR_BAD_PARAM;
+    msg::HostConnect m = host_connect_message(c, procs, nprocs, info, ninfo, disconnect);
+    const std::uint32_t timeout_ms = m.timeout_ms;
+    if (pmix_status_t rc = c.session->call(m, timeout_ms).status; rc != PMIX_SUCCESS) return rc;
+    if (disconnect) return PMIX_SUCCESS;
+    for (const auto &ns : jobs_to_fetch(c, procs, nprocs))
+        if (pmix_status_t rc = fetch_job_blocking(c, ns, timeout_ms); rc != PMIX_SUCCESS) return rc;
+    return PMIX_SUCCESS;
 }
 
 // Fetches the jobs in turn, from the last; `then` runs on the progress thread with the first
@@ -848,6 +873,7 @@ PMIX_EXPORT pmix_status_t PMIx_Connect(const pmix_proc_t procs[], size_t nprocs,
                                        const pmix_info_t info[], size_t ninfo) {
     if (!ready()) return PMIX_ERR_INIT;
     Process &c = process();
+    if (c.hosted) return host_connect(c, procs, nprocs, info, ninfo, false);
     FencePlan plan = plan_connect(c, procs, nprocs, info, ninfo, true);
     if (plan.status != PMIX_SUCCESS) return plan.status;
     const std::uint32_t timeout_ms = plan.contribution.timeout_ms;
@@ -869,6 +895,23 @@ PMIX_EXPORT pmix_status_t PMIx_Connect_nb(const pmix_proc_t procs[], size_t npro
                                           pmix_op_cbfunc_t cbfunc, void *cbdata) {
     if (!ready()) return PMIX_ERR_INIT;
     Process &c = process();
+    if (c.hosted) {
+        if (procs == nullptr || nprocs == 0) return PMIX_ERR_BAD_PARAM;
+        msg::HostConnect m = host_connect_message(c, procs, nprocs, info, ninfo, false);
+        const std::uint32_t timeout_ms = m.timeout_ms;
+        std::vector<pmix_proc_t> named(procs, procs + nprocs);
+        c.session->request(m, timeout_ms,
+                           [&c, named = std::move(named), timeout_ms, cbfunc, cbdata](
+                               pmix_status_t status, const Envelope *) {
+                               auto done = [cbfunc, cbdata](pmix_status_t s) {
+                                   if (cbfunc) cbfunc(s, cbdata);
+                               };
+                               if (status != PMIX_SUCCESS) return done(status);
+                               fetch_jobs(c, jobs_to_fetch(c, named.data(), named.size()),
+                                          timeout_ms, done);
+                           });
+        return PMIX_SUCCESS;
+    }
     FencePlan plan = plan_connect(c, procs, nprocs, info, ninfo, true);
     if (plan.status != PMIX_SUCCESS) return plan.status;
     const std::uint32_t timeout_ms = plan.contribution.timeout_ms;
@@ -888,6 +931,7 @@ PMIX_EXPORT pmix_status_t PMIx_Disconnect(const pmix_proc_t procs[], size_t npro
                                           const pmix_info_t info[], size_t ninfo) {
     if (!ready()) return PMIX_ERR_INIT;
     Process &c = process();
+    if (c.hosted) return host_connect(c, procs, nprocs, info, ninfo, true);
     FencePlan plan = plan_connect(c, procs, nprocs, info, ninfo, false);
     if (plan.status != PMIX_SUCCESS || plan.local_only) return plan.status;
     const msg::FenceContribute &f = plan.contribution;
@@ -901,6 +945,15 @@ PMIX_EXPORT pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t procs[], size_t n
                                              pmix_op_cbfunc_t cbfunc, void *cbdata) {
     if (!ready()) return PMIX_ERR_INIT;
     Process &c = process();
+    if (c.hosted) {
+        if (procs == nullptr || nprocs == 0) return PMIX_ERR_BAD_PARAM;
+        c.session->request(host_connect_message(c, procs, nprocs, info, ninfo, true),
+                           parse(info, ninfo).timeout_ms,
+                           [cbfunc, cbdata](pmix_status_t status, const Envelope *) {
+                               if (cbfunc) cbfunc(status, cbdata);
+                           });
+        return PMIX_SUCCESS;
+    }
     FencePlan plan = plan_connect(c, procs, nprocs, info, ninfo, false);
     if (plan.status != PMIX_SUCCESS) return plan.status;
     fence_nb(c, std::move(plan), [cbfunc, cbdata](pmix_status_t status) {

@@ -32,6 +32,7 @@ struct Process {
     std::uint32_t job_size = 1;
     std::uint64_t max_message = 0;  // the broker's; 0: not told
     bool stop_in_init = false;      // PMIX_DEBUG_STOP_IN_INIT: wait for the debugger at init
+    bool hosted = false;            // a host's client: connect and disconnect go to its upcalls
     std::unique_ptr<client::ClientStore> store;
     std::unique_ptr<client::Session> session;       // the client's own
     std::unique_ptr<client::NodeFence> node_fence;  // a job on one node: its fence board

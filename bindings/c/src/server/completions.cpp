@@ -79,6 +79,24 @@ void op_done(pmix_status_t status, void *cbdata) {
     complete(cbdata, status, {}, "operation");
 }
 
+void info_done(pmix_status_t status, pmix_info_t info[], size_t ninfo, void *cbdata,
+               pmix_release_cbfunc_t release, void *release_cbdata) {
+    // The host's infos are valid until its release: encoded here, on its thread.
+    msgpack::sbuffer out;
+    c::Packer pk(out);
+    if (c::encode_infos(pk, info, info ? ninfo : 0) != PMIX_SUCCESS && status == PMIX_SUCCESS)
+        status = PMIX_ERR_BAD_PARAM;
+    complete(cbdata, status, std::string(out.data(), out.size()), "info",
+             Release{release, release_cbdata});
+}
+
+void spawn_done(pmix_status_t status, char nspace[], void *cbdata) {
+    complete(
+        cbdata, status,
+        nspace == nullptr ? std::string() : std::string(nspace, strnlen(nspace, PMIX_MAX_NSLEN)),
+        "spawn");
+}
+
 void modex_done(pmix_status_t status, const char *data, size_t ndata, void *cbdata,
                 pmix_release_cbfunc_t release, void *release_cbdata) {
     std::string bytes = data && ndata ? std::string(data, ndata) : std::string();

@@ -28,6 +28,11 @@ void give_up_all();
 void op_done(pmix_status_t status, void *cbdata);
 void modex_done(pmix_status_t status, const char *data, size_t ndata, void *cbdata,
                 pmix_release_cbfunc_t release, void *release_cbdata);
+// Brings the infos (the value codec's encode_infos) as the data; the host's release runs after.
+void info_done(pmix_status_t status, pmix_info_t info[], size_t ninfo, void *cbdata,
+               pmix_release_cbfunc_t release, void *release_cbdata);
+// Brings the new job's namespace as the data.
+void spawn_done(pmix_status_t status, char nspace[], void *cbdata);
 // Brings the found data as the bytes of a msg::LookupReply (its values in the wire form).
 void lookup_done(pmix_status_t status, pmix_pdata_t data[], size_t ndata, void *cbdata);
 // Brings the tool's name the host gave (tool_connected): "<nspace>\0<rank>", none when refused.

@@ -60,6 +60,11 @@ HostModule::HostModule(Reactor &reactor, Bus &bus, const pmix_server_module_t &m
     on(&HostModule::publish, Access::internal);
     on(&HostModule::lookup, Access::internal);
     on(&HostModule::unpublish, Access::internal);
+    on(&HostModule::register_events, Access::internal);
+    on(&HostModule::deregister_events, Access::internal);
+    on(&HostModule::spawn, Access::internal);
+    on(&HostModule::connect, Access::session);
+    on(&HostModule::group, Access::internal);
     on(&HostModule::modex_data, Access::internal);
     on(&HostModule::modex_error, Access::internal);
     on(&HostModule::done, Access::internal);
@@ -92,6 +97,7 @@ void HostModule::connected(const Envelope &, msg::HostClientConnected &m) {
 }
 
 void HostModule::client_ended(const Envelope &, msg::HostClientEnded &m) {
+    forget_event_codes(m.proc);
     if (!m.finalized) return;
     if (!module_.client_finalized) {
         if (!m.peer.empty()) send(m.peer, msg::Ok{}, m.id);

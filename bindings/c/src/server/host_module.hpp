@@ -31,14 +31,20 @@
 // - direct_modex answers the bytes the owner's node's PMIx_server_dmodex_request gave its host: a
 //   packed msg::ProcData, the process's data as a reader on another node sees it.
 #include <chrono>
+#include <climits>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "actors/protocol/host.hpp"
 #include "actors/protocol/modex.hpp"
 #include "actors/runtime/actor.hpp"
 #include "pmix_server.h"
+
+namespace zpmix {
+class NamespaceTable;
+}
 
 namespace zpmix::server {
 
@@ -47,12 +53,17 @@ struct Lent;  // what an upcall lends the host (host_module.cpp)
 class HostModule : public Actor {
   public:
     static constexpr auto kUpcallTimeout = std::chrono::seconds(300);  // Slurm's PMIxTimeout
+    // register_events' key for a handler of every code (host_events.cpp).
+    static constexpr std::int32_t kAllCodes = INT32_MIN;
 
     HostModule(Reactor &reactor, Bus &bus, const pmix_server_module_t &module);
 
     // Reactor thread: the host registered (or forgot, with nullptr and `forget`) a client.
     void set_client(const msg::Proc &proc, void *server_object, bool forget = false,
                     std::uint32_t uid = 0, std::uint32_t gid = 0);
+    // Before the broker starts: where this node's processes are (the broker's namespace table,
+    // and this node's name in it), for connect's participants.
+    void set_node(const NamespaceTable *namespaces, std::string node);
     // Reactor thread: PMIx_server_dmodex_request.
     void dmodex_request(const msg::Proc &proc, pmix_dmodex_response_fn_t cbfunc, void *cbdata);
     // Reactor thread: a message of the host's (a registration) to one of the broker's actors.
@@ -78,6 +89,42 @@ class HostModule : public Actor {
     void publish(const Envelope &env, msg::HostPublish &hm);
     void lookup(const Envelope &env, msg::HostLookup &hm);
     void unpublish(const Envelope &env, msg::HostUnpublish &hm);
+    // Handlers for environment events (host_events.cpp): the node's count of handlers for each
+    // code (kAllCodes: for every code), and each client's handlers' codes, forgotten at its end.
+    std::map<std::int32_t, std::size_t> event_codes_;
+    std::map<msg::Proc, std::vector<std::vector<std::int32_t>>> client_event_codes_;
+    void register_events(const Envelope &env, msg::HostRegisterEvents &m);
+    void deregister_events(const Envelope &env, msg::HostDeregisterEvents &m);
+    // Drops one handler's codes; deregister_events gets those no handler wants any more.
+    void drop_event_codes(const std::vector<std::int32_t> &codes);
+    void forget_event_codes(const msg::Proc &proc);  // the client ended
+
+    // PMIx_Spawn of a hosted client (host_spawn.cpp): the spawn upcall.
+    void spawn(const Envelope &env, msg::HostSpawn &m);
+
+    // PMIx_Connect and PMIx_Disconnect of hosted clients (host_connect.cpp): this node's
+    // participants collected, then the connect or disconnect upcall once. By the key of the
+    // operation (which, and the procs named).
+    struct ConnectOp {
+        std::vector<msg::Proc> procs;  // as named
+        bool disconnect = false;
+        std::uint32_t timeout_ms = 0;
+        std::set<msg::Proc> expected, arrived;  // this node's participants
+        bool all_local = false;                 // this node runs every participant
+        std::vector<Envelope> waiting;          // their requests
+        Reactor::TimerId timer = 0;
+    };
+    std::map<std::string, ConnectOp> connects_;
+    const NamespaceTable *namespaces_ = nullptr;
+    std::string node_;
+    void connect(const Envelope &env, msg::HostConnect &m);
+    void call_connect(ConnectOp op);
+    std::set<msg::Proc> local_participants(const std::vector<msg::Proc> &procs,
+                                           bool &all_local) const;
+
+    // Groups of the host's processes (host_group.cpp): the group upcall.
+    void group(const Envelope &env, msg::HostGroup &m);
+
     // modex's answers to dmodex_request
     void modex_data(const Envelope &env, msg::ModexData &m);
     void modex_error(const Envelope &env, msg::ErrorReply &m);  // or another request's refusal

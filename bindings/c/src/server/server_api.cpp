@@ -135,6 +135,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
         c->broker = std::make_unique<Broker>(config);
         c->host = &c->broker->add_actor<HostModule>(*module);
         c->broker->add_actor<HostServices>(*module);  // job control, monitor, query, log
+        c->host->set_node(&c->broker->namespaces(), c->broker->node());
         c->broker->start();
         c->uri = c->broker->uri();
     } catch (const std::exception &e) {
@@ -252,12 +253,15 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_nspace(const pmix_nspace_t nspace
         if (ec) spdlog::warn("pmix server: cannot make {}: {}", job.session_tmpdir, ec.message());
     }
     if (job.nsdir.empty()) job.nsdir = job.session_tmpdir;
+    // No local process: the host's job runs on its other servers (mpirun registers so a job of
+    // another mpirun that its job connected to), whatever host names it has.
+    const bool elsewhere = nlocalprocs == 0;
     HostModule *host = c->host;
     return finish(
         *c,
-        [host, job = std::move(job), secret = std::move(secret)]() mutable {
-            host->tell("registry",
-                       msg::RegisterNamespace{std::move(job), std::move(secret), {}, true});
+        [host, job = std::move(job), secret = std::move(secret), elsewhere]() mutable {
+            host->tell("registry", msg::RegisterNamespace{
+                                       std::move(job), std::move(secret), {}, true, elsewhere});
         },
         cbfunc, cbdata);
 }

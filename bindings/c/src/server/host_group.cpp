@@ -1,0 +1,96 @@
+// The host's group upcall: a construct or destruct of a group of the host's processes, once this
+// node's members are in (msg::HostGroup, from the group actor). The host carries it across its
+// nodes and may assign the context id (PMIX_GROUP_CONTEXT_ID among its results); asked for one
+// (PMIX_GROUP_ASSIGN_CONTEXT_ID) and given none, the broker assigns it. Without the upcall the
+// group actor hears so (no_upcall) and serves the group itself when every member runs here.
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "client/values/value_codec.hpp"
+#include "pmix.h"
+#include "server/completions.hpp"
+#include "server/host_module.hpp"
+
+namespace zpmix::server {
+
+namespace {
+
+// The context id among the host's results; 0 when none.
+std::uint64_t host_context_id(const std::string &infos) {
+    pmix_info_t *info = nullptr;
+    std::size_t ninfo = 0;
+    if (infos.empty() || c::decode_infos(infos.data(), infos.size(), &info, &ninfo) != PMIX_SUCCESS)
+        return 0;
+    std::uint64_t id = 0;
+    for (std::size_t i = 0; i < ninfo; ++i)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_CONTEXT_ID)) {
+            pmix_status_t rc;
+            PMIX_VALUE_GET_NUMBER(rc, &info[i].value, id, std::uint64_t);
+            if (rc != PMIX_SUCCESS) id = 0;
+        }
+    PMIX_INFO_FREE(info, ninfo);
+    return id;
+}
+
+}  // namespace
+
+void HostModule::group(const Envelope &, msg::HostGroup &m) {
+    const std::string key = m.key;
+    if (!module_.group) return send("group", msg::HostGroupDone{key, PMIX_SUCCESS, true, 0});
+    auto answer = [this, key](pmix_status_t status, std::uint64_t context_id) {
+        send("group", msg::HostGroupDone{key, status, false, context_id});
+    };
+    struct GroupLent {
+        std::vector<pmix_proc_t> procs;
+        std::vector<pmix_info_t> directives;
+        std::string grp;
+        ~GroupLent() {
+            for (auto &i : directives) PMIX_INFO_DESTRUCT(&i);
+        }
+    };
+    auto lent = std::make_shared<GroupLent>();
+    lent->grp = m.grp;
+    for (const auto &p : m.members) {
+        pmix_proc_t q;
+        PMIX_LOAD_PROCID(&q, p.nspace.c_str(), p.rank);
+        lent->procs.push_back(q);
+    }
+    lent->directives.reserve(2);
+    if (m.assign_context_id) {
+        bool yes = true;
+        lent->directives.emplace_back();
+        PMIX_INFO_LOAD(&lent->directives.back(), PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    }
+    if (m.timeout_ms > 0) {
+        int seconds = static_cast<int>((m.timeout_ms + 999) / 1000);
+        lent->directives.emplace_back();
+        PMIX_INFO_LOAD(&lent->directives.back(), PMIX_TIMEOUT, &seconds, PMIX_INT);
+    }
+    auto timer = std::make_shared<Reactor::TimerId>(0);
+    void *cbdata =
+        expect(reactor(), [this, answer, timer, lent](pmix_status_t status, std::string infos) {
+            reactor().cancel(*timer);
+            answer(status, status == PMIX_SUCCESS ? host_context_id(infos) : 0);
+        });
+    const auto wait = m.timeout_ms > 0
+                          ? std::chrono::milliseconds(m.timeout_ms) + std::chrono::seconds(1)
+                          : std::chrono::duration_cast<std::chrono::milliseconds>(kUpcallTimeout);
+    *timer = reactor().after(wait, [this, cbdata, answer] {
+        if (!give_up(cbdata)) return;
+        log().warn("the host's group upcall did not call back in time");
+        answer(PMIX_ERR_TIMEOUT, 0);
+    });
+    const pmix_status_t rc =
+        module_.group(m.destruct ? PMIX_GROUP_DESTRUCT : PMIX_GROUP_CONSTRUCT, lent->grp.data(),
+                      lent->procs.data(), lent->procs.size(),
+                      lent->directives.empty() ? nullptr : lent->directives.data(),
+                      lent->directives.size(), info_done, cbdata);
+    if (rc == PMIX_SUCCESS || !give_up(cbdata)) return;  // its callback answers
+    reactor().cancel(*timer);
+    if (rc != PMIX_OPERATION_SUCCEEDED)
+        log().info("the host's group upcall failed: {}", PMIx_Error_string(rc));
+    answer(rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc, 0);
+}
+
+}  // namespace zpmix::server
