@@ -8,6 +8,7 @@
 #include "actors/protocol/fence.hpp"
 #include "actors/protocol/group.hpp"
 #include "actors/protocol/host.hpp"
+#include "actors/protocol/host_services.hpp"
 #include "actors/protocol/iof.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
@@ -158,4 +159,20 @@
     X(TreeStop)                  \
     X(TreeHop)                   \
     X(TreeOnline)                \
-    X(TreeMembers)
+    X(TreeMembers)               \
+    X(AllocationReply)           \
+    X(AllocationRequest)         \
+    X(EventDeregister)           \
+    X(HostConnect)               \
+    X(HostDeregisterEvents)      \
+    X(HostGroup)                 \
+    X(HostGroupDone)             \
+    X(HostIofPull)               \
+    X(HostJobControl)            \
+    X(HostLog)                   \
+    X(HostMonitor)               \
+    X(HostQuery)                 \
+    X(HostRegisterEvents)        \
+    X(HostSpawn)                 \
+    X(HostStdin)                 \
+    X(HostToolConnected)

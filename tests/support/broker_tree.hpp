@@ -130,7 +130,7 @@ class BrokerTree {
         Envelope env = decode(encode(M::type, id, m));
         env.from = rid;
         env.session = std::make_shared<PeerSession>(
-            PeerSession{PeerSession::Role::client, proc.nspace, proc.rank});
+            PeerSession{PeerSession::Role::client, proc.nspace, proc.rank, {}});
         Actor *a = b.bus.find(actor);
         BOOST_REQUIRE_MESSAGE(a, "no actor " + actor);
         a->reactor().post([a, env] { a->dispatch(env); });
@@ -187,7 +187,8 @@ class BrokerTree {
         if (broker(src).lost) return;
         Envelope env = decode(msg);
         env.from = "@" + std::to_string(src) + "/" + env.from;
-        env.session = std::make_shared<PeerSession>(PeerSession{PeerSession::Role::broker, {}, 0});
+        env.session =
+            std::make_shared<PeerSession>(PeerSession{PeerSession::Role::broker, {}, 0, {}});
         for (std::uint32_t dst : targets) {
             if (dst >= size()) continue;
             Broker &b = broker(dst);
