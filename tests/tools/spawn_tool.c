@@ -155,6 +155,8 @@ int main(int argc, char **argv) {
             PMIX_INFO_LOAD(&app.info[1], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
             rc = PMIx_Spawn(NULL, 0, &app, 1, child);
         }
+        PMIX_INFO_DESTRUCT(&hinfo[0]);
+        PMIX_INFO_DESTRUCT(&hinfo[1]);
         PMIX_APP_DESTRUCT(&app);
         CHECK(rc == PMIX_SUCCESS, "spawn: %s", PMIx_Error_string(rc));
         if (rc == PMIX_SUCCESS) {
