@@ -341,6 +341,17 @@ static void check_job(void) {
     CHECK(v && v->type == PMIX_UINT16 && v->data.uint16 < local_size);
     if (v) PMIX_VALUE_RELEASE(v);
 
+    /* A job whose ranks all run on this node fences on a board in its namespace directory (as
+     * under zpmix run), never through the broker; a job across nodes has none. */
+    v = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_NSDIR);
+    CHECK(v && v->type == PMIX_STRING);
+    if (v) {
+        char board[4096];
+        snprintf(board, sizeof board, "%s/fence-board", v->data.string);
+        printf("fence board %s for %u\n", access(board, R_OK | W_OK) == 0 ? "yes" : "no", me.rank);
+        PMIX_VALUE_RELEASE(v);
+    }
+
     fence_and_read(size);
 }
 

@@ -48,8 +48,9 @@ BOOST_AUTO_TEST_CASE(one_node_wire_up) {
     BOOST_CHECK_EQUAL(h.count("upcall client_connected"), 3u);
     BOOST_CHECK_EQUAL(h.count("upcall client_finalized"), 3u);
     BOOST_CHECK_EQUAL(h.count("bad-server-object"), 0u);
-    // A fence over one node never leaves it.
+    // A fence over one node never leaves it: every rank is here, so the ranks fence on a board.
     BOOST_CHECK_EQUAL(h.count("upcall fence_nb"), 0u);
+    BOOST_CHECK_EQUAL(h.count("fence board yes"), 3u);
     BOOST_CHECK(h.child.out().find("host library zpmix") != std::string::npos);
 }
 
@@ -86,6 +87,7 @@ BOOST_AUTO_TEST_CASE(fence_across_nodes_through_fence_nb) {
     BOOST_CHECK_EQUAL(h.count("node0: upcall fence_nb"), 2u);
     BOOST_CHECK_EQUAL(h.count("node1: upcall fence_nb"), 2u);
     BOOST_CHECK_EQUAL(h.count("collect 1"), 2u);
+    BOOST_CHECK_EQUAL(h.count("fence board no"), 4u);  // the job spans both nodes
 }
 
 BOOST_AUTO_TEST_CASE(direct_modex_across_nodes) {
