@@ -289,8 +289,9 @@ rss_of() {  # the summed RSS (kB) of this run's zpmix processes whose command li
     ps -o rss= -p "$pids" | awk '{s += $1} END {print s + 0}'
 }
 rm -f "$work/go" "$work/count"
-run -n 1 sleep 300 &
+"$zpmix" run -n 1 sleep 300 &  # not through run(): $! would be a subshell, not zpmix run
 idle=$!
+pids+=("$idle")
 until_true 30 pgrep -x -f "sleep 300" >/dev/null  # the rank runs: the job is up
 idle_rss=$(rss_of "-n 1 sleep 300")
 kill -TERM "$idle"
