@@ -17,13 +17,14 @@ namespace zpmix {
 
 namespace {
 
-// How many of `participants` run on `node`.
+// How many of `participants` run on `node`. A host's job registered with no process here (another
+// mpirun's, connected to) runs on none of this broker's nodes, whatever its host names say.
 long on_node(const std::vector<msg::Proc> &participants, const NamespaceTable::Snapshot &namespaces,
              const std::string &node) {
     long n = 0;
     for (const auto &p : participants) {
         auto ns = namespaces.find(p.nspace);
-        if (ns == namespaces.end()) continue;
+        if (ns == namespaces.end() || ns->second->elsewhere) continue;
         const auto &procs = ns->second->job->procs;
         if (p.rank != msg::kWildcardRank)
             n += p.rank < procs.size() && procs[p.rank].hostname == node;
@@ -41,6 +42,7 @@ bool across_host(const std::vector<msg::Proc> &participants,
     for (const auto &p : participants) {
         auto ns = namespaces.find(p.nspace);
         if (ns == namespaces.end() || !ns->second->hosted) continue;
+        if (ns->second->elsewhere) return true;
         const auto &procs = ns->second->job->procs;
         if (p.rank != msg::kWildcardRank) {
             if (p.rank < procs.size() && procs[p.rank].hostname != node) return true;
@@ -52,18 +54,29 @@ bool across_host(const std::vector<msg::Proc> &participants,
     return false;
 }
 
-// This node's number among the nodes of the first hosted job of `participants` (the same job on
-// every node: participants are in canonical order); past them when it is not one of them.
-std::uint32_t node_index(const std::vector<msg::Proc> &participants,
-                         const NamespaceTable::Snapshot &namespaces, const std::string &node) {
-    for (const auto &p : participants) {
+// The id of this node's part in a fence through the host, which no other node of any host has:
+// from the first participant that runs here (its entry among the participants, in their canonical
+// order, and its rank), as each process runs on one node. The participants may be of several hosts
+// (two mpiruns' jobs, connected), whose nodes' names may be alike.
+std::uint32_t node_part_id(const std::vector<msg::Proc> &participants,
+                           const NamespaceTable::Snapshot &namespaces, const std::string &node) {
+    constexpr std::uint32_t kRankBits = 20;
+    auto id = [&](std::size_t entry, std::uint32_t rank) {
+        return static_cast<std::uint32_t>(entry << kRankBits) | (rank & ((1u << kRankBits) - 1));
+    };
+    for (std::size_t i = 0; i < participants.size(); ++i) {
+        const msg::Proc &p = participants[i];
         auto ns = namespaces.find(p.nspace);
-        if (ns == namespaces.end() || !ns->second->hosted) continue;
-        const auto &nodes = ns->second->job->nodes;
-        const auto at = std::find(nodes.begin(), nodes.end(), node);
-        return static_cast<std::uint32_t>(at - nodes.begin());
+        if (ns == namespaces.end() || ns->second->elsewhere) continue;
+        const auto &procs = ns->second->job->procs;
+        if (p.rank != msg::kWildcardRank) {
+            if (p.rank < procs.size() && procs[p.rank].hostname == node) return id(i, p.rank);
+            continue;
+        }
+        for (std::uint32_t r = 0; r < procs.size(); ++r)
+            if (procs[r].hostname == node) return id(i, r);
     }
-    return 0;
+    return UINT32_MAX;
 }
 
 }  // namespace
@@ -186,7 +199,7 @@ void FenceReducer::contribute(const Envelope &env, msg::FenceContribute &m) {
     if (created && host) {
         f.host = true;
         f.self =
-            node_index(f.count.participants(), *namespaces_.snapshot(), brokers_.view()->node());
+            node_part_id(f.count.participants(), *namespaces_.snapshot(), brokers_.view()->node());
         f.timeout_ms = m.timeout_ms;
         f.count.expect(here);
     }

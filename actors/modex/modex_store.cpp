@@ -148,6 +148,12 @@ void ModexStore::get(const Envelope &env, msg::ModexGet &m) {
     }
     const auto view = brokers_.view();
     const std::string &owner = host_of(*snapshot, m.proc, view->node());
+    if (m.held_only) {
+        auto it = committed_.find(m.proc);
+        if (it != committed_.end() && readable(it->second, m.key, owner == view->node()))
+            return reply(env, msg::ModexData{data_for(m.proc, it->second, owner == view->node())});
+        return reply_error(env, PMIX_ERR_NOT_FOUND, "not held by this broker");
+    }
     const auto wait = m.timeout_ms > 0 ? std::chrono::milliseconds(m.timeout_ms) : default_wait_;
     // Over the tree the reader is on the asking broker's node, never on this one; so is it for
     // a Get the host asks for another of its nodes (PMIx_server_dmodex_request).

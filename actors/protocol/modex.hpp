@@ -56,7 +56,10 @@ struct ModexGet {
     std::uint32_t timeout_ms = 0;
     Proc reader;
     std::uint32_t commits = 0;
-    ZPMIX_MSG_MAP(proc, key, timeout_ms, reader, commits);
+    // Answer from what the broker holds, PMIX_ERR_NOT_FOUND otherwise: never wait for the data or
+    // ask the host or another broker for it (the server library's host's own Get).
+    bool held_only = false;
+    ZPMIX_MSG_MAP(proc, key, timeout_ms, reader, commits, held_only);
 };
 struct ModexData {
     static constexpr const char *type = "modex.data";

@@ -143,6 +143,41 @@ BOOST_AUTO_TEST_CASE(mpi_comm_spawn_under_mpirun) {
     BOOST_CHECK(merged_lines(m.child().out()) == want);
 }
 
+// MPI_Comm_accept and MPI_Comm_connect between the jobs of two mpiruns joined by ompi-server (Open
+// MPI's data server): the port goes through its publish and lookup; each mpirun registers the
+// other's job (no process of it on its node), the ranks' Gets of the other job's data go to
+// mpirun's direct_modex, which asks the other mpirun (its PMIx_server_dmodex_request), and the
+// disconnect's fence spans both mpiruns through fence_nb.
+BOOST_AUTO_TEST_CASE(mpi_comm_connect_accept_across_two_mpiruns) {
+    TempDir dir{"zpmix-mpirun-dyn"};
+    const std::string uri = dir.path + "/uri";
+    const auto ompi_server = std::filesystem::path(kMpirun).parent_path() / "ompi-server";
+    BOOST_REQUIRE(std::filesystem::exists(ompi_server));
+    Child server({ompi_server.string(), "--no-daemonize", "-r", uri},
+                 {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+                  "OMPI_MCA_oob_tcp_if_include=lo", "TMPDIR=" + dir.path,
+                  "OMPI_MCA_orte_tmpdir_base=" + dir.path});
+    BOOST_REQUIRE(eventually([&] { return !slurp(uri).empty(); }, 20s));
+    Mpirun accept({"--ompi-server", "file:" + uri, "--oversubscribe", "-n", "2", kMpiDyn, "server",
+                   dir.path});
+    BOOST_REQUIRE_MESSAGE(
+        eventually([&] { return std::filesystem::exists(dir.path + "/published"); }, 60s),
+        "stderr: " + accept.child().err());
+    Mpirun connect({"--ompi-server", "file:" + uri, "-n", "1", kMpiDyn, "client"});
+    BOOST_CHECK_MESSAGE(maps_zpmix(accept.child().pid()), "mpirun did not load " + kLib);
+    BOOST_CHECK_MESSAGE(loads_zpmix(connect.child().pid()), "mpirun did not load " + kLib);
+    BOOST_CHECK_EQUAL(connect.exit_code(), 0);
+    BOOST_CHECK_EQUAL(accept.exit_code(), 0);
+    BOOST_TEST_INFO("accepting: " << accept.child().out() << accept.child().err()
+                                  << "\nconnecting: " << connect.child().out()
+                                  << connect.child().err());
+    const std::multiset<std::string> want{"server 0 merged 0 of 3 got 42",
+                                          "server 1 merged 1 of 3 got 43"};
+    BOOST_CHECK(merged_lines(accept.child().out()) == want);
+    BOOST_CHECK(merged_lines(connect.child().out()) ==
+                std::multiset<std::string>{"client 0 merged 2 of 3 got 44"});
+}
+
 // MPI-IO (ROMIO over the job's communicator): a collective write and reads of the others' blocks.
 BOOST_AUTO_TEST_CASE(mpi_io_under_mpirun) {
     TempDir dir{"zpmix-mpirun-io"};

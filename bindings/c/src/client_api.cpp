@@ -397,7 +397,7 @@ bool from_board(Process &c, const pmix_proc_t &p, const char *key, const Directi
 // the Get's outcome once the data is in the store.
 template <class Then>
 void fetch(Process &c, const pmix_proc_t &p, const char *key, const Directives &d, Then then) {
-    msg::ModexGet m{to_msg(p), key, d.timeout_ms, to_msg(c.me), commits_seen(c, p)};
+    msg::ModexGet m{to_msg(p), key, d.timeout_ms, to_msg(c.me), commits_seen(c, p), c.server_host};
     ClientStore *store = c.store.get();
     c.session->request(m, d.timeout_ms, [store, then](pmix_status_t status, const Envelope *env) {
         if (status == PMIX_SUCCESS) status = store->add_modex_data(*env);
@@ -408,9 +408,9 @@ void fetch(Process &c, const pmix_proc_t &p, const char *key, const Directives &
 // The blocking form of fetch, answered on the calling thread.
 pmix_status_t fetch_blocking(Process &c, const pmix_proc_t &p, const char *key,
                              const Directives &d) {
-    auto reply = c.session->call(
-        msg::ModexGet{to_msg(p), key, d.timeout_ms, to_msg(c.me), commits_seen(c, p)},
-        d.timeout_ms);
+    auto reply = c.session->call(msg::ModexGet{to_msg(p), key, d.timeout_ms, to_msg(c.me),
+                                               commits_seen(c, p), c.server_host},
+                                 d.timeout_ms);
     if (reply.status != PMIX_SUCCESS) return reply.status;
     return c.store->add_modex_data(reply.env);
 }
@@ -713,6 +713,7 @@ pmix_status_t init_as(const std::string &uri, const std::string &nspace, std::ui
         return rc;
     }
     c.refs = 1;
+    c.server_host = true;
     c.initialized.store(true, std::memory_order_release);
     return PMIX_SUCCESS;
 }

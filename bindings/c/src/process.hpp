@@ -33,6 +33,11 @@ struct Process {
     std::uint64_t max_message = 0;  // the broker's; 0: not told
     bool stop_in_init = false;      // PMIX_DEBUG_STOP_IN_INIT: wait for the debugger at init
     bool hosted = false;            // a host's client: connect and disconnect go to its upcalls
+    // The server library's host itself (init_as): its Gets of other processes' data are answered
+    // from what its broker holds, never waited for, as a PMIx server answers its own Gets. A host
+    // calls PMIx_Get from the thread that serves its upcalls (ORTE's direct_modex first looks
+    // whether the data is in): a Get waiting on the host's own direct_modex would never end.
+    bool server_host = false;
     std::unique_ptr<client::ClientStore> store;
     std::unique_ptr<client::Session> session;       // the client's own
     std::unique_ptr<client::NodeFence> node_fence;  // a job on one node: its fence board
