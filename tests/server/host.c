@@ -1123,7 +1123,9 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
                 stdin_fd = in[1];
             }
         }
+        pthread_mutex_lock(&mu); /* the broker's threads read it (upcalls) */
         children[r].pid = pid;
+        pthread_mutex_unlock(&mu);
         ++started;
         for (char **e = env; *e; ++e) free(*e);
         free(env);
