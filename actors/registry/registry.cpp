@@ -192,14 +192,17 @@ void Registry::abort(const Envelope &env, msg::Abort &m) {
     }
     log().info("{}.{} calls PMIx_Abort (status {}) for {}", s.nspace, s.rank, m.status,
                m.procs.empty() ? "its namespace" : std::to_string(m.procs.size()) + " proc(s)");
-    // A hosted job's processes are the host's to end: its abort upcall answers.
-    if (const auto ns = table_.find(s.nspace); ns && ns->hosted)
+    // A hosted job's processes are the host's to end: its abort upcall answers. The rest of the
+    // job hears of the abort as under `zpmix run` (PMIX_ERR_PROC_REQUESTED_ABORT).
+    if (const auto ns = table_.find(s.nspace); ns && ns->hosted) {
+        send("events", msg::AbortJob{s.nspace, s.rank, m.status, m.message, m.procs});
         return send("host", msg::HostAbort{{s.nspace, s.rank},
                                            m.status,
                                            std::move(m.message),
                                            std::move(m.procs),
                                            env.from,
                                            env.id});
+    }
     // launcher, events
     broadcast(msg::AbortJob{s.nspace, s.rank, m.status, m.message, std::move(m.procs)});
     reply(env, msg::Ok{});

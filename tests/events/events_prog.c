@@ -1,7 +1,7 @@
 /* A PMIx program for the event integration tests. argv[1] is the scenario:
  *   listen   register a default handler (and one for environment events), print "ready", then
  *            record every event code until code -9999 arrives and print them:
- *            "got <code> <code> ... -9999 end" (events after -9999 are not recorded)
+ *            "rank <rank> got <code> <code> ... -9999 end" (events after -9999 are not recorded)
  *   notify   like listen, but rank 0 first notifies -500 to its namespace and -501 globally, and
  *            prints "ready" once it got -501 back: the broker published both, so an event the
  *            test sends after "ready" comes after them (a return from PMIx_Notify_event only
@@ -109,7 +109,7 @@ static int has_model(void) {
 
 static void print_codes(void) {
     pthread_mutex_lock(&mu);
-    printf("got");
+    printf("rank %u got", me.rank); /* the rank: under a host, every rank's lines are mixed */
     for (int i = 0; i < ncodes; ++i) printf(" %d", codes[i]);
     printf(" end\n");
     if (affected >= 0) printf("affected %d\n", affected);

@@ -6,11 +6,13 @@
 #include <sys/stat.h>
 
 #include <map>
+#include <regex>
 
 #include <pmix_common.h>
 
 #include "actors/protocol/events.hpp"
 #include "broker/broker.hpp"
+#include "support/launcher.hpp"
 #include "support/launcher_peer.hpp"
 #include "support/process.hpp"
 
@@ -153,7 +155,7 @@ struct Runner {
         BOOST_REQUIRE(until([&] { return replies.contains(id); }));
         return replies[id];
     }
-    // "got a b c end" -> {a, b, c}
+    // "rank N got a b c end" -> {a, b, c}
     static std::vector<int> codes(const std::string &out) {
         std::vector<int> got;
         auto at = out.find("got");
@@ -390,4 +392,123 @@ BOOST_AUTO_TEST_CASE(a_second_library_declares_its_model) {
     BOOST_REQUIRE(r.until([&] { return r.jobs[a].ended; }));
     BOOST_TEST(r.jobs[a].status == 0);
     BOOST_TEST(r.jobs[a].out[0] == "model OpenMP\n");
+}
+
+// The same events under the test host (tests/server/host.c, a resource manager on pmix_server.h
+// that embeds zpmix's server library): its one job of events_prog ranks, events injected into
+// its server as above (found by the PMIX_SERVER_URI the host reports), and across its two nodes
+// the clients' own events carried by its notify_event upcall. Not under the host: the cases of
+// two jobs at once (the host runs one), the broker's configuration (cache size, dropped events:
+// the host passes none), a slow handler (two jobs), the broker's death (the host's own process),
+// a rank's exit (below).
+namespace {
+
+struct HostedJob {
+    LaunchedJob job;
+    std::vector<std::unique_ptr<LauncherPeer>> servers;  // by node
+
+    // Once every rank is ready (none say so in "hybrid").
+    HostedJob(const std::string &mode, int np, int nodes = 1)
+        : job(JobLauncher::server_host, {.argv = {kProg, mode}, .np = np, .nodes = nodes}) {
+        const std::size_t ready = mode == "hybrid" ? 0 : std::size_t(np);
+        BOOST_REQUIRE_MESSAGE(job.child.read_until([&](const std::string &o) {
+            return count(o, "ready\n") == ready && count(o, "server uri") == std::size_t(nodes);
+        }),
+                              "the job did not start: " << job.out() << job.err());
+        const std::string out = job.out();
+        const std::regex uri("node(\\d): server uri (\\S+)");
+        servers.resize(std::size_t(nodes));
+        for (std::sregex_iterator it(out.begin(), out.end(), uri), end; it != end; ++it)
+            servers.at(std::stoul((*it)[1])) = std::make_unique<LauncherPeer>((*it)[2]);
+        for (const auto &s : servers) BOOST_REQUIRE_MESSAGE(s, "no server uri in " << out);
+    }
+    // An event injected into node's server; its answer (0: published).
+    std::int32_t notify(std::int32_t code, msg::Range range, msg::Proc source,
+                        std::vector<msg::Proc> custom = {}, bool enviro = false, int node = 0) {
+        msg::NotifyEvent n;
+        n.event.status = code;
+        n.event.range = static_cast<std::uint8_t>(range);
+        n.event.source = std::move(source);
+        n.event.custom_range = std::move(custom);
+        n.event.enviro = enviro;
+        LauncherPeer &peer = *servers.at(std::size_t(node));
+        const auto id = peer.send(n);
+        for (;;) {
+            auto e = peer.recv(10s);
+            BOOST_REQUIRE_MESSAGE(e, "no answer to the event");
+            if (e->id != id) continue;
+            if (e->type == msg::Ok::type) return 0;
+            if (e->type == msg::ErrorReply::type) return e->as<msg::ErrorReply>().status;
+        }
+    }
+    int end() {
+        const int code = job.exit_code();
+        BOOST_TEST_MESSAGE("stdout:\n" << job.out() << "stderr:\n" << job.err());
+        return code;
+    }
+    // What "rank N got ... end" said.
+    Codes codes(std::uint32_t rank) const {
+        const std::string tag = "rank " + std::to_string(rank) + " got";
+        const auto at = job.out().find(tag);
+        return at == std::string::npos ? Codes{} : Runner::codes(job.out().substr(at + 5));
+    }
+};
+
+const std::string kHostJob = "host-job";  // the test host's namespace
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(under_the_test_host_each_range_reaches_exactly_its_processes) {
+    HostedJob h("listen", 4);
+    const msg::Proc tool{"tool", 0};
+    BOOST_TEST(h.notify(-1, msg::Range::nspace, {kHostJob, 0}) == 0);                        // all
+    BOOST_TEST(h.notify(-2, msg::Range::custom, tool, {{"other", 2}, {kHostJob, 3}}) == 0);  // 3
+    BOOST_TEST(h.notify(-3, msg::Range::custom, tool, {{"other", PMIX_RANK_WILDCARD}}) == 0);
+    BOOST_TEST(h.notify(-4, msg::Range::local, tool) == 0);
+    BOOST_TEST(h.notify(-5, msg::Range::session, tool) == 0);
+    BOOST_TEST(h.notify(-6, msg::Range::rm, tool) == 0);  // nobody
+    BOOST_TEST(h.notify(-7, msg::Range::global, tool, {}, true) == 0);
+    BOOST_TEST(h.notify(-9999, msg::Range::global, tool) == 0);
+    BOOST_TEST(h.end() == 0);
+    for (std::uint32_t rank = 0; rank < 4; ++rank) {
+        Codes want = {-1, -4, -5, -7, -9999};
+        if (rank == 3) want = {-1, -2, -4, -5, -7, -9999};
+        BOOST_TEST_INFO("rank " << rank);
+        BOOST_TEST(h.codes(rank) == want, boost::test_tools::per_element());
+    }
+}
+
+// Rank 0 (node0) notifies its namespace and everyone: node1's ranks get both through the host's
+// notify_event upcall and PMIx_Notify_event on node1.
+BOOST_AUTO_TEST_CASE(under_the_test_host_client_notifications_reach_the_other_node) {
+    HostedJob h("notify", 4, 2);
+    for (int node : {0, 1})
+        BOOST_TEST(h.notify(-9999, msg::Range::global, {"tool", 0}, {}, false, node) == 0);
+    BOOST_TEST(h.end() == 0);
+    for (std::uint32_t rank = 0; rank < 4; ++rank) {
+        BOOST_TEST_INFO("rank " << rank);
+        BOOST_TEST(h.codes(rank) == (Codes{-500, -501, -9999}), boost::test_tools::per_element());
+    }
+}
+
+// As an_abort_reaches_the_rest_of_its_job. (Not a_process_exit_reaches_the_rest_of_its_job: the
+// library does not know a hosted rank's exit status; when the connection of a rank that ends
+// without PMIx_Finalize drops before the host's PMIx_server_deregister_client, it reports exit
+// status 1, PMIX_ERR_EXIT_NONZERO_TERM before PMIX_EVENT_PROC_TERMINATED, where the rank exited 0.)
+BOOST_AUTO_TEST_CASE(under_the_test_host_an_abort_reaches_the_rest_of_its_job) {
+    HostedJob h("abort", 3);
+    BOOST_TEST(h.end() == 7);
+    for (std::uint32_t rank : {0u, 2u}) {
+        BOOST_TEST_INFO("rank " << rank);
+        BOOST_TEST(h.codes(rank) == (Codes{PMIX_ERR_PROC_REQUESTED_ABORT}),
+                   boost::test_tools::per_element());
+    }
+    BOOST_TEST(count(h.job.out(), "affected 1\n") == 2u);
+    BOOST_TEST(count(h.job.out(), "exit_code 7\n") == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(under_the_test_host_a_second_library_declares_its_model) {
+    HostedJob h("hybrid", 1);
+    BOOST_TEST(h.end() == 0);
+    BOOST_TEST(count(h.job.out(), "model OpenMP\n") == 1u, h.job.out());
 }

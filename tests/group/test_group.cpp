@@ -1,10 +1,12 @@
 #define BOOST_TEST_MODULE group
+#include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <map>
 
 #include "actors/protocol/group.hpp"
 #include "broker/broker.hpp"
+#include "support/launcher.hpp"
 #include "support/launcher_peer.hpp"
 #include "support/process.hpp"
 
@@ -183,3 +185,41 @@ BOOST_AUTO_TEST_CASE(a_participant_takes_over_from_a_leader_that_ends_and_the_gr
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// The scenarios above that also run under the test host (tests/server/host.c, a resource manager
+// on pmix_server.h that embeds zpmix's server library): the same program, the same verdict, on one
+// node, whose broker serves the groups and gets its context ids from the host's group upcall.
+// Not under the host: "wholejob" (conflicting whole-job constructs are refused at once on the
+// job's fence board, which a hosted job lacks: they time out at 20 s instead); groups across the
+// host's two nodes (the group upcall carries no data between nodes: PMIX_GROUP_INFO, the members'
+// endpoint data and the group's local context ids of the other node's members are not found, and
+// the other node's members miss the construct's event; the invite scenario does not complete);
+// the timeout scenarios (their waits cost seconds and test the broker's timers, the same code
+// under a host).
+namespace {
+
+struct HostCase {
+    const char *scenario;
+    int np, nodes, ok;  // ok: the ranks that say "<scenario> ok"
+};
+
+std::ostream &operator<<(std::ostream &os, const HostCase &c) {
+    return os << c.scenario << " -n " << c.np << " on " << c.nodes << " node(s)";
+}
+
+const HostCase kUnderTheHost[] = {
+    {"basic", 5, 1, 5},     {"exit", 4, 1, 3},       {"invite", 4, 1, 4},
+    {"asyncjoin", 3, 1, 3}, {"leavequiet", 3, 1, 3}, {"invitedeath", 3, 1, 2},
+};
+
+}  // namespace
+
+BOOST_DATA_TEST_CASE(scenarios_under_the_test_host, boost::unit_test::data::make(kUnderTheHost),
+                     c) {
+    LaunchedJob job(JobLauncher::server_host,
+                    {.argv = {kProg, c.scenario}, .np = c.np, .nodes = c.nodes});
+    const int code = job.exit_code();
+    BOOST_TEST_MESSAGE(c << " stdout:\n" << job.out() << "stderr:\n" << job.err());
+    BOOST_TEST(code == 0, c << " failed:\n" << job.err());
+    BOOST_TEST(count(job.out(), std::string(c.scenario) + " ok") == std::size_t(c.ok), job.out());
+}

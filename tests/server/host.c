@@ -20,17 +20,25 @@
  *     --tools            PMIX_SERVER_TOOL_SUPPORT: tools find the server by the host's pid
  *     --inventory        collect the node's inventory first (PMIx_server_collect_inventory) and
  *                        report it as "inventory host H topology N bytes"
+ *     --forward-io       as mpirun: the ranks' stdout and stderr come through pipes, which the
+ *                        host copies to its own and hands to the library
+ *                        (PMIx_server_IOF_deliver) for the tools and clients that pull them;
+ *                        rank 0's stdin is a pipe that push_stdin writes to
  * Job control, monitoring, queries and logging: host_rm.c.
  *
- * Exit: 0 when every child exited 0; the children's first non-zero status otherwise; 99 when
- * the host itself failed (also when a server call before PMIx_server_init or after
- * PMIx_server_finalize does not return PMIX_ERR_INIT). Every wait is bounded (alarm). */
+ * Exit: the status of the first PMIx_Abort (as mpirun's); else 0 when every child exited 0,
+ * the children's first non-zero status otherwise; 99 when the host itself failed (also when a
+ * server call before PMIx_server_init or after PMIx_server_finalize does not return
+ * PMIX_ERR_INIT). Every wait is bounded (alarm). */
+#define _GNU_SOURCE /* pipe2 */
 #include <pmix.h>
 #include <pmix_server.h>
 
 #include "host_rm.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -50,12 +58,15 @@ extern char **environ;
 struct child {
     int rank;
     pid_t pid;
+    bool ended; /* reaped */
+    int io[2];  /* --forward-io: its stdout and stderr, read here (-1: at their end) */
 };
 
 static struct child children[MAX_RANKS]; /* by rank; only this node's are started */
 static int nranks, nnodes = 1, node;     /* node: which one this process is */
 static int refuse_rank = -1;
 static bool late_callbacks, double_callbacks, enable_monitoring, tool_support, inventory;
+static bool forward_io;
 static pmix_nspace_t nspace = "host-job";
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int link_fd = -1;      /* to the other node */
@@ -87,6 +98,25 @@ static int node_of(int rank) {
     return nnodes == 1 ? 0 : rank >= (nranks + 1) / 2;
 }
 
+static const char *node_name(int n);
+static const char *program = ""; /* the job's */
+
+int host_job_size(void) {
+    return nranks;
+}
+
+const char *host_node_of(int rank) {
+    return node_name(node_of(rank));
+}
+
+bool host_runs_here(int rank) {
+    return node_of(rank) == node;
+}
+
+const char *host_program(void) {
+    return program;
+}
+
 /* The processes the spawn upcall started (spawn_fn), by their order of start. */
 #define MAX_SPAWNED 16
 static struct child spawned[MAX_SPAWNED];
@@ -109,7 +139,8 @@ static struct child *child_of(const pmix_proc_t *proc, void *server_object) {
 /* A message on the link: a type, a request id, a status and bytes. */
 struct frame {
     char type; /* 'F' a fence part, 'D' a direct-modex request (bytes: the rank), 'R' its answer,
-                  'E' an event (id: its source's rank; status: its code; bytes: its range) */
+                  'E' an event (id: its source's rank; status: its code; bytes: its range),
+                  'X' the node's ranks all ended */
     uint32_t id;
     int32_t status;
     uint32_t len;
@@ -192,6 +223,8 @@ struct dmodex_wait {
 static struct dmodex_wait dmodex[256];
 static uint32_t next_dmodex;
 static int dmodex_served;
+static bool other_node_done;
+static pthread_cond_t io_cv = PTHREAD_COND_INITIALIZER; /* other_node_done, a rank's pipes */
 
 /* The library answered the other node's request (PMIx_server_dmodex_request). */
 static void dmodex_answered(pmix_status_t status, char *data, size_t sz, void *cbdata) {
@@ -237,6 +270,11 @@ static void *link_reader(void *arg) {
             pmix_status_t rc =
                 PMIx_Notify_event(f.status, &source, (pmix_data_range_t)range, NULL, 0, NULL, NULL);
             say("relayed event %d from %u: %s\n", f.status, f.id, PMIx_Error_string(rc));
+        } else if (f.type == 'X') {
+            pthread_mutex_lock(&mu);
+            other_node_done = true;
+            pthread_cond_broadcast(&io_cv);
+            pthread_mutex_unlock(&mu);
         } else if (f.type == 'R') {
             pthread_mutex_lock(&mu);
             struct dmodex_wait w = dmodex[f.id % 256];
@@ -244,7 +282,102 @@ static void *link_reader(void *arg) {
             w.cbfunc(f.status, data, f.len, w.cbdata, free, data);
         }
     }
+    pthread_mutex_lock(&mu); /* the other node is gone */
+    other_node_done = true;
+    pthread_cond_broadcast(&io_cv);
+    pthread_mutex_unlock(&mu);
     return NULL;
+}
+
+/* The job ends on both nodes together, as a resource manager's daemons stay until the whole job
+ * is done: the other node's ranks may still ask this node's server for data (direct modex). */
+static void wait_other_node(void) {
+    link_send('X', 0, 0, NULL, 0);
+    pthread_mutex_lock(&mu);
+    while (!other_node_done) pthread_cond_wait(&io_cv, &mu); /* bounded by the alarm */
+    pthread_mutex_unlock(&mu);
+}
+
+/* ------------------------------------------------------------------ I/O forwarding */
+
+/* --forward-io: a thread reads every rank's stdout and stderr, copies them to the host's own and
+ * hands them to the library, as mpirun's daemons do; rank 0's stdin is fed by push_stdin. */
+static int stdin_fd = -1; /* rank 0's stdin */
+
+static void *forward_output(void *arg) {
+    (void)arg;
+    for (;;) {
+        struct pollfd fds[2 * MAX_RANKS];
+        int who[2 * MAX_RANKS], n = 0;
+        pthread_mutex_lock(&mu);
+        for (int r = 0; r < nranks; ++r)
+            for (int c = 0; c < 2; ++c)
+                if (children[r].io[c] >= 0) {
+                    fds[n] = (struct pollfd){children[r].io[c], POLLIN, 0};
+                    who[n++] = 2 * r + c;
+                }
+        pthread_mutex_unlock(&mu);
+        if (n == 0) return NULL;
+        if (poll(fds, (nfds_t)n, -1) < 0) continue;
+        for (int i = 0; i < n; ++i) {
+            if (!fds[i].revents) continue;
+            int r = who[i] / 2, c = who[i] % 2;
+            char buf[4096];
+            ssize_t got = read(fds[i].fd, buf, sizeof buf);
+            if (got <= 0) {
+                pthread_mutex_lock(&mu);
+                close(children[r].io[c]);
+                children[r].io[c] = -1;
+                pthread_cond_broadcast(&io_cv);
+                pthread_mutex_unlock(&mu);
+                continue;
+            }
+            pthread_mutex_lock(&mu);
+            if (write(c == 0 ? 1 : 2, buf, (size_t)got) != got) { /* the test reads both */
+            }
+            pthread_mutex_unlock(&mu);
+            pmix_proc_t source;
+            PMIX_LOAD_PROCID(&source, nspace, (pmix_rank_t)r);
+            pmix_byte_object_t bo = {buf, (size_t)got};
+            PMIx_server_IOF_deliver(&source,
+                                    c == 0 ? PMIX_FWD_STDOUT_CHANNEL : PMIX_FWD_STDERR_CHANNEL, &bo,
+                                    NULL, 0, NULL, NULL);
+        }
+    }
+}
+
+/* A rank's output is all read (bounded: a grandchild may hold its pipes). */
+static void wait_output_of(int rank) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    pthread_mutex_lock(&mu);
+    while ((children[rank].io[0] >= 0 || children[rank].io[1] >= 0) &&
+           pthread_cond_timedwait(&io_cv, &mu, &until) == 0) {
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+bool host_push_stdin(const pmix_proc_t targets[], size_t ntargets, const pmix_byte_object_t *bo,
+                     bool complete) {
+    if (!forward_io) return false;
+    bool rank0 = false;
+    for (size_t t = 0; t < ntargets; ++t)
+        rank0 |= targets[t].rank == 0 || targets[t].rank == PMIX_RANK_WILDCARD;
+    pthread_mutex_lock(&mu);
+    bool written = !rank0 || stdin_fd < 0 || !bo || bo->size == 0 ||
+                   write(stdin_fd, bo->bytes, bo->size) == (ssize_t)bo->size;
+    if (rank0 && complete && stdin_fd >= 0) {
+        close(stdin_fd);
+        stdin_fd = -1;
+    }
+    pthread_mutex_unlock(&mu);
+    if (!written) say("stdin of rank 0: %s\n", strerror(errno));
+    return true;
+}
+
+bool host_forwards_io(void) {
+    return forward_io;
 }
 
 /* ------------------------------------------------------------------ upcalls */
@@ -300,16 +433,37 @@ static pmix_status_t client_finalized(const pmix_proc_t *proc, void *server_obje
     return complete(PMIX_SUCCESS, cbfunc, cbdata);
 }
 
+static int abort_status = -1; /* the first PMIx_Abort's status */
+
+/* The rank that called PMIx_Abort, if it still runs a second after it returned. */
+static void *end_aborter(void *arg) {
+    struct child *c = arg;
+    sleep(1);
+    pthread_mutex_lock(&mu);
+    pid_t pid = c->ended ? 0 : c->pid;
+    pthread_mutex_unlock(&mu);
+    if (pid > 0) kill(pid, SIGKILL);
+    return NULL;
+}
+
 static pmix_status_t abort_fn(const pmix_proc_t *proc, void *server_object, int status,
                               const char msg[], pmix_proc_t procs[], size_t nprocs,
                               pmix_op_cbfunc_t cbfunc, void *cbdata) {
     (void)procs;
-    if (!child_of(proc, server_object)) return PMIX_ERR_BAD_PARAM;
+    struct child *c = child_of(proc, server_object);
+    if (!c) return PMIX_ERR_BAD_PARAM;
     say("upcall abort %u status %d nprocs %zu msg %s\n", proc->rank, status, nprocs,
         msg ? msg : "(none)");
-    /* As mpirun does: the job ends. */
+    /* As mpirun does: the job ends, and the host exits with the abort's status. The caller's
+     * PMIx_Abort returns first; it is ended a moment later if it goes on. */
+    pthread_mutex_lock(&mu);
+    if (abort_status < 0) abort_status = status;
+    pthread_mutex_unlock(&mu);
     for (int i = 0; i < nranks; ++i)
         if (children[i].pid > 0 && i != (int)proc->rank) kill(children[i].pid, SIGTERM);
+    pthread_t t;
+    pthread_create(&t, NULL, end_aborter, c);
+    pthread_detach(t);
     return complete(PMIX_SUCCESS, cbfunc, cbdata);
 }
 
@@ -368,7 +522,6 @@ static pmix_status_t notify_event(pmix_status_t code, const pmix_proc_t *source,
 
 static void load_string(pmix_info_t *i, const char *key, const char *value);
 static void load_u32(pmix_info_t *i, const char *key, uint32_t value);
-static const char *node_name(int n);
 
 /* spawn: a new job on this node, registered and started as the first one was, from inside the
  * upcall; the callback brings its namespace. */
@@ -456,6 +609,7 @@ static bool reap_spawned(pid_t pid, int st) {
     for (int i = 0; i < nspawned && !found; ++i)
         if (spawned[i].pid == pid) {
             spawned[i].pid = -1;
+            spawned[i].ended = true;
             --spawned_live;
             found = true;
         }
@@ -500,7 +654,11 @@ static pmix_status_t disconnect_fn(const pmix_proc_t procs[], size_t nprocs,
     return complete(PMIX_SUCCESS, cbfunc, cbdata);
 }
 
-/* group: carried across nodes as connect is; every node's host assigns the same context id. */
+/* group: carried across nodes as connect is. Each construct gets the next context id from 4242
+ * on; the two nodes agree as long as their groups are constructed one after the other, as in
+ * the tests (a resource manager assigns them in one place, as mpirun's HNP does). */
+static size_t next_context_id = 4242;
+
 static pmix_status_t group_fn(pmix_group_operation_t op, char grp[], const pmix_proc_t procs[],
                               size_t nprocs, const pmix_info_t directives[], size_t ndirs,
                               pmix_info_cbfunc_t cbfunc, void *cbdata) {
@@ -512,7 +670,9 @@ static pmix_status_t group_fn(pmix_group_operation_t op, char grp[], const pmix_
     say("upcall group %s %s nprocs %zu assign %d\n",
         op == PMIX_GROUP_CONSTRUCT ? "construct" : "destruct", grp, nprocs, assign);
     pmix_info_t result;
-    size_t context_id = 4242;
+    pthread_mutex_lock(&mu);
+    size_t context_id = op == PMIX_GROUP_CONSTRUCT && assign ? next_context_id++ : 0;
+    pthread_mutex_unlock(&mu);
     PMIX_INFO_LOAD(&result, PMIX_GROUP_CONTEXT_ID, &context_id, PMIX_SIZE);
     /* From inside the upcall; the result is ours again once the callback returns. */
     cbfunc(PMIX_SUCCESS, op == PMIX_GROUP_CONSTRUCT && assign ? &result : NULL,
@@ -569,7 +729,8 @@ static pmix_status_t deregister_events(pmix_status_t *codes, size_t ncodes, pmix
 }
 
 /* publish, lookup, unpublish: this host's directory (one node's; mpirun's HNP keeps one for the
- * job). A lookup that finds nothing says so at once (no PMIX_WAIT here). */
+ * job). A lookup with PMIX_WAIT that does not find every key waits until they are published, as
+ * mpirun's data server does; without it, what is not there is PMIX_ERR_NOT_FOUND at once. */
 #define MAX_PUBLISHED 32
 static struct {
     bool used;
@@ -577,6 +738,53 @@ static struct {
     pmix_proc_t owner;
     pmix_value_t value;
 } directory[MAX_PUBLISHED];
+
+#define MAX_WAITING_LOOKUPS 16
+static struct waiting_lookup {
+    bool used;
+    pmix_proc_t proc;
+    char **keys; /* NULL-terminated, ours */
+    pmix_lookup_cbfunc_t cbfunc;
+    void *cbdata;
+} waiting_lookups[MAX_WAITING_LOOKUPS];
+
+/* The published data of keys, or NULL when one is missing (with mu held). */
+static pmix_pdata_t *find_published(char **keys, size_t nkeys, size_t *n) {
+    pmix_pdata_t *found = NULL;
+    *n = 0;
+    if (nkeys) PMIX_PDATA_CREATE(found, nkeys);
+    for (size_t k = 0; k < nkeys; ++k)
+        for (int d = 0; d < MAX_PUBLISHED; ++d)
+            if (directory[d].used && PMIX_CHECK_KEY(&directory[d], keys[k])) {
+                PMIX_LOAD_KEY(found[*n].key, keys[k]);
+                found[*n].proc = directory[d].owner;
+                PMIx_Value_xfer(&found[*n].value, &directory[d].value);
+                ++*n;
+                break;
+            }
+    return found;
+}
+
+/* After a publish: the waiting lookups whose keys are all there now are answered. */
+static void answer_waiting_lookups(void) {
+    for (int w = 0; w < MAX_WAITING_LOOKUPS; ++w) {
+        pthread_mutex_lock(&mu);
+        struct waiting_lookup l = waiting_lookups[w];
+        size_t nkeys = 0, n = 0;
+        while (l.used && l.keys[nkeys]) ++nkeys;
+        pmix_pdata_t *found = l.used ? find_published(l.keys, nkeys, &n) : NULL;
+        bool all = l.used && n == nkeys;
+        if (all) waiting_lookups[w].used = false;
+        pthread_mutex_unlock(&mu);
+        if (all) {
+            say("answered waiting lookup %u keys %zu\n", l.proc.rank, nkeys);
+            l.cbfunc(PMIX_SUCCESS, found, n, l.cbdata);
+            for (size_t k = 0; k < nkeys; ++k) free(l.keys[k]);
+            free(l.keys);
+        }
+        if (found) PMIX_PDATA_FREE(found, nkeys);
+    }
+}
 
 static pmix_status_t publish_fn(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
                                 pmix_op_cbfunc_t cbfunc, void *cbdata) {
@@ -602,28 +810,34 @@ static pmix_status_t publish_fn(const pmix_proc_t *proc, const pmix_info_t info[
     }
     pthread_mutex_unlock(&mu);
     say("upcall publish %u range %d keys %d\n", proc->rank, range, stored);
-    return complete(PMIX_SUCCESS, cbfunc, cbdata);
+    pmix_status_t rc = complete(PMIX_SUCCESS, cbfunc, cbdata);
+    answer_waiting_lookups();
+    return rc;
 }
 
 static pmix_status_t lookup_fn(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
                                size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata) {
-    (void)info;
-    (void)ninfo;
+    bool wait = false;
+    for (size_t i = 0; i < ninfo; ++i) wait |= PMIX_CHECK_KEY(&info[i], PMIX_WAIT);
     size_t nkeys = 0, n = 0;
     while (keys && keys[nkeys]) ++nkeys;
-    say("upcall lookup %u keys %zu\n", proc->rank, nkeys);
-    pmix_pdata_t *found = NULL;
-    if (nkeys) PMIX_PDATA_CREATE(found, nkeys);
+    say("upcall lookup %u keys %zu%s\n", proc->rank, nkeys, wait ? " wait" : "");
     pthread_mutex_lock(&mu);
-    for (size_t k = 0; k < nkeys; ++k)
-        for (int d = 0; d < MAX_PUBLISHED; ++d)
-            if (directory[d].used && PMIX_CHECK_KEY(&directory[d], keys[k])) {
-                PMIX_LOAD_KEY(found[n].key, keys[k]);
-                found[n].proc = directory[d].owner;
-                PMIx_Value_xfer(&found[n].value, &directory[d].value);
-                ++n;
-                break;
-            }
+    pmix_pdata_t *found = find_published(keys, nkeys, &n);
+    if (wait && n < nkeys) {
+        for (int w = 0; w < MAX_WAITING_LOOKUPS; ++w) {
+            if (waiting_lookups[w].used) continue;
+            char **mine = calloc(nkeys + 1, sizeof *mine);
+            for (size_t k = 0; k < nkeys; ++k) mine[k] = strdup(keys[k]);
+            waiting_lookups[w] = (struct waiting_lookup){true, *proc, mine, cbfunc, cbdata};
+            pthread_mutex_unlock(&mu);
+            if (found) PMIX_PDATA_FREE(found, nkeys);
+            return PMIX_SUCCESS; /* answered by a later publish */
+        }
+        pthread_mutex_unlock(&mu);
+        if (found) PMIX_PDATA_FREE(found, nkeys);
+        return PMIX_ERR_OUT_OF_RESOURCE;
+    }
     pthread_mutex_unlock(&mu);
     /* From inside the upcall; the data is ours again once the callback returns. */
     cbfunc(n ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, found, n, cbdata);
@@ -786,6 +1000,23 @@ static void collect_inventory(void) {
     wait_flag(&flag, "collect_inventory callback");
 }
 
+/* Where this node's server listens (PMIX_SERVER_URI, what a tool given PMIX_SERVER_URI reaches),
+ * for the tests that talk to it. */
+static void say_server_uri(void) {
+    pmix_query_t query;
+    PMIX_QUERY_CONSTRUCT(&query);
+    char *keys[] = {PMIX_SERVER_URI, NULL};
+    query.keys = keys;
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    pmix_status_t rc = PMIx_Query_info(&query, 1, &results, &nresults);
+    if (rc == PMIX_SUCCESS && nresults == 1 && results[0].value.type == PMIX_STRING)
+        say("server uri %s\n", results[0].value.data.string);
+    else
+        say("server uri unknown: %s\n", PMIx_Error_string(rc));
+    if (results) PMIX_INFO_FREE(results, nresults);
+}
+
 static void on_alarm(int sig) {
     (void)sig;
     const char msg[] = "server_host: timed out\n";
@@ -831,6 +1062,7 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
     rc = PMIx_server_init(&module, init, nnodes > 1 ? 4 : 3);
     if (rc != PMIX_SUCCESS) die("PMIx_server_init", rc);
     say("host library %s\n", PMIx_Get_version());
+    say_server_uri();
     pthread_t reader;
     if (nnodes > 1) pthread_create(&reader, NULL, link_reader, NULL);
 
@@ -856,21 +1088,51 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
         if (rc != PMIX_OPERATION_SUCCEEDED) die("PMIx_server_register_client", rc);
         size_t nenv = 0;
         while (environ[nenv]) ++nenv;
-        char **env = calloc(nenv + 1, sizeof *env);
+        char **env = calloc(nenv + 2, sizeof *env);
         for (size_t e = 0; e < nenv; ++e) env[e] = strdup(environ[e]);
+        /* The node's name as this host names it (Slurm's tasks get SLURMD_NODENAME): here not
+         * the machine's host name when it plays two nodes. */
+        char name[300];
+        snprintf(name, sizeof name, "HOST_NODE_NAME=%s", node_name(node));
+        env[nenv] = strdup(name);
         if ((rc = PMIx_server_setup_fork(&proc, &env)) != PMIX_SUCCESS)
             die("PMIx_server_setup_fork", rc);
+        int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
+        children[r].io[0] = children[r].io[1] = -1;
+        if (forward_io && (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
+                           (r == 0 && pipe2(in, O_CLOEXEC) != 0)))
+            die("pipe", PMIX_ERROR);
         pid_t pid = fork();
         if (pid == 0) {
+            if (forward_io) { /* no other end of any pipe goes on with the program */
+                dup2(out[1], 1);
+                dup2(err[1], 2);
+                if (in[0] >= 0) dup2(in[0], 0);
+            }
             execve(argv[0], argv, env);
             perror("execve");
             _exit(127);
         }
+        if (forward_io) {
+            close(out[1]);
+            close(err[1]);
+            children[r].io[0] = out[0];
+            children[r].io[1] = err[0];
+            if (in[0] >= 0) {
+                close(in[0]);
+                stdin_fd = in[1];
+            }
+        }
+        pthread_mutex_lock(&mu); /* the broker's threads read it (upcalls) */
         children[r].pid = pid;
+        pthread_mutex_unlock(&mu);
         ++started;
         for (char **e = env; *e; ++e) free(*e);
         free(env);
     }
+
+    pthread_t forwarder;
+    if (forward_io) pthread_create(&forwarder, NULL, forward_output, NULL);
 
     int status_out = 0;
     for (int left = started; left > 0 || spawned_running() > 0; --left) {
@@ -890,7 +1152,11 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
         }
         for (int r = 0; r < nranks; ++r)
             if (children[r].pid == pid) {
+                pthread_mutex_lock(&mu);
+                children[r].ended = true;
+                pthread_mutex_unlock(&mu);
                 int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                if (forward_io) wait_output_of(r); /* delivered before the rank goes */
                 say("child %d exit %d\n", r, code);
                 if (code != 0 && status_out == 0) status_out = code;
                 pmix_proc_t proc;
@@ -900,6 +1166,15 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
                 wait_flag(&flag, "deregister_client callback");
             }
     }
+    if (forward_io) { /* once every pipe ended; else it ends with this process */
+        pthread_mutex_lock(&mu);
+        bool all_read = true;
+        for (int r = 0; r < nranks; ++r)
+            all_read = all_read && children[r].io[0] < 0 && children[r].io[1] < 0;
+        pthread_mutex_unlock(&mu);
+        if (all_read) pthread_join(forwarder, NULL);
+    }
+    if (nnodes > 1) wait_other_node();
     deregister_spawned_jobs();
     volatile int flag = 0;
     PMIx_server_deregister_nspace(nspace, done_cb, (void *)&flag);
@@ -918,7 +1193,7 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
         fprintf(stderr, "server_host: %s is not empty after PMIx_server_finalize\n", tmpdir);
         return 99;
     }
-    return status_out;
+    return abort_status >= 0 ? abort_status : status_out;
 }
 
 int main(int argc, char **argv) {
@@ -945,6 +1220,8 @@ int main(int argc, char **argv) {
             tool_support = true;
         else if (strcmp(argv[i], "--inventory") == 0)
             inventory = true;
+        else if (strcmp(argv[i], "--forward-io") == 0)
+            forward_io = true;
         else
             break;
     }
@@ -953,7 +1230,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: server_host [options] -n N program [args...]\n");
         return 2;
     }
+    program = argv[i];
     signal(SIGALRM, on_alarm);
+    if (forward_io) signal(SIGPIPE, SIG_IGN); /* rank 0 may end before its input does */
     alarm(60);
     if (nnodes == 1) return run_node(null_upcalls, nodata, argv + i);
 

@@ -5,12 +5,13 @@
  *                preemptible mark PMIX_JCTRL_PREEMPT_ALERT to the targets, as a host that acts
  *                on them would; a PMIX_JOB_CTRL_KILL is refused (PMIX_ERR_NO_PERMISSIONS)
  *   monitor      accepts heartbeat and file monitors
- *   query        PMIX_QUERY_ALLOC_STATUS ("host-alloc-ok") and the job's process table (its
- *                ranks' pids as this host started them)
+ *   query        PMIX_QUERY_ALLOC_STATUS ("host-alloc-ok") and the job's process tables, whole
+ *                and this node's (its ranks' pids as this host started them)
  *   log          every entry, accepted
  *   allocate     grants each request as allocation "host-alloc-7" (PMIX_ALLOC_ID)
- *   iof_pull     hands the library a line of rank 1's output (PMIx_server_IOF_deliver)
- *   push_stdin   says what came, accepted
+ *   iof_pull     hands the library a line of rank 1's output (PMIx_server_IOF_deliver); with
+ *                --forward-io nothing: the ranks' own output is delivered as it comes
+ *   push_stdin   says what came, accepted; with --forward-io writes it to rank 0's stdin
  *   tool_connected  names each tool "host-tool-N" (N from 1), or refuses it with
  *                PMIX_ERR_NO_PERMISSIONS when HOST_REFUSE_TOOLS is set */
 #include "host_rm.h"
@@ -116,20 +117,28 @@ static pmix_status_t query_fn(pmix_proc_t *requestor, pmix_query_t *queries, siz
             if (strcmp(*key, PMIX_QUERY_ALLOC_STATUS) == 0) {
                 PMIX_INFO_LOAD(&results[n++], PMIX_QUERY_ALLOC_STATUS, "host-alloc-ok",
                                PMIX_STRING);
-            } else if (strcmp(*key, PMIX_QUERY_PROC_TABLE) == 0) {
-                int nranks = 0;
-                while (nranks < 64 && host_pid_of(nranks) > 0) ++nranks;
+            } else if (strcmp(*key, PMIX_QUERY_PROC_TABLE) == 0 ||
+                       strcmp(*key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0) {
+                /* Every rank of the job (the local table: of this node): where it runs and what;
+                 * the pids of this node's (a rank not started yet, or on the other node, has
+                 * none here). */
+                bool local = strcmp(*key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0;
+                int nrows = 0;
+                for (int r = 0; r < host_job_size(); ++r) nrows += !local || host_runs_here(r);
                 pmix_data_array_t darray;
-                PMIX_DATA_ARRAY_CONSTRUCT(&darray, (size_t)nranks, PMIX_PROC_INFO);
+                PMIX_DATA_ARRAY_CONSTRUCT(&darray, (size_t)nrows, PMIX_PROC_INFO);
                 pmix_proc_info_t *rows = darray.array;
-                for (int r = 0; r < nranks; ++r) {
-                    PMIX_LOAD_PROCID(&rows[r].proc, nspace ? nspace : "host-job", (pmix_rank_t)r);
-                    rows[r].hostname = strdup("host-node");
-                    rows[r].executable_name = strdup("server_rm_client");
-                    rows[r].pid = host_pid_of(r);
-                    rows[r].state = PMIX_PROC_STATE_RUNNING;
+                for (int r = 0, i = 0; r < host_job_size(); ++r) {
+                    if (local && !host_runs_here(r)) continue;
+                    PMIX_LOAD_PROCID(&rows[i].proc, nspace ? nspace : "host-job", (pmix_rank_t)r);
+                    rows[i].hostname = strdup(host_node_of(r));
+                    rows[i].executable_name = strdup(host_program());
+                    rows[i].pid = host_pid_of(r);
+                    rows[i].state =
+                        rows[i].pid > 0 ? PMIX_PROC_STATE_RUNNING : PMIX_PROC_STATE_UNDEF;
+                    ++i;
                 }
-                PMIX_INFO_LOAD(&results[n++], PMIX_QUERY_PROC_TABLE, &darray, PMIX_DATA_ARRAY);
+                PMIX_INFO_LOAD(&results[n++], *key, &darray, PMIX_DATA_ARRAY);
                 PMIX_DATA_ARRAY_DESTRUCT(&darray);
             }
         }
@@ -158,6 +167,9 @@ static pmix_status_t iof_pull_fn(const pmix_proc_t procs[], size_t nprocs,
     (void)directives;
     say("upcall iof_pull nprocs %zu rank %d channels %d dirs %zu\n", nprocs,
         nprocs ? (int)procs[0].rank : -1, (int)channels, ndirs);
+    (void)cbfunc;
+    (void)cbdata;
+    if (host_forwards_io()) return PMIX_OPERATION_SUCCEEDED; /* the ranks' own output comes */
     pmix_proc_t source;
     PMIX_LOAD_PROCID(&source, nprocs ? procs[0].nspace : "host-job", 1);
     char line[] = "output of rank 1 through the host\n";
@@ -165,8 +177,6 @@ static pmix_status_t iof_pull_fn(const pmix_proc_t procs[], size_t nprocs,
     pmix_status_t rc =
         PMIx_server_IOF_deliver(&source, PMIX_FWD_STDOUT_CHANNEL, &bo, NULL, 0, NULL, NULL);
     say("delivered: %s\n", PMIx_Error_string(rc));
-    (void)cbfunc;
-    (void)cbdata;
     return PMIX_OPERATION_SUCCEEDED;
 }
 
@@ -174,10 +184,14 @@ static pmix_status_t push_stdin_fn(const pmix_proc_t *source, const pmix_proc_t 
                                    size_t ntargets, const pmix_info_t directives[], size_t ndirs,
                                    const pmix_byte_object_t *bo, pmix_op_cbfunc_t cbfunc,
                                    void *cbdata) {
-    (void)directives;
     say("upcall push_stdin from %s targets %zu rank %d bytes %zu dirs %zu\n",
         source->nspace[0] ? source->nspace : "(tool)", ntargets,
         ntargets ? (int)targets[0].rank : -1, bo ? bo->size : 0, ndirs);
+    bool complete = false;
+    for (size_t i = 0; i < ndirs; ++i)
+        if (PMIX_CHECK_KEY(&directives[i], PMIX_IOF_COMPLETE))
+            complete = PMIX_INFO_TRUE(&directives[i]);
+    host_push_stdin(targets, ntargets, bo, complete);
     cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
 }

@@ -2,10 +2,13 @@
 // (iof_tool) attaches by pid to a running `zpmix run` of iof_rank ranks, gets the output they
 // wrote before it came from the job's cache, tagged and as XML, pushes input to rank 0 that
 // comes back as its echo, deregisters and gets nothing more, ends rank 0's input. The ranks
-// check the access rules themselves (a client pulls its own job only). A tool (spawn_tool) that
+// check the access rules themselves (a client pulls its own job only). The same under the test
+// host (tests/server/host.c, a resource manager on pmix_server.h) that forwards its ranks' I/O
+// as mpirun does (PMIx_server_IOF_deliver, push_stdin). A tool (spawn_tool) that
 // spawns a job through a standalone broker gets its output and exit status as `zpmix run` does.
 // Every wait has a deadline; nothing waits by sleeping.
 #define BOOST_TEST_MODULE iof
+#include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <fcntl.h>
@@ -16,6 +19,7 @@
 #include <regex>
 #include <sstream>
 
+#include "support/launcher.hpp"
 #include "support/process.hpp"
 
 namespace {
@@ -26,7 +30,7 @@ const std::string kZpmix = std::string(ZPMIX_BIN_DIR) + "/zpmix";
 const std::string kTests = std::string(ZPMIX_BIN_DIR) + "/../tests/";
 
 // `zpmix run -n np iof_rank` whose stdin (a FIFO this holds open) stays open: rank 0 reads
-// only what the tool pushes.
+// only what the tool pushes. Under the test host, rank 0's stdin is the host's pipe.
 struct Job {
     TempDir tmp{"zpmix-iof"};
     std::string fifo = tmp.path + "/stdin";
@@ -34,14 +38,14 @@ struct Job {
     std::unique_ptr<Child> run;
     std::string nspace;
 
-    explicit Job(int np) {
+    explicit Job(int np, JobLauncher launcher = JobLauncher::zpmix_run) {
         BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
         keep = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);  // never blocks, for a FIFO on Linux
         BOOST_REQUIRE(keep >= 0);
-        run = std::make_unique<Child>(
-            std::vector<std::string>{"/bin/sh", "-c", "exec \"$0\" run -n \"$1\" \"$2\" < \"$3\"",
-                                     kZpmix, std::to_string(np), kTests + "iof_rank", fifo},
-            env());
+        auto cmd = launch_command(
+            launcher, {.argv = {kTests + "iof_rank"}, .np = np, .tools = true, .forward_io = true});
+        cmd.insert(cmd.begin(), {"/bin/sh", "-c", "exec \"$@\" < \"$0\"", fifo});
+        run = std::make_unique<Child>(cmd, env());
         BOOST_REQUIRE_MESSAGE(run->read_until([&](const std::string &o) {
             return count(o, " before\n") == std::size_t(np);
         }),
@@ -59,8 +63,11 @@ struct Job {
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(tool_pulls_cached_and_live_output_and_pushes_input) {
-    Job job(2);
+BOOST_DATA_TEST_CASE(tool_pulls_cached_and_live_output_and_pushes_input,
+                     boost::unit_test::data::make({JobLauncher::zpmix_run,
+                                                   JobLauncher::server_host}),
+                     launcher) {
+    Job job(2, launcher);
     Child tool({kTests + "iof_tool", std::to_string(job.run->pid()), job.nspace, "2"}, job.env());
     const int code = tool.exit_code();
     BOOST_TEST(code == 0, tool.out() << tool.err());

@@ -1,8 +1,11 @@
 // Tools and queries end to end: jobs of query_client ranks (which query their own process table)
 // under `zpmix run`'s embedded brokers or a standalone `zpmix broker`, and tool_prog, a tool of
-// the standard API, finding their brokers every way the standard offers. Every wait has a
-// deadline; nothing waits by sleeping.
+// the standard API, finding their brokers every way the standard offers; the first case also
+// under the test host (tests/server/host.c, a resource manager on pmix_server.h), whose server a
+// tool finds by the host's pid or the job's nspace, and whose query upcall answers the process
+// table. Every wait has a deadline; nothing waits by sleeping.
 #define BOOST_TEST_MODULE tools
+#include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <map>
@@ -11,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/launcher.hpp"
 #include "support/process.hpp"
 
 namespace fs = std::filesystem;
@@ -42,13 +46,14 @@ struct Node {
         std::unique_ptr<Child> run;
         std::string nspace, release;
     };
-    // `zpmix run -n np query_client FILE`, once every rank has queried and said it is ready.
-    Job start(int np, const std::string &name) {
+    // `zpmix run -n np query_client FILE` (or the test host's), once every rank has queried and
+    // said it is ready.
+    Job start(int np, const std::string &name, JobLauncher launcher = JobLauncher::zpmix_run) {
         Job j;
         j.release = tmp.path + "/release." + name;
         j.run = std::make_unique<Child>(
-            std::vector<std::string>{kZpmix, "run", "-n", std::to_string(np),
-                                     kTests + "query_client", j.release},
+            launch_command(launcher,
+                           {.argv = {kTests + "query_client", j.release}, .np = np, .tools = true}),
             env());
         BOOST_REQUIRE_MESSAGE(j.run->read_until([&](const std::string &o) {
             return count(o, " ready") == std::size_t(np);
@@ -101,9 +106,12 @@ std::map<int, long> rows(const std::string &out) {
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(tool_finds_zpmix_run_by_pid_and_by_nspace) {
+BOOST_DATA_TEST_CASE(tool_finds_the_launchers_server_by_pid_and_by_nspace,
+                     boost::unit_test::data::make({JobLauncher::zpmix_run,
+                                                   JobLauncher::server_host}),
+                     launcher) {
     Node node(false);
-    auto job = node.start(4, "a");
+    auto job = node.start(4, "a", launcher);
     std::string out;
     BOOST_TEST(node.tool({"pid", std::to_string(job.run->pid()), job.nspace}, out) == 0, out);
     const auto listed = rows(out);

@@ -1,15 +1,19 @@
 #define BOOST_TEST_MODULE wireup
+#include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>
 #include <map>
 
 #include "broker/broker.hpp"
+#include "support/launcher.hpp"
 #include "support/launcher_peer.hpp"
 #include "support/process.hpp"
 
 // Integration: real PMIx programs (tests/wireup/wireup_prog.c) launched by the real broker's
-// launcher, as `zpmix run` would, with their output and exit statuses checked.
+// launcher, as `zpmix run` would, with their output and exit statuses checked; the same
+// scenarios under the test host (tests/server/host.c, a resource manager on pmix_server.h), on
+// one node and across its two (fence_nb, direct_modex), at the end.
 using namespace zpmix;
 using namespace zpmix::test;
 
@@ -289,4 +293,53 @@ BOOST_AUTO_TEST_CASE(singleton_init) {
     BOOST_REQUIRE(::waitpid(pid, &status, 0) == pid);
     BOOST_TEST(WIFEXITED(status));
     BOOST_TEST(WEXITSTATUS(status) == 0);
+}
+
+// The scenarios above that also run under the test host: the same program, the same verdict.
+// Across the host's two nodes, fences go through its fence_nb and Gets of the other node's data
+// through its direct_modex. Not under the host: scenarios of two jobs at once (twojobs,
+// otherjob: the host runs one job), PMIX_REGISTER_CLEANUP and the launcher's kill grace
+// (cleanup, abortone: the launcher's own), bound ranks (jobinfo's cpusets and locality: the host
+// binds nothing), a forged identity (forge: pmix_server.h gives the library no rank's pid, so
+// under a host a process of the job holding its secret that connects first as another rank of it
+// is taken for that rank; the rank itself is then refused). The publish/lookup flags of sparse
+// and timeout use the host's directory, which is one node's (a rank of the other node would not
+// find them).
+namespace {
+
+struct HostCase {
+    const char *scenario;
+    int np, nodes, ok;  // ok: the ranks that say "<scenario> ok"
+    const char *arg = nullptr;
+};
+
+std::ostream &operator<<(std::ostream &os, const HostCase &c) {
+    return os << c.scenario << " -n " << c.np << " on " << c.nodes << " node(s)";
+}
+
+const HostCase kUnderTheHost[] = {
+    {"types", 3, 1, 3},  {"sparse", 3, 1, 3},   {"fences", 4, 1, 4},      {"timeout", 2, 1, 2},
+    {"death", 3, 1, 2},  {"leaver", 3, 1, 2},   {"recommit", 3, 1, 3},    {"cannot_exist", 2, 1, 2},
+    {"bigput", 2, 1, 2}, {"scope", 2, 1, 2},    {"types", 4, 2, 4},       {"fences", 4, 2, 4},
+    {"cards", 4, 2, 4},  {"recommit", 3, 2, 3}, {"across", 4, 2, 4, "2"},
+};
+
+}  // namespace
+
+BOOST_DATA_TEST_CASE(scenarios_under_the_test_host, boost::unit_test::data::make(kUnderTheHost),
+                     c) {
+    std::vector<std::string> argv{kProg, c.scenario};
+    if (c.arg) argv.emplace_back(c.arg);
+    LaunchedJob job(JobLauncher::server_host, {.argv = argv, .np = c.np, .nodes = c.nodes});
+    const int code = job.exit_code();
+    BOOST_TEST_MESSAGE(c << " stdout:\n" << job.out() << "stderr:\n" << job.err());
+    BOOST_TEST(code == 0, c << " failed:\n" << job.err());
+    BOOST_TEST(count(job.out(), std::string(c.scenario) + " ok") == std::size_t(c.ok), job.out());
+}
+
+// As abort_ends_the_job_with_its_status: the host ends the job and exits with the status.
+BOOST_AUTO_TEST_CASE(abort_under_the_test_host_ends_the_job_with_its_status) {
+    LaunchedJob job(JobLauncher::server_host, {.argv = {kProg, "abort"}, .np = 2});
+    BOOST_TEST(job.exit_code() == 7, job.out() << job.err());
+    BOOST_TEST(count(job.out(), "upcall abort 1 status 7") == 1u, job.out() << job.err());
 }
