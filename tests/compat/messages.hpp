@@ -153,6 +153,8 @@
     X(TreeLostElsewhere)         \
     X(TreeJoined)                \
     X(TreeJoinedElsewhere)       \
+    X(TreeRejoin)                \
+    X(TreeRejoined)              \
     X(TreeHello)                 \
     X(TreeWelcome)               \
     X(TreeBeat)                  \
