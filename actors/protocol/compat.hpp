@@ -47,10 +47,12 @@ inline std::string abi_level() {
 struct AddedType {
     std::string_view type, feature;
 };
-inline constexpr std::array<AddedType, 2> kAddedTypes = {{
-    // A standing tree's broker that rejoins its parent (docs/tree.md, "Standing trees").
+inline constexpr std::array<AddedType, 3> kAddedTypes = {{
+    // A standing tree's broker that rejoins its parent, and a restarted root adopting the jobs
+    // of the brokers that rejoin it (docs/tree.md, "A root that starts again").
     {"tree.rejoin", "rejoin"},
     {"tree.rejoined", "rejoin"},
+    {"job.parts_held", "rejoin"},
 }};
 
 // The feature a message of `type` needs.

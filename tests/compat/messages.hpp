@@ -99,6 +99,7 @@
     X(JobPart)                   \
     X(PartLaunched)              \
     X(PartStatus)                \
+    X(PartsHeld)                 \
     X(EndPart)                   \
     X(SignalParts)               \
     X(SignalJob)                 \
