@@ -26,6 +26,7 @@ JobCoordinator::JobCoordinator(Reactor &reactor, Bus &bus, const BrokerMap &brok
     on(&JobCoordinator::part_status, Access::internal);
     on(&JobCoordinator::tree_lost, Access::internal);
     on(&JobCoordinator::tree_joined, Access::internal);
+    on(&JobCoordinator::parts_held, Access::internal);
     on(&JobCoordinator::spawn, Access::internal);
     on(&JobCoordinator::relay_answered, Access::internal);
     on(&JobCoordinator::relay_refused, Access::internal);
@@ -270,29 +271,29 @@ void JobCoordinator::tree_lost(const Envelope &, msg::TreeLost &m) {
     for (std::uint32_t b : m.brokers) joined_.erase(b);
     std::vector<std::string> names;
     for (const auto &[nspace, job] : jobs_) names.push_back(nspace);
-    for (const auto &nspace : names) {
-        for (std::uint32_t b : m.brokers) {
-            auto it = jobs_.find(nspace);
-            if (it == jobs_.end()) break;
-            Job &job = it->second;
-            if (!job.brokers.contains(b) || job.over.contains(b)) continue;
-            const std::string why =
-                fmt::format("the broker on {} was lost, with the job's ranks there", node_of(b));
-            if (!job.started.contains(b) && !job.status) {
-                // Still starting: the launch fails as a part that could not start does.
-                msg::PartLaunched failed{nspace, b, PMIX_ERR_UNREACH, why, {}};
-                part_launched({}, failed);
-                break;
-            }
-            if (!job.status)
-                fail(nspace, job, kLostStatus, why);
-            else if (job.message.find(why) == std::string::npos)
-                job.message += "; " + why;  // a failure it caused may have come first: say both
-            if (const auto on = job.ranks_on.find(node_of(b)); on != job.ranks_on.end())
-                job.states["unreachable"] += on->second;
-            part_over(nspace, b);
-        }
+    for (const auto &nspace : names)
+        for (std::uint32_t b : m.brokers) part_lost(nspace, b);
+}
+
+void JobCoordinator::part_lost(const std::string &nspace, std::uint32_t b) {
+    auto it = jobs_.find(nspace);
+    if (it == jobs_.end()) return;
+    Job &job = it->second;
+    if (!job.brokers.contains(b) || job.over.contains(b)) return;
+    const std::string why =
+        fmt::format("the broker on {} was lost, with the job's ranks there", node_of(b));
+    if (!job.started.contains(b) && !job.status) {
+        // Still starting: the launch fails as a part that could not start does.
+        msg::PartLaunched failed{nspace, b, PMIX_ERR_UNREACH, why, {}};
+        return part_launched({}, failed);
     }
+    if (!job.status)
+        fail(nspace, job, kLostStatus, why);
+    else if (job.message.find(why) == std::string::npos)
+        job.message += "; " + why;  // a failure it caused may have come first: say both
+    if (const auto on = job.ranks_on.find(node_of(b)); on != job.ranks_on.end())
+        job.states["unreachable"] += on->second;
+    part_over(nspace, b);
 }
 
 void JobCoordinator::fail(const std::string &nspace, Job &job, std::int32_t status,
@@ -355,10 +356,20 @@ void JobCoordinator::conclude(const std::string &nspace) {
     if (accounted < job.pids.size())
         job.states["unstarted"] += static_cast<std::uint32_t>(job.pids.size()) - accounted;
     send(every_broker("launcher"), msg::EndPart{nspace, status, job.message, true, job.states});
+    // A restarted root holds no part of an adopted job: its own record of the job ends here.
+    if (job.adopted)
+        send("registry", msg::DeregisterNamespace{nspace, true, status, job.message, job.states});
+    if (ended_.emplace(nspace, Ended{status, job.message, job.states}).second) {
+        ended_order_.push_back(nspace);
+        if (ended_order_.size() > kEndedKept) {
+            ended_.erase(ended_order_.front());
+            ended_order_.pop_front();
+        }
+    }
     // PMIX_REPORT_CHILD_SEP aside, a launched job ends with its tree's first failure.
     const std::int32_t reported =
         job.parent.empty() && !job.report_child_sep ? job.tree_status.value_or(status) : status;
-    send(job.requester, msg::JobEnded{nspace, reported, job.message});
+    if (!job.requester.empty()) send(job.requester, msg::JobEnded{nspace, reported, job.message});
     send("events", msg::JobLifecycle{nspace,
                                      PMIX_EVENT_JOB_END,
                                      {},
@@ -375,6 +386,7 @@ void JobCoordinator::erase_job(const std::string &nspace) {
     Job &job = it->second;
     if (job.time_limit) reactor().cancel(job.time_limit);
     if (job.start_deadline) reactor().cancel(job.start_deadline);
+    if (job.adopt_deadline) reactor().cancel(job.adopt_deadline);
     const std::string parent = std::move(job.parent);
     jobs_.erase(it);
     auto p = jobs_.find(parent);

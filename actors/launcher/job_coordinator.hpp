@@ -35,8 +35,15 @@
 //   to the launched job's requester; it runs on after its parent job's normal end and is ended by
 //   its failure (PMIX_SPAWN_CHILD_SEP says otherwise), and a job is over only once the jobs it
 //   spawned are.
+// - A standing tree's root that starts again (its service restarted it) knows no job: each
+//   broker that rejoins tells it the parts it holds (PartsHeld, job_adoption.cpp), and it adopts
+//   their jobs, which then end here as any job does. A job's ranks on the root's node went with
+//   the root: it fails as a job that lost a broker does; so does one whose requester was there.
+//   A job's parts with ranks that have not told it within kAdoptBound are counted lost. An adopted
+//   job keeps no time limit, and a job it spawned is adopted as a job of its own.
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -89,7 +96,20 @@ class JobCoordinator : public Actor {
         bool oversubscribe = false, report_child_sep = false;
         std::optional<std::int32_t> tree_status;
         Reactor::TimerId start_deadline = 0;  // a spawned job's: every part started by then
+        // Rebuilt from its parts by a restarted root (PartsHeld): the brokers that told it, and
+        // by when the others must have.
+        bool adopted = false;
+        std::set<std::uint32_t> reported;
+        Reactor::TimerId adopt_deadline = 0;
     };
+    // How a job ended, kept a while for a part that tells a restarted root of it late.
+    struct Ended {
+        std::int32_t status = 0;
+        std::string message;
+        std::map<std::string, std::uint32_t> states;
+    };
+    static constexpr std::size_t kEndedKept = 256;
+    static constexpr std::chrono::seconds kAdoptBound{30};
 
     // A launch relayed to the root's coordinator (a standing tree's), by its id there.
     struct Relay {
@@ -103,13 +123,23 @@ class JobCoordinator : public Actor {
     std::set<std::uint32_t> joined_;   // a standing tree's brokers up (tree.joined, tree.lost)
     std::map<std::uint64_t, Relay> relays_;
     std::uint64_t next_relay_ = 1;
-    NodeRanks node_ranks_;  // of every job of the tree
+    NodeRanks node_ranks_;                // of every job of the tree
+    std::map<std::string, Ended> ended_;  // the last kEndedKept jobs' ends, by namespace
+    std::deque<std::string> ended_order_;
 
     void launch(const Envelope &env, msg::LaunchAcross &m);
     void part_launched(const Envelope &env, msg::PartLaunched &m);
     void part_status(const Envelope &env, msg::PartStatus &m);
     void tree_lost(const Envelope &env, msg::TreeLost &m);
     void tree_joined(const Envelope &env, msg::TreeJoined &m);
+    // A rejoining broker's parts (job_adoption.cpp): their jobs adopted, or told they are over.
+    void parts_held(const Envelope &env, msg::PartsHeld &m);
+    void adopt(std::uint32_t broker, msg::PartHeld &p);
+    Job &adopted_job(msg::PartHeld &p, std::uint32_t broker);
+    // The adopted job's parts with ranks that have not told it by now are lost.
+    void adoption_over(const std::string &nspace);
+    // The part of `broker` is lost with its ranks (tree.lost, or never told a restarted root).
+    void part_lost(const std::string &nspace, std::uint32_t broker);
     void relay_launch(const Envelope &env, msg::LaunchAcross &m);
     void relay_answered(const Envelope &env, msg::LaunchReply &m);
     void relay_refused(const Envelope &env, msg::ErrorReply &m);

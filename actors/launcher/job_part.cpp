@@ -142,6 +142,42 @@ void Launcher::signal_parts(const Envelope &, msg::SignalParts &m) {
     }
 }
 
+void Launcher::tree_rejoined(const Envelope &, msg::TreeRejoined &) {
+    if (brokers_.view()->rank == 0) return;
+    // The root's iof, which sees every job's output, may be a new one: it counts from zero.
+    output_.consumers_restarted(0);
+    msg::PartsHeld held{brokers_.view()->rank, {}};
+    for (const auto &[nspace, job] : jobs_) {
+        if (!job.is_part()) continue;
+        msg::PartHeld p;
+        p.nspace = nspace;
+        p.job = job.info;
+        p.requester = job.requester;
+        p.started = !job.spawning;
+        for (auto r : job.local) p.pids.emplace_back(r, job.info.procs[r].pid);
+        // As report_status and report_over would tell it: an abort's status waits for its rank.
+        if (job.status && *job.status != 0 && !job.part.abort_unreported) {
+            p.status = *job.status;
+            p.message = job.message;
+            p.goes_on = job.status_goes_on;
+        }
+        if (job.part.reported_over) {
+            p.over = true;
+            p.ended = job.part.ended;
+            if (!job.status && job.requested_end) {
+                p.status = job.requested_end->first;
+                p.message = job.requested_end->second;
+                p.on_request = true;
+            }
+        }
+        held.parts.push_back(std::move(p));
+    }
+    if (held.parts.empty()) return;
+    log().info("telling the root broker of the {} part(s) of jobs across the tree held here",
+               held.parts.size());
+    send(remote_address(0, "jobs"), held);
+}
+
 void Launcher::report_not_started(const Job &job, std::int32_t status, const std::string &why,
                                   std::map<std::string, std::uint32_t> ended) {
     send(job.part.coordinator,

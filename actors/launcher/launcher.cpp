@@ -50,6 +50,7 @@ Launcher::Launcher(Reactor &reactor, Bus &bus, Settings settings, const BrokerMa
     on(&Launcher::part, Access::internal);
     on(&Launcher::end_part, Access::internal);
     on(&Launcher::signal_parts, Access::internal);
+    on(&Launcher::tree_rejoined, Access::internal);
     on(&Launcher::register_cleanup, Access::session);
     on(&Launcher::spawn_answered, Access::internal);
     on(&Launcher::spawn_refused, Access::internal);

@@ -56,6 +56,7 @@
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/job.hpp"
 #include "actors/protocol/jobctl.hpp"
+#include "actors/protocol/tree.hpp"
 #include "actors/runtime/actor.hpp"
 #include "actors/tree/broker_map.hpp"
 
@@ -198,6 +199,9 @@ class Launcher : public Actor {
     void part(const Envelope &env, msg::JobPart &m);
     void end_part(const Envelope &env, msg::EndPart &m);
     void signal_parts(const Envelope &env, msg::SignalParts &m);
+    // This broker is in the tree of a root again (a standing tree's, maybe restarted): the parts
+    // it holds go to the root's coordinator (msg::PartsHeld), which adopts their jobs.
+    void tree_rejoined(const Envelope &env, msg::TreeRejoined &m);
     void register_cleanup(const Envelope &env, msg::RegisterCleanup &m);
     void spawn_answered(const Envelope &env, msg::LaunchReply &m);
     void spawn_refused(const Envelope &env, msg::ErrorReply &m);

@@ -1,5 +1,7 @@
 #include "actors/launcher/node_ranks.hpp"
 
+#include <algorithm>
+
 namespace zpmix {
 
 void NodeRanks::number(msg::JobInfo &info) {
@@ -9,6 +11,11 @@ void NodeRanks::number(msg::JobInfo &info) {
         ++here[p.hostname];
     }
     for (const auto &[node, n] : here) started_[node] += n;
+}
+
+void NodeRanks::count(const msg::JobInfo &info) {
+    for (const auto &p : info.procs)
+        started_[p.hostname] = std::max(started_[p.hostname], std::uint32_t{p.node_rank} + 1);
 }
 
 }  // namespace zpmix

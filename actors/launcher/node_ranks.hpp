@@ -18,6 +18,9 @@ class NodeRanks {
     // the job's ranks on each of its nodes for the jobs after it. The standard's type is uint16:
     // past 65535 ranks started on a node, the numbers wrap.
     void number(msg::JobInfo &info);
+    // A job numbered elsewhere (one a restarted root adopts): the jobs after it come after its
+    // ranks.
+    void count(const msg::JobInfo &info);
 
   private:
     std::map<std::string, std::uint32_t> started_;  // node -> ranks numbered there so far

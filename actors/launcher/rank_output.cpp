@@ -109,6 +109,12 @@ void RankOutput::consumers_changed() {
     for (auto &[nspace, job] : jobs_) resume(nspace, job);
 }
 
+void RankOutput::consumers_restarted(std::uint32_t broker) {
+    for (auto &[key, flow] : flows_)
+        if (sender_broker(key.first) == broker) flow = Flow{};
+    consumers_changed();
+}
+
 RankOutput::Rank *RankOutput::find(const std::string &nspace, std::uint32_t rank) {
     auto job = jobs_.find(nspace);
     if (job == jobs_.end()) return nullptr;

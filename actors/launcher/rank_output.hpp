@@ -67,6 +67,10 @@ class RankOutput {
     void acknowledged(const std::string &consumer, const std::string &nspace, std::uint64_t bytes);
     // A consumer went away (a requester that died): the jobs it held are read again.
     void consumers_changed();
+    // Broker `broker` may have started again (a standing tree's root this broker rejoined): its
+    // consumers count what they get from zero, so what was sent them is forgotten (what the
+    // lost one never acknowledged no longer holds the jobs).
+    void consumers_restarted(std::uint32_t broker);
 
   private:
     struct Pipe {

@@ -32,10 +32,11 @@ inline constexpr std::string_view kRelease = build::version;
 // protocol version, work together.
 inline constexpr std::string_view kFirstReleaseOfProtocol = "0.9.0";
 
-// The protocol features of this release: the message families of 0.9.0.
-inline constexpr std::array<std::string_view, 18> kFeatures = {
-    "ev",    "event", "fence", "group", "host", "iof",   "jctl",  "job",     "log",
-    "modex", "mon",   "ns",    "proc",  "pset", "query", "reply", "session", "tree"};
+// The protocol features of this release: the message families of 0.9.0, and those added since
+// (kAddedTypes).
+inline constexpr std::array<std::string_view, 19> kFeatures = {
+    "ev",  "event", "fence", "group", "host",  "iof",   "jctl",    "job",  "log",   "modex",
+    "mon", "ns",    "proc",  "pset",  "query", "reply", "session", "tree", "rejoin"};
 
 // The level of the standard's ABI this release implements (pmix_version.h), "MAJOR.MINOR".
 inline std::string abi_level() {
@@ -46,7 +47,13 @@ inline std::string abi_level() {
 struct AddedType {
     std::string_view type, feature;
 };
-inline constexpr std::array<AddedType, 0> kAddedTypes = {};
+inline constexpr std::array<AddedType, 3> kAddedTypes = {{
+    // A standing tree's broker that rejoins its parent, and a restarted root adopting the jobs
+    // of the brokers that rejoin it (docs/tree.md, "A root that starts again").
+    {"tree.rejoin", "rejoin"},
+    {"tree.rejoined", "rejoin"},
+    {"job.parts_held", "rejoin"},
+}};
 
 // The feature a message of `type` needs.
 inline std::string_view feature_of(std::string_view type) {

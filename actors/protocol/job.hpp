@@ -405,6 +405,29 @@ struct PartStatus {
     std::map<std::string, std::uint32_t> ended = {};
     ZPMIX_MSG_MAP(nspace, broker, status, message, over, on_request, goes_on, ended);
 };
+// launcher -> the root's coordinator, when its broker is in the tree of a root again
+// (tree.rejoined): the parts of jobs across the tree it holds, each with the job's info as its
+// registry has it, its requester, and the part's state (as PartLaunched and PartStatus would
+// have told it), so that a restarted root adopts the jobs that still run.
+struct PartHeld {
+    std::string nspace;
+    JobInfo job;
+    std::string requester;  // "@<broker>/<routing id>"
+    bool started = false;   // every rank of the part was spawned
+    std::vector<std::pair<std::uint32_t, std::int64_t>> pids;
+    std::int32_t status = 0;  // its first failure, as PartStatus's (0: none)
+    std::string message;
+    bool goes_on = false, over = false, on_request = false;
+    std::map<std::string, std::uint32_t> ended = {};
+    ZPMIX_MSG_MAP(nspace, job, requester, started, pids, status, message, goes_on, over, on_request,
+                  ended);
+};
+struct PartsHeld {
+    static constexpr const char *type = "job.parts_held";
+    std::uint32_t broker = 0;
+    std::vector<PartHeld> parts;
+    ZPMIX_MSG_MAP(broker, parts);
+};
 // coordinator -> every launcher: terminate the part's ranks (the job failed: status, message),
 // or (finish) the job is over everywhere: forget it. A finish has the job's status and message,
 // and its ranks by how they ended on every node (`states`, as msg::JobRow's): what each broker's

@@ -45,6 +45,21 @@ struct TreeJoinedElsewhere {
     std::uint32_t rank = 0;
     ZPMIX_MSG_MAP(rank);
 };
+// A standing tree's broker that lost its parent and was welcomed again (its parent came back,
+// maybe a restarted root): its link tells its children's links (tree.rejoin), each of which tells
+// the root it is up (tree.online) and passes it on down; and every link of that subtree tells its
+// own actors (tree.rejoined), which tell the root what they hold (the launcher: its parts of jobs
+// across the tree, msg::PartsHeld), for a restarted root knows nothing of them.
+struct TreeRejoin {
+    static constexpr const char *type = "tree.rejoin";
+    std::uint32_t rank = 0;  // the broker that joined again
+    ZPMIX_MSG_MAP(rank);
+};
+struct TreeRejoined {
+    static constexpr const char *type = "tree.rejoined";
+    std::uint32_t rank = 0;  // as TreeRejoin's
+    ZPMIX_MSG_MAP(rank);
+};
 
 // The link's own frames (actors/tree/link.hpp), each one envelope: a child's hello and the
 // parent's answer, heartbeats, the parent's order to stop, and a hop (its next frame is the

@@ -241,7 +241,8 @@ void Registry::proc_exit(const Envelope &, msg::ProcExit &m) {
 }
 
 // fence, modex, events, jobctl, monitor: the ranks still running on the lost nodes are over.
-// (A broker that lost its parent stops with its own ranks; it reports nothing.)
+// (A broker that lost its parent stops with its own ranks, or, a standing tree's, waits for it
+// to come back: the root, which ends the jobs, is beyond it; it reports nothing.)
 void Registry::tree_lost(const Envelope &, msg::TreeLost &m) {
     if (m.parent || m.nodes.empty()) return;
     const std::set<std::string> nodes(m.nodes.begin(), m.nodes.end());

@@ -84,6 +84,9 @@ class Gather {
     // A lost child joined again (a standing tree's): later operations wait for it again.
     void child_joined(Rank child) { lost_children_.erase(child); }
     void parent_lost(Status status = kUnreachable);
+    // A standing tree's broker whose lost parent welcomed it again: later operations go up again
+    // (those pending at the loss were failed then).
+    void parent_joined() { parent_lost_.reset(); }
 
     std::size_t pending() const { return ops_.size(); }
     Rank rank() const { return rank_; }

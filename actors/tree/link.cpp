@@ -203,6 +203,7 @@ TreeLink::TreeLink(Reactor &reactor, Bus &bus, LinkSettings settings, BrokerMap 
     on(&TreeLink::members, Access::internal);
     on(&TreeLink::lost_elsewhere, Access::internal);
     on(&TreeLink::joined, Access::internal);
+    on(&TreeLink::rejoin, Access::internal);
     auto session = std::make_shared<PeerSession>();
     session->role = PeerSession::Role::broker;
     session_ = std::move(session);
@@ -458,7 +459,7 @@ void TreeLink::from_child(LinkListener::Id conn, const Frames &frames) {
                 log().info("broker {} on {} runs zpmix {} (this one {}){}{}", h.rank, h.node,
                            peer.release(), msg::kRelease,
                            peer.missing().empty() ? "" : "; it lacks ", peer.missing());
-            children_[h.rank] = {conn, Reactor::Clock::now()};
+            children_[h.rank] = {conn, Reactor::Clock::now(), peer.serves(msg::TreeRejoin::type)};
             child_of_[conn] = h.rank;
             send(remote_address(0, "tree"), BrokerOnline{h.rank, h.addresses});
             return;
@@ -501,6 +502,10 @@ void TreeLink::from_parent(const Frames &frames) {
                     log().info("the parent broker runs zpmix {} (this one {}){}{}", peer.release(),
                                msg::kRelease, peer.missing().empty() ? "" : "; it lacks ",
                                peer.missing());
+                if (std::exchange(away_, false)) {
+                    log().info("joined the tree again as broker {} of {}", s_.rank, s_.size);
+                    return rejoined(s_.rank);
+                }
                 if (s_.standing) log().info("joined the tree as broker {} of {}", s_.rank, s_.size);
                 return;
             }
@@ -524,8 +529,9 @@ void TreeLink::beat() {
     const auto now = Reactor::Clock::now();
     const zmq::message_t b = frame(Beat{s_.rank});
     if (s_.rank != 0 && !parent_lost_ && s_.standing && !welcomed_) {
-        // Its parent may not be up yet: waited for, said every 10 s, no beats queued for it.
-        if (now - waiting_said_ >= std::chrono::seconds(10)) {
+        // Its parent may not be up yet: waited for, said every 10 s (once, when it was lost: at
+        // the loss), no beats queued for it.
+        if (!away_ && now - waiting_said_ >= std::chrono::seconds(10)) {
             waiting_said_ = now;
             log().info("waiting for the parent broker at {}", s_.parent.at(0));
         }
@@ -681,11 +687,46 @@ void TreeLink::tell_lost(std::vector<Rank> lost, bool parent) {
 }
 
 void TreeLink::parent_gone(const std::string &why) {
-    if (parent_lost_) return;
+    if (parent_lost_ || away_) return;
+    // A standing tree's parent that was lost (not one that stopped, nor refused us) may come
+    // back, a restarted root as a site's service manager starts it again.
+    if (s_.standing && welcomed_ && !why.empty() && !stopping_) return parent_away(why);
     parent_lost_ = true;
     if (!why.empty()) log().error("lost the parent broker: {}; stopping", why);
     tell_lost({}, true);
     on_parent_gone_(!why.empty());
+}
+
+void TreeLink::parent_away(const std::string &why) {
+    away_ = true;
+    welcomed_ = false;
+    log().error(
+        "lost the parent broker: {}; its ranks go on, and it tries the parent again every second",
+        why);
+    tell_lost({}, true);
+    // The connection may still be open (a parent silent, its node unreachable): dropped, and a
+    // new one tried in a second (parent_closed). Never from inside its own callbacks: a closed
+    // connection is already reset (parent_closed), a silent one is found by the heartbeat timer.
+    up_.reset();
+    up_ready_ = false;
+    parent_closed({});
+}
+
+void TreeLink::rejoin(const Envelope &env, msg::TreeRejoin &m) {
+    const auto from = sender_broker(env.from);
+    if (!from || topology_.parent(s_.rank) != *from) return;
+    rejoined(m.rank);
+}
+
+void TreeLink::rejoined(Rank rank) {
+    // The root hears of this one from its parent when it is the one that rejoined.
+    if (s_.rank != 0 && rank != s_.rank)
+        send(remote_address(0, name()), BrokerOnline{s_.rank, addresses_});
+    for (const auto &[r, c] : children_)
+        if (c.rejoins) send(remote_address(r, name()), msg::TreeRejoin{rank});
+    if (const auto parent = topology_.parent(s_.rank); parent && rank == s_.rank)
+        broadcast(msg::TreeJoined{*parent});
+    broadcast(msg::TreeRejoined{rank});
 }
 
 void TreeLink::shutdown() {

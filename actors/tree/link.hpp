@@ -15,12 +15,19 @@
 //   session; "@*" reaches every broker, the sender included, through the root.
 // - Actors on the link's reactor receive in arrival order, before the next frame is read.
 // - A neighbour silent for `lost_after`, or whose output is not taken for as long, is lost:
-//   TreeLost to the actors, TreeLostElsewhere to every other broker, once per broker. A broker
-//   that lost its parent shuts down; no reconnection once the handshake ended (a connection its
-//   parent's port turned away before that is tried again, within the handshake timeout).
+//   TreeLost to the actors, TreeLostElsewhere to every other broker, once per broker. A booted
+//   tree's broker that lost its parent shuts down; no reconnection once the handshake ended (a
+//   connection its parent's port turned away before that is tried again, within the handshake
+//   timeout).
 // - A standing tree (LinkSettings.standing): the members are known at start and nobody boots
 //   anyone; a broker waits for its parent as long as it takes (connecting again every second),
-//   and one restarted after a loss joins again (tree.joined, told to every broker).
+//   and one restarted after a loss joins again (tree.joined, told to every broker). A broker
+//   that lost its parent stays up (TreeLost{parent} to its actors, said once in its log), tries
+//   it again every second, and once welcomed again tells its actors the parent is back
+//   (tree.joined of the parent) and its subtree that it rejoined (tree.rejoin: each broker of it
+//   tells the root it is up, and its actors, tree.rejoined, tell the root what they hold). What
+//   it sends up meanwhile waits (the same bound); what the lost connection had not delivered is
+//   gone. A parent that stopped (tree.stop) stops it still.
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -83,6 +90,7 @@ class TreeLink : public Actor {
     struct Child {
         LinkListener::Id conn = 0;  // its connection on down_
         Reactor::Clock::time_point last_heard;
+        bool rejoins = true;  // its release has tree.rejoin
     };
     using Frames = std::vector<std::string_view>;
 
@@ -108,7 +116,8 @@ class TreeLink : public Actor {
     std::set<Rank> lost_;                        // brokers known lost (told to the actors once)
     Reactor::Clock::time_point parent_heard_;
     bool parent_lost_ = false, stopping_ = false;
-    bool welcomed_ = false;                            // the parent answered our Hello
+    bool welcomed_ = false;  // the parent answered our Hello
+    bool away_ = false;      // standing: the parent was lost after it welcomed us; tried again
     Reactor::Clock::time_point waiting_said_;          // standing: when we last said we wait for it
     std::unique_ptr<Boot> boot_;                       // root only
     std::map<Rank, std::vector<std::string>> online_;  // root: brokers up, with their addresses
@@ -120,6 +129,11 @@ class TreeLink : public Actor {
     void members(const Envelope &env, Members &m);
     void lost_elsewhere(const Envelope &env, msg::TreeLostElsewhere &m);
     void joined(const Envelope &env, msg::TreeJoinedElsewhere &m);
+    // From the parent's link: `m.rank`, this broker or one above it, was welcomed again.
+    void rejoin(const Envelope &env, msg::TreeRejoin &m);
+    // Tells the root this broker is up, the children's links and this broker's actors that
+    // broker `rank` (this one or one above it) rejoined.
+    void rejoined(Rank rank);
     // TreeLost to this broker's actors, with the lost brokers' nodes.
     void tell_lost(std::vector<Rank> lost, bool parent);
 
@@ -148,6 +162,8 @@ class TreeLink : public Actor {
     void flush_up_queue();
     void child_lost(Rank child, const std::string &why);
     void parent_gone(const std::string &why);
+    // A standing tree's broker lost its parent: it stays up and tries it again every second.
+    void parent_away(const std::string &why);
     void set_ready(std::string error);
     void start_children_of(Rank parent, const std::vector<std::string> &addresses);
 };

@@ -154,8 +154,9 @@ void Reduction::lost(const msg::TreeLost &m) {
 void Reduction::joined(const msg::TreeJoined &m) {
     const auto view = brokers_.view();
     if (view->alone() || m.rank >= view->size()) return;
-    if (Topology(view->size(), view->radix).parent(m.rank) == view->rank)
-        gather().child_joined(m.rank);
+    const Topology topology(view->size(), view->radix);
+    if (topology.parent(m.rank) == view->rank) gather().child_joined(m.rank);
+    if (view->rank != 0 && topology.parent(view->rank) == m.rank) gather().parent_joined();
 }
 
 }  // namespace zpmix::tree

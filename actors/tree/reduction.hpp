@@ -135,7 +135,7 @@ class Reduction {
             if (ops.contains(key)) fail(key, kUnreachable);
         }
     }
-    // tree.joined: a lost child is reached again.
+    // tree.joined: a lost child, or the lost parent, is reached again.
     void joined(const msg::TreeJoined &m);
 
     // The parts of a verdict's result (Gather::concatenate's array), each a Part; none, and

@@ -99,6 +99,7 @@
     X(JobPart)                   \
     X(PartLaunched)              \
     X(PartStatus)                \
+    X(PartsHeld)                 \
     X(EndPart)                   \
     X(SignalParts)               \
     X(SignalJob)                 \
@@ -153,6 +154,8 @@
     X(TreeLostElsewhere)         \
     X(TreeJoined)                \
     X(TreeJoinedElsewhere)       \
+    X(TreeRejoin)                \
+    X(TreeRejoined)              \
     X(TreeHello)                 \
     X(TreeWelcome)               \
     X(TreeBeat)                  \

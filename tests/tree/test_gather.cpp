@@ -290,6 +290,23 @@ BOOST_AUTO_TEST_CASE(a_child_lost_in_the_middle_of_a_gather) {
     }
 }
 
+// A standing tree's broker (1, in a chain under the root) loses its parent and stays up: what it
+// and its subtree gather meanwhile fails at once, there and below; once the parent welcomed it
+// again (parent_joined), gathers go through the root again.
+BOOST_AUTO_TEST_CASE(a_parent_lost_and_back_gathers_through_it_again) {
+    Sim sim(3, 1, false);
+    sim[1].parent_lost();
+    for (Rank r : {1u, 2u}) sim[r].contribute_local("away#1", part_of(r, "away#1"));
+    sim.run();
+    check_failed(sim, "away#1", {1, 2}, PMIX_ERR_UNREACH);
+    BOOST_TEST(sim.completions(0, "away#1") == 0u);
+    sim[1].parent_joined();
+    for (Rank r : all(3)) sim[r].contribute_local("back#1", part_of(r, "back#1"));
+    sim.run();
+    check_success(sim, "back#1", all(3), all(3));
+    BOOST_TEST(sim.pending() == 0u);
+}
+
 // An inner broker loses a leaf with the status its owner gives: the failure goes to the root and
 // comes down to everyone else.
 BOOST_AUTO_TEST_CASE(a_child_lost_below_an_inner_broker) {
