@@ -15,9 +15,12 @@
  *                             own monitor trips and rank 0 hears its alert
  *   server_rm_client alloc    rank 0 asks 2 more nodes (PMIX_ALLOC_NEW): granted by the host
  *                             (PMIX_ALLOC_ID). NO_HOST: PMIX_ERR_NOT_SUPPORTED.
+ *   server_rm_client ptable   rank 0 asks the job's process table: a row per rank, its own pid
+ *                             in its row (the host's answer)
  *   server_rm_client tool HOW rank 0 runs server_rm_tool (next to it), which attaches to the
- *                             host's server by HOW (pid: the host's; nspace: this job's; uri:
- *                             this client's server), with none of this client's environment;
+ *                             host's server by HOW (pid: the host's, its parent; nspace: this
+ *                             job's; uri: this client's server; several, comma-separated, one
+ *                             tool each in turn), with none of this client's environment;
  *                             `tool HOW iof`: the tool pulls the job's output, pushes input
  * Prints "rank R ok" when its scenario held; what went wrong on stderr. */
 #include <pmix.h>
@@ -174,6 +177,43 @@ static void query(void) {
     q.qualifiers = NULL;
 }
 
+static void proc_table(void) {
+    if (me.rank != 0) return;
+    pmix_value_t *size = NULL;
+    pmix_proc_t job;
+    PMIX_LOAD_PROCID(&job, me.nspace, PMIX_RANK_WILDCARD);
+    CHECK_STATUS(PMIx_Get(&job, PMIX_JOB_SIZE, NULL, 0, &size), PMIX_SUCCESS);
+    const size_t nranks = size ? size->data.uint32 : 0;
+    if (size) PMIX_VALUE_RELEASE(size);
+    pmix_query_t q;
+    PMIX_QUERY_CONSTRUCT(&q);
+    char *keys[] = {PMIX_QUERY_PROC_TABLE, NULL};
+    q.keys = keys;
+    pmix_info_t qual;
+    PMIX_INFO_LOAD(&qual, PMIX_NSPACE, me.nspace, PMIX_STRING);
+    q.qualifiers = &qual;
+    q.nqual = 1;
+    pmix_info_t *results = NULL;
+    size_t n = 0;
+    CHECK_STATUS(PMIx_Query_info(&q, 1, &results, &n), PMIX_SUCCESS);
+    const pmix_info_t *table = result_of(results, n, PMIX_QUERY_PROC_TABLE);
+    CHECK(table && table->value.type == PMIX_DATA_ARRAY &&
+          table->value.data.darray->type == PMIX_PROC_INFO &&
+          table->value.data.darray->size == nranks);
+    if (table && table->value.type == PMIX_DATA_ARRAY &&
+        table->value.data.darray->type == PMIX_PROC_INFO) {
+        const pmix_proc_info_t *rows = table->value.data.darray->array;
+        int mine = 0;
+        for (size_t i = 0; i < table->value.data.darray->size; ++i)
+            if (rows[i].proc.rank == me.rank && PMIX_CHECK_NSPACE(rows[i].proc.nspace, me.nspace))
+                mine += rows[i].pid == getpid();
+        CHECK(mine == 1);
+        printf("rank %u proc table rows %zu\n", me.rank, table->value.data.darray->size);
+    }
+    if (results) PMIX_INFO_FREE(results, n);
+    PMIX_INFO_DESTRUCT(&qual);
+}
+
 static void log_both(void) {
     if (me.rank != 0) return;
     pmix_info_t data[2];
@@ -236,7 +276,6 @@ extern char **environ;
 
 /* The tool runs with none of this client's PMIx environment: it finds the server as told. */
 static void run_tool(const char *self, const char *how, const char *what) {
-    if (me.rank != 0) return;
     char tool[4096], arg[512] = "";
     snprintf(tool, sizeof tool, "%s", self);
     char *slash = strrchr(tool, '/');
@@ -293,9 +332,15 @@ int main(int argc, char **argv) {
         alert();
     else if (strcmp(mode, "alloc") == 0)
         allocation();
-    else if (strcmp(mode, "tool") == 0 && argc > 2)
-        run_tool(argv[0], argv[2], argc > 3 ? argv[3] : NULL);
-    else {
+    else if (strcmp(mode, "ptable") == 0)
+        proc_table();
+    else if (strcmp(mode, "tool") == 0 && argc > 2 && me.rank == 0) {
+        char hows[64];
+        snprintf(hows, sizeof hows, "%s", argv[2]);
+        for (char *save = NULL, *how = strtok_r(hows, ",", &save); how;
+             how = strtok_r(NULL, ",", &save))
+            run_tool(argv[0], how, argc > 3 ? argv[3] : NULL);
+    } else if (strcmp(mode, "tool") != 0 || argc <= 2) {
         fprintf(stderr, "server_rm_client: unknown mode %s\n", mode);
         return 2;
     }

@@ -95,7 +95,8 @@ int main(int argc, char **argv) {
     rc = PMIx_Query_info(&q, 1, &results, &n);
     size_t rows = 0;
     int pids = 0;
-    if (rc == PMIX_SUCCESS && n == 1 && results[0].value.type == PMIX_DATA_ARRAY) {
+    if (rc == PMIX_SUCCESS && n == 1 && results[0].value.type == PMIX_DATA_ARRAY &&
+        results[0].value.data.darray->type == PMIX_PROC_INFO) {
         rows = results[0].value.data.darray->size;
         const pmix_proc_info_t *p = results[0].value.data.darray->array;
         for (size_t i = 0; i < rows; ++i) pids += p[i].pid > 0;
