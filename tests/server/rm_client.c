@@ -2,9 +2,10 @@
  * standard API only. NO_HOST=1: the host left these upcalls NULL (what the library answers then).
  *   server_rm_client jobctl   every rank listens for PMIX_JCTRL_CHECKPOINT and
  *                             PMIX_JCTRL_PREEMPT_ALERT; rank 0 sends each job-control directive
- *                             for the job; each reaches the host (a KILL it refuses); the host's
- *                             checkpoint and preemption events reach every rank. NO_HOST: each is
- *                             PMIX_ERR_NOT_SUPPORTED at once, no event.
+ *                             for the job (one through PMIx_Job_control_nb); each reaches the
+ *                             host (a KILL it refuses), whose result comes back with its status;
+ *                             the host's checkpoint and preemption events reach every rank.
+ *                             NO_HOST: each is PMIX_ERR_NOT_SUPPORTED at once, no event.
  *   server_rm_client query    rank 0 asks the namespaces (zpmix's answer), the allocation's
  *                             status and the job's process table (the host's: its own pid in its
  *                             row). NO_HOST: the namespaces only, PMIX_QUERY_PARTIAL_SUCCESS.
@@ -85,7 +86,18 @@ static void barrier(void) {
     CHECK_STATUS(PMIx_Fence(&all, 1, NULL, 0), PMIX_SUCCESS);
 }
 
-/* One directive for the whole job. */
+/* How many of `results` are the test host's job_control result ("host.jctrl.done" = "yes"). */
+static int host_results_in(const pmix_info_t *results, size_t n) {
+    int found = 0;
+    for (size_t i = 0; i < n; ++i)
+        found += PMIX_CHECK_KEY(&results[i], "host.jctrl.done") &&
+                 results[i].value.type == PMIX_STRING &&
+                 strcmp(results[i].value.data.string, "yes") == 0;
+    return found;
+}
+
+/* One directive for the whole job; the host's result comes back with its status (also when it
+ * refuses), none without the upcall. */
 static pmix_status_t control(const char *key, const void *value, pmix_data_type_t type) {
     pmix_proc_t all;
     PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
@@ -95,7 +107,41 @@ static pmix_status_t control(const char *key, const void *value, pmix_data_type_
     size_t nresults = 0;
     pmix_status_t rc = PMIx_Job_control(&all, 1, &dir, 1, &results, &nresults);
     PMIX_INFO_DESTRUCT(&dir);
+    CHECK(host_results_in(results, nresults) == (no_host ? 0 : 1));
     if (results) PMIX_INFO_FREE(results, nresults);
+    return rc;
+}
+
+struct nb_answer {
+    volatile int done;
+    pmix_status_t status;
+    int host_results;
+};
+
+static void on_job_control(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                           pmix_release_cbfunc_t release_fn, void *release_cbdata) {
+    struct nb_answer *a = cbdata;
+    a->status = status;
+    a->host_results = host_results_in(info, ninfo);
+    if (release_fn) release_fn(release_cbdata);
+    a->done = 1;
+}
+
+/* The same through PMIx_Job_control_nb: the host's result reaches the callback. */
+static pmix_status_t control_nb(const char *key, const void *value, pmix_data_type_t type) {
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_info_t dir;
+    PMIX_INFO_LOAD(&dir, key, value, type);
+    struct nb_answer a = {0, PMIX_ERR_TIMEOUT, 0};
+    pmix_status_t rc = PMIx_Job_control_nb(&all, 1, &dir, 1, on_job_control, &a);
+    if (rc == PMIX_SUCCESS) {
+        wait_for(&a.done, 10000);
+        CHECK(a.done);
+        CHECK(a.host_results == (no_host ? 0 : 1));
+        rc = a.status;
+    }
+    PMIX_INFO_DESTRUCT(&dir);
     return rc;
 }
 
@@ -108,7 +154,7 @@ static void job_control(void) {
         bool yes = true;
         int sig = SIGUSR1;
         CHECK_STATUS(control(PMIX_JOB_CTRL_PAUSE, &yes, PMIX_BOOL), ok);
-        CHECK_STATUS(control(PMIX_JOB_CTRL_RESUME, &yes, PMIX_BOOL), ok);
+        CHECK_STATUS(control_nb(PMIX_JOB_CTRL_RESUME, &yes, PMIX_BOOL), ok);
         CHECK_STATUS(control(PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT), ok);
         CHECK_STATUS(control(PMIX_JOB_CTRL_TERMINATE, &yes, PMIX_BOOL), ok);
         CHECK_STATUS(control(PMIX_JOB_CTRL_KILL, &yes, PMIX_BOOL),

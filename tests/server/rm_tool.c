@@ -2,8 +2,8 @@
  * `zpmix broker`, standard API only.
  *   server_rm_tool pid PID | nspace NSPACE | uri URI [iof|query]   how it finds the server
  * It says the name it got ("tool named NSPACE.RANK"), queries the job's process table (the job:
- * $TOOL_JOB, else host-job)
- * ("tool proc table rows N"), pauses the job through job control ("tool pause: STATUS"; not with
+ * $TOOL_JOB, else host-job; "tool proc table STATUS rows N with pids P"), pauses the job through
+ * job control ("tool pause: STATUS host results N", N the host's results that came back; not with
  * query), and finalizes. A refused attachment: "tool refused: STATUS", exit 0. With iof instead: it
  * pulls the job's stdout, tagged ("tool got: DATA" for what the host delivers), and pushes a line
  * to rank 0's stdin ("tool push: STATUS"); NO_HOST set: no output is waited for. */
@@ -112,9 +112,13 @@ int main(int argc, char **argv) {
     pmix_info_t pause;
     bool yes = true;
     PMIX_INFO_LOAD(&pause, PMIX_JOB_CTRL_PAUSE, &yes, PMIX_BOOL);
+    results = NULL;
+    n = 0;
     rc = PMIx_Job_control(&target, 1, &pause, 1, &results, &n);
+    int host_results = 0; /* the test host's result ("host.jctrl.done") */
+    for (size_t i = 0; i < n; ++i) host_results += PMIX_CHECK_KEY(&results[i], "host.jctrl.done");
     if (results) PMIX_INFO_FREE(results, n);
-    printf("tool pause: %s\n", PMIx_Error_string(rc));
+    printf("tool pause: %s host results %d\n", PMIx_Error_string(rc), host_results);
     fflush(stdout);
     rc = PMIx_tool_finalize();
     return rc == PMIX_SUCCESS ? 0 : 1;
