@@ -35,26 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static pmix_proc_t me;
-static int failures;
-static bool no_host;
+#include "client_checks.h"
 
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "rank %u: %s:%d: %s\n", me.rank, __FILE__, __LINE__, #cond); \
-            ++failures;                                                                  \
-        }                                                                                \
-    } while (0)
-#define CHECK_STATUS(expr, want)                                                              \
-    do {                                                                                      \
-        pmix_status_t rc_ = (expr);                                                           \
-        if (rc_ != (want)) {                                                                  \
-            fprintf(stderr, "rank %u: %s:%d: %s = %s, not %s\n", me.rank, __FILE__, __LINE__, \
-                    #expr, PMIx_Error_string(rc_), PMIx_Error_string(want));                  \
-            ++failures;                                                                       \
-        }                                                                                     \
-    } while (0)
+static bool no_host;
 
 static volatile int heard_checkpoint, heard_preempt, heard_alert;
 
@@ -71,19 +54,6 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
     if (status == PMIX_JCTRL_PREEMPT_ALERT) heard_preempt = 1;
     if (status == PMIX_MONITOR_HEARTBEAT_ALERT) heard_alert = 1;
     if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
-}
-
-static void wait_for(volatile int *flag, int ms_max) {
-    for (int ms = 0; !*flag && ms < ms_max; ++ms) {
-        struct timespec ts = {0, 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-static void barrier(void) {
-    pmix_proc_t all;
-    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
-    CHECK_STATUS(PMIx_Fence(&all, 1, NULL, 0), PMIX_SUCCESS);
 }
 
 /* How many of `results` are the test host's job_control result ("host.jctrl.done" = "yes"). */

@@ -42,25 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static pmix_proc_t me;
-static int failures;
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "rank %u: %s:%d: %s\n", me.rank, __FILE__, __LINE__, #cond); \
-            ++failures;                                                                  \
-        }                                                                                \
-    } while (0)
-#define CHECK_RC(expr)                                                                       \
-    do {                                                                                     \
-        pmix_status_t rc_ = (expr);                                                          \
-        if (rc_ != PMIX_SUCCESS) {                                                           \
-            fprintf(stderr, "rank %u: %s:%d: %s = %s\n", me.rank, __FILE__, __LINE__, #expr, \
-                    PMIx_Error_string(rc_));                                                 \
-            ++failures;                                                                      \
-        }                                                                                    \
-    } while (0)
+#include "client_checks.h"
 
 static volatile int heard_from = -1; /* the source rank of the event heard */
 
@@ -289,12 +271,6 @@ static pmix_value_t *get(const char *nspace, pmix_rank_t rank, const char *key) 
 }
 
 static void fence_and_read(uint32_t size);
-
-static void barrier(void) {
-    pmix_proc_t all;
-    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
-    CHECK_RC(PMIx_Fence(&all, 1, NULL, 0));
-}
 
 static void publish_one(const char *key, const char *value, pmix_data_range_t range,
                         pmix_status_t expect) {

@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE server_rm
 #include <boost/test/unit_test.hpp>
 
-#include "support/process.hpp"
+#include "server/host_run.hpp"
 
 // Integration: what a resource manager that embeds zpmix serves through its upcalls (RFC0015,
 // RFC0010): job control, monitoring, queries and logging reach the test host's upcalls
@@ -11,28 +11,7 @@ namespace {
 
 using namespace zpmix::test;
 
-const std::string kTests = std::string(ZPMIX_BIN_DIR) + "/../tests";
-const std::string kHost = kTests + "/server_host";
-const std::string kClient = kTests + "/server_rm_client";
-
-struct HostRun {
-    explicit HostRun(std::vector<std::string> args, std::vector<std::string> env = {})
-        : child(with_host(std::move(args)), with_tmp(std::move(env))) {}
-    static std::vector<std::string> with_host(std::vector<std::string> args) {
-        args.insert(args.begin(), kHost);
-        return args;
-    }
-    std::vector<std::string> with_tmp(std::vector<std::string> env) {
-        env.push_back("XDG_RUNTIME_DIR=" + tmp.path);
-        return env;
-    }
-    int exit_code() { return child.exit_code(60s); }
-    std::size_t count(const std::string &what) const {
-        return zpmix::test::count(child.out(), what);
-    }
-    TempDir tmp{"zpmix-server-rm"};
-    Child child;
-};
+const std::string kClient = kServerTests + "/server_rm_client";
 
 // Each directive reaches job_control with its value and the requester named; the host refuses
 // a kill; its results come back to PMIx_Job_control and the _nb callback (rm_client checks);
