@@ -38,7 +38,7 @@ static inline void barrier(void) {
 }
 
 /* Until *flag is set, at most ms_max milliseconds. */
-static inline void wait_for(volatile int *flag, int ms_max) {
+static inline void wait_for(_Atomic int *flag, int ms_max) {
     for (int ms = 0; !*flag && ms < ms_max; ++ms) {
         struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);

@@ -685,11 +685,11 @@ static void load_rank(pmix_info_t *i, const char *key, pmix_rank_t value) {
 }
 
 static void done_cb(pmix_status_t status, void *cbdata) {
-    volatile int *flag = cbdata;
+    _Atomic int *flag = cbdata;
     *flag = status == PMIX_SUCCESS ? 1 : -1;
 }
 
-static void wait_flag(volatile int *flag, const char *what) {
+static void wait_flag(_Atomic int *flag, const char *what) {
     for (int ms = 0; *flag == 0; ++ms) {
         if (ms > 10000) die(what, PMIX_ERR_TIMEOUT);
         struct timespec ts = {0, 1000 * 1000};
@@ -752,7 +752,7 @@ static void register_job(void) {
         PMIX_INFO_LOAD(&info[9 + r], PMIX_PROC_DATA, arr, PMIX_DATA_ARRAY);
         PMIX_DATA_ARRAY_FREE(arr);
     }
-    volatile int flag = 0;
+    _Atomic int flag = 0;
     rc = PMIx_server_register_nspace(nspace, (int)local, info, ninfo, done_cb, (void *)&flag);
     if (rc != PMIX_SUCCESS) die("PMIx_server_register_nspace", rc);
     wait_flag(&flag, "register_nspace callback");
@@ -776,11 +776,11 @@ static void inventory_cb(pmix_status_t status, pmix_info_t info[], size_t ninfo,
     }
     say("inventory host %s topology %zu bytes: %s\n", host, xml, PMIx_Error_string(status));
     if (release_fn) release_fn(release_cbdata);
-    *(volatile int *)cbdata = 1;
+    *(_Atomic int *)cbdata = 1;
 }
 
 static void collect_inventory(void) {
-    volatile int flag = 0;
+    _Atomic int flag = 0;
     pmix_status_t rc = PMIx_server_collect_inventory(NULL, 0, inventory_cb, (void *)&flag);
     if (rc != PMIX_SUCCESS) die("PMIx_server_collect_inventory", rc);
     wait_flag(&flag, "collect_inventory callback");
@@ -895,13 +895,13 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
                 if (code != 0 && status_out == 0) status_out = code;
                 pmix_proc_t proc;
                 PMIX_LOAD_PROCID(&proc, nspace, (pmix_rank_t)r);
-                volatile int flag = 0;
+                _Atomic int flag = 0;
                 PMIx_server_deregister_client(&proc, done_cb, (void *)&flag);
                 wait_flag(&flag, "deregister_client callback");
             }
     }
     deregister_spawned_jobs();
-    volatile int flag = 0;
+    _Atomic int flag = 0;
     PMIx_server_deregister_nspace(nspace, done_cb, (void *)&flag);
     wait_flag(&flag, "deregister_nspace callback");
     say("host fences %d dmodex-served %d\n", fences, dmodex_served);

@@ -39,7 +39,7 @@
 
 static bool no_host;
 
-static volatile int heard_checkpoint, heard_preempt, heard_alert;
+static _Atomic int heard_checkpoint, heard_preempt, heard_alert;
 
 static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
                      size_t ninfo, pmix_info_t results[], size_t nresults,
@@ -83,7 +83,7 @@ static pmix_status_t control(const char *key, const void *value, pmix_data_type_
 }
 
 struct nb_answer {
-    volatile int done;
+    _Atomic int done;
     pmix_status_t status;
     int host_results;
 };

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-static volatile int got;
+static _Atomic int got;
 static const char *job = "host-job"; /* TOOL_JOB: the job it looks at */
 
 static void on_output(size_t id, pmix_iof_channel_t channel, pmix_proc_t *source,

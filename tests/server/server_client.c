@@ -44,7 +44,7 @@
 
 #include "client_checks.h"
 
-static volatile int heard_from = -1; /* the source rank of the event heard */
+static _Atomic int heard_from = -1; /* the source rank of the event heard */
 
 static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
                      size_t ninfo, pmix_info_t results[], size_t nresults,
@@ -62,7 +62,7 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
 /* The environment events heard (server_client enviro): a bit per code. */
 static const pmix_status_t kEnviroCode = PMIX_EXTERNAL_ERR_BASE - 78;
 static const pmix_status_t kEnviroOne = PMIX_EXTERNAL_ERR_BASE - 79;
-static volatile int enviro_heard;
+static _Atomic int enviro_heard;
 
 static void on_enviro(size_t id, pmix_status_t status, const pmix_proc_t *source,
                       pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
