@@ -78,8 +78,9 @@ static void die(const char *what, pmix_status_t rc) {
     exit(99);
 }
 
+/* Called from the upcalls (the library's thread) while the main thread starts the ranks. */
 pid_t host_pid_of(int rank) {
-    return rank >= 0 && rank < nranks ? children[rank].pid : 0;
+    return rank >= 0 && rank < nranks ? __atomic_load_n(&children[rank].pid, __ATOMIC_ACQUIRE) : 0;
 }
 
 /* The node a rank runs on: the first half of the ranks on node0. */
@@ -309,7 +310,7 @@ static pmix_status_t abort_fn(const pmix_proc_t *proc, void *server_object, int 
         msg ? msg : "(none)");
     /* As mpirun does: the job ends. */
     for (int i = 0; i < nranks; ++i)
-        if (children[i].pid > 0 && i != (int)proc->rank) kill(children[i].pid, SIGTERM);
+        if (host_pid_of(i) > 0 && i != (int)proc->rank) kill(host_pid_of(i), SIGTERM);
     return complete(PMIX_SUCCESS, cbfunc, cbdata);
 }
 
@@ -831,8 +832,8 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
     rc = PMIx_server_init(&module, init, nnodes > 1 ? 4 : 3);
     if (rc != PMIX_SUCCESS) die("PMIx_server_init", rc);
     say("host library %s\n", PMIx_Get_version());
-    pthread_t reader;
-    if (nnodes > 1) pthread_create(&reader, NULL, link_reader, NULL);
+    pthread_t reader; /* ends with the link, maybe after this node's run: never joined */
+    if (nnodes > 1 && pthread_create(&reader, NULL, link_reader, NULL) == 0) pthread_detach(reader);
 
     if (nodata) {
         pmix_info_t nd;
@@ -866,7 +867,7 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
             perror("execve");
             _exit(127);
         }
-        children[r].pid = pid;
+        __atomic_store_n(&children[r].pid, pid, __ATOMIC_RELEASE);
         ++started;
         for (char **e = env; *e; ++e) free(*e);
         free(env);
