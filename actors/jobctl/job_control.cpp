@@ -73,7 +73,7 @@ JobControl::JobControl(Reactor &reactor, Bus &bus, const NamespaceTable &namespa
 
 void JobControl::answer(const Envelope &env, std::int32_t status, std::string message,
                         std::vector<msg::Proc> affected) {
-    reply(env, msg::JobControlReply{status, std::move(message), std::move(affected)});
+    reply(env, msg::JobControlReply{status, std::move(message), std::move(affected), {}});
 }
 
 // --- requests ---------------------------------------------------------------------------------

@@ -41,11 +41,13 @@ struct JobControlReply {
     std::int32_t status = 0;     // PMIX_SUCCESS when granted and done, else why not
     std::string message;         // what was done, or why not
     std::vector<Proc> affected;  // the processes acted on
-    ZPMIX_MSG_MAP(status, message, affected);
+    Blob results;                // a hosting resource manager's job_control results (infos)
+    ZPMIX_MSG_MAP(status, message, affected, results);
 };
 // PMIx_Job_control's results (and its _nb callback's info): one info of this key per operation
 // the broker answered, in order, holding its message (a string), also when refused: the standard
-// returns a status only, and `zpmix ctl` prints why.
+// returns a status only, and `zpmix ctl` prints why. A hosting resource manager's results follow
+// them, as its job_control upcall gave them.
 inline constexpr const char *kJobControlMessageKey = "zpmix.jctrl.msg";
 
 // Tool -> jobctl (`zpmix preempt`): warn a preemptible job with PMIX_JCTRL_PREEMPT_ALERT, give it

@@ -89,8 +89,9 @@ static void die(const char *what, pmix_status_t rc) {
     exit(99);
 }
 
+/* Called from the upcalls (the library's thread) while the main thread starts the ranks. */
 pid_t host_pid_of(int rank) {
-    return rank >= 0 && rank < nranks ? children[rank].pid : 0;
+    return rank >= 0 && rank < nranks ? __atomic_load_n(&children[rank].pid, __ATOMIC_ACQUIRE) : 0;
 }
 
 /* The node a rank runs on: the first half of the ranks on node0. */
@@ -460,7 +461,7 @@ static pmix_status_t abort_fn(const pmix_proc_t *proc, void *server_object, int 
     if (abort_status < 0) abort_status = status;
     pthread_mutex_unlock(&mu);
     for (int i = 0; i < nranks; ++i)
-        if (children[i].pid > 0 && i != (int)proc->rank) kill(children[i].pid, SIGTERM);
+        if (host_pid_of(i) > 0 && i != (int)proc->rank) kill(host_pid_of(i), SIGTERM);
     pthread_t t;
     pthread_create(&t, NULL, end_aborter, c);
     pthread_detach(t);
@@ -899,11 +900,11 @@ static void load_rank(pmix_info_t *i, const char *key, pmix_rank_t value) {
 }
 
 static void done_cb(pmix_status_t status, void *cbdata) {
-    volatile int *flag = cbdata;
+    _Atomic int *flag = cbdata;
     *flag = status == PMIX_SUCCESS ? 1 : -1;
 }
 
-static void wait_flag(volatile int *flag, const char *what) {
+static void wait_flag(_Atomic int *flag, const char *what) {
     for (int ms = 0; *flag == 0; ++ms) {
         if (ms > 10000) die(what, PMIX_ERR_TIMEOUT);
         struct timespec ts = {0, 1000 * 1000};
@@ -966,7 +967,7 @@ static void register_job(void) {
         PMIX_INFO_LOAD(&info[9 + r], PMIX_PROC_DATA, arr, PMIX_DATA_ARRAY);
         PMIX_DATA_ARRAY_FREE(arr);
     }
-    volatile int flag = 0;
+    _Atomic int flag = 0;
     rc = PMIx_server_register_nspace(nspace, (int)local, info, ninfo, done_cb, (void *)&flag);
     if (rc != PMIX_SUCCESS) die("PMIx_server_register_nspace", rc);
     wait_flag(&flag, "register_nspace callback");
@@ -990,11 +991,11 @@ static void inventory_cb(pmix_status_t status, pmix_info_t info[], size_t ninfo,
     }
     say("inventory host %s topology %zu bytes: %s\n", host, xml, PMIx_Error_string(status));
     if (release_fn) release_fn(release_cbdata);
-    *(volatile int *)cbdata = 1;
+    *(_Atomic int *)cbdata = 1;
 }
 
 static void collect_inventory(void) {
-    volatile int flag = 0;
+    _Atomic int flag = 0;
     pmix_status_t rc = PMIx_server_collect_inventory(NULL, 0, inventory_cb, (void *)&flag);
     if (rc != PMIX_SUCCESS) die("PMIx_server_collect_inventory", rc);
     wait_flag(&flag, "collect_inventory callback");
@@ -1063,8 +1064,8 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
     if (rc != PMIX_SUCCESS) die("PMIx_server_init", rc);
     say("host library %s\n", PMIx_Get_version());
     say_server_uri();
-    pthread_t reader;
-    if (nnodes > 1) pthread_create(&reader, NULL, link_reader, NULL);
+    pthread_t reader; /* ends with the link, maybe after this node's run: never joined */
+    if (nnodes > 1 && pthread_create(&reader, NULL, link_reader, NULL) == 0) pthread_detach(reader);
 
     if (nodata) {
         pmix_info_t nd;
@@ -1123,9 +1124,7 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
                 stdin_fd = in[1];
             }
         }
-        pthread_mutex_lock(&mu); /* the broker's threads read it (upcalls) */
-        children[r].pid = pid;
-        pthread_mutex_unlock(&mu);
+        __atomic_store_n(&children[r].pid, pid, __ATOMIC_RELEASE); /* the upcalls read it */
         ++started;
         for (char **e = env; *e; ++e) free(*e);
         free(env);
@@ -1161,7 +1160,7 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
                 if (code != 0 && status_out == 0) status_out = code;
                 pmix_proc_t proc;
                 PMIX_LOAD_PROCID(&proc, nspace, (pmix_rank_t)r);
-                volatile int flag = 0;
+                _Atomic int flag = 0;
                 PMIx_server_deregister_client(&proc, done_cb, (void *)&flag);
                 wait_flag(&flag, "deregister_client callback");
             }
@@ -1176,7 +1175,7 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
     }
     if (nnodes > 1) wait_other_node();
     deregister_spawned_jobs();
-    volatile int flag = 0;
+    _Atomic int flag = 0;
     PMIx_server_deregister_nspace(nspace, done_cb, (void *)&flag);
     wait_flag(&flag, "deregister_nspace callback");
     say("host fences %d dmodex-served %d\n", fences, dmodex_served);

@@ -218,7 +218,7 @@ static void tool_connected_fn(pmix_info_t *info, size_t ninfo, pmix_tool_connect
     const char *named = "(none)";
     int pid = 0;
     for (size_t i = 0; i < ninfo; ++i) {
-        if (PMIX_CHECK_KEY(&info[i], PMIX_TOOL_NSPACE) && info[i].value.type == PMIX_STRING)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_NSPACE) && info[i].value.type == PMIX_STRING)
             named = info[i].value.data.string;
         if (PMIX_CHECK_KEY(&info[i], PMIX_PROC_PID) && info[i].value.type == PMIX_PID)
             pid = (int)info[i].value.data.pid;

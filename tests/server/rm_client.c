@@ -2,9 +2,10 @@
  * standard API only. NO_HOST=1: the host left these upcalls NULL (what the library answers then).
  *   server_rm_client jobctl   every rank listens for PMIX_JCTRL_CHECKPOINT and
  *                             PMIX_JCTRL_PREEMPT_ALERT; rank 0 sends each job-control directive
- *                             for the job; each reaches the host (a KILL it refuses); the host's
- *                             checkpoint and preemption events reach every rank. NO_HOST: each is
- *                             PMIX_ERR_NOT_SUPPORTED at once, no event.
+ *                             for the job (one through PMIx_Job_control_nb); each reaches the
+ *                             host (a KILL it refuses), whose result comes back with its status;
+ *                             the host's checkpoint and preemption events reach every rank.
+ *                             NO_HOST: each is PMIX_ERR_NOT_SUPPORTED at once, no event.
  *   server_rm_client query    rank 0 asks the namespaces (zpmix's answer), the allocation's
  *                             status and the job's process table (the host's: its own pid in its
  *                             row). NO_HOST: the namespaces only, PMIX_QUERY_PARTIAL_SUCCESS.
@@ -15,9 +16,12 @@
  *                             own monitor trips and rank 0 hears its alert
  *   server_rm_client alloc    rank 0 asks 2 more nodes (PMIX_ALLOC_NEW): granted by the host
  *                             (PMIX_ALLOC_ID). NO_HOST: PMIX_ERR_NOT_SUPPORTED.
+ *   server_rm_client ptable   rank 0 asks the job's process table: a row per rank, its own pid
+ *                             in its row (the host's answer)
  *   server_rm_client tool HOW rank 0 runs server_rm_tool (next to it), which attaches to the
- *                             host's server by HOW (pid: the host's; nspace: this job's; uri:
- *                             this client's server), with none of this client's environment;
+ *                             host's server by HOW (pid: the host's, its parent; nspace: this
+ *                             job's; uri: this client's server; several, comma-separated, one
+ *                             tool each in turn), with none of this client's environment;
  *                             `tool HOW iof`: the tool pulls the job's output, pushes input
  * Prints "rank R ok" when its scenario held; what went wrong on stderr. */
 #include <pmix.h>
@@ -31,28 +35,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static pmix_proc_t me;
-static int failures;
+#include "client_checks.h"
+
 static bool no_host;
 
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "rank %u: %s:%d: %s\n", me.rank, __FILE__, __LINE__, #cond); \
-            ++failures;                                                                  \
-        }                                                                                \
-    } while (0)
-#define CHECK_STATUS(expr, want)                                                              \
-    do {                                                                                      \
-        pmix_status_t rc_ = (expr);                                                           \
-        if (rc_ != (want)) {                                                                  \
-            fprintf(stderr, "rank %u: %s:%d: %s = %s, not %s\n", me.rank, __FILE__, __LINE__, \
-                    #expr, PMIx_Error_string(rc_), PMIx_Error_string(want));                  \
-            ++failures;                                                                       \
-        }                                                                                     \
-    } while (0)
-
-static volatile int heard_checkpoint, heard_preempt, heard_alert;
+static _Atomic int heard_checkpoint, heard_preempt, heard_alert;
 
 static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
                      size_t ninfo, pmix_info_t results[], size_t nresults,
@@ -69,20 +56,18 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
     if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
 
-static void wait_for(volatile int *flag, int ms_max) {
-    for (int ms = 0; !*flag && ms < ms_max; ++ms) {
-        struct timespec ts = {0, 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+/* How many of `results` are the test host's job_control result ("host.jctrl.done" = "yes"). */
+static int host_results_in(const pmix_info_t *results, size_t n) {
+    int found = 0;
+    for (size_t i = 0; i < n; ++i)
+        found += PMIX_CHECK_KEY(&results[i], "host.jctrl.done") &&
+                 results[i].value.type == PMIX_STRING &&
+                 strcmp(results[i].value.data.string, "yes") == 0;
+    return found;
 }
 
-static void barrier(void) {
-    pmix_proc_t all;
-    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
-    CHECK_STATUS(PMIx_Fence(&all, 1, NULL, 0), PMIX_SUCCESS);
-}
-
-/* One directive for the whole job. */
+/* One directive for the whole job; the host's result comes back with its status (also when it
+ * refuses), none without the upcall. */
 static pmix_status_t control(const char *key, const void *value, pmix_data_type_t type) {
     pmix_proc_t all;
     PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
@@ -92,7 +77,41 @@ static pmix_status_t control(const char *key, const void *value, pmix_data_type_
     size_t nresults = 0;
     pmix_status_t rc = PMIx_Job_control(&all, 1, &dir, 1, &results, &nresults);
     PMIX_INFO_DESTRUCT(&dir);
+    CHECK(host_results_in(results, nresults) == (no_host ? 0 : 1));
     if (results) PMIX_INFO_FREE(results, nresults);
+    return rc;
+}
+
+struct nb_answer {
+    _Atomic int done;
+    pmix_status_t status;
+    int host_results;
+};
+
+static void on_job_control(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                           pmix_release_cbfunc_t release_fn, void *release_cbdata) {
+    struct nb_answer *a = cbdata;
+    a->status = status;
+    a->host_results = host_results_in(info, ninfo);
+    if (release_fn) release_fn(release_cbdata);
+    a->done = 1;
+}
+
+/* The same through PMIx_Job_control_nb: the host's result reaches the callback. */
+static pmix_status_t control_nb(const char *key, const void *value, pmix_data_type_t type) {
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_info_t dir;
+    PMIX_INFO_LOAD(&dir, key, value, type);
+    struct nb_answer a = {0, PMIX_ERR_TIMEOUT, 0};
+    pmix_status_t rc = PMIx_Job_control_nb(&all, 1, &dir, 1, on_job_control, &a);
+    if (rc == PMIX_SUCCESS) {
+        wait_for(&a.done, 10000);
+        CHECK(a.done);
+        CHECK(a.host_results == (no_host ? 0 : 1));
+        rc = a.status;
+    }
+    PMIX_INFO_DESTRUCT(&dir);
     return rc;
 }
 
@@ -105,7 +124,7 @@ static void job_control(void) {
         bool yes = true;
         int sig = SIGUSR1;
         CHECK_STATUS(control(PMIX_JOB_CTRL_PAUSE, &yes, PMIX_BOOL), ok);
-        CHECK_STATUS(control(PMIX_JOB_CTRL_RESUME, &yes, PMIX_BOOL), ok);
+        CHECK_STATUS(control_nb(PMIX_JOB_CTRL_RESUME, &yes, PMIX_BOOL), ok);
         CHECK_STATUS(control(PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT), ok);
         CHECK_STATUS(control(PMIX_JOB_CTRL_TERMINATE, &yes, PMIX_BOOL), ok);
         CHECK_STATUS(control(PMIX_JOB_CTRL_KILL, &yes, PMIX_BOOL),
@@ -174,6 +193,43 @@ static void query(void) {
     q.qualifiers = NULL;
 }
 
+static void proc_table(void) {
+    if (me.rank != 0) return;
+    pmix_value_t *size = NULL;
+    pmix_proc_t job;
+    PMIX_LOAD_PROCID(&job, me.nspace, PMIX_RANK_WILDCARD);
+    CHECK_STATUS(PMIx_Get(&job, PMIX_JOB_SIZE, NULL, 0, &size), PMIX_SUCCESS);
+    const size_t nranks = size ? size->data.uint32 : 0;
+    if (size) PMIX_VALUE_RELEASE(size);
+    pmix_query_t q;
+    PMIX_QUERY_CONSTRUCT(&q);
+    char *keys[] = {PMIX_QUERY_PROC_TABLE, NULL};
+    q.keys = keys;
+    pmix_info_t qual;
+    PMIX_INFO_LOAD(&qual, PMIX_NSPACE, me.nspace, PMIX_STRING);
+    q.qualifiers = &qual;
+    q.nqual = 1;
+    pmix_info_t *results = NULL;
+    size_t n = 0;
+    CHECK_STATUS(PMIx_Query_info(&q, 1, &results, &n), PMIX_SUCCESS);
+    const pmix_info_t *table = result_of(results, n, PMIX_QUERY_PROC_TABLE);
+    CHECK(table && table->value.type == PMIX_DATA_ARRAY &&
+          table->value.data.darray->type == PMIX_PROC_INFO &&
+          table->value.data.darray->size == nranks);
+    if (table && table->value.type == PMIX_DATA_ARRAY &&
+        table->value.data.darray->type == PMIX_PROC_INFO) {
+        const pmix_proc_info_t *rows = table->value.data.darray->array;
+        int mine = 0;
+        for (size_t i = 0; i < table->value.data.darray->size; ++i)
+            if (rows[i].proc.rank == me.rank && PMIX_CHECK_NSPACE(rows[i].proc.nspace, me.nspace))
+                mine += rows[i].pid == getpid();
+        CHECK(mine == 1);
+        printf("rank %u proc table rows %zu\n", me.rank, table->value.data.darray->size);
+    }
+    if (results) PMIX_INFO_FREE(results, n);
+    PMIX_INFO_DESTRUCT(&qual);
+}
+
 static void log_both(void) {
     if (me.rank != 0) return;
     pmix_info_t data[2];
@@ -236,7 +292,6 @@ extern char **environ;
 
 /* The tool runs with none of this client's PMIx environment: it finds the server as told. */
 static void run_tool(const char *self, const char *how, const char *what) {
-    if (me.rank != 0) return;
     char tool[4096], arg[512] = "";
     snprintf(tool, sizeof tool, "%s", self);
     char *slash = strrchr(tool, '/');
@@ -293,9 +348,15 @@ int main(int argc, char **argv) {
         alert();
     else if (strcmp(mode, "alloc") == 0)
         allocation();
-    else if (strcmp(mode, "tool") == 0 && argc > 2)
-        run_tool(argv[0], argv[2], argc > 3 ? argv[3] : NULL);
-    else {
+    else if (strcmp(mode, "ptable") == 0)
+        proc_table();
+    else if (strcmp(mode, "tool") == 0 && argc > 2 && me.rank == 0) {
+        char hows[64];
+        snprintf(hows, sizeof hows, "%s", argv[2]);
+        for (char *save = NULL, *how = strtok_r(hows, ",", &save); how;
+             how = strtok_r(NULL, ",", &save))
+            run_tool(argv[0], how, argc > 3 ? argv[3] : NULL);
+    } else if (strcmp(mode, "tool") != 0 || argc <= 2) {
         fprintf(stderr, "server_rm_client: unknown mode %s\n", mode);
         return 2;
     }

@@ -2,8 +2,8 @@
  * `zpmix broker`, standard API only.
  *   server_rm_tool pid PID | nspace NSPACE | uri URI [iof|query]   how it finds the server
  * It says the name it got ("tool named NSPACE.RANK"), queries the job's process table (the job:
- * $TOOL_JOB, else host-job)
- * ("tool proc table rows N"), pauses the job through job control ("tool pause: STATUS"; not with
+ * $TOOL_JOB, else host-job; "tool proc table STATUS rows N with pids P"), pauses the job through
+ * job control ("tool pause: STATUS host results N", N the host's results that came back; not with
  * query), and finalizes. A refused attachment: "tool refused: STATUS", exit 0. With iof instead: it
  * pulls the job's stdout, tagged ("tool got: DATA" for what the host delivers), and pushes a line
  * to rank 0's stdin ("tool push: STATUS"); NO_HOST set: no output is waited for. */
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-static volatile int got;
+static _Atomic int got;
 static const char *job = "host-job"; /* TOOL_JOB: the job it looks at */
 
 static void on_output(size_t id, pmix_iof_channel_t channel, pmix_proc_t *source,
@@ -95,7 +95,8 @@ int main(int argc, char **argv) {
     rc = PMIx_Query_info(&q, 1, &results, &n);
     size_t rows = 0;
     int pids = 0;
-    if (rc == PMIX_SUCCESS && n == 1 && results[0].value.type == PMIX_DATA_ARRAY) {
+    if (rc == PMIX_SUCCESS && n == 1 && results[0].value.type == PMIX_DATA_ARRAY &&
+        results[0].value.data.darray->type == PMIX_PROC_INFO) {
         rows = results[0].value.data.darray->size;
         const pmix_proc_info_t *p = results[0].value.data.darray->array;
         for (size_t i = 0; i < rows; ++i) pids += p[i].pid > 0;
@@ -111,9 +112,13 @@ int main(int argc, char **argv) {
     pmix_info_t pause;
     bool yes = true;
     PMIX_INFO_LOAD(&pause, PMIX_JOB_CTRL_PAUSE, &yes, PMIX_BOOL);
+    results = NULL;
+    n = 0;
     rc = PMIx_Job_control(&target, 1, &pause, 1, &results, &n);
+    int host_results = 0; /* the test host's result ("host.jctrl.done") */
+    for (size_t i = 0; i < n; ++i) host_results += PMIX_CHECK_KEY(&results[i], "host.jctrl.done");
     if (results) PMIX_INFO_FREE(results, n);
-    printf("tool pause: %s\n", PMIx_Error_string(rc));
+    printf("tool pause: %s host results %d\n", PMIx_Error_string(rc), host_results);
     fflush(stdout);
     rc = PMIx_tool_finalize();
     return rc == PMIX_SUCCESS ? 0 : 1;

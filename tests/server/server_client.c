@@ -21,7 +21,9 @@
  *                            NO_CONNECT set (no upcall, the job across nodes), both are
  *                            PMIX_ERR_NOT_SUPPORTED
  *   server_client group      every rank constructs a group of its whole job with a context id
- *                            (GROUP_CONTEXT_ID: the one expected), then destructs it; with
+ *                            (GROUP_CONTEXT_ID: the one expected), finds it in its own and
+ *                            another rank's PMIX_GROUP_NAMES and in the group queries (names,
+ *                            membership: the whole job), then destructs it; with
  *                            NO_GROUP set (no upcall, the job across nodes), the construct is
  *                            PMIX_ERR_NOT_SUPPORTED
  *   server_client vanish     rank 0 exits without PMIx_Finalize (an abnormal end), others finish
@@ -40,27 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static pmix_proc_t me;
-static int failures;
+#include "client_checks.h"
 
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "rank %u: %s:%d: %s\n", me.rank, __FILE__, __LINE__, #cond); \
-            ++failures;                                                                  \
-        }                                                                                \
-    } while (0)
-#define CHECK_RC(expr)                                                                       \
-    do {                                                                                     \
-        pmix_status_t rc_ = (expr);                                                          \
-        if (rc_ != PMIX_SUCCESS) {                                                           \
-            fprintf(stderr, "rank %u: %s:%d: %s = %s\n", me.rank, __FILE__, __LINE__, #expr, \
-                    PMIx_Error_string(rc_));                                                 \
-            ++failures;                                                                      \
-        }                                                                                    \
-    } while (0)
-
-static volatile int heard_from = -1; /* the source rank of the event heard */
+static _Atomic int heard_from = -1; /* the source rank of the event heard */
 
 static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
                      size_t ninfo, pmix_info_t results[], size_t nresults,
@@ -78,7 +62,7 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
 /* The environment events heard (server_client enviro): a bit per code. */
 static const pmix_status_t kEnviroCode = PMIX_EXTERNAL_ERR_BASE - 78;
 static const pmix_status_t kEnviroOne = PMIX_EXTERNAL_ERR_BASE - 79;
-static volatile int enviro_heard;
+static _Atomic int enviro_heard;
 
 static void on_enviro(size_t id, pmix_status_t status, const pmix_proc_t *source,
                       pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
@@ -177,6 +161,61 @@ static void spawned_child(void) {
     CHECK_RC(PMIx_Disconnect(both, 2, NULL, 0));
 }
 
+/* Whether `v` (a PMIX_GROUP_NAMES or PMIX_QUERY_GROUP_NAMES answer) lists `grp` once. */
+static int names_group(const pmix_value_t *v, const char *grp) {
+    int named = 0;
+    if (v && v->type == PMIX_DATA_ARRAY && v->data.darray->type == PMIX_STRING) {
+        char **s = v->data.darray->array;
+        for (size_t i = 0; i < v->data.darray->size; ++i) named += strcmp(s[i], grp) == 0;
+    }
+    return named == 1;
+}
+
+/* The group `grp` of the whole job, as PMIx_Get and PMIx_Query_info see it. */
+static void check_group_known(const char *grp) {
+    pmix_proc_t job, other;
+    PMIX_LOAD_PROCID(&job, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_value_t *v = NULL;
+    CHECK_RC(PMIx_Get(&job, PMIX_JOB_SIZE, NULL, 0, &v));
+    const uint32_t size = v ? v->data.uint32 : 0;
+    if (v) PMIX_VALUE_RELEASE(v);
+    PMIX_LOAD_PROCID(&other, me.nspace, (me.rank + 1) % (size ? size : 1));
+    const pmix_proc_t *whom[] = {&me, &other};
+    for (int w = 0; w < 2; ++w) {
+        v = NULL;
+        CHECK_RC(PMIx_Get(whom[w], PMIX_GROUP_NAMES, NULL, 0, &v));
+        CHECK(names_group(v, grp));
+        if (v) PMIX_VALUE_RELEASE(v);
+    }
+    pmix_query_t q;
+    PMIX_QUERY_CONSTRUCT(&q);
+    char *keys[] = {PMIX_QUERY_GROUP_NAMES, PMIX_QUERY_GROUP_MEMBERSHIP, NULL};
+    q.keys = keys;
+    pmix_info_t qual;
+    PMIX_INFO_LOAD(&qual, PMIX_GROUP_ID, grp, PMIX_STRING);
+    q.qualifiers = &qual;
+    q.nqual = 1;
+    pmix_info_t *results = NULL;
+    size_t n = 0;
+    CHECK_RC(PMIx_Query_info(&q, 1, &results, &n));
+    int named = 0, members = -1, me_in = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const pmix_value_t *r = &results[i].value;
+        if (PMIX_CHECK_KEY(&results[i], PMIX_QUERY_GROUP_NAMES)) named = names_group(r, grp);
+        if (PMIX_CHECK_KEY(&results[i], PMIX_QUERY_GROUP_MEMBERSHIP) &&
+            r->type == PMIX_DATA_ARRAY && r->data.darray->type == PMIX_PROC) {
+            members = (int)r->data.darray->size;
+            const pmix_proc_t *p = r->data.darray->array;
+            for (size_t k = 0; k < r->data.darray->size; ++k)
+                me_in += PMIX_CHECK_PROCID(&p[k], &me);
+        }
+    }
+    CHECK(named);
+    CHECK(members == (int)size && me_in == 1);
+    if (results) PMIX_INFO_FREE(results, n);
+    PMIX_INFO_DESTRUCT(&qual);
+}
+
 static void group_job(void) {
     pmix_proc_t all;
     PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
@@ -203,6 +242,7 @@ static void group_job(void) {
     const char *want = getenv("GROUP_CONTEXT_ID");
     CHECK(context_id != 0);
     if (want) CHECK(context_id == (size_t)atol(want));
+    check_group_known("hgrp");
     CHECK_RC(PMIx_Group_destruct("hgrp", NULL, 0));
 }
 
@@ -231,12 +271,6 @@ static pmix_value_t *get(const char *nspace, pmix_rank_t rank, const char *key) 
 }
 
 static void fence_and_read(uint32_t size);
-
-static void barrier(void) {
-    pmix_proc_t all;
-    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
-    CHECK_RC(PMIx_Fence(&all, 1, NULL, 0));
-}
 
 static void publish_one(const char *key, const char *value, pmix_data_range_t range,
                         pmix_status_t expect) {

@@ -3,7 +3,7 @@
 
 #include <regex>
 
-#include "support/process.hpp"
+#include "server/host_run.hpp"
 
 // Integration: zpmix as the PMIx server library of a host written on pmix_server.h alone
 // (server_host), running standard-API clients (server_client): registration, the upcalls on the
@@ -13,28 +13,7 @@ namespace {
 
 using namespace zpmix::test;
 
-const std::string kTests = std::string(ZPMIX_BIN_DIR) + "/../tests";
-const std::string kHost = kTests + "/server_host";
-const std::string kClient = kTests + "/server_client";
-
-struct HostRun {
-    explicit HostRun(std::vector<std::string> args, std::vector<std::string> env = {})
-        : child(with_host(std::move(args)), with_tmp(std::move(env))) {}
-    static std::vector<std::string> with_host(std::vector<std::string> args) {
-        args.insert(args.begin(), kHost);
-        return args;
-    }
-    std::vector<std::string> with_tmp(std::vector<std::string> env) {
-        env.push_back("XDG_RUNTIME_DIR=" + tmp.path);
-        return env;
-    }
-    int exit_code() { return child.exit_code(60s); }
-    std::size_t count(const std::string &what) const {
-        return zpmix::test::count(child.out(), what);
-    }
-    TempDir tmp{"zpmix-server"};
-    Child child;
-};
+const std::string kClient = kServerTests + "/server_client";
 
 // Nothing of the host's servers is left in /tmp (each host removes its own PMIX_SERVER_TMPDIR,
 // which must be empty by then, or it exits 99).

@@ -19,13 +19,15 @@ using namespace zpmix::test;
 const std::string kMpirun = ZPMIX_MPIRUN;
 const std::string kMpiProg = ZPMIX_MPI_PROG;
 const std::string kMpiDyn = ZPMIX_MPI_DYN;
+const std::string kRmClient = std::string(ZPMIX_BIN_DIR) + "/../tests/server_rm_client";
 const std::string kLib = std::string(ZPMIX_LIB_DIR) + "/libpmix.so.2";
 
 // mpirun ARGS on this node, as root in a container: Open MPI's two variables, no InfiniBand
 // probing, tcp on loopback only (the multinode tests add and remove interfaces).
 class Mpirun {
   public:
-    explicit Mpirun(std::vector<std::string> args) : child_(with_mpirun(std::move(args)), env()) {}
+    explicit Mpirun(std::vector<std::string> args, std::vector<std::string> extra_env = {})
+        : child_(with_mpirun(std::move(args)), env(std::move(extra_env))) {}
     Child &child() { return child_; }
     int exit_code() { return child_.exit_code(60s); }
     const std::string &tmp() const { return tmp_.path; }
@@ -36,11 +38,13 @@ class Mpirun {
                                    "--mca", "btl_tcp_if_include", "lo"});
         return args;
     }
-    std::vector<std::string> env() const {
+    std::vector<std::string> env(std::vector<std::string> extra) const {
         const char *old = std::getenv("LD_LIBRARY_PATH");
-        return {
-            "LD_LIBRARY_PATH=" + std::string(ZPMIX_LIB_DIR) + (old ? ":" + std::string(old) : ""),
-            "TMPDIR=" + tmp_.path, "OMPI_MCA_orte_tmpdir_base=" + tmp_.path};
+        extra.insert(
+            extra.end(),
+            {"LD_LIBRARY_PATH=" + std::string(ZPMIX_LIB_DIR) + (old ? ":" + std::string(old) : ""),
+             "TMPDIR=" + tmp_.path, "OMPI_MCA_orte_tmpdir_base=" + tmp_.path});
+        return extra;
     }
     TempDir tmp_{"zpmix-mpirun"};
     Child child_;
@@ -187,6 +191,28 @@ BOOST_AUTO_TEST_CASE(mpi_io_under_mpirun) {
     BOOST_TEST_INFO("stdout: " << m.child().out() << "\nstderr: " << m.child().err());
     BOOST_CHECK_EQUAL(count(m.child().out(), " io ok\n"), 3u);
     BOOST_CHECK_EQUAL(std::filesystem::file_size(dir.path + "/file"), 3u * 64 * sizeof(int));
+}
+
+// Tools under mpirun. Open MPI 4.1's tool_connected refuses every tool (PMIX_ERR_NOT_SUPPORTED
+// on each of its paths), so a tool that finds mpirun's server (by mpirun's pid: its
+// orte_pmix_session_server makes it pass PMIX_SERVER_TOOL_SUPPORT; by the job's nspace; by URI)
+// is told so at once, and mpirun ends normally with its job (it waits forever for the job it
+// files a tool without a name under). The job's process table comes through its query upcall.
+BOOST_AUTO_TEST_CASE(tools_under_mpirun) {
+    TempDir runtime{"zpmix-mpirun-tools"};
+    Mpirun m({"-n", "2", kRmClient, "tool", "pid,nspace,uri", "query"},
+             {"OMPI_MCA_orte_pmix_session_server=1", "XDG_RUNTIME_DIR=" + runtime.path});
+    BOOST_CHECK_MESSAGE(loads_zpmix(m.child().pid()), "mpirun did not load " + kLib);
+    BOOST_CHECK_EQUAL(m.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << m.child().out() << "\nstderr: " << m.child().err());
+    BOOST_CHECK_EQUAL(count(m.child().out(), "tool refused: PMIX_ERR_NOT_SUPPORTED\n"), 3u);
+    BOOST_CHECK_EQUAL(count(m.child().out(), " ok\n"), 2u);
+
+    Mpirun table({"-n", "2", kRmClient, "ptable"});
+    BOOST_CHECK_EQUAL(table.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << table.child().out() << "\nstderr: " << table.child().err());
+    BOOST_CHECK_EQUAL(count(table.child().out(), "rank 0 proc table rows 2\n"), 1u);
+    BOOST_CHECK_EQUAL(count(table.child().out(), " ok\n"), 2u);
 }
 
 }  // namespace

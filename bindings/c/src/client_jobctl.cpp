@@ -1,7 +1,8 @@
 // zpmix: job control, process monitoring and logging (RFC0015): PMIx_Job_control(_nb),
 // PMIx_Process_monitor(_nb) (and so PMIx_Heartbeat), PMIx_Log(_nb). Each is one request to a
 // broker actor (jobctl, monitor, log); a heartbeat is one one-way message. Job control's results
-// hold the broker's message of each operation (kJobControlMessageKey): what it did, or why not.
+// hold the broker's message of each operation (kJobControlMessageKey): what it did, or why not;
+// then a hosting resource manager's results, as its job_control upcall gave them.
 #include "attributes.hpp"
 #include "process.hpp"
 
@@ -20,6 +21,7 @@
 #include "actors/protocol/jobctl.hpp"
 #include "actors/protocol/log.hpp"
 #include "actors/protocol/monitor.hpp"
+#include "client/values/value_codec.hpp"
 #include "info_values.hpp"
 #include "pmix.h"
 
@@ -239,34 +241,62 @@ std::optional<pmix_status_t> cleanup_registration(const pmix_proc_t targets[], s
     return PMIX_SUCCESS;
 }
 
-// An operation's answer: its status, and the broker's account of it (what was done, or why not),
-// when it gave one (`refusal`: an ErrorReply's).
+// An operation's answer: its status, the broker's account of it (what was done, or why not),
+// when it gave one (`refusal`: an ErrorReply's), and a hosting resource manager's results.
 struct Outcome {
     pmix_status_t status = PMIX_SUCCESS;
     std::optional<std::string> message;
+    msg::Blob host_results;  // encoded infos
 };
 
 Outcome outcome_of(pmix_status_t status, const Envelope *env, const std::string &refusal = {}) {
     if (status != PMIX_SUCCESS || !env)
-        return {status, refusal.empty() ? std::nullopt : std::optional(refusal)};
+        return {status, refusal.empty() ? std::nullopt : std::optional(refusal), {}};
     try {
         auto r = env->as<msg::JobControlReply>();
-        return {r.status, std::move(r.message)};
+        return {r.status, std::move(r.message), std::move(r.results)};
     } catch (const DecodeError &) {
-        return {PMIX_ERR_UNPACK_FAILURE, std::nullopt};
+        return {PMIX_ERR_UNPACK_FAILURE, std::nullopt, {}};
     }
 }
 
-// The results: one kJobControlMessageKey info per message; none without messages.
-void jobctl_results(const std::vector<std::string> &messages, pmix_info_t **results, size_t *n) {
+// What the operations of one PMIx_Job_control were answered, in order.
+struct Answers {
+    std::vector<std::string> messages;
+    std::vector<msg::Blob> host_results;
+    void add(Outcome &o) {
+        if (o.message) messages.push_back(*o.message);
+        if (!o.host_results.empty()) host_results.push_back(std::move(o.host_results));
+    }
+};
+
+// The results: one kJobControlMessageKey info per message, then the host's results; none without
+// either. Results that do not decode are left out (logged).
+void jobctl_results(const Answers &a, pmix_info_t **results, size_t *n) {
     *results = nullptr;
     *n = 0;
-    if (messages.empty()) return;
-    PMIX_INFO_CREATE(*results, messages.size());
-    for (size_t i = 0; i < messages.size(); ++i)
-        PMIx_Info_load(&(*results)[i], msg::kJobControlMessageKey, messages[i].c_str(),
-                       PMIX_STRING);
-    *n = messages.size();
+    std::vector<std::pair<pmix_info_t *, size_t>> host;
+    size_t total = a.messages.size();
+    for (const auto &blob : a.host_results) {
+        pmix_info_t *info = nullptr;
+        size_t ninfo = 0;
+        if (decode_infos(blob.data(), blob.size(), &info, &ninfo) != PMIX_SUCCESS) {
+            spdlog::warn("pmix: the resource manager's job-control results do not decode");
+            continue;
+        }
+        host.emplace_back(info, ninfo);
+        total += ninfo;
+    }
+    if (total > 0) {
+        PMIX_INFO_CREATE(*results, total);
+        size_t i = 0;
+        for (const auto &m : a.messages)
+            PMIx_Info_load(&(*results)[i++], msg::kJobControlMessageKey, m.c_str(), PMIX_STRING);
+        for (const auto &[info, ninfo] : host)
+            for (size_t k = 0; k < ninfo; ++k) PMIx_Info_xfer(&(*results)[i++], &info[k]);
+        *n = total;
+    }
+    for (auto &[info, ninfo] : host) PMIX_INFO_FREE(info, ninfo);
 }
 
 // ---- monitoring
@@ -278,19 +308,19 @@ std::uint32_t answer_within(const msg::JobControl &m) {
 }
 
 // Submits requests[next..] one after the other, each once the one before succeeded, adding the
-// broker's messages to `messages`; done(status) with the first failure, or success after the last.
-// Returns submit's refusal of the first.
+// answers to `answers`; done(status) with the first failure, or success after the last. Returns
+// submit's refusal of the first.
 pmix_status_t submit_in_turn(std::shared_ptr<std::vector<msg::JobControl>> requests,
-                             std::size_t next, std::shared_ptr<std::vector<std::string>> messages,
+                             std::size_t next, std::shared_ptr<Answers> answers,
                              std::function<void(pmix_status_t)> done) {
     const msg::JobControl &m = (*requests)[next];
     return submit(m, answer_within(m),
-                  [requests, next, messages, done](pmix_status_t status, const Envelope *env) {
-                      const Outcome o = outcome_of(status, env);
-                      if (o.message) messages->push_back(*o.message);
+                  [requests, next, answers, done](pmix_status_t status, const Envelope *env) {
+                      Outcome o = outcome_of(status, env);
+                      answers->add(o);
                       status = o.status;
                       if (status == PMIX_SUCCESS && next + 1 < requests->size()) {
-                          status = submit_in_turn(requests, next + 1, messages, done);
+                          status = submit_in_turn(requests, next + 1, answers, done);
                           if (status == PMIX_SUCCESS) return;
                       }
                       done(status);
@@ -427,11 +457,11 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_
     if (pmix_status_t rc = job_control_messages(targets, ntargets, directives, ndirs, *requests);
         rc != PMIX_SUCCESS)
         return rc;
-    auto messages = std::make_shared<std::vector<std::string>>();
-    return submit_in_turn(requests, 0, messages, [messages, cbfunc, cbdata](pmix_status_t status) {
+    auto answers = std::make_shared<Answers>();
+    return submit_in_turn(requests, 0, answers, [answers, cbfunc, cbdata](pmix_status_t status) {
         if (!cbfunc) return;
         auto *r = new std::pair<pmix_info_t *, size_t>(nullptr, 0);
-        jobctl_results(*messages, &r->first, &r->second);
+        jobctl_results(*answers, &r->first, &r->second);
         cbfunc(status, r->first, r->second, cbdata, release_info_array, r);
     });
 }
@@ -451,17 +481,17 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t n
     if (pmix_status_t rc = job_control_messages(targets, ntargets, directives, ndirs, requests);
         rc != PMIX_SUCCESS)
         return rc;
-    std::vector<std::string> messages;
+    Answers answers;
     pmix_status_t rc = PMIX_SUCCESS;
     for (const msg::JobControl &m : requests) {
         client::Session::Reply reply;
         rc = ask(m, answer_within(m), reply);
-        const Outcome o = outcome_of(rc, &reply.env, reply.message);
-        if (o.message) messages.push_back(*o.message);
+        Outcome o = outcome_of(rc, &reply.env, reply.message);
+        answers.add(o);
         rc = o.status;
         if (rc != PMIX_SUCCESS) break;
     }
-    if (results && nresults) jobctl_results(messages, results, nresults);
+    if (results && nresults) jobctl_results(answers, results, nresults);
     return rc;
 }
 

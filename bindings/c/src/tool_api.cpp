@@ -212,12 +212,17 @@ pmix_status_t open_session(Tool &t, const std::string &uri, std::uint32_t timeou
     return PMIX_SUCCESS;
 }
 
-// Whether the broker at `uri` runs job `nspace` (it answers for its job information).
-bool runs_job(Tool &t, const std::string &uri, const std::string &nspace,
-              std::uint32_t timeout_ms) {
+// Whether the broker at `uri` runs job `nspace` (it answers for its job information). A broker
+// that refused this tool (a resource manager hosting it may refuse tools) leaves its status in
+// `refusal`.
+bool runs_job(Tool &t, const std::string &uri, const std::string &nspace, std::uint32_t timeout_ms,
+              pmix_status_t &refusal) {
     std::unique_ptr<Server> s;
     msg::Welcome w;
-    if (open_session(t, uri, timeout_ms, s, w) != PMIX_SUCCESS) return false;
+    if (pmix_status_t rc = open_session(t, uri, timeout_ms, s, w); rc != PMIX_SUCCESS) {
+        if (rc != PMIX_ERR_UNREACH) refusal = rc;
+        return false;
+    }
     return s->session->call(msg::JobInfoQuery{nspace}, timeout_ms).status == PMIX_SUCCESS;
 }
 
@@ -254,19 +259,26 @@ pmix_status_t find_trusted(Tool &t, const Target &target, std::string &uri) {
     // base directory of this user is looked in, as `zpmix ps` does.
     if (target.pid != 0 || !target.nspace.empty()) {
         const auto all = find_user_brokers();
+        pmix_status_t refusal = PMIX_SUCCESS;
         for (const auto &b : all)
             if (target.pid != 0 ? b.pid == target.pid
-                                : runs_job(t, b.uri, target.nspace, target.timeout_ms)) {
+                                : runs_job(t, b.uri, target.nspace, target.timeout_ms, refusal)) {
                 uri = b.uri;
                 return PMIX_SUCCESS;
             }
         std::string dirs;
         for (const auto &d : user_base_dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
-        if (target.pid != 0)
+        if (target.pid != 0) {
             spdlog::error("pmix tool: no broker of pid {} on this node (in {})", target.pid, dirs);
-        else
+        } else if (refusal != PMIX_SUCCESS) {  // the one that runs it may be among them
+            spdlog::error(
+                "pmix tool: no broker on this node that admits this tool runs job {} (in {}): {}",
+                target.nspace, dirs, PMIx_Error_string(refusal));
+            return refusal;
+        } else {
             spdlog::error("pmix tool: no broker on this node runs job {} (in {})", target.nspace,
                           dirs);
+        }
         return PMIX_ERR_UNREACH;
     }
     const auto brokers = find_brokers(base);

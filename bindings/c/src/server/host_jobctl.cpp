@@ -1,8 +1,11 @@
 // HostServices' job control and monitoring (RFC0015): a request whose targets are a hosted job's
 // goes to the host's job_control upcall with the directive the requester gave, the requester
-// named; a hosted client's monitor goes to its monitor upcall.
+// named, and its results go back with its status; a hosted client's monitor goes to its monitor
+// upcall.
 #include <fmt/format.h>
+#include <msgpack.hpp>
 
+#include "client/values/value_codec.hpp"
 #include "pmix.h"
 #include "server/completions.hpp"
 #include "server/host_services.hpp"
@@ -68,8 +71,18 @@ void HostServices::job_control(const Envelope &, msg::HostJobControl &m) {
     const std::uint64_t id = m.id;
     const std::string action = m.request.action;
     auto answer = [this, peer, id](pmix_status_t status, std::string message,
-                                   std::vector<msg::Proc> affected = {}) {
-        send(peer, msg::JobControlReply{status, std::move(message), std::move(affected)}, id);
+                                   std::vector<msg::Proc> affected = {},
+                                   const Results &results = Results{}) {
+        msg::JobControlReply reply{status, std::move(message), std::move(affected), {}};
+        if (results.ninfo > 0) {
+            msgpack::sbuffer buf;
+            c::Packer pk(buf);
+            if (c::encode_infos(pk, results.info, results.ninfo) == PMIX_SUCCESS)
+                reply.results.assign(buf.data(), buf.data() + buf.size());
+            else
+                log().warn("the host's job_control results cannot be sent on: dropped");
+        }
+        send(peer, std::move(reply), id);
     };
     if (!module_.job_control)
         return answer(PMIX_ERR_NOT_SUPPORTED,
@@ -86,11 +99,13 @@ void HostServices::job_control(const Envelope &, msg::HostJobControl &m) {
     pmix_proc_t requestor = host_proc(m.request.requester);
     void *cbdata = expect_infos(
         "job_control", wait_for(m.request.timeout_ms),
-        [answer, action, affected](pmix_status_t status, const Results &) {
+        [answer, action, affected](pmix_status_t status, const Results &results) {
             if (status == PMIX_SUCCESS || status == PMIX_OPERATION_SUCCEEDED)
-                return answer(PMIX_SUCCESS, action + " done by the resource manager", affected);
+                return answer(PMIX_SUCCESS, action + " done by the resource manager", affected,
+                              results);
             answer(status,
-                   fmt::format("the resource manager's {}: {}", action, PMIx_Error_string(status)));
+                   fmt::format("the resource manager's {}: {}", action, PMIx_Error_string(status)),
+                   {}, results);
         },
         lent);
     const pmix_status_t rc = module_.job_control(

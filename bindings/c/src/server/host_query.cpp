@@ -73,10 +73,51 @@ std::shared_ptr<LentQueries> lend_queries(const std::vector<msg::Query> &in) {
     return l;
 }
 
+// A process table as an array of infos each holding one PMIX_PROC_INFO (Open MPI 4.1's mpirun
+// answers so, its component's conversion of its own lists): the rows, else null.
+const pmix_data_array_t *proc_rows_in_infos(const std::string &key, const pmix_value_t &v) {
+    if (key != PMIX_QUERY_PROC_TABLE && key != PMIX_QUERY_LOCAL_PROC_TABLE) return nullptr;
+    if (v.type != PMIX_DATA_ARRAY || !v.data.darray || v.data.darray->type != PMIX_INFO)
+        return nullptr;
+    const auto *infos = static_cast<const pmix_info_t *>(v.data.darray->array);
+    for (std::size_t i = 0; i < v.data.darray->size; ++i)
+        if (infos[i].value.type != PMIX_PROC_INFO || !infos[i].value.data.pinfo) return nullptr;
+    return v.data.darray;
+}
+
+// The host's answer of `key`, encoded; a process table in the standard's form (an array of
+// PMIX_PROC_INFO), which the clients read.
+pmix_status_t encode_answer(c::Packer &pk, const std::string &key, const pmix_value_t &v) {
+    const pmix_data_array_t *rows = proc_rows_in_infos(key, v);
+    if (!rows) return c::encode_value(pk, v);
+    pmix_data_array_t *table;
+    PMIX_DATA_ARRAY_CREATE(table, rows->size, PMIX_PROC_INFO);
+    auto *out = static_cast<pmix_proc_info_t *>(table->array);
+    const auto *in = static_cast<const pmix_info_t *>(rows->array);
+    for (std::size_t i = 0; i < rows->size; ++i) {
+        const pmix_proc_info_t &p = *in[i].value.data.pinfo;
+        out[i].proc = p.proc;
+        out[i].hostname = p.hostname ? strdup(p.hostname) : nullptr;
+        out[i].executable_name = p.executable_name ? strdup(p.executable_name) : nullptr;
+        out[i].pid = p.pid;
+        out[i].exit_code = p.exit_code;
+        out[i].state = p.state;
+    }
+    pmix_value_t standard;
+    PMIX_VALUE_CONSTRUCT(&standard);
+    standard.type = PMIX_DATA_ARRAY;
+    standard.data.darray = table;
+    const pmix_status_t rc = c::encode_value(pk, standard);
+    PMIX_VALUE_DESTRUCT(&standard);
+    return rc;
+}
+
 // The host's results as one answer per key asked (PMIX_ERR_NOT_FOUND for a key it did not
-// answer): a result is matched to the first key of that name still unanswered.
+// answer): a result is matched to the first key of that name still unanswered. A partial
+// success's results are taken as a success's.
 msg::QueryReply host_answers(const std::vector<msg::Query> &asked, pmix_status_t status,
                              const Results &r) {
+    if (status == PMIX_QUERY_PARTIAL_SUCCESS) status = PMIX_SUCCESS;
     msg::QueryReply out;
     std::vector<bool> used(r.ninfo, false);
     for (const auto &q : asked) {
@@ -89,7 +130,7 @@ msg::QueryReply host_answers(const std::vector<msg::Query> &asked, pmix_status_t
                     continue;
                 msgpack::sbuffer buf;
                 c::Packer pk(buf);
-                if (c::encode_value(pk, r.info[i].value) != PMIX_SUCCESS) continue;
+                if (encode_answer(pk, key, r.info[i].value) != PMIX_SUCCESS) continue;
                 used[i] = true;
                 a.status = PMIX_SUCCESS;
                 a.value = msg::Blob(buf.data(), buf.data() + buf.size());

@@ -1,7 +1,13 @@
 // HostServices' tools (RFC0010): a tool's Hello that passed the broker's checks goes to the
-// host's tool_connected upcall, with the name the tool gave itself (PMIX_TOOL_NSPACE,
-// PMIX_TOOL_RANK), its pid and uid. The host admits it under the name it gives (told to the tool
-// in its Welcome) or refuses it. Without the upcall a tool is admitted under its own name.
+// host's tool_connected upcall, with the name the tool gave itself (PMIX_NSPACE, PMIX_RANK, as
+// OpenPMIx passes a tool's own name), its pid and uid. The host admits it under the name it gives
+// (told to the tool in its Welcome) or refuses it. Without the upcall a tool is admitted under its
+// own name.
+//
+// The name matters to Open MPI 4.1's mpirun: its tool_connected files a tool without one under a
+// new job of mpirun's own, which never ends, and mpirun then waits for it forever after its job
+// ended; a tool with a name it files under a job of that name, which mpirun does not wait for.
+// (It then refuses every tool, PMIX_ERR_NOT_SUPPORTED.)
 #include <sys/types.h>
 
 #include <cstdlib>
@@ -37,8 +43,8 @@ void HostServices::tool_connected(const Envelope &, msg::HostToolConnected &m) {
     if (!module_.tool_connected) return send("broker", m.open);
     auto lent = std::make_shared<LentInfos>();
     lent->info.reserve(5);
-    lent->add_string(PMIX_TOOL_NSPACE, m.tool.nspace);
-    lent->add(PMIX_TOOL_RANK, static_cast<pmix_rank_t>(m.tool.rank), PMIX_PROC_RANK);
+    lent->add_string(PMIX_NSPACE, m.tool.nspace);
+    lent->add(PMIX_RANK, static_cast<pmix_rank_t>(m.tool.rank), PMIX_PROC_RANK);
     lent->add(PMIX_PROC_PID, static_cast<pid_t>(m.peer_pid > 0 ? m.peer_pid : m.pid), PMIX_PID);
     if (m.uid >= 0) lent->add(PMIX_USERID, static_cast<std::uint32_t>(m.uid), PMIX_UINT32);
     auto open = std::make_shared<msg::SessionOpen>(std::move(m.open));
