@@ -80,6 +80,37 @@ std::string hostname() {
     return host;
 }
 
+// The board of namespace `ns` of `size` ranks, in the broker's own session directory (removed
+// with the namespace); the one made at an earlier registration of it when it fits. Empty when
+// none can be made: that job fences through the broker, as every job did before.
+std::string fence_board_for(const Core &c, const std::string &ns, std::uint32_t size) {
+    const std::string dir = c.broker->run_dir() + "/session/" + ns;
+    const std::string path = dir + "/fence-board";
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    std::string err = ec ? dir + ": " + ec.message() : FenceBoard::create(path, size);
+    if (!err.empty() && fs::exists(path, ec)) {
+        std::string error;
+        auto board = FenceBoard::open(path, error);
+        if (board && board->ranks() == size) return path;
+    }
+    if (!err.empty()) {
+        spdlog::warn("pmix server: {} fences through the broker: {}", ns, err);
+        return {};
+    }
+    // The job's user, when the host serves another (Slurm's stepd): the ranks map it read-write.
+    const std::int64_t uid = c.broker->config().client_uid;
+    if (uid >= 0 && static_cast<uid_t>(uid) != ::geteuid() &&
+        (::chown(dir.c_str(), static_cast<uid_t>(uid), static_cast<gid_t>(-1)) != 0 ||
+         ::chown(path.c_str(), static_cast<uid_t>(uid), static_cast<gid_t>(-1)) != 0)) {
+        spdlog::warn("pmix server: {} fences through the broker: cannot give {} to uid {}", ns,
+                     path, uid);
+        fs::remove(path, ec);
+        return {};
+    }
+    return path;
+}
+
 }  // namespace
 
 }  // namespace zpmix::server
@@ -222,39 +253,6 @@ PMIX_EXPORT pmix_status_t PMIx_generate_ppn(const char *input, char **ppn) {
     *ppn = strdup(generate_ppn(input).c_str());
     return *ppn ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
 }
-
-namespace {
-// The board of namespace `ns` of `size` ranks, in the broker's own session directory (removed
-// with the namespace); the one made at an earlier registration of it when it fits. Empty when
-// none can be made: that job fences through the broker, as every job did before.
-std::string fence_board_for(const Core &c, const std::string &ns, std::uint32_t size) {
-    const std::string dir = c.broker->run_dir() + "/session/" + ns;
-    const std::string path = dir + "/fence-board";
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    std::string err = ec ? dir + ": " + ec.message() : FenceBoard::create(path, size);
-    if (!err.empty() && fs::exists(path, ec)) {
-        std::string error;
-        auto board = FenceBoard::open(path, error);
-        if (board && board->ranks() == size) return path;
-    }
-    if (!err.empty()) {
-        spdlog::warn("pmix server: {} fences through the broker: {}", ns, err);
-        return {};
-    }
-    // The job's user, when the host serves another (Slurm's stepd): the ranks map it read-write.
-    const std::int64_t uid = c.broker->config().client_uid;
-    if (uid >= 0 && static_cast<uid_t>(uid) != ::geteuid() &&
-        (::chown(dir.c_str(), static_cast<uid_t>(uid), static_cast<gid_t>(-1)) != 0 ||
-         ::chown(path.c_str(), static_cast<uid_t>(uid), static_cast<gid_t>(-1)) != 0)) {
-        spdlog::warn("pmix server: {} fences through the broker: cannot give {} to uid {}", ns,
-                     path, uid);
-        fs::remove(path, ec);
-        return {};
-    }
-    return path;
-}
-}  // namespace
 
 PMIX_EXPORT pmix_status_t PMIx_server_register_nspace(const pmix_nspace_t nspace, int nlocalprocs,
                                                       pmix_info_t info[], size_t ninfo,
