@@ -12,6 +12,7 @@ zpmix=$1 prog=$2
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/netns.sh"
 source "$here/common.sh"
+source "$here/standing.sh"
 
 netns_up 3
 a=${NETNS_NODES[0]} b=${NETNS_NODES[1]} c=${NETNS_NODES[2]}
@@ -20,27 +21,9 @@ stop_brokers() { pkill -KILL -f "^$zpmix broker --config $work/"; }
 trap 'stop_brokers; rm -rf "$work"; netns_down' EXIT
 
 "$zpmix" keygen "$work/tree.key"
-conf=$work/zpmix.toml
 # A chain (a, the root; b under it; c under b): c hears of the new root only through b.
-cat >"$conf" <<EOF
-[tree]
-radix = 1
-hosts = ["$a", "$b", "$c"]
-addresses = ["$(netns_addr "$a")", "$(netns_addr "$b")", "$(netns_addr "$c")"]
-port = 7100
-key_file = "$work/tree.key"
-heartbeat_ms = 100
-lost_after_ms = 1500
-EOF
+standing_conf "$a" "$b" "$c"
 
-# until_log NODE SECONDS PATTERN [COUNT]: until NODE's broker log has COUNT (1) lines matching.
-until_log() {
-    local n deadline=$((SECONDS + $2))
-    until n=$(grep -c -- "$3" "$work/$1.log" 2>/dev/null); [ "${n:-0}" -ge "${4:-1}" ]; do
-        ((SECONDS < deadline)) || { echo "no '$3' in $1's log:" >&2; cat "$work/$1.log" >&2; return 1; }
-        sleep 0.02
-    done
-}
 # until_lines FILE SECONDS PATTERN COUNT: until FILE has COUNT lines matching.
 until_lines() {
     local n deadline=$((SECONDS + $2))
@@ -48,15 +31,6 @@ until_lines() {
         ((SECONDS < deadline)) || { echo "no $4 '$3' in $1:" >&2; cat "$1" >&2; return 1; }
         sleep 0.02
     done
-}
-start() {
-    XDG_RUNTIME_DIR=$work/xdg.$1 "$ZPMIX_NETNS_AGENT" "$1" "$zpmix" broker --config "$conf" \
-        --run-dir "$work/xdg.$1/zpmix" 2>>"$work/$1.log" &
-}
-on() {
-    local node=$1
-    shift
-    XDG_RUNTIME_DIR=$work/xdg.$node timeout 60 "$ZPMIX_NETNS_AGENT" "$node" "$@"
 }
 broker_pid() { sed -n 's/.*"pid": \([0-9]*\).*/\1/p' "$work/xdg.$1/zpmix/broker.json"; }
 # ps_row NODE NSPACE: state, status, ranks by state and message of the job, as NODE's broker lists it.

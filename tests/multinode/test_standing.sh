@@ -14,11 +14,11 @@ zpmix=$1 prog=$2
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/netns.sh"
 source "$here/common.sh"
+source "$here/standing.sh"
 
 netns_up 3
 a=${NETNS_NODES[0]} b=${NETNS_NODES[1]} c=${NETNS_NODES[2]}
 work=$(mktemp -d)
-declare -A bpid
 stop_brokers() { pkill -KILL -f "^$zpmix broker --config $work/"; }
 trap 'stop_brokers; rm -rf "$work"; netns_down' EXIT
 
@@ -27,38 +27,8 @@ check "keygen: a keypair, mode 0600" "600 2" \
     "$(stat -c %a "$work/tree.key") $(wc -w <"$work/tree.key")"
 "$zpmix" keygen "$work/tree.key" 2>/dev/null
 check "keygen: never over another file" 1 $?
-conf=$work/zpmix.toml
-cat >"$conf" <<EOF
-[tree]
-radix = 1
-hosts = ["$a", "$b", "$c"]
-addresses = ["$(netns_addr "$a")", "$(netns_addr "$b")", "$(netns_addr "$c")"]
-port = 7100
-key_file = "$work/tree.key"
-heartbeat_ms = 100
-lost_after_ms = 1500
-EOF
+standing_conf "$a" "$b" "$c"
 
-# until_log NODE SECONDS PATTERN [COUNT]: until NODE's broker log has COUNT (1) lines matching.
-until_log() {
-    local deadline=$((SECONDS + $2))
-    until [ "$(grep -c -- "$3" "$work/$1.log" 2>/dev/null)" -ge "${4:-1}" ]; do
-        ((SECONDS < deadline)) || { echo "no '$3' in $1's log:" >&2; cat "$work/$1.log" >&2; return 1; }
-        sleep 0.02
-    done
-}
-# start NODE: its broker, in the background, logging to $work/NODE.log.
-start() {
-    XDG_RUNTIME_DIR=$work/xdg.$1 "$ZPMIX_NETNS_AGENT" "$1" "$zpmix" broker --config "$conf" \
-        --run-dir "$work/xdg.$1/zpmix" 2>>"$work/$1.log" &
-    bpid[$1]=$!
-}
-# on NODE CMD...: CMD on NODE, finding that node's broker.
-on() {
-    local node=$1
-    shift
-    XDG_RUNTIME_DIR=$work/xdg.$node timeout 60 "$ZPMIX_NETNS_AGENT" "$node" "$@"
-}
 # The standing brokers: their rendezvous files. No other broker may exist: one embedded in
 # `zpmix run`, or started by it on a node, makes a private directory broker-* beside them.
 brokers() { ls "$work"/xdg.*/zpmix/broker.json 2>/dev/null | wc -l; }
