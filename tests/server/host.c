@@ -436,11 +436,18 @@ static pmix_status_t client_finalized(const pmix_proc_t *proc, void *server_obje
 
 static int abort_status = -1; /* the first PMIx_Abort's status */
 
-/* The rank that called PMIx_Abort, if it still runs a second after it returned. */
+static pthread_cond_t ended_cv = PTHREAD_COND_INITIALIZER; /* a rank was reaped */
+
+/* The rank that called PMIx_Abort, if it has not ended 10 s after the upcall (a bounded grace:
+ * it normally exits at once; a slow exit, as under a sanitizer, must not be taken for a hang). */
 static void *end_aborter(void *arg) {
     struct child *c = arg;
-    sleep(1);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
     pthread_mutex_lock(&mu);
+    while (!c->ended && pthread_cond_timedwait(&ended_cv, &mu, &until) == 0) {
+    }
     pid_t pid = c->ended ? 0 : c->pid;
     pthread_mutex_unlock(&mu);
     if (pid > 0) kill(pid, SIGKILL);
@@ -456,7 +463,7 @@ static pmix_status_t abort_fn(const pmix_proc_t *proc, void *server_object, int 
     say("upcall abort %u status %d nprocs %zu msg %s\n", proc->rank, status, nprocs,
         msg ? msg : "(none)");
     /* As mpirun does: the job ends, and the host exits with the abort's status. The caller's
-     * PMIx_Abort returns first; it is ended a moment later if it goes on. */
+     * PMIx_Abort returns first; it is ended if it goes on (end_aborter). */
     pthread_mutex_lock(&mu);
     if (abort_status < 0) abort_status = status;
     pthread_mutex_unlock(&mu);
@@ -1153,6 +1160,7 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
             if (children[r].pid == pid) {
                 pthread_mutex_lock(&mu);
                 children[r].ended = true;
+                pthread_cond_broadcast(&ended_cv);
                 pthread_mutex_unlock(&mu);
                 int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
                 if (forward_io) wait_output_of(r); /* delivered before the rank goes */
