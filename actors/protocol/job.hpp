@@ -58,9 +58,13 @@ struct JobInfo {
     // information; the broker never reads them.
     Blob job_infos = {};
     std::map<std::string, Blob> proc_infos = {};  // by rank, in decimal
+    // Node-level keys a host gave for nodes other than this one (PMIX_NODE_INFO_ARRAY, its
+    // resources, inventories it delivered), by host name: a Get qualified by PMIX_HOSTNAME or
+    // PMIX_NODEID reads them.
+    std::map<std::string, Blob> node_infos = {};
     ZPMIX_MSG_MAP(nspace, size, univ_size, max_procs, num_apps, session_tmpdir, nsdir, nodes, procs,
                   psets, parent, fence_board, recoverable, stop_in_init, stop_in_app, stop_on_exec,
-                  debug_target, program, job_infos, proc_infos);
+                  debug_target, program, job_infos, proc_infos, node_infos);
 };
 
 // What `zpmix run` runs in, which its ranks get (as mpirun's and srun's do) from a broker that is

@@ -20,6 +20,11 @@
  *     --tools            PMIX_SERVER_TOOL_SUPPORT: tools find the server by the host's pid
  *     --inventory        collect the node's inventory first (PMIx_server_collect_inventory) and
  *                        report it as "inventory host H topology N bytes"
+ *     --resources        (with --nodes 2) before the job, register resources beside it
+ *                        (PMIx_server_register_resources: the cluster's id, keys for every job,
+ *                        the other node's devices), take some back (_deregister_resources) and
+ *                        deliver the other node's inventory (_deliver_inventory); says
+ *                        "resources registered"
  *     --forward-io       as mpirun: the ranks' stdout and stderr come through pipes, which the
  *                        host copies to its own and hands to the library
  *                        (PMIx_server_IOF_deliver) for the tools and clients that pull them;
@@ -66,6 +71,8 @@ static struct child children[MAX_RANKS]; /* by rank; only this node's are starte
 static int nranks, nnodes = 1, node;     /* node: which one this process is */
 static int refuse_rank = -1;
 static bool late_callbacks, double_callbacks, enable_monitoring, tool_support, inventory;
+static bool resources;
+static char *inventory_xml; /* this node's topology, from collect_inventory */
 static bool forward_io;
 static pmix_nspace_t nspace = "host-job";
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -993,8 +1000,11 @@ static void inventory_cb(pmix_status_t status, pmix_info_t info[], size_t ninfo,
         if (info[i].value.type != PMIX_STRING || !info[i].value.data.string) continue;
         if (PMIX_CHECK_KEY(&info[i], PMIX_HOSTNAME)) host = info[i].value.data.string;
         if (PMIX_CHECK_KEY(&info[i], "pmix.hwlocxml2") &&
-            strstr(info[i].value.data.string, "<topology"))
+            strstr(info[i].value.data.string, "<topology")) {
             xml = strlen(info[i].value.data.string);
+            free(inventory_xml);
+            inventory_xml = strdup(info[i].value.data.string);
+        }
     }
     say("inventory host %s topology %zu bytes: %s\n", host, xml, PMIx_Error_string(status));
     if (release_fn) release_fn(release_cbdata);
@@ -1006,6 +1016,68 @@ static void collect_inventory(void) {
     pmix_status_t rc = PMIx_server_collect_inventory(NULL, 0, inventory_cb, (void *)&flag);
     if (rc != PMIX_SUCCESS) die("PMIx_server_collect_inventory", rc);
     wait_flag(&flag, "collect_inventory callback");
+}
+
+/* --resources: what a resource manager registers beside its jobs, for every job registered
+ * afterwards: the cluster's id, a key the job's own registration overrides ("host.greeting"), one
+ * it takes back ("host.gone"), the other node's devices (its NIC taken back), and the other node's
+ * inventory. The two test "nodes" are one machine: this node's topology stands for the other's. */
+static void register_resources(void) {
+    const char *other = node_name(1 - node);
+    char gpu[300];
+    snprintf(gpu, sizeof gpu, "gpu-of-%s", other);
+    pmix_info_t info[4];
+    load_string(&info[0], PMIX_CLUSTER_ID, "test-cluster");
+    load_string(&info[1], "host.greeting", "the resources' greeting");
+    load_string(&info[2], "host.gone", "taken back");
+    pmix_data_array_t *dev;
+    PMIX_DATA_ARRAY_CREATE(dev, 3, PMIX_INFO);
+    pmix_info_t *d = dev->array;
+    load_string(&d[0], PMIX_HOSTNAME, other);
+    load_string(&d[1], "host.node.gpu", gpu);
+    load_string(&d[2], "host.node.nic", "nic0");
+    PMIX_INFO_LOAD(&info[3], PMIX_NODE_INFO_ARRAY, dev, PMIX_DATA_ARRAY);
+    PMIX_DATA_ARRAY_FREE(dev);
+    pmix_status_t rc = PMIx_server_register_resources(info, 4, NULL, NULL);
+    if (rc != PMIX_OPERATION_SUCCEEDED) die("PMIx_server_register_resources", rc);
+    PMIX_INFO_DESTRUCT(&info[3]);
+
+    /* A node's array must name its node. */
+    PMIX_DATA_ARRAY_CREATE(dev, 1, PMIX_INFO);
+    load_string(&((pmix_info_t *)dev->array)[0], "host.node.gpu", gpu);
+    PMIX_INFO_LOAD(&info[3], PMIX_NODE_INFO_ARRAY, dev, PMIX_DATA_ARRAY);
+    PMIX_DATA_ARRAY_FREE(dev);
+    rc = PMIx_server_register_resources(&info[3], 1, NULL, NULL);
+    if (rc != PMIX_ERR_BAD_PARAM) die("register_resources of a node array naming no node", rc);
+    PMIX_INFO_DESTRUCT(&info[3]);
+
+    /* Taken back: a key, and one device of the other node (by its node and value). */
+    pmix_info_t gone[2];
+    load_string(&gone[0], "host.gone", "");
+    PMIX_DATA_ARRAY_CREATE(dev, 2, PMIX_INFO);
+    d = dev->array;
+    load_string(&d[0], PMIX_HOSTNAME, other);
+    load_string(&d[1], "host.node.nic", "nic0");
+    PMIX_INFO_LOAD(&gone[1], PMIX_NODE_INFO_ARRAY, dev, PMIX_DATA_ARRAY);
+    PMIX_DATA_ARRAY_FREE(dev);
+    _Atomic int flag = 0;
+    rc = PMIx_server_deregister_resources(gone, 2, done_cb, (void *)&flag);
+    if (rc != PMIX_SUCCESS) die("PMIx_server_deregister_resources", rc);
+    wait_flag(&flag, "deregister_resources callback");
+
+    /* The other node's inventory, as a scheduler's host gathers them. */
+    if (!inventory_xml) die("deliver_inventory without a collected inventory", PMIX_ERROR);
+    pmix_info_t inv[2];
+    load_string(&inv[0], PMIX_HOSTNAME, other);
+    load_string(&inv[1], "pmix.hwlocxml2", inventory_xml);
+    rc = PMIx_server_deliver_inventory(inv, 2, NULL, 0, NULL, NULL);
+    if (rc != PMIX_OPERATION_SUCCEEDED) die("PMIx_server_deliver_inventory", rc);
+    for (int k = 0; k < 3; ++k) PMIX_INFO_DESTRUCT(&info[k]);
+    for (int k = 0; k < 2; ++k) {
+        PMIX_INFO_DESTRUCT(&gone[k]);
+        PMIX_INFO_DESTRUCT(&inv[k]);
+    }
+    say("resources registered\n");
 }
 
 /* Where this node's server listens (PMIX_SERVER_URI, what a tool given PMIX_SERVER_URI reaches),
@@ -1067,6 +1139,8 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
     PMIX_LOAD_PROCID(&early, nspace, 0);
     pmix_status_t rc = PMIx_server_register_client(&early, getuid(), getgid(), NULL, NULL, NULL);
     if (rc != PMIX_ERR_INIT) die("register_client before PMIx_server_init", rc);
+    rc = PMIx_server_register_resources(NULL, 0, NULL, NULL);
+    if (rc != PMIX_ERR_INIT) die("register_resources before PMIx_server_init", rc);
     rc = PMIx_server_init(&module, init, nnodes > 1 ? 4 : 3);
     if (rc != PMIX_SUCCESS) die("PMIx_server_init", rc);
     say("host library %s\n", PMIx_Get_version());
@@ -1082,7 +1156,8 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
         rc = PMIx_server_register_nspace(own, 1, &nd, 1, NULL, NULL);
         if (rc != PMIX_OPERATION_SUCCEEDED) die("register_nspace NODATA", rc);
     }
-    if (inventory) collect_inventory();
+    if (inventory || resources) collect_inventory();
+    if (resources) register_resources();
     register_job();
 
     int started = 0;
@@ -1229,11 +1304,13 @@ int main(int argc, char **argv) {
             inventory = true;
         else if (strcmp(argv[i], "--forward-io") == 0)
             forward_io = true;
+        else if (strcmp(argv[i], "--resources") == 0)
+            resources = true;
         else
             break;
     }
     if (nranks < 1 || nranks > MAX_RANKS || nnodes < 1 || nnodes > 2 || i >= argc ||
-        nranks < nnodes) {
+        nranks < nnodes || (resources && nnodes != 2)) {
         fprintf(stderr, "usage: server_host [options] -n N program [args...]\n");
         return 2;
     }

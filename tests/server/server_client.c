@@ -32,6 +32,10 @@
  *                            unpublishes (the node's key is not found on another node). With
  *                            NO_DIRECTORY set (a host without the upcalls),
  *                            the session's is PMIX_ERR_NOT_SUPPORTED and the node's still works.
+ *   server_client resources  (under server_host --resources --nodes 2) the host's resources
+ *                            are job information (the job's own keys win, what it took back is
+ *                            gone); the other node's devices, inventory, name and ranks are read
+ *                            with Gets that name that node (PMIX_HOSTNAME, PMIX_NODEID)
  * Prints "rank R ok" when its scenario held; what went wrong on stderr. */
 #include <pmix.h>
 
@@ -272,6 +276,89 @@ static pmix_value_t *get(const char *nspace, pmix_rank_t rank, const char *key) 
 
 static void fence_and_read(uint32_t size);
 
+/* PMIx_Get of a job-level key about a node, named by host name (or id when host is NULL). */
+static pmix_status_t get_on(const char *host, uint32_t id, const char *key, pmix_value_t **v) {
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_info_t q[2];
+    bool yes = true;
+    PMIX_INFO_LOAD(&q[0], PMIX_NODE_INFO, &yes, PMIX_BOOL);
+    if (host)
+        PMIX_INFO_LOAD(&q[1], PMIX_HOSTNAME, host, PMIX_STRING);
+    else
+        PMIX_INFO_LOAD(&q[1], PMIX_NODEID, &id, PMIX_UINT32);
+    *v = NULL;
+    pmix_status_t rc = PMIx_Get(&all, key, q, 2, v);
+    PMIX_INFO_DESTRUCT(&q[0]);
+    PMIX_INFO_DESTRUCT(&q[1]);
+    return rc;
+}
+
+static bool is_string(const pmix_value_t *v, const char *want) {
+    return v && v->type == PMIX_STRING && v->data.string && strcmp(v->data.string, want) == 0;
+}
+
+static _Atomic int nb_done;
+static void gpu_nb(pmix_status_t status, pmix_value_t *kv, void *cbdata) {
+    CHECK_RC(status);
+    CHECK(is_string(kv, (const char *)cbdata));
+    nb_done = 1;
+}
+
+static void check_resources(void) {
+    pmix_value_t *v = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_CLUSTER_ID);
+    CHECK(is_string(v, "test-cluster"));
+    if (v) PMIX_VALUE_RELEASE(v);
+    v = get(me.nspace, PMIX_RANK_WILDCARD, "host.greeting"); /* the job's own wins */
+    CHECK(is_string(v, "hello from the host"));
+    if (v) PMIX_VALUE_RELEASE(v);
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    v = NULL;
+    CHECK_STATUS(PMIx_Get(&all, "host.gone", NULL, 0, &v), PMIX_ERR_NOT_FOUND);
+
+    pmix_value_t *mine = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_HOSTNAME);
+    pmix_value_t *my_id = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_NODEID);
+    pmix_value_t *size = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
+    pmix_value_t *local = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE);
+    if (!mine || !my_id || !size || !local) return;
+    const char *other = strcmp(mine->data.string, "node0") == 0 ? "node1" : "node0";
+    const uint32_t other_id = 1 - my_id->data.uint32;
+    char gpu[64];
+    snprintf(gpu, sizeof gpu, "gpu-of-%s", other);
+
+    CHECK_RC(get_on(other, 0, "host.node.gpu", &v));
+    CHECK(is_string(v, gpu));
+    if (v) PMIX_VALUE_RELEASE(v);
+    CHECK_STATUS(get_on(other, 0, "host.node.nic", &v), PMIX_ERR_NOT_FOUND); /* taken back */
+    CHECK_STATUS(get_on(mine->data.string, 0, "host.node.gpu", &v), PMIX_ERR_NOT_FOUND);
+    CHECK_RC(get_on(other, 0, "pmix.hwlocxml2", &v)); /* its delivered inventory */
+    CHECK(v && v->type == PMIX_STRING && strstr(v->data.string, "<topology"));
+    if (v) PMIX_VALUE_RELEASE(v);
+    CHECK_RC(get_on(NULL, other_id, PMIX_HOSTNAME, &v));
+    CHECK(is_string(v, other));
+    if (v) PMIX_VALUE_RELEASE(v);
+    CHECK_RC(get_on(NULL, other_id, PMIX_LOCAL_SIZE, &v));
+    CHECK(v && v->type == PMIX_UINT32 && v->data.uint32 == size->data.uint32 - local->data.uint32);
+    if (v) PMIX_VALUE_RELEASE(v);
+    /* The caller's own node: its own job information. */
+    CHECK_RC(get_on(NULL, my_id->data.uint32, PMIX_LOCAL_SIZE, &v));
+    CHECK(v && v->type == PMIX_UINT32 && v->data.uint32 == local->data.uint32);
+    if (v) PMIX_VALUE_RELEASE(v);
+    CHECK_STATUS(get_on(NULL, 7, PMIX_HOSTNAME, &v), PMIX_ERR_NOT_FOUND); /* no such node */
+
+    pmix_info_t q;
+    PMIX_INFO_LOAD(&q, PMIX_HOSTNAME, other, PMIX_STRING);
+    CHECK_RC(PMIx_Get_nb(&all, "host.node.gpu", &q, 1, gpu_nb, gpu));
+    wait_for(&nb_done, 10000);
+    CHECK(nb_done);
+    PMIX_INFO_DESTRUCT(&q);
+    PMIX_VALUE_RELEASE(mine);
+    PMIX_VALUE_RELEASE(my_id);
+    PMIX_VALUE_RELEASE(size);
+    PMIX_VALUE_RELEASE(local);
+}
+
 static void publish_one(const char *key, const char *value, pmix_data_range_t range,
                         pmix_status_t expect) {
     pmix_info_t info[2];
@@ -454,6 +541,8 @@ int main(int argc, char **argv) {
     }
     if (strcmp(mode, "check") == 0) {
         check_job();
+    } else if (strcmp(mode, "resources") == 0) {
+        check_resources();
     } else if (strcmp(mode, "abort") == 0 && argc > 2) {
         if (me.rank == (pmix_rank_t)atoi(argv[2])) {
             rc = PMIx_Abort(7, "rank aborts on purpose", NULL, 0);

@@ -47,6 +47,17 @@ BOOST_AUTO_TEST_CASE(node_inventory) {
     BOOST_CHECK_GT(std::stoul(m[2].str()), 100u);
 }
 
+// Resources a host registers beside its jobs (PMIx_server_register_resources), some taken back
+// (_deregister_resources), and the other node's inventory it delivers (_deliver_inventory): each
+// node's ranks read them as job information, the other node's with Gets that name that node.
+BOOST_AUTO_TEST_CASE(resources_and_delivered_inventory) {
+    HostRun h({"--nodes", "2", "--resources", "-n", "3", kClient, "resources"});
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_CHECK_EQUAL(h.count("resources registered"), 2u);
+    BOOST_CHECK_EQUAL(h.count(" ok"), 3u);
+}
+
 BOOST_AUTO_TEST_CASE(own_namespace_registered_without_data_as_mpirun_does) {
     HostRun h({"--nodata", "-n", "2", kClient, "check"}, {"EXPECT_SIZE=2"});
     BOOST_CHECK_EQUAL(h.exit_code(), 0);

@@ -373,6 +373,85 @@ bool job_of(Process &c, const char *nspace, msg::JobInfo &job) {
            c.store->job_of(ns, job);
 }
 
+// PMIx_Get of a node's information, the node named by the standard's qualifiers PMIX_HOSTNAME
+// or PMIX_NODEID (with PMIX_NODE_INFO or without): its name and id, the job's ranks there
+// (PMIX_LOCAL_SIZE, PMIX_LOCAL_PEERS, PMIX_LOCALLDR), and what the host registered of that node
+// (JobInfo.node_infos: its node arrays, resources and delivered inventories). None when the Get
+// names no node, or the caller's own node: the job's information answers that one.
+std::optional<pmix_status_t> node_key(Process &c, const pmix_proc_t &p, const char *key,
+                                      const pmix_info_t info[], size_t ninfo, pmix_value_t **val) {
+    std::optional<std::string> host;
+    std::optional<std::uint32_t> id;
+    for (size_t i = 0; info && i < ninfo; ++i) {
+        const pmix_value_t &v = info[i].value;
+        if (PMIX_CHECK_KEY(&info[i], PMIX_HOSTNAME) && v.type == PMIX_STRING && v.data.string) {
+            host = v.data.string;
+        } else if (PMIX_CHECK_KEY(&info[i], PMIX_NODEID)) {
+            pmix_status_t rc;
+            std::uint32_t n = 0;
+            PMIX_VALUE_GET_NUMBER(rc, &v, n, std::uint32_t);
+            if (rc != PMIX_SUCCESS) return PMIX_ERR_BAD_PARAM;
+            id = n;
+        }
+    }
+    if (!host && !id) return std::nullopt;
+    msg::JobInfo job;
+    const char *ns = p.nspace[0] != '\0' ? p.nspace : c.me.nspace;
+    if (!job_of(c, ns, job)) return std::nullopt;
+    auto at = host ? std::find(job.nodes.begin(), job.nodes.end(), *host) : job.nodes.end();
+    if (!host) {
+        if (*id >= job.nodes.size()) return PMIX_ERR_NOT_FOUND;
+        at = job.nodes.begin() + *id;
+        host = *at;
+    }
+    if (msg::JobInfo mine; job_of(c, c.me.nspace, mine) && c.me.rank < mine.procs.size() &&
+                           mine.procs[c.me.rank].hostname == *host)
+        return std::nullopt;
+    std::vector<std::uint32_t> ranks;
+    for (const msg::ProcInfo &pi : job.procs)
+        if (pi.hostname == *host) ranks.push_back(pi.rank);
+    const std::string_view k(key);
+    PMIX_VALUE_CREATE(*val, 1);
+    auto answer = [&](const void *data, pmix_data_type_t type) -> pmix_status_t {
+        const pmix_status_t rc = PMIx_Value_load(*val, data, type);
+        if (rc != PMIX_SUCCESS) {
+            PMIX_VALUE_RELEASE(*val);
+            *val = nullptr;
+        }
+        return rc;
+    };
+    if (k == PMIX_HOSTNAME) return answer(host->c_str(), PMIX_STRING);
+    if (at != job.nodes.end()) {  // a node of the job
+        const auto node = static_cast<std::uint32_t>(at - job.nodes.begin());
+        if (k == PMIX_NODEID) return answer(&node, PMIX_UINT32);
+        if (k == PMIX_LOCAL_SIZE) {
+            const auto n = static_cast<std::uint32_t>(ranks.size());
+            return answer(&n, PMIX_UINT32);
+        }
+        if (k == PMIX_LOCALLDR && !ranks.empty()) return answer(&ranks.front(), PMIX_PROC_RANK);
+        if (k == PMIX_LOCAL_PEERS && !ranks.empty()) {
+            std::string peers;
+            for (std::uint32_t r : ranks) peers += (peers.empty() ? "" : ",") + std::to_string(r);
+            return answer(peers.c_str(), PMIX_STRING);
+        }
+    }
+    pmix_status_t rc = PMIX_ERR_NOT_FOUND;
+    if (auto blob = job.node_infos.find(*host); blob != job.node_infos.end()) {
+        pmix_info_t *infos = nullptr;
+        size_t n = 0;
+        if (c::decode_infos(blob->second.data(), blob->second.size(), &infos, &n) != PMIX_SUCCESS)
+            rc = PMIX_ERR_UNPACK_FAILURE;
+        for (size_t i = n; rc == PMIX_ERR_NOT_FOUND && i > 0; --i)  // the last one given wins
+            if (PMIX_CHECK_KEY(&infos[i - 1], key)) rc = PMIx_Value_xfer(*val, &infos[i - 1].value);
+        if (infos) PMIX_INFO_FREE(infos, n);
+    }
+    if (rc != PMIX_SUCCESS) {
+        PMIX_VALUE_RELEASE(*val);
+        *val = nullptr;
+    }
+    return rc;
+}
+
 // The owner's commits a direct-modex answer must include: those its card on the job's fence board
 // counts (the broker may not have read the latest yet when a fence on the board completes).
 std::uint32_t commits_seen(const Process &c, const pmix_proc_t &p) {
@@ -974,6 +1053,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[],
     if (key == nullptr) return c.store->get_all(nspace_of(p), p.rank, val);
     if (bad_key(key)) return PMIX_ERR_BAD_PARAM;
     if (auto rc = group_key(p, key, info, ninfo, val)) return *rc;
+    if (auto rc = node_key(c, p, key, info, ninfo, val)) return *rc;
     if (asks_psets(c, key)) {
         auto reply = c.session->call(msg::PsetQuery{to_msg(p)}, parse(info, ninfo).timeout_ms);
         return reply.status != PMIX_SUCCESS ? reply.status : pset_names(reply.env, val);
@@ -1016,8 +1096,12 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
     if (pmix_proc_t member; zpmix::c::group_member(p, member)) p = member;  // by group rank
     const Directives d = parse(info, ninfo);
     if (d.scope > PMIX_INTERNAL) return PMIX_ERR_BAD_PARAM;
-    if (pmix_value_t *v = nullptr; auto rc = group_key(p, key, info, ninfo, &v)) {
-        c.session->post([status = *rc, v, cbfunc, cbdata]() mutable {
+    pmix_value_t *v = nullptr;
+    auto early = group_key(p, key, info, ninfo, &v);
+    // Only from what is here: this may run on the progress thread, which a fetch would block.
+    if (!early && c.store->has_job(nspace_of(p))) early = node_key(c, p, key, info, ninfo, &v);
+    if (early) {
+        c.session->post([status = *early, v, cbfunc, cbdata]() mutable {
             cbfunc(status, v, cbdata);
             if (v) PMIX_VALUE_RELEASE(v);
         });

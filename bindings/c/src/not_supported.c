@@ -49,33 +49,3 @@ PMIX_EXPORT pmix_status_t PMIx_Fabric_update_nb(pmix_fabric_t *fabric, pmix_op_c
     (void)cbdata;
     return PMIX_ERR_NOT_SUPPORTED;
 }
-
-PMIX_EXPORT pmix_status_t PMIx_server_deliver_inventory(pmix_info_t info[], size_t ninfo,
-                                                        pmix_info_t directives[], size_t ndirs,
-                                                        pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)info;
-    (void)ninfo;
-    (void)directives;
-    (void)ndirs;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t info[], size_t ninfo,
-                                                           pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_register_resources(pmix_info_t info[], size_t ninfo,
-                                                         pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)info;
-    (void)ninfo;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}

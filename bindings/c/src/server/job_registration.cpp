@@ -78,6 +78,12 @@ JobRegistration job_from_infos(const std::string &nspace, int nlocalprocs, const
     std::vector<std::vector<std::uint32_t>> ranks_per_node;
     std::map<std::uint32_t, ProcData> procs;
     std::vector<const pmix_info_t *> job_infos;
+    std::map<std::string, std::vector<const pmix_info_t *>> node_infos;  // other nodes', by name
+    // The node map first, so that a node-level array naming its node by id finds the name.
+    for (std::size_t n = 0; info && n < ninfo; ++n)
+        if (is(info[n], PMIX_NODE_MAP))
+            if (auto s = string_of(info[n].value))
+                if (auto parsed = parse_node_map(*s)) nodes = std::move(*parsed);
     for (std::size_t n = 0; info && n < ninfo; ++n) {
         const pmix_info_t &i = info[n];
         if (is(i, PMIX_REGISTER_NODATA)) {
@@ -130,18 +136,26 @@ JobRegistration job_from_infos(const std::string &nspace, int nlocalprocs, const
                 p.others.push_back(&pi);  // also as given: a Get answers the host's value
             }
         } else if (is(i, PMIX_NODE_INFO_ARRAY)) {
-            // This node's keys are its clients' job-level keys.
+            // This node's keys are its clients' job-level keys; another node's are kept by its
+            // name for Gets that name the node. The node is named by PMIX_HOSTNAME or PMIX_NODEID.
             auto arr = array_of(i.value);
             if (!arr) continue;
-            bool here = false;
+            std::optional<std::string> name;
+            for (std::size_t k = 0; k < arr->second; ++k) {
+                const pmix_info_t &ni = arr->first[k];
+                if (is(ni, PMIX_HOSTNAME) && string_of(ni.value)) {
+                    name = string_of(ni.value);
+                } else if (is(ni, PMIX_NODEID) && !name) {
+                    const auto id = number_of(ni.value);  // no node map: node 0 is this one
+                    if (id && nodes.empty() && *id == 0) name = this_node;
+                    if (id && *id < nodes.size()) name = nodes[*id];
+                }
+            }
+            if (!name) continue;
+            auto &into = *name == this_node ? job_infos : node_infos[*name];
             for (std::size_t k = 0; k < arr->second; ++k)
-                if ((is(arr->first[k], PMIX_HOSTNAME) &&
-                     string_of(arr->first[k].value) == this_node))
-                    here = true;
-            if (here)
-                for (std::size_t k = 0; k < arr->second; ++k)
-                    if (!is(arr->first[k], PMIX_HOSTNAME) && !is(arr->first[k], PMIX_NODEID))
-                        job_infos.push_back(&arr->first[k]);
+                if (!is(arr->first[k], PMIX_HOSTNAME) && !is(arr->first[k], PMIX_NODEID))
+                    into.push_back(&arr->first[k]);
         } else if (is(i, PMIX_APP_INFO_ARRAY)) {
             auto arr = array_of(i.value);
             if (!arr) continue;
@@ -223,6 +237,8 @@ JobRegistration job_from_infos(const std::string &nspace, int nlocalprocs, const
         if (!d.others.empty()) job.proc_infos[std::to_string(rank)] = encode(d.others);
     }
     job.job_infos = encode(job_infos);
+    for (const auto &[name, infos] : node_infos)
+        if (auto blob = encode(infos); !blob.empty()) job.node_infos[name] = std::move(blob);
     return r;
 }
 

@@ -5,9 +5,10 @@
 // directories; and every key zpmix has no field for, kept as the host gave it for the clients'
 // Gets (JobInfo.job_infos and proc_infos). The maps are PMIx_generate_regex/_ppn's (maps.hpp).
 //
-// Limits: node-level arrays (PMIX_NODE_INFO_ARRAY) are read for this node only (`this_node`):
-// their keys become job-level keys of its clients; app-level arrays (PMIX_APP_INFO_ARRAY) for the
-// app numbers, their keys kept job-level for app 0.
+// Node-level arrays (PMIX_NODE_INFO_ARRAY, naming their node by PMIX_HOSTNAME or PMIX_NODEID):
+// this node's (`this_node`) keys become job-level keys of its clients; another node's are kept by
+// its name (JobInfo.node_infos) for Gets that name the node. Limits: app-level arrays
+// (PMIX_APP_INFO_ARRAY) are read for the app numbers, their keys kept job-level for app 0.
 #include <string>
 
 #include "actors/protocol/job.hpp"

@@ -264,7 +264,11 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_nspace(const pmix_nspace_t nspace
     if (ns == c->own_nspace)  // the host's own, registered by PMIx_server_init (mpirun's NODATA)
         return finish(
             *c, [] {}, cbfunc, cbdata);
-    JobRegistration reg = job_from_infos(ns, nlocalprocs, info, ninfo, c->broker->node());
+    // The host's resources first (PMIx_server_register_resources): the namespace's own win.
+    JobRegistration reg;
+    c->resources.with(info, ninfo, [&](const pmix_info_t *all, std::size_t n) {
+        reg = job_from_infos(ns, nlocalprocs, all, n, c->broker->node());
+    });
     if (!reg.error.empty()) {
         spdlog::error("pmix server: PMIx_server_register_nspace {}: {}", ns, reg.error);
         return PMIX_ERR_BAD_PARAM;

@@ -12,6 +12,7 @@
 #include "broker/broker.hpp"
 #include "pmix_common.h"
 #include "server/host_module.hpp"
+#include "server/resources.hpp"
 
 namespace zpmix::server {
 
@@ -21,6 +22,7 @@ struct Core {
     std::string uri;
     std::string own_nspace;  // the host process's own (PMIX_SERVER_NSPACE)
     int write_timeout_ms = 30000, group_timeout_ms = 300000;
+    Resources resources;  // PMIx_server_register_resources, _deliver_inventory
 };
 
 struct ServerLibrary {
