@@ -2,6 +2,7 @@
 // do (pmix_objects.hpp), over the type table (pmix_types.hpp).
 #include <hwloc.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -297,11 +298,24 @@ void cpuset_destruct(pmix_cpuset_t *cpuset) {
     cpuset->bitmap = nullptr;
 }
 
+namespace {
+std::atomic<const void *> shared_topology{nullptr};
+std::atomic<const char *> shared_topology_source{nullptr};
+}  // namespace
+
+void set_shared_topology(const void *topology, const char *source) {
+    shared_topology = topology;
+    shared_topology_source = source;
+}
+
 void topology_destruct(pmix_topology_t *topo) {
     if (topo == nullptr) return;
-    if (topo->topology != nullptr && is_hwloc(topo->source))
+    // The library's own (PMIx_Load_topology's answer) lives until the process ends; a caller
+    // that destructs it, as zpmix's earlier releases asked, only lets go of it.
+    const bool shared = topo->topology != nullptr && topo->topology == shared_topology.load();
+    if (topo->topology != nullptr && !shared && is_hwloc(topo->source))
         hwloc_topology_destroy(static_cast<hwloc_topology_t>(topo->topology));
-    free(topo->source);
+    if (topo->source != shared_topology_source.load()) free(topo->source);
     topo->source = nullptr;
     topo->topology = nullptr;
 }

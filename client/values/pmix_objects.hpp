@@ -39,6 +39,9 @@ void info_list_release(void *ptr);
 // Cpusets and topologies (hwloc).
 void cpuset_destruct(pmix_cpuset_t *cpuset);
 void topology_destruct(pmix_topology_t *topo);
+// PMIx_Load_topology's answer, which topology_destruct leaves alone: the library's topology and
+// its static source string.
+void set_shared_topology(const void *topology, const char *source);
 pmix_status_t parse_cpuset_string(const char *cpuset_string, pmix_cpuset_t *cpuset);
 
 }  // namespace zpmix::c

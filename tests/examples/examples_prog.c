@@ -121,7 +121,7 @@ static void client(void) {
     PMIX_TOPOLOGY_CONSTRUCT(&topo);
     rc = PMIx_Load_topology(&topo);
     CHECK(rc == PMIX_SUCCESS, "PMIx_Load_topology: %s", PMIx_Error_string(rc));
-    PMIx_Topology_destruct(&topo); /* the caller's copy, in zpmix */
+    /* The library's own description: never destructed by the caller. */
     CHECK(job_u32(&wild, PMIX_UNIV_SIZE) >= nprocs, "universe smaller than the job");
     char key[PMIX_MAX_KEYLEN + 1];
     pmix_value_t val;

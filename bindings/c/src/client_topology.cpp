@@ -2,8 +2,10 @@
 // PMIx_Get_cpuset, PMIx_Get_relative_locality, PMIx_Compute_distances(_nb).
 //
 // The topology is hwloc's of this node, with its important I/O devices (network, OpenFabrics,
-// GPUs ... for the distances), loaded once per process (a few ms: hwloc reads /sys) and handed
-// out as copies: PMIX_TOPOLOGY_DESTRUCT destroys what a caller was given, never the cache.
+// GPUs ... for the distances), loaded once per process (a few ms: hwloc reads /sys). As the
+// standard and OpenPMIx have it, PMIx_Load_topology hands out that one description, read-only and
+// the library's; its source is a static string unless the caller named one (which stays the
+// caller's). A caller that destructs it anyway (PMIX_TOPOLOGY_DESTRUCT) only lets go of it.
 //
 // Locality strings are what the launcher gives each bound rank (PMIX_LOCALITY_STRING,
 // actors/launcher/placement.cpp): one field per level, a prefix then hwloc's list of the logical
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "actors/topology/node_topology.hpp"
+#include "client/values/pmix_objects.hpp"
 #include "pmix.h"
 #include "process.hpp"
 
@@ -162,13 +165,12 @@ extern "C" {
 PMIX_EXPORT pmix_status_t PMIx_Load_topology(pmix_topology_t *topo) {
     if (topo == nullptr) return PMIX_ERR_BAD_PARAM;
     if (topo->source != nullptr && !is_hwloc(topo->source)) return PMIX_ERR_NOT_SUPPORTED;
+    static char source[] = "hwloc " HWLOC_VERSION;
     hwloc_topology_t node = node_topology();
     if (node == nullptr) return PMIX_ERR_NOT_AVAILABLE;
-    hwloc_topology_t copy = nullptr;
-    if (hwloc_topology_dup(&copy, node) != 0) return PMIX_ERR_NOMEM;
-    free(topo->source);
-    topo->source = strdup("hwloc " HWLOC_VERSION);
-    topo->topology = copy;
+    zpmix::c::set_shared_topology(node, source);
+    if (topo->source == nullptr) topo->source = source;
+    topo->topology = node;
     return PMIX_SUCCESS;
 }
 
