@@ -5,6 +5,10 @@
 // directories; and every key zpmix has no field for, kept as the host gave it for the clients'
 // Gets (JobInfo.job_infos and proc_infos). The maps are PMIx_generate_regex/_ppn's (maps.hpp).
 //
+// The debugger's stops (PMIX_DEBUG_STOP_IN_INIT, PMIX_DEBUG_STOP_IN_APP, job-level or in app 0's
+// array) are read as PMIx_Spawn reads them: every rank or none; chosen ranks are refused
+// (`unsupported`). PMIX_DEBUG_STOP_ON_EXEC is the host's to do (it starts the processes): a key.
+//
 // Limits: node-level arrays (PMIX_NODE_INFO_ARRAY) are read for this node only (`this_node`):
 // their keys become job-level keys of its clients; app-level arrays (PMIX_APP_INFO_ARRAY) for the
 // app numbers, their keys kept job-level for app 0.
@@ -17,8 +21,9 @@ namespace zpmix::server {
 
 struct JobRegistration {
     msg::JobInfo job;
-    bool no_data = false;  // PMIX_REGISTER_NODATA: the host's own namespace, nothing in it
-    std::string error;     // why the info array cannot be a job; empty when it can
+    bool no_data = false;      // PMIX_REGISTER_NODATA: the host's own namespace, nothing in it
+    std::string error;         // why the info array cannot be a job; empty when it can
+    bool unsupported = false;  // the error is a directive zpmix does not support
 };
 
 JobRegistration job_from_infos(const std::string &nspace, int nlocalprocs, const pmix_info_t info[],
