@@ -9,10 +9,11 @@
 //
 // Under the test host (tests/server/host.c, support/launcher.hpp) too: a job the host registers
 // with PMIX_DEBUG_STOP_IN_INIT, a tool attached to the host's server by its pid (the same checks
-// and release as under `zpmix run --stop-in-init`). The other cases stay under zpmix's own
-// launcher: a tool's PMIx_Spawn is served by it under a host too (stop on exec and co-launched
-// daemons need the launcher to start the processes), and `zpmix release` and `--stop-on-exec` are
-// zpmix run's. A hosted client's spawn stopped in init, released by the host: tests/server.
+// and release as under `zpmix run --stop-in-init`, gdb aside), and a job across the host's two
+// nodes, ready node by node. The other cases stay under zpmix's own launcher: a tool's PMIx_Spawn
+// is served by it under a host too (stop on exec and co-launched daemons need the launcher to start
+// the processes), and `zpmix release` and `--stop-on-exec` are zpmix run's. A hosted client's spawn
+// stopped in init, released by the host: tests/server.
 #define BOOST_TEST_MODULE debugger
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -146,6 +147,26 @@ BOOST_DATA_TEST_CASE(a_tool_attaches_to_a_job_stopped_in_init_under_either_launc
     BOOST_TEST(job.exit_code() == 0, job.out() + job.err());
     BOOST_TEST(slurp(node.files + "/up.0") == "init=1 app=0 exec=0 value=4242");
     BOOST_TEST(slurp(node.files + "/up.1") == "init=1 app=0 exec=0 value=4242");
+}
+
+// Across the test host's two nodes each node's library counts the ranks it serves: each node's
+// PMIX_READY_FOR_DEBUG names that node's ranks (the host on each node hears its own), and a
+// release there (the host's, with --release-ready) lets that node's ranks go on.
+BOOST_AUTO_TEST_CASE(a_hosted_job_across_two_nodes_is_ready_node_by_node) {
+    Node node(false);
+    Child host(launch_command(JobLauncher::server_host,
+                              {.argv = {kTests + "debug_rank", node.files},
+                               .np = 4,
+                               .nodes = 2,
+                               .options = {"--stop-in-init", "--release-ready"}}),
+               node.env());
+    BOOST_TEST(host.exit_code() == 0, host.out() + host.err());
+    BOOST_TEST(count(host.out(), "node0: ready for debug host-job ranks 0,1\n") == 1u, host.out());
+    BOOST_TEST(count(host.out(), "node1: ready for debug host-job ranks 2,3\n") == 1u, host.out());
+    BOOST_TEST(count(host.out(), "ready for debug") == 2u, host.out());
+    for (int r = 0; r < 4; ++r)
+        BOOST_TEST(slurp(node.files + "/up." + std::to_string(r)) ==
+                   "init=1 app=0 exec=0 value=4242");
 }
 
 BOOST_AUTO_TEST_CASE(a_tool_attaches_to_zpmix_run_stop_on_exec) {

@@ -27,9 +27,12 @@
  *     --stop-in-init     register the job with PMIX_DEBUG_STOP_IN_INIT: its ranks wait in
  *                        PMIx_Init for a debugger's PMIX_DEBUGGER_RELEASE (first with rank 0
  *                        alone, which the library refuses: PMIX_ERR_NOT_SUPPORTED)
+ *     --release-ready    release a job (PMIX_DEBUGGER_RELEASE) once this node's library says it
+ *                        is ready for debug, as a debugger would (else the tools do)
  * A spawned job is registered with the debugger's stops its spawn upcall got (reported on the
  * "upcall spawn" line); when the library says it is ready for debug, the host, its debugger here,
- * releases it (PMIx_Notify_event of PMIX_DEBUGGER_RELEASE).
+ * releases it (PMIx_Notify_event of PMIX_DEBUGGER_RELEASE). Each node's READY_FOR_DEBUG is
+ * reported as "ready for debug NSPACE ranks ..." (its affected procs).
  * Job control, monitoring, queries and logging: host_rm.c.
  *
  * Exit: the status of the first PMIx_Abort (as mpirun's); else 0 when every child exited 0,
@@ -72,7 +75,7 @@ static struct child children[MAX_RANKS]; /* by rank; only this node's are starte
 static int nranks, nnodes = 1, node;     /* node: which one this process is */
 static int refuse_rank = -1;
 static bool late_callbacks, double_callbacks, enable_monitoring, tool_support, inventory;
-static bool forward_io, stop_in_init;
+static bool forward_io, stop_in_init, release_ready;
 static pmix_nspace_t nspace = "host-job";
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int link_fd = -1;      /* to the other node */
@@ -1055,22 +1058,39 @@ static void on_alarm(int sig) {
     _exit(99);
 }
 
-/* PMIX_READY_FOR_DEBUG: reported ("ready for debug NSPACE"); a job this host spawned stopped in
- * init (its spawner asked for it) is released by the host, as a resource manager relays its
- * debugger's release. The job the host started is the tools' to release. */
+/* PMIX_READY_FOR_DEBUG: reported ("ready for debug NSPACE ranks R,R..." or "ranks *", the
+ * affected procs); a job this host spawned stopped in init (its spawner asked for it), and with
+ * --release-ready any job, is released by the host (PMIx_Notify_event of PMIX_DEBUGGER_RELEASE),
+ * as a resource manager relays its debugger's release. */
 static void on_ready_for_debug(size_t id, pmix_status_t status, const pmix_proc_t *source,
                                pmix_info_t info[], size_t ninfo, pmix_info_t results[],
                                size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
                                void *cbdata) {
     (void)id, (void)status, (void)source, (void)results, (void)nresults;
-    const pmix_proc_t *job = NULL;
+    const pmix_proc_t *procs = NULL;
+    size_t nprocs = 0;
     for (size_t i = 0; i < ninfo; ++i)
-        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC)
-            job = info[i].value.data.proc;
-    say("ready for debug %s\n", job ? job->nspace : "?");
-    if (job && strstr(job->nspace, "-spawned-")) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC) {
+            procs = info[i].value.data.proc;
+            nprocs = 1;
+        } else if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROCS) &&
+                   info[i].value.type == PMIX_DATA_ARRAY &&
+                   info[i].value.data.darray->type == PMIX_PROC) {
+            procs = info[i].value.data.darray->array;
+            nprocs = info[i].value.data.darray->size;
+        }
+    char ranks[MAX_RANKS * 4 + 8] = "";
+    for (size_t i = 0; i < nprocs && strlen(ranks) < sizeof ranks - 12; ++i) {
+        if (procs[i].rank == PMIX_RANK_WILDCARD)
+            snprintf(ranks + strlen(ranks), sizeof ranks - strlen(ranks), i ? ",*" : "*");
+        else
+            snprintf(ranks + strlen(ranks), sizeof ranks - strlen(ranks), i ? ",%u" : "%u",
+                     procs[i].rank);
+    }
+    say("ready for debug %s ranks %s\n", nprocs ? procs[0].nspace : "?", ranks);
+    if (nprocs && (release_ready || strstr(procs[0].nspace, "-spawned-"))) {
         pmix_proc_t all;
-        PMIX_LOAD_PROCID(&all, job->nspace, PMIX_RANK_WILDCARD);
+        PMIX_LOAD_PROCID(&all, procs[0].nspace, PMIX_RANK_WILDCARD);
         pmix_info_t range;
         PMIX_INFO_LOAD(&range, PMIX_EVENT_CUSTOM_RANGE, &all, PMIX_PROC);
         pmix_status_t rc = PMIx_Notify_event(PMIX_DEBUGGER_RELEASE, NULL, PMIX_RANGE_CUSTOM, &range,
@@ -1282,6 +1302,8 @@ int main(int argc, char **argv) {
             forward_io = true;
         else if (strcmp(argv[i], "--stop-in-init") == 0)
             stop_in_init = true;
+        else if (strcmp(argv[i], "--release-ready") == 0)
+            release_ready = true;
         else
             break;
     }
