@@ -1061,12 +1061,20 @@ static void on_alarm(int sig) {
 /* PMIX_READY_FOR_DEBUG: reported ("ready for debug NSPACE ranks R,R..." or "ranks *", the
  * affected procs); a job this host spawned stopped in init (its spawner asked for it), and with
  * --release-ready any job, is released by the host (PMIx_Notify_event of PMIX_DEBUGGER_RELEASE),
- * as a resource manager relays its debugger's release. */
+ * as a resource manager relays its debugger's release. The host finalizes once no such handler
+ * runs (ready_handlers): the library's PMIx_Finalize must not race with its handler's call into
+ * it. */
+static int ready_handlers; /* under mu */
+static pthread_cond_t ready_cv = PTHREAD_COND_INITIALIZER;
+
 static void on_ready_for_debug(size_t id, pmix_status_t status, const pmix_proc_t *source,
                                pmix_info_t info[], size_t ninfo, pmix_info_t results[],
                                size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
                                void *cbdata) {
     (void)id, (void)status, (void)source, (void)results, (void)nresults;
+    pthread_mutex_lock(&mu);
+    ++ready_handlers;
+    pthread_mutex_unlock(&mu);
     const pmix_proc_t *procs = NULL;
     size_t nprocs = 0;
     for (size_t i = 0; i < ninfo; ++i)
@@ -1099,6 +1107,10 @@ static void on_ready_for_debug(size_t id, pmix_status_t status, const pmix_proc_
         PMIX_INFO_DESTRUCT(&range);
     }
     if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+    pthread_mutex_lock(&mu);
+    --ready_handlers;
+    pthread_cond_broadcast(&ready_cv);
+    pthread_mutex_unlock(&mu);
 }
 
 /* One node's host: its server, its clients, until they all ended. */
@@ -1258,6 +1270,9 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
     PMIx_server_deregister_nspace(nspace, done_cb, (void *)&flag);
     wait_flag(&flag, "deregister_nspace callback");
     say("host fences %d dmodex-served %d\n", fences, dmodex_served);
+    pthread_mutex_lock(&mu);
+    while (ready_handlers > 0) pthread_cond_wait(&ready_cv, &mu); /* bounded by the alarm */
+    pthread_mutex_unlock(&mu);
     if ((rc = PMIx_server_finalize()) != PMIX_SUCCESS) die("PMIx_server_finalize", rc);
     PMIX_INFO_DESTRUCT(&init[0]);
     PMIX_INFO_DESTRUCT(&init[1]);
