@@ -62,6 +62,8 @@
 
 namespace zpmix {
 
+class NamespaceTable;
+
 class Launcher : public Actor {
   public:
     struct Settings {
@@ -77,6 +79,9 @@ class Launcher : public Actor {
         // Under a host (the server library): a spawn by a rank of a job the host started goes
         // to the host's spawn upcall (msg::HostSpawn).
         bool hosted = false;
+        // Under a host: the broker's namespace table, where the jobs the host registered are
+        // (their ranks stopping for a debugger are counted here: debug_stop.cpp). Else null.
+        const NamespaceTable *namespaces = nullptr;
     };
     // The job status when a job exceeds Launch.timeout_s (as timeout(1) does).
     static constexpr int kTimeoutStatus = 124;
@@ -172,6 +177,7 @@ class Launcher : public Actor {
     NodeRanks node_ranks_;             // of the jobs laid out here (a part's come laid out)
     TopologyWriter topology_;          // the node's topology file, for Open MPI's ranks
     std::map<std::string, Job> jobs_;  // by namespace
+    std::map<std::string, HostedStop> hosted_stops_;  // the host's jobs stopping here, by nspace
     // Parts that gave up starting as their job failed elsewhere: their namespace stays until the
     // coordinator's EndPart.finish, as a part's does, and leaves with the job's end.
     std::set<std::string> gave_up_;
@@ -259,6 +265,9 @@ class Launcher : public Actor {
     // A rank waits for its debugger (in init, or stopped at exec): once all do, the
     // PMIX_READY_FOR_DEBUG event (a job across nodes: counted on the root broker). debug_stop.cpp.
     void rank_waits_for_debugger(Job &job, std::uint32_t rank);
+    // A rank of a job the host registered waits in PMIx_Init (Settings::namespaces): counted with
+    // the job's other ranks on this node. debug_stop.cpp.
+    void hosted_rank_waits(const Envelope &env, const msg::Proc &proc);
 
     // What a part tells its coordinator (job_part.cpp): it could not start (status, why), it
     // started (every pid of its ranks), its first failure, the abort's status once a named rank's

@@ -6,9 +6,9 @@
  *       table (PMIX_QUERY_PROC_TABLE), with `gdb` attaches Debian's gdb in batch mode to rank 0
  *       and reads zpmix_debug_value, then releases the job (PMIX_DEBUGGER_RELEASE) and waits for
  *       its end (PMIX_NOTIFY_COMPLETION)
- *   debugger_tool attach PID NSPACE DIR NP [exec]   the same for a job already stopped in init
- *       (`zpmix run --stop-in-init`, pid PID), or with `exec` at exec (`--stop-on-exec`): its
- *       PMIX_READY_FOR_DEBUG, the checks, gdb, the release
+ *   debugger_tool attach PID NSPACE DIR NP [exec|nogdb]   the same for a job already stopped in
+ *       init (`zpmix run --stop-in-init`, pid PID), or with `exec` at exec (`--stop-on-exec`): its
+ *       PMIX_READY_FOR_DEBUG, the checks, gdb (not with `nogdb`), the release
  *   debugger_tool exec DIR NP PROG [gdb]     as spawn, with PMIX_DEBUG_STOP_ON_EXEC: every rank
  *       is stopped (state T), already running PROG (/proc/PID/exe), until the release
  *   debugger_tool app DIR NP PROG            PMIX_DEBUG_STOP_IN_APP: the ranks wait themselves
@@ -337,7 +337,9 @@ int main(int argc, char **argv) {
         release(ns);
     } else if (strcmp(mode, "attach") == 0) {
         PMIX_LOAD_NSPACE(ns, argv[3]);
-        debug_stopped_job(ns, argv[4], atoi(argv[5]), 1, argc == 7 ? "debug_rank" : NULL);
+        const int nogdb = argc == 7 && strcmp(argv[6], "nogdb") == 0;
+        debug_stopped_job(ns, argv[4], atoi(argv[5]), !nogdb,
+                          argc == 7 && !nogdb ? "debug_rank" : NULL);
     } else {
         const char *dir = argv[2], *prog = argv[4];
         const int np = atoi(argv[3]);

@@ -7,16 +7,20 @@
 // --stop-in-init` and `--stop-on-exec` with a tool attaching, and `zpmix release`. Every wait has
 // a deadline.
 //
-// Not under the test host (tests/server/host.c, whose server the wire-up, event, group, tool and
-// I/O suites also run their cases under): zpmix's server library does not yet stop a hosted job
-// for its debugger. A PMIX_DEBUG_STOP_IN_INIT the host registers with the job is kept as a key
-// but does not make the ranks wait in PMIx_Init, and nothing counts a hosted job's waiting ranks
-// for PMIX_READY_FOR_DEBUG (the broker's launcher does it for its own jobs only).
+// Under the test host (tests/server/host.c, support/launcher.hpp) too: a job the host registers
+// with PMIX_DEBUG_STOP_IN_INIT, a tool attached to the host's server by its pid (the same checks
+// and release as under `zpmix run --stop-in-init`, gdb aside), and a job across the host's two
+// nodes, ready node by node. The other cases stay under zpmix's own launcher: a tool's PMIx_Spawn
+// is served by it under a host too (stop on exec and co-launched daemons need the launcher to start
+// the processes), and `zpmix release` and `--stop-on-exec` are zpmix run's. A hosted client's spawn
+// stopped in init, released by the host: tests/server.
 #define BOOST_TEST_MODULE debugger
+#include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <regex>
 
+#include "support/launcher.hpp"
 #include "support/process.hpp"
 
 namespace fs = std::filesystem;
@@ -110,15 +114,59 @@ BOOST_AUTO_TEST_CASE(debugger_daemons_beside_their_target) {
     BOOST_TEST(node.tool({"colaunch", node.files, "2", kTests + "debug_rank"}, out) == 0, out);
 }
 
-BOOST_AUTO_TEST_CASE(a_tool_attaches_to_zpmix_run_stop_in_init) {
+// The job stopped in init under either launcher (`--stop-in-init` for both), the tool attached
+// to the launcher's server by its pid: PMIX_READY_FOR_DEBUG, no rank past PMIx_Init until the
+// release, the ranks' pids in the process table (gdb reads a rank's variable under zpmix run), the
+// release lets every rank go on to the job's end.
+BOOST_DATA_TEST_CASE(a_tool_attaches_to_a_job_stopped_in_init_under_either_launcher,
+                     boost::unit_test::data::make({JobLauncher::zpmix_run,
+                                                   JobLauncher::server_host}),
+                     launcher) {
     Node node(false);
-    auto s = run_stopped(node, 2);
+    Child job(launch_command(launcher, {.argv = {kTests + "debug_rank", node.files},
+                                        .np = 2,
+                                        .tools = true,
+                                        .options = {"--stop-in-init"}}),
+              node.env());
+    std::string nspace = "host-job";  // the test host's
+    if (launcher == JobLauncher::zpmix_run) {
+        std::smatch m;
+        const std::regex said("release them: zpmix release (\\S+) --broker");
+        BOOST_REQUIRE_MESSAGE(job.until([&] { return std::regex_search(job.err(), m, said); }),
+                              "zpmix run did not say how to release: " + job.err());
+        nspace = m[1];
+    } else {
+        BOOST_REQUIRE_MESSAGE(job.read_until_has("server uri "),
+                              "the host did not start: " + job.out() + job.err());
+    }
     std::string out;
-    BOOST_TEST(
-        node.tool({"attach", std::to_string(s.run->pid()), s.nspace, node.files, "2"}, out) == 0,
-        out);
-    BOOST_TEST(s.run->exit_code() == 0, s.run->err());
-    BOOST_TEST((node.up(0) && node.up(1)));
+    // gdb (seconds) once, under zpmix run; under the host the process table gives the same pids.
+    std::vector<std::string> args{"attach", std::to_string(job.pid()), nspace, node.files, "2"};
+    if (launcher == JobLauncher::server_host) args.push_back("nogdb");
+    BOOST_TEST(node.tool(args, out) == 0, out);
+    BOOST_TEST(job.exit_code() == 0, job.out() + job.err());
+    BOOST_TEST(slurp(node.files + "/up.0") == "init=1 app=0 exec=0 value=4242");
+    BOOST_TEST(slurp(node.files + "/up.1") == "init=1 app=0 exec=0 value=4242");
+}
+
+// Across the test host's two nodes each node's library counts the ranks it serves: each node's
+// PMIX_READY_FOR_DEBUG names that node's ranks (the host on each node hears its own), and a
+// release there (the host's, with --release-ready) lets that node's ranks go on.
+BOOST_AUTO_TEST_CASE(a_hosted_job_across_two_nodes_is_ready_node_by_node) {
+    Node node(false);
+    Child host(launch_command(JobLauncher::server_host,
+                              {.argv = {kTests + "debug_rank", node.files},
+                               .np = 4,
+                               .nodes = 2,
+                               .options = {"--stop-in-init", "--release-ready"}}),
+               node.env());
+    BOOST_TEST(host.exit_code() == 0, host.out() + host.err());
+    BOOST_TEST(count(host.out(), "node0: ready for debug host-job ranks 0,1\n") == 1u, host.out());
+    BOOST_TEST(count(host.out(), "node1: ready for debug host-job ranks 2,3\n") == 1u, host.out());
+    BOOST_TEST(count(host.out(), "ready for debug") == 2u, host.out());
+    for (int r = 0; r < 4; ++r)
+        BOOST_TEST(slurp(node.files + "/up." + std::to_string(r)) ==
+                   "init=1 app=0 exec=0 value=4242");
 }
 
 BOOST_AUTO_TEST_CASE(a_tool_attaches_to_zpmix_run_stop_on_exec) {

@@ -29,6 +29,15 @@
  *                        host copies to its own and hands to the library
  *                        (PMIx_server_IOF_deliver) for the tools and clients that pull them;
  *                        rank 0's stdin is a pipe that push_stdin writes to
+ *     --stop-in-init     register the job with PMIX_DEBUG_STOP_IN_INIT: its ranks wait in
+ *                        PMIx_Init for a debugger's PMIX_DEBUGGER_RELEASE (first with rank 0
+ *                        alone, which the library refuses: PMIX_ERR_NOT_SUPPORTED)
+ *     --release-ready    release a job (PMIX_DEBUGGER_RELEASE) once this node's library says it
+ *                        is ready for debug, as a debugger would (else the tools do)
+ * A spawned job is registered with the debugger's stops its spawn upcall got (reported on the
+ * "upcall spawn" line); when the library says it is ready for debug, the host, its debugger here,
+ * releases it (PMIx_Notify_event of PMIX_DEBUGGER_RELEASE). Each node's READY_FOR_DEBUG is
+ * reported as "ready for debug NSPACE ranks ..." (its affected procs).
  * Job control, monitoring, queries and logging: host_rm.c.
  *
  * Exit: the status of the first PMIx_Abort (as mpirun's); else 0 when every child exited 0,
@@ -73,7 +82,7 @@ static int refuse_rank = -1;
 static bool late_callbacks, double_callbacks, enable_monitoring, tool_support, inventory;
 static bool resources;
 static char *inventory_xml; /* this node's topology, from collect_inventory */
-static bool forward_io;
+static bool forward_io, stop_in_init, release_ready;
 static pmix_nspace_t nspace = "host-job";
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int link_fd = -1;      /* to the other node */
@@ -549,12 +558,17 @@ static void job_nspace(int job, pmix_nspace_t out) {
 static pmix_status_t spawn_fn(const pmix_proc_t *proc, const pmix_info_t job_info[], size_t ninfo,
                               const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t cbfunc,
                               void *cbdata) {
-    (void)job_info;
-    (void)ninfo;
     int np = 0;
     for (size_t a = 0; a < napps; ++a) np += apps[a].maxprocs;
-    say("upcall spawn %u napps %zu np %d cmd %s\n", proc->rank, napps, np,
-        napps ? apps[0].cmd : "-");
+    /* The debugger's stops go with the new job's registration, as a resource manager's do. */
+    const pmix_info_t *stops[2];
+    size_t nstops = 0;
+    for (size_t i = 0; i < ninfo && nstops < 2; ++i)
+        if (PMIX_CHECK_KEY(&job_info[i], PMIX_DEBUG_STOP_IN_INIT) ||
+            PMIX_CHECK_KEY(&job_info[i], PMIX_DEBUG_STOP_IN_APP))
+            stops[nstops++] = &job_info[i];
+    say("upcall spawn %u napps %zu np %d cmd %s%s%s\n", proc->rank, napps, np,
+        napps ? apps[0].cmd : "-", nstops ? " with " : "", nstops ? stops[0]->key : "");
     pthread_mutex_lock(&mu);
     bool room = nspawned + np <= MAX_SPAWNED;
     int job = nspawned_jobs++;
@@ -567,7 +581,7 @@ static pmix_status_t spawn_fn(const pmix_proc_t *proc, const pmix_info_t job_inf
         snprintf(ranks + strlen(ranks), sizeof ranks - strlen(ranks), r ? ",%d" : "%d", r);
     PMIx_generate_regex(node_name(node), &regex);
     PMIx_generate_ppn(ranks, &ppn);
-    pmix_info_t info[7];
+    pmix_info_t info[9];
     load_u32(&info[0], PMIX_JOB_SIZE, (uint32_t)np);
     load_u32(&info[1], PMIX_UNIV_SIZE, (uint32_t)np);
     load_u32(&info[2], PMIX_LOCAL_SIZE, (uint32_t)np);
@@ -575,9 +589,11 @@ static pmix_status_t spawn_fn(const pmix_proc_t *proc, const pmix_info_t job_inf
     load_string(&info[4], PMIX_PROC_MAP, ppn);
     load_string(&info[5], PMIX_LOCAL_PEERS, ranks);
     PMIX_INFO_LOAD(&info[6], PMIX_PARENT_ID, proc, PMIX_PROC);
+    for (size_t i = 0; i < nstops; ++i) PMIX_INFO_XFER(&info[7 + i], stops[i]);
+    const size_t ninfo_child = 7 + nstops;
     /* From inside the upcall, with NULL callbacks: done when they return. */
-    pmix_status_t rc = PMIx_server_register_nspace(child_ns, np, info, 7, NULL, NULL);
-    for (int i = 0; i < 7; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+    pmix_status_t rc = PMIx_server_register_nspace(child_ns, np, info, ninfo_child, NULL, NULL);
+    for (size_t i = 0; i < ninfo_child; ++i) PMIX_INFO_DESTRUCT(&info[i]);
     free(regex);
     free(ppn);
     if (rc != PMIX_OPERATION_SUCCEEDED) return rc;
@@ -954,7 +970,7 @@ static void register_job(void) {
     if (rc != PMIX_SUCCESS) die("PMIx_generate_regex", rc);
     if ((rc = PMIx_generate_ppn(ranks, &ppn)) != PMIX_SUCCESS) die("PMIx_generate_ppn", rc);
 
-    size_t ninfo = 9 + (size_t)nranks;
+    size_t ninfo = 9 + (size_t)nranks + (stop_in_init ? 1 : 0);
     pmix_info_t *info;
     PMIX_INFO_CREATE(info, ninfo);
     load_u32(&info[0], PMIX_JOB_SIZE, (uint32_t)nranks);
@@ -980,6 +996,14 @@ static void register_job(void) {
         load_string(&pi[4], "host.word", word);
         PMIX_INFO_LOAD(&info[9 + r], PMIX_PROC_DATA, arr, PMIX_DATA_ARRAY);
         PMIX_DATA_ARRAY_FREE(arr);
+    }
+    if (stop_in_init) { /* chosen ranks are not supported: refused, nothing registered */
+        pmix_rank_t first = 0;
+        PMIX_INFO_LOAD(&info[9 + nranks], PMIX_DEBUG_STOP_IN_INIT, &first, PMIX_PROC_RANK);
+        rc = PMIx_server_register_nspace(nspace, (int)local, info, ninfo, NULL, NULL);
+        if (rc != PMIX_ERR_NOT_SUPPORTED) die("register_nspace stopping rank 0 alone", rc);
+        PMIX_INFO_DESTRUCT(&info[9 + nranks]);
+        PMIX_INFO_LOAD(&info[9 + nranks], PMIX_DEBUG_STOP_IN_INIT, &stop_in_init, PMIX_BOOL);
     }
     _Atomic int flag = 0;
     rc = PMIx_server_register_nspace(nspace, (int)local, info, ninfo, done_cb, (void *)&flag);
@@ -1106,6 +1130,61 @@ static void on_alarm(int sig) {
     _exit(99);
 }
 
+/* PMIX_READY_FOR_DEBUG: reported ("ready for debug NSPACE ranks R,R..." or "ranks *", the
+ * affected procs); a job this host spawned stopped in init (its spawner asked for it), and with
+ * --release-ready any job, is released by the host (PMIx_Notify_event of PMIX_DEBUGGER_RELEASE),
+ * as a resource manager relays its debugger's release. The host finalizes once no such handler
+ * runs (ready_handlers): the library's PMIx_Finalize must not race with its handler's call into
+ * it. */
+static int ready_handlers; /* under mu */
+static pthread_cond_t ready_cv = PTHREAD_COND_INITIALIZER;
+
+static void on_ready_for_debug(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                               pmix_info_t info[], size_t ninfo, pmix_info_t results[],
+                               size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                               void *cbdata) {
+    (void)id, (void)status, (void)source, (void)results, (void)nresults;
+    pthread_mutex_lock(&mu);
+    ++ready_handlers;
+    pthread_mutex_unlock(&mu);
+    const pmix_proc_t *procs = NULL;
+    size_t nprocs = 0;
+    for (size_t i = 0; i < ninfo; ++i)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC) {
+            procs = info[i].value.data.proc;
+            nprocs = 1;
+        } else if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROCS) &&
+                   info[i].value.type == PMIX_DATA_ARRAY &&
+                   info[i].value.data.darray->type == PMIX_PROC) {
+            procs = info[i].value.data.darray->array;
+            nprocs = info[i].value.data.darray->size;
+        }
+    char ranks[MAX_RANKS * 4 + 8] = "";
+    for (size_t i = 0; i < nprocs && strlen(ranks) < sizeof ranks - 12; ++i) {
+        if (procs[i].rank == PMIX_RANK_WILDCARD)
+            snprintf(ranks + strlen(ranks), sizeof ranks - strlen(ranks), i ? ",*" : "*");
+        else
+            snprintf(ranks + strlen(ranks), sizeof ranks - strlen(ranks), i ? ",%u" : "%u",
+                     procs[i].rank);
+    }
+    say("ready for debug %s ranks %s\n", nprocs ? procs[0].nspace : "?", ranks);
+    if (nprocs && (release_ready || strstr(procs[0].nspace, "-spawned-"))) {
+        pmix_proc_t all;
+        PMIX_LOAD_PROCID(&all, procs[0].nspace, PMIX_RANK_WILDCARD);
+        pmix_info_t range;
+        PMIX_INFO_LOAD(&range, PMIX_EVENT_CUSTOM_RANGE, &all, PMIX_PROC);
+        pmix_status_t rc = PMIx_Notify_event(PMIX_DEBUGGER_RELEASE, NULL, PMIX_RANGE_CUSTOM, &range,
+                                             1, NULL, NULL);
+        say("released %s: %s\n", all.nspace, PMIx_Error_string(rc));
+        PMIX_INFO_DESTRUCT(&range);
+    }
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+    pthread_mutex_lock(&mu);
+    --ready_handlers;
+    pthread_cond_broadcast(&ready_cv);
+    pthread_mutex_unlock(&mu);
+}
+
 /* One node's host: its server, its clients, until they all ended. */
 static int run_node(bool null_upcalls, bool nodata, char **argv) {
     pmix_server_module_t module;
@@ -1145,6 +1224,10 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
     if (rc != PMIX_SUCCESS) die("PMIx_server_init", rc);
     say("host library %s\n", PMIx_Get_version());
     say_server_uri();
+    pmix_status_t ready_code = PMIX_READY_FOR_DEBUG;
+    if (!null_upcalls &&
+        PMIx_Register_event_handler(&ready_code, 1, NULL, 0, on_ready_for_debug, NULL, NULL) < 0)
+        die("PMIx_Register_event_handler", PMIX_ERROR);
     pthread_t reader; /* ends with the link, maybe after this node's run: never joined */
     if (nnodes > 1 && pthread_create(&reader, NULL, link_reader, NULL) == 0) pthread_detach(reader);
 
@@ -1262,6 +1345,9 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
     PMIx_server_deregister_nspace(nspace, done_cb, (void *)&flag);
     wait_flag(&flag, "deregister_nspace callback");
     say("host fences %d dmodex-served %d\n", fences, dmodex_served);
+    pthread_mutex_lock(&mu);
+    while (ready_handlers > 0) pthread_cond_wait(&ready_cv, &mu); /* bounded by the alarm */
+    pthread_mutex_unlock(&mu);
     if ((rc = PMIx_server_finalize()) != PMIX_SUCCESS) die("PMIx_server_finalize", rc);
     PMIX_INFO_DESTRUCT(&init[0]);
     PMIX_INFO_DESTRUCT(&init[1]);
@@ -1306,6 +1392,10 @@ int main(int argc, char **argv) {
             forward_io = true;
         else if (strcmp(argv[i], "--resources") == 0)
             resources = true;
+        else if (strcmp(argv[i], "--stop-in-init") == 0)
+            stop_in_init = true;
+        else if (strcmp(argv[i], "--release-ready") == 0)
+            release_ready = true;
         else
             break;
     }

@@ -14,9 +14,12 @@
  *                            the registration is PMIX_ERR_NOT_SUPPORTED.
  *   server_client spawn      rank 0 spawns two ranks of this program ("child"), through the
  *                            host's spawn upcall, connects to them and disconnects; with NO_SPAWN
- *                            set (a host without it), PMIx_Spawn is PMIX_ERR_NOT_SUPPORTED
+ *                            set (a host without it), PMIx_Spawn is PMIX_ERR_NOT_SUPPORTED; with
+ *                            STOP_SPAWNED set, with PMIX_DEBUG_STOP_IN_INIT (the children wait in
+ *                            PMIx_Init until the host releases them)
  *   server_client child      a spawned rank: its parent is rank 0 of the spawner's job; a fence
- *                            over its own job; connects to the parent and disconnects
+ *                            over its own job; connects to the parent and disconnects; with
+ *                            STOP_SPAWNED set, its job information says PMIX_DEBUG_STOP_IN_INIT
  *   server_client connect    every rank connects its whole job and disconnects; with
  *                            NO_CONNECT set (no upcall, the job across nodes), both are
  *                            PMIX_ERR_NOT_SUPPORTED
@@ -126,7 +129,12 @@ static void spawn_children(const char *self) {
     app.maxprocs = 2;
     pmix_nspace_t child;
     memset(child, 0, sizeof child);
-    pmix_status_t rc = PMIx_Spawn(NULL, 0, &app, 1, child);
+    pmix_info_t stop;
+    bool yes = true;
+    PMIX_INFO_LOAD(&stop, PMIX_DEBUG_STOP_IN_INIT, &yes, PMIX_BOOL);
+    const size_t nstop = getenv("STOP_SPAWNED") ? 1 : 0;
+    pmix_status_t rc = PMIx_Spawn(nstop ? &stop : NULL, nstop, &app, 1, child);
+    PMIX_INFO_DESTRUCT(&stop);
     PMIX_APP_DESTRUCT(&app);
     if (getenv("NO_SPAWN")) {
         CHECK(rc == PMIX_ERR_NOT_SUPPORTED);
@@ -159,6 +167,11 @@ static void spawned_child(void) {
     PMIX_LOAD_PROCID(&both[0], "", 0);
     if (v) both[0] = *v->data.proc;
     if (v) PMIX_VALUE_RELEASE(v);
+    if (getenv("STOP_SPAWNED")) { /* PMIx_Init returned: the host released it */
+        CHECK_RC(PMIx_Get(&wild, PMIX_DEBUG_STOP_IN_INIT, NULL, 0, &v));
+        CHECK(v && v->type == PMIX_BOOL && v->data.flag);
+        if (v) PMIX_VALUE_RELEASE(v);
+    }
     CHECK_RC(PMIx_Fence(&wild, 1, NULL, 0));
     both[1] = wild;
     CHECK_RC(PMIx_Connect(both, 2, NULL, 0));

@@ -148,6 +148,29 @@ BOOST_AUTO_TEST_CASE(spawn_through_the_hosts_upcall) {
     BOOST_CHECK_EQUAL(h.count("rank 0 ok"), 1u);
 }
 
+// A hosted client's PMIx_Spawn with PMIX_DEBUG_STOP_IN_INIT: the host's spawn upcall gets it and
+// registers the new job with it; its ranks wait in PMIx_Init, the library counts them and says
+// PMIX_READY_FOR_DEBUG once both wait (the host hears it), and the host's PMIX_DEBUGGER_RELEASE
+// (PMIx_Notify_event) lets them on: they find the stop in their job information, connect to
+// their parent and end.
+BOOST_AUTO_TEST_CASE(spawn_stopped_in_init_released_by_the_host) {
+    HostRun h({"-n", "1", kClient, "spawn"}, {"STOP_SPAWNED=1"});
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.count("upcall spawn 0 napps 1 np 2 cmd " + kClient + " with pmix.dbg.init"),
+                      1u);
+    BOOST_CHECK_EQUAL(h.count("ready for debug host-job-spawned-0 ranks *"), 1u);
+    BOOST_CHECK_EQUAL(h.count("released host-job-spawned-0: PMIX_SUCCESS"), 1u);
+    BOOST_CHECK_EQUAL(h.count("rank 0 ok"), 2u);  // the spawner and its first child
+    BOOST_CHECK_EQUAL(h.count("rank 1 ok"), 1u);
+    BOOST_CHECK_EQUAL(h.count("spawned child exit 0"), 2u);
+    // Nobody went past PMIx_Init before the release: the children's ends come after it.
+    const auto released = h.child.out().find("released host-job-spawned-0");
+    BOOST_CHECK(released != std::string::npos &&
+                h.child.out().find("spawned child exit", released) != std::string::npos &&
+                h.child.out().rfind("spawned child exit", released) == std::string::npos);
+}
+
 // PMIx_Connect and PMIx_Disconnect go to the host's upcalls, once per node; without them a node
 // that runs every participant serves them, and across nodes they are PMIX_ERR_NOT_SUPPORTED.
 BOOST_AUTO_TEST_CASE(connect_and_disconnect_through_the_hosts_upcalls) {

@@ -20,6 +20,7 @@
 // tool's PMIx_IOF_pull, also once the job is over). Any other directive is ignored, or refused
 // with PMIX_ERR_NOT_SUPPORTED when marked required.
 #include "attributes.hpp"
+#include "debugger.hpp"
 #include "process.hpp"
 
 #include <unistd.h>
@@ -91,23 +92,6 @@ std::optional<double> seconds_of(const pmix_value_t &v) {
     PMIX_VALUE_GET_NUMBER(rc, &v, n, std::int64_t);
     if (rc != PMIX_SUCCESS || n < 0) return std::nullopt;
     return static_cast<double>(n);
-}
-
-// A stop directive's value (its type varies): true, or every rank (a wildcard rank or proc) gives
-// true; false gives false; chosen ranks give nullopt (not supported: every rank stops or none).
-std::optional<bool> every_rank(const pmix_value_t &v) {
-    switch (v.type) {
-        case PMIX_BOOL:
-            return v.data.flag;
-        case PMIX_PROC_RANK:
-            if (v.data.rank == PMIX_RANK_WILDCARD) return true;
-            return std::nullopt;
-        case PMIX_PROC:
-            if (v.data.proc != nullptr && v.data.proc->rank == PMIX_RANK_WILDCARD) return true;
-            return std::nullopt;
-        default:
-            return std::nullopt;
-    }
 }
 
 std::optional<std::uint32_t> count_of(const pmix_value_t &v) {
@@ -223,7 +207,7 @@ pmix_status_t apply(const pmix_info_t &i, msg::Spawn &m, AppDefaults &d, bool &h
             if (std::find(into.begin(), into.end(), h) == into.end()) into.push_back(std::move(h));
     } else if (is_key(i, PMIX_DEBUG_STOP_IN_INIT) || is_key(i, PMIX_DEBUG_STOP_IN_APP) ||
                is_key(i, PMIX_DEBUG_STOP_ON_EXEC)) {
-        auto all = every_rank(v);
+        auto all = stops_every_rank(v);
         if (!all) {
             spdlog::error("PMIx_Spawn: {} for chosen ranks is not supported (every rank or none)",
                           i.key);

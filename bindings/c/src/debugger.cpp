@@ -53,6 +53,21 @@ void on_event(size_t, pmix_status_t status, const pmix_proc_t *, pmix_info_t[], 
 
 }  // namespace
 
+std::optional<bool> stops_every_rank(const pmix_value_t &v) {
+    switch (v.type) {
+        case PMIX_BOOL:
+            return v.data.flag;
+        case PMIX_PROC_RANK:
+            if (v.data.rank == PMIX_RANK_WILDCARD) return true;
+            return std::nullopt;
+        case PMIX_PROC:
+            if (v.data.proc != nullptr && v.data.proc->rank == PMIX_RANK_WILDCARD) return true;
+            return std::nullopt;
+        default:
+            return std::nullopt;
+    }
+}
+
 pmix_status_t wait_for_debugger(const pmix_proc_t &me) {
     pmix_status_t codes[] = {PMIX_DEBUGGER_RELEASE, PMIX_ERR_LOST_CONNECTION};
     const pmix_status_t id =

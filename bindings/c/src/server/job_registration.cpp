@@ -8,6 +8,7 @@
 #include <msgpack.hpp>
 
 #include "client/values/value_codec.hpp"
+#include "debugger.hpp"
 #include "pmix.h"
 #include "server/maps.hpp"
 
@@ -65,6 +66,21 @@ struct ProcData {
     std::optional<std::string> hostname, cpuset, locality;
     std::vector<const pmix_info_t *> others;  // the rest, kept for the clients' Gets
 };
+
+// PMIX_DEBUG_STOP_IN_INIT and PMIX_DEBUG_STOP_IN_APP into the job (read as PMIx_Spawn reads them);
+// false with the reason for chosen ranks, which zpmix does not support. Other keys: true.
+bool read_stop(const pmix_info_t &i, msg::JobInfo &job, JobRegistration &r) {
+    const bool in_init = is(i, PMIX_DEBUG_STOP_IN_INIT);
+    if (!in_init && !is(i, PMIX_DEBUG_STOP_IN_APP)) return true;
+    const auto all = c::stops_every_rank(i.value);
+    if (!all) {
+        r.error = std::string(i.key) + " for chosen ranks is not supported (every rank or none)";
+        r.unsupported = true;
+        return false;
+    }
+    (in_init ? job.stop_in_init : job.stop_in_app) = *all;
+    return true;
+}
 
 }  // namespace
 
@@ -163,8 +179,11 @@ JobRegistration job_from_infos(const std::string &nspace, int nlocalprocs, const
             for (std::size_t k = 0; k < arr->second; ++k)
                 if (is(arr->first[k], PMIX_APPNUM)) app = number_of(arr->first[k].value);
             if (app && *app == 0)
-                for (std::size_t k = 0; k < arr->second; ++k)
-                    if (!is(arr->first[k], PMIX_APPNUM)) job_infos.push_back(&arr->first[k]);
+                for (std::size_t k = 0; k < arr->second; ++k) {
+                    if (is(arr->first[k], PMIX_APPNUM)) continue;
+                    if (!read_stop(arr->first[k], job, r)) return r;
+                    job_infos.push_back(&arr->first[k]);
+                }
         } else {
             if (is(i, PMIX_JOB_SIZE)) {
                 if (auto v = number_of(i.value)) size = static_cast<std::uint32_t>(*v);
@@ -180,6 +199,8 @@ JobRegistration job_from_infos(const std::string &nspace, int nlocalprocs, const
                 if (auto v = string_of(i.value)) job.nsdir = *v;
             } else if (is(i, PMIX_PARENT_ID) && i.value.type == PMIX_PROC && i.value.data.proc) {
                 job.parent = {i.value.data.proc->nspace, i.value.data.proc->rank};
+            } else if (!read_stop(i, job, r)) {
+                return r;
             }
             job_infos.push_back(&i);  // also as given
         }

@@ -7,8 +7,14 @@
 //
 // Node-level arrays (PMIX_NODE_INFO_ARRAY, naming their node by PMIX_HOSTNAME or PMIX_NODEID):
 // this node's (`this_node`) keys become job-level keys of its clients; another node's are kept by
-// its name (JobInfo.node_infos) for Gets that name the node. Limits: app-level arrays
-// (PMIX_APP_INFO_ARRAY) are read for the app numbers, their keys kept job-level for app 0.
+// its name (JobInfo.node_infos) for Gets that name the node.
+//
+// The debugger's stops (PMIX_DEBUG_STOP_IN_INIT, PMIX_DEBUG_STOP_IN_APP, job-level or in app 0's
+// array) are read as PMIx_Spawn reads them: every rank or none; chosen ranks are refused
+// (`unsupported`). PMIX_DEBUG_STOP_ON_EXEC is the host's to do (it starts the processes): a key.
+//
+// Limits: app-level arrays (PMIX_APP_INFO_ARRAY) are read for the app numbers, their keys kept
+// job-level for app 0.
 #include <string>
 
 #include "actors/protocol/job.hpp"
@@ -18,8 +24,9 @@ namespace zpmix::server {
 
 struct JobRegistration {
     msg::JobInfo job;
-    bool no_data = false;  // PMIX_REGISTER_NODATA: the host's own namespace, nothing in it
-    std::string error;     // why the info array cannot be a job; empty when it can
+    bool no_data = false;      // PMIX_REGISTER_NODATA: the host's own namespace, nothing in it
+    std::string error;         // why the info array cannot be a job; empty when it can
+    bool unsupported = false;  // the error is a directive zpmix does not support
 };
 
 JobRegistration job_from_infos(const std::string &nspace, int nlocalprocs, const pmix_info_t info[],

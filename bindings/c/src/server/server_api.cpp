@@ -271,7 +271,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_nspace(const pmix_nspace_t nspace
     });
     if (!reg.error.empty()) {
         spdlog::error("pmix server: PMIx_server_register_nspace {}: {}", ns, reg.error);
-        return PMIX_ERR_BAD_PARAM;
+        return reg.unsupported ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_BAD_PARAM;
     }
     std::string secret;
     {
