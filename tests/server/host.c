@@ -140,8 +140,8 @@ static struct child *child_of(const pmix_proc_t *proc, void *server_object) {
 /* A message on the link: a type, a request id, a status and bytes. */
 struct frame {
     char type; /* 'F' a fence part, 'D' a direct-modex request (bytes: the rank), 'R' its answer,
-                  'E' an event (id: its source's rank; status: its code; bytes: its range),
-                  'X' the node's ranks all ended */
+                  'E' an event (id: its source's rank; status: its code; bytes: its range and
+                  its custom range's procs), 'X' the node's ranks all ended */
     uint32_t id;
     int32_t status;
     uint32_t len;
@@ -264,12 +264,20 @@ static void *link_reader(void *arg) {
             if (rc != PMIX_SUCCESS) link_send('R', f.id, rc, NULL, 0);
         } else if (f.type == 'E') { /* the other node's client's event, for ours */
             int32_t range;
+            pmix_proc_t procs[16];
+            size_t n = f.len > sizeof range ? (f.len - sizeof range) / sizeof procs[0] : 0;
+            if (n > 16) n = 16;
             memcpy(&range, data, sizeof range);
+            memcpy(procs, data + sizeof range, n * sizeof procs[0]);
             free(data);
             pmix_proc_t source;
             PMIX_LOAD_PROCID(&source, nspace, f.id);
-            pmix_status_t rc =
-                PMIx_Notify_event(f.status, &source, (pmix_data_range_t)range, NULL, 0, NULL, NULL);
+            pmix_data_array_t custom = {PMIX_PROC, n, procs};
+            pmix_info_t to;
+            PMIX_INFO_LOAD(&to, PMIX_EVENT_CUSTOM_RANGE, &custom, PMIX_DATA_ARRAY);
+            pmix_status_t rc = PMIx_Notify_event(f.status, &source, (pmix_data_range_t)range,
+                                                 n ? &to : NULL, n ? 1 : 0, NULL, NULL);
+            PMIX_INFO_DESTRUCT(&to);
             say("relayed event %d from %u: %s\n", f.status, f.id, PMIx_Error_string(rc));
         } else if (f.type == 'X') {
             pthread_mutex_lock(&mu);
@@ -514,16 +522,31 @@ static pmix_status_t fence_nb(const pmix_proc_t procs[], size_t nprocs, const pm
     return PMIX_SUCCESS;
 }
 
-/* A client's event for beyond this node: to the other node, whose host publishes it there. */
+/* A client's event for beyond this node: to the other node, whose host publishes it there, with
+ * its custom range (the procs after the range in the frame; at most 16). */
 static pmix_status_t notify_event(pmix_status_t code, const pmix_proc_t *source,
                                   pmix_data_range_t range, pmix_info_t info[], size_t ninfo,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)info;
-    (void)ninfo;
     say("upcall notify_event %d from %u range %d\n", code, source->rank, (int)range);
     if (nnodes > 1) {
         int32_t r = (int32_t)range;
-        link_send('E', source->rank, code, &r, sizeof r);
+        pmix_proc_t procs[16];
+        size_t n = 0;
+        for (size_t i = 0; i < ninfo; ++i) {
+            if (!PMIX_CHECK_KEY(&info[i], PMIX_EVENT_CUSTOM_RANGE)) continue;
+            if (info[i].value.type == PMIX_PROC && n < 16) {
+                procs[n++] = *info[i].value.data.proc;
+            } else if (info[i].value.type == PMIX_DATA_ARRAY &&
+                       info[i].value.data.darray->type == PMIX_PROC) {
+                const pmix_proc_t *p = info[i].value.data.darray->array;
+                for (size_t k = 0; k < info[i].value.data.darray->size && n < 16; ++k)
+                    procs[n++] = p[k];
+            }
+        }
+        char frame[sizeof r + sizeof procs];
+        memcpy(frame, &r, sizeof r);
+        memcpy(frame + sizeof r, procs, n * sizeof procs[0]);
+        link_send('E', source->rank, code, frame, (uint32_t)(sizeof r + n * sizeof procs[0]));
     }
     return complete(PMIX_SUCCESS, cbfunc, cbdata);
 }
