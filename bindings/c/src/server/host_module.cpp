@@ -27,9 +27,9 @@ pmix_proc_t to_pmix(const msg::Proc &p) {
     return out;
 }
 
-// The nodes' parts as the host concatenated them (each a msgpack bin), as a verdict's array of
-// them; none when they are not a sequence of bins.
-std::optional<msg::Blob> as_verdict(const std::string &parts) {
+}  // namespace
+
+std::optional<msg::Blob> nodes_parts(const std::string &parts) {
     std::size_t at = 0, n = 0;
     try {
         while (at < parts.size()) {
@@ -46,8 +46,6 @@ std::optional<msg::Blob> as_verdict(const std::string &parts) {
     out.write(parts.data(), parts.size());
     return msg::Blob(out.data(), out.data() + out.size());
 }
-
-}  // namespace
 
 HostModule::HostModule(Reactor &reactor, Bus &bus, const pmix_server_module_t &module)
     : Actor("host", reactor, bus), module_(module) {
@@ -176,7 +174,7 @@ void HostModule::fence(const Envelope &, msg::HostFence &m) {
         expect(reactor(), [this, answer, timer, key](pmix_status_t status, std::string data) {
             reactor().cancel(*timer);
             if (status != PMIX_SUCCESS) return answer(status);
-            auto verdict = as_verdict(data);
+            auto verdict = nodes_parts(data);
             if (!verdict) {
                 log().error(
                     "fence {}: the host's fence_nb answered bytes that are not the nodes' "
