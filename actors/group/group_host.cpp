@@ -3,6 +3,18 @@
 // the host's group upcall, which carries it across the host's nodes and may assign the context
 // id. Without the upcall the group is this node's to serve when every member runs here, and
 // PMIX_ERR_NOT_SUPPORTED otherwise.
+//
+// A construct's data crosses the host as a fence's does (PRRTE's group upcall gathers it so): this
+// node's part (its members' PMIX_GROUP_INFO, with their local context ids, their endpoint data, the
+// members left out) goes to the upcall as one self-delimiting bin, PMIX_GROUP_ENDPT_DATA; the host
+// answers the concatenation of every node's parts under the same key, and each node's members get
+// every contribution, as under `zpmix run`. A host that answers none has carried no data: the
+// members get this node's contributions only. Each part proposes a context id, and when the host
+// assigns none every node takes the least proposed, so the members agree on it (unique only among
+// this broker's; a host spanning nodes assigns it, as PRRTE's does).
+#include <algorithm>
+#include <map>
+
 #include <pmix_common.h>
 
 #include "actors/group/group_tracker.hpp"
@@ -19,7 +31,17 @@ bool GroupTracker::hosted(const std::vector<msg::Proc> &members,
 }
 
 void GroupTracker::ask_host(const std::string &key, const Op &op) {
-    send("host", msg::HostGroup{key, op.grp, op.destruct, op.members, op.timeout_ms, op.assign});
+    msg::HostGroup m{key, op.grp, op.destruct, op.members, op.timeout_ms, op.assign, {}};
+    if (!op.destruct) {
+        msg::GroupPart part = local_part(op);
+        part.context_id = next_context_id();
+        msgpack::sbuffer packed, bin;
+        msgpack::pack(packed, part);
+        msgpack::packer<msgpack::sbuffer>(bin).pack_bin(static_cast<std::uint32_t>(packed.size()));
+        bin.write(packed.data(), packed.size());
+        m.part.assign(bin.data(), bin.data() + bin.size());
+    }
+    send("host", m);
 }
 
 void GroupTracker::host_done(const Envelope &, msg::HostGroupDone &m) {
@@ -32,7 +54,43 @@ void GroupTracker::host_done(const Envelope &, msg::HostGroupDone &m) {
         return finish(m.key, PMIX_ERR_NOT_SUPPORTED);
     }
     if (m.status != PMIX_SUCCESS) return finish(m.key, m.status);
-    complete_here(m.key, op, m.context_id);
+    if (op.destruct || m.parts.empty()) return complete_here(m.key, op, m.context_id);
+    auto parts = tree_.parts_of<msg::GroupPart>(m.key, tree::Bytes(m.parts.begin(), m.parts.end()));
+    if (!parts) return finish(m.key, PMIX_ERR_UNPACK_FAILURE);
+    complete_from_parts(m.key, op, std::move(*parts), m.context_id);
+}
+
+void GroupTracker::complete_from_parts(const std::string &key, Op &op,
+                                       std::vector<msg::GroupPart> parts,
+                                       std::uint64_t context_id) {
+    auto member = [&op](const msg::Proc &p) {
+        return std::binary_search(op.members.begin(), op.members.end(), p);
+    };
+    // This node's own, then the others' (the host's answer holds this node's part too).
+    std::map<msg::Proc, msg::GroupMember> all;
+    for (auto &c : local_contributions(op)) all.emplace(c.proc, std::move(c));
+    std::set<msg::Proc> left_out = op.left_out;
+    bool assign = op.assign;
+    std::uint64_t proposed = 0;
+    for (auto &part : parts) {
+        for (auto &c : part.contributions) {
+            if (!member(c.proc)) {
+                log().warn("group {}: the host's answer names {}:{}, not a member", key,
+                           c.proc.nspace, c.proc.rank);
+                return finish(key, PMIX_ERR_BAD_PARAM);
+            }
+            all.try_emplace(c.proc, std::move(c));
+        }
+        for (const auto &p : part.left_out)
+            if (member(p) && !all.contains(p)) left_out.insert(p);
+        assign = assign || part.assign_context_id;
+        if (part.context_id && (proposed == 0 || part.context_id < proposed))
+            proposed = part.context_id;
+    }
+    std::vector<msg::GroupMember> contributions;
+    for (auto &[p, c] : all) contributions.push_back(std::move(c));
+    if (context_id == 0) context_id = proposed ? proposed : next_context_id();
+    finish(key, PMIX_SUCCESS, std::move(contributions), left_out, context_id, assign);
 }
 
 }  // namespace zpmix

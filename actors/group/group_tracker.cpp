@@ -220,17 +220,26 @@ void GroupTracker::maybe_complete(const std::string &key, Op &op) {
     op.gathering = true;
     if (op.to_host) return ask_host(key, op);
     if (op.brokers.empty()) return complete_here(key, op);
-    msg::GroupPart part{tree_.gather().rank(), {}, {}, op.assign, 0};
-    for (auto &[p, c] : op.arrived)
-        if (says_something(c)) part.contributions.push_back(c);
-    part.left_out.assign(op.left_out.begin(), op.left_out.end());
+    msg::GroupPart part = local_part(op);
+    part.broker = tree_.gather().rank();
     if (!tree_.contribute(key, part)) finish(key, PMIX_ERROR);
 }
 
-void GroupTracker::complete_here(const std::string &key, Op &op, std::uint64_t context_id) {
+msg::GroupPart GroupTracker::local_part(const Op &op) const {
+    msg::GroupPart part{0, local_contributions(op), {}, op.assign, 0};
+    part.left_out.assign(op.left_out.begin(), op.left_out.end());
+    return part;
+}
+
+std::vector<msg::GroupMember> GroupTracker::local_contributions(const Op &op) {
     std::vector<msg::GroupMember> all;
-    for (auto &[p, c] : op.arrived)
+    for (const auto &[p, c] : op.arrived)
         if (says_something(c)) all.push_back(c);
+    return all;
+}
+
+void GroupTracker::complete_here(const std::string &key, Op &op, std::uint64_t context_id) {
+    std::vector<msg::GroupMember> all = local_contributions(op);
     const std::set<msg::Proc> left = op.left_out;
     const bool assign = op.assign;
     if (op.destruct)

@@ -18,7 +18,8 @@
 // - The last 1024 failures are kept (tree::RecentFailures): a member that comes later gets the
 //   status at once.
 // - Context ids are unique in the allocation (broker r of n assigns r + n, r + 2n, ...; the root's
-//   over several nodes).
+//   over several nodes). Over a host's nodes the host's, else the least its nodes' brokers
+//   proposed (group_host.cpp).
 // - A construct of a name this broker has a group of is PMIX_ERR_EXISTS until its destruct; a
 //   destruct of a name it has none of, PMIX_ERR_NOT_FOUND.
 // - Kept: the groups with members on this node, until destructed or their jobs end (group.list).
@@ -160,8 +161,15 @@ class GroupTracker : public Actor {
     // Under a host (group_host.cpp): whether the members are a host's, its group upcall's answer.
     bool hosted(const std::vector<msg::Proc> &members,
                 const NamespaceTable::Snapshot &snapshot) const;
+    // This node's part of an operation over several nodes: its members' contributions that say
+    // something, the members left out, whether a context id is asked for.
+    msg::GroupPart local_part(const Op &op) const;
+    static std::vector<msg::GroupMember> local_contributions(const Op &op);
     void ask_host(const std::string &key, const Op &op);
     void host_done(const Envelope &env, msg::HostGroupDone &m);
+    // The host's answer carried every node's parts: the group is theirs together.
+    void complete_from_parts(const std::string &key, Op &op, std::vector<msg::GroupPart> parts,
+                             std::uint64_t context_id);
     void fail(const std::string &key, std::int32_t status);
     // Answers every local member and forgets the operation; on success with every broker's
     // contributions and the members left out anywhere.

@@ -160,6 +160,9 @@ inline const Proc *acting_proc(const HostConnect &m) {
 // group -> host: a construct or destruct of a group of a host's processes, once this node's
 // members are in (the group upcall): answered by HostGroupDone. Without the upcall `no_upcall`
 // says so, and the group actor serves the group itself when every member runs on this node.
+// A construct's `part` is this node's GroupPart (its members' contributions that say something,
+// the members left out, a proposed context id) as one msgpack bin, self-delimiting as a fence's
+// part is: the upcall's PMIX_GROUP_ENDPT_DATA, which the host concatenates with the other nodes'.
 struct HostGroup {
     static constexpr const char *type = "host.group";
     std::string key;
@@ -168,15 +171,19 @@ struct HostGroup {
     std::vector<Proc> members;
     std::uint32_t timeout_ms = 0;
     bool assign_context_id = false;
-    ZPMIX_MSG_MAP(key, grp, destruct, members, timeout_ms, assign_context_id);
+    Blob part;
+    ZPMIX_MSG_MAP(key, grp, destruct, members, timeout_ms, assign_context_id, part);
 };
+// `parts`: every node's parts as the host gave them back (its results' PMIX_GROUP_ENDPT_DATA), as
+// a reduction's verdict (an array of the parts' bins); empty when it gave none.
 struct HostGroupDone {
     static constexpr const char *type = "host.group_done";
     std::string key;
     std::int32_t status = 0;
     bool no_upcall = false;
     std::uint64_t context_id = 0;  // 0: the host gave none
-    ZPMIX_MSG_MAP(key, status, no_upcall, context_id);
+    Blob parts;
+    ZPMIX_MSG_MAP(key, status, no_upcall, context_id, parts);
 };
 
 // modex -> host: a hosted client's publish, lookup or unpublish in a range beyond its node (the

@@ -8,8 +8,8 @@
  *   server_host [options] -n N program [args...]
  *     --nodes 2          two "nodes": this process and a child of it, each a host with its own
  *                        server (PMIX_HOSTNAME node0, node1) and half of the ranks, joined by a
- *                        socket that carries fence_nb's parts and direct_modex's requests, as a
- *                        resource manager's daemons do
+ *                        socket that carries fence_nb's and group's parts and direct_modex's
+ *                        requests, as a resource manager's daemons do
  *     --null-upcalls     every upcall NULL (what the library must refuse, never hang on)
  *     --refuse-rank R    client_connected refuses rank R
  *     --late-callbacks   callbacks come from another thread, after the upcall returned
@@ -156,8 +156,9 @@ static struct child *child_of(const pmix_proc_t *proc, void *server_object) {
 /* A message on the link: a type, a request id, a status and bytes. */
 struct frame {
     char type; /* 'F' a fence part, 'D' a direct-modex request (bytes: the rank), 'R' its answer,
-                  'E' an event (id: its source's rank; status: its code; bytes: its range),
-                  'X' the node's ranks all ended */
+                  'E' an event (id: its source's rank; status: its code; bytes: its range and
+                  its custom range's procs), 'G' a group's part (group_fn), 'X' the node's
+                  ranks all ended */
     uint32_t id;
     int32_t status;
     uint32_t len;
@@ -249,6 +250,8 @@ static void dmodex_answered(pmix_status_t status, char *data, size_t sz, void *c
     link_send('R', id, status, data, (uint32_t)sz);
 }
 
+static void group_part_arrived(const struct frame *f, char *data);
+
 static void *link_reader(void *arg) {
     (void)arg;
     struct frame f;
@@ -280,13 +283,23 @@ static void *link_reader(void *arg) {
             if (rc != PMIX_SUCCESS) link_send('R', f.id, rc, NULL, 0);
         } else if (f.type == 'E') { /* the other node's client's event, for ours */
             int32_t range;
+            pmix_proc_t procs[16];
+            size_t n = f.len > sizeof range ? (f.len - sizeof range) / sizeof procs[0] : 0;
+            if (n > 16) n = 16;
             memcpy(&range, data, sizeof range);
+            memcpy(procs, data + sizeof range, n * sizeof procs[0]);
             free(data);
             pmix_proc_t source;
             PMIX_LOAD_PROCID(&source, nspace, f.id);
-            pmix_status_t rc =
-                PMIx_Notify_event(f.status, &source, (pmix_data_range_t)range, NULL, 0, NULL, NULL);
+            pmix_data_array_t custom = {PMIX_PROC, n, procs};
+            pmix_info_t to;
+            PMIX_INFO_LOAD(&to, PMIX_EVENT_CUSTOM_RANGE, &custom, PMIX_DATA_ARRAY);
+            pmix_status_t rc = PMIx_Notify_event(f.status, &source, (pmix_data_range_t)range,
+                                                 n ? &to : NULL, n ? 1 : 0, NULL, NULL);
+            PMIX_INFO_DESTRUCT(&to);
             say("relayed event %d from %u: %s\n", f.status, f.id, PMIx_Error_string(rc));
+        } else if (f.type == 'G') {
+            group_part_arrived(&f, data);
         } else if (f.type == 'X') {
             pthread_mutex_lock(&mu);
             other_node_done = true;
@@ -530,16 +543,31 @@ static pmix_status_t fence_nb(const pmix_proc_t procs[], size_t nprocs, const pm
     return PMIX_SUCCESS;
 }
 
-/* A client's event for beyond this node: to the other node, whose host publishes it there. */
+/* A client's event for beyond this node: to the other node, whose host publishes it there, with
+ * its custom range (the procs after the range in the frame; at most 16). */
 static pmix_status_t notify_event(pmix_status_t code, const pmix_proc_t *source,
                                   pmix_data_range_t range, pmix_info_t info[], size_t ninfo,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    (void)info;
-    (void)ninfo;
     say("upcall notify_event %d from %u range %d\n", code, source->rank, (int)range);
     if (nnodes > 1) {
         int32_t r = (int32_t)range;
-        link_send('E', source->rank, code, &r, sizeof r);
+        pmix_proc_t procs[16];
+        size_t n = 0;
+        for (size_t i = 0; i < ninfo; ++i) {
+            if (!PMIX_CHECK_KEY(&info[i], PMIX_EVENT_CUSTOM_RANGE)) continue;
+            if (info[i].value.type == PMIX_PROC && n < 16) {
+                procs[n++] = *info[i].value.data.proc;
+            } else if (info[i].value.type == PMIX_DATA_ARRAY &&
+                       info[i].value.data.darray->type == PMIX_PROC) {
+                const pmix_proc_t *p = info[i].value.data.darray->array;
+                for (size_t k = 0; k < info[i].value.data.darray->size && n < 16; ++k)
+                    procs[n++] = p[k];
+            }
+        }
+        char frame[sizeof r + sizeof procs];
+        memcpy(frame, &r, sizeof r);
+        memcpy(frame + sizeof r, procs, n * sizeof procs[0]);
+        link_send('E', source->rank, code, frame, (uint32_t)(sizeof r + n * sizeof procs[0]));
     }
     return complete(PMIX_SUCCESS, cbfunc, cbdata);
 }
@@ -685,29 +713,121 @@ static pmix_status_t disconnect_fn(const pmix_proc_t procs[], size_t nprocs,
     return complete(PMIX_SUCCESS, cbfunc, cbdata);
 }
 
-/* group: carried across nodes as connect is. Each construct gets the next context id from 4242
- * on; the two nodes agree as long as their groups are constructed one after the other, as in
- * the tests (a resource manager assigns them in one place, as mpirun's HNP does). */
-static size_t next_context_id = 4242;
+/* group: a construct or destruct whose members run on both nodes crosses them as fence_nb's
+ * parts do, as PRRTE's group upcall gathers them: this node's PMIX_GROUP_ENDPT_DATA (the library's
+ * part, opaque here) goes to the other node, and the callback's results carry both nodes' parts
+ * concatenated under the same key, with node0's context id (assigned in one place, as mpirun's
+ * HNP does). Paired in order: both nodes construct such groups in the same order. A group of one
+ * node's processes gets that node's next context id at once (node1's from 1000000 on). */
+static size_t next_context_id = 4242, next_local_context_id = 1000000;
+
+struct group_part {
+    char *data;
+    size_t len;
+    uint32_t context_id; /* node0's: the group's */
+    int32_t assign;
+};
+struct waiting_group {
+    pmix_info_cbfunc_t cbfunc;
+    void *cbdata;
+    struct group_part mine;
+    bool construct;
+};
+static struct group_part remote_groups[16];
+static int remote_groups_in, remote_groups_out;
+static struct waiting_group waiting_groups[16];
+static int waiting_groups_in, waiting_groups_out;
+
+static bool spans_nodes(const pmix_proc_t procs[], size_t nprocs) {
+    for (size_t i = 0; nnodes > 1 && i < nprocs; ++i) {
+        if (!PMIX_CHECK_NSPACE(procs[i].nspace, nspace)) continue; /* spawned: this node's */
+        if (procs[i].rank == PMIX_RANK_WILDCARD ? nranks > 1 : node_of((int)procs[i].rank) != node)
+            return true;
+    }
+    return false;
+}
+
+/* Both nodes' parts are here: node0's first. */
+static void complete_group(struct waiting_group w, struct group_part r) {
+    const struct group_part *first = node == 0 ? &w.mine : &r, *second = node == 0 ? &r : &w.mine;
+    size_t n = first->len + second->len, nresults = 0;
+    char *all = malloc(n ? n : 1);
+    memcpy(all, first->data, first->len);
+    memcpy(all + first->len, second->data, second->len);
+    pmix_info_t results[2];
+    size_t context_id = first->context_id;
+    if (w.construct && (w.mine.assign || r.assign))
+        PMIX_INFO_LOAD(&results[nresults++], PMIX_GROUP_CONTEXT_ID, &context_id, PMIX_SIZE);
+    if (w.construct && n > 0) {
+        pmix_byte_object_t bo = {all, n};
+        PMIX_INFO_LOAD(&results[nresults++], PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
+    }
+    say("group exchanged %zu bytes context id %zu\n", n, nresults ? context_id : (size_t)0);
+    /* The results are ours again once the callback returns. */
+    w.cbfunc(PMIX_SUCCESS, nresults ? results : NULL, nresults, w.cbdata, NULL, NULL);
+    for (size_t i = 0; i < nresults; ++i) PMIX_INFO_DESTRUCT(&results[i]);
+    free(all);
+    free(w.mine.data);
+    free(r.data);
+}
+
+/* The other node's part ('G': id its context id, status whether it asks for one). */
+static void group_part_arrived(const struct frame *f, char *data) {
+    struct group_part r = {data, f->len, f->id, f->status};
+    pthread_mutex_lock(&mu);
+    if (waiting_groups_out < waiting_groups_in) {
+        struct waiting_group w = waiting_groups[waiting_groups_out++ % 16];
+        pthread_mutex_unlock(&mu);
+        complete_group(w, r);
+    } else {
+        remote_groups[remote_groups_in++ % 16] = r;
+        pthread_mutex_unlock(&mu);
+    }
+}
 
 static pmix_status_t group_fn(pmix_group_operation_t op, char grp[], const pmix_proc_t procs[],
                               size_t nprocs, const pmix_info_t directives[], size_t ndirs,
                               pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    (void)procs;
     bool assign = false;
+    const pmix_byte_object_t *part = NULL;
     for (size_t i = 0; i < ndirs; ++i)
         if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_ASSIGN_CONTEXT_ID))
             assign = PMIX_INFO_TRUE(&directives[i]);
+        else if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_ENDPT_DATA) &&
+                 directives[i].value.type == PMIX_BYTE_OBJECT)
+            part = &directives[i].value.data.bo;
     say("upcall group %s %s nprocs %zu assign %d\n",
         op == PMIX_GROUP_CONSTRUCT ? "construct" : "destruct", grp, nprocs, assign);
+    const bool construct = op == PMIX_GROUP_CONSTRUCT;
+    if (spans_nodes(procs, nprocs)) {
+        struct waiting_group w = {
+            cbfunc, cbdata, {NULL, part ? part->size : 0, 0, assign}, construct};
+        w.mine.data = malloc(w.mine.len ? w.mine.len : 1);
+        if (w.mine.len) memcpy(w.mine.data, part->bytes, w.mine.len);
+        pthread_mutex_lock(&mu);
+        if (node == 0 && construct) w.mine.context_id = (uint32_t)next_context_id++;
+        pthread_mutex_unlock(&mu);
+        link_send('G', w.mine.context_id, assign, w.mine.data, (uint32_t)w.mine.len);
+        pthread_mutex_lock(&mu);
+        if (remote_groups_out < remote_groups_in) {
+            struct group_part r = remote_groups[remote_groups_out++ % 16];
+            pthread_mutex_unlock(&mu);
+            complete_group(w, r);
+        } else {
+            waiting_groups[waiting_groups_in++ % 16] = w;
+            pthread_mutex_unlock(&mu);
+        }
+        return PMIX_SUCCESS;
+    }
     pmix_info_t result;
     pthread_mutex_lock(&mu);
-    size_t context_id = op == PMIX_GROUP_CONSTRUCT && assign ? next_context_id++ : 0;
+    size_t context_id = 0;
+    if (construct && assign) context_id = node == 0 ? next_context_id++ : next_local_context_id++;
     pthread_mutex_unlock(&mu);
     PMIX_INFO_LOAD(&result, PMIX_GROUP_CONTEXT_ID, &context_id, PMIX_SIZE);
     /* From inside the upcall; the result is ours again once the callback returns. */
-    cbfunc(PMIX_SUCCESS, op == PMIX_GROUP_CONSTRUCT && assign ? &result : NULL,
-           op == PMIX_GROUP_CONSTRUCT && assign ? 1 : 0, cbdata, NULL, NULL);
+    cbfunc(PMIX_SUCCESS, construct && assign ? &result : NULL, construct && assign ? 1 : 0, cbdata,
+           NULL, NULL);
     PMIX_INFO_DESTRUCT(&result);
     return PMIX_SUCCESS;
 }

@@ -233,16 +233,59 @@ static void check_group_known(const char *grp) {
     PMIX_INFO_DESTRUCT(&qual);
 }
 
+/* What every member of hgrp brought, as each reads it: its PMIX_GROUP_INFO (a key of its own and
+ * its local context id, kept by the group's context id), its endpoint data. */
+static void check_group_data(uint32_t size, size_t context_id) {
+    pmix_proc_t whole;
+    PMIX_LOAD_PROCID(&whole, "hgrp", PMIX_RANK_WILDCARD);
+    pmix_info_t qual;
+    PMIX_INFO_LOAD(&qual, PMIX_GROUP_CONTEXT_ID, &context_id, PMIX_SIZE);
+    PMIX_INFO_SET_QUALIFIER(&qual);
+    for (uint32_t r = 0; r < size; ++r) {
+        char key[32], ep[32];
+        snprintf(key, sizeof key, "host.grp.%u", r);
+        snprintf(ep, sizeof ep, "endpoint-%u", r);
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        pmix_value_t *v = NULL;
+        CHECK_RC(PMIx_Get(&whole, key, NULL, 0, &v));
+        CHECK(v && v->type == PMIX_UINT32 && v->data.uint32 == 1000 + r);
+        if (v) PMIX_VALUE_RELEASE(v);
+        v = NULL;
+        CHECK_RC(PMIx_Get(&p, PMIX_GROUP_ENDPT_DATA, NULL, 0, &v));
+        CHECK(v && v->type == PMIX_BYTE_OBJECT && v->data.bo.size == strlen(ep) + 1 &&
+              memcmp(v->data.bo.bytes, ep, v->data.bo.size) == 0);
+        if (v) PMIX_VALUE_RELEASE(v);
+        v = NULL;
+        CHECK_RC(PMIx_Get(&p, PMIX_GROUP_LOCAL_CID, &qual, 1, &v));
+        CHECK(v && v->type == PMIX_SIZE && v->data.size == 500 + r);
+        if (v) PMIX_VALUE_RELEASE(v);
+    }
+    PMIX_INFO_DESTRUCT(&qual);
+}
+
 static void group_job(void) {
     pmix_proc_t all;
     PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
-    pmix_info_t assign;
+    pmix_info_t info[3], inner[2];
     bool yes = true;
-    PMIX_INFO_LOAD(&assign, PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    char key[32], ep[32];
+    snprintf(key, sizeof key, "host.grp.%u", me.rank);
+    uint32_t val = 1000 + me.rank;
+    size_t lcid = 500 + me.rank;
+    PMIX_INFO_LOAD(&inner[0], key, &val, PMIX_UINT32);
+    PMIX_INFO_LOAD(&inner[1], PMIX_GROUP_LOCAL_CID, &lcid, PMIX_SIZE);
+    pmix_data_array_t darray = {PMIX_INFO, 2, inner};
+    snprintf(ep, sizeof ep, "endpoint-%u", me.rank);
+    pmix_byte_object_t bo = {ep, strlen(ep) + 1};
+    PMIX_INFO_LOAD(&info[0], PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_GROUP_INFO, &darray, PMIX_DATA_ARRAY);
+    PMIX_INFO_LOAD(&info[2], PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
     pmix_info_t *results = NULL;
     size_t nresults = 0;
-    pmix_status_t rc = PMIx_Group_construct("hgrp", &all, 1, &assign, 1, &results, &nresults);
-    PMIX_INFO_DESTRUCT(&assign);
+    pmix_status_t rc = PMIx_Group_construct("hgrp", &all, 1, info, 3, &results, &nresults);
+    for (int i = 0; i < 3; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+    for (int i = 0; i < 2; ++i) PMIX_INFO_DESTRUCT(&inner[i]);
     if (getenv("NO_GROUP")) {
         CHECK(rc == PMIX_ERR_NOT_SUPPORTED);
         return;
@@ -260,6 +303,22 @@ static void group_job(void) {
     CHECK(context_id != 0);
     if (want) CHECK(context_id == (size_t)atol(want));
     check_group_known("hgrp");
+    pmix_value_t *v = NULL;
+    CHECK_RC(PMIx_Get(&all, PMIX_JOB_SIZE, NULL, 0, &v));
+    check_group_data(v ? v->data.uint32 : 0, context_id);
+    if (v) PMIX_VALUE_RELEASE(v);
+    CHECK_RC(PMIx_Group_destruct("hgrp", NULL, 0));
+    /* Destructed on every node: the name may be constructed again, and its new context id
+     * differs. */
+    pmix_info_t assign;
+    PMIX_INFO_LOAD(&assign, PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    CHECK_RC(PMIx_Group_construct("hgrp", &all, 1, &assign, 1, &results, &nresults));
+    PMIX_INFO_DESTRUCT(&assign);
+    size_t again = 0;
+    for (size_t i = 0; i < nresults; ++i)
+        if (PMIX_CHECK_KEY(&results[i], PMIX_GROUP_CONTEXT_ID)) again = results[i].value.data.size;
+    if (results) PMIX_INFO_FREE(results, nresults);
+    CHECK(again != 0 && again != context_id);
     CHECK_RC(PMIx_Group_destruct("hgrp", NULL, 0));
 }
 

@@ -197,17 +197,24 @@ BOOST_AUTO_TEST_CASE(connect_and_disconnect_through_the_hosts_upcalls) {
 }
 
 // Groups of the host's processes go to its group upcall once per node, which assigns the context
-// id; without it a node that runs every member serves the group, across nodes it is
-// PMIX_ERR_NOT_SUPPORTED.
+// id and carries each node's part (PMIX_GROUP_ENDPT_DATA) to the other: every member, on either
+// node, reads every member's PMIX_GROUP_INFO, endpoint data and local context id, and the group
+// is destructed on both and constructed again. Without the upcall a node that runs every member
+// serves the group, across nodes it is PMIX_ERR_NOT_SUPPORTED.
 BOOST_AUTO_TEST_CASE(groups_through_the_hosts_upcall) {
     {
         HostRun h({"--nodes", "2", "-n", "4", kClient, "group"}, {"GROUP_CONTEXT_ID=4242"});
         BOOST_CHECK_EQUAL(h.exit_code(), 0);
         BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
         BOOST_CHECK_EQUAL(h.count(" ok"), 4u);
-        BOOST_CHECK_EQUAL(h.count("node0: upcall group construct hgrp nprocs 4 assign 1"), 1u);
-        BOOST_CHECK_EQUAL(h.count("node1: upcall group construct hgrp nprocs 4 assign 1"), 1u);
-        BOOST_CHECK_EQUAL(h.count("upcall group destruct hgrp nprocs 4"), 2u);
+        BOOST_CHECK_EQUAL(h.count("node0: upcall group construct hgrp nprocs 4 assign 1"), 2u);
+        BOOST_CHECK_EQUAL(h.count("node1: upcall group construct hgrp nprocs 4 assign 1"), 2u);
+        BOOST_CHECK_EQUAL(h.count("upcall group destruct hgrp nprocs 4"), 4u);
+        // Each node's part crossed (its members' data, then none but the proposal), and both
+        // nodes returned node0's context ids.
+        BOOST_CHECK_EQUAL(h.count("group exchanged"), 8u);
+        BOOST_CHECK_EQUAL(h.count("bytes context id 4242"), 2u);
+        BOOST_CHECK_EQUAL(h.count("bytes context id 4243"), 2u);
     }
     {
         HostRun h({"--null-upcalls", "-n", "2", kClient, "group"});

@@ -3,6 +3,11 @@
 // nodes and may assign the context id (PMIX_GROUP_CONTEXT_ID among its results); asked for one
 // (PMIX_GROUP_ASSIGN_CONTEXT_ID) and given none, the broker assigns it. Without the upcall the
 // group actor hears so (no_upcall) and serves the group itself when every member runs here.
+//
+// A construct's directives carry this node's part as PMIX_GROUP_ENDPT_DATA, a byte object (one
+// self-delimiting msgpack bin, as fence_nb's data), as OpenPMIx 4 hands it to PRRTE: the host
+// gathers every node's and answers their concatenation under the same key among its results
+// (PRRTE's group_release does), which goes back to the group actor as the nodes' parts.
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -16,30 +21,47 @@ namespace zpmix::server {
 
 namespace {
 
-// The context id among the host's results; 0 when none.
-std::uint64_t host_context_id(const std::string &infos) {
+// What the host's results say of a group: its context id (0: none) and the nodes' parts (the
+// concatenated bins of PMIX_GROUP_ENDPT_DATA; empty: none).
+struct GroupResults {
+    pmix_status_t status = PMIX_SUCCESS;
+    std::uint64_t context_id = 0;
+    std::string parts;
+};
+
+GroupResults group_results(const std::string &infos) {
+    GroupResults out;
     pmix_info_t *info = nullptr;
     std::size_t ninfo = 0;
-    if (infos.empty() || c::decode_infos(infos.data(), infos.size(), &info, &ninfo) != PMIX_SUCCESS)
-        return 0;
-    std::uint64_t id = 0;
+    if (infos.empty()) return out;
+    if (c::decode_infos(infos.data(), infos.size(), &info, &ninfo) != PMIX_SUCCESS) {
+        out.status = PMIX_ERR_UNPACK_FAILURE;
+        return out;
+    }
     for (std::size_t i = 0; i < ninfo; ++i)
         if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_CONTEXT_ID)) {
             pmix_status_t rc;
-            PMIX_VALUE_GET_NUMBER(rc, &info[i].value, id, std::uint64_t);
-            if (rc != PMIX_SUCCESS) id = 0;
+            PMIX_VALUE_GET_NUMBER(rc, &info[i].value, out.context_id, std::uint64_t);
+            if (rc != PMIX_SUCCESS) out.context_id = 0;
+        } else if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_ENDPT_DATA)) {
+            const pmix_byte_object_t &bo = info[i].value.data.bo;
+            if (info[i].value.type != PMIX_BYTE_OBJECT || (bo.size > 0 && bo.bytes == nullptr))
+                out.status = PMIX_ERR_TYPE_MISMATCH;
+            else if (bo.size > 0)
+                out.parts.append(bo.bytes, bo.size);
         }
     PMIX_INFO_FREE(info, ninfo);
-    return id;
+    return out;
 }
 
 }  // namespace
 
 void HostModule::group(const Envelope &, msg::HostGroup &m) {
     const std::string key = m.key;
-    if (!module_.group) return send("group", msg::HostGroupDone{key, PMIX_SUCCESS, true, 0});
-    auto answer = [this, key](pmix_status_t status, std::uint64_t context_id) {
-        send("group", msg::HostGroupDone{key, status, false, context_id});
+    if (!module_.group) return send("group", msg::HostGroupDone{key, PMIX_SUCCESS, true, 0, {}});
+    auto answer = [this, key](pmix_status_t status, std::uint64_t context_id,
+                              msg::Blob parts = {}) {
+        send("group", msg::HostGroupDone{key, status, false, context_id, std::move(parts)});
     };
     struct GroupLent {
         std::vector<pmix_proc_t> procs;
@@ -56,7 +78,7 @@ void HostModule::group(const Envelope &, msg::HostGroup &m) {
         PMIX_LOAD_PROCID(&q, p.nspace.c_str(), p.rank);
         lent->procs.push_back(q);
     }
-    lent->directives.reserve(2);
+    lent->directives.reserve(3);
     if (m.assign_context_id) {
         bool yes = true;
         lent->directives.emplace_back();
@@ -67,11 +89,26 @@ void HostModule::group(const Envelope &, msg::HostGroup &m) {
         lent->directives.emplace_back();
         PMIX_INFO_LOAD(&lent->directives.back(), PMIX_TIMEOUT, &seconds, PMIX_INT);
     }
+    if (!m.part.empty()) {
+        pmix_byte_object_t bo{m.part.data(), m.part.size()};
+        lent->directives.emplace_back();
+        PMIX_INFO_LOAD(&lent->directives.back(), PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
+    }
     auto timer = std::make_shared<Reactor::TimerId>(0);
-    void *cbdata =
-        expect(reactor(), [this, answer, timer, lent](pmix_status_t status, std::string infos) {
+    void *cbdata = expect(
+        reactor(), [this, answer, timer, lent, key](pmix_status_t status, std::string infos) {
             reactor().cancel(*timer);
-            answer(status, status == PMIX_SUCCESS ? host_context_id(infos) : 0);
+            if (status != PMIX_SUCCESS) return answer(status, 0);
+            GroupResults r = group_results(infos);
+            std::optional<msg::Blob> parts;
+            if (r.status == PMIX_SUCCESS && !r.parts.empty() && !(parts = nodes_parts(r.parts)))
+                r.status = PMIX_ERR_UNPACK_FAILURE;
+            if (r.status != PMIX_SUCCESS) {
+                log().error("group {}: the host's results do not decode ({})", key,
+                            PMIx_Error_string(r.status));
+                return answer(r.status, 0);
+            }
+            answer(PMIX_SUCCESS, r.context_id, parts ? std::move(*parts) : msg::Blob{});
         });
     const auto wait = m.timeout_ms > 0
                           ? std::chrono::milliseconds(m.timeout_ms) + std::chrono::seconds(1)

@@ -27,9 +27,9 @@ pmix_proc_t to_pmix(const msg::Proc &p) {
     return out;
 }
 
-// The nodes' parts as the host concatenated them (each a msgpack bin), as a verdict's array of
-// them; none when they are not a sequence of bins.
-std::optional<msg::Blob> as_verdict(const std::string &parts) {
+}  // namespace
+
+std::optional<msg::Blob> nodes_parts(const std::string &parts) {
     std::size_t at = 0, n = 0;
     try {
         while (at < parts.size()) {
@@ -46,8 +46,6 @@ std::optional<msg::Blob> as_verdict(const std::string &parts) {
     out.write(parts.data(), parts.size());
     return msg::Blob(out.data(), out.data() + out.size());
 }
-
-}  // namespace
 
 HostModule::HostModule(Reactor &reactor, Bus &bus, const pmix_server_module_t &module)
     : Actor("host", reactor, bus), module_(module) {
@@ -176,7 +174,7 @@ void HostModule::fence(const Envelope &, msg::HostFence &m) {
         expect(reactor(), [this, answer, timer, key](pmix_status_t status, std::string data) {
             reactor().cancel(*timer);
             if (status != PMIX_SUCCESS) return answer(status);
-            auto verdict = as_verdict(data);
+            auto verdict = nodes_parts(data);
             if (!verdict) {
                 log().error(
                     "fence {}: the host's fence_nb answered bytes that are not the nodes' "
@@ -258,10 +256,30 @@ void HostModule::notify(const Envelope &, msg::HostNotify &m) {
     } catch (const std::exception &e) {
         return log().warn("an event for the host does not decode: {}", e.what());
     }
-    // The event lives until the host called back (or gave up): it holds the infos lent.
-    void *cbdata = expect(reactor(), [ev](pmix_status_t, std::string) {});
-    const pmix_status_t rc = module_.notify_event(ev->status, &ev->source, ev->range, ev->info,
-                                                  ev->ninfo, op_done, cbdata);
+    // The infos lent live until the host called back (or gave up): the event's, and its custom
+    // range (PMIX_EVENT_CUSTOM_RANGE, the procs or groups it is addressed to) for the host's
+    // other nodes to deliver it by.
+    struct NotifyLent {
+        std::shared_ptr<client::LocalEvent> ev;
+        std::vector<pmix_info_t> info;
+        ~NotifyLent() {
+            for (auto &i : info) PMIX_INFO_DESTRUCT(&i);
+        }
+    };
+    auto lent = std::make_shared<NotifyLent>();
+    lent->ev = ev;
+    lent->info.resize(ev->ninfo + (ev->addressed_to.empty() ? 0 : 1));
+    for (std::size_t i = 0; i < ev->ninfo; ++i) PMIX_INFO_XFER(&lent->info[i], &ev->info[i]);
+    if (!ev->addressed_to.empty()) {
+        std::vector<pmix_proc_t> procs;
+        for (const auto &p : ev->addressed_to) procs.push_back(to_pmix(p));
+        pmix_data_array_t to{PMIX_PROC, procs.size(), procs.data()};
+        PMIX_INFO_LOAD(&lent->info.back(), PMIX_EVENT_CUSTOM_RANGE, &to, PMIX_DATA_ARRAY);
+    }
+    void *cbdata = expect(reactor(), [lent](pmix_status_t, std::string) {});
+    const pmix_status_t rc = module_.notify_event(ev->status, &ev->source, ev->range,
+                                                  lent->info.empty() ? nullptr : lent->info.data(),
+                                                  lent->info.size(), op_done, cbdata);
     if (rc != PMIX_SUCCESS && give_up(cbdata) && rc != PMIX_OPERATION_SUCCEEDED)
         log().info("the host's notify_event refused event {}: {}", ev->status,
                    PMIx_Error_string(rc));

@@ -34,6 +34,7 @@
 #include <climits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -49,6 +50,10 @@ class NamespaceTable;
 namespace zpmix::server {
 
 struct Lent;  // what an upcall lends the host (host_module.cpp)
+
+// The nodes' parts as a host concatenated them (each a msgpack bin: fence_nb's data, a group's
+// PMIX_GROUP_ENDPT_DATA), as a verdict's array of them; none when they are not a sequence of bins.
+std::optional<msg::Blob> nodes_parts(const std::string &parts);
 
 class HostModule : public Actor {
   public:
