@@ -336,8 +336,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(mode, "heartbeat") == 0) {
-        /* time unit x1, 3 drops: beats flow, stop (one alert, however long), flow, stop again. */
-        if (monitor("heartbeat", NULL, NULL, PMIX_MONITOR_HEARTBEAT_ALERT, 1, 3) != PMIX_SUCCESS)
+        /* Beats flow, stop (one alert, however long), flow, stop again. Checked every 5 time
+         * units (100 ms in the tests), 3 drops: a loaded machine's pause of the beating loop
+         * (tens of ms) is not taken for a stall. */
+        if (monitor("heartbeat", NULL, NULL, PMIX_MONITOR_HEARTBEAT_ALERT, 5, 3) != PMIX_SUCCESS)
             return 5;
         printf("while beating: %d\n", phase(400, 1, NULL));
         printf("first stall alerted: %d\n", wait_alerts(1, 10000));
@@ -373,8 +375,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(mode, "mon-cancel") == 0) {
-        monitor("heartbeat", NULL, "hb1", PMIX_MONITOR_HEARTBEAT_ALERT, 1, 2);
-        monitor("heartbeat", NULL, "hb2", PMIX_MONITOR_HEARTBEAT_ALERT, 1, 2);
+        /* 200 ms without a beat would trip them: longer than a loaded machine's pause between
+         * registering and cancelling, shorter than the 300 ms that must then stay quiet. */
+        monitor("heartbeat", NULL, "hb1", PMIX_MONITOR_HEARTBEAT_ALERT, 5, 2);
+        monitor("heartbeat", NULL, "hb2", PMIX_MONITOR_HEARTBEAT_ALERT, 5, 2);
         pmix_info_t c;
         bool yes_all = true;
         PMIX_INFO_CONSTRUCT(&c);
