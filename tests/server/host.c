@@ -209,12 +209,12 @@ static int fences;
 static void complete_fence(struct waiting_fence w, struct part r) {
     size_t n = w.len + r.len;
     char *all = malloc(n ? n : 1);
-    if (node == 0) {
-        memcpy(all, r.data, r.len);
-        memcpy(all + r.len, w.mine, w.len);
+    if (node == 0) { /* a part may be empty (no data: NULL) */
+        if (r.len) memcpy(all, r.data, r.len);
+        if (w.len) memcpy(all + r.len, w.mine, w.len);
     } else {
-        memcpy(all, w.mine, w.len);
-        memcpy(all + w.len, r.data, r.len);
+        if (w.len) memcpy(all, w.mine, w.len);
+        if (r.len) memcpy(all + w.len, r.data, r.len);
     }
     free(w.mine);
     free(r.data);
@@ -752,8 +752,8 @@ static void complete_group(struct waiting_group w, struct group_part r) {
     const struct group_part *first = node == 0 ? &w.mine : &r, *second = node == 0 ? &r : &w.mine;
     size_t n = first->len + second->len, nresults = 0;
     char *all = malloc(n ? n : 1);
-    memcpy(all, first->data, first->len);
-    memcpy(all + first->len, second->data, second->len);
+    if (first->len) memcpy(all, first->data, first->len); /* a destruct's parts have none */
+    if (second->len) memcpy(all + first->len, second->data, second->len);
     pmix_info_t results[2];
     size_t context_id = first->context_id;
     if (w.construct && (w.mine.assign || r.assign))

@@ -490,6 +490,8 @@ PMIX_EXPORT pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc
                                                size_t nprocs, const pmix_info_t directives[],
                                                size_t ndirs, pmix_info_t **results,
                                                size_t *nresults) {
+    if (results) *results = nullptr;  // none, whichever way it fails
+    if (nresults) *nresults = 0;
     msg::GroupContribute m;
     std::uint32_t wait_ms = 0;
     if (pmix_status_t rc = make_request(grp, procs, nprocs, directives, ndirs, false, m, wait_ms);
