@@ -60,7 +60,9 @@ ClientEvents::ClientEvents(Session &session, Identity id)
         events_endpoint(id_.events_uri, session_.uri()), ZmtpConnection::Role::sub,
         ZmtpConnection::Clock::now() + std::chrono::milliseconds(kRegisterTimeoutMs),
         DecodeLimits{}.max_message, false, session_.tcp_keys());
-    session_.post([this] { session_.reactor().watch_fd(sub_->fd(), [this] { on_sub(); }); });
+    post_open([this](bool open) {
+        if (open) session_.reactor().watch_fd(sub_->fd(), [this] { on_sub(); });
+    });
     session_.on_lost([this] {
         msg::Event ev;
         ev.status = PMIX_ERR_LOST_CONNECTION;
@@ -72,18 +74,32 @@ ClientEvents::ClientEvents(Session &session, Identity id)
 }
 
 ClientEvents::~ClientEvents() {
-    session_.on_lost(nullptr);  // posted before the close below: no hook runs after it
-    std::promise<void> closed;
-    session_.post([&] {
-        alive_.reset();  // answers still pending (failed when the session goes) find us gone
+    if (!closed_) close();
+}
+
+void ClientEvents::close() {
+    if (std::exchange(closed_, true)) return;
+    session_.on_lost(nullptr);  // before the teardown is posted: no hook runs after it
+    auto teardown = [this] {
+        *open_ = false;  // answers still pending (failed when the session goes) find us closed
         if (ack_timer_) session_.reactor().cancel(ack_timer_);
+        ack_timer_ = 0;
         if (sub_) {
             session_.reactor().unwatch_fd(sub_->fd());
             sub_.reset();
         }
+    };
+    if (on_progress_thread()) return teardown();
+    std::promise<void> closed;
+    session_.post([&] {
+        teardown();
         closed.set_value();
     });
     closed.get_future().wait();
+}
+
+void ClientEvents::post_open(std::function<void(bool open)> fn) {
+    session_.post([open = open_, fn = std::move(fn)] { fn(open->load()); });
 }
 
 bool ClientEvents::on_progress_thread() const {
@@ -91,13 +107,20 @@ bool ClientEvents::on_progress_thread() const {
 }
 
 EventChain::Post ClientEvents::poster() {
-    return [this](std::function<void()> fn) { session_.post(std::move(fn)); };
+    // A chain continues (a handler completed) only while this object is open: it reads the
+    // registry.
+    return [&session = session_, open = open_](std::function<void()> fn) {
+        session.post([open, fn = std::move(fn)] {
+            if (*open) fn();
+        });
+    };
 }
 
 // --- registration ------------------------------------------------------------------------------
 
 void ClientEvents::register_handler(EventHandler h, Registered done) {
-    session_.post([this, h = std::move(h), done = std::move(done)]() mutable {
+    post_open([this, h = std::move(h), done = std::move(done)](bool open) mutable {
+        if (!open) return done(PMIX_ERR_INIT, 0);
         if (!sub_) {  // no broker: events of this process only
             std::size_t id = 0;
             const pmix_status_t rc = registry_.add(std::move(h), id);
@@ -115,9 +138,9 @@ void ClientEvents::register_handler(EventHandler h, Registered done) {
 void ClientEvents::with_streams(std::function<void(pmix_status_t)> then) {
     if (have_streams_) return then(PMIX_SUCCESS);
     session_.request(msg::EventStreamsQuery{id_.me}, kRegisterTimeoutMs,
-                     [this, alive = std::weak_ptr<void>(alive_), then = std::move(then)](
-                         pmix_status_t status, const Envelope *env) mutable {
-                         if (alive.expired()) return then(PMIX_ERR_LOST_CONNECTION);
+                     [this, open = open_, then = std::move(then)](pmix_status_t status,
+                                                                  const Envelope *env) mutable {
+                         if (!*open) return then(PMIX_ERR_LOST_CONNECTION);
                          if (status == PMIX_SUCCESS) {
                              try {
                                  auto s = env->as<msg::EventStreams>();
@@ -133,22 +156,22 @@ void ClientEvents::with_streams(std::function<void(pmix_status_t)> then) {
 }
 
 void ClientEvents::observe(std::vector<pmix_status_t> codes, Observer fn) {
-    session_.post([this, codes = std::move(codes), fn = std::move(fn)]() mutable {
-        observers_.emplace_back(std::move(codes), std::move(fn));
+    post_open([this, codes = std::move(codes), fn = std::move(fn)](bool open) mutable {
+        if (open) observers_.emplace_back(std::move(codes), std::move(fn));
     });
 }
 
 void ClientEvents::after(std::vector<pmix_status_t> codes, Outcome fn) {
-    session_.post([this, codes = std::move(codes), fn = std::move(fn)]() mutable {
-        outcomes_.emplace_back(std::move(codes), std::move(fn));
+    post_open([this, codes = std::move(codes), fn = std::move(fn)](bool open) mutable {
+        if (open) outcomes_.emplace_back(std::move(codes), std::move(fn));
     });
 }
 
 void ClientEvents::follow(std::function<void()> done) {
     if (!done) done = [] {};
     if (following_) return session_.post(std::move(done));
-    session_.post([this, done = std::move(done)]() mutable {
-        if (!sub_) return done();
+    post_open([this, done = std::move(done)](bool open) mutable {
+        if (!open || !sub_) return done();
         with_streams([this, done = std::move(done)](pmix_status_t status) mutable {
             if (status != PMIX_SUCCESS) {
                 spdlog::warn("pmix client: cannot follow the library's events: status {}", status);
@@ -213,9 +236,9 @@ void ClientEvents::subscribe_and_register(std::size_t id, std::vector<std::strin
     if (!sync.empty()) sub_->subscribe(msg::topic::sync(sync), true);
     session_.request(msg::EventRegister{id_.me, sync, streams, std::move(codes), enviro},
                      kRegisterTimeoutMs,
-                     [this, alive = std::weak_ptr<void>(alive_), id, sync, done = std::move(done)](
-                         pmix_status_t status, const Envelope *env) {
-                         if (alive.expired()) return done(PMIX_ERR_LOST_CONNECTION, 0);
+                     [this, open = open_, id, sync, done = std::move(done)](pmix_status_t status,
+                                                                            const Envelope *env) {
+                         if (!*open) return done(PMIX_ERR_LOST_CONNECTION, 0);
                          if (!sync.empty() && sub_) sub_->subscribe(msg::topic::sync(sync), false);
                          msg::EventRegistered reg;
                          if (status == PMIX_SUCCESS) {
@@ -251,7 +274,11 @@ void ClientEvents::subscribe_and_register(std::size_t id, std::vector<std::strin
 }
 
 void ClientEvents::deregister(std::size_t id, OpDone done) {
-    auto work = [this, id, done = std::move(done)] {
+    auto work = [this, id, done = std::move(done)](bool open) {
+        if (!open) {
+            if (done) done(PMIX_ERR_INIT);
+            return;
+        }
         // A handler for environment events: the broker tells a host when no handler wants its
         // codes any more.
         if (const EventHandler *h = registry_.find(id); h && h->enviro_level && sub_)
@@ -262,9 +289,9 @@ void ClientEvents::deregister(std::size_t id, OpDone done) {
         if (done) done(found ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND);
     };
     if (on_progress_thread()) {
-        work();
+        work(open_->load());
     } else {
-        session_.post(std::move(work));
+        post_open(std::move(work));
     }
 }
 
@@ -305,7 +332,8 @@ void ClientEvents::notify(msg::Event ev, bool do_not_cache, OpDone done) {
         session_.post([status, done = std::move(done)] { done(status); });
         return;
     }
-    session_.post([this, ev = std::move(ev), done = std::move(done)]() mutable {
+    post_open([this, ev = std::move(ev), done = std::move(done)](bool open) mutable {
+        if (!open) return done(PMIX_ERR_INIT);
         if (!sub_ && ev.range == PMIX_RANGE_RM) return done(PMIX_ERR_UNREACH);
         run_chain(ev);
         done(PMIX_SUCCESS);
@@ -313,7 +341,9 @@ void ClientEvents::notify(msg::Event ev, bool do_not_cache, OpDone done) {
 }
 
 void ClientEvents::raise_local(msg::Event ev) {
-    session_.post([this, ev = std::move(ev)] { run_chain(ev); });
+    post_open([this, ev = std::move(ev)](bool open) {
+        if (open) run_chain(ev);
+    });
 }
 
 // --- delivery ----------------------------------------------------------------------------------
@@ -350,9 +380,8 @@ void ClientEvents::recover(const StreamTracker::Gap &gap) {
     spdlog::debug("pmix client: events {}#{}..{} missed, asking the broker", gap.stream, gap.from,
                   gap.to);
     session_.request(msg::EventResend{gap.stream, gap.from, gap.to}, kRegisterTimeoutMs,
-                     [this, alive = std::weak_ptr<void>(alive_), gap](pmix_status_t status,
-                                                                      const Envelope *env) {
-                         if (alive.expired()) return;
+                     [this, open = open_, gap](pmix_status_t status, const Envelope *env) {
+                         if (!*open) return;
                          std::vector<msg::Event> events;
                          if (status == PMIX_SUCCESS) {
                              try {
@@ -391,7 +420,7 @@ void ClientEvents::send_acks() {
     // Acknowledgements only let the broker drop job events it retains for us: one message per
     // few milliseconds does that as well as one per event, and keeps bursts cheap. Events it
     // does not keep (PMIX_EVENT_DO_NOT_CACHE, environment events) need none.
-    if (ack_timer_ || to_ack_.empty()) return;
+    if (ack_timer_ || to_ack_.empty() || !*open_) return;
     ack_timer_ = session_.reactor().after(kAckDelay, [this] {
         ack_timer_ = 0;
         flush_acks();

@@ -9,6 +9,13 @@
 // subscription reached it, with the streams' heads and their cached events, which go to the new
 // handler only. Live events then pass the StreamTracker (in order, once, gaps recovered) and run
 // the handler chain.
+//
+// Its end (close(), PMIx_Finalize): the progress thread drops the socket and the timer, and every
+// task, request answer or handler completion still queued for it finds it closed and does
+// nothing (or fails its caller's callback with PMIX_ERR_INIT). Closing waits for the progress
+// thread, so it is done by the owner, off that thread, before the session stops; afterwards the
+// object holds nothing of the progress thread's and may be freed on any thread (by another
+// thread's call that still held it).
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -35,7 +42,11 @@ class ClientEvents {
         bool tool = false;       // a tool acts for the runtime: no client rule binds its events
     };
     ClientEvents(Session &session, Identity id);
-    ~ClientEvents();  // not on the progress thread
+    // Once closed: frees, never waits. Not closed yet: closes (so not on the progress thread).
+    ~ClientEvents();
+    // Waits for the progress thread to run the teardown, so that it is past whatever handler
+    // is running now (on the progress thread itself: at once). Idempotent; not concurrent.
+    void close();
 
     using Registered = std::function<void(pmix_status_t, std::size_t id)>;
     using OpDone = std::function<void(pmix_status_t)>;
@@ -75,11 +86,15 @@ class ClientEvents {
     std::vector<std::pair<std::vector<pmix_status_t>, Outcome>> outcomes_;
     std::uint64_t next_sync_ = 1;
     std::map<std::size_t, std::map<std::string, std::uint64_t>> replayed_upto_;
-    std::set<std::string> to_ack_;  // streams with events delivered and not yet acknowledged
-    Reactor::TimerId ack_timer_ = 0;
-    // Reset when this object goes: request callbacks that outlive it do nothing.
-    std::shared_ptr<void> alive_ =
-        std::make_shared<int>(0);  // acknowledgements are sent a little later, together
+    std::set<std::string> to_ack_;    // streams with events delivered and not yet acknowledged
+    Reactor::TimerId ack_timer_ = 0;  // acknowledgements are sent a little later, together
+    bool closed_ = false;             // close() was called (its caller's thread)
+    // False once closed (on the progress thread): what was posted or requested and outlives
+    // the open object holds this, not the object, and does nothing.
+    const std::shared_ptr<std::atomic<bool>> open_ = std::make_shared<std::atomic<bool>>(true);
+
+    // Runs `fn(open)` on the progress thread; `fn` touches this object only when open.
+    void post_open(std::function<void(bool open)> fn);
 
     void add_registered(EventHandler h, Registered done);
     // `codes`, `enviro`: the handler's (msg::EventRegister), for a host's register_events.

@@ -24,7 +24,7 @@ using client::ClientEvents;
 using client::EventHandler;
 using client::LocalEvent;
 
-// Guards `events` against a concurrent finalize; calls hold it only to take a reference.
+// Guards `g_events` against a concurrent finalize; calls hold it only to take a reference.
 std::mutex g_mu;
 std::shared_ptr<ClientEvents> g_events;
 
@@ -69,9 +69,14 @@ void events_stop() {
     std::shared_ptr<ClientEvents> ev;
     {
         std::lock_guard lock(g_mu);
-        ev = std::move(g_events);
+        ev = std::move(g_events);  // from here every call (a handler's too) gets PMIX_ERR_INIT
     }
-    ev.reset();  // closes its socket on the progress thread (waits for it)
+    if (!ev) return;
+    // Closed here, on the finalizing thread, while the progress thread still runs: a handler
+    // that took the object before finalize ran to its end first, so it never holds the last
+    // reference of an open object (whose teardown would wait on the thread running it) nor
+    // sees it freed under its caller. Another thread's call may still hold it: it frees it.
+    ev->close();
 }
 
 void events_model_declared(const pmix_info_t info[], size_t ninfo) {
