@@ -1254,8 +1254,8 @@ static void on_alarm(int sig) {
  * affected procs); a job this host spawned stopped in init (its spawner asked for it), and with
  * --release-ready any job, is released by the host (PMIx_Notify_event of PMIX_DEBUGGER_RELEASE),
  * as a resource manager relays its debugger's release. The host finalizes once no such handler
- * runs (ready_handlers): the library's PMIx_Finalize must not race with its handler's call into
- * it. */
+ * runs (ready_handlers): a handler must complete (cbfunc) before PMIx_Finalize returns
+ * (docs/events.md, "Handlers and PMIx_Finalize"). */
 static int ready_handlers; /* under mu */
 static pthread_cond_t ready_cv = PTHREAD_COND_INITIALIZER;
 
