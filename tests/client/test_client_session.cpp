@@ -91,12 +91,14 @@ struct TwoRankBroker {
     TempDir tmp;
     std::unique_ptr<Broker> broker;
     explicit TwoRankBroker(const std::string &tcp = {}, const std::string &secret = {},
-                           int heartbeat_ivl_ms = 5000, int heartbeat_timeout_ms = 30000) {
+                           int heartbeat_ivl_ms = 5000, int heartbeat_timeout_ms = 30000,
+                           int handshake_timeout_ms = 5000) {
         Config c;
         c.run_dir = tmp.path + "/run";
         c.tcp = tcp;
         c.tcp_heartbeat_ivl_ms = heartbeat_ivl_ms;
         c.tcp_heartbeat_timeout_ms = heartbeat_timeout_ms;
+        c.tcp_handshake_timeout_ms = handshake_timeout_ms;
         broker = std::make_unique<Broker>(c);
         broker->add_actor<Registrar>(std::vector{two_ranks(), another_job()}, secret);
         broker->start();
@@ -673,7 +675,9 @@ bool ended_within_5s(int fd) {
 // completes its handshake, one that completes it and goes silent. A client that is idle but
 // alive PINGs the broker itself and stays.
 BOOST_AUTO_TEST_CASE(silent_tcp_peers_are_dropped_and_idle_clients_stay) {
-    TwoRankBroker b("tcp://127.0.0.1:*", "s3cret", 50, 300);
+    // A handshake may take 1 s: well inside the 5 s the test gives the broker to drop the peer
+    // that never starts one (at the default 5 s, the two raced).
+    TwoRankBroker b("tcp://127.0.0.1:*", "s3cret", 50, 300, 1000);
     const std::string uri = b.broker->tcp_uri();
     ClientStore store;
     const auto keys = CurveKeypair::parse(b.broker->tcp_keys());
