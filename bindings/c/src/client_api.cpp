@@ -404,9 +404,15 @@ std::optional<pmix_status_t> node_key(Process &c, const pmix_proc_t &p, const ch
         at = job.nodes.begin() + *id;
         host = *at;
     }
-    if (msg::JobInfo mine; job_of(c, c.me.nspace, mine) && c.me.rank < mine.procs.size() &&
-                           mine.procs[c.me.rank].hostname == *host)
-        return std::nullopt;
+    // The caller's own node: its cached PMIX_HOSTNAME (no copy of its whole job).
+    pmix_proc_t own;
+    PMIX_LOAD_PROCID(&own, c.me.nspace, PMIX_RANK_WILDCARD);
+    if (pmix_value_t *mine = nullptr; get_cached(c, own, PMIX_HOSTNAME, &mine) == PMIX_SUCCESS) {
+        const bool here =
+            mine->type == PMIX_STRING && mine->data.string && *host == mine->data.string;
+        PMIX_VALUE_RELEASE(mine);
+        if (here) return std::nullopt;
+    }
     std::vector<std::uint32_t> ranks;
     for (const msg::ProcInfo &pi : job.procs)
         if (pi.hostname == *host) ranks.push_back(pi.rank);
