@@ -298,6 +298,18 @@ void Session::complete_locked(std::unique_lock<std::mutex> &, std::uint64_t id,
 }
 
 void Session::connection_lost() {
+    // The event stream ended first, but the broker's last answers may still wait unread on the
+    // request connection (a broker that stops answers, then closes both): they are read before
+    // what is left fails. A reader holding the role reads them, and sees the end itself; until
+    // it lets go, look again shortly (readers wait with deadlines).
+    if (conn_ && !read_mu_.try_lock()) {
+        reactor_.after(std::chrono::milliseconds(5), [this] { connection_lost(); });
+        return;
+    }
+    if (conn_) {
+        (void)read_available();
+        read_mu_.unlock();
+    }
     mark_lost();
 }
 

@@ -369,6 +369,42 @@ BOOST_AUTO_TEST_CASE(requests_are_answered_and_the_brokers_end_fails_pending_one
                PMIX_ERR_LOST_CONNECTION);
 }
 
+// A broker that stops answers what it holds, closes the request connection, then the event
+// stream. A client that sees the event stream end first (its progress thread busy, as here) still
+// reads that answer: the request succeeds, and only then is the connection lost.
+BOOST_AUTO_TEST_CASE(an_answer_sent_before_the_broker_stopped_is_not_lost) {
+    FakeBroker fake;
+    ClientStore store;
+    Session session(store, fake.uri, 5000);
+    std::promise<void> release;
+    session.reactor().post([released = release.get_future().share()] { released.wait(); });
+    auto p = std::make_shared<std::promise<pmix_status_t>>();
+    auto f = p->get_future();
+    session.request(msg::ModexGet{{"ns", 1}, "k", 0, {}}, 5000,
+                    [p](pmix_status_t s, const Envelope *) { p->set_value(s); });
+    zmq::pollitem_t item{fake.router.handle(), 0, ZMQ_POLLIN, 0};
+    BOOST_REQUIRE(zmq::poll(&item, 1, 5000ms) == 1);
+    std::vector<zmq::message_t> frames;
+    do {
+        frames.emplace_back();
+        (void)fake.router.recv(frames.back());
+    } while (frames.back().more());
+    BOOST_REQUIRE(frames.size() >= 2u);
+    const std::uint64_t id = decode(frames.back()).id;
+    fake.router.send(frames.front(), zmq::send_flags::sndmore);
+    fake.router.send(encode(msg::Ok::type, id, msg::Ok{}), zmq::send_flags::none);
+    // Closed with a linger: once the context is gone, the answer is in the client's socket.
+    fake.router.set(zmq::sockopt::linger, 5000);
+    fake.router.close();
+    fake.ctx.close();
+    session.connection_lost();  // what the event stream's end tells the session
+    release.set_value();
+    BOOST_REQUIRE(f.wait_for(5s) == std::future_status::ready);
+    BOOST_TEST(f.get() == PMIX_SUCCESS);
+    BOOST_TEST(session.call(msg::ModexGet{{"ns", 1}, "k", 0, {}}, 0).status ==
+               PMIX_ERR_LOST_CONNECTION);
+}
+
 // Blocking callers read the connection themselves, one at a time: a caller whose answer comes
 // first must not wait for one that is still waiting, and a callback must not wait for either.
 BOOST_AUTO_TEST_CASE(blocking_callers_and_callbacks_share_the_connection) {
