@@ -232,10 +232,10 @@ void Broker::add_standard_actors() {
     if (config_.hosted) registry_->send_tools_to_host();
     launcher_ = &add_actor_on<Launcher>(
         launcher_reactor_,
-        Launcher::Settings{run_dir_, uri_, node_, config_.kill_grace_ms,
-                           config_.client_write_timeout_ms, config_.group_timeout_ms,
-                           watchdog_.get(), config_.output_window_bytes, config_.hosted,
-                           config_.hosted ? &namespaces_ : nullptr},
+        Launcher::Settings{
+            run_dir_, uri_, node_, config_.kill_grace_ms, config_.client_write_timeout_ms,
+            config_.group_timeout_ms, watchdog_.get(), config_.output_window_bytes, config_.hosted,
+            config_.hosted && config_.host_spawns, config_.hosted ? &namespaces_ : nullptr},
         brokers_);
     add_actor<JobCoordinator>(brokers_);
     add_actor<ModexStore>(namespaces_, brokers_, std::chrono::milliseconds(config_.get_timeout_ms));

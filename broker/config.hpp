@@ -108,6 +108,9 @@ struct Config {
     // library to, PMIX_SERVER_ENABLE_MONITORING); the broker's monitors' alerts also go to the
     // host (its notify_event).
     bool monitor_by_host = false, monitor_alerts_to_host = false;
+    // Hosted: the host has a spawn upcall, which starts tools' jobs too (else the broker's own
+    // launcher does).
+    bool host_spawns = false;
 };
 
 struct ConfigError : std::runtime_error {

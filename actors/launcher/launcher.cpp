@@ -141,7 +141,13 @@ void Launcher::launch(const Envelope &env, msg::Launch &m) {
 // PMIx_Spawn: the spawner must be a running rank of a job of ours, whose tree the child joins.
 void Launcher::spawn(const Envelope &env, msg::Spawn &m) {
     if (env.peer.tcp) return reply_error(env, PMIX_ERR_NO_PERMISSIONS, "spawn over tcp refused");
-    if (env.session && !env.session->is_client()) return tool_spawn(env, m);
+    if (env.session && !env.session->is_client()) {
+        // A tool of a resource manager asks it, as under OpenPMIx: the host places and starts
+        // its processes (debugger daemons beside their target) and names the job.
+        if (settings_.host_spawns)
+            return send("host", msg::HostSpawn{std::move(m), env.from, env.id});
+        return tool_spawn(env, m);
+    }
     if (m.debugger_daemons)
         return reply_error(env, PMIX_ERR_NOT_SUPPORTED, "only a tool co-launches debugger daemons");
     auto parent = jobs_.find(m.parent.nspace);

@@ -79,6 +79,9 @@ class Launcher : public Actor {
         // Under a host (the server library): a spawn by a rank of a job the host started goes
         // to the host's spawn upcall (msg::HostSpawn).
         bool hosted = false;
+        // Under a host with a spawn upcall: a tool's spawn goes there too (else this launcher
+        // starts the tool's job itself).
+        bool host_spawns = false;
         // Under a host: the broker's namespace table, where the jobs the host registered are
         // (their ranks stopping for a debugger are counted here: debug_stop.cpp). Else null.
         const NamespaceTable *namespaces = nullptr;

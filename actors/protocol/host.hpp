@@ -129,9 +129,9 @@ struct HostDeregisterEvents {
     ZPMIX_MSG_MAP(proc, codes);
 };
 
-// launcher -> host: a hosted client's PMIx_Spawn (the spawn upcall), answered to `peer` under `id`
-// as the launcher would: a LaunchReply with the new namespace (no pids: the host started them),
-// or an ErrorReply (PMIX_ERR_NOT_SUPPORTED without the upcall).
+// launcher -> host: a hosted client's or a tool's PMIx_Spawn (the spawn upcall), answered to `peer`
+// under `id` as the launcher would: a LaunchReply with the new namespace (no pids: the host started
+// them), or an ErrorReply (PMIX_ERR_NOT_SUPPORTED without the upcall).
 struct HostSpawn {
     static constexpr const char *type = "host.spawn";
     Spawn request;

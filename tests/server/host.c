@@ -595,8 +595,9 @@ static pmix_status_t spawn_fn(const pmix_proc_t *proc, const pmix_info_t job_inf
         if (PMIX_CHECK_KEY(&job_info[i], PMIX_DEBUG_STOP_IN_INIT) ||
             PMIX_CHECK_KEY(&job_info[i], PMIX_DEBUG_STOP_IN_APP))
             stops[nstops++] = &job_info[i];
-    say("upcall spawn %u napps %zu np %d cmd %s%s%s\n", proc->rank, napps, np,
-        napps ? apps[0].cmd : "-", nstops ? " with " : "", nstops ? stops[0]->key : "");
+    say("upcall spawn %u napps %zu np %d cmd %s%s%s by %s\n", proc->rank, napps, np,
+        napps ? apps[0].cmd : "-", nstops ? " with " : "", nstops ? stops[0]->key : "",
+        proc->nspace);
     pthread_mutex_lock(&mu);
     bool room = nspawned + np <= MAX_SPAWNED;
     int job = nspawned_jobs++;

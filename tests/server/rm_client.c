@@ -22,7 +22,9 @@
  *                             host's server by HOW (pid: the host's, its parent; nspace: this
  *                             job's; uri: this client's server; several, comma-separated, one
  *                             tool each in turn), with none of this client's environment;
- *                             `tool HOW iof`: the tool pulls the job's output, pushes input
+ *                             `tool HOW iof`: the tool pulls the job's output, pushes input;
+ *                             `tool HOW spawn`: the tool spawns a rank of `init`
+ *   server_rm_client init     PMIx_Init and PMIx_Finalize only
  * Prints "rank R ok" when its scenario held; what went wrong on stderr. */
 #include <pmix.h>
 
@@ -350,6 +352,8 @@ int main(int argc, char **argv) {
         allocation();
     else if (strcmp(mode, "ptable") == 0)
         proc_table();
+    else if (strcmp(mode, "init") == 0)
+        ; /* PMIx_Init and PMIx_Finalize only: a job a tool spawned */
     else if (strcmp(mode, "tool") == 0 && argc > 2 && me.rank == 0) {
         char hows[64];
         snprintf(hows, sizeof hows, "%s", argv[2]);

@@ -1,12 +1,13 @@
 /* A tool of the server-library tests (tests/server): attaches to a host's server as to
  * `zpmix broker`, standard API only.
- *   server_rm_tool pid PID | nspace NSPACE | uri URI [iof|query]   how it finds the server
+ *   server_rm_tool pid PID | nspace NSPACE | uri URI [iof|query|spawn]   how it finds the server
  * It says the name it got ("tool named NSPACE.RANK"), queries the job's process table (the job:
  * $TOOL_JOB, else host-job; "tool proc table STATUS rows N with pids P"), pauses the job through
  * job control ("tool pause: STATUS host results N", N the host's results that came back; not with
  * query), and finalizes. A refused attachment: "tool refused: STATUS", exit 0. With iof instead: it
  * pulls the job's stdout, tagged ("tool got: DATA" for what the host delivers), and pushes a line
- * to rank 0's stdin ("tool push: STATUS"); NO_HOST set: no output is waited for. */
+ * to rank 0's stdin ("tool push: STATUS"); NO_HOST set: no output is waited for. With spawn
+ * instead: it spawns one rank of `server_rm_client init` ("tool spawn: STATUS nspace NSPACE"). */
 #include <pmix_tool.h>
 
 #include <stdbool.h>
@@ -55,6 +56,27 @@ static int iof(void) {
     return got || no_host ? 0 : 1;
 }
 
+/* PMIx_Spawn of one rank of server_rm_client (next to this program) in its mode "init". */
+static int spawn(const char *self) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s", self);
+    char *slash = strrchr(cmd, '/');
+    snprintf(slash ? slash + 1 : cmd, sizeof cmd - (size_t)(slash ? slash + 1 - cmd : 0),
+             "server_rm_client");
+    char mode[] = "init";
+    char *args[] = {cmd, mode, NULL};
+    pmix_app_t app;
+    PMIX_APP_CONSTRUCT(&app);
+    app.cmd = cmd;
+    app.argv = args;
+    app.maxprocs = 1;
+    pmix_nspace_t child = "";
+    pmix_status_t rc = PMIx_Spawn(NULL, 0, &app, 1, child);
+    printf("tool spawn: %s nspace %s\n", PMIx_Error_string(rc), child);
+    fflush(stdout);
+    return rc == PMIX_SUCCESS ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: server_rm_tool pid PID | nspace NSPACE | uri URI\n");
@@ -79,6 +101,10 @@ int main(int argc, char **argv) {
     printf("tool named %s.%u\n", me.nspace, me.rank);
     if (argc > 3 && strcmp(argv[3], "iof") == 0) {
         int bad = iof();
+        return PMIx_tool_finalize() == PMIX_SUCCESS ? bad : 1;
+    }
+    if (argc > 3 && strcmp(argv[3], "spawn") == 0) {
+        int bad = spawn(argv[0]);
         return PMIx_tool_finalize() == PMIX_SUCCESS ? bad : 1;
     }
 

@@ -149,6 +149,29 @@ BOOST_AUTO_TEST_CASE(tools_without_the_upcalls) {
     BOOST_CHECK_EQUAL(h.count("tool pause: PMIX_ERR_NOT_SUPPORTED host results 0"), 1u);
 }
 
+// A tool's PMIx_Spawn reaches the host's spawn upcall, the tool (by the host's name for it) as
+// the parent; the host starts the job, whose rank runs, and names it. Without the upcall the
+// broker's own launcher starts the tool's job (no upcall is called).
+BOOST_AUTO_TEST_CASE(tool_spawn_through_the_hosts_upcall) {
+    {
+        HostRun h({"--tools", "-n", "1", kClient, "tool", "pid", "spawn"});
+        BOOST_CHECK_EQUAL(h.exit_code(), 0);
+        BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+        BOOST_CHECK_EQUAL(h.count("upcall spawn 0 napps 1 np 1 cmd "), 1u);
+        BOOST_CHECK_EQUAL(h.count(" by host-tool-1\n"), 1u);
+        BOOST_CHECK_EQUAL(h.count("tool spawn: PMIX_SUCCESS nspace host-job-spawned-0\n"), 1u);
+        BOOST_CHECK_EQUAL(h.count("rank 0 ok"), 2u);  // the job's, and the spawned job's
+    }
+    {
+        HostRun h({"--null-upcalls", "--tools", "-n", "1", kClient, "tool", "pid", "spawn"},
+                  {"NO_HOST=1"});
+        BOOST_CHECK_EQUAL(h.exit_code(), 0);
+        BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+        BOOST_CHECK_EQUAL(h.count("upcall spawn"), 0u);
+        BOOST_CHECK_EQUAL(h.count("tool spawn: PMIX_SUCCESS nspace "), 1u);
+    }
+}
+
 // A tool's pull of the job's output reaches iof_pull; what the host delivers
 // (PMIx_server_IOF_deliver) reaches the tool, tagged; its input reaches push_stdin. Without the
 // upcalls the pull still works (nothing comes) and the input is not supported.

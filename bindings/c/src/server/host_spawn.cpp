@@ -1,12 +1,15 @@
-// The host's spawn upcall: a hosted client's PMIx_Spawn. The launcher hands the request over
-// (msg::HostSpawn) when the spawner's job is the host's; the host starts the new job as it
+// The host's spawn upcall: a hosted client's or a tool's PMIx_Spawn. The launcher hands the
+// request over (msg::HostSpawn) when the spawner's job is the host's, and every tool's (the parent
+// is the tool, by the name tool_connected gave it); the host starts the new job as it
 // started the spawner's (register_nspace, register_client, setup_fork, then its processes) and
 // calls back with the new namespace, which PMIx_Spawn returns. The request goes to the host as
 // the standard's job_info and apps, rebuilt from what the client's PMIx_Spawn read:
 // PMIX_NOTIFY_COMPLETION, PMIX_SPAWN_TIMEOUT, PMIX_JOB_TIMEOUT, PMIX_MAPBY, PMIX_BINDTO,
-// PMIX_HOST, PMIX_ADD_HOST, PMIX_SPAWN_CHILD_SEP, the debugger's stops, PMIX_FWD_STDOUT/ERR; each
-// app's cmd, argv, env (PMIX_SETUP_APP_ENVARS's first), cwd, maxprocs, and PMIX_PREFIX and
-// PMIX_SET_SESSION_CWD as its infos. Without the upcall: PMIX_ERR_NOT_SUPPORTED at once.
+// PMIX_HOST, PMIX_ADD_HOST, PMIX_SPAWN_CHILD_SEP, the debugger's stops, PMIX_FWD_STDOUT/ERR, a
+// tool's debugger daemons (PMIX_DEBUGGER_DAEMONS, PMIX_DEBUG_TARGET,
+// PMIX_DEBUG_DAEMONS_PER_NODE/_PER_PROC); each app's cmd, argv, env (PMIX_SETUP_APP_ENVARS's
+// first), cwd, maxprocs, and PMIX_PREFIX and PMIX_SET_SESSION_CWD as its infos. Without the upcall:
+// PMIX_ERR_NOT_SUPPORTED at once.
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -63,7 +66,7 @@ std::string host_list(const std::vector<std::string> &hosts) {
 std::shared_ptr<SpawnLent> lend_spawn(const msg::Spawn &m) {
     auto lent = std::make_shared<SpawnLent>();
     auto &ji = lent->job_info;
-    ji.reserve(16);
+    ji.reserve(20);
     if (m.notify_completion) put_info(ji, PMIX_NOTIFY_COMPLETION, true, PMIX_BOOL);
     if (m.spawn_timeout_s > 0)
         put_info(ji, PMIX_SPAWN_TIMEOUT, static_cast<int>(m.spawn_timeout_s + 0.999), PMIX_INT);
@@ -80,6 +83,19 @@ std::shared_ptr<SpawnLent> lend_spawn(const msg::Spawn &m) {
     if (m.forward_output) {
         put_info(ji, PMIX_FWD_STDOUT, true, PMIX_BOOL);
         put_info(ji, PMIX_FWD_STDERR, true, PMIX_BOOL);
+    }
+    if (m.debugger_daemons) {
+        put_info(ji, PMIX_DEBUGGER_DAEMONS, true, PMIX_BOOL);
+        pmix_proc_t target;
+        PMIX_LOAD_PROCID(&target, m.debug_target.nspace.c_str(), m.debug_target.rank);
+        ji.emplace_back();
+        PMIX_INFO_LOAD(&ji.back(), PMIX_DEBUG_TARGET, &target, PMIX_PROC);
+        if (m.daemons_per_node > 0)
+            put_info(ji, PMIX_DEBUG_DAEMONS_PER_NODE,
+                     static_cast<std::uint16_t>(m.daemons_per_node), PMIX_UINT16);
+        if (m.daemons_per_proc > 0)
+            put_info(ji, PMIX_DEBUG_DAEMONS_PER_PROC,
+                     static_cast<std::uint16_t>(m.daemons_per_proc), PMIX_UINT16);
     }
     lent->app_data.resize(m.apps.size());
     lent->apps.resize(m.apps.size());

@@ -151,6 +151,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
         const bool library_monitors = flag_info(info, ninfo, PMIX_SERVER_ENABLE_MONITORING);
         config.monitor_by_host = module->monitor != nullptr && !library_monitors;
         config.monitor_alerts_to_host = library_monitors && module->notify_event != nullptr;
+        config.host_spawns = module->spawn != nullptr;
         config.node = string_info(info, ninfo, PMIX_HOSTNAME);  // "": the host name
         config.handle_signals = false;
         // The host's stderr is the host's (and often nowhere, as slurmstepd's): only warnings
