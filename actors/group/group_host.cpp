@@ -11,7 +11,10 @@
 // every contribution, as under `zpmix run`. A host that answers none has carried no data: the
 // members get this node's contributions only. Each part proposes a context id, and when the host
 // assigns none every node takes the least proposed, so the members agree on it (unique only among
-// this broker's; a host spanning nodes assigns it, as PRRTE's does).
+// this broker's; a host spanning nodes assigns it, as PRRTE's does). A construct that fails on a
+// node before its members are all in (one ended first, its timeout) still goes to the upcall, its
+// part saying the failure, so that the other nodes' members, who wait for the host's answer, fail
+// with it instead of waiting out their timeout.
 #include <algorithm>
 #include <map>
 
@@ -30,10 +33,11 @@ bool GroupTracker::hosted(const std::vector<msg::Proc> &members,
     return false;
 }
 
-void GroupTracker::ask_host(const std::string &key, const Op &op) {
+void GroupTracker::ask_host(const std::string &key, const Op &op, std::int32_t failed) {
     msg::HostGroup m{key, op.grp, op.destruct, op.members, op.timeout_ms, op.assign, {}};
     if (!op.destruct) {
         msg::GroupPart part = local_part(op);
+        part.status = failed;
         part.context_id = next_context_id();
         msgpack::sbuffer packed, bin;
         msgpack::pack(packed, part);
@@ -72,6 +76,11 @@ void GroupTracker::complete_from_parts(const std::string &key, Op &op,
     std::set<msg::Proc> left_out = op.left_out;
     bool assign = op.assign;
     std::uint64_t proposed = 0;
+    for (const auto &part : parts)
+        if (part.status != PMIX_SUCCESS) {
+            log().info("group {} fails on another of the host's nodes: {}", key, part.status);
+            return finish(key, part.status);
+        }
     for (auto &part : parts) {
         for (auto &c : part.contributions) {
             if (!member(c.proc)) {

@@ -252,7 +252,10 @@ void GroupTracker::complete_here(const std::string &key, Op &op, std::uint64_t c
 void GroupTracker::fail(const std::string &key, std::int32_t status) {
     auto it = ops_.find(key);
     if (it == ops_.end()) return;
-    if (it->second.brokers.empty()) return finish(key, status);
+    const Op &op = it->second;
+    if (op.to_host && !op.gathering && !op.destruct && op.here.size() != op.members.size())
+        ask_host(key, op, status);  // group_host.cpp: the other nodes fail with it
+    if (op.brokers.empty()) return finish(key, status);
     tree_.fail(key, status);  // the root's verdict comes back through verdict()
 }
 

@@ -165,7 +165,9 @@ class GroupTracker : public Actor {
     // something, the members left out, whether a context id is asked for.
     msg::GroupPart local_part(const Op &op) const;
     static std::vector<msg::GroupMember> local_contributions(const Op &op);
-    void ask_host(const std::string &key, const Op &op);
+    // `failed`: the part says this node's failure instead, so the other nodes' members, who wait
+    // for the host's answer, fail with it.
+    void ask_host(const std::string &key, const Op &op, std::int32_t failed = 0);
     void host_done(const Envelope &env, msg::HostGroupDone &m);
     // The host's answer carried every node's parts: the group is theirs together.
     void complete_from_parts(const std::string &key, Op &op, std::vector<msg::GroupPart> parts,

@@ -266,7 +266,10 @@ struct GroupPart {
     std::vector<Proc> left_out;
     bool assign_context_id = false;
     std::uint64_t context_id = 0;
-    ZPMIX_MSG_MAP(broker, contributions, left_out, assign_context_id, context_id);
+    // Under a host: this node's operation failed (a member ended first, its timeout); every
+    // node's members fail with this status. 0: none.
+    std::int32_t status = 0;
+    ZPMIX_MSG_MAP(broker, contributions, left_out, assign_context_id, context_id, status);
 };
 
 }  // namespace zpmix::msg
