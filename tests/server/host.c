@@ -18,6 +18,8 @@
  *                        mpirun does
  *     --enable-monitoring  PMIX_SERVER_ENABLE_MONITORING: the library monitors (as under mpirun)
  *     --tools            PMIX_SERVER_TOOL_SUPPORT: tools find the server by the host's pid
+ *     --system           PMIX_SERVER_SYSTEM_SUPPORT: the node's system server (tools also find it
+ *                        with PMIX_CONNECT_TO_SYSTEM)
  *     --inventory        collect the node's inventory first (PMIx_server_collect_inventory) and
  *                        report it as "inventory host H topology N bytes"
  *     --resources        (with --nodes 2) before the job, register resources beside it
@@ -80,6 +82,7 @@ static struct child children[MAX_RANKS]; /* by rank; only this node's are starte
 static int nranks, nnodes = 1, node;     /* node: which one this process is */
 static int refuse_rank = -1;
 static bool late_callbacks, double_callbacks, enable_monitoring, tool_support, inventory;
+static bool system_support;
 static bool resources;
 static char *inventory_xml; /* this node's topology, from collect_inventory */
 static bool forward_io, stop_in_init, release_ready;
@@ -1333,7 +1336,10 @@ static int run_node(bool null_upcalls, bool nodata, char **argv) {
     pmix_info_t init[4];
     load_string(&init[0], PMIX_SERVER_TMPDIR, tmpdir);
     PMIX_INFO_LOAD(&init[1], PMIX_SERVER_ENABLE_MONITORING, &enable_monitoring, PMIX_BOOL);
-    PMIX_INFO_LOAD(&init[2], PMIX_SERVER_TOOL_SUPPORT, &tool_support, PMIX_BOOL);
+    if (system_support)
+        PMIX_INFO_LOAD(&init[2], PMIX_SERVER_SYSTEM_SUPPORT, &system_support, PMIX_BOOL);
+    else
+        PMIX_INFO_LOAD(&init[2], PMIX_SERVER_TOOL_SUPPORT, &tool_support, PMIX_BOOL);
     load_string(&init[3], PMIX_HOSTNAME, node_name(node));
     pmix_proc_t early;
     PMIX_LOAD_PROCID(&early, nspace, 0);
@@ -1507,6 +1513,8 @@ int main(int argc, char **argv) {
             enable_monitoring = true;
         else if (strcmp(argv[i], "--tools") == 0)
             tool_support = true;
+        else if (strcmp(argv[i], "--system") == 0)
+            system_support = true;
         else if (strcmp(argv[i], "--inventory") == 0)
             inventory = true;
         else if (strcmp(argv[i], "--forward-io") == 0)

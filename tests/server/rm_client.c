@@ -20,7 +20,8 @@
  *                             in its row (the host's answer)
  *   server_rm_client tool HOW rank 0 runs server_rm_tool (next to it), which attaches to the
  *                             host's server by HOW (pid: the host's, its parent; nspace: this
- *                             job's; uri: this client's server; several, comma-separated, one
+ *                             job's; uri: this client's server; system: the node's system
+ *                             server, PMIX_CONNECT_TO_SYSTEM; several, comma-separated, one
  *                             tool each in turn), with none of this client's environment;
  *                             `tool HOW iof`: the tool pulls the job's output, pushes input;
  *                             `tool HOW spawn`: the tool spawns a rank of `init`
@@ -303,6 +304,8 @@ static void run_tool(const char *self, const char *how, const char *what) {
         snprintf(arg, sizeof arg, "%d", (int)getppid());
     } else if (strcmp(how, "nspace") == 0) {
         snprintf(arg, sizeof arg, "%s", me.nspace);
+    } else if (strcmp(how, "system") == 0) {
+        snprintf(arg, sizeof arg, "-");
     } else {
         const char *uri = getenv("ZPMIX_URI"); /* as PMIx_server_setup_fork gave it */
         CHECK(uri != NULL);

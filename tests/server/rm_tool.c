@@ -1,6 +1,7 @@
 /* A tool of the server-library tests (tests/server): attaches to a host's server as to
  * `zpmix broker`, standard API only.
- *   server_rm_tool pid PID | nspace NSPACE | uri URI [iof|query|spawn]   how it finds the server
+ *   server_rm_tool pid PID | nspace NSPACE | uri URI | system - [iof|query|spawn]
+ *                                      how it finds the server (system: PMIX_CONNECT_TO_SYSTEM)
  * It says the name it got ("tool named NSPACE.RANK"), queries the job's process table (the job:
  * $TOOL_JOB, else host-job; "tool proc table STATUS rows N with pids P"), pauses the job through
  * job control ("tool pause: STATUS host results N", N the host's results that came back; not with
@@ -84,10 +85,13 @@ int main(int argc, char **argv) {
     }
     pmix_info_t attach;
     pid_t pid = (pid_t)atoi(argv[2]);
+    bool yes_system = true;
     if (strcmp(argv[1], "pid") == 0)
         PMIX_INFO_LOAD(&attach, PMIX_SERVER_PIDINFO, &pid, PMIX_PID);
     else if (strcmp(argv[1], "nspace") == 0)
         PMIX_INFO_LOAD(&attach, PMIX_SERVER_NSPACE, argv[2], PMIX_STRING);
+    else if (strcmp(argv[1], "system") == 0)
+        PMIX_INFO_LOAD(&attach, PMIX_CONNECT_TO_SYSTEM, &yes_system, PMIX_BOOL);
     else
         PMIX_INFO_LOAD(&attach, PMIX_SERVER_URI, argv[2], PMIX_STRING);
     if (getenv("TOOL_JOB")) job = getenv("TOOL_JOB");

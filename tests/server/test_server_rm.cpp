@@ -129,6 +129,33 @@ BOOST_AUTO_TEST_CASE(tools_attach_through_tool_connected) {
     }
 }
 
+// A host that is the node's system server (PMIX_SERVER_SYSTEM_SUPPORT): a tool that asks for the
+// system's server (PMIX_CONNECT_TO_SYSTEM) attaches to it, in this user's base directory, where a
+// standalone `zpmix broker` would be, and nothing is left there after. With such a broker there,
+// the host's PMIx_server_init fails and says why.
+BOOST_AUTO_TEST_CASE(tools_reach_a_host_that_is_the_system_server) {
+    {
+        HostRun h({"--system", "-n", "2", kClient, "tool", "system"});
+        BOOST_CHECK_EQUAL(h.exit_code(), 0);
+        BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+        BOOST_CHECK_EQUAL(h.count(" ok"), 2u);
+        BOOST_CHECK_EQUAL(h.count("tool named host-tool-1"), 1u);
+        BOOST_CHECK_EQUAL(h.count("tool proc table PMIX_SUCCESS rows 2 with pids 2"), 1u);
+        BOOST_CHECK(!std::filesystem::exists(h.tmp.path + "/zpmix/broker.json"));
+    }
+    TempDir runtime("zpmix-system");
+    const std::string xdg = "XDG_RUNTIME_DIR=" + runtime.path;
+    Child broker({std::string(ZPMIX_BIN_DIR) + "/zpmix", "broker"}, {xdg});
+    BOOST_REQUIRE(
+        eventually([&] { return std::filesystem::exists(runtime.path + "/zpmix/broker.json"); }));
+    HostRun h({"--system", "-n", "1", kClient, "tool", "system"}, {xdg});
+    BOOST_CHECK_NE(h.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.count("upcall"), 0u);
+    BOOST_CHECK(h.child.err().find("is already running in " + runtime.path + "/zpmix") !=
+                std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(host_refuses_a_tool) {
     HostRun h({"--tools", "-n", "1", kClient, "tool", "pid"}, {"HOST_REFUSE_TOOLS=1"});
     BOOST_CHECK_EQUAL(h.exit_code(), 0);

@@ -808,6 +808,7 @@ pmix_status_t init_as(const std::string &uri, const std::string &nspace, std::ui
 extern "C" {
 
 PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo) {
+    c::log_to_stderr();
     Process &c = process();
     std::lock_guard lock(c.init_mu);
     if (c.refs > 0) {

@@ -1,6 +1,26 @@
 #include "process.hpp"
 
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
 namespace zpmix::c {
+
+void log_to_stderr() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        const auto current = spdlog::default_logger();
+        const auto &sinks = current->sinks();
+        const bool spdlogs_own =
+            current->name().empty() && sinks.size() == 1 &&
+            dynamic_cast<spdlog::sinks::stdout_color_sink_mt *>(sinks.front().get()) != nullptr;
+        if (!spdlogs_own) return;
+        auto logger = std::make_shared<spdlog::logger>(
+            "", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+        logger->set_level(current->level());
+        logger->flush_on(current->flush_level());
+        spdlog::set_default_logger(std::move(logger));
+    });
+}
 
 Process &process() {
     static Process *p = new Process;  // never destroyed: see process.hpp

@@ -54,6 +54,11 @@ struct Process {
 
 Process &process();
 
+// The library's diagnostics go to stderr: spdlog's own default logger writes to stdout, which is
+// the application's output (a job's results, a pipe). A process that set a logger of its own
+// keeps it. Called first by PMIx_Init, PMIx_tool_init and PMIx_server_init; once per process.
+void log_to_stderr();
+
 // The server library's, while it runs in this process: PMIx_Notify_event of the host publishes
 // through its broker with the source the host names (a host relays its other nodes' events), and
 // `done` follows. Set by PMIx_server_init, cleared by PMIx_server_finalize.

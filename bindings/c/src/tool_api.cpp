@@ -349,6 +349,7 @@ using namespace zpmix;
 extern "C" {
 
 PMIX_EXPORT pmix_status_t PMIx_tool_init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo) {
+    c::log_to_stderr();
     c::Tool &t = c::the_tool();
     std::lock_guard lock(t.mu);
     if (t.initialized) {

@@ -29,6 +29,7 @@
 #include "actors/protocol/events.hpp"
 #include "actors/protocol/host.hpp"
 #include "actors/protocol/job.hpp"
+#include "actors/protocol/rendezvous.hpp"
 #include "actors/protocol/shm/fence_board.hpp"
 #include "broker/broker.hpp"
 #include "client/values/pmix_helpers.hpp"
@@ -122,6 +123,7 @@ extern "C" {
 
 PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_info_t info[],
                                            size_t ninfo) {
+    c::log_to_stderr();
     ServerLibrary &s = state();
     std::unique_lock lock(s.mu);
     if (s.refs > 0) {
@@ -146,6 +148,21 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
         // The clients' uid, when it is not the host's (Slurm's stepd serves the job's user).
         if (auto uid = number_info(info, ninfo, PMIX_USERID))
             config.client_uid = static_cast<std::int64_t>(*uid);
+        // The node's system server: its broker is where a standalone `zpmix broker` would be,
+        // this user's base directory, where tools asking for the system's server
+        // (PMIX_CONNECT_TO_SYSTEM) and `zpmix run` look; one per base directory (a second, or a
+        // `zpmix broker` there, fails PMIx_server_init). Not for clients of another uid: that
+        // directory stays this user's.
+        if (flag_info(info, ninfo, PMIX_SERVER_SYSTEM_SUPPORT)) {
+            if (config.client_uid >= 0 &&
+                config.client_uid != static_cast<std::int64_t>(::getuid()))
+                spdlog::warn(
+                    "pmix server: PMIX_SERVER_SYSTEM_SUPPORT with clients of uid {}: "
+                    "not the system server (its directory is this user's)",
+                    config.client_uid);
+            else
+                config.run_dir = default_base_dir();
+        }
         config.hosted = true;
         // The host monitors its clients unless it asks the library to (mpirun does).
         const bool library_monitors = flag_info(info, ninfo, PMIX_SERVER_ENABLE_MONITORING);
