@@ -5,7 +5,8 @@
  *                            Init and Finalize (a fence would fail: rank R ended)
  *   server_client impostor   a forked copy with a wrong job secret is refused; then Init, Finalize
  *   server_client fence      a fence with data, each rank's value read by all, a barrier
- *   server_client dmodex     each rank reads every other's committed key without a fence
+ *   server_client dmodex     each rank reads every other's committed key without a fence that
+ *                            brings it (a barrier first, then put, then the Gets)
  *   server_client event      rank 0 notifies its namespace; the others' handlers hear it
  *   server_client enviro     each rank registers a handler for two environment events (the
  *                            host's register_events hears of them once), hears the host's
@@ -650,11 +651,16 @@ int main(int argc, char **argv) {
         }
         CHECK_RC(PMIx_Fence(&all, 1, NULL, 0));
     } else if (strcmp(mode, "dmodex") == 0) {
-        /* No fence: each rank's Get of another's key waits for its commit, brought by direct
-         * modex (from the other node through the host). */
+        /* No fence brings the data: each rank's Get of another's key waits for its commit, brought
+         * by direct modex (from the other node through the host). A barrier first (a fence that
+         * collects nothing): Slurm's stepds send a direct modex request to another node's stepd a
+         * few times only, which under load may not be listening yet when a rank runs. */
         pmix_value_t *v = get(me.nspace, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
         uint32_t size = v ? v->data.uint32 : 0;
         if (v) PMIX_VALUE_RELEASE(v);
+        pmix_proc_t job;
+        PMIX_LOAD_PROCID(&job, me.nspace, PMIX_RANK_WILDCARD);
+        CHECK_RC(PMIx_Fence(&job, 1, NULL, 0));
         char card[64];
         put_card();
         for (uint32_t r = 0; r < size; ++r) {
