@@ -39,7 +39,9 @@
  * A spawned job is registered with the debugger's stops its spawn upcall got (reported on the
  * "upcall spawn" line); when the library says it is ready for debug, the host, its debugger here,
  * releases it (PMIx_Notify_event of PMIX_DEBUGGER_RELEASE). Each node's READY_FOR_DEBUG is
- * reported as "ready for debug NSPACE ranks ..." (its affected procs).
+ * reported as "ready for debug NSPACE ranks ..." (its affected procs). When a spawned job's last
+ * process ended, the host deregisters it and, if its spawner asked (PMIX_NOTIFY_COMPLETION),
+ * raises PMIX_EVENT_JOB_END to the spawner ("job end ..."; spawned_job_ended).
  * Job control, monitoring, queries and logging: host_rm.c.
  *
  * Exit: the status of the first PMIx_Abort (as mpirun's); else 0 when every child exited 0,
@@ -137,9 +139,18 @@ const char *host_program(void) {
     return program;
 }
 
-/* The processes the spawn upcall started (spawn_fn), by their order of start. */
+/* The processes the spawn upcall started (spawn_fn), by their order of start, and their jobs:
+ * who spawned each, whether it asked to hear of the end (PMIX_NOTIFY_COMPLETION), how many of
+ * its processes run, how its first failing one ended. Under mu. */
 #define MAX_SPAWNED 16
 static struct child spawned[MAX_SPAWNED];
+static int spawned_job_of[MAX_SPAWNED]; /* by index in spawned */
+static struct spawned_job {
+    pmix_proc_t parent;
+    bool notify_completion, deregistered;
+    int live, exit_code; /* exit_code: the first non-zero one, 128 + signal when killed */
+    bool signalled;
+} spawned_jobs[MAX_SPAWNED];
 static int nspawned, spawned_live, nspawned_jobs;
 
 /* Which child a server_object is: the library must hand back what register_client got. */
@@ -594,18 +605,25 @@ static pmix_status_t spawn_fn(const pmix_proc_t *proc, const pmix_info_t job_inf
     /* The debugger's stops go with the new job's registration, as a resource manager's do. */
     const pmix_info_t *stops[2];
     size_t nstops = 0;
-    for (size_t i = 0; i < ninfo && nstops < 2; ++i)
-        if (PMIX_CHECK_KEY(&job_info[i], PMIX_DEBUG_STOP_IN_INIT) ||
-            PMIX_CHECK_KEY(&job_info[i], PMIX_DEBUG_STOP_IN_APP))
+    bool notify_completion = false;
+    for (size_t i = 0; i < ninfo; ++i)
+        if (nstops < 2 && (PMIX_CHECK_KEY(&job_info[i], PMIX_DEBUG_STOP_IN_INIT) ||
+                           PMIX_CHECK_KEY(&job_info[i], PMIX_DEBUG_STOP_IN_APP)))
             stops[nstops++] = &job_info[i];
+        else if (PMIX_CHECK_KEY(&job_info[i], PMIX_NOTIFY_COMPLETION))
+            notify_completion = PMIX_INFO_TRUE(&job_info[i]);
     say("upcall spawn %u napps %zu np %d cmd %s%s%s by %s\n", proc->rank, napps, np,
         napps ? apps[0].cmd : "-", nstops ? " with " : "", nstops ? stops[0]->key : "",
         proc->nspace);
     pthread_mutex_lock(&mu);
-    bool room = nspawned + np <= MAX_SPAWNED;
-    int job = nspawned_jobs++;
+    bool room = np >= 1 && nspawned + np <= MAX_SPAWNED && nspawned_jobs < MAX_SPAWNED;
+    int job = nspawned_jobs;
+    if (room) {
+        ++nspawned_jobs;
+        spawned_jobs[job] = (struct spawned_job){*proc, notify_completion, false, np, 0, false};
+    }
     pthread_mutex_unlock(&mu);
-    if (!room || np < 1) return PMIX_ERR_OUT_OF_RESOURCE;
+    if (!room) return PMIX_ERR_OUT_OF_RESOURCE;
     pmix_nspace_t child_ns;
     job_nspace(job, child_ns);
     char ranks[64] = "", *regex = NULL, *ppn = NULL;
@@ -633,6 +651,7 @@ static pmix_status_t spawn_fn(const pmix_proc_t *proc, const pmix_info_t job_inf
     for (size_t a = 0; a < napps; ++a)
         for (int k = 0; k < apps[a].maxprocs; ++k, ++rank) {
             pthread_mutex_lock(&mu);
+            spawned_job_of[nspawned] = job;
             struct child *c = &spawned[nspawned++];
             ++spawned_live;
             pthread_mutex_unlock(&mu);
@@ -665,8 +684,46 @@ static pmix_status_t spawn_fn(const pmix_proc_t *proc, const pmix_info_t job_inf
     return PMIX_SUCCESS;
 }
 
+/* A spawned job's last process ended: the host deregisters the job, and when its spawner asked
+ * (PMIX_NOTIFY_COMPLETION) raises PMIX_EVENT_JOB_END as PRRTE and ORTE do: from the host's own
+ * process, ranged to the spawner alone (PMIX_EVENT_CUSTOM_RANGE), the job (its wildcard rank) as
+ * the affected process, its termination status (PRRTE's: PMIX_SUCCESS, _JOB_NON_ZERO_TERM,
+ * _JOB_ABORTED_BY_SIG) and exit code (the first failing process's, 128 + signal), not for
+ * default handlers. The spawner runs on this node (a job runs where its spawner does here); a
+ * resource manager whose job ends on another node raises it where the spawner runs. Reported as
+ * "job end NSPACE to NSPACE:RANK status S exit E: RC". */
+static void spawned_job_ended(int job) {
+    pmix_nspace_t ns;
+    job_nspace(job, ns);
+    pthread_mutex_lock(&mu);
+    struct spawned_job j = spawned_jobs[job];
+    spawned_jobs[job].deregistered = true;
+    pthread_mutex_unlock(&mu);
+    PMIx_server_deregister_nspace(ns, NULL, NULL); /* done when it returns */
+    if (!j.notify_completion) return;
+    pmix_status_t term = j.exit_code == 0 ? PMIX_SUCCESS
+                         : j.signalled    ? PMIX_ERR_JOB_ABORTED_BY_SIG
+                                          : PMIX_ERR_JOB_NON_ZERO_TERM;
+    pmix_proc_t affected;
+    PMIX_LOAD_PROCID(&affected, ns, PMIX_RANK_WILDCARD);
+    bool yes = true;
+    pmix_info_t info[5];
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_CUSTOM_RANGE, &j.parent, PMIX_PROC);
+    PMIX_INFO_LOAD(&info[1], PMIX_EVENT_AFFECTED_PROC, &affected, PMIX_PROC);
+    PMIX_INFO_LOAD(&info[2], PMIX_JOB_TERM_STATUS, &term, PMIX_STATUS);
+    PMIX_INFO_LOAD(&info[3], PMIX_EXIT_CODE, &j.exit_code, PMIX_INT);
+    PMIX_INFO_LOAD(&info[4], PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
+    pmix_status_t rc =
+        PMIx_Notify_event(PMIX_EVENT_JOB_END, NULL, PMIX_RANGE_CUSTOM, info, 5, NULL, NULL);
+    for (int i = 0; i < 5; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+    say("job end %s to %s:%u status %d exit %d: %s\n", ns, j.parent.nspace, j.parent.rank, term,
+        j.exit_code, PMIx_Error_string(rc));
+}
+
 /* A spawned process ended: its job's bookkeeping. True when pid was one. */
 static bool reap_spawned(pid_t pid, int st) {
+    const int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    int ended_job = -1;
     bool found = false;
     pthread_mutex_lock(&mu);
     for (int i = 0; i < nspawned && !found; ++i)
@@ -675,9 +732,16 @@ static bool reap_spawned(pid_t pid, int st) {
             spawned[i].ended = true;
             --spawned_live;
             found = true;
+            struct spawned_job *j = &spawned_jobs[spawned_job_of[i]];
+            if (code != 0 && j->exit_code == 0) {
+                j->exit_code = code;
+                j->signalled = !WIFEXITED(st);
+            }
+            if (--j->live == 0) ended_job = spawned_job_of[i];
         }
     pthread_mutex_unlock(&mu);
-    if (found) say("spawned child exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    if (found) say("spawned child exit %d\n", code);
+    if (ended_job >= 0) spawned_job_ended(ended_job);
     return found;
 }
 
@@ -688,11 +752,15 @@ static int spawned_running(void) {
     return n;
 }
 
+/* The jobs whose processes did not all end (none started, or the host gives up). */
 static void deregister_spawned_jobs(void) {
     for (int j = 0; j < nspawned_jobs; ++j) {
         pmix_nspace_t ns;
         job_nspace(j, ns);
-        PMIx_server_deregister_nspace(ns, NULL, NULL);
+        pthread_mutex_lock(&mu);
+        bool gone = spawned_jobs[j].deregistered;
+        pthread_mutex_unlock(&mu);
+        if (!gone) PMIx_server_deregister_nspace(ns, NULL, NULL);
     }
 }
 

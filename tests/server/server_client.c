@@ -18,9 +18,15 @@
  *                            set (a host without it), PMIx_Spawn is PMIX_ERR_NOT_SUPPORTED; with
  *                            STOP_SPAWNED set, with PMIX_DEBUG_STOP_IN_INIT (the children wait in
  *                            PMIx_Init until the host releases them)
+ *   server_client jobend     every rank registers a handler for PMIX_EVENT_JOB_END; rank 0
+ *                            spawns as in spawn, with PMIX_NOTIFY_COMPLETION, and hears the
+ *                            child job's end from the host once, with the child's namespace as
+ *                            the affected proc ("heard job end NSPACE status S exit E"); then
+ *                            tells the others (an event of its namespace), which heard none
  *   server_client child      a spawned rank: its parent is rank 0 of the spawner's job; a fence
  *                            over its own job; connects to the parent and disconnects; with
- *                            STOP_SPAWNED set, its job information says PMIX_DEBUG_STOP_IN_INIT
+ *                            STOP_SPAWNED set, its job information says PMIX_DEBUG_STOP_IN_INIT;
+ *                            with CHILD_EXIT set, rank 1 exits with that status at its end
  *   server_client connect    every rank connects its whole job and disconnects; with
  *                            NO_CONNECT set (no upcall, the job across nodes), both are
  *                            PMIX_ERR_NOT_SUPPORTED
@@ -119,7 +125,11 @@ static void enviro_events(void) {
     CHECK_RC(PMIx_Fence(&all, 1, NULL, 0));
 }
 
-static void spawn_children(const char *self) {
+static pmix_nspace_t spawned_nspace; /* what rank 0's PMIx_Spawn returned */
+
+/* `notify`: with PMIX_NOTIFY_COMPLETION (true), else without (zpmix's PMIx_Spawn then asks for
+ * it all the same). */
+static void spawn_children(const char *self, bool notify) {
     if (me.rank != 0) return;
     pmix_app_t app;
     PMIX_APP_CONSTRUCT(&app);
@@ -130,12 +140,14 @@ static void spawn_children(const char *self) {
     app.maxprocs = 2;
     pmix_nspace_t child;
     memset(child, 0, sizeof child);
-    pmix_info_t stop;
+    pmix_info_t job_info[2];
+    size_t ninfo = 0;
     bool yes = true;
-    PMIX_INFO_LOAD(&stop, PMIX_DEBUG_STOP_IN_INIT, &yes, PMIX_BOOL);
-    const size_t nstop = getenv("STOP_SPAWNED") ? 1 : 0;
-    pmix_status_t rc = PMIx_Spawn(nstop ? &stop : NULL, nstop, &app, 1, child);
-    PMIX_INFO_DESTRUCT(&stop);
+    if (getenv("STOP_SPAWNED"))
+        PMIX_INFO_LOAD(&job_info[ninfo++], PMIX_DEBUG_STOP_IN_INIT, &yes, PMIX_BOOL);
+    if (notify) PMIX_INFO_LOAD(&job_info[ninfo++], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+    pmix_status_t rc = PMIx_Spawn(ninfo ? job_info : NULL, ninfo, &app, 1, child);
+    for (size_t i = 0; i < ninfo; ++i) PMIX_INFO_DESTRUCT(&job_info[i]);
     PMIX_APP_DESTRUCT(&app);
     if (getenv("NO_SPAWN")) {
         CHECK(rc == PMIX_ERR_NOT_SUPPORTED);
@@ -144,6 +156,7 @@ static void spawn_children(const char *self) {
     CHECK_RC(rc);
     CHECK(child[0] != '\0' && strcmp(child, me.nspace) != 0);
     printf("spawned %s\n", child);
+    PMIX_LOAD_NSPACE(spawned_nspace, child);
     /* The spawner and its children: one connect, one disconnect, through the host. */
     pmix_proc_t both[2];
     both[0] = me;
@@ -177,6 +190,64 @@ static void spawned_child(void) {
     both[1] = wild;
     CHECK_RC(PMIx_Connect(both, 2, NULL, 0));
     CHECK_RC(PMIx_Disconnect(both, 2, NULL, 0));
+}
+
+/* PMIX_EVENT_JOB_END heard (server_client jobend): how many, and the last one's affected proc,
+ * termination status and exit code (set before the count). */
+static pmix_proc_t job_end_affected, job_end_source;
+static pmix_status_t job_end_status = PMIX_ERROR;
+static int job_end_exit = -1;
+static _Atomic int job_ends, job_end_told;
+static const pmix_status_t kJobEndHeard = PMIX_EXTERNAL_ERR_BASE - 80; /* rank 0 tells the rest */
+
+static void on_job_end(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                       pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+                       pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)results, (void)nresults;
+    if (status == kJobEndHeard) {
+        job_end_told = 1;
+    } else {
+        job_end_source = *source;
+        for (size_t i = 0; i < ninfo; ++i)
+            if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) &&
+                info[i].value.type == PMIX_PROC)
+                job_end_affected = *info[i].value.data.proc;
+            else if (PMIX_CHECK_KEY(&info[i], PMIX_JOB_TERM_STATUS) &&
+                     info[i].value.type == PMIX_STATUS)
+                job_end_status = info[i].value.data.status;
+            else if (PMIX_CHECK_KEY(&info[i], PMIX_EXIT_CODE) && info[i].value.type == PMIX_INT)
+                job_end_exit = info[i].value.data.integer;
+        ++job_ends;
+    }
+    if (cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* The host's PMIX_EVENT_JOB_END reaches the spawner alone, once. Rank 0 tells the others once it
+ * heard it, with an event of its namespace: their broker publishes it after the JOB_END, so a
+ * JOB_END misaddressed to them would have come first. */
+static void job_end_to_spawner(const char *self) {
+    pmix_status_t codes[2] = {PMIX_EVENT_JOB_END, kJobEndHeard};
+    CHECK(PMIx_Register_event_handler(codes, 2, NULL, 0, on_job_end, NULL, NULL) >= 0);
+    barrier(); /* every handler is in before the spawn */
+    if (me.rank == 0) {
+        spawn_children(self, true);
+        wait_for(&job_ends, 10000);
+        CHECK(job_ends >= 1);
+        CHECK_RC(PMIx_Notify_event(kJobEndHeard, &me, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL));
+    } else {
+        wait_for(&job_end_told, 10000);
+        CHECK(job_end_told);
+    }
+    barrier();
+    if (me.rank == 0) {
+        CHECK(job_ends == 1);
+        CHECK(PMIX_CHECK_NSPACE(job_end_affected.nspace, spawned_nspace));
+        CHECK(job_end_affected.rank == PMIX_RANK_WILDCARD);
+        printf("heard job end %s status %d exit %d from %s:%u\n", job_end_affected.nspace,
+               job_end_status, job_end_exit, job_end_source.nspace, job_end_source.rank);
+    } else {
+        CHECK(job_ends == 0);
+    }
 }
 
 /* Whether `v` (a PMIX_GROUP_NAMES or PMIX_QUERY_GROUP_NAMES answer) lists `grp` once. */
@@ -677,7 +748,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "enviro") == 0) {
         enviro_events();
     } else if (strcmp(mode, "spawn") == 0) {
-        spawn_children(argv[0]);
+        spawn_children(argv[0], false);
+    } else if (strcmp(mode, "jobend") == 0) {
+        job_end_to_spawner(argv[0]);
     } else if (strcmp(mode, "child") == 0) {
         spawned_child();
     } else if (strcmp(mode, "connect") == 0) {
@@ -693,5 +766,7 @@ int main(int argc, char **argv) {
     }
     CHECK_RC(PMIx_Finalize(NULL, 0));
     if (failures == 0) printf("rank %u ok\n", me.rank);
+    if (failures == 0 && strcmp(mode, "child") == 0 && me.rank == 1 && getenv("CHILD_EXIT"))
+        return atoi(getenv("CHILD_EXIT"));
     return failures == 0 ? 0 : 1;
 }

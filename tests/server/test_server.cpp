@@ -171,6 +171,31 @@ BOOST_AUTO_TEST_CASE(spawn_stopped_in_init_released_by_the_host) {
                 h.child.out().rfind("spawned child exit", released) == std::string::npos);
 }
 
+// PMIX_NOTIFY_COMPLETION: once the spawned job's last process ended, the host deregisters it and
+// raises PMIX_EVENT_JOB_END as PRRTE does, ranged to the spawner; the spawner's handler hears it
+// once (the library adds none of its own for the host's job), with the child job as the affected
+// proc and PRRTE's termination status and exit code (rank 1 of the child exits 3). Its job's
+// other ranks, on its node and on the other, have handlers for it and hear nothing.
+BOOST_AUTO_TEST_CASE(job_end_from_the_host_to_the_spawner) {
+    HostRun h({"--nodes", "2", "-n", "3", kClient, "jobend"}, {"CHILD_EXIT=3"});
+    BOOST_CHECK_EQUAL(h.exit_code(), 0);
+    BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+    BOOST_CHECK_EQUAL(h.count("node0: upcall spawn 0 napps 1 np 2"), 1u);
+    BOOST_CHECK_EQUAL(h.count("spawned child exit 3"), 1u);
+    BOOST_CHECK_EQUAL(h.count("spawned child exit 0"), 1u);
+    // -187: PMIX_ERR_JOB_NON_ZERO_TERM
+    BOOST_CHECK_EQUAL(h.count("job end host-job-spawned-0 to host-job:0 status -187 exit 3: "
+                              "PMIX_SUCCESS"),
+                      1u);
+    BOOST_CHECK_EQUAL(h.count(": job end "), 1u);  // raised once, on the spawner's node
+    // from the host's own process (its default name)
+    BOOST_CHECK_EQUAL(
+        h.count("heard job end host-job-spawned-0 status -187 exit 3 from zpmix-server."), 1u);
+    BOOST_CHECK_EQUAL(h.count("rank 0 ok"), 2u);  // the spawner and its first child
+    BOOST_CHECK_EQUAL(h.count("rank 1 ok"), 2u);
+    BOOST_CHECK_EQUAL(h.count("rank 2 ok"), 1u);
+}
+
 // PMIx_Connect and PMIx_Disconnect go to the host's upcalls, once per node; without them a node
 // that runs every participant serves them, and across nodes they are PMIX_ERR_NOT_SUPPORTED.
 BOOST_AUTO_TEST_CASE(connect_and_disconnect_through_the_hosts_upcalls) {
