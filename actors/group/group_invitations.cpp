@@ -438,7 +438,10 @@ void GroupTracker::join_across_host(const Envelope &env, msg::GroupJoin &m) {
             return reply_error(env, PMIX_ERR_EXISTS, "this process already answered");
     tell(m.accept ? PMIX_GROUP_INVITE_ACCEPTED : PMIX_GROUP_INVITE_DECLINED, m.proc, {m.leader},
          m.grp, &m.proc, nullptr, true);
-    if (!m.accept) return reply(env, msg::GroupDone{m.grp, PMIX_SUCCESS, 0, {}, {}, false});
+    if (!m.accept) {
+        host_unwatch(m.grp, &m.proc);
+        return reply(env, msg::GroupDone{m.grp, PMIX_SUCCESS, 0, {}, {}, false});
+    }
     const std::uint64_t id = next_relay_++;
     HostedJoin j{env.from, env.id, m.grp, m.proc, m.leader, 0};
     j.timer = reactor().after(settings_.default_timeout, [this, id] {
@@ -456,14 +459,21 @@ void GroupTracker::join_across_host(const Envelope &env, msg::GroupJoin &m) {
 // An event of an invitation or a group that the host brought from another of its nodes.
 void GroupTracker::host_event(const Envelope &, msg::HostGroupEvent &m) {
     const msg::Event &ev = m.event;
-    const bool answer =
-        ev.status == PMIX_GROUP_INVITE_ACCEPTED || ev.status == PMIX_GROUP_INVITE_DECLINED;
+    const bool answer = ev.status == PMIX_GROUP_INVITE_ACCEPTED ||
+                        ev.status == PMIX_GROUP_INVITE_DECLINED ||
+                        ev.status == PMIX_GROUP_INVITE_FAILED;
     if (auto it = invitations_.find(m.grp); answer && it != invitations_.end() &&
                                             ev.custom_range.size() == 1 &&
                                             ev.custom_range[0] == it->second.inviter) {
-        // An invitee's answer to this node's invitation: the leader hears it from here.
+        // An invitee's answer to this node's invitation, or its end seen by its node's broker:
+        // the leader hears it from here.
         Invitation &inv = it->second;
         const msg::Proc &p = ev.source;
+        if (ev.status == PMIX_GROUP_INVITE_FAILED) {
+            log().info("group {}: invitee {}:{} ended on its node", m.grp, p.nspace, p.rank);
+            if (participant_gone(m.grp, inv, p)) settle(m.grp);
+            return;
+        }
         if (!std::binary_search(inv.invitees.begin(), inv.invitees.end(), p) ||
             inv.accepted.contains(p) || inv.out.contains(p)) {
             log().info("group {}: an answer of {}:{} that is not awaited is ignored", m.grp,
@@ -480,7 +490,11 @@ void GroupTracker::host_event(const Envelope &, msg::HostGroupEvent &m) {
     }
     const msg::Proc source = ev.source;
     const std::int32_t code = ev.status;
+    const std::vector<msg::Proc> to = ev.custom_range;
     send("events", msg::NotifyEvent{std::move(m.event), m.no_cache});
+    if (code == PMIX_GROUP_INVITED) host_watch(m.grp, source, to);
+    if (code == PMIX_GROUP_CONSTRUCT_COMPLETE || code == PMIX_GROUP_CONSTRUCT_ABORT)
+        host_unwatch(m.grp, nullptr);
     if (code == PMIX_GROUP_CONSTRUCT_COMPLETE) hosted_joins_formed(m.grp, source, m.members);
     if (code == PMIX_GROUP_CONSTRUCT_ABORT) answer_hosted_joins(m.grp, PMIX_GROUP_CONSTRUCT_ABORT);
     if (code == PMIX_GROUP_LEFT) drop_member(m.grp, source);
@@ -529,6 +543,38 @@ void GroupTracker::answer_hosted_joins(const std::string &grp, std::int32_t stat
         bus().send(it->second.route, encode(msg::GroupDone::type, it->second.id, done, name()));
         it = hosted_joins_.erase(it);
     }
+}
+
+void GroupTracker::host_watch(const std::string &grp, const msg::Proc &leader,
+                              const std::vector<msg::Proc> &invitees) {
+    const auto snapshot = namespaces_.snapshot();
+    if (!on_other_host_node(leader, *snapshot)) return;  // this node's own, back from the host
+    Normal n = normalise(invitees, *snapshot);
+    if (n.status != PMIX_SUCCESS) return;
+    HostWatch w{grp, leader, {}};
+    for (const auto &p : explicit_ranks(n.set, *snapshot)) {
+        const auto ns = snapshot->find(p.nspace);
+        if (ns == snapshot->end() || !ns->second->hosted || on_other_host_node(p, *snapshot))
+            continue;
+        if (ns->second->ended(p.rank))
+            tell(PMIX_GROUP_INVITE_FAILED, p, {leader}, grp, &p, nullptr, true);
+        else
+            w.procs.push_back(p);
+    }
+    if (!w.procs.empty()) host_watches_.push_back(std::move(w));
+}
+
+void GroupTracker::host_unwatch(const std::string &grp, const msg::Proc *p) {
+    for (auto &w : host_watches_)
+        if (w.grp == grp) std::erase_if(w.procs, [&](const auto &q) { return !p || q == *p; });
+    std::erase_if(host_watches_, [](const HostWatch &w) { return w.procs.empty(); });
+}
+
+void GroupTracker::host_watched_ended(const msg::Proc &gone) {
+    for (auto &w : host_watches_)
+        if (std::erase(w.procs, gone) > 0)
+            tell(PMIX_GROUP_INVITE_FAILED, gone, {w.leader}, w.grp, &gone, nullptr, true);
+    std::erase_if(host_watches_, [](const HostWatch &w) { return w.procs.empty(); });
 }
 
 }  // namespace zpmix

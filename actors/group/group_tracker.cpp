@@ -332,6 +332,7 @@ void GroupTracker::proc_ended(const Envelope &, msg::ProcEnded &m) {
         return true;
     });
     if (m.lost_with.empty()) {
+        host_watched_ended(gone);
         notify_end(gone);
         watched_ended(gone);
     }
@@ -356,6 +357,9 @@ void GroupTracker::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
     for (auto &w : watches_)
         std::erase_if(w.procs, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
     std::erase_if(watches_, [](const Watch &w) { return w.procs.empty(); });
+    for (auto &w : host_watches_)
+        std::erase_if(w.procs, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
+    std::erase_if(host_watches_, [](const HostWatch &w) { return w.procs.empty(); });
     const auto snapshot = namespaces_.snapshot();
     std::erase_if(groups_, [&](const auto &g) {
         return std::all_of(g.second.members.begin(), g.second.members.end(), [&](const auto &p) {

@@ -134,6 +134,14 @@ class GroupTracker : public Actor {
         msg::Proc proc, leader;
         Reactor::TimerId timer = 0;
     };
+    // Invitees here of an invitation on another of a host's nodes (PMIX_GROUP_INVITED brought by
+    // the host), watched until they declined or the group formed: one that ends is out, and the
+    // leader's node hears so (PMIX_GROUP_INVITE_FAILED through the host).
+    struct HostWatch {
+        std::string grp;
+        msg::Proc leader;
+        std::vector<msg::Proc> procs;
+    };
     // The key sequence of an invitation's construct across a host's nodes (no caller counts so).
     static constexpr std::uint64_t kInvitedSeq = ~std::uint64_t{0};
     // A membership an answer may name (beyond it, the answer is refused).
@@ -151,6 +159,7 @@ class GroupTracker : public Actor {
     std::map<std::uint64_t, Relayed> relayed_;
     std::uint64_t next_relay_ = 1;
     std::map<std::uint64_t, HostedJoin> hosted_joins_;  // by this broker's number (next_relay_)
+    std::vector<HostWatch> host_watches_;
     tree::Reduction tree_;
     tree::RecentFailures failed_;  // operations that failed, for members that come later
 
@@ -236,6 +245,11 @@ class GroupTracker : public Actor {
     void hosted_joins_formed(const std::string &grp, const msg::Proc &leader,
                              const std::vector<msg::Proc> &members);
     void answer_hosted_joins(const std::string &grp, std::int32_t status);
+    void host_watch(const std::string &grp, const msg::Proc &leader,
+                    const std::vector<msg::Proc> &invitees);
+    // `p` (none: every invitee) is no longer watched for `grp`; `gone` ended: the leader hears.
+    void host_unwatch(const std::string &grp, const msg::Proc *p);
+    void host_watched_ended(const msg::Proc &gone);
     // This node's part of the construct of `members`: `arrived` are those here that take part,
     // `waiting` their calls (the others here are left out).
     void construct_across_host(const std::string &grp, const std::vector<msg::Proc> &members,

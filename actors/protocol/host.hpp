@@ -187,11 +187,12 @@ struct HostGroupDone {
 };
 
 // The host's PMIx_Notify_event -> group: an event of an invitation or of a group's membership
-// (PMIX_GROUP_INVITE_ACCEPTED, _DECLINED, PMIX_GROUP_CONSTRUCT_COMPLETE, _CONSTRUCT_ABORT,
-// PMIX_GROUP_LEFT) that the host carried from another of its nodes (its notify_event upcall
-// there), with its PMIX_GROUP_ID and PMIX_GROUP_MEMBERSHIP read out. The group actor keeps its
-// invitations and groups by it (group_invitations.cpp) and publishes it as the events actor would,
-// except an answer it takes in: the leader hears that from its invitation.
+// (PMIX_GROUP_INVITED, PMIX_GROUP_INVITE_ACCEPTED, _DECLINED, _FAILED,
+// PMIX_GROUP_CONSTRUCT_COMPLETE, _CONSTRUCT_ABORT, PMIX_GROUP_LEFT) that the host carried from
+// another of its nodes (its notify_event upcall there), with its PMIX_GROUP_ID and
+// PMIX_GROUP_MEMBERSHIP read out. The group actor keeps its invitations and groups by it
+// (group_invitations.cpp) and publishes it as the events actor would, except an answer it takes in:
+// the leader hears that from its invitation.
 struct HostGroupEvent {
     static constexpr const char *type = "host.group_event";
     Event event;

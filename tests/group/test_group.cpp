@@ -195,6 +195,7 @@ BOOST_AUTO_TEST_SUITE_END()
 // a one-node hosted job has one. Invitations across the host's two nodes ("invite", "asyncjoin"):
 // the invitation's events and the other node's answers cross as events through the host's
 // notify_event, and the group forms through its group upcall, with one membership and context id;
+// an invitee that ends there is out at once ("invitedeath": its broker tells the leader's node);
 // leaving across them ("invite", "leavequiet"): PMIX_GROUP_LEFT crosses as an event and each
 // node's broker drops the leaver, so the destruct names the same members on both. Not under the
 // host: a member's end across its nodes (the other node's host waits for a part that never comes,
@@ -215,7 +216,7 @@ const HostCase kUnderTheHost[] = {
     {"basic", 5, 1, 5},     {"exit", 4, 1, 3},       {"invite", 4, 1, 4},
     {"asyncjoin", 3, 1, 3}, {"leavequiet", 3, 1, 3}, {"invitedeath", 3, 1, 2},
     {"wholejob", 4, 1, 4},  {"basic", 4, 2, 4},      {"invite", 4, 2, 4},
-    {"asyncjoin", 3, 2, 3}, {"leavequiet", 3, 2, 3},
+    {"asyncjoin", 3, 2, 3}, {"leavequiet", 3, 2, 3}, {"invitedeath", 3, 2, 2},
 };
 
 }  // namespace

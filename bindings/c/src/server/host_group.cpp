@@ -139,7 +139,8 @@ void HostModule::group(const Envelope &, msg::HostGroup &m) {
 // the info codec is.
 void HostModule::publish(msg::Event event, bool no_cache) {
     const bool group_event =
-        event.status == PMIX_GROUP_INVITE_ACCEPTED || event.status == PMIX_GROUP_INVITE_DECLINED ||
+        event.status == PMIX_GROUP_INVITED || event.status == PMIX_GROUP_INVITE_ACCEPTED ||
+        event.status == PMIX_GROUP_INVITE_DECLINED || event.status == PMIX_GROUP_INVITE_FAILED ||
         event.status == PMIX_GROUP_CONSTRUCT_COMPLETE ||
         event.status == PMIX_GROUP_CONSTRUCT_ABORT || event.status == PMIX_GROUP_LEFT;
     msg::HostGroupEvent m{std::move(event), no_cache, {}, {}};
