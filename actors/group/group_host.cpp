@@ -21,9 +21,14 @@
 #include <pmix_common.h>
 
 #include "actors/group/group_tracker.hpp"
+#include "actors/protocol/fence.hpp"  // fence_set
 #include "actors/protocol/host.hpp"
 
 namespace zpmix {
+
+using group::explicit_ranks;
+using group::Normal;
+using group::normalise;
 
 bool GroupTracker::hosted(const std::vector<msg::Proc> &members,
                           const NamespaceTable::Snapshot &snapshot) const {
@@ -100,6 +105,69 @@ void GroupTracker::complete_from_parts(const std::string &key, Op &op,
     for (auto &[p, c] : all) contributions.push_back(std::move(c));
     if (context_id == 0) context_id = proposed ? proposed : next_context_id();
     finish(key, PMIX_SUCCESS, std::move(contributions), left_out, context_id, assign);
+}
+
+bool GroupTracker::on_other_host_node(const msg::Proc &p,
+                                      const NamespaceTable::Snapshot &snapshot) const {
+    const auto ns = snapshot.find(p.nspace);
+    if (ns == snapshot.end() || !ns->second->hosted) return false;
+    if (ns->second->elsewhere) return true;
+    const auto &procs = ns->second->job->procs;
+    return p.rank < procs.size() && procs[p.rank].hostname != brokers_.view()->node();
+}
+
+// A group formed by invitation over the host's nodes: each node constructs it, as
+// PMIx_Group_construct does, with the members here that take part, and waits for the host.
+void GroupTracker::construct_across_host(const std::string &grp,
+                                         const std::vector<msg::Proc> &members,
+                                         std::map<msg::Proc, msg::GroupMember> arrived,
+                                         std::vector<std::pair<std::string, std::uint64_t>> waiting,
+                                         const Invitation *inv) {
+    const auto snapshot = namespaces_.snapshot();
+    Normal n = normalise(members, *snapshot);
+    const std::string k = key(false, kInvitedSeq, grp, msg::fence_set(n.set));
+    std::int32_t status = n.status;
+    if (status == PMIX_SUCCESS && (groups_.contains(grp) || ops_.contains(k)))
+        status = PMIX_ERR_EXISTS;
+    if (status != PMIX_SUCCESS) {
+        log().info("group {}: its construct across the host's nodes cannot start: {}", grp, status);
+        const msg::GroupDone done{grp, status, 0, {}, {}, false};
+        for (const auto &[route, id] : waiting)
+            bus().send(route, encode(msg::GroupDone::type, id, done, name()));
+        return;
+    }
+    Op op;
+    op.grp = grp;
+    op.members = explicit_ranks(n.set, *snapshot);
+    op.set = std::move(n.set);
+    op.to_host = true;
+    for (const auto &p : op.members)
+        if (!on_other_host_node(p, *snapshot)) {
+            op.here.insert(p);
+            if (!arrived.contains(p)) op.left_out.insert(p);  // it can take part no more
+        }
+    op.arrived = std::move(arrived);
+    op.waiting = std::move(waiting);
+    if (inv) {
+        op.assign = inv->assign;
+        op.notify = inv->notify;
+        op.timeout_ms = inv->timeout_ms;
+        op.partial = !inv->out.empty();
+        if (auto call = inv->waiting.find(inv->leader); call != inv->waiting.end())
+            op.invite_call = call->second;
+    }
+    const auto timeout =
+        op.timeout_ms ? std::chrono::milliseconds(op.timeout_ms) : settings_.default_timeout;
+    if (timeout.count() > 0)
+        op.timer = reactor().after(timeout, [this, k] {
+            if (auto t = ops_.find(k); t != ops_.end()) {
+                t->second.timer = 0;
+                log().info("group {} timed out", k);
+                finish(k, PMIX_ERR_TIMEOUT);
+            }
+        });
+    auto it = ops_.emplace(k, std::move(op)).first;
+    maybe_complete(k, it->second);
 }
 
 }  // namespace zpmix

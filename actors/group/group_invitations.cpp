@@ -1,6 +1,9 @@
 // GroupTracker's asynchronous groups (RFC0033): PMIx_Group_invite, _join and _leave, and their
 // events. The invitation lives on the inviter's broker, which publishes every event of it; an
-// invitee's broker relays its answers there. See group_tracker.hpp.
+// invitee's broker relays its answers there. Under a host, whose nodes' brokers do not reach each
+// other, the events and answers cross its nodes as events through the host, and a group formed
+// over several of them is constructed through its group upcall (at the end). See
+// group_tracker.hpp.
 #include <algorithm>
 #include <map>
 
@@ -17,8 +20,13 @@ using group::normalise;
 
 void GroupTracker::tell(std::int32_t code, const msg::Proc &source,
                         std::vector<msg::Proc> recipients, const std::string &grp,
-                        const msg::Proc *affected, const std::vector<msg::Proc> *members) {
+                        const msg::Proc *affected, const std::vector<msg::Proc> *members,
+                        bool host_only) {
     if (recipients.empty()) return;
+    const auto snapshot = namespaces_.snapshot();
+    const bool to_host = std::any_of(recipients.begin(), recipients.end(), [&](const auto &p) {
+        return on_other_host_node(p, *snapshot);
+    });
     msg::NotifyEvent n;
     n.event.status = code;
     n.event.source = source;
@@ -32,7 +40,8 @@ void GroupTracker::tell(std::int32_t code, const msg::Proc &source,
     n.event.text = "group " + grp;
     // An invitation must reach an invitee that registers its handler later: cached.
     n.do_not_cache = code != PMIX_GROUP_INVITED;
-    send("events", n);
+    if (to_host) send("host", msg::HostNotify{n.event});
+    if (!host_only) send("events", n);
 }
 
 void GroupTracker::invite(const Envelope &env, msg::GroupInvite &m) {
@@ -52,6 +61,7 @@ void GroupTracker::invite(const Envelope &env, msg::GroupInvite &m) {
     inv.waiting.emplace(m.proc, std::pair{env.from, env.id});
     inv.assign = m.assign_context_id;
     inv.notify = m.notify_termination;
+    inv.timeout_ms = m.timeout_ms;
     const auto timeout =
         m.timeout_ms ? std::chrono::milliseconds(m.timeout_ms) : settings_.default_timeout;
     if (timeout.count() > 0)
@@ -100,6 +110,7 @@ void GroupTracker::join(const Envelope &env, msg::GroupJoin &m) {
     if (leader_ns == snapshot->end() || m.leader.rank >= leader_ns->second->job->procs.size())
         return reply_error(env, PMIX_ERR_BAD_PARAM, "no such leader");
     const auto &host = leader_ns->second->job->procs[m.leader.rank].hostname;
+    if (on_other_host_node(m.leader, *snapshot)) return join_across_host(env, m);
     if (!view->alone() && host != view->node()) {
         // The invitation is on the inviter's broker: relay, once (never what came over the tree).
         const auto broker = view->broker_of(host);
@@ -154,8 +165,25 @@ void GroupTracker::form(const std::string &grp) {
     unwatch_invitees(inv);
     std::set<msg::Proc> members(inv.accepted.begin(), inv.accepted.end());
     members.insert(inv.leader);  // a leader that took over accepted already
+    const auto snapshot = namespaces_.snapshot();
+    if (std::any_of(members.begin(), members.end(),
+                    [&](const auto &p) { return on_other_host_node(p, *snapshot); })) {
+        // Over a host's nodes: every node's members construct it through the host's group upcall,
+        // the others' nodes once the host brought them PMIX_GROUP_CONSTRUCT_COMPLETE.
+        const std::vector<msg::Proc> all(members.begin(), members.end());
+        tell(PMIX_GROUP_CONSTRUCT_COMPLETE, inv.leader, all, grp, nullptr, &all);
+        if (!inv.out.empty())
+            tell(PMIX_GROUP_MEMBERSHIP_UPDATE, inv.leader, all, grp, nullptr, &all);
+        std::map<msg::Proc, msg::GroupMember> arrived;
+        std::vector<std::pair<std::string, std::uint64_t>> waiting;
+        for (const auto &p : members)
+            if (!on_other_host_node(p, *snapshot))
+                arrived.emplace(p, msg::GroupMember{p, p == inv.leader, {}, {}});
+        for (const auto &[p, call] : inv.waiting) waiting.push_back(call);
+        return construct_across_host(grp, all, std::move(arrived), std::move(waiting), &inv);
+    }
     Group g{{members.begin(), members.end()}, {}, next_context_id(), inv.notify, inv.leader};
-    g.set = normalise(g.members, *namespaces_.snapshot()).set;
+    g.set = normalise(g.members, *snapshot).set;
     msg::GroupDone done{grp,
                         PMIX_SUCCESS,
                         inv.assign ? g.context_id : 0,
@@ -396,6 +424,157 @@ void GroupTracker::drop_member(const std::string &grp, const msg::Proc &p) {
     }
     if (g.leader == p) g.leader.reset();
     g.set = normalise(g.members, *namespaces_.snapshot()).set;
+}
+
+// ---- Across a host's nodes: the invitation's events carry it --------------------------------
+
+// The leader runs on another of the host's nodes: the answer goes to it as the event the leader
+// hears (PMIX_GROUP_INVITE_ACCEPTED or _DECLINED, source and affected proc the invitee), which the
+// host brings to the leader's node; there the invitation takes it in (host_event). A decline
+// returns once handed to the host; an acceptance waits for the group (hosted_joins_formed).
+void GroupTracker::join_across_host(const Envelope &env, msg::GroupJoin &m) {
+    for (const auto &[id, j] : hosted_joins_)
+        if (j.grp == m.grp && j.proc == m.proc)
+            return reply_error(env, PMIX_ERR_EXISTS, "this process already answered");
+    tell(m.accept ? PMIX_GROUP_INVITE_ACCEPTED : PMIX_GROUP_INVITE_DECLINED, m.proc, {m.leader},
+         m.grp, &m.proc, nullptr, true);
+    if (!m.accept) {
+        host_unwatch(m.grp, &m.proc);
+        return reply(env, msg::GroupDone{m.grp, PMIX_SUCCESS, 0, {}, {}, false});
+    }
+    const std::uint64_t id = next_relay_++;
+    HostedJoin j{env.from, env.id, m.grp, m.proc, m.leader, 0};
+    j.timer = reactor().after(settings_.default_timeout, [this, id] {
+        auto node = hosted_joins_.extract(id);
+        if (!node) return;
+        log().info("group {}: the leader's node did not form the group in time", node.mapped().grp);
+        bus().send(
+            node.mapped().route,
+            encode(msg::ErrorReply::type, node.mapped().id,
+                   msg::ErrorReply{PMIX_ERR_TIMEOUT, "the group did not form in time"}, name()));
+    });
+    hosted_joins_.emplace(id, std::move(j));
+}
+
+// An event of an invitation or a group that the host brought from another of its nodes.
+void GroupTracker::host_event(const Envelope &, msg::HostGroupEvent &m) {
+    const msg::Event &ev = m.event;
+    const bool answer = ev.status == PMIX_GROUP_INVITE_ACCEPTED ||
+                        ev.status == PMIX_GROUP_INVITE_DECLINED ||
+                        ev.status == PMIX_GROUP_INVITE_FAILED;
+    if (auto it = invitations_.find(m.grp); answer && it != invitations_.end() &&
+                                            ev.custom_range.size() == 1 &&
+                                            ev.custom_range[0] == it->second.inviter) {
+        // An invitee's answer to this node's invitation, or its end seen by its node's broker:
+        // the leader hears it from here.
+        Invitation &inv = it->second;
+        const msg::Proc &p = ev.source;
+        if (ev.status == PMIX_GROUP_INVITE_FAILED) {
+            log().info("group {}: invitee {}:{} ended on its node", m.grp, p.nspace, p.rank);
+            if (participant_gone(m.grp, inv, p)) settle(m.grp);
+            return;
+        }
+        if (!std::binary_search(inv.invitees.begin(), inv.invitees.end(), p) ||
+            inv.accepted.contains(p) || inv.out.contains(p)) {
+            log().info("group {}: an answer of {}:{} that is not awaited is ignored", m.grp,
+                       p.nspace, p.rank);
+            return;
+        }
+        if (ev.status == PMIX_GROUP_INVITE_ACCEPTED) {
+            inv.accepted.insert(p);
+            if (!inv.failed) tell(PMIX_GROUP_INVITE_ACCEPTED, p, {inv.leader}, m.grp, &p);
+        } else {
+            drop_invitee(m.grp, inv, p, PMIX_GROUP_INVITE_DECLINED);
+        }
+        return settle(m.grp);
+    }
+    const msg::Proc source = ev.source;
+    const std::int32_t code = ev.status;
+    const std::vector<msg::Proc> to = ev.custom_range;
+    send("events", msg::NotifyEvent{std::move(m.event), m.no_cache});
+    if (code == PMIX_GROUP_INVITED) host_watch(m.grp, source, to);
+    if (code == PMIX_GROUP_CONSTRUCT_COMPLETE || code == PMIX_GROUP_CONSTRUCT_ABORT)
+        host_unwatch(m.grp, nullptr);
+    if (code == PMIX_GROUP_CONSTRUCT_COMPLETE) hosted_joins_formed(m.grp, source, m.members);
+    if (code == PMIX_GROUP_CONSTRUCT_ABORT) answer_hosted_joins(m.grp, PMIX_GROUP_CONSTRUCT_ABORT);
+    if (code == PMIX_GROUP_LEFT) drop_member(m.grp, source);
+}
+
+// The leader's node formed the group: this node's members that accepted construct it with the
+// others' nodes; an acceptance the group went without is answered.
+void GroupTracker::hosted_joins_formed(const std::string &grp, const msg::Proc &leader,
+                                       const std::vector<msg::Proc> &members) {
+    const auto snapshot = namespaces_.snapshot();
+    if (!on_other_host_node(leader, *snapshot)) return;  // this node's own, back from the host
+    std::map<msg::Proc, msg::GroupMember> arrived;
+    std::vector<std::pair<std::string, std::uint64_t>> waiting;
+    for (auto it = hosted_joins_.begin(); it != hosted_joins_.end();) {
+        HostedJoin &j = it->second;
+        if (j.grp != grp || j.leader != leader) {
+            ++it;
+            continue;
+        }
+        reactor().cancel(j.timer);
+        if (std::find(members.begin(), members.end(), j.proc) != members.end()) {
+            arrived.emplace(j.proc, msg::GroupMember{j.proc, false, {}, {}});
+            waiting.emplace_back(j.route, j.id);
+        } else {
+            bus().send(j.route, encode(msg::ErrorReply::type, j.id,
+                                       msg::ErrorReply{PMIX_ERR_TIMEOUT,
+                                                       "the group formed before this answer "
+                                                       "reached its leader"},
+                                       name()));
+        }
+        it = hosted_joins_.erase(it);
+    }
+    if (std::any_of(members.begin(), members.end(),
+                    [&](const auto &p) { return !on_other_host_node(p, *snapshot); }))
+        construct_across_host(grp, members, std::move(arrived), std::move(waiting), nullptr);
+}
+
+void GroupTracker::answer_hosted_joins(const std::string &grp, std::int32_t status) {
+    const msg::GroupDone done{grp, status, 0, {}, {}, false};
+    for (auto it = hosted_joins_.begin(); it != hosted_joins_.end();) {
+        if (it->second.grp != grp) {
+            ++it;
+            continue;
+        }
+        reactor().cancel(it->second.timer);
+        bus().send(it->second.route, encode(msg::GroupDone::type, it->second.id, done, name()));
+        it = hosted_joins_.erase(it);
+    }
+}
+
+void GroupTracker::host_watch(const std::string &grp, const msg::Proc &leader,
+                              const std::vector<msg::Proc> &invitees) {
+    const auto snapshot = namespaces_.snapshot();
+    if (!on_other_host_node(leader, *snapshot)) return;  // this node's own, back from the host
+    Normal n = normalise(invitees, *snapshot);
+    if (n.status != PMIX_SUCCESS) return;
+    HostWatch w{grp, leader, {}};
+    for (const auto &p : explicit_ranks(n.set, *snapshot)) {
+        const auto ns = snapshot->find(p.nspace);
+        if (ns == snapshot->end() || !ns->second->hosted || on_other_host_node(p, *snapshot))
+            continue;
+        if (ns->second->ended(p.rank))
+            tell(PMIX_GROUP_INVITE_FAILED, p, {leader}, grp, &p, nullptr, true);
+        else
+            w.procs.push_back(p);
+    }
+    if (!w.procs.empty()) host_watches_.push_back(std::move(w));
+}
+
+void GroupTracker::host_unwatch(const std::string &grp, const msg::Proc *p) {
+    for (auto &w : host_watches_)
+        if (w.grp == grp) std::erase_if(w.procs, [&](const auto &q) { return !p || q == *p; });
+    std::erase_if(host_watches_, [](const HostWatch &w) { return w.procs.empty(); });
+}
+
+void GroupTracker::host_watched_ended(const msg::Proc &gone) {
+    for (auto &w : host_watches_)
+        if (std::erase(w.procs, gone) > 0)
+            tell(PMIX_GROUP_INVITE_FAILED, gone, {w.leader}, w.grp, &gone, nullptr, true);
+    std::erase_if(host_watches_, [](const HostWatch &w) { return w.procs.empty(); });
 }
 
 }  // namespace zpmix

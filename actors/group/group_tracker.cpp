@@ -88,6 +88,7 @@ GroupTracker::GroupTracker(Reactor &reactor, Bus &bus, const NamespaceTable &nam
     on(&GroupTracker::relayed_done, Access::internal);
     on(&GroupTracker::relayed_error, Access::internal);
     on(&GroupTracker::host_done, Access::internal);
+    on(&GroupTracker::host_event, Access::internal);
 }
 
 std::string GroupTracker::key(bool destruct, std::uint64_t seq, std::string_view grp,
@@ -291,8 +292,14 @@ void GroupTracker::finish(const std::string &key, std::int32_t status,
         }
     }
     log().debug("group {}: status {}", key, status);
-    for (const auto &[route, id] : op.waiting)
+    const bool partial = op.partial || !left_out.empty();
+    for (const auto &[route, id] : op.waiting) {
+        done.status = status == PMIX_SUCCESS && partial && op.invite_call &&
+                              *op.invite_call == std::pair{route, id}
+                          ? PMIX_ERR_PARTIAL_SUCCESS
+                          : status;
         bus().send(route, encode(msg::GroupDone::type, id, done, name()));
+    }
 }
 
 // A group of several jobs' processes: a client of one may name the others in a custom range
@@ -322,7 +329,13 @@ void GroupTracker::proc_ended(const Envelope &, msg::ProcEnded &m) {
     for (const auto &key : maybe)
         if (auto it = ops_.find(key); it != ops_.end()) maybe_complete(key, it->second);
     invitees_ended(gone);
+    std::erase_if(hosted_joins_, [&](auto &j) {  // its call went with its session
+        if (j.second.proc != gone) return false;
+        reactor().cancel(j.second.timer);
+        return true;
+    });
     if (m.lost_with.empty()) {
+        host_watched_ended(gone);
         notify_end(gone);
         watched_ended(gone);
     }
@@ -347,6 +360,9 @@ void GroupTracker::namespace_ended(const Envelope &, msg::NamespaceEnded &m) {
     for (auto &w : watches_)
         std::erase_if(w.procs, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
     std::erase_if(watches_, [](const Watch &w) { return w.procs.empty(); });
+    for (auto &w : host_watches_)
+        std::erase_if(w.procs, [&](const msg::Proc &p) { return p.nspace == m.nspace; });
+    std::erase_if(host_watches_, [](const HostWatch &w) { return w.procs.empty(); });
     const auto snapshot = namespaces_.snapshot();
     std::erase_if(groups_, [&](const auto &g) {
         return std::all_of(g.second.members.begin(), g.second.members.end(), [&](const auto &p) {

@@ -23,7 +23,9 @@
 // - A construct of a name this broker has a group of is PMIX_ERR_EXISTS until its destruct; a
 //   destruct of a name it has none of, PMIX_ERR_NOT_FOUND.
 // - Kept: the groups with members on this node, until destructed or their jobs end (group.list).
-// - An invitation lives on the inviter's broker, and goes if that broker is lost.
+// - An invitation lives on the inviter's broker, and goes if that broker is lost. Under a host
+//   its events and answers cross the host's nodes as events (notify_event), and a group formed
+//   over several of them is constructed through the host's group upcall.
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -76,6 +78,10 @@ class GroupTracker : public Actor {
         Reactor::TimerId timer = 0;
         std::uint32_t timeout_ms = 0;  // as the members gave it
         bool to_host = false;          // a host's processes (the server library): its group upcall
+        // An invitation's construct across a host's nodes (group_host.cpp): the leader's invite,
+        // which returns PMIX_ERR_PARTIAL_SUCCESS when `partial` or a member was left out.
+        std::optional<std::pair<std::string, std::uint64_t>> invite_call;
+        bool partial = false;
     };
     struct Group {
         std::vector<msg::Proc> members;  // explicit ranks, ascending
@@ -97,6 +103,7 @@ class GroupTracker : public Actor {
         std::optional<msg::Proc> failed;
         std::set<msg::Proc> to_answer;  // accepted when the leader ended, not answered yet
         bool assign = false, notify = false;
+        std::uint32_t timeout_ms = 0;  // as the leader gave it
         Reactor::TimerId timer = 0;
         std::uint64_t id = 0;                 // this broker's number for it (watches name it)
         std::vector<std::uint32_t> watchers;  // brokers watching invitees for it
@@ -117,6 +124,26 @@ class GroupTracker : public Actor {
         std::uint32_t broker = 0;
         Reactor::TimerId timer = 0;
     };
+    // An invitee's acceptance of an invitation on another of a host's nodes, sent to the leader's
+    // node through the host (PMIX_GROUP_INVITE_ACCEPTED): its call waits for the group, which
+    // forms here once the host brings PMIX_GROUP_CONSTRUCT_COMPLETE.
+    struct HostedJoin {
+        std::string route;
+        std::uint64_t id = 0;
+        std::string grp;
+        msg::Proc proc, leader;
+        Reactor::TimerId timer = 0;
+    };
+    // Invitees here of an invitation on another of a host's nodes (PMIX_GROUP_INVITED brought by
+    // the host), watched until they declined or the group formed: one that ends is out, and the
+    // leader's node hears so (PMIX_GROUP_INVITE_FAILED through the host).
+    struct HostWatch {
+        std::string grp;
+        msg::Proc leader;
+        std::vector<msg::Proc> procs;
+    };
+    // The key sequence of an invitation's construct across a host's nodes (no caller counts so).
+    static constexpr std::uint64_t kInvitedSeq = ~std::uint64_t{0};
     // A membership an answer may name (beyond it, the answer is refused).
     static constexpr std::size_t kMaxMembers = std::size_t{1} << 24;
 
@@ -131,6 +158,8 @@ class GroupTracker : public Actor {
     std::vector<Watch> watches_;
     std::map<std::uint64_t, Relayed> relayed_;
     std::uint64_t next_relay_ = 1;
+    std::map<std::uint64_t, HostedJoin> hosted_joins_;  // by this broker's number (next_relay_)
+    std::vector<HostWatch> host_watches_;
     tree::Reduction tree_;
     tree::RecentFailures failed_;  // operations that failed, for members that come later
 
@@ -169,6 +198,8 @@ class GroupTracker : public Actor {
     // for the host's answer, fail with it.
     void ask_host(const std::string &key, const Op &op, std::int32_t failed = 0);
     void host_done(const Envelope &env, msg::HostGroupDone &m);
+    // A host's process that runs on another of its nodes.
+    bool on_other_host_node(const msg::Proc &p, const NamespaceTable::Snapshot &snapshot) const;
     // The host's answer carried every node's parts: the group is theirs together.
     void complete_from_parts(const std::string &key, Op &op, std::vector<msg::GroupPart> parts,
                              std::uint64_t context_id);
@@ -181,9 +212,11 @@ class GroupTracker : public Actor {
     void notify_end(const msg::Proc &gone);
 
     // Invitations (group_invitations.cpp).
+    // Publishes a group event; recipients on a host's other nodes get it through the host's
+    // notify_event (only those, with `host_only`).
     void tell(std::int32_t code, const msg::Proc &source, std::vector<msg::Proc> recipients,
               const std::string &grp, const msg::Proc *affected = nullptr,
-              const std::vector<msg::Proc> *members = nullptr);
+              const std::vector<msg::Proc> *members = nullptr, bool host_only = false);
     // `p` is out; the leader, if there is one, hears `code`.
     void drop_invitee(const std::string &grp, Invitation &inv, const msg::Proc &p,
                       std::int32_t code);
@@ -205,6 +238,26 @@ class GroupTracker : public Actor {
     void answer_relayed(std::uint64_t id, std::int32_t status, const std::string &why,
                         msg::GroupDone *done);
     void drop_member(const std::string &grp, const msg::Proc &p);
+
+    // Invitations across a host's nodes (group_invitations.cpp): answers and outcomes travel as
+    // the invitation's events through the host (notify_event there, PMIx_Notify_event here), and
+    // the group forms through the host's group upcall as a construct of its members.
+    void join_across_host(const Envelope &env, msg::GroupJoin &m);
+    void host_event(const Envelope &env, msg::HostGroupEvent &m);
+    void hosted_joins_formed(const std::string &grp, const msg::Proc &leader,
+                             const std::vector<msg::Proc> &members);
+    void answer_hosted_joins(const std::string &grp, std::int32_t status);
+    void host_watch(const std::string &grp, const msg::Proc &leader,
+                    const std::vector<msg::Proc> &invitees);
+    // `p` (none: every invitee) is no longer watched for `grp`; `gone` ended: the leader hears.
+    void host_unwatch(const std::string &grp, const msg::Proc *p);
+    void host_watched_ended(const msg::Proc &gone);
+    // This node's part of the construct of `members`: `arrived` are those here that take part,
+    // `waiting` their calls (the others here are left out).
+    void construct_across_host(const std::string &grp, const std::vector<msg::Proc> &members,
+                               std::map<msg::Proc, msg::GroupMember> arrived,
+                               std::vector<std::pair<std::string, std::uint64_t>> waiting,
+                               const Invitation *inv);
 
     // The tree's side: the brokers hosting a key's members (its plan), the parts combined, the
     // verdict.

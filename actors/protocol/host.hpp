@@ -186,6 +186,22 @@ struct HostGroupDone {
     ZPMIX_MSG_MAP(key, status, no_upcall, context_id, parts);
 };
 
+// The host's PMIx_Notify_event -> group: an event of an invitation or of a group's membership
+// (PMIX_GROUP_INVITED, PMIX_GROUP_INVITE_ACCEPTED, _DECLINED, _FAILED,
+// PMIX_GROUP_CONSTRUCT_COMPLETE, _CONSTRUCT_ABORT, PMIX_GROUP_LEFT) that the host carried from
+// another of its nodes (its notify_event upcall there), with its PMIX_GROUP_ID and
+// PMIX_GROUP_MEMBERSHIP read out. The group actor keeps its invitations and groups by it
+// (group_invitations.cpp) and publishes it as the events actor would, except an answer it takes in:
+// the leader hears that from its invitation.
+struct HostGroupEvent {
+    static constexpr const char *type = "host.group_event";
+    Event event;
+    bool no_cache = false;
+    std::string grp;
+    std::vector<Proc> members;
+    ZPMIX_MSG_MAP(event, no_cache, grp, members);
+};
+
 // modex -> host: a hosted client's publish, lookup or unpublish in a range beyond its node (the
 // host's publish, lookup and unpublish upcalls), answered to modex under the same id: an Ok, a
 // LookupReply, or an ErrorReply.

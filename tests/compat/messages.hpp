@@ -170,6 +170,7 @@
     X(HostDeregisterEvents)      \
     X(HostGroup)                 \
     X(HostGroupDone)             \
+    X(HostGroupEvent)            \
     X(HostIofPull)               \
     X(HostJobControl)            \
     X(HostLog)                   \

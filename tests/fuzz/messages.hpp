@@ -53,7 +53,7 @@ using Messages = std::tuple<
     m::HostToolConnected, m::HostJobControl, m::HostMonitor, m::HostQuery, m::HostLog,
     m::HostIofPull, m::HostStdin, m::AllocationRequest, m::AllocationReply, m::EventDeregister,
     m::HostRegisterEvents, m::HostDeregisterEvents, m::HostSpawn, m::HostConnect, m::HostGroup,
-    m::HostGroupDone>;
+    m::HostGroupDone, m::HostGroupEvent>;
 // CMake counts the message types declared in the headers: a new one must be listed above.
 static_assert(std::tuple_size_v<Messages> == ZPMIX_MESSAGE_TYPES,
               "a message type of actors/protocol/*.hpp is missing from the list");

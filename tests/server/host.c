@@ -170,8 +170,9 @@ static struct child *child_of(const pmix_proc_t *proc, void *server_object) {
 /* A message on the link: a type, a request id, a status and bytes. */
 struct frame {
     char type; /* 'F' a fence part, 'D' a direct-modex request (bytes: the rank), 'R' its answer,
-                  'E' an event (id: its source's rank; status: its code; bytes: its range and
-                  its custom range's procs), 'G' a group's part (group_fn), 'X' the node's
+                  'E' an event (id: its source's rank; status: its code; bytes: its range, the
+                  number of its custom range's procs, the procs, and its other infos as
+                  PMIx_Data_pack packs them), 'G' a group's part (group_fn), 'X' the node's
                   ranks all ended */
     uint32_t id;
     int32_t status;
@@ -297,20 +298,39 @@ static void *link_reader(void *arg) {
             if (rc != PMIX_SUCCESS) link_send('R', f.id, rc, NULL, 0);
         } else if (f.type == 'E') { /* the other node's client's event, for ours */
             int32_t range;
+            uint32_t n;
             pmix_proc_t procs[16];
-            size_t n = f.len > sizeof range ? (f.len - sizeof range) / sizeof procs[0] : 0;
-            if (n > 16) n = 16;
             memcpy(&range, data, sizeof range);
-            memcpy(procs, data + sizeof range, n * sizeof procs[0]);
+            memcpy(&n, data + sizeof range, sizeof n);
+            if (n > 16) n = 16;
+            const size_t head = sizeof range + sizeof n + n * sizeof procs[0];
+            memcpy(procs, data + sizeof range + sizeof n, n * sizeof procs[0]);
+            /* its infos, and the custom range last */
+            pmix_data_buffer_t buf;
+            PMIX_DATA_BUFFER_CONSTRUCT(&buf);
+            pmix_byte_object_t bo = {data + head, f.len - head};
+            size_t ninfo = 0;
+            int32_t count = 1;
+            pmix_info_t *info = NULL;
+            pmix_status_t rc = PMIx_Data_embed(&buf, &bo);
             free(data);
+            if (rc == PMIX_SUCCESS) rc = PMIx_Data_unpack(NULL, &buf, &ninfo, &count, PMIX_SIZE);
+            if (rc == PMIX_SUCCESS && ninfo <= 64) {
+                PMIX_INFO_CREATE(info, ninfo + 1);
+                count = (int32_t)ninfo;
+                if (ninfo) rc = PMIx_Data_unpack(NULL, &buf, info, &count, PMIX_INFO);
+            }
+            PMIX_DATA_BUFFER_DESTRUCT(&buf);
             pmix_proc_t source;
             PMIX_LOAD_PROCID(&source, nspace, f.id);
-            pmix_data_array_t custom = {PMIX_PROC, n, procs};
-            pmix_info_t to;
-            PMIX_INFO_LOAD(&to, PMIX_EVENT_CUSTOM_RANGE, &custom, PMIX_DATA_ARRAY);
-            pmix_status_t rc = PMIx_Notify_event(f.status, &source, (pmix_data_range_t)range,
-                                                 n ? &to : NULL, n ? 1 : 0, NULL, NULL);
-            PMIX_INFO_DESTRUCT(&to);
+            if (rc == PMIX_SUCCESS && info) {
+                pmix_data_array_t custom = {PMIX_PROC, n, procs};
+                if (n)
+                    PMIX_INFO_LOAD(&info[ninfo], PMIX_EVENT_CUSTOM_RANGE, &custom, PMIX_DATA_ARRAY);
+                rc = PMIx_Notify_event(f.status, &source, (pmix_data_range_t)range, info,
+                                       ninfo + (n ? 1 : 0), NULL, NULL);
+            }
+            if (info) PMIX_INFO_FREE(info, ninfo + 1);
             say("relayed event %d from %u: %s\n", f.status, f.id, PMIx_Error_string(rc));
         } else if (f.type == 'G') {
             group_part_arrived(&f, data);
@@ -558,7 +578,8 @@ static pmix_status_t fence_nb(const pmix_proc_t procs[], size_t nprocs, const pm
 }
 
 /* A client's event for beyond this node: to the other node, whose host publishes it there, with
- * its custom range (the procs after the range in the frame; at most 16). */
+ * its custom range (the procs after the range in the frame; at most 16) and its other infos (a
+ * group's id and membership, the affected proc...). */
 static pmix_status_t notify_event(pmix_status_t code, const pmix_proc_t *source,
                                   pmix_data_range_t range, pmix_info_t info[], size_t ninfo,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata) {
@@ -578,10 +599,29 @@ static pmix_status_t notify_event(pmix_status_t code, const pmix_proc_t *source,
                     procs[n++] = p[k];
             }
         }
-        char frame[sizeof r + sizeof procs];
+        pmix_info_t rest[64];
+        size_t nrest = 0;
+        for (size_t i = 0; i < ninfo && nrest < 64; ++i)
+            if (!PMIX_CHECK_KEY(&info[i], PMIX_EVENT_CUSTOM_RANGE)) rest[nrest++] = info[i];
+        pmix_data_buffer_t buf;
+        PMIX_DATA_BUFFER_CONSTRUCT(&buf);
+        pmix_byte_object_t packed = {NULL, 0};
+        if (PMIx_Data_pack(NULL, &buf, &nrest, 1, PMIX_SIZE) != PMIX_SUCCESS ||
+            (nrest &&
+             PMIx_Data_pack(NULL, &buf, rest, (int32_t)nrest, PMIX_INFO) != PMIX_SUCCESS) ||
+            PMIx_Data_unload(&buf, &packed) != PMIX_SUCCESS)
+            die("packing an event's infos", PMIX_ERR_PACK_FAILURE);
+        PMIX_DATA_BUFFER_DESTRUCT(&buf);
+        const uint32_t nprocs = (uint32_t)n;
+        const size_t len = sizeof r + sizeof nprocs + n * sizeof procs[0] + packed.size;
+        char *frame = malloc(len);
         memcpy(frame, &r, sizeof r);
-        memcpy(frame + sizeof r, procs, n * sizeof procs[0]);
-        link_send('E', source->rank, code, frame, (uint32_t)(sizeof r + n * sizeof procs[0]));
+        memcpy(frame + sizeof r, &nprocs, sizeof nprocs);
+        memcpy(frame + sizeof r + sizeof nprocs, procs, n * sizeof procs[0]);
+        if (packed.size) memcpy(frame + len - packed.size, packed.bytes, packed.size);
+        link_send('E', source->rank, code, frame, (uint32_t)len);
+        free(frame);
+        PMIX_BYTE_OBJECT_DESTRUCT(&packed);
     }
     return complete(PMIX_SUCCESS, cbfunc, cbdata);
 }

@@ -8,10 +8,14 @@
 // self-delimiting msgpack bin, as fence_nb's data), as OpenPMIx 4 hands it to PRRTE: the host
 // gathers every node's and answers their concatenation under the same key among its results
 // (PRRTE's group_release does), which goes back to the group actor as the nodes' parts.
+//
+// Also here: the host's PMIx_Notify_event of an invitation's or a membership's event, brought from
+// another node, goes to the group actor, which keeps its invitations and groups by it (publish).
 #include <chrono>
 #include <memory>
 #include <vector>
 
+#include "client/events/local_event.hpp"  // procs_of
 #include "client/values/value_codec.hpp"
 #include "pmix.h"
 #include "server/completions.hpp"
@@ -128,6 +132,32 @@ void HostModule::group(const Envelope &, msg::HostGroup &m) {
     if (rc != PMIX_OPERATION_SUCCEEDED)
         log().info("the host's group upcall failed: {}", PMIx_Error_string(rc));
     answer(rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc, 0);
+}
+
+// The host delivers an invitation's or a membership's event from another node: the group actor
+// keeps its state by it (group_invitations.cpp). Its group and membership are read out here, where
+// the info codec is.
+void HostModule::publish(msg::Event event, bool no_cache) {
+    const bool group_event =
+        event.status == PMIX_GROUP_INVITED || event.status == PMIX_GROUP_INVITE_ACCEPTED ||
+        event.status == PMIX_GROUP_INVITE_DECLINED || event.status == PMIX_GROUP_INVITE_FAILED ||
+        event.status == PMIX_GROUP_CONSTRUCT_COMPLETE ||
+        event.status == PMIX_GROUP_CONSTRUCT_ABORT || event.status == PMIX_GROUP_LEFT;
+    msg::HostGroupEvent m{std::move(event), no_cache, {}, {}};
+    pmix_info_t *info = nullptr;
+    std::size_t ninfo = 0;
+    if (group_event && !m.event.info.empty() &&
+        c::decode_infos(m.event.info.data(), m.event.info.size(), &info, &ninfo) == PMIX_SUCCESS) {
+        for (std::size_t i = 0; i < ninfo; ++i)
+            if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_ID) && info[i].value.type == PMIX_STRING &&
+                info[i].value.data.string != nullptr)
+                m.grp = info[i].value.data.string;
+            else if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_MEMBERSHIP))
+                client::procs_of(info[i].value, m.members);
+        PMIX_INFO_FREE(info, ninfo);
+    }
+    if (m.grp.empty()) return send("events", msg::NotifyEvent{std::move(m.event), m.no_cache});
+    send("group", m);
 }
 
 }  // namespace zpmix::server

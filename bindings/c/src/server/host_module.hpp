@@ -76,6 +76,9 @@ class HostModule : public Actor {
     void tell(const std::string &to, const Msg &m) {
         send(to, m);
     }
+    // Reactor thread: the host's PMIx_Notify_event. An event of a group's invitation or membership
+    // goes to the group actor (host_group.cpp), any other to the events actor.
+    void publish(msg::Event event, bool no_cache);
 
   private:
     pmix_server_module_t module_;

@@ -227,7 +227,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
         [c](msg::Event event, bool no_cache, std::function<void(pmix_status_t)> done) {
             HostModule *h = c->host;
             auto publish = [h, event = std::move(event), no_cache, done]() mutable {
-                h->tell("events", msg::NotifyEvent{std::move(event), no_cache});
+                h->publish(std::move(event), no_cache);
                 done(PMIX_SUCCESS);
             };
             // From an upcall (the broker's thread): at once, as the caller may wait for it there.
