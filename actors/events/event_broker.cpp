@@ -86,7 +86,10 @@ void EventBroker::notify(const Envelope &env, msg::NotifyEvent &m) {
         }
     if (m.event.timestamp == 0) m.event.timestamp = unix_time_s();
     const auto range = static_cast<msg::Range>(m.event.range);
-    if (client && opts_.to_host && range != msg::Range::local && range != msg::Range::proc_local)
+    // Beyond the node, a client's or a tool's (a debugger's release) goes to the host too, which
+    // carries it to its other nodes, as OpenPMIx's server hands it to notify_event.
+    if (env.session && opts_.to_host && range != msg::Range::local &&
+        range != msg::Range::proc_local)
         send("host", msg::HostNotify{m.event});
     const msg::Proc source = m.event.source;
     const bool checkpointed = m.event.status == PMIX_JCTRL_CHECKPOINT_COMPLETE;

@@ -9,6 +9,8 @@
  *   debugger_tool attach PID NSPACE DIR NP [exec|nogdb]   the same for a job already stopped in
  *       init (`zpmix run --stop-in-init`, pid PID), or with `exec` at exec (`--stop-on-exec`): its
  *       PMIX_READY_FOR_DEBUG, the checks, gdb (not with `nogdb`), the release
+ *   debugger_tool release PID NSPACE DIR NP   attached to server PID: its PMIX_READY_FOR_DEBUG
+ *       for NSPACE, no rank past PMIx_Init, then the release of the whole job (wherever it runs)
  *   debugger_tool exec DIR NP PROG [gdb]     as spawn, with PMIX_DEBUG_STOP_ON_EXEC: every rank
  *       is stopped (state T), already running PROG (/proc/PID/exe), until the release
  *   debugger_tool app DIR NP PROG            PMIX_DEBUG_STOP_IN_APP: the ranks wait themselves
@@ -38,11 +40,17 @@ static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static char ready[MAX_SEEN][PMIX_MAX_NSLEN + 1], ended[MAX_SEEN][PMIX_MAX_NSLEN + 1];
 static int nready = 0, nended = 0;
 
-/* The namespace an event is about: its affected proc. */
+/* The namespace an event is about: its affected proc, or its affected procs' (a job across a
+ * host's nodes is ready node by node, naming that node's ranks). */
 static const char *about(const pmix_info_t info[], size_t ninfo) {
-    for (size_t i = 0; i < ninfo; ++i)
+    for (size_t i = 0; i < ninfo; ++i) {
         if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC)
             return info[i].value.data.proc->nspace;
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROCS) &&
+            info[i].value.type == PMIX_DATA_ARRAY && info[i].value.data.darray &&
+            info[i].value.data.darray->type == PMIX_PROC && info[i].value.data.darray->size > 0)
+            return ((const pmix_proc_t *)info[i].value.data.darray->array)[0].nspace;
+    }
     return NULL;
 }
 
@@ -310,6 +318,7 @@ int main(int argc, char **argv) {
     bool yes = true;
     pid_t server = 0;
     if ((strcmp(mode, "attach") == 0 && (argc == 6 || argc == 7)) ||
+        (strcmp(mode, "release") == 0 && argc == 6) ||
         (strcmp(mode, "daemons") == 0 && argc == 7)) {
         server = (pid_t)atoi(argv[2]);
         PMIX_INFO_LOAD(&init, PMIX_SERVER_PIDINFO, &server, PMIX_PID);
@@ -334,6 +343,12 @@ int main(int argc, char **argv) {
         const char *dir = argv[4], *prog = argv[6];
         const int np = atoi(argv[5]);
         colaunch(ns, dir, np, prog);
+        release(ns);
+    } else if (strcmp(mode, "release") == 0) {
+        PMIX_LOAD_NSPACE(ns, argv[3]);
+        CHECK(wait_for(ready, &nready, ns, 30), "no PMIX_READY_FOR_DEBUG for %s", ns);
+        CHECK(count_files(argv[4], "up", atoi(argv[5])) == 0,
+              "a rank went past PMIx_Init before the release");
         release(ns);
     } else if (strcmp(mode, "attach") == 0) {
         PMIX_LOAD_NSPACE(ns, argv[3]);
@@ -372,7 +387,8 @@ int main(int argc, char **argv) {
             probe_daemons(ns, dir, np, prog); /* whose daemon releases the target */
         }
     }
-    if (strcmp(mode, "attach") != 0 && strcmp(mode, "daemons") != 0 && ns[0]) {
+    if (strcmp(mode, "attach") != 0 && strcmp(mode, "daemons") != 0 &&
+        strcmp(mode, "release") != 0 && ns[0]) {
         CHECK(wait_for(ended, &nended, ns, 30), "%s did not end after its release", ns);
         const int np = atoi(argv[3]);
         CHECK(count_files(argv[2], "up", np) == np, "not every rank went on after the release");

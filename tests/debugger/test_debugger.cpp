@@ -10,9 +10,9 @@
 // Under the test host (tests/server/host.c, support/launcher.hpp) too: a job the host registers
 // with PMIX_DEBUG_STOP_IN_INIT, a tool attached to the host's server by its pid (the same checks
 // and release as under `zpmix run --stop-in-init`, gdb aside), and a job across the host's two
-// nodes, ready node by node. The other cases stay under zpmix's own launcher: a tool's PMIx_Spawn
-// is served by it under a host too (stop on exec and co-launched daemons need the launcher to start
-// the processes), and `zpmix release` and `--stop-on-exec` are zpmix run's. A hosted client's spawn
+// nodes, ready node by node, which a tool attached to one node releases whole. The other cases
+// stay under zpmix's own launcher: a tool's PMIx_Spawn under a host goes to the host's spawn upcall
+// (tests/server), and `zpmix release` and `--stop-on-exec` are zpmix run's. A hosted client's spawn
 // stopped in init, released by the host: tests/server.
 #define BOOST_TEST_MODULE debugger
 #include <boost/test/data/test_case.hpp>
@@ -147,6 +147,30 @@ BOOST_DATA_TEST_CASE(a_tool_attaches_to_a_job_stopped_in_init_under_either_launc
     BOOST_TEST(job.exit_code() == 0, job.out() + job.err());
     BOOST_TEST(slurp(node.files + "/up.0") == "init=1 app=0 exec=0 value=4242");
     BOOST_TEST(slurp(node.files + "/up.1") == "init=1 app=0 exec=0 value=4242");
+}
+
+// A tool attached to one node's server of the test host releases the whole job: its
+// PMIX_DEBUGGER_RELEASE goes to the host's notify_event, which carries it to the other node,
+// whose ranks go on too.
+BOOST_AUTO_TEST_CASE(a_tools_release_crosses_the_hosts_nodes) {
+    Node node(false);
+    Child host(
+        launch_command(JobLauncher::server_host, {.argv = {kTests + "debug_rank", node.files},
+                                                  .np = 4,
+                                                  .nodes = 2,
+                                                  .tools = true,
+                                                  .options = {"--stop-in-init"}}),
+        node.env());
+    BOOST_REQUIRE_MESSAGE(host.read_until_has("server uri "),
+                          "the host did not start: " + host.out() + host.err());
+    std::string out;
+    BOOST_TEST(
+        node.tool({"release", std::to_string(host.pid()), "host-job", node.files, "4"}, out) == 0,
+        out);
+    BOOST_TEST(host.exit_code() == 0, host.out() + host.err());
+    for (int r = 0; r < 4; ++r)
+        BOOST_TEST(slurp(node.files + "/up." + std::to_string(r)) ==
+                   "init=1 app=0 exec=0 value=4242");
 }
 
 // Across the test host's two nodes each node's library counts the ranks it serves: each node's
