@@ -652,9 +652,20 @@ static pmix_status_t spawn_fn(const pmix_proc_t *proc, const pmix_info_t job_inf
             stops[nstops++] = &job_info[i];
         else if (PMIX_CHECK_KEY(&job_info[i], PMIX_NOTIFY_COMPLETION))
             notify_completion = PMIX_INFO_TRUE(&job_info[i]);
-    say("upcall spawn %u napps %zu np %d cmd %s%s%s by %s\n", proc->rank, napps, np,
+    /* A tool's debugger daemons: which job they debug, how many per node. */
+    char daemons[PMIX_MAX_NSLEN + 64] = "";
+    for (size_t i = 0; i < ninfo; ++i)
+        if (PMIX_CHECK_KEY(&job_info[i], PMIX_DEBUG_TARGET) && job_info[i].value.type == PMIX_PROC)
+            snprintf(daemons, sizeof daemons, " daemons of %s",
+                     job_info[i].value.data.proc->nspace);
+    for (size_t i = 0; i < ninfo && daemons[0]; ++i)
+        if (PMIX_CHECK_KEY(&job_info[i], PMIX_DEBUG_DAEMONS_PER_NODE) &&
+            job_info[i].value.type == PMIX_UINT16)
+            snprintf(daemons + strlen(daemons), sizeof daemons - strlen(daemons), " per node %u",
+                     (unsigned)job_info[i].value.data.uint16);
+    say("upcall spawn %u napps %zu np %d cmd %s%s%s by %s%s\n", proc->rank, napps, np,
         napps ? apps[0].cmd : "-", nstops ? " with " : "", nstops ? stops[0]->key : "",
-        proc->nspace);
+        proc->nspace, daemons);
     pthread_mutex_lock(&mu);
     bool room = np >= 1 && nspawned + np <= MAX_SPAWNED && nspawned_jobs < MAX_SPAWNED;
     int job = nspawned_jobs;

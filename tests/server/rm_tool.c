@@ -1,6 +1,6 @@
 /* A tool of the server-library tests (tests/server): attaches to a host's server as to
  * `zpmix broker`, standard API only.
- *   server_rm_tool pid PID | nspace NSPACE | uri URI | system - [iof|query|spawn]
+ *   server_rm_tool pid PID | nspace NSPACE | uri URI | system - [iof|query|spawn|daemons]
  *                                      how it finds the server (system: PMIX_CONNECT_TO_SYSTEM)
  * It says the name it got ("tool named NSPACE.RANK"), queries the job's process table (the job:
  * $TOOL_JOB, else host-job; "tool proc table STATUS rows N with pids P"), pauses the job through
@@ -8,7 +8,8 @@
  * query), and finalizes. A refused attachment: "tool refused: STATUS", exit 0. With iof instead: it
  * pulls the job's stdout, tagged ("tool got: DATA" for what the host delivers), and pushes a line
  * to rank 0's stdin ("tool push: STATUS"); NO_HOST set: no output is waited for. With spawn
- * instead: it spawns one rank of `server_rm_client init` ("tool spawn: STATUS nspace NSPACE"). */
+ * instead: it spawns one rank of `server_rm_client init` ("tool spawn: STATUS nspace NSPACE"); with
+ * daemons, the same as debugger daemons of the job (one per node). */
 #include <pmix_tool.h>
 
 #include <stdbool.h>
@@ -58,7 +59,7 @@ static int iof(void) {
 }
 
 /* PMIx_Spawn of one rank of server_rm_client (next to this program) in its mode "init". */
-static int spawn(const char *self) {
+static int spawn(const char *self, bool daemons) {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "%s", self);
     char *slash = strrchr(cmd, '/');
@@ -72,7 +73,17 @@ static int spawn(const char *self) {
     app.argv = args;
     app.maxprocs = 1;
     pmix_nspace_t child = "";
-    pmix_status_t rc = PMIx_Spawn(NULL, 0, &app, 1, child);
+    /* As a debugger co-launches its daemons: one per node of the job it debugs. */
+    pmix_info_t info[3];
+    bool yes = true;
+    uint16_t per_node = 1;
+    pmix_proc_t target;
+    PMIX_LOAD_PROCID(&target, job, PMIX_RANK_WILDCARD);
+    PMIX_INFO_LOAD(&info[0], PMIX_DEBUGGER_DAEMONS, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_DEBUG_TARGET, &target, PMIX_PROC);
+    PMIX_INFO_LOAD(&info[2], PMIX_DEBUG_DAEMONS_PER_NODE, &per_node, PMIX_UINT16);
+    pmix_status_t rc = PMIx_Spawn(daemons ? info : NULL, daemons ? 3 : 0, &app, 1, child);
+    for (int i = 0; i < 3; ++i) PMIX_INFO_DESTRUCT(&info[i]);
     printf("tool spawn: %s nspace %s\n", PMIx_Error_string(rc), child);
     fflush(stdout);
     return rc == PMIX_SUCCESS ? 0 : 1;
@@ -107,8 +118,8 @@ int main(int argc, char **argv) {
         int bad = iof();
         return PMIx_tool_finalize() == PMIX_SUCCESS ? bad : 1;
     }
-    if (argc > 3 && strcmp(argv[3], "spawn") == 0) {
-        int bad = spawn(argv[0]);
+    if (argc > 3 && (strcmp(argv[3], "spawn") == 0 || strcmp(argv[3], "daemons") == 0)) {
+        int bad = spawn(argv[0], strcmp(argv[3], "daemons") == 0);
         return PMIx_tool_finalize() == PMIX_SUCCESS ? bad : 1;
     }
 

@@ -189,6 +189,13 @@ BOOST_AUTO_TEST_CASE(tool_spawn_through_the_hosts_upcall) {
         BOOST_CHECK_EQUAL(h.count("tool spawn: PMIX_SUCCESS nspace host-job-spawned-0\n"), 1u);
         BOOST_CHECK_EQUAL(h.count("rank 0 ok"), 2u);  // the job's, and the spawned job's
     }
+    {  // debugger daemons: the host places them by the target it is told
+        HostRun h({"--tools", "-n", "1", kClient, "tool", "pid", "daemons"});
+        BOOST_CHECK_EQUAL(h.exit_code(), 0);
+        BOOST_TEST_INFO("stdout: " << h.child.out() << "\nstderr: " << h.child.err());
+        BOOST_CHECK_EQUAL(h.count(" by host-tool-1 daemons of host-job per node 1\n"), 1u);
+        BOOST_CHECK_EQUAL(h.count("tool spawn: PMIX_SUCCESS nspace host-job-spawned-0\n"), 1u);
+    }
     {
         HostRun h({"--null-upcalls", "--tools", "-n", "1", kClient, "tool", "pid", "spawn"},
                   {"NO_HOST=1"});
