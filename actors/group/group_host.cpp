@@ -156,16 +156,7 @@ void GroupTracker::construct_across_host(const std::string &grp,
         if (auto call = inv->waiting.find(inv->leader); call != inv->waiting.end())
             op.invite_call = call->second;
     }
-    const auto timeout =
-        op.timeout_ms ? std::chrono::milliseconds(op.timeout_ms) : settings_.default_timeout;
-    if (timeout.count() > 0)
-        op.timer = reactor().after(timeout, [this, k] {
-            if (auto t = ops_.find(k); t != ops_.end()) {
-                t->second.timer = 0;
-                log().info("group {} timed out", k);
-                finish(k, PMIX_ERR_TIMEOUT);
-            }
-        });
+    arm_timeout(k, op);  // fail() is finish() here: the node's part is with the host at once
     auto it = ops_.emplace(k, std::move(op)).first;
     maybe_complete(k, it->second);
 }

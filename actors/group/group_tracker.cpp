@@ -167,16 +167,7 @@ void GroupTracker::contribute(const Envelope &env, msg::GroupContribute &m) {
             op.brokers = std::move(*hosts);
         }
         op.set = std::move(n.set);
-        const auto timeout =
-            m.timeout_ms ? std::chrono::milliseconds(m.timeout_ms) : settings_.default_timeout;
-        if (timeout.count() > 0)
-            op.timer = reactor().after(timeout, [this, k] {
-                if (auto t = ops_.find(k); t != ops_.end()) {
-                    t->second.timer = 0;
-                    log().info("group {} timed out", k);
-                    fail(k, PMIX_ERR_TIMEOUT);
-                }
-            });
+        arm_timeout(k, op);
         it = ops_.emplace(k, std::move(op)).first;
     }
     Op &op = it->second;
@@ -248,6 +239,19 @@ void GroupTracker::complete_here(const std::string &key, Op &op, std::uint64_t c
     else if (context_id == 0)
         context_id = next_context_id();
     finish(key, PMIX_SUCCESS, std::move(all), left, context_id, assign);
+}
+
+void GroupTracker::arm_timeout(const std::string &key, Op &op) {
+    const auto timeout =
+        op.timeout_ms ? std::chrono::milliseconds(op.timeout_ms) : settings_.default_timeout;
+    if (timeout.count() <= 0) return;
+    op.timer = reactor().after(timeout, [this, key] {
+        if (auto t = ops_.find(key); t != ops_.end()) {
+            t->second.timer = 0;
+            log().info("group {} timed out", key);
+            fail(key, PMIX_ERR_TIMEOUT);
+        }
+    });
 }
 
 void GroupTracker::fail(const std::string &key, std::int32_t status) {

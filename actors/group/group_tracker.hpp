@@ -204,6 +204,8 @@ class GroupTracker : public Actor {
     void complete_from_parts(const std::string &key, Op &op, std::vector<msg::GroupPart> parts,
                              std::uint64_t context_id);
     void fail(const std::string &key, std::int32_t status);
+    // The operation fails with PMIX_ERR_TIMEOUT once op.timeout_ms (0: the default) passes.
+    void arm_timeout(const std::string &key, Op &op);
     // Answers every local member and forgets the operation; on success with every broker's
     // contributions and the members left out anywhere.
     void finish(const std::string &key, std::int32_t status, std::vector<msg::GroupMember> all = {},
